@@ -1,0 +1,203 @@
+//! The one IO engine interface. Every engine (local syscalls, io_uring, NFS, iSCSI, null)
+//! lives in its own file in `storbench-engines` and implements [`Engine`].
+//!
+//! The shape follows fio's `ioengine_ops`: `queue` hands one IO to the engine, `commit`
+//! submits what was queued, `reap` collects completions. Synchronous engines complete inside
+//! `queue` and return [`Queued::Done`]. One engine instance belongs to one worker thread, so
+//! nothing here needs locking.
+
+use std::ptr::NonNull;
+
+use crate::error::EngineError;
+
+/// Index of an open file inside one engine instance (the order of `open` calls).
+pub type FileId = u32;
+
+/// What one IO does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Read,
+    Write,
+    Trim,
+    /// `fsync` of the whole file (NFS: COMMIT, iSCSI: SYNCHRONIZE CACHE).
+    Fsync,
+    /// `fdatasync`; engines without the distinction treat it as `Fsync`.
+    Fdatasync,
+}
+
+impl IoKind {
+    /// Index of the data direction in per-direction arrays (read, write, trim); syncs have none.
+    pub fn ddir(self) -> Option<usize> {
+        match self {
+            IoKind::Read => Some(0),
+            IoKind::Write => Some(1),
+            IoKind::Trim => Some(2),
+            IoKind::Fsync | IoKind::Fdatasync => None,
+        }
+    }
+}
+
+/// One IO handed to an engine. The buffer belongs to the worker's aligned arena and stays
+/// valid and untouched by the worker until the IO with this `tag` completes.
+#[derive(Clone, Copy, Debug)]
+pub struct IoUnit {
+    pub file: FileId,
+    pub kind: IoKind,
+    pub offset: u64,
+    pub len: u32,
+    /// Start of `len` bytes: the source of a write, the destination of a read.
+    pub buf: NonNull<u8>,
+    /// Index of the buffer slot in the worker's arena (for registered buffers).
+    pub buf_index: u32,
+    /// The worker's in-flight slot; echoed back in the [`Completion`].
+    pub tag: u32,
+}
+
+// SAFETY: the buffer pointer refers to the owning worker's arena and is only used by the
+// engine instance that the same worker owns.
+unsafe impl Send for IoUnit {}
+
+/// The outcome of one IO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub tag: u32,
+    /// Bytes transferred (0 for syncs), or a negative errno.
+    pub result: i64,
+}
+
+/// What `queue` did with an IO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Finished synchronously; the value is bytes transferred.
+    Done(u64),
+    /// Accepted; it completes through `reap` (after `commit`).
+    Pending,
+    /// The engine cannot take more IOs now; reap first, then queue the same IO again.
+    Busy,
+}
+
+/// How a file is opened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    pub read: bool,
+    pub write: bool,
+    /// Create the file if it does not exist.
+    pub create: bool,
+    /// Fail if it exists (used for files storbench creates, so it never takes over a
+    /// file it did not create).
+    pub exclusive: bool,
+    /// Bypass caches: O_DIRECT locally, FILE_SYNC-free uncached access over the network.
+    pub direct: bool,
+    /// Synchronous writes: O_SYNC locally, FILE_SYNC over NFS, FUA for iSCSI.
+    pub sync: bool,
+    /// Truncate to zero length on open.
+    pub truncate: bool,
+}
+
+/// A file or device to open, as the engine sees it: a local path or a URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpec {
+    /// Path, block device, `nfs://…` or `iscsi://…` URL.
+    pub path: String,
+    pub open: OpenOptions,
+}
+
+/// Facts an engine states about itself; the runner adapts to them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// IOs complete inside `queue`; iodepth has no effect (fio prints the same warning).
+    pub synchronous: bool,
+    /// The engine records its own submission latency (slat) meaningfully.
+    pub has_slat: bool,
+    /// Supports [`IoKind::Trim`].
+    pub trim: bool,
+    /// Offers metadata operations through [`Engine::meta`].
+    pub meta: bool,
+    /// Moves no data (the null engine): buffers need not be filled.
+    pub no_data: bool,
+}
+
+/// Per-worker set-up that engines may use to pre-register resources.
+#[derive(Clone, Debug)]
+pub struct EngineSetup {
+    pub iodepth: u32,
+    /// The worker's buffer arena: `slots` buffers of `slot_len` bytes each, page aligned.
+    pub arena: NonNull<u8>,
+    pub slot_len: usize,
+    pub slots: u32,
+}
+
+// SAFETY: as for IoUnit, the arena belongs to the worker that owns this engine.
+unsafe impl Send for EngineSetup {}
+
+/// File attributes the metadata tests need.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Attr {
+    pub size: u64,
+    pub is_dir: bool,
+}
+
+/// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
+/// the bonnie suite. Paths are relative to the target root the engine was opened for, or
+/// absolute for local engines.
+pub trait MetaOps {
+    fn mkdir(&mut self, path: &str) -> Result<(), EngineError>;
+    fn rmdir(&mut self, path: &str) -> Result<(), EngineError>;
+    /// Create a new file (fails if it exists) and open it.
+    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError>;
+    fn stat(&mut self, path: &str) -> Result<Attr, EngineError>;
+    fn unlink(&mut self, path: &str) -> Result<(), EngineError>;
+    /// Names in a directory, without `.` and `..`.
+    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError>;
+    /// Set the size of an open file (truncate or extend).
+    fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;
+    /// Flush a directory's metadata (bonnie++ `-b`); a no-op where it means nothing.
+    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError>;
+}
+
+/// Protocol and path details a result should carry, stated by the engine after opening.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// `key = value` facts that matter for comparison (e.g. `nfs_version = 3`,
+    /// `rsize = 1048576`, `server = 127.0.0.1:2049`).
+    pub details: Vec<(String, String)>,
+    /// Events worth a note in the result (e.g. "reconnected after 1.2 s outage at 4.1 s").
+    pub notes: Vec<String>,
+    /// Local network interface used, for NIC statistics and link speed.
+    pub interface: Option<String>,
+}
+
+/// One IO engine instance, owned by one worker thread.
+pub trait Engine: Send {
+    /// fio's name for the engine (`psync`, `io_uring`, …): shown in job headers.
+    fn name(&self) -> &'static str;
+    fn caps(&self) -> Caps;
+    /// Called once before any `open`.
+    fn setup(&mut self, _setup: &EngineSetup) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError>;
+    /// Size in bytes of an open file or device.
+    fn size(&mut self, file: FileId) -> Result<u64, EngineError>;
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError>;
+    /// Submit everything queued since the last commit.
+    fn commit(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Wait for at least `min` completions (0: only collect what is ready) and append them.
+    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn close(&mut self, file: FileId) -> Result<(), EngineError>;
+    /// Drop cached pages of a file before a job (fio's `invalidate`).
+    fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn meta(&mut self) -> Option<&mut dyn MetaOps> {
+        None
+    }
+    /// Details and notes for the result; called after the job ends.
+    fn info(&mut self) -> EngineInfo {
+        EngineInfo::default()
+    }
+}

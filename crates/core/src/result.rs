@@ -1,0 +1,556 @@
+//! The one result model. Measurement fills it; reporters, the store, `compare` and the HTML
+//! report only read it. Everything is plain serde data so a stored run can be rendered again
+//! by any reporter without re-running. Units are in the field names: `_ns`, `_ms`, `_bytes`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::Histogram;
+
+/// Bumped when the serialized shape changes incompatibly; the store migrates older rows.
+pub const RESULT_SCHEMA: u32 = 1;
+
+/// Data directions, in fio's order.
+pub const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+/// Which front end produced a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunMode {
+    Fio,
+    Quick,
+    Bonnie,
+}
+
+/// One whole invocation: one or more reporting groups (fio), the eight quick tests, or a
+/// bonnie suite.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: u32,
+    pub mode: RunMode,
+    /// storbench's version, or the producing tool's (`fio-3.33`, `bonnie++ 2.00a`) on import.
+    pub tool_version: String,
+    pub started_unix_ms: u64,
+    pub finished_unix_ms: u64,
+    /// The exact command line.
+    pub command_line: Vec<String>,
+    /// Texts of the job files read, in order, as (path, contents).
+    pub job_files: Vec<(String, String)>,
+    /// Options given before the first job (fio's JSON `global options`), in order.
+    pub global_options: Vec<(String, String)>,
+    pub groups: Vec<GroupResult>,
+    /// Block devices under the targets, with their counters over the run.
+    pub disks: Vec<DiskUtil>,
+    /// Network interfaces used by network targets, with their counters over the run.
+    pub nics: Vec<NicUsage>,
+    /// Whole-machine CPU over the run, from /proc/stat.
+    pub system_cpu: Option<SystemCpu>,
+    /// What limits the figures and what makes them untrustworthy.
+    pub notes: Vec<Note>,
+    pub environment: Option<Environment>,
+    pub bonnie: Option<BonnieResult>,
+    /// The run was stopped by a signal or an error; the figures cover what ran.
+    pub interrupted: bool,
+}
+
+/// A fio reporting group: jobs that ran together (between stonewalls / new_group).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub id: u32,
+    /// Report the jobs merged into one block (fio's group_reporting).
+    pub group_reporting: bool,
+    pub jobs: Vec<JobResult>,
+}
+
+/// Output settings of a job that change how its figures are printed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportSettings {
+    /// 1024 or 1000: which unit family is primary.
+    pub kb_base: u32,
+    /// 8 = bytes, 1 = bits.
+    pub unit_base: u32,
+    pub significant_figures: u32,
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub unified_rw: UnifiedRw,
+    /// Which latencies were measured at all (gtod_reduce / disable_* turn them off).
+    pub slat_measured: bool,
+    pub clat_measured: bool,
+    pub lat_measured: bool,
+    pub bw_measured: bool,
+}
+
+impl Default for ReportSettings {
+    fn default() -> Self {
+        ReportSettings {
+            kb_base: 1024,
+            unit_base: 8,
+            significant_figures: 4,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            unified_rw: UnifiedRw::None,
+            slat_measured: true,
+            clat_measured: true,
+            lat_measured: true,
+            bw_measured: true,
+        }
+    }
+}
+
+/// fio's default percentile_list.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// fio's unified_rw_reporting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnifiedRw {
+    #[default]
+    None,
+    Mixed,
+    Both,
+}
+
+/// What a job was asked to do, for the start-of-run header line and `show`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobHeader {
+    /// fio's rw value as given (`randrw`, `read:8`).
+    pub rw: String,
+    /// (min, max) block size per direction, bytes.
+    pub bs: [(u64, u64); 3],
+    /// The engine that actually ran (after any substitution).
+    pub ioengine: String,
+    /// The engine the user asked for, if different (e.g. posixaio run by another engine).
+    pub requested_ioengine: Option<String>,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub direct: bool,
+}
+
+/// One job clone (or, after merging, a whole group).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// Clone index within its job section (fio's `$jobnum`).
+    pub jobnum: u32,
+    /// How many job clones this entry covers (1 unless merged).
+    pub jobs: u32,
+    pub pid: u32,
+    /// Last error number (0 = none) and its message.
+    pub error: i32,
+    pub error_text: Option<String>,
+    pub description: Option<String>,
+    /// The job's own options as given (fio's JSON `job options`), in order.
+    pub options: Vec<(String, String)>,
+    pub header: JobHeader,
+    pub settings: ReportSettings,
+    /// Files or URLs this job did IO to.
+    pub targets: Vec<String>,
+    /// Wall time from job start to end, including lay-out and ramp (fio's `elapsed`, s).
+    pub elapsed_ms: u64,
+    /// Time IO was measured (after ramp), fio's `job_runtime`.
+    pub runtime_ms: u64,
+    pub end_unix_ms: u64,
+    /// read, write, trim.
+    pub dirs: [DirResult; 3],
+    pub sync: SyncResult,
+    pub cpu: CpuUsage,
+    pub depth: DepthStats,
+    /// clat distribution over all directions, in fio's `lat (nsec/usec/msec)` buckets.
+    pub lat_buckets: LatBuckets,
+    /// Per-second timeline for charts and outage detection.
+    pub timeline: Vec<TimelinePoint>,
+    /// Engine facts (protocol version, transfer sizes, server, ...), in order.
+    pub engine_details: Vec<(String, String)>,
+}
+
+/// Figures for one data direction of a job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirResult {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    /// Time this direction was active, ms (0 if it did no IO).
+    pub runtime_ms: u64,
+    pub slat: LatStats,
+    pub clat: LatStats,
+    pub lat: LatStats,
+    /// Bandwidth samples over `bwavgtime` windows, bytes/s.
+    pub bw_samples: SampleStats,
+    /// IOPS samples over `iopsavgtime` windows.
+    pub iops_samples: SampleStats,
+}
+
+impl DirResult {
+    /// Mean bandwidth over the direction's runtime, bytes/s.
+    pub fn bw_bytes(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            0.0
+        } else {
+            self.io_bytes as f64 * 1000.0 / self.runtime_ms as f64
+        }
+    }
+
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            0.0
+        } else {
+            self.total_ios as f64 * 1000.0 / self.runtime_ms as f64
+        }
+    }
+}
+
+/// Exact summary statistics plus the histogram of one latency kind.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatStats {
+    pub samples: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// Exact sums, so merges stay exact.
+    pub sum_ns: u128,
+    pub sum_sq_ns: u128,
+    pub hist: Histogram,
+    /// Percentiles given by an imported report when no histogram was available, (p, ns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub given_percentiles: Vec<(f64, u64)>,
+}
+
+impl LatStats {
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        if self.samples == 0 || ns < self.min_ns {
+            self.min_ns = ns;
+        }
+        if ns > self.max_ns {
+            self.max_ns = ns;
+        }
+        self.samples += 1;
+        self.sum_ns += ns as u128;
+        self.sum_sq_ns += (ns as u128) * (ns as u128);
+        self.hist.record(ns);
+    }
+
+    pub fn merge(&mut self, other: &LatStats) {
+        if other.samples == 0 {
+            return;
+        }
+        if self.samples == 0 || other.min_ns < self.min_ns {
+            self.min_ns = other.min_ns;
+        }
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.samples += other.samples;
+        self.sum_ns += other.sum_ns;
+        self.sum_sq_ns += other.sum_sq_ns;
+        self.hist.merge(&other.hist);
+        if self.given_percentiles.is_empty() {
+            self.given_percentiles = other.given_percentiles.clone();
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.samples as f64
+        }
+    }
+
+    /// Sample standard deviation (n-1), as fio prints it.
+    pub fn stddev(&self) -> f64 {
+        if self.samples < 2 {
+            return 0.0;
+        }
+        let n = self.samples as u128;
+        // n·Σx² − (Σx)² is exact in u128 for any realistic run; fall back to f64 otherwise.
+        let exact = self
+            .sum_sq_ns
+            .checked_mul(n)
+            .zip(self.sum_ns.checked_mul(self.sum_ns))
+            .map(|(a, b)| a.saturating_sub(b));
+        let var = match exact {
+            Some(num) => num as f64 / (n as f64 * (n as f64 - 1.0)),
+            None => {
+                let mean = self.sum_ns as f64 / n as f64;
+                (self.sum_sq_ns as f64 - mean * self.sum_ns as f64) / (n as f64 - 1.0)
+            }
+        };
+        var.max(0.0).sqrt()
+    }
+
+    /// Percentile values in ns: from the histogram, or from an imported report's list.
+    pub fn percentiles(&self, list: &[f64]) -> Vec<u64> {
+        if self.hist.is_empty() && !self.given_percentiles.is_empty() {
+            return list
+                .iter()
+                .map(|p| {
+                    self.given_percentiles
+                        .iter()
+                        .find(|(q, _)| (q - p).abs() < 1e-9)
+                        .map_or(0, |(_, v)| *v)
+                })
+                .collect();
+        }
+        self.hist.percentiles(list)
+    }
+}
+
+/// Summary of periodic samples (bandwidth or IOPS), computed when a job ends.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleStats {
+    pub samples: u64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+impl SampleStats {
+    /// Summary of a list of samples (sample standard deviation).
+    pub fn from_values(values: &[f64]) -> Self {
+        if values.is_empty() {
+            return SampleStats::default();
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = if values.len() > 1 {
+            values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        SampleStats {
+            samples: values.len() as u64,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            mean,
+            stddev: var.sqrt(),
+        }
+    }
+}
+
+/// fsync/fdatasync calls and their latency (fio's `sync` section).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncResult {
+    pub total_ios: u64,
+    pub lat: LatStats,
+}
+
+/// CPU used by a job: its worker threads plus the helper threads its IO needed (io_uring
+/// workers, AIO threads), which fio leaves out.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// Part of usr+sys spent in helper threads, included above.
+    pub helper_ns: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl CpuUsage {
+    pub fn merge(&mut self, o: &CpuUsage) {
+        self.usr_ns += o.usr_ns;
+        self.sys_ns += o.sys_ns;
+        self.helper_ns += o.helper_ns;
+        self.ctx += o.ctx;
+        self.majf += o.majf;
+        self.minf += o.minf;
+    }
+}
+
+/// fio's `IO depths`, `submit` and `complete` distributions, as raw counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DepthStats {
+    /// IOs by depth in flight when issued: 1, 2, 4, 8, 16, 32, >=64.
+    pub level: [u64; 7],
+    /// Submit calls by IOs submitted: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+    pub submit: [u64; 7],
+    /// Reap calls by IOs completed, same buckets.
+    pub complete: [u64; 7],
+}
+
+impl DepthStats {
+    pub fn merge(&mut self, o: &DepthStats) {
+        for i in 0..7 {
+            self.level[i] += o.level[i];
+            self.submit[i] += o.submit[i];
+            self.complete[i] += o.complete[i];
+        }
+    }
+}
+
+/// Completion latency counts in fio's display buckets: ns and µs buckets bounded by
+/// 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000; ms buckets add 2000 and >= 2000.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatBuckets {
+    pub ns: [u64; 10],
+    pub us: [u64; 10],
+    pub ms: [u64; 12],
+}
+
+impl LatBuckets {
+    pub fn merge(&mut self, o: &LatBuckets) {
+        self.ns.iter_mut().zip(o.ns).for_each(|(a, b)| *a += b);
+        self.us.iter_mut().zip(o.us).for_each(|(a, b)| *a += b);
+        self.ms.iter_mut().zip(o.ms).for_each(|(a, b)| *a += b);
+    }
+}
+
+/// Totals over one second of a job's measured time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// End of the interval, ms since measurement started.
+    pub t_ms: u64,
+    pub bytes: [u64; 3],
+    pub ios: [u64; 3],
+    /// Sum of completion latencies in the interval, per direction (for a mean).
+    pub lat_sum_ns: [u64; 3],
+}
+
+/// Counters of a block device over the run (fio's `Disk stats`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Busy time as a percentage of the measured time.
+    pub util: f64,
+}
+
+/// Counters of a network interface over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NicUsage {
+    pub name: String,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub duration_ms: u64,
+    /// Link speed in Mbit/s, if the interface states one.
+    pub speed_mbps: Option<u64>,
+}
+
+/// Whole-machine CPU time over the run, in percent of one CPU (so up to 100 × ncpus).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemCpu {
+    pub ncpus: u32,
+    pub user: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+/// A finding about a result: what limits it, or why a figure should not be trusted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Note {
+    pub level: NoteLevel,
+    /// Stable identifier (`limit.device`, `warn.page-cache`, …) for scripts and tests.
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteLevel {
+    Info,
+    Limit,
+    Warning,
+}
+
+/// Where a run happened, stored with it for comparisons.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub ncpus: u32,
+    pub mem_bytes: u64,
+    pub kernel: String,
+    pub storbench_version: String,
+    pub targets: Vec<TargetInfo>,
+}
+
+/// What a target is: a local path's file system and device, or a network server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// Path or URL as given.
+    pub target: String,
+    pub fs_type: Option<String>,
+    pub mount_options: Option<String>,
+    pub device: Option<String>,
+    pub device_model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub server: Option<String>,
+    pub interface: Option<String>,
+    pub link_speed_mbps: Option<u64>,
+}
+
+/// Result of a bonnie++-style suite.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BonnieResult {
+    /// `-m` name.
+    pub name: String,
+    /// Version string as bonnie++ would print it (ours, or the imported one).
+    pub version: String,
+    pub concurrency: u32,
+    pub seed: u64,
+    pub file_size_mib: u64,
+    pub chunk_bytes: u64,
+    pub seeks: u64,
+    pub seekers: u32,
+    /// `-n` parameters: files in units of 1024, max and min size (max -1: links, -2:
+    /// symlinks), directories, file chunk.
+    pub num_files: u64,
+    pub max_size: i64,
+    pub min_size: u64,
+    pub num_dirs: u64,
+    pub file_chunk_bytes: u64,
+    /// storbench's deviations from bonnie++ that were in effect (shown in the header).
+    pub compressible: bool,
+    pub direct: bool,
+    pub fsync_each_write: bool,
+    pub tests: Vec<BonnieTest>,
+}
+
+/// bonnie++'s tests in CSV column order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BonnieTestId {
+    Putc,
+    PutBlock,
+    Rewrite,
+    Getc,
+    GetBlock,
+    Seeks,
+    SeqCreate,
+    SeqStat,
+    SeqDel,
+    RanCreate,
+    RanStat,
+    RanDel,
+}
+
+/// One bonnie test's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BonnieTest {
+    pub id: BonnieTestId,
+    /// KiB/s for IO tests, seeks/s, files/s; None when bonnie would print `+++++`.
+    pub rate: Option<f64>,
+    /// Process CPU over elapsed time, percent (None with `+++`).
+    pub cpu_pct: Option<f64>,
+    pub elapsed_ns: u64,
+    /// Longest single operation, ns (None if not measured, e.g. on import of 1.03).
+    pub max_latency_ns: Option<u64>,
+}

@@ -1,0 +1,392 @@
+//! The validated workload: what the runner executes. Produced from fio argv / job files by
+//! `resolve`, or directly by presets (quick, bonnie lay-out). Every field is typed and
+//! already checked; the runner never parses strings.
+
+use std::time::Duration;
+
+/// fio's data-direction patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwKind {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// Sequential mixed reads and writes (`rw`, `readwrite`).
+    ReadWrite,
+    RandRw,
+    /// Sequential trim then write of the same blocks.
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwKind {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwKind::RandRead
+                | RwKind::RandWrite
+                | RwKind::RandTrim
+                | RwKind::RandRw
+                | RwKind::RandTrimWrite
+        )
+    }
+
+    /// Whether the workload issues writes (and so needs the data-loss checks).
+    pub fn writes(self) -> bool {
+        !matches!(self, RwKind::Read | RwKind::RandRead)
+    }
+
+    /// Whether it trims (discards data: also destructive).
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite
+        )
+    }
+
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            RwKind::Read | RwKind::RandRead | RwKind::ReadWrite | RwKind::RandRw
+        )
+    }
+
+    /// fio's spelling.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            RwKind::Read => "read",
+            RwKind::Write => "write",
+            RwKind::Trim => "trim",
+            RwKind::RandRead => "randread",
+            RwKind::RandWrite => "randwrite",
+            RwKind::RandTrim => "randtrim",
+            RwKind::ReadWrite => "rw",
+            RwKind::RandRw => "randrw",
+            RwKind::TrimWrite => "trimwrite",
+            RwKind::RandTrimWrite => "randtrimwrite",
+        }
+    }
+}
+
+/// `rw=` with its optional `:N` suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rw {
+    pub kind: RwKind,
+    /// Random: a new random offset every `nr` IOs. Sequential: bytes of hole added after
+    /// each IO (fio adds the suffix value as an offset increment).
+    pub nr: u64,
+    /// The suffix as given was a size (sequential hole) rather than a count.
+    pub hole: u64,
+}
+
+/// Block sizes for one data direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BlockSize {
+    Fixed(u64),
+    /// Uniform in [min, max], in multiples of min (fio's bsrange with `bs_unaligned=0`).
+    Range {
+        min: u64,
+        max: u64,
+    },
+    /// Weighted sizes (fio's bssplit); weights are percentages summing to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BlockSize {
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { min, .. } => *min,
+            BlockSize::Split(v) => v.iter().map(|(b, _)| *b).min().unwrap_or(0),
+        }
+    }
+
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { max, .. } => *max,
+            BlockSize::Split(v) => v.iter().map(|(b, _)| *b).max().unwrap_or(0),
+        }
+    }
+}
+
+/// A size given as bytes or as a percentage of the file or device.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    Percent(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    Zipf(f64),
+    Pareto(f64),
+    /// Gaussian with the given deviation as a percentage of the range.
+    Normal(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomGenerator {
+    Tausworthe,
+    Lfsr,
+    Tausworthe64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    RoundRobin,
+    Sequential,
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallocate {
+    None,
+    Native,
+    Posix,
+    Keep,
+    Truncate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnifiedRw {
+    None,
+    Mixed,
+    Both,
+}
+
+/// What goes into write buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSpec {
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    /// 0 = incompressible random data.
+    pub compress_percentage: u32,
+    pub compress_chunk: u64,
+    /// Fixed pattern used instead of zeros in the compressible part.
+    pub pattern: Vec<u8>,
+    pub dedupe_percentage: u32,
+}
+
+impl Default for BufferSpec {
+    fn default() -> Self {
+        BufferSpec {
+            zero_buffers: false,
+            refill_buffers: false,
+            scramble_buffers: true,
+            compress_percentage: 0,
+            compress_chunk: 512,
+            pattern: Vec::new(),
+            dedupe_percentage: 0,
+        }
+    }
+}
+
+/// One job section, validated. `numjobs` clones of it run as threads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    /// Reporting group (counted from 0 across the whole run).
+    pub group: u32,
+    /// Wait for all earlier jobs before starting.
+    pub stonewall: bool,
+    pub numjobs: u32,
+
+    // --- files ---
+    /// Explicit file names (fio's `filename`, split on unescaped `:`); empty: generated.
+    pub filenames: Vec<String>,
+    /// Directories for generated names (fio's `directory`, split on `:`).
+    pub directories: Vec<String>,
+    pub filename_format: String,
+    pub nrfiles: u32,
+    pub size: Option<SizeSpec>,
+    pub filesize: Option<(u64, u64)>,
+    pub file_service: FileService,
+    pub offset: SizeSpec,
+    pub offset_increment: u64,
+
+    // --- workload ---
+    pub rw: Rw,
+    /// Percent of mixed IOs that are reads.
+    pub rwmixread: u32,
+    /// read, write, trim.
+    pub bs: [BlockSize; 3],
+    pub ioengine: String,
+    /// Engine-specific options (`hipri`, `sqthread_poll`, `registerfiles`, `fixedbufs`,
+    /// `nfs_url`, …) as given.
+    pub engine_options: Vec<(String, String)>,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub direct: bool,
+    /// O_SYNC writes (fio's `sync=1`).
+    pub sync: bool,
+
+    // --- how long ---
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Duration,
+    /// Start delay: a fixed value, or a range picked per clone.
+    pub startdelay: (Duration, Duration),
+    pub loops: u32,
+    pub number_ios: Option<u64>,
+
+    // --- syncing ---
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+
+    // --- rate ---
+    /// bytes/s per direction.
+    pub rate: [Option<u64>; 3],
+    pub rate_iops: [Option<u64>; 3],
+    pub rate_process: RateProcess,
+
+    // --- randomness ---
+    pub norandommap: bool,
+    pub randrepeat: bool,
+    pub randseed: u64,
+    pub random_generator: RandomGenerator,
+    pub random_distribution: RandomDistribution,
+    /// Percent of random offsets per direction (100 = fully random for rand* modes).
+    pub percentage_random: [u32; 3],
+
+    // --- files lifecycle ---
+    pub invalidate: bool,
+    pub create_on_open: bool,
+    pub overwrite: bool,
+    pub unlink: bool,
+    pub fallocate: Fallocate,
+    pub buffers: BufferSpec,
+
+    // --- measurement and reporting ---
+    pub group_reporting: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    pub unified_rw: UnifiedRw,
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub significant_figures: u32,
+    pub kb_base: u32,
+    pub unit_base: u32,
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+
+    /// The job's own options as given, in order (fio's JSON `job options`).
+    pub options: Vec<(String, String)>,
+    /// Write to block devices or LUNs even if they hold data (explicit user override).
+    pub allow_destructive: bool,
+}
+
+impl JobSpec {
+    /// A job with fio's defaults for everything; presets and tests start from this.
+    pub fn new(name: impl Into<String>) -> Self {
+        JobSpec {
+            name: name.into(),
+            description: None,
+            group: 0,
+            stonewall: false,
+            numjobs: 1,
+            filenames: Vec::new(),
+            directories: Vec::new(),
+            filename_format: "$jobname.$jobnum.$filenum".into(),
+            nrfiles: 1,
+            size: None,
+            filesize: None,
+            file_service: FileService::RoundRobin,
+            offset: SizeSpec::Bytes(0),
+            offset_increment: 0,
+            rw: Rw {
+                kind: RwKind::Read,
+                nr: 1,
+                hole: 0,
+            },
+            rwmixread: 50,
+            bs: [
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+                BlockSize::Fixed(4096),
+            ],
+            ioengine: "psync".into(),
+            engine_options: Vec::new(),
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
+            direct: false,
+            sync: false,
+            runtime: None,
+            time_based: false,
+            ramp_time: Duration::ZERO,
+            startdelay: (Duration::ZERO, Duration::ZERO),
+            loops: 1,
+            number_ios: None,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            rate: [None; 3],
+            rate_iops: [None; 3],
+            rate_process: RateProcess::Linear,
+            norandommap: false,
+            randrepeat: true,
+            randseed: 0x89,
+            random_generator: RandomGenerator::Tausworthe,
+            random_distribution: RandomDistribution::Random,
+            percentage_random: [100; 3],
+            invalidate: true,
+            create_on_open: false,
+            overwrite: false,
+            unlink: false,
+            fallocate: Fallocate::Native,
+            buffers: BufferSpec::default(),
+            group_reporting: false,
+            disable_lat: false,
+            disable_clat: false,
+            disable_slat: false,
+            disable_bw: false,
+            unified_rw: UnifiedRw::None,
+            percentile_list: vec![
+                1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5,
+                99.9, 99.95, 99.99,
+            ],
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            significant_figures: 4,
+            kb_base: 1024,
+            unit_base: 8,
+            bwavgtime_ms: 500,
+            iopsavgtime_ms: 500,
+            options: Vec::new(),
+            allow_destructive: false,
+        }
+    }
+}
+
+/// A whole parsed invocation: jobs in order, plus what the report needs globally.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub jobs: Vec<JobSpec>,
+    /// Options before the first job (fio's JSON `global options`), in order.
+    pub global_options: Vec<(String, String)>,
+    /// Job files read, as (path, contents).
+    pub job_files: Vec<(String, String)>,
+}

@@ -1,0 +1,58 @@
+//! The `storbench` command line. `main.rs` only calls [`main_with_args`], so integration
+//! tests can run the whole tool in-process.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod cmd;
+
+/// A storage benchmark: fio-compatible workloads, a bonnie++ suite, NFS and iSCSI from user
+/// space, results history and comparison.
+#[derive(Parser, Debug)]
+#[command(name = "storbench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where results are kept and how a run is labelled; shared by every subcommand.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Results database (default: $XDG_DATA_HOME/storbench/results.db).
+    #[arg(long, global = true, env = "STORBENCH_DB", value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+    /// Do not save this run in the results database.
+    #[arg(long, global = true)]
+    pub no_save: bool,
+    /// A label for this run, to find and compare it later.
+    #[arg(long, global = true, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// A free tag for this run (repeatable).
+    #[arg(long = "tag", global = true, value_name = "TEXT")]
+    pub tags: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {}
+
+/// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("storbench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

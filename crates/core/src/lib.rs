@@ -7,6 +7,7 @@ pub mod engine;
 pub mod error;
 pub mod histogram;
 pub mod result;
+pub mod stop;
 
 pub use engine::{
     Attr, Caps, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind, IoUnit,

@@ -6,6 +6,7 @@
 pub mod engine;
 pub mod error;
 pub mod histogram;
+pub mod merge;
 pub mod result;
 pub mod stop;
 

@@ -386,8 +386,12 @@ impl DepthStats {
     }
 }
 
-/// Completion latency counts in fio's display buckets: ns and µs buckets bounded by
-/// 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000; ms buckets add 2000 and >= 2000.
+/// Completion latency counts in fio's display buckets (`lat (usec)   : 250=…`), over all
+/// directions. A value goes to `ns` below 1 µs, to `us` below 1 ms, else to `ms`, truncated
+/// to whole units of that array. Bucket i holds the values from the previous bound
+/// (inclusive; 0 for the first) up to bound i (exclusive), bounds being 2, 4, 10, 20, 50,
+/// 100, 250, 500, 750, 1000, and for `ms` also 2000 and then everything from 2000 on. So
+/// fio's `250=` in µs counts 100 µs <= clat < 250 µs (fio's `io_u_mark_lat_*`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatBuckets {
     pub ns: [u64; 10],

@@ -1,0 +1,90 @@
+//! The few figures `history` lists for each run, computed once when the run is saved.
+
+use storbench_core::result::{BonnieTestId, RunMode, RunResult};
+
+/// Peak figures of a run, in bytes/s and operations/s.
+///
+/// fio and quick: the best reporting-group aggregate per direction (a group's bytes over its
+/// longest job runtime), so a quick run shows its sequential MB/s and its random IOPS.
+/// bonnie: block write and block read as bandwidth, random seeks/s as read IOPS.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Headline {
+    pub read_bw: Option<f64>,
+    pub write_bw: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+}
+
+impl Headline {
+    pub fn of(run: &RunResult) -> Headline {
+        match (run.mode, &run.bonnie) {
+            (RunMode::Bonnie, Some(b)) => {
+                let rate = |id| b.tests.iter().find(|t| t.id == id).and_then(|t| t.rate);
+                Headline {
+                    read_bw: rate(BonnieTestId::GetBlock).map(|k| k * 1024.0),
+                    write_bw: rate(BonnieTestId::PutBlock).map(|k| k * 1024.0),
+                    read_iops: rate(BonnieTestId::Seeks),
+                    write_iops: None,
+                }
+            }
+            _ => Self::of_groups(run),
+        }
+    }
+
+    fn of_groups(run: &RunResult) -> Headline {
+        let mut best = [(None::<f64>, None::<f64>); 2];
+        for group in &run.groups {
+            for (dir, slot) in best.iter_mut().enumerate() {
+                let (bytes, ios, runtime) = group.jobs.iter().fold((0u64, 0u64, 0u64), |a, j| {
+                    let d = &j.dirs[dir];
+                    (a.0 + d.io_bytes, a.1 + d.total_ios, a.2.max(d.runtime_ms))
+                });
+                if ios == 0 || runtime == 0 {
+                    continue;
+                }
+                let secs = runtime as f64 / 1000.0;
+                let (bw, iops) = (bytes as f64 / secs, ios as f64 / secs);
+                slot.0 = Some(slot.0.map_or(bw, |b| b.max(bw)));
+                slot.1 = Some(slot.1.map_or(iops, |b| b.max(iops)));
+            }
+        }
+        Headline {
+            read_bw: best[0].0,
+            write_bw: best[1].0,
+            read_iops: best[0].1,
+            write_iops: best[1].1,
+        }
+    }
+}
+
+/// What a run measured, for listing and filtering: the environment's targets, else the jobs'
+/// files, else bonnie's name; at most three, joined with ", ".
+pub fn target_text(run: &RunResult) -> String {
+    let env_targets = run.environment.iter().flat_map(|e| &e.targets).map(|t| t.target.as_str());
+    let job_targets = run.groups.iter().flat_map(|g| &g.jobs).flat_map(|j| &j.targets);
+    let mut names = distinct(env_targets);
+    if names.is_empty() {
+        names = distinct(job_targets.map(String::as_str));
+    }
+    if names.is_empty()
+        && let Some(b) = &run.bonnie
+    {
+        names = distinct(std::iter::once(b.name.as_str()));
+    }
+    let more = names.len().saturating_sub(3);
+    let mut text = names[..names.len().min(3)].join(", ");
+    if more > 0 {
+        text.push_str(&format!(" (+{more})"));
+    }
+    text
+}
+
+fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for s in items {
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}

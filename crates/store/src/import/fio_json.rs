@@ -1,0 +1,411 @@
+//! fio `--output-format=json` / `json+` (3.x) into the result model. json+ `bins` become the
+//! histogram, so percentiles can be recomputed exactly as fio computed them; plain JSON keeps
+//! fio's own percentile list instead.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use storbench_core::histogram::bucket_of;
+use storbench_core::result::{
+    CpuUsage, DepthStats, DirResult, DiskUtil, GroupResult, JobHeader, JobResult, LatBuckets,
+    LatStats, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
+};
+
+use super::{ImportError, empty_run, info_note, json_start};
+
+/// Parses fio's JSON output. With `--status-interval` fio writes several documents; the last
+/// one holds the final figures and is the one imported.
+pub fn parse_fio_json(file: &str, text: &str) -> Result<RunResult, ImportError> {
+    let start = json_start(text).ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
+    let skipped_lines = text[..start].matches('\n').count();
+    let mut docs = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let mut last = None;
+    let mut count = 0;
+    for doc in docs.by_ref() {
+        let doc = doc.map_err(|e| {
+            ImportError::new(file, Some(skipped_lines + e.line()), format!("bad JSON: {e}"))
+        })?;
+        count += 1;
+        last = Some(doc);
+    }
+    let doc = last.ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
+    let mut run = convert(&doc).map_err(|m| ImportError::new(file, None, m))?;
+    let docs_note = if count > 1 {
+        format!(" (the last of {count} status reports)")
+    } else {
+        String::new()
+    };
+    run.notes.push(info_note(
+        "import.fio",
+        format!("imported from {file}{docs_note}"),
+    ));
+    if run_has_given_percentiles_only(&run) {
+        run.notes.push(info_note(
+            "import.no-histogram",
+            "fio's JSON carried percentiles but no histogram (json+ keeps one); only fio's own \
+             percentile list is available"
+                .into(),
+        ));
+    }
+    Ok(run)
+}
+
+fn run_has_given_percentiles_only(run: &RunResult) -> bool {
+    run.groups
+        .iter()
+        .flat_map(|g| &g.jobs)
+        .flat_map(|j| &j.dirs)
+        .any(|d| d.clat.hist.is_empty() && !d.clat.given_percentiles.is_empty())
+}
+
+/// The whole document; errors are messages naming the JSON path.
+fn convert(doc: &Value) -> Result<RunResult, String> {
+    let root = doc.as_object().ok_or("the JSON document is not an object")?;
+    let version = root
+        .get("fio version")
+        .and_then(Value::as_str)
+        .ok_or("no \"fio version\" key: not fio JSON output")?;
+    let finished = root
+        .get("timestamp_ms")
+        .and_then(Value::as_u64)
+        .or_else(|| root.get("timestamp").and_then(Value::as_u64).map(|s| s * 1000))
+        .unwrap_or(0);
+    let mut run = empty_run(RunMode::Fio, version.to_string(), finished);
+    run.global_options = string_pairs(root.get("global options"));
+    let jobs = job_values(root)?;
+    let mut groups: BTreeMap<u32, Vec<JobResult>> = BTreeMap::new();
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let mut j = convert_job(job, &run.global_options).map_err(|m| format!("jobs[{i}]: {m}"))?;
+        let n = seen.entry(j.name.clone()).or_default();
+        j.jobnum = *n;
+        *n += 1;
+        j.end_unix_ms = finished;
+        groups.entry(j.groupid).or_default().push(j);
+    }
+    let longest = groups.values().flatten().map(|j| j.elapsed_ms).max().unwrap_or(0);
+    run.started_unix_ms = finished.saturating_sub(longest);
+    run.groups = groups
+        .into_iter()
+        .map(|(id, jobs)| GroupResult {
+            id,
+            group_reporting: false,
+            jobs,
+        })
+        .collect();
+    run.disks = disks(root.get("disk_util"));
+    Ok(run)
+}
+
+/// `jobs`, or in client/server mode the per-client entries of `client_stats` (without the
+/// "All clients" aggregate).
+fn job_values(root: &Map<String, Value>) -> Result<Vec<&Value>, String> {
+    if let Some(jobs) = root.get("jobs").and_then(Value::as_array) {
+        return Ok(jobs.iter().collect());
+    }
+    let clients = root
+        .get("client_stats")
+        .and_then(Value::as_array)
+        .ok_or("neither \"jobs\" nor \"client_stats\" is present")?;
+    Ok(clients
+        .iter()
+        .filter(|c| c.get("jobname").and_then(Value::as_str) != Some("All clients"))
+        .collect())
+}
+
+fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, String> {
+    let obj = job.as_object().ok_or("not an object")?;
+    let options = string_pairs(obj.get("job options"));
+    let opt = |k: &str| lookup_option(&options, global, k);
+    let runtime_ms = u(obj, "job_runtime");
+    let mut dirs: [DirResult; 3] = Default::default();
+    let mut settings = ReportSettings::default();
+    if let Some(mixed) = obj.get("mixed") {
+        dirs[0] = convert_dir(mixed).map_err(|m| format!("mixed: {m}"))?;
+        settings.unified_rw = UnifiedRw::Mixed;
+    } else {
+        for (slot, key) in dirs.iter_mut().zip(["read", "write", "trim"]) {
+            if let Some(v) = obj.get(key) {
+                *slot = convert_dir(v).map_err(|m| format!("{key}: {m}"))?;
+            }
+        }
+    }
+    apply_percentile_settings(&mut settings, obj, &opt);
+    let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
+    let clat_samples: u64 = dirs.iter().map(|d| d.clat.samples).sum();
+    let cpu_ns = |key| (f(obj, key) / 100.0 * runtime_ms as f64 * 1e6).round() as u64;
+    let mut engine_details = Vec::new();
+    if let Some(host) = obj.get("hostname").and_then(Value::as_str) {
+        engine_details.push(("client".to_string(), host.to_string()));
+    }
+    Ok(JobResult {
+        name: obj
+            .get("jobname")
+            .and_then(Value::as_str)
+            .ok_or("no \"jobname\"")?
+            .to_string(),
+        groupid: u(obj, "groupid") as u32,
+        jobnum: 0,
+        jobs: 1,
+        pid: 0,
+        error: obj.get("error").and_then(Value::as_i64).unwrap_or(0) as i32,
+        error_text: None,
+        description: obj.get("desc").and_then(Value::as_str).map(str::to_string),
+        header: header(&opt),
+        targets: targets(&opt),
+        options,
+        settings,
+        elapsed_ms: u(obj, "elapsed") * 1000,
+        runtime_ms,
+        end_unix_ms: 0,
+        dirs,
+        sync: SyncResult {
+            total_ios: obj.get("sync").map_or(0, |s| u_of(s, "total_ios")),
+            lat: obj.get("sync").and_then(|s| s.get("lat_ns")).map(lat_stats).unwrap_or_default(),
+        },
+        cpu: CpuUsage {
+            usr_ns: cpu_ns("usr_cpu"),
+            sys_ns: cpu_ns("sys_cpu"),
+            helper_ns: 0,
+            ctx: u(obj, "ctx"),
+            majf: u(obj, "majf"),
+            minf: u(obj, "minf"),
+        },
+        depth: DepthStats {
+            level: pct_counts(obj.get("iodepth_level"), total_ios),
+            submit: pct_counts(obj.get("iodepth_submit"), total_ios),
+            complete: pct_counts(obj.get("iodepth_complete"), total_ios),
+        },
+        lat_buckets: LatBuckets {
+            ns: pct_counts(obj.get("latency_ns"), clat_samples),
+            us: pct_counts(obj.get("latency_us"), clat_samples),
+            ms: pct_counts(obj.get("latency_ms"), clat_samples),
+        },
+        timeline: Vec::new(),
+        engine_details,
+    })
+}
+
+fn convert_dir(v: &Value) -> Result<DirResult, String> {
+    let obj = v.as_object().ok_or("not an object")?;
+    let kib = |k| f(obj, k) * 1024.0;
+    Ok(DirResult {
+        io_bytes: u(obj, "io_bytes"),
+        total_ios: u(obj, "total_ios"),
+        short_ios: u(obj, "short_ios"),
+        drop_ios: u(obj, "drop_ios"),
+        runtime_ms: u(obj, "runtime"),
+        slat: obj.get("slat_ns").map(lat_stats).unwrap_or_default(),
+        clat: obj.get("clat_ns").map(lat_stats).unwrap_or_default(),
+        lat: obj.get("lat_ns").map(lat_stats).unwrap_or_default(),
+        bw_samples: SampleStats {
+            samples: u(obj, "bw_samples"),
+            min: kib("bw_min"),
+            max: kib("bw_max"),
+            mean: kib("bw_mean"),
+            stddev: kib("bw_dev"),
+        },
+        iops_samples: SampleStats {
+            samples: u(obj, "iops_samples"),
+            min: f(obj, "iops_min"),
+            max: f(obj, "iops_max"),
+            mean: f(obj, "iops_mean"),
+            stddev: f(obj, "iops_stddev"),
+        },
+    })
+}
+
+/// fio gives count, min, max, mean and stddev; the exact sums are rebuilt from them.
+fn lat_stats(v: &Value) -> LatStats {
+    let n = u_of(v, "N");
+    let mean = v.get("mean").and_then(Value::as_f64).unwrap_or(0.0);
+    let sd = v.get("stddev").and_then(Value::as_f64).unwrap_or(0.0);
+    let nf = n as f64;
+    let sum_sq = sd * sd * (nf - 1.0).max(0.0) + nf * mean * mean;
+    let mut stats = LatStats {
+        samples: n,
+        min_ns: u_of(v, "min"),
+        max_ns: u_of(v, "max"),
+        sum_ns: (mean * nf).round() as u128,
+        sum_sq_ns: sum_sq.round() as u128,
+        ..LatStats::default()
+    };
+    if let Some(bins) = v.get("bins").and_then(Value::as_object) {
+        for (ns, count) in bins {
+            if let (Ok(ns), Some(c)) = (ns.parse::<u64>(), count.as_u64()) {
+                stats.hist.add_bucket(bucket_of(ns), c);
+            }
+        }
+    }
+    if stats.hist.is_empty()
+        && let Some(p) = v.get("percentile").and_then(Value::as_object)
+    {
+        stats.given_percentiles = p
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.as_u64()?)))
+            .filter(|(p, _)| *p > 0.0)
+            .collect();
+    }
+    stats
+}
+
+fn apply_percentile_settings(
+    settings: &mut ReportSettings,
+    job: &Map<String, Value>,
+    opt: &dyn Fn(&str) -> Option<String>,
+) {
+    let dir_keys = ["read", "write", "trim", "mixed"];
+    let has = |lat: &str| {
+        dir_keys
+            .iter()
+            .filter_map(|d| job.get(*d)?.get(lat)?.get("percentile")?.as_object())
+            .next()
+            .cloned()
+    };
+    let clat = has("clat_ns");
+    let lat = has("lat_ns");
+    settings.clat_percentiles = clat.is_some();
+    settings.lat_percentiles = lat.is_some();
+    settings.slat_percentiles = has("slat_ns").is_some();
+    if let Some(list) = clat.or(lat) {
+        let mut ps: Vec<f64> = list.keys().filter_map(|k| k.parse().ok()).collect();
+        ps.retain(|p| *p > 0.0);
+        ps.sort_by(f64::total_cmp);
+        if !ps.is_empty() {
+            settings.percentile_list = ps;
+        }
+    }
+    if let Some(base) = opt("kb_base").and_then(|b| b.parse().ok()) {
+        settings.kb_base = base;
+    }
+}
+
+fn header(opt: &dyn Fn(&str) -> Option<String>) -> JobHeader {
+    let bs_all = opt("bs").or_else(|| opt("blocksize")).and_then(|b| parse_size(&b));
+    let bs = bs_all.unwrap_or(4096);
+    JobHeader {
+        rw: opt("rw").or_else(|| opt("readwrite")).unwrap_or_else(|| "read".into()),
+        bs: [(bs, bs); 3],
+        ioengine: opt("ioengine").unwrap_or_else(|| "psync".into()),
+        requested_ioengine: None,
+        iodepth: opt("iodepth").and_then(|d| d.parse().ok()).unwrap_or(1),
+        numjobs: opt("numjobs").and_then(|d| d.parse().ok()).unwrap_or(1),
+        direct: opt("direct").is_some_and(|d| d == "1" || d == "true"),
+    }
+}
+
+fn targets(opt: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    if let Some(f) = opt("filename") {
+        return f.split(':').filter(|s| !s.is_empty()).map(str::to_string).collect();
+    }
+    opt("directory").into_iter().collect()
+}
+
+/// A job's option, else the global one (fio's JSON lists each only where it was given).
+fn lookup_option(job: &[(String, String)], global: &[(String, String)], k: &str) -> Option<String> {
+    job.iter()
+        .chain(global)
+        .find(|(name, _)| name == k)
+        .map(|(_, v)| v.clone())
+}
+
+/// fio size strings as options print them: `4k`, `1m`, `64M`, `4096` (1024-based).
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.split([',', '-', ':']).next()?.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..digits].parse().ok()?;
+    let mult = match s[digits..].to_ascii_lowercase().trim_end_matches(['b', 'i']) {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// fio prints distributions as percentages; counts are rebuilt against `total`.
+fn pct_counts<const N: usize>(v: Option<&Value>, total: u64) -> [u64; N] {
+    let mut out = [0u64; N];
+    if let Some(obj) = v.and_then(Value::as_object) {
+        for (slot, val) in out.iter_mut().zip(obj.values()) {
+            *slot = (val.as_f64().unwrap_or(0.0) / 100.0 * total as f64).round() as u64;
+        }
+    }
+    out
+}
+
+fn disks(v: Option<&Value>) -> Vec<DiskUtil> {
+    let Some(list) = v.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|d| DiskUtil {
+            name: d.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+            read_ios: u_of(d, "read_ios"),
+            write_ios: u_of(d, "write_ios"),
+            read_merges: u_of(d, "read_merges"),
+            write_merges: u_of(d, "write_merges"),
+            read_ticks: u_of(d, "read_ticks"),
+            write_ticks: u_of(d, "write_ticks"),
+            in_queue: u_of(d, "in_queue"),
+            util: d.get("util").and_then(Value::as_f64).unwrap_or(0.0),
+        })
+        .collect()
+}
+
+fn string_pairs(v: Option<&Value>) -> Vec<(String, String)> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn u(obj: &Map<String, Value>, k: &str) -> u64 {
+    obj.get(k).map_or(0, as_u64_lossy)
+}
+
+fn u_of(v: &Value, k: &str) -> u64 {
+    v.get(k).map_or(0, as_u64_lossy)
+}
+
+/// fio writes some counters as floats; negative or missing values read as 0.
+fn as_u64_lossy(v: &Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_f64().filter(|x| *x >= 0.0).map(|x| x.round() as u64))
+        .unwrap_or(0)
+}
+
+fn f(obj: &Map<String, Value>, k: &str) -> f64 {
+    obj.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4k"), Some(4096));
+        assert_eq!(parse_size("1M"), Some(1 << 20));
+        assert_eq!(parse_size("4KiB"), Some(4096));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("4k,8k"), Some(4096));
+        assert_eq!(parse_size("x"), None);
+    }
+
+    #[test]
+    fn lat_stats_rebuild_sums() {
+        let v: Value = serde_json::from_str(
+            r#"{"min":10,"max":30,"mean":20.0,"stddev":10.0,"N":3,"bins":{"10":1,"20":1,"30":1}}"#,
+        )
+        .unwrap();
+        let s = lat_stats(&v);
+        assert_eq!((s.samples, s.sum_ns, s.sum_sq_ns), (3, 60, 1400));
+        assert!((s.stddev() - 10.0).abs() < 1e-9);
+        assert_eq!(s.percentiles(&[50.0]), vec![20]);
+    }
+}

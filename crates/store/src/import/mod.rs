@@ -1,0 +1,98 @@
+//! Importers: other tools' output turned into the result model, so users' existing results
+//! join the history. A file is read whole and either yields all its runs or one error naming
+//! the file and line; the caller saves the runs of all files in one transaction.
+
+mod bonnie_csv;
+mod fio_json;
+
+use std::path::Path;
+
+use storbench_core::result::{Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+
+pub use bonnie_csv::parse_bonnie_csv;
+pub use fio_json::parse_fio_json;
+
+/// Why a file could not be imported: `FILE[:LINE]: message`.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ImportError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl ImportError {
+    pub(crate) fn new(file: &str, line: Option<usize>, message: impl Into<String>) -> Self {
+        ImportError {
+            file: file.to_string(),
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads one file of fio JSON/json+ output or bonnie++ CSV lines (told apart by content).
+pub fn import_file(path: &Path) -> Result<Vec<RunResult>, ImportError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ImportError::new(&name, None, e.to_string()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| ImportError::new(&name, None, "the file is not UTF-8 text"))?;
+    let mtime_ms = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_millis() as u64);
+    import_text(&name, &text, mtime_ms)
+}
+
+/// Parses `text` named `name`; `mtime_ms` dates runs whose format carries no time (bonnie++).
+pub fn import_text(name: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResult>, ImportError> {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    match first {
+        None => Err(ImportError::new(name, None, "the file is empty")),
+        Some(_) if json_start(text).is_some() => parse_fio_json(name, text).map(|r| vec![r]),
+        Some(_) => parse_bonnie_csv(name, text, mtime_ms),
+    }
+}
+
+/// Byte offset of the first line that opens a JSON object (fio may print text before it).
+pub(crate) fn json_start(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('{') {
+            return Some(offset + (line.len() - line.trim_start().len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// A result with nothing measured yet, dated `unix_ms`.
+pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> RunResult {
+    RunResult {
+        schema: RESULT_SCHEMA,
+        mode,
+        tool_version,
+        started_unix_ms: unix_ms,
+        finished_unix_ms: unix_ms,
+        command_line: Vec::new(),
+        job_files: Vec::new(),
+        global_options: Vec::new(),
+        groups: Vec::new(),
+        disks: Vec::new(),
+        nics: Vec::new(),
+        system_cpu: None,
+        notes: Vec::new(),
+        environment: None,
+        bonnie: None,
+        interrupted: false,
+    }
+}
+
+pub(crate) fn info_note(code: &str, message: String) -> Note {
+    Note {
+        level: NoteLevel::Info,
+        code: code.to_string(),
+        message,
+    }
+}

@@ -1,0 +1,70 @@
+//! Numbered schema migrations. `PRAGMA user_version` holds the number of migrations applied;
+//! `PRAGMA application_id` marks the file as ours so a foreign database is never touched.
+//!
+//! Add a migration by appending to [`MIGRATIONS`]; never edit one that has shipped. Tests build
+//! a database at every earlier version and open it with the current code.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// "STBR": marks a SQLite file as a storbench results database.
+pub const APPLICATION_ID: i64 = 0x5354_4252;
+
+/// Each entry moves the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs with their listing columns, and tags.
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_unix_ms INTEGER NOT NULL,
+        finished_unix_ms INTEGER NOT NULL,
+        saved_unix_ms INTEGER NOT NULL,
+        mode TEXT NOT NULL,
+        label TEXT,
+        target TEXT NOT NULL,
+        tool_version TEXT NOT NULL,
+        hostname TEXT,
+        read_bw REAL,
+        write_bw REAL,
+        read_iops REAL,
+        write_iops REAL,
+        result_schema INTEGER NOT NULL,
+        result_json TEXT NOT NULL
+    );
+    CREATE INDEX runs_started ON runs(started_unix_ms);
+    CREATE INDEX runs_label ON runs(label);
+    CREATE TABLE tags (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (run_id, tag)
+    );
+    CREATE INDEX tags_tag ON tags(tag);",
+    // 2: where a run came from (NULL: measured by storbench; else the imported file), and
+    // an index for filtering by mode.
+    "ALTER TABLE runs ADD COLUMN source TEXT;
+    CREATE INDEX runs_mode ON runs(mode);",
+];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Brings the database up to `target` (normally [`LATEST`]) in one immediate transaction, so
+/// two processes opening a new file at once apply each migration exactly once.
+pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<()> {
+    let current: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current >= target {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another process may have migrated while we waited for the lock.
+    let current: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(current.max(0) as usize)
+    {
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()
+}

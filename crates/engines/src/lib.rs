@@ -2,6 +2,23 @@
 //!
 //! Adding an engine is one new file and one line in [`ALL`].
 
+pub mod local;
+pub mod options;
+
+pub mod filecreate;
+pub mod filedelete;
+pub mod filestat;
+pub mod io_uring;
+pub mod libaio;
+pub mod meta;
+pub mod mmap;
+pub mod null;
+pub mod posixaio;
+pub mod psync;
+pub mod pvsync2;
+pub mod sync;
+// Network engines (their own files): `pub mod nfs;` and `pub mod iscsi;` go here.
+
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
@@ -18,7 +35,75 @@ pub struct EngineDef {
 }
 
 /// Every engine storbench has.
-pub static ALL: &[EngineDef] = &[];
+pub static ALL: &[EngineDef] = &[
+    EngineDef {
+        name: "psync",
+        aliases: &[],
+        about: "pread/pwrite, one IO at a time",
+        create: psync::create,
+    },
+    EngineDef {
+        name: "sync",
+        aliases: &[],
+        about: "read/write with lseek, one IO at a time",
+        create: sync::create,
+    },
+    EngineDef {
+        name: "pvsync2",
+        aliases: &[],
+        about: "preadv2/pwritev2 with per-IO flags (hipri, nowait, uncached)",
+        create: pvsync2::create,
+    },
+    EngineDef {
+        name: "io_uring",
+        aliases: &[],
+        about: "Linux io_uring (fixedbufs, registerfiles, hipri, sqthread_poll, nowait)",
+        create: io_uring::create,
+    },
+    EngineDef {
+        name: "libaio",
+        aliases: &[],
+        about: "Linux native AIO through the io_submit syscalls (no libaio.so needed)",
+        create: libaio::create,
+    },
+    EngineDef {
+        name: "posixaio",
+        aliases: &[],
+        about: "POSIX AIO (glibc aio_read/aio_write, helper threads)",
+        create: posixaio::create,
+    },
+    EngineDef {
+        name: "mmap",
+        aliases: &[],
+        about: "memcpy to/from a shared mapping of the file, msync for fsync",
+        create: mmap::create,
+    },
+    EngineDef {
+        name: "null",
+        aliases: &[],
+        about: "moves no data: the overhead baseline",
+        create: null::create,
+    },
+    EngineDef {
+        name: "filecreate",
+        aliases: &[],
+        about: "each IO creates one file (metadata benchmark)",
+        create: filecreate::create,
+    },
+    EngineDef {
+        name: "filestat",
+        aliases: &[],
+        about: "each IO stats one file (metadata benchmark)",
+        create: filestat::create,
+    },
+    EngineDef {
+        name: "filedelete",
+        aliases: &[],
+        about: "each IO unlinks one file (metadata benchmark)",
+        create: filedelete::create,
+    },
+    // Network engines: one line each for nfs and iscsi.
+];
 
 /// The definition serving fio engine name `name`.
 pub fn find(name: &str) -> Option<&'static EngineDef> {

@@ -1,0 +1,10 @@
+//! `filecreate`: fio's metadata engine where each IO creates one file (see [`crate::meta`]).
+
+use storbench_core::{Engine, EngineError};
+use storbench_job::JobSpec;
+
+use crate::meta::{self, MetaOp};
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    meta::create(job, MetaOp::Create)
+}

@@ -1,0 +1,10 @@
+//! `filestat`: fio's metadata engine where each IO stats one file (see [`crate::meta`]).
+
+use storbench_core::{Engine, EngineError};
+use storbench_job::JobSpec;
+
+use crate::meta::{self, MetaOp};
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    meta::create(job, MetaOp::Stat)
+}

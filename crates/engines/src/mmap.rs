@@ -1,0 +1,201 @@
+//! `mmap`: each file is mapped shared; reads and writes are memcpy to and from the mapping,
+//! fsync is `msync(MS_SYNC)`. Files opened for writing are first extended to the job's file
+//! size, so stores never fault past the end. Like fio, the mapping is advised MADV_RANDOM or
+//! MADV_SEQUENTIAL after the workload.
+
+use std::ptr::NonNull;
+
+use storbench_core::{
+    Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, Queued,
+};
+use storbench_job::JobSpec;
+
+use crate::local::{LocalFile, LocalFiles, SYNC_CAPS, last_errno};
+use crate::options;
+
+/// One shared mapping of a whole file.
+#[derive(Debug)]
+struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(f: &LocalFile, len: u64, writable: bool, advice: i32) -> Result<Mapping, EngineError> {
+        let len = usize::try_from(len)
+            .map_err(|_| EngineError::unsupported(format!("mmap {}: file too large", f.path)))?;
+        let prot = libc::PROT_READ | if writable { libc::PROT_WRITE } else { 0 };
+        // SAFETY: a fresh shared mapping of `len` bytes of an open file.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                f.raw(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(EngineError::errno("mmap", &f.path, last_errno()));
+        }
+        // SAFETY: the range was just mapped; advice is only a hint.
+        unsafe { libc::madvise(ptr, len, advice) };
+        let ptr = NonNull::new(ptr.cast())
+            .ok_or_else(|| EngineError::errno("mmap", &f.path, libc::EFAULT))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Bytes of an IO at `offset` that lie inside the mapping (short at the end of file).
+    #[inline]
+    fn span(&self, offset: u64, len: u32) -> usize {
+        let left = (self.len as u64).saturating_sub(offset);
+        left.min(u64::from(len)) as usize
+    }
+
+    fn msync(&self, f: &LocalFile, kind: IoKind) -> Result<(), EngineError> {
+        // SAFETY: syncs the range this Mapping owns.
+        if unsafe { libc::msync(self.ptr.as_ptr().cast(), self.len, libc::MS_SYNC) } < 0 {
+            return Err(f.io_error(kind, last_errno()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `new` mapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+#[derive(Debug)]
+pub struct Mmap {
+    files: LocalFiles,
+    /// Mapping of each FileId; made at open, or at the first IO for files made by `meta()`.
+    maps: Vec<Option<Mapping>>,
+    writable: Vec<bool>,
+    /// Size files opened for writing are extended to.
+    file_size: Option<u64>,
+    advice: i32,
+}
+
+// SAFETY: the mappings belong to this instance and are used only by its owner thread.
+unsafe impl Send for Mmap {}
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(Mmap {
+        files: LocalFiles::default(),
+        maps: Vec::new(),
+        writable: Vec::new(),
+        file_size: options::file_size(job),
+        advice: if job.rw.kind.is_random() {
+            libc::MADV_RANDOM
+        } else {
+            libc::MADV_SEQUENTIAL
+        },
+    }))
+}
+
+impl Mmap {
+    /// Maps file `id` at its current size (after extending it for writes).
+    #[cold]
+    fn map(&mut self, id: FileId) -> Result<(), EngineError> {
+        let f = self.files.get(id)?;
+        let writable = self.writable.get(id as usize).copied().unwrap_or(true);
+        let mut size = f.size()?;
+        if writable
+            && !f.block_dev
+            && let Some(want) = self.file_size.filter(|&w| w > size)
+        {
+            f.set_size(want)?;
+            size = want;
+        }
+        let mapping = if size == 0 {
+            None
+        } else {
+            Some(Mapping::new(f, size, writable, self.advice)?)
+        };
+        let slot = id as usize;
+        if self.maps.len() <= slot {
+            self.maps.resize_with(slot + 1, || None);
+        }
+        self.maps[slot] = mapping;
+        Ok(())
+    }
+}
+
+impl Engine for Mmap {
+    fn name(&self) -> &'static str {
+        "mmap"
+    }
+
+    fn caps(&self) -> Caps {
+        SYNC_CAPS
+    }
+
+    fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
+        let id = self.files.open(spec)?;
+        let slot = id as usize;
+        if self.writable.len() <= slot {
+            self.writable.resize(slot + 1, true);
+        }
+        self.writable[slot] = spec.open.write;
+        if let Err(e) = self.map(id) {
+            let _ = self.files.close(id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
+        self.files.get(file)?.size()
+    }
+
+    #[inline]
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let slot = io.file as usize;
+        if self.maps.get(slot).is_none_or(Option::is_none) {
+            self.map(io.file)?;
+        }
+        let f = self.files.get(io.file)?;
+        let Some(map) = self.maps.get(slot).and_then(Option::as_ref) else {
+            // An empty file: nothing to read, nowhere to write.
+            return match io.kind {
+                IoKind::Read | IoKind::Write => Ok(Queued::Done(0)),
+                _ => f.other_io(io),
+            };
+        };
+        let n = map.span(io.offset, io.len);
+        // SAFETY: `offset + n` lies inside the mapping and `buf` holds `len >= n` bytes; the
+        // arena and the mapping never overlap.
+        unsafe {
+            let at = map.ptr.as_ptr().add(io.offset.min(map.len as u64) as usize);
+            match io.kind {
+                IoKind::Read => std::ptr::copy_nonoverlapping(at, io.buf.as_ptr(), n),
+                IoKind::Write => std::ptr::copy_nonoverlapping(io.buf.as_ptr(), at, n),
+                IoKind::Fsync | IoKind::Fdatasync => {
+                    map.msync(f, io.kind)?;
+                    return Ok(Queued::Done(0));
+                }
+                IoKind::Trim => return f.other_io(io),
+            }
+        }
+        Ok(Queued::Done(n as u64))
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        if let Some(m) = self.maps.get_mut(file as usize) {
+            *m = None;
+        }
+        self.files.close(file).map(drop)
+    }
+
+    fn invalidate(&mut self, file: FileId) -> Result<(), EngineError> {
+        self.files.get(file)?.invalidate()
+    }
+
+    fn meta(&mut self) -> Option<&mut dyn MetaOps> {
+        Some(&mut self.files)
+    }
+}

@@ -1,0 +1,215 @@
+//! `posixaio`: real POSIX AIO through glibc's `aio_read`/`aio_write`/`aio_fsync`, collected
+//! with `aio_error`/`aio_return` and waited for with `aio_suspend`, as fio's engine does.
+//!
+//! glibc runs these requests in helper threads of this process (unnamed, up to 20, idle ones
+//! exit after a second) and serves the requests of one file descriptor one at a time, so
+//! iodepth > 1 on a single file adds no parallelism; fio on Linux behaves the same.
+//! Their CPU time belongs to the process: count it with `RUSAGE_SELF`, not `RUSAGE_THREAD`.
+
+use storbench_core::{Caps, Completion, Engine, EngineError, EngineInfo, IoKind, IoUnit, Queued};
+use storbench_job::JobSpec;
+
+use crate::local::{LocalFiles, delegate_local_files, last_errno};
+
+pub struct PosixAio {
+    files: LocalFiles,
+    depth: usize,
+    /// One control block per tag; glibc reads and updates it until the request completes,
+    /// so the slice never moves while anything is in flight.
+    cbs: Box<[libc::aiocb]>,
+    /// Tags of requests handed to glibc and not yet reaped.
+    inflight: Vec<u32>,
+    /// Scratch list for `aio_suspend`.
+    waitlist: Vec<*const libc::aiocb>,
+}
+
+// SAFETY: the control blocks and raw pointers belong to this instance; glibc's helper threads
+// only touch control blocks of requests in flight, which the instance waits for on drop.
+unsafe impl Send for PosixAio {}
+
+fn blank_cb() -> libc::aiocb {
+    // SAFETY: aiocb is plain data; all-zero is a valid starting value.
+    let mut cb: libc::aiocb = unsafe { std::mem::zeroed() };
+    cb.aio_sigevent.sigev_notify = libc::SIGEV_NONE;
+    cb
+}
+
+fn blank_cbs(n: usize) -> Box<[libc::aiocb]> {
+    (0..n).map(|_| blank_cb()).collect()
+}
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    let depth = job.iodepth.max(1) as usize;
+    Ok(Box::new(PosixAio {
+        files: LocalFiles::default(),
+        depth,
+        cbs: blank_cbs(depth),
+        inflight: Vec::with_capacity(depth),
+        waitlist: Vec::with_capacity(depth),
+    }))
+}
+
+impl PosixAio {
+    /// Makes room for `tag`; only possible while nothing is in flight.
+    #[cold]
+    fn grow(&mut self, tag: usize) -> Result<(), EngineError> {
+        if !self.inflight.is_empty() {
+            return Err(EngineError::new(
+                storbench_core::ErrorKind::Os,
+                format!("posixaio: tag {tag} is beyond iodepth {}", self.depth),
+            ));
+        }
+        self.cbs = blank_cbs(tag + 1);
+        Ok(())
+    }
+
+    /// Collects finished requests into `out`; returns how many.
+    fn collect(&mut self, out: &mut Vec<Completion>) -> usize {
+        let mut done = 0;
+        let mut i = 0;
+        while i < self.inflight.len() {
+            let tag = self.inflight[i];
+            let cb = &mut self.cbs[tag as usize];
+            // SAFETY: cb is a request we submitted and have not yet reaped.
+            let err = unsafe { libc::aio_error(cb) };
+            if err == libc::EINPROGRESS {
+                i += 1;
+                continue;
+            }
+            // SAFETY: as above; aio_return is called once per finished request.
+            let ret = unsafe { libc::aio_return(cb) };
+            let result = if err == 0 {
+                ret as i64
+            } else {
+                -i64::from(err)
+            };
+            out.push(Completion { tag, result });
+            self.inflight.swap_remove(i);
+            done += 1;
+        }
+        done
+    }
+
+    /// Blocks until at least one in-flight request finishes.
+    fn suspend(&mut self) -> Result<(), EngineError> {
+        self.waitlist.clear();
+        let cbs = &self.cbs;
+        self.waitlist.extend(
+            self.inflight
+                .iter()
+                .map(|&t| &cbs[t as usize] as *const libc::aiocb),
+        );
+        // SAFETY: the list holds valid control blocks of requests in flight; no timeout.
+        let rc = unsafe {
+            libc::aio_suspend(
+                self.waitlist.as_ptr(),
+                self.waitlist.len() as libc::c_int,
+                std::ptr::null(),
+            )
+        };
+        if rc < 0 {
+            let errno = last_errno();
+            if errno != libc::EINTR && errno != libc::EAGAIN {
+                return Err(EngineError::errno("aio_suspend", "(POSIX AIO)", errno));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Engine for PosixAio {
+    fn name(&self) -> &'static str {
+        "posixaio"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            synchronous: false,
+            has_slat: true,
+            trim: true,
+            meta: true,
+            no_data: false,
+        }
+    }
+
+    delegate_local_files!();
+
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        if io.kind == IoKind::Trim {
+            return self.files.get(io.file)?.other_io(io);
+        }
+        if self.inflight.len() >= self.depth {
+            return Ok(Queued::Busy);
+        }
+        let tag = io.tag as usize;
+        if tag >= self.cbs.len() {
+            self.grow(tag)?;
+        }
+        let f = self.files.get(io.file)?;
+        if matches!(io.kind, IoKind::Read | IoKind::Write) {
+            f.check_direct(io)?;
+        }
+        let cb = &mut self.cbs[tag];
+        cb.aio_fildes = f.raw();
+        cb.aio_buf = io.buf.as_ptr().cast();
+        cb.aio_nbytes = io.len as usize;
+        cb.aio_offset = io.offset as i64;
+        // SAFETY: the control block and buffer stay valid until this request is reaped.
+        let rc = unsafe {
+            match io.kind {
+                IoKind::Read => libc::aio_read(cb),
+                IoKind::Write => libc::aio_write(cb),
+                IoKind::Fdatasync => libc::aio_fsync(libc::O_DSYNC, cb),
+                _ => libc::aio_fsync(libc::O_SYNC, cb),
+            }
+        };
+        if rc < 0 {
+            let errno = last_errno();
+            if errno == libc::EAGAIN && !self.inflight.is_empty() {
+                return Ok(Queued::Busy);
+            }
+            return Err(f.io_error(io.kind, errno));
+        }
+        self.inflight.push(io.tag);
+        Ok(Queued::Pending)
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let want = min.min(self.inflight.len());
+        let mut got = self.collect(out);
+        while got < want {
+            self.suspend()?;
+            got += self.collect(out);
+        }
+        Ok(())
+    }
+
+    fn info(&mut self) -> EngineInfo {
+        EngineInfo {
+            details: vec![(
+                "helper_threads".into(),
+                "glibc POSIX AIO threads (unnamed, process-wide)".into(),
+            )],
+            notes: Vec::new(),
+            interface: None,
+        }
+    }
+}
+
+impl Drop for PosixAio {
+    /// glibc's threads would write into freed memory: cancel, then wait for every request.
+    fn drop(&mut self) {
+        for &tag in &self.inflight {
+            let cb = &mut self.cbs[tag as usize];
+            // SAFETY: cb is a request in flight.
+            unsafe { libc::aio_cancel(cb.aio_fildes, cb) };
+        }
+        let mut sink = Vec::with_capacity(self.inflight.len());
+        while !self.inflight.is_empty() {
+            self.collect(&mut sink);
+            if !self.inflight.is_empty() && self.suspend().is_err() {
+                break;
+            }
+        }
+    }
+}

@@ -295,18 +295,21 @@ fn check_header(path: &Path) -> Result<(), StoreError> {
     })
 }
 
-/// Accepts our own database or an empty one; anything else belongs to someone else.
+/// Accepts our own database or an empty one; anything else belongs to someone else. The
+/// reads share one transaction so a concurrent creator is seen either before or after.
 fn check_identity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
     let sq = |op| move |e| StoreError::sqlite(path, op, e);
-    let app_id: i64 = conn
+    let tx = conn.unchecked_transaction().map_err(sq("begin"))?;
+    let app_id: i64 = tx
         .pragma_query_value(None, "application_id", |r| r.get(0))
         .map_err(sq("read application id"))?;
-    let version: i64 = conn
+    let version: i64 = tx
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(sq("read schema version"))?;
-    let objects: i64 = conn
+    let objects: i64 = tx
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(sq("read schema"))?;
+    tx.commit().map_err(sq("end read"))?;
     let empty = app_id == 0 && version == 0 && objects == 0;
     if app_id != APPLICATION_ID && !empty {
         return Err(StoreError::Foreign {
@@ -330,6 +333,10 @@ fn check_identity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
 /// WAL lets readers and one writer work at once; switching needs a moment of exclusivity,
 /// so retry while a concurrent opener holds the file.
 fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0))?;
+    if mode.eq_ignore_ascii_case("wal") {
+        return Ok(());
+    }
     let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
     loop {
         match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))

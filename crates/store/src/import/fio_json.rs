@@ -350,6 +350,7 @@ fn disks(v: Option<&Value>) -> Vec<DiskUtil> {
             write_ticks: u_of(d, "write_ticks"),
             in_queue: u_of(d, "in_queue"),
             util: d.get("util").and_then(Value::as_f64).unwrap_or(0.0),
+            ..DiskUtil::default()
         })
         .collect()
 }

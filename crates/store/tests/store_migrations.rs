@@ -1,0 +1,66 @@
+//! Databases left at every earlier schema version open with the current code, keep their
+//! runs, and accept new ones.
+
+mod common;
+
+use common::{bonnie_run, fio_run};
+use rusqlite::{Connection, params};
+use storbench_store::schema::{LATEST, MIGRATIONS, migrate_to};
+use storbench_store::{RunFilter, RunMeta, Store};
+
+/// A row as version 1 wrote it (the columns every later version still has).
+fn insert_v1_row(c: &Connection, label: &str) {
+    let run = fio_run(1_000);
+    c.execute(
+        "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label, target,
+             tool_version, result_schema, result_json) VALUES (1000, 4000, 5000, 'fio', ?1,
+             '/mnt/pool', 'storbench 0.1.0', 1, ?2)",
+        params![label, serde_json::to_string(&run).unwrap()],
+    )
+    .unwrap();
+    c.execute("INSERT INTO tags VALUES (last_insert_rowid(), 'old')", []).unwrap();
+}
+
+#[test]
+fn migrates_from_every_earlier_version() {
+    assert!(MIGRATIONS.len() >= 2, "keep this test meaningful");
+    for version in 0..LATEST {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        {
+            let mut c = Connection::open(&path).unwrap();
+            migrate_to(&mut c, version).unwrap();
+            if version >= 1 {
+                insert_v1_row(&c, "legacy");
+            }
+            let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+            assert_eq!(v, version);
+        }
+        let mut store = Store::open(&path).unwrap_or_else(|e| panic!("from v{version}: {e}"));
+        let c = Connection::open(&path).unwrap();
+        let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(v, LATEST, "from v{version}");
+        let before = store.list(&RunFilter::default()).unwrap();
+        if version >= 1 {
+            assert_eq!(before.len(), 1);
+            let old = store.load(before[0].id).unwrap();
+            assert_eq!(old.run, fio_run(1_000));
+            assert_eq!(old.meta.label.as_deref(), Some("legacy"));
+            assert_eq!(old.meta.tags, vec!["old".to_string()]);
+            assert_eq!(old.meta.source, None);
+        }
+        let meta = RunMeta { source: Some("x.csv".into()), ..RunMeta::default() };
+        let id = store.save(&bonnie_run(9_000), &meta).unwrap();
+        assert_eq!(store.load(id).unwrap().meta.source.as_deref(), Some("x.csv"));
+    }
+}
+
+#[test]
+fn migrating_twice_is_harmless() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(Store::open(&path).unwrap());
+    drop(Store::open(&path).unwrap());
+    let mut c = Connection::open(&path).unwrap();
+    migrate_to(&mut c, LATEST).unwrap();
+}

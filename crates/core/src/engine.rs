@@ -153,6 +153,26 @@ pub trait MetaOps {
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;
     /// Flush a directory's metadata (bonnie++ `-b`); a no-op where it means nothing.
     fn sync_dir(&mut self, path: &str) -> Result<(), EngineError>;
+    /// Flush everything the file system holding `path` has not yet written (bonnie++'s
+    /// `sync()` at the end of its create and delete tests): `syncfs(2)` locally. The default
+    /// flushes only the directory.
+    fn sync_fs(&mut self, path: &str) -> Result<(), EngineError> {
+        self.sync_dir(path)
+    }
+    /// Make `link` a hard link to `existing` (bonnie++ `-n N:-1`).
+    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+        let _ = existing;
+        Err(EngineError::unsupported(format!(
+            "link {link}: this engine cannot make hard links"
+        )))
+    }
+    /// Make `link` a symbolic link holding `target` (bonnie++ `-n N:-2`).
+    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+        let _ = target;
+        Err(EngineError::unsupported(format!(
+            "symlink {link}: this engine cannot make symbolic links"
+        )))
+    }
 }
 
 /// Protocol and path details a result should carry, stated by the engine after opening.

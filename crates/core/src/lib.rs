@@ -3,12 +3,32 @@
 //!
 //! This crate depends on no protocol, UI, template or SQLite crate.
 
+pub mod analysis;
+pub mod buffers;
+pub mod collect;
+pub mod cpu;
+pub mod disk;
 pub mod engine;
+pub mod env;
 pub mod error;
+pub mod gate;
 pub mod histogram;
+pub mod layout;
 pub mod merge;
+pub mod nic;
+pub mod observer;
+pub mod offsets;
+pub mod plan;
+pub mod progress;
+pub mod rate;
 pub mod result;
+pub mod rng;
+pub mod runner;
+pub mod safety;
+pub mod sampler;
+pub mod stats;
 pub mod stop;
+pub mod worker;
 
 pub use engine::{
     Attr, Caps, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind, IoUnit,

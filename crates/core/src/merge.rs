@@ -272,7 +272,10 @@ mod tests {
         b.error_text = Some("Input/output error".into());
         c.error = 28;
         let m = merge_jobs(&[a.clone(), b.clone(), c.clone()]).unwrap();
-        assert_eq!((m.error, m.error_text.as_deref()), (5, Some("Input/output error")));
+        assert_eq!(
+            (m.error, m.error_text.as_deref()),
+            (5, Some("Input/output error"))
+        );
         a.error = 1;
         c.error = 0;
         assert_eq!(merge_jobs(&[a, b, c]).unwrap().error, 1);
@@ -288,8 +291,14 @@ mod tests {
         j.dirs[0].bw_samples = SampleStats::from_values(&[100.0]);
         j.dirs[1].bw_samples = SampleStats::from_values(&[50.0]);
         let m = mixed_dir(&j);
-        assert_eq!((m.io_bytes, m.total_ios, m.runtime_ms), (4096 * 15, 15, 1001));
-        assert_eq!((m.clat.min_ns, m.clat.max_ns, m.clat.samples), (100, 900, 2));
+        assert_eq!(
+            (m.io_bytes, m.total_ios, m.runtime_ms),
+            (4096 * 15, 15, 1001)
+        );
+        assert_eq!(
+            (m.clat.min_ns, m.clat.max_ns, m.clat.samples),
+            (100, 900, 2)
+        );
         assert_eq!((m.bw_samples.mean, m.bw_samples.samples), (150.0, 2));
     }
 

@@ -431,6 +431,11 @@ pub struct DiskUtil {
     pub in_queue: u64,
     /// Busy time as a percentage of the measured time.
     pub util: f64,
+    /// Bytes transferred (from sectors), to tell device IO from cache hits.
+    #[serde(default)]
+    pub read_bytes: u64,
+    #[serde(default)]
+    pub write_bytes: u64,
 }
 
 /// Counters of a network interface over the run.

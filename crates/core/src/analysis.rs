@@ -1,0 +1,293 @@
+//! "The why": after a run, say what limited each figure (device, client CPU, network link)
+//! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
+//! interruptions). Works only from the result model, so imported runs can be analysed too.
+
+use crate::result::{JobResult, Note, NoteLevel, RunResult};
+
+/// Thresholds, in percent.
+const BUSY: f64 = 90.0;
+const STEAL: f64 = 5.0;
+
+/// Appends notes to `run.notes` (keeping the ones already there).
+pub fn annotate(run: &mut RunResult) {
+    let mut notes = Vec::new();
+    if run.interrupted {
+        notes.push(warn(
+            "warn.interrupted",
+            "the run was interrupted: figures cover only the part that ran".into(),
+        ));
+    }
+    device_limits(run, &mut notes);
+    link_limits(run, &mut notes);
+    if let Some(cpu) = &run.system_cpu
+        && cpu.steal >= STEAL
+    {
+        notes.push(warn("warn.steal", format!(
+                "CPU steal was {:.0}% of one CPU: the hypervisor gave cycles to others, so figures are noisy; repeat the run",
+                cpu.steal
+            )));
+    }
+    let mem = run.environment.as_ref().map(|e| e.mem_bytes).unwrap_or(0);
+    let tmpfs = run.environment.as_ref().is_some_and(|e| {
+        e.targets
+            .iter()
+            .any(|t| matches!(t.fs_type.as_deref(), Some("tmpfs" | "ramfs")))
+    });
+    if tmpfs {
+        notes.push(limit(
+            "limit.memory",
+            "the target is on tmpfs: every figure is memory speed, not a device's".into(),
+        ));
+    }
+    let device_read_bytes: u64 = run.disks.iter().map(|d| d.read_bytes).sum();
+    let local_disks = !run.disks.is_empty();
+    for group in &run.groups {
+        for job in &group.jobs {
+            job_notes(job, mem, local_disks, device_read_bytes, &mut notes);
+        }
+    }
+    dedupe(&mut notes);
+    run.notes.extend(notes);
+}
+
+fn device_limits(run: &RunResult, notes: &mut Vec<Note>) {
+    for d in &run.disks {
+        if d.util >= BUSY {
+            notes.push(limit(
+                "limit.device",
+                format!(
+                    "device {} was busy {:.0}% of the time: the device is the limit",
+                    d.name, d.util
+                ),
+            ));
+        }
+    }
+}
+
+fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
+    for n in &run.nics {
+        let Some(speed) = n
+            .speed_mbps
+            .or_else(|| crate::nic::shaped_rate_mbps(&n.name))
+        else {
+            continue;
+        };
+        if n.duration_ms == 0 {
+            continue;
+        }
+        let secs = n.duration_ms as f64 / 1000.0;
+        let peak = n.rx_bytes.max(n.tx_bytes) as f64 * 8.0 / secs / 1e6;
+        // TCP/IP over Ethernet carries about 94% of the line rate as payload.
+        if peak >= speed as f64 * 0.94 * 0.9 {
+            notes.push(limit(
+                "limit.link",
+                format!(
+                    "network link {} ran at {:.0} Mbit/s of {} Mbit/s: the link is the limit",
+                    n.name, peak, speed
+                ),
+            ));
+        }
+    }
+}
+
+fn job_notes(
+    job: &JobResult,
+    mem: u64,
+    local_disks: bool,
+    device_read_bytes: u64,
+    notes: &mut Vec<Note>,
+) {
+    let name = &job.name;
+    if let Some(err) = &job.error_text {
+        notes.push(warn(
+            "warn.error",
+            format!("{name}: stopped by an error: {err}"),
+        ));
+    }
+    if job.runtime_ms > 0 && job.runtime_ms < 1000 {
+        notes.push(warn("warn.short", format!(
+            "{name}: measured for only {} ms; figures from runs this short swing widely (use runtime= with time_based)",
+            job.runtime_ms
+        )));
+    }
+    let cpu_pct =
+        (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (job.runtime_ms.max(1) as f64 * 1e6) * 100.0;
+    if cpu_pct >= BUSY * f64::from(job.jobs.max(1)) {
+        notes.push(limit("limit.cpu", format!(
+            "{name}: the client used {cpu_pct:.0}% CPU: the benchmark host, not the storage, may be the limit"
+        )));
+    }
+    let network = job.targets.iter().any(|t| t.contains("://"));
+    let direct = job.header.direct;
+    let reads = &job.dirs[0];
+    let writes = &job.dirs[1];
+    if !direct && !network && reads.io_bytes > 0 {
+        if local_disks && device_read_bytes < reads.io_bytes / 2 {
+            notes.push(warn("warn.page-cache", format!(
+                "{name}: the device read {} of the {} bytes the job read: reads came from the page cache, so this is memory speed (use --direct=1)",
+                device_read_bytes, reads.io_bytes
+            )));
+        } else if mem > 0 && reads.io_bytes < mem {
+            notes.push(warn("warn.buffered", format!(
+                "{name}: buffered reads (direct=0) of less data than RAM: the page cache may serve part of them; use --direct=1 to measure the device"
+            )));
+        }
+    }
+    if !direct && !network && writes.io_bytes > 0 && job.sync.total_ios == 0 {
+        notes.push(warn("warn.buffered-writes", format!(
+            "{name}: buffered writes without fsync: the figure is how fast the page cache absorbed them, not the device (use --direct=1 or --end_fsync=1)"
+        )));
+    }
+    for (d, label) in [(0, "read"), (1, "write")] {
+        let s = &job.dirs[d].bw_samples;
+        if s.samples >= 4 && s.mean > 0.0 && s.stddev / s.mean > 0.3 {
+            notes.push(warn("warn.variable", format!(
+                "{name}: {label} bandwidth varied by ±{:.0}% between samples (min {:.1} MB/s, max {:.1} MB/s)",
+                s.stddev / s.mean * 100.0,
+                s.min / 1e6,
+                s.max / 1e6
+            )));
+        }
+    }
+}
+
+fn dedupe(notes: &mut Vec<Note>) {
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.message.clone()));
+}
+
+fn limit(code: &str, message: String) -> Note {
+    Note {
+        level: NoteLevel::Limit,
+        code: code.into(),
+        message,
+    }
+}
+
+fn warn(code: &str, message: String) -> Note {
+    Note {
+        level: NoteLevel::Warning,
+        code: code.into(),
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::*;
+
+    fn run_with(job: JobResult) -> RunResult {
+        RunResult {
+            schema: RESULT_SCHEMA,
+            mode: RunMode::Fio,
+            tool_version: "t".into(),
+            started_unix_ms: 0,
+            finished_unix_ms: 0,
+            command_line: vec![],
+            job_files: vec![],
+            global_options: vec![],
+            groups: vec![GroupResult {
+                id: 0,
+                group_reporting: false,
+                jobs: vec![job],
+            }],
+            disks: vec![],
+            nics: vec![],
+            system_cpu: None,
+            notes: vec![],
+            environment: None,
+            bonnie: None,
+            interrupted: false,
+        }
+    }
+
+    fn job() -> JobResult {
+        JobResult {
+            name: "j".into(),
+            groupid: 0,
+            jobnum: 0,
+            jobs: 1,
+            pid: 1,
+            error: 0,
+            error_text: None,
+            description: None,
+            options: vec![],
+            header: JobHeader {
+                direct: true,
+                ..Default::default()
+            },
+            settings: ReportSettings::default(),
+            targets: vec!["/tmp/x".into()],
+            elapsed_ms: 5000,
+            runtime_ms: 5000,
+            end_unix_ms: 0,
+            dirs: Default::default(),
+            sync: Default::default(),
+            cpu: Default::default(),
+            depth: Default::default(),
+            lat_buckets: Default::default(),
+            timeline: vec![],
+            engine_details: vec![],
+        }
+    }
+
+    fn codes(run: &RunResult) -> Vec<&str> {
+        run.notes.iter().map(|n| n.code.as_str()).collect()
+    }
+
+    #[test]
+    fn busy_device_and_cpu_are_limits() {
+        let mut j = job();
+        j.cpu.usr_ns = 2_000_000_000;
+        j.cpu.sys_ns = 2_800_000_000;
+        let mut run = run_with(j);
+        run.disks.push(DiskUtil {
+            name: "vda".into(),
+            util: 97.0,
+            ..Default::default()
+        });
+        annotate(&mut run);
+        assert!(codes(&run).contains(&"limit.device"));
+        assert!(codes(&run).contains(&"limit.cpu"));
+    }
+
+    #[test]
+    fn page_cache_reads_are_flagged() {
+        let mut j = job();
+        j.header.direct = false;
+        j.dirs[0].io_bytes = 1 << 30;
+        let mut run = run_with(j);
+        run.disks.push(DiskUtil {
+            name: "vda".into(),
+            read_bytes: 1 << 20,
+            ..Default::default()
+        });
+        annotate(&mut run);
+        assert!(codes(&run).contains(&"warn.page-cache"), "{:?}", run.notes);
+    }
+
+    #[test]
+    fn quiet_direct_run_has_no_warnings() {
+        let mut j = job();
+        j.dirs[0].io_bytes = 1 << 30;
+        let mut run = run_with(j);
+        annotate(&mut run);
+        assert!(
+            run.notes.iter().all(|n| n.level != NoteLevel::Warning),
+            "{:?}",
+            run.notes
+        );
+    }
+
+    #[test]
+    fn short_and_interrupted_runs_warn() {
+        let mut j = job();
+        j.runtime_ms = 200;
+        let mut run = run_with(j);
+        run.interrupted = true;
+        annotate(&mut run);
+        assert!(codes(&run).contains(&"warn.short"));
+        assert!(codes(&run).contains(&"warn.interrupted"));
+    }
+}

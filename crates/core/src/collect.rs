@@ -1,0 +1,126 @@
+//! Turns one worker's output and samples into a [`JobResult`].
+
+use storbench_job::{JobSpec, UnifiedRw as JobUnified};
+
+use crate::result::{JobHeader, JobResult, ReportSettings, SampleStats, UnifiedRw};
+use crate::sampler::WorkerSamples;
+use crate::worker::{WorkerFile, WorkerOutput};
+
+/// The start-of-job header; `engine` is the engine that actually ran, if known.
+pub fn header_of(job: &JobSpec, engine: Option<&str>) -> JobHeader {
+    let rw = if job.rw.nr > 1 {
+        format!("{}:{}", job.rw.kind.fio_name(), job.rw.nr)
+    } else if job.rw.hole > 0 {
+        format!("{}:{}", job.rw.kind.fio_name(), job.rw.hole)
+    } else {
+        job.rw.kind.fio_name().to_string()
+    };
+    let ran = engine
+        .filter(|e| !e.is_empty())
+        .unwrap_or(&job.ioengine)
+        .to_string();
+    JobHeader {
+        requested_ioengine: (ran != job.ioengine && !is_alias(&job.ioengine, &ran))
+            .then(|| job.ioengine.clone()),
+        rw,
+        bs: std::array::from_fn(|d| (job.bs[d].min(), job.bs[d].max())),
+        ioengine: if engine.is_some() {
+            ran
+        } else {
+            job.ioengine.clone()
+        },
+        iodepth: job.iodepth,
+        numjobs: job.numjobs,
+        direct: job.direct,
+    }
+}
+
+/// Names that are the same engine under fio's aliases.
+fn is_alias(requested: &str, ran: &str) -> bool {
+    matches!(
+        (requested, ran),
+        ("iscsi", "libiscsi") | ("libiscsi", "iscsi") | ("sync", "psync") | ("pvsync", "psync")
+    )
+}
+
+pub fn settings_of(job: &JobSpec) -> ReportSettings {
+    ReportSettings {
+        kb_base: job.kb_base,
+        unit_base: job.unit_base,
+        significant_figures: job.significant_figures,
+        percentile_list: job.percentile_list.clone(),
+        clat_percentiles: job.clat_percentiles,
+        lat_percentiles: job.lat_percentiles,
+        slat_percentiles: job.slat_percentiles,
+        unified_rw: match job.unified_rw {
+            JobUnified::None => UnifiedRw::None,
+            JobUnified::Mixed => UnifiedRw::Mixed,
+            JobUnified::Both => UnifiedRw::Both,
+        },
+        slat_measured: !job.disable_slat,
+        clat_measured: !job.disable_clat,
+        lat_measured: !job.disable_lat,
+        bw_measured: !job.disable_bw,
+    }
+}
+
+/// Builds the result of one job clone. `helper_ns` is this clone's share of CPU spent in
+/// helper threads (io_uring workers, AIO threads), added to its system time.
+pub fn job_result(
+    job: &JobSpec,
+    clone: u32,
+    out: WorkerOutput,
+    samples: &mut WorkerSamples,
+    helper_ns: u64,
+    files: &[WorkerFile],
+) -> JobResult {
+    let runtime_ns = out.measure_end.saturating_sub(out.measure_start).as_nanos() as u64;
+    let runtime_ms = runtime_ns.div_ceil(1_000_000);
+    let mut dirs = out.stats.dirs;
+    let active: [bool; 3] = std::array::from_fn(|d| dirs[d].total_ios > 0);
+    let (bw, iops) = samples.take_samples(active);
+    for d in 0..3 {
+        if active[d] {
+            dirs[d].runtime_ms = runtime_ms.max(1);
+            dirs[d].bw_samples = SampleStats::from_values(&bw[d]);
+            dirs[d].iops_samples = SampleStats::from_values(&iops[d]);
+        }
+    }
+    let mut cpu = out.cpu.into_cpu_usage();
+    cpu.sys_ns += helper_ns;
+    cpu.helper_ns = helper_ns;
+    let mut engine_details = out.engine_info.details.clone();
+    if let Some(iface) = &out.engine_info.interface {
+        engine_details.push(("interface".into(), iface.clone()));
+    }
+    JobResult {
+        name: job.name.clone(),
+        groupid: job.group,
+        jobnum: clone,
+        jobs: 1,
+        pid: std::process::id(),
+        error: out
+            .error
+            .as_ref()
+            .map_or(0, |e| e.errno.unwrap_or(libc::EIO)),
+        error_text: out.error.as_ref().map(|e| e.message.clone()),
+        description: job.description.clone(),
+        options: job.options.clone(),
+        header: header_of(job, Some(out.engine_name)),
+        settings: settings_of(job),
+        targets: files.iter().map(|f| f.spec.path.clone()).collect(),
+        elapsed_ms: out.elapsed.as_millis() as u64,
+        runtime_ms,
+        end_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        dirs,
+        sync: out.stats.sync,
+        cpu,
+        depth: out.stats.depth,
+        lat_buckets: out.stats.lat_buckets,
+        timeline: std::mem::take(&mut samples.timeline),
+        engine_details,
+    }
+}

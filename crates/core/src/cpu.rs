@@ -1,0 +1,156 @@
+//! CPU accounting: per-thread and per-process rusage, and whole-machine /proc/stat.
+
+use crate::result::{CpuUsage, SystemCpu};
+
+/// A rusage reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl Usage {
+    /// The calling thread's usage.
+    pub fn thread() -> Self {
+        read(libc::RUSAGE_THREAD)
+    }
+
+    /// The whole process: every thread, live or exited, including io_uring workers and AIO
+    /// helper threads.
+    pub fn process() -> Self {
+        read(libc::RUSAGE_SELF)
+    }
+
+    /// `self - earlier`, saturating (counters never go backwards, but be safe).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            usr_ns: self.usr_ns.saturating_sub(earlier.usr_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            majf: self.majf.saturating_sub(earlier.majf),
+            minf: self.minf.saturating_sub(earlier.minf),
+        }
+    }
+
+    pub fn cpu_ns(&self) -> u64 {
+        self.usr_ns + self.sys_ns
+    }
+
+    pub fn into_cpu_usage(self) -> CpuUsage {
+        CpuUsage {
+            usr_ns: self.usr_ns,
+            sys_ns: self.sys_ns,
+            helper_ns: 0,
+            ctx: self.ctx,
+            majf: self.majf,
+            minf: self.minf,
+        }
+    }
+}
+
+fn read(who: libc::c_int) -> Usage {
+    // SAFETY: getrusage fills the zeroed struct; it cannot fail for these `who` values.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    Usage {
+        usr_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+        ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+        majf: ru.ru_majflt as u64,
+        minf: ru.ru_minflt as u64,
+    }
+}
+
+/// Jiffies from the aggregate `cpu` line of /proc/stat.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatSample {
+    pub user: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub steal: u64,
+    pub total: u64,
+}
+
+impl StatSample {
+    pub fn read() -> Option<Self> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        Self::parse(&text)
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        let line = text.lines().find(|l| l.starts_with("cpu "))?;
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        let get = |i: usize| v.get(i).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        Some(StatSample {
+            user: get(0) + get(1),
+            system: get(2) + get(5) + get(6),
+            idle: get(3),
+            iowait: get(4),
+            steal: get(7),
+            total: (0..8).map(get).sum(),
+        })
+    }
+
+    /// Percent of one CPU over the interval, per state.
+    pub fn since(&self, earlier: &StatSample, ncpus: u32) -> SystemCpu {
+        let total = self.total.saturating_sub(earlier.total).max(1) as f64;
+        let pct = |a: u64, b: u64| a.saturating_sub(b) as f64 / total * 100.0 * ncpus as f64;
+        SystemCpu {
+            ncpus,
+            user: pct(self.user, earlier.user),
+            system: pct(self.system, earlier.system),
+            iowait: pct(self.iowait, earlier.iowait),
+            steal: pct(self.steal, earlier.steal),
+            idle: pct(self.idle, earlier.idle),
+        }
+    }
+}
+
+/// Online CPUs.
+pub fn ncpus() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_usage_grows_with_work() {
+        let before = Usage::thread();
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let spent = Usage::thread().since(&before);
+        assert!(spent.cpu_ns() > 0);
+        assert!(Usage::process().cpu_ns() >= spent.cpu_ns());
+    }
+
+    #[test]
+    fn parses_proc_stat() {
+        let a = StatSample::parse("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n").unwrap();
+        let b = StatSample::parse("cpu  200 0 100 1500 20 0 0 80 0 0\n").unwrap();
+        let s = b.since(&a, 2);
+        assert_eq!(s.ncpus, 2);
+        // 100 user jiffies of 900 total, on 2 CPUs.
+        assert!((s.user - 100.0 / 900.0 * 200.0).abs() < 1e-9);
+        assert!((s.steal - 40.0 / 900.0 * 200.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,151 @@
+//! Block-device statistics under a target (fio's `Disk stats`), from /proc/diskstats.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use crate::result::DiskUtil;
+
+/// The whole-disk device name (`vda`, `nvme0n1`, `loop3`) a local path lives on, if any.
+pub fn device_of(path: &Path) -> Option<String> {
+    let probe = existing_ancestor(path)?;
+    let meta = std::fs::metadata(&probe).ok()?;
+    let dev = if meta.file_type().is_block_device() {
+        meta.rdev()
+    } else {
+        meta.dev()
+    };
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    // A partition's sysfs directory sits inside its disk's and has a `partition` file.
+    let disk = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    Some(disk.file_name()?.to_string_lossy().into_owned())
+}
+
+fn existing_ancestor(path: &Path) -> Option<std::path::PathBuf> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(path)
+    };
+    abs.ancestors().find(|p| p.exists()).map(Path::to_path_buf)
+}
+
+/// One device's counters at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DiskSample {
+    pub name: String,
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_ticks: u64,
+    pub read_sectors: u64,
+    pub write_sectors: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_ticks: u64,
+    pub io_ticks: u64,
+    pub in_queue: u64,
+}
+
+impl DiskSample {
+    pub fn read(name: &str) -> Option<Self> {
+        let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+        Self::parse(&text, name)
+    }
+
+    pub fn parse(text: &str, name: &str) -> Option<Self> {
+        text.lines().find_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 14 || f[2] != name {
+                return None;
+            }
+            let n = |i: usize| f[i].parse::<u64>().unwrap_or(0);
+            Some(DiskSample {
+                name: name.to_string(),
+                read_ios: n(3),
+                read_merges: n(4),
+                read_ticks: n(6),
+                read_sectors: n(5),
+                write_sectors: n(9),
+                write_ios: n(7),
+                write_merges: n(8),
+                write_ticks: n(10),
+                io_ticks: n(12),
+                in_queue: n(13),
+            })
+        })
+    }
+
+    /// Counters over an interval of `elapsed_ms`.
+    pub fn since(&self, earlier: &DiskSample, elapsed_ms: u64) -> DiskUtil {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let busy = d(self.io_ticks, earlier.io_ticks);
+        DiskUtil {
+            name: self.name.clone(),
+            read_ios: d(self.read_ios, earlier.read_ios),
+            write_ios: d(self.write_ios, earlier.write_ios),
+            read_merges: d(self.read_merges, earlier.read_merges),
+            write_merges: d(self.write_merges, earlier.write_merges),
+            read_ticks: d(self.read_ticks, earlier.read_ticks),
+            write_ticks: d(self.write_ticks, earlier.write_ticks),
+            in_queue: d(self.in_queue, earlier.in_queue),
+            read_bytes: d(self.read_sectors, earlier.read_sectors) * 512,
+            write_bytes: d(self.write_sectors, earlier.write_sectors) * 512,
+            util: if elapsed_ms == 0 {
+                0.0
+            } else {
+                (busy as f64 / elapsed_ms as f64 * 100.0).min(100.0)
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+ 254       0 vda 41057 81 2000 1592 20184 0 3000 15797 0 17000 17391 0 0 0 0
+ 254       1 vda1 1 0 2 3 4 0 5 6 0 7 8 0 0 0 0";
+
+    #[test]
+    fn parses_the_named_device_only() {
+        let s = DiskSample::parse(SAMPLE, "vda").unwrap();
+        assert_eq!((s.read_ios, s.read_merges, s.read_ticks), (41057, 81, 1592));
+        assert_eq!(
+            (s.write_ios, s.write_ticks, s.io_ticks, s.in_queue),
+            (20184, 15797, 17000, 17391)
+        );
+        assert!(DiskSample::parse(SAMPLE, "sda").is_none());
+    }
+
+    #[test]
+    fn util_is_busy_time_over_elapsed() {
+        let a = DiskSample {
+            name: "vda".into(),
+            io_ticks: 1000,
+            ..Default::default()
+        };
+        let b = DiskSample {
+            io_ticks: 1500,
+            ..a.clone()
+        };
+        assert_eq!(b.since(&a, 1000).util, 50.0);
+    }
+
+    #[test]
+    fn finds_a_device_for_tmp() {
+        // Skips quietly on machines where /tmp is not on a block device (e.g. tmpfs).
+        if let Some(dev) = device_of(Path::new("/tmp/does-not-exist-yet")) {
+            assert!(
+                DiskSample::read(&dev).is_some(),
+                "{dev} not in /proc/diskstats"
+            );
+        } else {
+            eprintln!("skipped: /tmp is not on a block device here");
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Preparing files before a job ("Laying out IO file"), checking device-like targets for
+//! data before writes, and removing what storbench created. Everything goes through the
+//! job's engine, so it works the same on local files, NFS exports and iSCSI LUNs.
+
+use std::time::Instant;
+
+use storbench_job::JobSpec;
+
+use crate::buffers::{Arena, BufferFiller};
+use crate::engine::{Engine, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued};
+use crate::error::{EngineError, ErrorKind};
+use crate::safety;
+use crate::stop;
+
+const LAYOUT_BS: usize = 1 << 20;
+
+/// What the layout step found or did for one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    /// Size of the file or device after preparation.
+    pub size: u64,
+    /// storbench created the file in this run (so it may remove it).
+    pub created: bool,
+    /// Bytes written to lay the file out.
+    pub written: u64,
+}
+
+/// Size of an existing file or device, or None if it cannot be opened for reading.
+pub fn probe(engine: &mut dyn Engine, path: &str) -> Option<u64> {
+    let id = engine
+        .open(&FileSpec {
+            path: path.to_string(),
+            open: OpenOptions {
+                read: true,
+                ..Default::default()
+            },
+        })
+        .ok()?;
+    let size = engine.size(id).ok();
+    let _ = engine.close(id);
+    size
+}
+
+/// Makes sure `path` exists with at least `need` bytes. New files are created exclusively;
+/// data is written when the job will read it (or asks to overwrite), otherwise the file is
+/// only extended. `on_layout` is told when real lay-out starts (for fio's message).
+pub fn prepare_file(
+    engine: &mut dyn Engine,
+    job: &JobSpec,
+    path: &str,
+    need: u64,
+    seed: u64,
+    on_layout: &mut dyn FnMut(),
+) -> Result<Prepared, EngineError> {
+    let existing = probe(engine, path);
+    let device = crate::plan::is_device_like(path);
+    if device {
+        let size = existing.ok_or_else(|| open_error(engine, path))?;
+        if need > size {
+            return Err(EngineError::new(
+                ErrorKind::Refused,
+                format!("{path}: the job needs {need} bytes but the device has {size}"),
+            ));
+        }
+        return Ok(Prepared {
+            size,
+            created: false,
+            written: 0,
+        });
+    }
+    let write_data = job.rw.kind.reads() || job.overwrite || job.rw.kind.trims();
+    let current = existing.unwrap_or(0);
+    if existing.is_some() && current >= need {
+        return Ok(Prepared {
+            size: current,
+            created: false,
+            written: 0,
+        });
+    }
+    if job.create_on_open && existing.is_none() && !write_data {
+        return Ok(Prepared {
+            size: 0,
+            created: false,
+            written: 0,
+        });
+    }
+    on_layout();
+    let open = OpenOptions {
+        read: true,
+        write: true,
+        create: existing.is_none(),
+        exclusive: existing.is_none(),
+        direct: job.direct,
+        ..Default::default()
+    };
+    let id = engine.open(&FileSpec {
+        path: path.to_string(),
+        open,
+    })?;
+    let created = existing.is_none();
+    let result = if write_data {
+        write_range(engine, id, path, current, need, job, seed)
+    } else {
+        extend(engine, id, need).map(|_| 0)
+    };
+    let close = engine.close(id);
+    let written = result?;
+    close?;
+    Ok(Prepared {
+        size: need.max(current),
+        created,
+        written,
+    })
+}
+
+fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
+    let spec = FileSpec {
+        path: path.to_string(),
+        open: OpenOptions {
+            read: true,
+            ..Default::default()
+        },
+    };
+    match engine.open(&spec) {
+        Err(e) => e,
+        Ok(id) => {
+            let _ = engine.close(id);
+            EngineError::new(ErrorKind::Os, format!("{path}: cannot read its size"))
+        }
+    }
+}
+
+fn extend(engine: &mut dyn Engine, id: FileId, size: u64) -> Result<(), EngineError> {
+    match engine.meta() {
+        Some(meta) => meta.set_size(id, size),
+        None => Err(EngineError::unsupported(
+            "this engine cannot extend files; lay them out with a write job first",
+        )),
+    }
+}
+
+/// Writes [from, to) sequentially with 1 MiB IOs and flushes, through the engine.
+fn write_range(
+    engine: &mut dyn Engine,
+    id: FileId,
+    path: &str,
+    from: u64,
+    to: u64,
+    job: &JobSpec,
+    seed: u64,
+) -> Result<u64, EngineError> {
+    let mut arena = Arena::new(1, LAYOUT_BS)
+        .map_err(|e| EngineError::os("allocate lay-out buffer for", path, e))?;
+    let mut filler = BufferFiller::new(job.buffers.clone(), seed);
+    filler.fill(arena.slot_mut(0));
+    let mut off = from;
+    while off < to {
+        if stop::requested() {
+            return Err(EngineError::new(
+                ErrorKind::Refused,
+                format!("lay-out of {path} interrupted"),
+            ));
+        }
+        let len = (to - off).min(LAYOUT_BS as u64) as u32;
+        filler.before_write(&mut arena.slot_mut(0)[..len as usize], off);
+        let n = io_sync(
+            engine,
+            IoUnit {
+                file: id,
+                kind: IoKind::Write,
+                offset: off,
+                len,
+                buf: arena.slot_ptr(0),
+                buf_index: 0,
+                tag: 0,
+            },
+            path,
+        )?;
+        if n == 0 {
+            return Err(EngineError::new(
+                ErrorKind::Os,
+                format!("write {path} at offset {off}: no progress"),
+            ));
+        }
+        off += n;
+    }
+    io_sync(
+        engine,
+        IoUnit {
+            file: id,
+            kind: IoKind::Fsync,
+            offset: 0,
+            len: 0,
+            buf: arena.slot_ptr(0),
+            buf_index: 0,
+            tag: 0,
+        },
+        path,
+    )?;
+    Ok(to - from)
+}
+
+/// Runs one IO to completion on any engine (synchronous or queued).
+pub fn io_sync(engine: &mut dyn Engine, io: IoUnit, path: &str) -> Result<u64, EngineError> {
+    let op = match io.kind {
+        IoKind::Read => "read",
+        IoKind::Write => "write",
+        IoKind::Trim => "trim",
+        IoKind::Fsync | IoKind::Fdatasync => "fsync",
+    };
+    let res = match engine.queue(&io)? {
+        Queued::Done(n) => return Ok(n),
+        Queued::Busy => {
+            return Err(EngineError::protocol(format!(
+                "{op} {path}: engine busy with no IO in flight"
+            )));
+        }
+        Queued::Pending => {
+            engine.commit()?;
+            let mut out = Vec::with_capacity(1);
+            let deadline = Instant::now() + std::time::Duration::from_secs(300);
+            while out.is_empty() {
+                engine.reap(1, &mut out)?;
+                if Instant::now() > deadline {
+                    return Err(EngineError::protocol(format!(
+                        "{op} {path}: no completion after 300 s"
+                    )));
+                }
+            }
+            out[0].result
+        }
+    };
+    if res < 0 {
+        Err(EngineError::errno(op, path, (-res) as i32))
+    } else {
+        Ok(res as u64)
+    }
+}
+
+/// Refuses to write to a device-like target that holds data, unless the job allows it:
+/// a mounted/used local device, a partition table or a file-system/volume signature, and
+/// for LUNs any non-zero data.
+pub fn check_device_before_write(
+    engine: &mut dyn Engine,
+    path: &str,
+    size: u64,
+) -> Result<(), EngineError> {
+    let override_hint = "; pass --allow-destructive to write anyway";
+    if !path.contains("://")
+        && let Some(why) = safety::device_in_use(std::path::Path::new(path))
+    {
+        return Err(EngineError::new(
+            ErrorKind::Refused,
+            format!("refusing to write to {path}: {why}{override_hint}"),
+        ));
+    }
+    let probe = (safety::PROBE_BYTES as u64).min(size) as usize;
+    if probe == 0 {
+        return Ok(());
+    }
+    let mut arena =
+        Arena::new(2, probe).map_err(|e| EngineError::os("allocate probe buffer for", path, e))?;
+    let id = engine
+        .open(&FileSpec {
+            path: path.to_string(),
+            open: OpenOptions {
+                read: true,
+                direct: true,
+                ..Default::default()
+            },
+        })
+        .or_else(|_| {
+            engine.open(&FileSpec {
+                path: path.to_string(),
+                open: OpenOptions {
+                    read: true,
+                    ..Default::default()
+                },
+            })
+        })?;
+    let tail_off = size - probe as u64;
+    let reads = [(0u32, 0u64), (1, tail_off)].map(|(slot, off)| {
+        io_sync(
+            engine,
+            IoUnit {
+                file: id,
+                kind: IoKind::Read,
+                offset: off,
+                len: probe as u32,
+                buf: arena.slot_ptr(slot),
+                buf_index: slot,
+                tag: slot,
+            },
+            path,
+        )
+    });
+    let _ = engine.close(id);
+    for r in reads {
+        r?;
+    }
+    let strict_zero = path.starts_with("iscsi://");
+    let head = arena.slot_mut(0)[..probe].to_vec();
+    let tail = &arena.slot_mut(1)[..probe];
+    match safety::scan(&head, tail, strict_zero) {
+        Some(found) => Err(EngineError::new(
+            ErrorKind::Refused,
+            format!("refusing to write to {path}: it holds {found}{override_hint}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Removes a file storbench created, through the engine's metadata operations (or the
+/// local file system when the engine has none).
+pub fn remove(engine: &mut dyn Engine, path: &str) -> Result<(), EngineError> {
+    if let Some(meta) = engine.meta() {
+        return meta.unlink(path);
+    }
+    if path.contains("://") {
+        return Err(EngineError::unsupported(format!(
+            "cannot remove {path}: the engine has no metadata operations"
+        )));
+    }
+    std::fs::remove_file(path).map_err(|e| EngineError::os("remove", path, e))
+}

@@ -1,0 +1,94 @@
+//! Network-interface counters and link speed for network targets.
+
+use crate::result::NicUsage;
+
+/// rx/tx byte counters of one interface at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NicSample {
+    pub name: String,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+}
+
+impl NicSample {
+    pub fn read(name: &str) -> Option<Self> {
+        let get = |f: &str| -> Option<u64> {
+            std::fs::read_to_string(format!("/sys/class/net/{name}/statistics/{f}"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        Some(NicSample {
+            name: name.to_string(),
+            rx_bytes: get("rx_bytes")?,
+            tx_bytes: get("tx_bytes")?,
+        })
+    }
+
+    pub fn since(&self, earlier: &NicSample, duration_ms: u64) -> NicUsage {
+        NicUsage {
+            name: self.name.clone(),
+            rx_bytes: self.rx_bytes.saturating_sub(earlier.rx_bytes),
+            tx_bytes: self.tx_bytes.saturating_sub(earlier.tx_bytes),
+            duration_ms,
+            speed_mbps: link_speed_mbps(&self.name),
+        }
+    }
+}
+
+/// Link speed in Mbit/s; None where the interface states none (loopback, virtio, veth).
+pub fn link_speed_mbps(name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/sys/class/net/{name}/speed")).ok()?;
+    text.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|&s| s > 0)
+        .map(|s| s as u64)
+}
+
+/// Rate of a shaping qdisc (tbf) on the interface, in Mbit/s: an emulated link's real limit.
+pub fn shaped_rate_mbps(name: &str) -> Option<u64> {
+    let out = std::process::Command::new("tc")
+        .args(["qdisc", "show", "dev", name])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rate = text
+        .split_whitespace()
+        .skip_while(|w| *w != "rate")
+        .nth(1)?;
+    parse_tc_rate(rate)
+}
+
+fn parse_tc_rate(rate: &str) -> Option<u64> {
+    let (num, unit) = rate.split_at(rate.find(|c: char| c.is_ascii_alphabetic())?);
+    let value: f64 = num.parse().ok()?;
+    let mbps = match unit.to_ascii_lowercase().as_str() {
+        "gbit" => value * 1000.0,
+        "mbit" => value,
+        "kbit" => value / 1000.0,
+        "bit" => value / 1e6,
+        _ => return None,
+    };
+    Some(mbps.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_has_counters_but_no_speed() {
+        let s = NicSample::read("lo").expect("lo counters");
+        assert_eq!(s.name, "lo");
+        assert_eq!(link_speed_mbps("lo"), None);
+    }
+
+    #[test]
+    fn tc_rates() {
+        assert_eq!(parse_tc_rate("1Gbit"), Some(1000));
+        assert_eq!(parse_tc_rate("984Mbit"), Some(984));
+        assert_eq!(parse_tc_rate("fast"), None);
+    }
+}

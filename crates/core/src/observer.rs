@@ -1,0 +1,159 @@
+//! What the runner tells the UI while it works. Measurement never formats: the CLI turns
+//! these plain values into fio's lines and status bar.
+
+use std::time::{Duration, Instant};
+
+use storbench_job::JobSpec;
+
+use crate::progress::{WorkerCounters, WorkerState};
+use crate::result::JobHeader;
+
+/// A job as announced before it starts (fio's `name: (g=0): rw=…` line).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobHeaderLine {
+    pub name: String,
+    pub group: u32,
+    pub header: JobHeader,
+}
+
+impl JobHeaderLine {
+    pub fn of(job: &JobSpec) -> Self {
+        JobHeaderLine {
+            name: job.name.clone(),
+            group: job.group,
+            header: crate::collect::header_of(job, None),
+        }
+    }
+}
+
+/// Live state of the running batch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    /// One state per worker, with whether its job is random / mixed, for fio's letters.
+    pub workers: Vec<(WorkerState, char)>,
+    /// Rates since the previous report: bytes/s and IOs/s per direction.
+    pub bw: [f64; 3],
+    pub iops: [f64; 3],
+    /// 0..=100.
+    pub percent_done: f64,
+    pub eta: Option<Duration>,
+}
+
+impl Progress {
+    /// Builds a report from the workers' counters; `last` carries totals between calls.
+    pub fn build<'a>(
+        workers: impl Iterator<Item = (&'a WorkerCounters, &'a JobSpec, Option<u64>)>,
+        epoch: Instant,
+        totals: ([u64; 3], [u64; 3]),
+        last: &mut ([u64; 3], [u64; 3], Instant),
+    ) -> Progress {
+        let now = Instant::now();
+        let secs = now.duration_since(last.2).as_secs_f64().max(1e-3);
+        let rate = |cur: [u64; 3], prev: [u64; 3]| {
+            std::array::from_fn(|d| cur[d].saturating_sub(prev[d]) as f64 / secs)
+        };
+        let bw = rate(totals.0, last.0);
+        let iops = rate(totals.1, last.1);
+        *last = (totals.0, totals.1, now);
+        let mut states = Vec::new();
+        let mut fraction_sum = 0.0;
+        let mut eta = Duration::ZERO;
+        let mut n = 0;
+        for (counters, job, limit) in workers {
+            let state = counters.state();
+            states.push((state, letter(job)));
+            let (frac, left) = done_fraction(counters, job, limit, epoch);
+            fraction_sum += frac;
+            eta = eta.max(left);
+            n += 1;
+        }
+        Progress {
+            elapsed: epoch.elapsed(),
+            workers: states,
+            bw,
+            iops,
+            percent_done: if n == 0 {
+                100.0
+            } else {
+                fraction_sum / n as f64 * 100.0
+            },
+            eta: Some(eta),
+        }
+    }
+}
+
+/// fio's status letter for a running job: R/r read, W/w write, M/m mixed, D/d trim
+/// (upper case sequential, lower case random).
+fn letter(job: &JobSpec) -> char {
+    use storbench_job::RwKind::*;
+    match job.rw.kind {
+        Read => 'R',
+        RandRead => 'r',
+        Write => 'W',
+        RandWrite => 'w',
+        ReadWrite => 'M',
+        RandRw => 'm',
+        Trim | TrimWrite => 'D',
+        RandTrim | RandTrimWrite => 'd',
+    }
+}
+
+/// Fraction done and time left for one worker.
+fn done_fraction(
+    c: &WorkerCounters,
+    job: &JobSpec,
+    limit: Option<u64>,
+    epoch: Instant,
+) -> (f64, Duration) {
+    match c.state() {
+        WorkerState::Done | WorkerState::Error => return (1.0, Duration::ZERO),
+        WorkerState::Setup | WorkerState::LayingOut => {
+            return (0.0, job.runtime.unwrap_or_default() + job.ramp_time);
+        }
+        _ => {}
+    }
+    let measured = c
+        .measure_start_ns()
+        .map(|s| epoch.elapsed().saturating_sub(Duration::from_nanos(s)))
+        .unwrap_or_default();
+    let snap = c.snapshot();
+    let bytes: u64 = snap.bytes.iter().sum::<u64>() + snap.pre_bytes;
+    let by_time = job.runtime.map(|rt| {
+        let f = (measured.as_secs_f64() / rt.as_secs_f64().max(1e-9)).min(1.0);
+        (f, rt.saturating_sub(measured))
+    });
+    let by_size = limit.filter(|&l| l > 0).map(|l| {
+        let f = (bytes as f64 / l as f64).min(1.0);
+        let left = if f > 0.0 {
+            measured.mul_f64((1.0 - f) / f)
+        } else {
+            Duration::ZERO
+        };
+        (f, left)
+    });
+    match (by_time, by_size) {
+        (Some(t), Some(s)) if !job.time_based => {
+            if s.0 > t.0 {
+                s
+            } else {
+                t
+            }
+        }
+        (Some(t), _) => t,
+        (None, Some(s)) => s,
+        (None, None) => (0.0, Duration::ZERO),
+    }
+}
+
+/// Receives announcements and progress; every method has a do-nothing default.
+pub trait Observer {
+    fn starting(&mut self, _jobs: &[JobHeaderLine]) {}
+    fn laying_out(&mut self, _job: &str, _files: usize, _bytes: u64) {}
+    fn progress(&mut self, _p: &Progress) {}
+}
+
+/// An observer that ignores everything (tests, `--eta=never` pipelines).
+pub struct NoObserver;
+
+impl Observer for NoObserver {}

@@ -1,0 +1,366 @@
+//! Where the next IO goes inside a file's region.
+//!
+//! Random IO visits every block once per pass by default, like fio's random map, but
+//! without a bitmap: a keyed Feistel permutation of the block numbers (cycle-walking over the
+//! next power of two) gives a full-period, repeatable shuffle in O(1) memory and a few
+//! nanoseconds per IO. `norandommap` and the skewed distributions draw independently.
+
+use storbench_job::RandomDistribution;
+
+use crate::rng::{Rng, mix64};
+
+/// A bijection on [0, n): a balanced Feistel network over 2^bits ≥ n, with cycle walking.
+#[derive(Clone, Debug)]
+pub struct Permutation {
+    n: u64,
+    half_bits: u32,
+    half_mask: u64,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    pub fn new(n: u64, seed: u64) -> Self {
+        assert!(n > 0, "permutation of an empty range");
+        let bits = (64 - (n - 1).leading_zeros()).max(2);
+        let half_bits = bits.div_ceil(2);
+        let mut sm = seed;
+        let keys = std::array::from_fn(|_| crate::rng::splitmix64(&mut sm));
+        Permutation {
+            n,
+            half_bits,
+            half_mask: (1u64 << half_bits) - 1,
+            keys,
+        }
+    }
+
+    #[inline]
+    fn round(&self, x: u64) -> u64 {
+        let (mut left, mut right) = (x >> self.half_bits, x & self.half_mask);
+        for key in self.keys {
+            let f = mix64(right ^ key) & self.half_mask;
+            (left, right) = (right, left ^ f);
+        }
+        (left << self.half_bits) | right
+    }
+
+    /// The image of `i` (< n).
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = self.round(i);
+        while x >= self.n {
+            x = self.round(x);
+        }
+        x
+    }
+}
+
+/// Zipf-distributed ranks in [0, n) by rejection-inversion (Hörmann & Derflinger), O(1).
+#[derive(Clone, Debug)]
+pub struct Zipf {
+    n: f64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    cut: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, theta: f64) -> Self {
+        let s = theta;
+        let mut z = Zipf {
+            n: n as f64,
+            s,
+            h_x1: 0.0,
+            h_n: 0.0,
+            cut: 0.0,
+        };
+        z.h_x1 = z.h(1.5) - 1.0;
+        z.h_n = z.h(z.n + 0.5);
+        z.cut = 2.0 - z.h_inv(z.h(2.5) - 2f64.powf(-s));
+        z
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        let e = 1.0 - self.s;
+        if e.abs() < 1e-9 {
+            x.ln()
+        } else {
+            (x.powf(e) - 1.0) / e
+        }
+    }
+
+    fn h_inv(&self, x: f64) -> f64 {
+        let e = 1.0 - self.s;
+        if e.abs() < 1e-9 {
+            x.exp()
+        } else {
+            (x * e + 1.0).powf(1.0 / e)
+        }
+    }
+
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_n + rng.unit() * (self.h_x1 - self.h_n);
+            let x = self.h_inv(u);
+            let k = x.round().clamp(1.0, self.n);
+            if k - x <= self.cut || u >= self.h(k + 0.5) - k.powf(-self.s) {
+                return k as u64 - 1;
+            }
+        }
+    }
+}
+
+/// How random block numbers are drawn.
+#[derive(Clone, Debug)]
+enum Draw {
+    /// Each block once per pass.
+    Map {
+        perm: Permutation,
+        pass_pos: u64,
+    },
+    /// Uniform with repetition (`norandommap`).
+    Uniform,
+    /// Skewed: rank from the distribution, spread over the range by a fixed shuffle so hot
+    /// blocks are not all at the start (as fio hashes its ranks).
+    Zipf {
+        zipf: Zipf,
+        spread: Permutation,
+    },
+    Pareto {
+        power: f64,
+        spread: Permutation,
+    },
+    Normal {
+        stddev_blocks: f64,
+        spread: Permutation,
+    },
+}
+
+/// Offsets within one file region, in units of `block` bytes.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    start: u64,
+    len: u64,
+    block: u64,
+    nblocks: u64,
+    /// Next sequential offset, relative to `start`.
+    seq_next: u64,
+    hole: u64,
+    draw: Draw,
+}
+
+/// Parameters for [`OffsetGen::new`].
+pub struct OffsetParams {
+    pub start: u64,
+    pub len: u64,
+    /// Alignment and random-map unit (the smallest block size).
+    pub block: u64,
+    pub hole: u64,
+    pub random_map: bool,
+    pub distribution: RandomDistribution,
+    pub seed: u64,
+}
+
+impl OffsetGen {
+    pub fn new(p: OffsetParams) -> Self {
+        let nblocks = (p.len / p.block).max(1);
+        let spread = || Permutation::new(nblocks, p.seed ^ 0x5350_5245_4144);
+        let draw = match p.distribution {
+            RandomDistribution::Random if p.random_map => Draw::Map {
+                perm: Permutation::new(nblocks, p.seed),
+                pass_pos: 0,
+            },
+            RandomDistribution::Random => Draw::Uniform,
+            RandomDistribution::Zipf(theta) => Draw::Zipf {
+                zipf: Zipf::new(nblocks, theta),
+                spread: spread(),
+            },
+            RandomDistribution::Pareto(h) => Draw::Pareto {
+                power: h.ln() / (1.0 - h).ln(),
+                spread: spread(),
+            },
+            RandomDistribution::Normal(dev) => Draw::Normal {
+                stddev_blocks: (dev / 100.0 * nblocks as f64).max(1.0),
+                spread: spread(),
+            },
+        };
+        OffsetGen {
+            start: p.start,
+            len: p.len,
+            block: p.block,
+            nblocks,
+            seq_next: 0,
+            hole: p.hole,
+            draw,
+        }
+    }
+
+    /// Bytes in the region.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Clamps an IO of `bs` bytes at block `blk` so it stays inside the region.
+    #[inline]
+    fn place(&self, rel: u64, bs: u64) -> u64 {
+        let max_rel = self.len.saturating_sub(bs) / self.block * self.block;
+        self.start + rel.min(max_rel)
+    }
+
+    /// Next sequential offset; wraps to the start when the region is exhausted.
+    #[inline]
+    pub fn next_sequential(&mut self, bs: u64) -> u64 {
+        if self.seq_next + bs > self.len {
+            self.seq_next = 0;
+        }
+        let off = self.start + self.seq_next;
+        self.seq_next += bs + self.hole;
+        off
+    }
+
+    /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).
+    #[inline]
+    pub fn continue_from(&mut self, off: u64) {
+        self.seq_next = off - self.start;
+    }
+
+    /// Next random offset for an IO of `bs` bytes.
+    #[inline]
+    pub fn next_random(&mut self, rng: &mut Rng, bs: u64) -> u64 {
+        let n = self.nblocks;
+        let blk = match &mut self.draw {
+            Draw::Map { perm, pass_pos } => {
+                if *pass_pos >= n {
+                    *pass_pos = 0;
+                }
+                let b = perm.at(*pass_pos);
+                *pass_pos += 1;
+                b
+            }
+            Draw::Uniform => rng.below(n),
+            Draw::Zipf { zipf, spread } => spread.at(zipf.sample(rng)),
+            Draw::Pareto { power, spread } => {
+                let rank = ((n - 1) as f64 * rng.unit().powf(*power)) as u64;
+                spread.at(rank.min(n - 1))
+            }
+            Draw::Normal {
+                stddev_blocks,
+                spread,
+            } => {
+                let center = (n / 2) as f64;
+                let v = center + gaussian(rng) * *stddev_blocks;
+                spread.at((v.max(0.0) as u64).min(n - 1))
+            }
+        };
+        self.place(blk * self.block, bs)
+    }
+}
+
+/// Standard normal deviate (Box–Muller).
+fn gaussian(rng: &mut Rng) -> f64 {
+    let u1 = rng.unit().max(f64::MIN_POSITIVE);
+    let u2 = rng.unit();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use proptest::prelude::*;
+
+    fn params(len: u64, block: u64) -> OffsetParams {
+        OffsetParams {
+            start: 0,
+            len,
+            block,
+            hole: 0,
+            random_map: true,
+            distribution: RandomDistribution::Random,
+            seed: 42,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn permutation_is_a_bijection(n in 1u64..5000, seed in any::<u64>()) {
+            let p = Permutation::new(n, seed);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let v = p.at(i);
+                prop_assert!(v < n);
+                prop_assert!(!seen[v as usize]);
+                seen[v as usize] = true;
+            }
+        }
+
+        #[test]
+        fn offsets_stay_aligned_and_in_range(len_blocks in 1u64..1000, bs_blocks in 1u64..8,
+                                             seed in any::<u64>(), dist in 0u8..4) {
+            let block = 4096;
+            let distribution = match dist {
+                0 => RandomDistribution::Random,
+                1 => RandomDistribution::Zipf(1.2),
+                2 => RandomDistribution::Pareto(0.2),
+                _ => RandomDistribution::Normal(10.0),
+            };
+            let mut g = OffsetGen::new(OffsetParams {
+                start: 1 << 20, len: len_blocks * block, block, hole: 0, random_map: true,
+                distribution, seed });
+            let mut rng = Rng::seeded(seed);
+            let bs = (bs_blocks * block).min(len_blocks * block);
+            for _ in 0..200 {
+                let off = g.next_random(&mut rng, bs);
+                prop_assert_eq!(off % block, 0);
+                prop_assert!(off >= 1 << 20);
+                prop_assert!(off + bs <= (1 << 20) + len_blocks * block);
+            }
+        }
+    }
+
+    #[test]
+    fn random_map_visits_each_block_once_per_pass() {
+        let mut g = OffsetGen::new(params(100 * 4096, 4096));
+        let mut rng = Rng::seeded(1);
+        let mut seen: Vec<u64> = (0..100)
+            .map(|_| g.next_random(&mut rng, 4096) / 4096)
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn same_seed_same_sequence() {
+        let run = || {
+            let mut g = OffsetGen::new(params(1000 * 4096, 4096));
+            let mut rng = Rng::seeded(9);
+            (0..50)
+                .map(|_| g.next_random(&mut rng, 4096))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn sequential_wraps_and_skips_holes() {
+        let mut g = OffsetGen::new(OffsetParams {
+            hole: 4096,
+            ..params(4 * 4096, 4096)
+        });
+        let offs: Vec<u64> = (0..3).map(|_| g.next_sequential(4096)).collect();
+        assert_eq!(offs, vec![0, 8192, 0]);
+    }
+
+    #[test]
+    fn zipf_is_skewed_towards_low_ranks() {
+        let z = Zipf::new(1000, 1.2);
+        let mut rng = Rng::seeded(5);
+        let low = (0..10_000).filter(|_| z.sample(&mut rng) < 10).count();
+        assert!(low > 5_000, "{low}");
+    }
+}

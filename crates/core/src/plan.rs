@@ -1,0 +1,168 @@
+//! Which files each job clone uses, and which byte range of each: fio's naming, sizing and
+//! offset rules, as pure functions (the runner does the IO).
+
+use storbench_job::{JobSpec, SizeSpec};
+
+/// A file a job uses, before it is opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilePlan {
+    /// Path or URL.
+    pub path: String,
+    /// Bytes the job does IO over (the file is laid out to at least `offset + len`).
+    pub len: Option<u64>,
+}
+
+/// True for targets that are whole devices (local block devices, iSCSI LUNs): never laid
+/// out or removed, and checked for existing data before writes.
+pub fn is_device_like(path: &str) -> bool {
+    if path.starts_with("iscsi://") {
+        return true;
+    }
+    if path.contains("://") {
+        return false;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false)
+}
+
+/// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.
+pub fn join(dir: &str, name: &str) -> String {
+    let (base, query) = match dir.find('?') {
+        Some(i) if dir.contains("://") => (&dir[..i], &dir[i..]),
+        _ => (dir, ""),
+    };
+    let sep = if base.ends_with('/') { "" } else { "/" };
+    format!("{base}{sep}{name}{query}")
+}
+
+/// fio's `filename_format` expansion.
+pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String {
+    format
+        .replace("$jobname", job)
+        .replace("$jobnum", &jobnum.to_string())
+        .replace("$filenum", &filenum.to_string())
+        .replace("$clientuid", "0")
+}
+
+/// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
+/// Explicit `filename`s are shared by all clones; generated names are per clone, with
+/// directories handed out round-robin to clones as fio does.
+pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
+    let names: Vec<String> = if job.filenames.is_empty() {
+        let dirs: Vec<&str> = if job.directories.is_empty() {
+            vec!["."]
+        } else {
+            job.directories.iter().map(String::as_str).collect()
+        };
+        let dir = dirs[jobnum as usize % dirs.len()];
+        (0..job.nrfiles.max(1))
+            .map(|f| {
+                join(
+                    dir,
+                    &expand_name(&job.filename_format, &job.name, jobnum, f),
+                )
+            })
+            .collect()
+    } else {
+        let dir = job.directories.first().map(String::as_str);
+        job.filenames
+            .iter()
+            .map(|f| match dir {
+                Some(d) if !f.starts_with('/') && !f.contains("://") => join(d, f),
+                _ => f.clone(),
+            })
+            .collect()
+    };
+    let per_file = match (job.filesize, job.size) {
+        (Some((lo, _)), _) => Some(lo),
+        (None, Some(SizeSpec::Bytes(total))) => Some(total / names.len().max(1) as u64),
+        (None, _) => None,
+    };
+    names
+        .into_iter()
+        .map(|path| FilePlan {
+            path,
+            len: per_file,
+        })
+        .collect()
+}
+
+/// Resolves a size that may be a percentage against the existing size of the target.
+pub fn resolve_len(
+    job: &JobSpec,
+    planned: Option<u64>,
+    existing: Option<u64>,
+    nfiles: usize,
+) -> Option<u64> {
+    match (planned, job.size, existing) {
+        (Some(len), _, _) => Some(len),
+        (None, Some(SizeSpec::Percent(p)), Some(size)) => {
+            Some((size as f64 * p / 100.0) as u64 / nfiles.max(1) as u64)
+        }
+        (None, _, Some(size)) => Some(size),
+        _ => None,
+    }
+}
+
+/// Start offset of clone `jobnum` inside a file of `file_size` bytes, aligned to `align`.
+pub fn start_offset(job: &JobSpec, jobnum: u32, file_size: Option<u64>, align: u64) -> u64 {
+    let base = match job.offset {
+        SizeSpec::Bytes(b) => b,
+        SizeSpec::Percent(p) => {
+            let raw = (file_size.unwrap_or(0) as f64 * p / 100.0) as u64;
+            raw / align.max(1) * align.max(1)
+        }
+    };
+    base + job.offset_increment * u64::from(jobnum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_per_clone_and_file() {
+        let mut job = JobSpec::new("nf");
+        job.nrfiles = 2;
+        job.directories = vec!["/a".into(), "/b/".into()];
+        job.size = Some(SizeSpec::Bytes(8192));
+        let c0 = files_for_clone(&job, 0);
+        let c1 = files_for_clone(&job, 1);
+        assert_eq!(c0[0].path, "/a/nf.0.0");
+        assert_eq!(c0[1].path, "/a/nf.0.1");
+        assert_eq!(c1[0].path, "/b/nf.1.0");
+        assert_eq!(c0[0].len, Some(4096));
+    }
+
+    #[test]
+    fn explicit_filenames_are_shared_and_url_queries_kept() {
+        let mut job = JobSpec::new("j");
+        job.filenames = vec!["/dev/sdx".into()];
+        assert_eq!(files_for_clone(&job, 3)[0].path, "/dev/sdx");
+        assert_eq!(files_for_clone(&job, 3)[0].len, None);
+        assert_eq!(
+            join("nfs://h/export/d?version=3", "f.0.0"),
+            "nfs://h/export/d/f.0.0?version=3"
+        );
+    }
+
+    #[test]
+    fn sizes_and_offsets() {
+        let mut job = JobSpec::new("j");
+        job.size = Some(SizeSpec::Percent(50.0));
+        assert_eq!(resolve_len(&job, None, Some(1 << 30), 1), Some(1 << 29));
+        job.offset = SizeSpec::Percent(25.0);
+        job.offset_increment = 4096;
+        assert_eq!(start_offset(&job, 2, Some(10_000), 4096), 8192);
+        assert_eq!(start_offset(&job, 0, Some(40_000), 4096), 8192);
+    }
+
+    #[test]
+    fn devices_and_urls() {
+        assert!(is_device_like("iscsi://h/iqn.x/1"));
+        assert!(!is_device_like("nfs://h/export/f"));
+        assert!(!is_device_like("/etc/hostname"));
+    }
+}

@@ -1,0 +1,140 @@
+//! Counters each worker publishes for the one sampler/UI thread.
+//!
+//! Each worker is the single writer of its own cache-line-aligned block, so publishing is a
+//! plain relaxed store (no read-modify-write, no lock); the sampler only loads.
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+/// What a worker is doing, as fio's status characters show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WorkerState {
+    Setup = 0,
+    LayingOut = 1,
+    Ramp = 2,
+    Running = 3,
+    Finishing = 4,
+    Done = 5,
+    Error = 6,
+}
+
+impl WorkerState {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            1 => WorkerState::LayingOut,
+            2 => WorkerState::Ramp,
+            3 => WorkerState::Running,
+            4 => WorkerState::Finishing,
+            5 => WorkerState::Done,
+            6 => WorkerState::Error,
+            _ => WorkerState::Setup,
+        }
+    }
+}
+
+/// One worker's published counters. Byte/IO counters are cumulative since the worker
+/// started measuring; the sampler computes deltas.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct WorkerCounters {
+    state: AtomicU8,
+    bytes: [AtomicU64; 3],
+    ios: [AtomicU64; 3],
+    lat_sum_ns: [AtomicU64; 3],
+    /// Bytes issued during ramp and lay-out, for the ETA of size-bound jobs.
+    pre_bytes: AtomicU64,
+    /// When measurement began, ns since the run epoch (0: not yet).
+    measure_start_ns: AtomicU64,
+}
+
+/// A copy of one worker's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CounterSnapshot {
+    pub bytes: [u64; 3],
+    pub ios: [u64; 3],
+    pub lat_sum_ns: [u64; 3],
+    pub pre_bytes: u64,
+}
+
+impl WorkerCounters {
+    #[inline]
+    pub fn set_state(&self, s: WorkerState) {
+        self.state.store(s as u8, Ordering::Release);
+    }
+
+    pub fn state(&self) -> WorkerState {
+        WorkerState::from_u8(self.state.load(Ordering::Acquire))
+    }
+
+    /// Publishes the worker's running totals for direction `d` (single writer).
+    #[inline]
+    pub fn publish(&self, d: usize, bytes: u64, ios: u64, lat_sum_ns: u64) {
+        self.bytes[d].store(bytes, Ordering::Relaxed);
+        self.ios[d].store(ios, Ordering::Relaxed);
+        self.lat_sum_ns[d].store(lat_sum_ns, Ordering::Relaxed);
+    }
+
+    /// Marks the start of measurement; counters restart from zero at this point.
+    pub fn set_measure_start(&self, ns_since_epoch: u64) {
+        for d in 0..3 {
+            self.publish(d, 0, 0, 0);
+        }
+        self.measure_start_ns
+            .store(ns_since_epoch.max(1), Ordering::Release);
+    }
+
+    /// ns since the run epoch when measurement began, if it has.
+    pub fn measure_start_ns(&self) -> Option<u64> {
+        match self.measure_start_ns.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(v),
+        }
+    }
+
+    #[inline]
+    pub fn publish_pre(&self, bytes: u64) {
+        self.pre_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> CounterSnapshot {
+        let load = |a: &[AtomicU64; 3]| std::array::from_fn(|i| a[i].load(Ordering::Relaxed));
+        CounterSnapshot {
+            bytes: load(&self.bytes),
+            ios: load(&self.ios),
+            lat_sum_ns: load(&self.lat_sum_ns),
+            pre_bytes: self.pre_bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl CounterSnapshot {
+    pub fn since(&self, earlier: &CounterSnapshot) -> CounterSnapshot {
+        let d = |a: [u64; 3], b: [u64; 3]| std::array::from_fn(|i| a[i].saturating_sub(b[i]));
+        CounterSnapshot {
+            bytes: d(self.bytes, earlier.bytes),
+            ios: d(self.ios, earlier.ios),
+            lat_sum_ns: d(self.lat_sum_ns, earlier.lat_sum_ns),
+            pre_bytes: self.pre_bytes.saturating_sub(earlier.pre_bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publish_and_snapshot() {
+        let c = WorkerCounters::default();
+        assert_eq!(c.state(), WorkerState::Setup);
+        c.set_state(WorkerState::Running);
+        c.publish(1, 4096, 1, 100);
+        let a = c.snapshot();
+        c.publish(1, 12288, 3, 400);
+        let d = c.snapshot().since(&a);
+        assert_eq!(d.bytes, [0, 8192, 0]);
+        assert_eq!(d.ios, [0, 2, 0]);
+        assert_eq!(c.state(), WorkerState::Running);
+        assert_eq!(std::mem::align_of::<WorkerCounters>(), 128);
+    }
+}

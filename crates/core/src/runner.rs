@@ -1,0 +1,596 @@
+//! Runs a whole workload: jobs in order, stonewalls between batches, `numjobs` worker threads
+//! per job, lay-out and safety checks before, cleanup after, and one sampler (this thread)
+//! while workers run. Produces the one [`RunResult`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use storbench_job::{JobSpec, Workload};
+
+use crate::cpu::{StatSample, Usage};
+use crate::disk::DiskSample;
+use crate::error::{EngineError, ErrorKind};
+use crate::gate::StartGate;
+use crate::layout;
+use crate::nic::NicSample;
+use crate::plan;
+use crate::progress::WorkerCounters;
+use crate::result::{GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use crate::sampler::WorkerSamples;
+use crate::stop;
+use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
+
+pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress};
+
+/// Who is running and how it was asked for: goes into the result as is.
+pub struct RunRequest<'a> {
+    pub workload: &'a Workload,
+    pub mode: RunMode,
+    pub command_line: Vec<String>,
+    /// Remove files this run created even if the job does not say `unlink` (quick mode).
+    pub always_remove_created: bool,
+}
+
+/// One file a batch created, to remove afterwards when asked to.
+struct Created {
+    job: Arc<JobSpec>,
+    path: String,
+    remove: bool,
+}
+
+/// Removes created files on every exit path, including errors and interruption.
+struct Cleanup<'f> {
+    factory: &'f EngineFactory,
+    files: Vec<Created>,
+    notes: Vec<Note>,
+}
+
+impl Cleanup<'_> {
+    fn run(&mut self) {
+        for c in self.files.drain(..).filter(|c| c.remove) {
+            let result =
+                (self.factory)(&c.job).and_then(|mut e| layout::remove(e.as_mut(), &c.path));
+            if let Err(e) = result {
+                self.notes.push(Note {
+                    level: NoteLevel::Warning,
+                    code: "warn.cleanup".into(),
+                    message: format!("could not remove {}: {e}", c.path),
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        self.run();
+    }
+}
+
+/// Runs the workload to the end (or until a stop is requested). Set-up errors (missing
+/// directory, refused device, engine unavailable) return `Err` before any IO; errors during
+/// IO end up in the jobs' `error` fields and the run is still returned.
+pub fn run(
+    req: RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, EngineError> {
+    let started_unix_ms = unix_ms();
+    let epoch = Instant::now();
+    let jobs: Vec<Arc<JobSpec>> = req.workload.jobs.iter().cloned().map(Arc::new).collect();
+    check_directories(&jobs)?;
+    observer.starting(
+        &jobs
+            .iter()
+            .map(|j| JobHeaderLine::of(j))
+            .collect::<Vec<_>>(),
+    );
+
+    let disks = local_devices(&jobs);
+    let disk_start: Vec<DiskSample> = disks.iter().filter_map(|d| DiskSample::read(d)).collect();
+    let stat_start = StatSample::read();
+    let nic_start = all_nics();
+
+    let mut cleanup = Cleanup {
+        factory,
+        files: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut results: Vec<(u32, JobResult)> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
+    let mut interfaces: Vec<String> = Vec::new();
+    for batch in batches(&jobs) {
+        if stop::requested() {
+            break;
+        }
+        let outcome = run_batch(&batch, &req, factory, observer, epoch, &mut cleanup)?;
+        for (_, r) in &outcome.results {
+            for (k, v) in &r.engine_details {
+                if k == "interface" && !interfaces.contains(v) {
+                    interfaces.push(v.clone());
+                }
+            }
+        }
+        results.extend(outcome.results);
+        notes.extend(outcome.notes);
+    }
+    let wall_ms = epoch.elapsed().as_millis() as u64;
+    cleanup.run();
+    notes.append(&mut cleanup.notes);
+
+    let mut run = RunResult {
+        schema: RESULT_SCHEMA,
+        mode: req.mode,
+        tool_version: format!("storbench-{}", env!("CARGO_PKG_VERSION")),
+        started_unix_ms,
+        finished_unix_ms: unix_ms(),
+        command_line: req.command_line,
+        job_files: req.workload.job_files.clone(),
+        global_options: req.workload.global_options.clone(),
+        groups: group_results(results, &jobs),
+        disks: disk_start
+            .iter()
+            .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, wall_ms)))
+            .collect(),
+        nics: nic_start
+            .iter()
+            .filter(|s| interfaces.contains(&s.name))
+            .filter_map(|s| NicSample::read(&s.name).map(|e| e.since(s, wall_ms)))
+            .collect(),
+        system_cpu: stat_start
+            .zip(StatSample::read())
+            .map(|(a, b)| b.since(&a, crate::cpu::ncpus())),
+        notes,
+        environment: None,
+        bonnie: None,
+        interrupted: stop::requested(),
+    };
+    run.environment = Some(crate::env::collect(&targets_of(&jobs)));
+    crate::analysis::annotate(&mut run);
+    Ok(run)
+}
+
+struct BatchOutcome {
+    results: Vec<(u32, JobResult)>,
+    notes: Vec<Note>,
+}
+
+/// One worker thread's bookkeeping on the sampler side.
+struct CloneSlot {
+    job_index: usize,
+    clone: u32,
+    files: Vec<WorkerFile>,
+    io_limit: Option<u64>,
+    counters: Arc<WorkerCounters>,
+    samples: WorkerSamples,
+    seed: u64,
+}
+
+fn run_batch(
+    batch: &[Arc<JobSpec>],
+    req: &RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+    epoch: Instant,
+    cleanup: &mut Cleanup,
+) -> Result<BatchOutcome, EngineError> {
+    let mut clones = Vec::new();
+    for (job_index, job) in batch.iter().enumerate() {
+        let prepared = prepare_job(job, req, factory, observer, cleanup)?;
+        for clone in 0..job.numjobs.max(1) {
+            let files = prepared.files_for(job, clone);
+            let region: u64 = files.iter().map(|f| f.len).sum();
+            let io_limit = (!job.time_based).then(|| region * u64::from(job.loops.max(1)));
+            let counters = Arc::new(WorkerCounters::default());
+            clones.push(CloneSlot {
+                job_index,
+                clone,
+                files,
+                io_limit,
+                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms),
+                counters,
+                seed: seed_for(job, clone),
+            });
+        }
+    }
+    let gate = StartGate::new(clones.len());
+    let sampler_start = Usage::thread();
+    let proc_start = Usage::process();
+    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let handles: Vec<_> = clones
+            .iter()
+            .map(|c| {
+                let plan = WorkerPlan {
+                    job: batch[c.job_index].clone(),
+                    clone: c.clone,
+                    seed: c.seed,
+                    files: c.files.clone(),
+                    io_limit: c.io_limit,
+                    counters: c.counters.clone(),
+                    epoch,
+                };
+                let gate = &gate;
+                std::thread::Builder::new()
+                    .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
+                    .spawn_scoped(s, move || run_worker(plan, factory, gate))
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        sample_until_done(&handles, &mut clones, batch, epoch, observer);
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| panic_output()))
+            .collect()
+    });
+    let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
+    let mut notes = Vec::new();
+    let mut results = Vec::new();
+    let total_ios: u64 = outputs
+        .iter()
+        .filter(|o| uses_helpers(o.engine_name))
+        .map(total_ios_of)
+        .sum();
+    for (c, out) in clones.iter_mut().zip(outputs) {
+        let job = &batch[c.job_index];
+        let share = if uses_helpers(out.engine_name) && total_ios > 0 {
+            (helper_ns as f64 * total_ios_of(&out) as f64 / total_ios as f64) as u64
+        } else {
+            0
+        };
+        for n in &out.engine_info.notes {
+            notes.push(Note {
+                level: NoteLevel::Warning,
+                code: "warn.engine".into(),
+                message: format!("{}: {n}", job.name),
+            });
+        }
+        let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
+        results.push((job.group, result));
+    }
+    Ok(BatchOutcome { results, notes })
+}
+
+/// Samples counters and reports progress until every worker thread has finished.
+fn sample_until_done(
+    handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
+    clones: &mut [CloneSlot],
+    batch: &[Arc<JobSpec>],
+    epoch: Instant,
+    observer: &mut dyn Observer,
+) {
+    let mut last_ui = Instant::now();
+    let mut last_totals = ([0u64; 3], [0u64; 3], Instant::now());
+    loop {
+        let now_ns = epoch.elapsed().as_nanos() as u64;
+        let mut totals = ([0u64; 3], [0u64; 3]);
+        for c in clones.iter_mut() {
+            let snap = c.samples.poll(now_ns);
+            for d in 0..3 {
+                totals.0[d] += snap.bytes[d];
+                totals.1[d] += snap.ios[d];
+            }
+        }
+        let all_done = handles.iter().all(|h| h.is_finished());
+        if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
+            let progress = Progress::build(
+                clones
+                    .iter()
+                    .map(|c| (c.counters.as_ref(), &*batch[c.job_index], c.io_limit)),
+                epoch,
+                totals,
+                &mut last_totals,
+            );
+            observer.progress(&progress);
+            last_ui = Instant::now();
+        }
+        if all_done {
+            let end_ns = epoch.elapsed().as_nanos() as u64;
+            for c in clones.iter_mut() {
+                c.samples.finish(end_ns);
+            }
+            return;
+        }
+        let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
+        let now_ns = epoch.elapsed().as_nanos() as u64;
+        let sleep = next_due
+            .map_or(50_000_000, |t| t.saturating_sub(now_ns))
+            .clamp(1_000_000, 50_000_000);
+        std::thread::sleep(Duration::from_nanos(sleep));
+    }
+}
+
+fn panic_output() -> WorkerOutput {
+    WorkerOutput {
+        stats: Default::default(),
+        cpu: Usage::default(),
+        measure_start: Duration::ZERO,
+        measure_end: Duration::ZERO,
+        elapsed: Duration::ZERO,
+        error: Some(EngineError::new(
+            ErrorKind::Os,
+            "internal error: a worker thread panicked",
+        )),
+        engine_name: "",
+        engine_info: Default::default(),
+    }
+}
+
+/// Files of one job after lay-out: per-clone regions.
+struct PreparedJob {
+    /// (path, offset base size, len) for shared explicit files; per-clone otherwise.
+    sizes: std::collections::HashMap<String, (u64, u64)>,
+}
+
+impl PreparedJob {
+    fn files_for(&self, job: &JobSpec, clone: u32) -> Vec<WorkerFile> {
+        let open = open_options(job);
+        plan::files_for_clone(job, clone)
+            .into_iter()
+            .map(|f| {
+                let (size, len) = self.sizes.get(&f.path).copied().unwrap_or((0, 0));
+                let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
+                let start = plan::start_offset(job, clone, Some(size), align);
+                let len = len.min(size.saturating_sub(start));
+                WorkerFile {
+                    spec: crate::engine::FileSpec {
+                        path: f.path,
+                        open: open.clone(),
+                    },
+                    start,
+                    len,
+                }
+            })
+            .collect()
+    }
+}
+
+fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
+    crate::engine::OpenOptions {
+        read: true,
+        write: job.rw.kind.writes(),
+        create: job.create_on_open,
+        exclusive: false,
+        direct: job.direct,
+        sync: job.sync,
+        truncate: false,
+    }
+}
+
+/// Lays out a job's files, checks devices before writes, and records what it created.
+fn prepare_job(
+    job: &Arc<JobSpec>,
+    req: &RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+    cleanup: &mut Cleanup,
+) -> Result<PreparedJob, EngineError> {
+    let mut engine = factory(job)?;
+    let mut sizes = std::collections::HashMap::new();
+    let mut announced = false;
+    for clone in 0..job.numjobs.max(1) {
+        let planned = plan::files_for_clone(job, clone);
+        let nfiles = planned.len();
+        for (i, f) in planned.iter().enumerate() {
+            if sizes.contains_key(&f.path) {
+                continue;
+            }
+            let existing = layout::probe(engine.as_mut(), &f.path);
+            let Some(len) = plan::resolve_len(job, f.len, existing, nfiles) else {
+                return Err(EngineError::new(
+                    ErrorKind::Refused,
+                    format!(
+                        "{}: no size given and {} does not exist (set size= or filesize=)",
+                        job.name, f.path
+                    ),
+                ));
+            };
+            let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
+            let start = plan::start_offset(job, clone, existing, align);
+            let need = start + len;
+            let mut announce = || {
+                if !announced {
+                    let total: u64 = planned.iter().filter_map(|p| p.len).sum::<u64>().max(len);
+                    observer.laying_out(&job.name, nfiles, total);
+                    announced = true;
+                }
+            };
+            let prepared = layout::prepare_file(
+                engine.as_mut(),
+                job,
+                &f.path,
+                need,
+                seed_for(job, clone) ^ i as u64,
+                &mut announce,
+            )?;
+            if prepared.created {
+                cleanup.files.push(Created {
+                    job: job.clone(),
+                    path: f.path.clone(),
+                    remove: job.unlink || req.always_remove_created,
+                });
+            }
+            if plan::is_device_like(&f.path) && (job.rw.kind.writes()) && !job.allow_destructive {
+                layout::check_device_before_write(engine.as_mut(), &f.path, prepared.size)?;
+            }
+            if job.invalidate && !plan::is_device_like(&f.path) {
+                invalidate(engine.as_mut(), &f.path);
+            }
+            sizes.insert(f.path.clone(), (prepared.size, len));
+        }
+    }
+    Ok(PreparedJob { sizes })
+}
+
+fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {
+    let spec = crate::engine::FileSpec {
+        path: path.to_string(),
+        open: crate::engine::OpenOptions {
+            read: true,
+            ..Default::default()
+        },
+    };
+    if let Ok(id) = engine.open(&spec) {
+        let _ = engine.invalidate(id);
+        let _ = engine.close(id);
+    }
+}
+
+/// Splits jobs into batches that run together: a job with `stonewall` starts a new batch.
+fn batches(jobs: &[Arc<JobSpec>]) -> Vec<Vec<Arc<JobSpec>>> {
+    let mut out: Vec<Vec<Arc<JobSpec>>> = Vec::new();
+    for job in jobs {
+        if job.stonewall || out.is_empty() {
+            out.push(Vec::new());
+        }
+        out.last_mut().expect("a batch").push(job.clone());
+    }
+    out
+}
+
+fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<GroupResult> {
+    let mut groups: Vec<GroupResult> = Vec::new();
+    for (gid, r) in results {
+        match groups.iter_mut().find(|g| g.id == gid) {
+            Some(g) => g.jobs.push(r),
+            None => groups.push(GroupResult {
+                id: gid,
+                group_reporting: jobs.iter().any(|j| j.group == gid && j.group_reporting),
+                jobs: vec![r],
+            }),
+        }
+    }
+    groups.sort_by_key(|g| g.id);
+    groups
+}
+
+/// Repeatable per-clone seed when `randrepeat`, else fresh entropy.
+fn seed_for(job: &JobSpec, clone: u32) -> u64 {
+    if job.randrepeat {
+        crate::rng::mix64(job.randseed ^ (u64::from(clone) << 32) ^ name_hash(&job.name))
+    } else {
+        crate::rng::Rng::from_entropy().next_u64() ^ u64::from(clone)
+    }
+}
+
+fn name_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Local directories of generated file names must exist: say so before anything runs.
+fn check_directories(jobs: &[Arc<JobSpec>]) -> Result<(), EngineError> {
+    for job in jobs {
+        if !job.filenames.is_empty() {
+            continue;
+        }
+        for dir in &job.directories {
+            if dir.contains("://") {
+                continue;
+            }
+            match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(EngineError::new(
+                        ErrorKind::Refused,
+                        format!("{}: directory={dir} is not a directory", job.name),
+                    ));
+                }
+                Err(e) => {
+                    return Err(EngineError::os(
+                        &format!("{}: directory=", job.name),
+                        dir,
+                        e,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for job in jobs {
+        let t = if let Some(f) = job.filenames.first() {
+            f.clone()
+        } else {
+            job.directories
+                .first()
+                .cloned()
+                .unwrap_or_else(|| ".".into())
+        };
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in targets_of(jobs) {
+        if t.contains("://") {
+            continue;
+        }
+        if let Some(dev) = crate::disk::device_of(std::path::Path::new(&t))
+            && !out.contains(&dev)
+        {
+            out.push(dev);
+        }
+    }
+    out
+}
+
+fn all_nics() -> Vec<NicSample> {
+    std::fs::read_dir("/sys/class/net")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| NicSample::read(&e.file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// CPU the process spent outside the worker threads and this sampler thread during the
+/// batch: io_uring workers and AIO helper threads that fio leaves out.
+fn helper_cpu(proc_start: Usage, sampler_start: Usage, outputs: &[WorkerOutput]) -> u64 {
+    let process = Usage::process().since(&proc_start).cpu_ns();
+    let sampler = Usage::thread().since(&sampler_start).cpu_ns();
+    let workers: u64 = outputs.iter().map(|o| o.cpu.cpu_ns()).sum();
+    process.saturating_sub(workers + sampler)
+}
+
+fn uses_helpers(engine: &str) -> bool {
+    matches!(engine, "io_uring" | "posixaio")
+}
+
+fn total_ios_of(o: &WorkerOutput) -> u64 {
+    o.stats.dirs.iter().map(|d| d.total_ios).sum()
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stonewall_splits_batches() {
+        let mut a = JobSpec::new("a");
+        let b = JobSpec::new("b");
+        let mut c = JobSpec::new("c");
+        c.stonewall = true;
+        a.group = 0;
+        let jobs: Vec<Arc<JobSpec>> = [a, b, c].into_iter().map(Arc::new).collect();
+        let bs = batches(&jobs);
+        assert_eq!(bs.len(), 2);
+        assert_eq!(bs[0].len(), 2);
+        assert_eq!(bs[1][0].name, "c");
+    }
+}

@@ -1,0 +1,184 @@
+//! The one thread that reads the workers' published counters: bandwidth and IOPS samples per
+//! `bwavgtime`/`iopsavgtime` window, the per-second timeline, and live progress for the UI.
+//! Rates are computed over the actual time between readings, so a late wake-up shifts a
+//! window but never distorts its figure.
+
+use std::sync::Arc;
+
+use crate::progress::{CounterSnapshot, WorkerCounters};
+use crate::result::TimelinePoint;
+
+/// One periodic series (bandwidth window, IOPS window or timeline) of one worker.
+#[derive(Default)]
+struct Series {
+    period_ns: u64,
+    next_ns: u64,
+    last_ns: u64,
+    last: CounterSnapshot,
+}
+
+impl Series {
+    fn new(period_ms: u64) -> Self {
+        Series {
+            period_ns: period_ms.max(1) * 1_000_000,
+            ..Default::default()
+        }
+    }
+
+    fn start(&mut self, at_ns: u64) {
+        self.last_ns = at_ns;
+        self.next_ns = at_ns + self.period_ns;
+        self.last = CounterSnapshot::default();
+    }
+
+    /// If a window boundary passed, returns (delta, seconds elapsed) and starts the next.
+    fn tick(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
+        if now_ns < self.next_ns {
+            return None;
+        }
+        let delta = snap.since(&self.last);
+        let secs = now_ns.saturating_sub(self.last_ns) as f64 / 1e9;
+        self.last = *snap;
+        self.last_ns = now_ns;
+        while self.next_ns <= now_ns {
+            self.next_ns += self.period_ns;
+        }
+        Some((delta, secs))
+    }
+}
+
+/// Samples of one worker, collected while it measures.
+pub struct WorkerSamples {
+    counters: Arc<WorkerCounters>,
+    started: bool,
+    start_ns: u64,
+    bw: Series,
+    iops: Series,
+    timeline_series: Series,
+    pub bw_samples: [Vec<f64>; 3],
+    pub iops_samples: [Vec<f64>; 3],
+    pub timeline: Vec<TimelinePoint>,
+}
+
+impl WorkerSamples {
+    pub fn new(counters: Arc<WorkerCounters>, bwavgtime_ms: u64, iopsavgtime_ms: u64) -> Self {
+        WorkerSamples {
+            counters,
+            started: false,
+            start_ns: 0,
+            bw: Series::new(bwavgtime_ms),
+            iops: Series::new(iopsavgtime_ms),
+            timeline_series: Series::new(1000),
+            bw_samples: Default::default(),
+            iops_samples: Default::default(),
+            timeline: Vec::new(),
+        }
+    }
+
+    /// Reads the worker's counters at `now_ns` (since the run epoch) and records any
+    /// completed windows. Returns the snapshot read.
+    pub fn poll(&mut self, now_ns: u64) -> CounterSnapshot {
+        let snap = self.counters.snapshot();
+        if !self.started {
+            let Some(start) = self.counters.measure_start_ns() else {
+                return snap;
+            };
+            self.started = true;
+            self.start_ns = start;
+            self.bw.start(start);
+            self.iops.start(start);
+            self.timeline_series.start(start);
+        }
+        if let Some((d, secs)) = self.bw.tick(now_ns, &snap) {
+            for dir in 0..3 {
+                self.bw_samples[dir].push(d.bytes[dir] as f64 / secs);
+            }
+        }
+        if let Some((d, secs)) = self.iops.tick(now_ns, &snap) {
+            for dir in 0..3 {
+                self.iops_samples[dir].push(d.ios[dir] as f64 / secs);
+            }
+        }
+        if let Some((d, _)) = self.timeline_series.tick(now_ns, &snap) {
+            self.push_point(now_ns, &d);
+        }
+        snap
+    }
+
+    /// Records the final partial second of the timeline once the worker is done.
+    pub fn finish(&mut self, end_ns: u64) {
+        if !self.started {
+            return;
+        }
+        let snap = self.counters.snapshot();
+        let d = snap.since(&self.timeline_series.last);
+        if d.ios.iter().any(|&n| n > 0) {
+            self.push_point(end_ns, &d);
+        }
+    }
+
+    fn push_point(&mut self, now_ns: u64, d: &CounterSnapshot) {
+        self.timeline.push(TimelinePoint {
+            t_ms: now_ns.saturating_sub(self.start_ns) / 1_000_000,
+            bytes: d.bytes,
+            ios: d.ios,
+            lat_sum_ns: d.lat_sum_ns,
+        });
+    }
+
+    /// Samples with no IO at all in a direction are not kept (fio keeps none for unused
+    /// directions).
+    pub fn take_samples(&mut self, active: [bool; 3]) -> ([Vec<f64>; 3], [Vec<f64>; 3]) {
+        let mut bw = std::mem::take(&mut self.bw_samples);
+        let mut iops = std::mem::take(&mut self.iops_samples);
+        for d in 0..3 {
+            if !active[d] {
+                bw[d].clear();
+                iops[d].clear();
+            }
+        }
+        (bw, iops)
+    }
+
+    /// Earliest next window boundary, ns since the epoch (for the sampler's sleep).
+    pub fn next_due_ns(&self) -> Option<u64> {
+        self.started.then(|| {
+            self.bw
+                .next_ns
+                .min(self.iops.next_ns)
+                .min(self.timeline_series.next_ns)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_and_timeline() {
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        s.poll(0);
+        assert!(s.next_due_ns().is_none(), "not measuring yet");
+        c.set_measure_start(1_000_000_000);
+        s.poll(1_000_000_000);
+        c.publish(0, 1_000_000, 100, 0);
+        s.poll(1_500_000_000); // exactly one 0.5 s window
+        assert_eq!(s.bw_samples[0], vec![2_000_000.0]);
+        assert_eq!(s.iops_samples[0], vec![200.0]);
+        c.publish(0, 3_000_000, 300, 0);
+        s.poll(2_000_000_000);
+        assert_eq!(s.bw_samples[0], vec![2_000_000.0, 4_000_000.0]);
+        assert_eq!(s.timeline.len(), 1);
+        assert_eq!(s.timeline[0].t_ms, 1000);
+        assert_eq!(s.timeline[0].ios[0], 300);
+        c.publish(0, 3_500_000, 350, 0);
+        s.finish(2_300_000_000);
+        assert_eq!(s.timeline.len(), 2);
+        assert_eq!(s.timeline[1].ios[0], 50);
+        let (bw, _) = s.take_samples([true, false, false]);
+        assert_eq!(bw[0].len(), 2);
+        assert!(bw[1].is_empty());
+    }
+}

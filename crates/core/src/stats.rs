@@ -1,0 +1,185 @@
+//! Per-worker statistics filled on the IO path: plain fields owned by one thread, merged and
+//! turned into a [`JobResult`](crate::result::JobResult) when the job ends.
+
+use crate::result::{DepthStats, DirResult, LatBuckets, SyncResult};
+
+/// Which latencies to record (gtod_reduce / disable_* switch them off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measure {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+}
+
+impl Measure {
+    /// Whether any per-IO clock reading is needed.
+    pub fn any(&self) -> bool {
+        self.slat || self.clat || self.lat
+    }
+}
+
+/// Everything a worker counts while measuring.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerStats {
+    pub dirs: [DirResult; 3],
+    pub sync: SyncResult,
+    pub depth: DepthStats,
+    pub lat_buckets: LatBuckets,
+}
+
+impl WorkerStats {
+    /// Records one completed data IO.
+    #[inline]
+    pub fn complete(
+        &mut self,
+        d: usize,
+        bytes: u64,
+        short: bool,
+        clat_ns: Option<u64>,
+        lat_ns: Option<u64>,
+    ) {
+        let dir = &mut self.dirs[d];
+        dir.io_bytes += bytes;
+        dir.total_ios += 1;
+        if short {
+            dir.short_ios += 1;
+        }
+        if let Some(c) = clat_ns {
+            dir.clat.record(c);
+            self.lat_buckets.record(c);
+        }
+        if let Some(l) = lat_ns {
+            dir.lat.record(l);
+        }
+    }
+
+    #[inline]
+    pub fn slat(&mut self, d: usize, ns: u64) {
+        self.dirs[d].slat.record(ns);
+    }
+
+    pub fn sync_done(&mut self, ns: Option<u64>) {
+        self.sync.total_ios += 1;
+        if let Some(ns) = ns {
+            self.sync.lat.record(ns);
+        }
+    }
+
+    /// `nr` IOs submitted while `depth` were in flight (fio's io_u_mark_depth).
+    #[inline]
+    pub fn mark_depth(&mut self, depth: u32, nr: u64) {
+        let idx = match depth {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.depth.level[idx] += nr;
+    }
+
+    #[inline]
+    pub fn mark_submit(&mut self, nr: u64) {
+        self.depth.submit[batch_bucket(nr)] += 1;
+    }
+
+    #[inline]
+    pub fn mark_complete(&mut self, nr: u64) {
+        self.depth.complete[batch_bucket(nr)] += 1;
+    }
+
+    pub fn lat_sum_ns(&self, d: usize) -> u64 {
+        self.dirs[d].clat.sum_ns as u64
+    }
+}
+
+/// fio's submit/complete buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64, more.
+#[inline]
+fn batch_bucket(nr: u64) -> usize {
+    match nr {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+impl LatBuckets {
+    /// Counts one completion latency in fio's display buckets: bucket i holds values from
+    /// the previous bound up to (not including) bound i, in the unit the value falls in
+    /// (ns below 1 µs, µs below 1 ms, else ms, each truncated to whole units).
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        if ns < 1_000 {
+            self.ns[small_bucket(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.us[small_bucket(ns / 1_000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let idx = match ms {
+                0..=999 => small_bucket(ms),
+                1000..=1999 => 10,
+                _ => 11,
+            };
+            self.ms[idx] += 1;
+        }
+    }
+}
+
+/// Index among the bounds 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 for a value < 1000.
+#[inline]
+fn small_bucket(v: u64) -> usize {
+    const LOWER: [u64; 9] = [2, 4, 10, 20, 50, 100, 250, 500, 750];
+    LOWER.iter().take_while(|&&b| v >= b).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lat_buckets_follow_fio_ranges() {
+        let mut b = LatBuckets::default();
+        for ns in [
+            1,
+            3,
+            999,
+            1_500,
+            249_999,
+            250_000,
+            1_000_000,
+            1_999_999_999,
+            2_500_000_000,
+        ] {
+            b.record(ns);
+        }
+        assert_eq!(b.ns[0], 1); // 1 ns: below 2
+        assert_eq!(b.ns[1], 1); // 3 ns: [2, 4)
+        assert_eq!(b.ns[9], 1); // 999 ns: [750, 1000)
+        assert_eq!(b.us[0], 1); // 1.5 µs -> 1 µs: below 2
+        assert_eq!(b.us[6], 1); // 249 µs: [100, 250)
+        assert_eq!(b.us[7], 1); // 250 µs: [250, 500)
+        assert_eq!(b.ms[0], 1); // 1 ms: below 2
+        assert_eq!(b.ms[10], 1); // 1999 ms
+        assert_eq!(b.ms[11], 1); // >= 2000 ms
+    }
+
+    #[test]
+    fn depth_and_batch_buckets() {
+        let mut s = WorkerStats::default();
+        s.mark_depth(1, 5);
+        s.mark_depth(32, 2);
+        s.mark_depth(64, 1);
+        assert_eq!(s.depth.level, [5, 0, 0, 0, 0, 2, 1]);
+        s.mark_submit(1);
+        s.mark_submit(8);
+        s.mark_complete(65);
+        assert_eq!(s.depth.submit, [0, 1, 1, 0, 0, 0, 0]);
+        assert_eq!(s.depth.complete, [0, 0, 0, 0, 0, 0, 1]);
+    }
+}

@@ -60,8 +60,16 @@ impl Headline {
 /// What a run measured, for listing and filtering: the environment's targets, else the jobs'
 /// files, else bonnie's name; at most three, joined with ", ".
 pub fn target_text(run: &RunResult) -> String {
-    let env_targets = run.environment.iter().flat_map(|e| &e.targets).map(|t| t.target.as_str());
-    let job_targets = run.groups.iter().flat_map(|g| &g.jobs).flat_map(|j| &j.targets);
+    let env_targets = run
+        .environment
+        .iter()
+        .flat_map(|e| &e.targets)
+        .map(|t| t.target.as_str());
+    let job_targets = run
+        .groups
+        .iter()
+        .flat_map(|g| &g.jobs)
+        .flat_map(|j| &j.targets);
     let mut names = distinct(env_targets);
     if names.is_empty() {
         names = distinct(job_targets.map(String::as_str));

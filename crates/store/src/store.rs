@@ -73,7 +73,11 @@ impl Store {
     /// `$STORBENCH_DB`, else `$XDG_DATA_HOME/storbench/results.db`, else
     /// `~/.local/share/storbench/results.db`.
     pub fn default_path() -> Result<PathBuf, StoreError> {
-        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         if let Some(p) = env(crate::DB_ENV) {
             return Ok(p);
         }
@@ -103,7 +107,8 @@ impl Store {
             move |e| StoreError::sqlite(&path, op, e)
         };
         let mut conn = Connection::open(&path).map_err(sq("open"))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sq("set busy timeout"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(sq("set busy timeout"))?;
         check_identity(&conn, &path)?;
         set_wal(&conn).map_err(sq("switch to WAL journal"))?;
         conn.pragma_update(None, "foreign_keys", true)
@@ -339,8 +344,7 @@ fn set_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
     let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
-        {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
             Ok(_) => return Ok(()),
             Err(e)
                 if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
@@ -394,7 +398,8 @@ fn insert_run(
         ],
     )?;
     let id = tx.last_insert_rowid();
-    let mut tag_stmt = tx.prepare_cached("INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)")?;
+    let mut tag_stmt =
+        tx.prepare_cached("INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?1, ?2)")?;
     for tag in &meta.tags {
         tag_stmt.execute(params![id, tag])?;
     }

@@ -18,7 +18,8 @@ fn insert_v1_row(c: &Connection, label: &str) {
         params![label, serde_json::to_string(&run).unwrap()],
     )
     .unwrap();
-    c.execute("INSERT INTO tags VALUES (last_insert_rowid(), 'old')", []).unwrap();
+    c.execute("INSERT INTO tags VALUES (last_insert_rowid(), 'old')", [])
+        .unwrap();
 }
 
 #[test]
@@ -33,12 +34,16 @@ fn migrates_from_every_earlier_version() {
             if version >= 1 {
                 insert_v1_row(&c, "legacy");
             }
-            let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+            let v: i64 = c
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap();
             assert_eq!(v, version);
         }
         let mut store = Store::open(&path).unwrap_or_else(|e| panic!("from v{version}: {e}"));
         let c = Connection::open(&path).unwrap();
-        let v: i64 = c.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        let v: i64 = c
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
         assert_eq!(v, LATEST, "from v{version}");
         let before = store.list(&RunFilter::default()).unwrap();
         if version >= 1 {
@@ -49,9 +54,15 @@ fn migrates_from_every_earlier_version() {
             assert_eq!(old.meta.tags, vec!["old".to_string()]);
             assert_eq!(old.meta.source, None);
         }
-        let meta = RunMeta { source: Some("x.csv".into()), ..RunMeta::default() };
+        let meta = RunMeta {
+            source: Some("x.csv".into()),
+            ..RunMeta::default()
+        };
         let id = store.save(&bonnie_run(9_000), &meta).unwrap();
-        assert_eq!(store.load(id).unwrap().meta.source.as_deref(), Some("x.csv"));
+        assert_eq!(
+            store.load(id).unwrap().meta.source.as_deref(),
+            Some("x.csv")
+        );
     }
 }
 

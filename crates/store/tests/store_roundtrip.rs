@@ -29,7 +29,9 @@ fn every_mode_round_trips_exactly() {
         assert_eq!(back.meta.tags, vec!["hdd".to_string(), "pool".to_string()]);
         // Percentiles recomputed from the stored histogram equal the original's.
         let dir0 = |r: &storbench_core::result::RunResult| {
-            r.groups.first().map(|g| g.jobs[0].dirs[0].clat.percentiles(&[50.0, 99.9]))
+            r.groups
+                .first()
+                .map(|g| g.jobs[0].dirs[0].clat.percentiles(&[50.0, 99.9]))
         };
         assert_eq!(dir0(&back.run), dir0(&run));
     }
@@ -39,25 +41,87 @@ fn every_mode_round_trips_exactly() {
 fn list_filters_and_headline() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("r.db")).unwrap();
-    let a = store.save(&fio_run(1_000), &meta("hdd", &["pool"])).unwrap();
-    let b = store.save(&quick_run(2_000), &meta("ssd", &["pool", "new"])).unwrap();
+    let a = store
+        .save(&fio_run(1_000), &meta("hdd", &["pool"]))
+        .unwrap();
+    let b = store
+        .save(&quick_run(2_000), &meta("ssd", &["pool", "new"]))
+        .unwrap();
     let c = store.save(&bonnie_run(3_000), &RunMeta::default()).unwrap();
 
     let all = store.list(&RunFilter::default()).unwrap();
     assert_eq!(all.iter().map(|s| s.id).collect::<Vec<_>>(), vec![a, b, c]);
-    let ids = |f: RunFilter| store.list(&f).unwrap().iter().map(|s| s.id).collect::<Vec<_>>();
-    assert_eq!(ids(RunFilter { label: Some("ssd".into()), ..Default::default() }), vec![b]);
-    assert_eq!(ids(RunFilter { tags: vec!["pool".into()], ..Default::default() }), vec![a, b]);
+    let ids = |f: RunFilter| {
+        store
+            .list(&f)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        ids(RunFilter { tags: vec!["pool".into(), "new".into()], ..Default::default() }),
+        ids(RunFilter {
+            label: Some("ssd".into()),
+            ..Default::default()
+        }),
         vec![b]
     );
-    assert_eq!(ids(RunFilter { mode: Some("bonnie".into()), ..Default::default() }), vec![c]);
-    assert_eq!(ids(RunFilter { since_unix_ms: Some(1_500), ..Default::default() }), vec![b, c]);
-    assert_eq!(ids(RunFilter { until_unix_ms: Some(1_500), ..Default::default() }), vec![a]);
-    assert_eq!(ids(RunFilter { limit: Some(2), ..Default::default() }), vec![b, c]);
-    assert_eq!(ids(RunFilter { target: Some("/mnt/po".into()), ..Default::default() }), vec![a, b, c]);
-    assert!(ids(RunFilter { target: Some("/nope".into()), ..Default::default() }).is_empty());
+    assert_eq!(
+        ids(RunFilter {
+            tags: vec!["pool".into()],
+            ..Default::default()
+        }),
+        vec![a, b]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            tags: vec!["pool".into(), "new".into()],
+            ..Default::default()
+        }),
+        vec![b]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            mode: Some("bonnie".into()),
+            ..Default::default()
+        }),
+        vec![c]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            since_unix_ms: Some(1_500),
+            ..Default::default()
+        }),
+        vec![b, c]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            until_unix_ms: Some(1_500),
+            ..Default::default()
+        }),
+        vec![a]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            limit: Some(2),
+            ..Default::default()
+        }),
+        vec![b, c]
+    );
+    assert_eq!(
+        ids(RunFilter {
+            target: Some("/mnt/po".into()),
+            ..Default::default()
+        }),
+        vec![a, b, c]
+    );
+    assert!(
+        ids(RunFilter {
+            target: Some("/nope".into()),
+            ..Default::default()
+        })
+        .is_empty()
+    );
 
     // fio: best group is group 1 (400 MiB in 2 s) for read; group 0 gives the only writes:
     // 2 × 2 MiB over 2 s, 2 × 512 IOs over 2 s.
@@ -83,8 +147,14 @@ fn resolve_ids_and_labels() {
     assert_eq!(store.resolve(&old.to_string()).unwrap(), (old, 1));
     assert_eq!(store.resolve(&format!("#{new}")).unwrap(), (new, 1));
     assert_eq!(store.resolve("nfs").unwrap(), (new, 2));
-    assert!(matches!(store.resolve("iscsi"), Err(StoreError::NoSuchLabel(_))));
-    assert!(matches!(store.resolve("999"), Err(StoreError::NoSuchRun(999))));
+    assert!(matches!(
+        store.resolve("iscsi"),
+        Err(StoreError::NoSuchLabel(_))
+    ));
+    assert!(matches!(
+        store.resolve("999"),
+        Err(StoreError::NoSuchRun(999))
+    ));
     let err = store.save(&fio_run(1), &meta("42", &[])).unwrap_err();
     assert!(err.to_string().contains("plain number"), "{err}");
 }
@@ -97,7 +167,15 @@ fn delete_removes_run_and_tags() {
     store.delete(id).unwrap();
     assert!(matches!(store.load(id), Err(StoreError::NoSuchRun(_))));
     assert!(matches!(store.delete(id), Err(StoreError::NoSuchRun(_))));
-    assert!(store.list(&RunFilter { tags: vec!["t".into()], ..Default::default() }).unwrap().is_empty());
+    assert!(
+        store
+            .list(&RunFilter {
+                tags: vec!["t".into()],
+                ..Default::default()
+            })
+            .unwrap()
+            .is_empty()
+    );
     // Ids are never reused.
     let next = store.save(&fio_run(2_000), &RunMeta::default()).unwrap();
     assert!(next > id);

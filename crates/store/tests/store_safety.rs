@@ -104,7 +104,11 @@ fn threads_saving_at_once_all_succeed() {
         })
         .collect();
     handles.into_iter().for_each(|h| h.join().unwrap());
-    let n = Store::open(&path).unwrap().list(&RunFilter::default()).unwrap().len();
+    let n = Store::open(&path)
+        .unwrap()
+        .list(&RunFilter::default())
+        .unwrap()
+        .len();
     assert_eq!(n, 40);
 }
 
@@ -139,6 +143,10 @@ fn processes_saving_at_once_all_succeed() {
     for mut c in children {
         assert!(c.wait().unwrap().success(), "a saving process failed");
     }
-    let n = Store::open(&path).unwrap().list(&RunFilter::default()).unwrap().len();
+    let n = Store::open(&path)
+        .unwrap()
+        .list(&RunFilter::default())
+        .unwrap()
+        .len();
     assert_eq!(n, 45);
 }

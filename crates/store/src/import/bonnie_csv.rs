@@ -13,7 +13,11 @@ const IO_TESTS: [BonnieTestId; 6] = [Putc, PutBlock, Rewrite, Getc, GetBlock, Se
 const FILE_TESTS: [BonnieTestId; 6] = [SeqCreate, SeqStat, SeqDel, RanCreate, RanStat, RanDel];
 
 /// Parses every CSV line of `text`; `mtime_ms` dates the runs (bonnie++ writes no time).
-pub fn parse_bonnie_csv(file: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResult>, ImportError> {
+pub fn parse_bonnie_csv(
+    file: &str,
+    text: &str,
+    mtime_ms: u64,
+) -> Result<Vec<RunResult>, ImportError> {
     let mut runs = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -242,9 +246,7 @@ fn opt_num(s: &str, what: &str) -> Result<Option<u64>, String> {
     if s.is_empty() {
         return Ok(None);
     }
-    s.parse()
-        .map(Some)
-        .map_err(|_| format!("bad {what} '{s}'"))
+    s.parse().map(Some).map_err(|_| format!("bad {what} '{s}'"))
 }
 
 #[cfg(test)]

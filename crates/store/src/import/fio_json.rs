@@ -23,7 +23,11 @@ pub fn parse_fio_json(file: &str, text: &str) -> Result<RunResult, ImportError> 
     let mut count = 0;
     for doc in docs.by_ref() {
         let doc = doc.map_err(|e| {
-            ImportError::new(file, Some(skipped_lines + e.line()), format!("bad JSON: {e}"))
+            ImportError::new(
+                file,
+                Some(skipped_lines + e.line()),
+                format!("bad JSON: {e}"),
+            )
         })?;
         count += 1;
         last = Some(doc);
@@ -60,7 +64,9 @@ fn run_has_given_percentiles_only(run: &RunResult) -> bool {
 
 /// The whole document; errors are messages naming the JSON path.
 fn convert(doc: &Value) -> Result<RunResult, String> {
-    let root = doc.as_object().ok_or("the JSON document is not an object")?;
+    let root = doc
+        .as_object()
+        .ok_or("the JSON document is not an object")?;
     let version = root
         .get("fio version")
         .and_then(Value::as_str)
@@ -68,7 +74,11 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
     let finished = root
         .get("timestamp_ms")
         .and_then(Value::as_u64)
-        .or_else(|| root.get("timestamp").and_then(Value::as_u64).map(|s| s * 1000))
+        .or_else(|| {
+            root.get("timestamp")
+                .and_then(Value::as_u64)
+                .map(|s| s * 1000)
+        })
         .unwrap_or(0);
     let mut run = empty_run(RunMode::Fio, version.to_string(), finished);
     run.global_options = string_pairs(root.get("global options"));
@@ -83,7 +93,12 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
         j.end_unix_ms = finished;
         groups.entry(j.groupid).or_default().push(j);
     }
-    let longest = groups.values().flatten().map(|j| j.elapsed_ms).max().unwrap_or(0);
+    let longest = groups
+        .values()
+        .flatten()
+        .map(|j| j.elapsed_ms)
+        .max()
+        .unwrap_or(0);
     run.started_unix_ms = finished.saturating_sub(longest);
     run.groups = groups
         .into_iter()
@@ -161,7 +176,11 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         dirs,
         sync: SyncResult {
             total_ios: obj.get("sync").map_or(0, |s| u_of(s, "total_ios")),
-            lat: obj.get("sync").and_then(|s| s.get("lat_ns")).map(lat_stats).unwrap_or_default(),
+            lat: obj
+                .get("sync")
+                .and_then(|s| s.get("lat_ns"))
+                .map(lat_stats)
+                .unwrap_or_default(),
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),
@@ -281,10 +300,14 @@ fn apply_percentile_settings(
 }
 
 fn header(opt: &dyn Fn(&str) -> Option<String>) -> JobHeader {
-    let bs_all = opt("bs").or_else(|| opt("blocksize")).and_then(|b| parse_size(&b));
+    let bs_all = opt("bs")
+        .or_else(|| opt("blocksize"))
+        .and_then(|b| parse_size(&b));
     let bs = bs_all.unwrap_or(4096);
     JobHeader {
-        rw: opt("rw").or_else(|| opt("readwrite")).unwrap_or_else(|| "read".into()),
+        rw: opt("rw")
+            .or_else(|| opt("readwrite"))
+            .unwrap_or_else(|| "read".into()),
         bs: [(bs, bs); 3],
         ioengine: opt("ioengine").unwrap_or_else(|| "psync".into()),
         requested_ioengine: None,
@@ -296,7 +319,11 @@ fn header(opt: &dyn Fn(&str) -> Option<String>) -> JobHeader {
 
 fn targets(opt: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
     if let Some(f) = opt("filename") {
-        return f.split(':').filter(|s| !s.is_empty()).map(str::to_string).collect();
+        return f
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
     }
     opt("directory").into_iter().collect()
 }
@@ -314,7 +341,10 @@ fn parse_size(s: &str) -> Option<u64> {
     let s = s.split([',', '-', ':']).next()?.trim();
     let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let n: u64 = s[..digits].parse().ok()?;
-    let mult = match s[digits..].to_ascii_lowercase().trim_end_matches(['b', 'i']) {
+    let mult = match s[digits..]
+        .to_ascii_lowercase()
+        .trim_end_matches(['b', 'i'])
+    {
         "" => 1,
         "k" => 1 << 10,
         "m" => 1 << 20,
@@ -341,7 +371,11 @@ fn disks(v: Option<&Value>) -> Vec<DiskUtil> {
     };
     list.iter()
         .map(|d| DiskUtil {
-            name: d.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+            name: d
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
             read_ios: u_of(d, "read_ios"),
             write_ios: u_of(d, "write_ios"),
             read_merges: u_of(d, "read_merges"),
@@ -359,7 +393,12 @@ fn string_pairs(v: Option<&Value>) -> Vec<(String, String)> {
     v.and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()

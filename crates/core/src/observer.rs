@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use storbench_job::JobSpec;
+use storbench_job::{JobSpec, RwKind};
 
 use crate::progress::{WorkerCounters, WorkerState};
-use crate::result::JobHeader;
+use crate::result::{JobHeader, ReportSettings};
 
 /// A job as announced before it starts (fio's `name: (g=0): rw=…` line).
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +14,7 @@ pub struct JobHeaderLine {
     pub name: String,
     pub group: u32,
     pub header: JobHeader,
+    pub settings: ReportSettings,
 }
 
 impl JobHeaderLine {
@@ -22,80 +23,94 @@ impl JobHeaderLine {
             name: job.name.clone(),
             group: job.group,
             header: crate::collect::header_of(job, None),
+            settings: crate::collect::settings_of(job),
         }
     }
+}
+
+/// Running totals over all workers of a batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub bytes: [u64; 3],
+    pub ios: [u64; 3],
+    pub lat_sum_ns: [u64; 3],
 }
 
 /// Live state of the running batch.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Progress {
     pub elapsed: Duration,
-    /// One state per worker, with whether its job is random / mixed, for fio's letters.
-    pub workers: Vec<(WorkerState, char)>,
+    /// Names of the jobs running now (one batch between stonewalls).
+    pub jobs: Vec<String>,
+    /// One state per worker with its job's pattern, for fio's letters.
+    pub workers: Vec<(WorkerState, RwKind)>,
+    /// Files the running workers have open.
+    pub files_open: u32,
     /// Rates since the previous report: bytes/s and IOs/s per direction.
     pub bw: [f64; 3],
     pub iops: [f64; 3],
+    /// Mean completion latency since the previous report, ns (0 if none).
+    pub mean_lat_ns: u64,
     /// 0..=100.
     pub percent_done: f64,
     pub eta: Option<Duration>,
 }
 
+/// One worker as the progress report sees it: counters, job, size limit, files open.
+pub type WorkerView<'a> = (&'a WorkerCounters, &'a JobSpec, Option<u64>, u32);
+
 impl Progress {
     /// Builds a report from the workers' counters; `last` carries totals between calls.
     pub fn build<'a>(
-        workers: impl Iterator<Item = (&'a WorkerCounters, &'a JobSpec, Option<u64>)>,
+        workers: impl Iterator<Item = WorkerView<'a>>,
         epoch: Instant,
-        totals: ([u64; 3], [u64; 3]),
-        last: &mut ([u64; 3], [u64; 3], Instant),
+        totals: &Totals,
+        last: &mut (Totals, Instant),
     ) -> Progress {
         let now = Instant::now();
-        let secs = now.duration_since(last.2).as_secs_f64().max(1e-3);
+        let secs = now.duration_since(last.1).as_secs_f64().max(1e-3);
         let rate = |cur: [u64; 3], prev: [u64; 3]| {
             std::array::from_fn(|d| cur[d].saturating_sub(prev[d]) as f64 / secs)
         };
-        let bw = rate(totals.0, last.0);
-        let iops = rate(totals.1, last.1);
-        *last = (totals.0, totals.1, now);
-        let mut states = Vec::new();
+        let bw = rate(totals.bytes, last.0.bytes);
+        let iops = rate(totals.ios, last.0.ios);
+        let ios: u64 = (0..3)
+            .map(|d| totals.ios[d].saturating_sub(last.0.ios[d]))
+            .sum();
+        let lat: u64 = (0..3)
+            .map(|d| totals.lat_sum_ns[d].saturating_sub(last.0.lat_sum_ns[d]))
+            .sum();
+        *last = (*totals, now);
+        let mut p = Progress {
+            elapsed: epoch.elapsed(),
+            bw,
+            iops,
+            mean_lat_ns: lat.checked_div(ios).unwrap_or(0),
+            ..Default::default()
+        };
         let mut fraction_sum = 0.0;
         let mut eta = Duration::ZERO;
-        let mut n = 0;
-        for (counters, job, limit) in workers {
+        for (counters, job, limit, files) in workers {
             let state = counters.state();
-            states.push((state, letter(job)));
+            p.workers.push((state, job.rw.kind));
+            if !p.jobs.contains(&job.name) {
+                p.jobs.push(job.name.clone());
+            }
+            if !matches!(state, WorkerState::Done | WorkerState::Error) {
+                p.files_open += files;
+            }
             let (frac, left) = done_fraction(counters, job, limit, epoch);
             fraction_sum += frac;
             eta = eta.max(left);
-            n += 1;
         }
-        Progress {
-            elapsed: epoch.elapsed(),
-            workers: states,
-            bw,
-            iops,
-            percent_done: if n == 0 {
-                100.0
-            } else {
-                fraction_sum / n as f64 * 100.0
-            },
-            eta: Some(eta),
-        }
-    }
-}
-
-/// fio's status letter for a running job: R/r read, W/w write, M/m mixed, D/d trim
-/// (upper case sequential, lower case random).
-fn letter(job: &JobSpec) -> char {
-    use storbench_job::RwKind::*;
-    match job.rw.kind {
-        Read => 'R',
-        RandRead => 'r',
-        Write => 'W',
-        RandWrite => 'w',
-        ReadWrite => 'M',
-        RandRw => 'm',
-        Trim | TrimWrite => 'D',
-        RandTrim | RandTrimWrite => 'd',
+        let n = p.workers.len();
+        p.percent_done = if n == 0 {
+            100.0
+        } else {
+            fraction_sum / n as f64 * 100.0
+        };
+        p.eta = Some(eta);
+        p
     }
 }
 

@@ -20,7 +20,7 @@ use crate::sampler::WorkerSamples;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
 
-pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress};
+pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
 /// Who is running and how it was asked for: goes into the result as is.
 pub struct RunRequest<'a> {
@@ -259,25 +259,31 @@ fn sample_until_done(
     observer: &mut dyn Observer,
 ) {
     let mut last_ui = Instant::now();
-    let mut last_totals = ([0u64; 3], [0u64; 3], Instant::now());
+    let mut last_totals = (Totals::default(), Instant::now());
     loop {
         let now_ns = epoch.elapsed().as_nanos() as u64;
-        let mut totals = ([0u64; 3], [0u64; 3]);
+        let mut totals = Totals::default();
         for c in clones.iter_mut() {
             let snap = c.samples.poll(now_ns);
             for d in 0..3 {
-                totals.0[d] += snap.bytes[d];
-                totals.1[d] += snap.ios[d];
+                totals.bytes[d] += snap.bytes[d];
+                totals.ios[d] += snap.ios[d];
+                totals.lat_sum_ns[d] += snap.lat_sum_ns[d];
             }
         }
         let all_done = handles.iter().all(|h| h.is_finished());
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
-                clones
-                    .iter()
-                    .map(|c| (c.counters.as_ref(), &*batch[c.job_index], c.io_limit)),
+                clones.iter().map(|c| {
+                    (
+                        c.counters.as_ref(),
+                        &*batch[c.job_index],
+                        c.io_limit,
+                        c.files.len() as u32,
+                    )
+                }),
                 epoch,
-                totals,
+                &totals,
                 &mut last_totals,
             );
             observer.progress(&progress);

@@ -1,1 +1,10 @@
-//! storbench-report
+//! storbench's reporters. Each reads a finished [`storbench_core::result::RunResult`] and
+//! writes one output format; none of them measures anything.
+//!
+//! One module per format family; other reporters append their `pub mod` line here.
+
+pub mod fio;
+pub mod notes;
+pub mod quick;
+pub mod status;
+pub mod compare;

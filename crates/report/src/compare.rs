@@ -1,0 +1,186 @@
+//! Comparison of stored runs: for every test the runs share, each metric's value per run and
+//! its change against a reference run, as text (coloured), markdown, CSV or JSON.
+//!
+//! Tests are fio's job/group entries by direction (group_reporting merged with
+//! [`storbench_core::merge`]), the quick preset's tests likewise, and bonnie's columns.
+//! Runs are compared on the tests they share; what is not shared is listed in notes.
+
+mod figures;
+mod render;
+
+use serde::Serialize;
+use storbench_core::result::RunResult;
+
+pub use figures::{Better, Figure, MetricId, TestFigures, figures_of};
+pub use render::{Format, render};
+
+/// A run to compare and the name its column gets.
+pub struct NamedRun<'a> {
+    pub id: i64,
+    pub name: String,
+    pub run: &'a RunResult,
+}
+
+/// One compared run, as named in the tables.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunColumn {
+    pub id: i64,
+    pub name: String,
+    pub mode: String,
+    pub started_unix_ms: u64,
+}
+
+/// Everything `compare` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<RunColumn>,
+    /// Index into `runs` of the baseline.
+    pub baseline: usize,
+    pub tests: Vec<TestTable>,
+    /// What is not compared and why.
+    pub notes: Vec<String>,
+}
+
+/// One test across runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct TestTable {
+    pub test: String,
+    /// The run changes are measured against: the baseline, or the first run that has this
+    /// test when the baseline does not.
+    pub reference: usize,
+    pub rows: Vec<MetricRow>,
+}
+
+/// One metric of one test across runs; `None` where a run lacks it.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricRow {
+    pub metric: MetricId,
+    pub unit: &'static str,
+    pub better: Better,
+    pub values: Vec<Option<f64>>,
+    /// Percentage change against the reference run's value.
+    pub change_pct: Vec<Option<f64>>,
+}
+
+/// Builds the comparison; `baseline` indexes `runs` (clamped).
+pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
+    let baseline = baseline.min(runs.len().saturating_sub(1));
+    let per_run: Vec<Vec<TestFigures>> = runs.iter().map(|r| figures_of(r.run)).collect();
+    let mut order: Vec<&str> = Vec::new();
+    for figs in std::iter::once(&per_run[baseline]).chain(&per_run) {
+        for t in figs {
+            if !order.contains(&t.test.as_str()) {
+                order.push(&t.test);
+            }
+        }
+    }
+    let mut tests = Vec::new();
+    let mut notes = Vec::new();
+    let mut unshared: Vec<Vec<&str>> = vec![Vec::new(); runs.len()];
+    for name in order {
+        let found: Vec<Option<&TestFigures>> = per_run
+            .iter()
+            .map(|figs| figs.iter().find(|t| t.test == name))
+            .collect();
+        let present: Vec<usize> = (0..runs.len()).filter(|&i| found[i].is_some()).collect();
+        if present.len() < 2 {
+            if let Some(&only) = present.first() {
+                unshared[only].push(name);
+            }
+            continue;
+        }
+        let reference = if found[baseline].is_some() { baseline } else { present[0] };
+        if reference != baseline {
+            notes.push(format!(
+                "{name}: the baseline {} did not run this test; changes are against {}",
+                runs[baseline].name, runs[reference].name
+            ));
+        }
+        tests.push(table(name, reference, &found));
+    }
+    for (i, names) in unshared.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
+        notes.push(format!(
+            "only in {}, not compared: {}",
+            runs[i].name,
+            names.join(", ")
+        ));
+    }
+    notes.extend(too_fast_notes(&tests, runs));
+    Comparison {
+        runs: runs
+            .iter()
+            .map(|r| RunColumn {
+                id: r.id,
+                name: r.name.clone(),
+                mode: format!("{:?}", r.run.mode).to_lowercase(),
+                started_unix_ms: r.run.started_unix_ms,
+            })
+            .collect(),
+        baseline,
+        tests,
+        notes,
+    }
+}
+
+/// Rows for every metric any run has for this test, in the metrics' fixed order.
+fn table(name: &str, reference: usize, found: &[Option<&TestFigures>]) -> TestTable {
+    let mut metrics: Vec<(MetricId, &'static str, Better)> = Vec::new();
+    for fig in found.iter().flatten().flat_map(|t| &t.figures) {
+        if !metrics.iter().any(|m| m.0 == fig.metric) {
+            metrics.push((fig.metric, fig.unit, fig.better));
+        }
+    }
+    metrics.sort_by_key(|m| m.0);
+    let rows = metrics
+        .into_iter()
+        .map(|(metric, unit, better)| {
+            let values: Vec<Option<f64>> = found
+                .iter()
+                .map(|t| t.and_then(|t| t.value(metric)))
+                .collect();
+            let base = values[reference];
+            let change_pct = values.iter().map(|v| pct_change(base, *v)).collect();
+            MetricRow {
+                metric,
+                unit,
+                better,
+                values,
+                change_pct,
+            }
+        })
+        .collect();
+    TestTable {
+        test: name.to_string(),
+        reference,
+        rows,
+    }
+}
+
+/// `(v - base) / base` in percent; None without both values or with a zero base.
+pub fn pct_change(base: Option<f64>, v: Option<f64>) -> Option<f64> {
+    match (base, v) {
+        (Some(b), Some(v)) if b != 0.0 && b.is_finite() && v.is_finite() => {
+            Some((v - b) / b * 100.0)
+        }
+        _ => None,
+    }
+}
+
+/// bonnie's `+++++`: a test too short to time gives no rate.
+fn too_fast_notes(tests: &[TestTable], runs: &[NamedRun<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in tests {
+        for row in t.rows.iter().filter(|r| r.metric.is_rate()) {
+            for (i, v) in row.values.iter().enumerate() {
+                if v.is_none() && row.values.iter().any(Option::is_some) {
+                    out.push(format!(
+                        "{}: {} finished too fast to measure (bonnie's +++++)",
+                        t.test, runs[i].name
+                    ));
+                }
+            }
+        }
+    }
+    out.dedup();
+    out
+}

@@ -1,0 +1,230 @@
+//! The comparable figures of one run: tests, each with a fixed set of metrics.
+
+use serde::Serialize;
+use storbench_core::merge::merge_jobs;
+use storbench_core::result::{
+    BonnieResult, BonnieTestId, DirResult, JobResult, RunMode, RunResult, UnifiedRw,
+};
+
+/// Metrics in the order tables list them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricId {
+    BandwidthMb,
+    BandwidthMib,
+    Iops,
+    /// bonnie's seeks/s or files/s.
+    Rate,
+    ClatP50,
+    ClatP99,
+    ClatP999,
+    /// bonnie's longest single operation.
+    MaxLatency,
+    CpuPct,
+}
+
+impl MetricId {
+    pub fn label(self) -> &'static str {
+        match self {
+            MetricId::BandwidthMb => "bandwidth",
+            MetricId::BandwidthMib => "bandwidth",
+            MetricId::Iops => "IOPS",
+            MetricId::Rate => "rate",
+            MetricId::ClatP50 => "latency p50",
+            MetricId::ClatP99 => "latency p99",
+            MetricId::ClatP999 => "latency p99.9",
+            MetricId::MaxLatency => "latency max",
+            MetricId::CpuPct => "CPU",
+        }
+    }
+
+    /// Throughput-like metrics (where bonnie may have printed `+++++`).
+    pub fn is_rate(self) -> bool {
+        matches!(
+            self,
+            MetricId::BandwidthMb | MetricId::BandwidthMib | MetricId::Rate
+        )
+    }
+
+    pub fn is_latency(self) -> bool {
+        matches!(
+            self,
+            MetricId::ClatP50 | MetricId::ClatP99 | MetricId::ClatP999 | MetricId::MaxLatency
+        )
+    }
+}
+
+/// Which way is an improvement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One metric's value; `value` is None when the tool could not measure it (`+++++`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub metric: MetricId,
+    /// Latencies are in µs, bandwidths in MB/s (10^6) or MiB/s, CPU in % of one core.
+    pub unit: &'static str,
+    pub better: Better,
+    pub value: Option<f64>,
+}
+
+/// All figures of one test of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestFigures {
+    pub test: String,
+    pub figures: Vec<Figure>,
+}
+
+impl TestFigures {
+    pub fn value(&self, metric: MetricId) -> Option<f64> {
+        self.figures
+            .iter()
+            .find(|f| f.metric == metric)
+            .and_then(|f| f.value)
+    }
+}
+
+fn fig(metric: MetricId, unit: &'static str, better: Better, value: Option<f64>) -> Figure {
+    Figure {
+        metric,
+        unit,
+        better,
+        value,
+    }
+}
+
+/// The tests of a run: bonnie's columns, or one per fio entry and direction that did IO.
+pub fn figures_of(run: &RunResult) -> Vec<TestFigures> {
+    match (&run.mode, &run.bonnie) {
+        (RunMode::Bonnie, Some(b)) => bonnie_figures(b),
+        _ => job_figures(run),
+    }
+}
+
+fn job_figures(run: &RunResult) -> Vec<TestFigures> {
+    let mut out: Vec<TestFigures> = Vec::new();
+    for group in &run.groups {
+        let entries: Vec<JobResult> = if group.group_reporting {
+            merge_jobs(&group.jobs).into_iter().collect()
+        } else {
+            group.jobs.clone()
+        };
+        for job in &entries {
+            let cpu = cpu_pct(job);
+            for (d, dir) in job.dirs.iter().enumerate() {
+                if dir.total_ios == 0 {
+                    continue;
+                }
+                let name = unique_name(&out, &format!("{} {}", job.name, dir_name(job, d)));
+                out.push(TestFigures {
+                    test: name,
+                    figures: dir_figures(dir, cpu),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Job names can repeat (clones without group_reporting); later ones get `#2`, `#3`.
+fn unique_name(existing: &[TestFigures], name: &str) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 1;
+    while existing.iter().any(|t| t.test == candidate) {
+        n += 1;
+        candidate = format!("{name} #{n}");
+    }
+    candidate
+}
+
+fn dir_name(job: &JobResult, d: usize) -> &'static str {
+    if job.settings.unified_rw == UnifiedRw::Mixed && d == 0 {
+        return "mixed";
+    }
+    storbench_core::result::DDIR_NAMES[d]
+}
+
+/// usr+sys over the entry's runtime, in % of one core (as fio prints a job's or group's).
+fn cpu_pct(job: &JobResult) -> Option<f64> {
+    if job.runtime_ms == 0 {
+        return None;
+    }
+    let busy = (job.cpu.usr_ns + job.cpu.sys_ns) as f64;
+    Some(busy / (job.runtime_ms as f64 * 1e6) * 100.0)
+}
+
+fn dir_figures(dir: &DirResult, cpu: Option<f64>) -> Vec<Figure> {
+    use Better::*;
+    use MetricId::*;
+    let bw = dir.bw_bytes();
+    let lat = if dir.clat.samples > 0 { &dir.clat } else { &dir.lat };
+    let ps = lat.percentiles(&[50.0, 99.0, 99.9]);
+    let us = |i: usize| (ps[i] > 0).then(|| ps[i] as f64 / 1000.0);
+    let mut figs = vec![
+        fig(BandwidthMb, "MB/s", Higher, Some(bw / 1e6)),
+        fig(BandwidthMib, "MiB/s", Higher, Some(bw / 1048576.0)),
+        fig(Iops, "IOPS", Higher, Some(dir.iops())),
+    ];
+    if lat.samples > 0 {
+        figs.push(fig(ClatP50, "µs", Lower, us(0)));
+        figs.push(fig(ClatP99, "µs", Lower, us(1)));
+        figs.push(fig(ClatP999, "µs", Lower, us(2)));
+    }
+    if cpu.is_some() {
+        figs.push(fig(CpuPct, "%", Lower, cpu));
+    }
+    figs
+}
+
+/// bonnie++'s column names, as its table heads them.
+pub fn bonnie_test_name(id: BonnieTestId) -> &'static str {
+    use BonnieTestId::*;
+    match id {
+        Putc => "Sequential Output Per Chr",
+        PutBlock => "Sequential Output Block",
+        Rewrite => "Sequential Output Rewrite",
+        Getc => "Sequential Input Per Chr",
+        GetBlock => "Sequential Input Block",
+        Seeks => "Random Seeks",
+        SeqCreate => "Sequential Create",
+        SeqStat => "Sequential Read (stat)",
+        SeqDel => "Sequential Delete",
+        RanCreate => "Random Create",
+        RanStat => "Random Read (stat)",
+        RanDel => "Random Delete",
+    }
+}
+
+fn bonnie_figures(b: &BonnieResult) -> Vec<TestFigures> {
+    use Better::*;
+    use BonnieTestId::*;
+    use MetricId::*;
+    b.tests
+        .iter()
+        .map(|t| {
+            let mut figures = match t.id {
+                Putc | PutBlock | Rewrite | Getc | GetBlock => {
+                    let bytes = t.rate.map(|k| k * 1024.0);
+                    vec![
+                        fig(BandwidthMb, "MB/s", Higher, bytes.map(|b| b / 1e6)),
+                        fig(BandwidthMib, "MiB/s", Higher, bytes.map(|b| b / 1048576.0)),
+                    ]
+                }
+                Seeks => vec![fig(Rate, "seeks/s", Higher, t.rate)],
+                _ => vec![fig(Rate, "files/s", Higher, t.rate)],
+            };
+            if let Some(ns) = t.max_latency_ns {
+                figures.push(fig(MaxLatency, "µs", Lower, Some(ns as f64 / 1000.0)));
+            }
+            figures.push(fig(CpuPct, "%CP", Lower, t.cpu_pct));
+            TestFigures {
+                test: bonnie_test_name(t.id).to_string(),
+                figures,
+            }
+        })
+        .collect()
+}

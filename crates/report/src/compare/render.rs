@@ -1,0 +1,249 @@
+//! Writing a [`Comparison`] as a terminal table, markdown, CSV or JSON.
+
+use std::io::{self, Write};
+
+use super::{Better, Comparison, MetricRow, TestTable};
+
+/// Output formats of `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned tables; improvements green and regressions red when `color` is set.
+    Text { color: bool },
+    Markdown,
+    Csv,
+    Json,
+}
+
+/// Changes smaller than this are noise and stay uncoloured.
+const COLOR_THRESHOLD_PCT: f64 = 1.0;
+
+pub fn render(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        Format::Text { color } => text(c, color, out),
+        Format::Markdown => markdown(c, out),
+        Format::Csv => csv(c, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, c)?;
+            writeln!(out)
+        }
+    }
+}
+
+fn run_title(c: &Comparison, i: usize) -> String {
+    let r = &c.runs[i];
+    if r.name == format!("#{}", r.id) {
+        r.name.clone()
+    } else {
+        format!("{} (#{})", r.name, r.id)
+    }
+}
+
+fn header_line(c: &Comparison) -> String {
+    let names: Vec<String> = (0..c.runs.len()).map(|i| run_title(c, i)).collect();
+    format!(
+        "Comparing {}; changes against {}",
+        names.join(", "),
+        run_title(c, c.baseline)
+    )
+}
+
+/// A row's values in one display unit: latencies switch to ms when they reach 10 ms.
+fn display_unit(row: &MetricRow) -> (&'static str, f64) {
+    let max = row.values.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
+    if row.metric.is_latency() && max >= 10_000.0 {
+        ("ms", 1000.0)
+    } else {
+        (row.unit, 1.0)
+    }
+}
+
+/// Four significant digits, thousands grouped above 1000 (`43,363`, `28.79`, `0.1234`).
+pub fn fmt_value(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v.abs() >= 1000.0 {
+        let n = v.round() as i128;
+        let digits = n.unsigned_abs().to_string();
+        let mut grouped = String::new();
+        for (i, ch) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(ch);
+        }
+        return if n < 0 { format!("-{grouped}") } else { grouped };
+    }
+    let decimals = if v == 0.0 {
+        0
+    } else {
+        (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+pub fn fmt_change(p: f64) -> String {
+    format!("{p:+.1}%")
+}
+
+/// Cells of one table: a heading row, then one row per metric.
+fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
+    let mut head = vec![("metric".to_string(), None)];
+    for i in 0..c.runs.len() {
+        head.push((c.runs[i].name.clone(), None));
+        if i != t.reference {
+            head.push(("Δ".to_string(), None));
+        }
+    }
+    let mut rows = vec![head];
+    for row in &t.rows {
+        let (unit, div) = display_unit(row);
+        let mut line = vec![(format!("{} {unit}", row.metric.label()), None)];
+        for i in 0..c.runs.len() {
+            let v = row.values[i].map_or_else(|| "-".to_string(), |v| fmt_value(v / div));
+            line.push((v, None));
+            if i != t.reference {
+                let good = row.change_pct[i].filter(|p| p.abs() >= COLOR_THRESHOLD_PCT).map(
+                    |p| (p > 0.0) == (row.better == Better::Higher),
+                );
+                let text = row.change_pct[i].map_or_else(|| "-".to_string(), fmt_change);
+                line.push((text, good));
+            }
+        }
+        rows.push(line);
+    }
+    rows
+}
+
+fn text(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", header_line(c))?;
+    for t in &c.tests {
+        writeln!(out)?;
+        writeln!(out, "{}", t.test)?;
+        let rows = cells(c, t);
+        let ncols = rows[0].len();
+        let widths: Vec<usize> = (0..ncols)
+            .map(|col| rows.iter().map(|r| r[col].0.chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &rows {
+            let mut line = String::from(" ");
+            for (col, (cell, good)) in r.iter().enumerate() {
+                let pad = widths[col] - cell.chars().count();
+                let padded = if col == 0 {
+                    format!(" {cell}{}", " ".repeat(pad))
+                } else {
+                    format!("  {}{cell}", " ".repeat(pad))
+                };
+                match (color, good) {
+                    (true, Some(true)) => line.push_str(&format!("\x1b[32m{padded}\x1b[0m")),
+                    (true, Some(false)) => line.push_str(&format!("\x1b[31m{padded}\x1b[0m")),
+                    _ => line.push_str(&padded),
+                }
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    write_notes(c, out, "")
+}
+
+fn write_notes(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<()> {
+    if c.tests.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{bullet}These runs share no test.")?;
+    }
+    if !c.notes.is_empty() {
+        writeln!(out)?;
+        for n in &c.notes {
+            writeln!(out, "{bullet}note: {n}")?;
+        }
+    }
+    Ok(())
+}
+
+fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", header_line(c))?;
+    for t in &c.tests {
+        writeln!(out)?;
+        writeln!(out, "**{}**", md_escape(&t.test))?;
+        writeln!(out)?;
+        let rows = cells(c, t);
+        for (i, r) in rows.iter().enumerate() {
+            let line: Vec<String> = r.iter().map(|(s, _)| md_escape(s)).collect();
+            writeln!(out, "| {} |", line.join(" | "))?;
+            if i == 0 {
+                let align: Vec<&str> = (0..r.len())
+                    .map(|col| if col == 0 { ":---" } else { "---:" })
+                    .collect();
+                writeln!(out, "| {} |", align.join(" | "))?;
+            }
+        }
+    }
+    write_notes(c, out, "- ")
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "test,metric,unit,run_id,run,value,change_pct,reference"
+    )?;
+    for t in &c.tests {
+        for row in &t.rows {
+            let metric = serde_json::to_value(row.metric)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            for (i, run) in c.runs.iter().enumerate() {
+                let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+                writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{}",
+                    csv_field(&t.test),
+                    metric,
+                    csv_field(row.unit),
+                    run.id,
+                    csv_field(&run.name),
+                    opt(row.values[i]),
+                    opt(row.change_pct[i]),
+                    i == t.reference
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_changes() {
+        assert_eq!(fmt_value(28.79), "28.79");
+        assert_eq!(fmt_value(43363.4), "43,363");
+        assert_eq!(fmt_value(1234567.0), "1,234,567");
+        assert_eq!(fmt_value(0.12345), "0.1235");
+        assert_eq!(fmt_value(999.94), "999.9");
+        assert_eq!(fmt_value(0.0), "0");
+        assert_eq!(fmt_change(50.61), "+50.6%");
+        assert_eq!(fmt_change(-33.333), "-33.3%");
+    }
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}

@@ -1,0 +1,94 @@
+//! fio-compatible outputs: normal (human), JSON, json+ and terse v3, plus the lines fio prints
+//! while a run starts. All of them read the same [`view`] of a run: reporting entries per
+//! group (merged under group_reporting, directions folded under unified_rw_reporting) and
+//! fio's per-group run status.
+
+pub mod header;
+pub mod json;
+mod jsonfmt;
+pub mod normal;
+pub mod terse;
+pub mod units;
+pub mod view;
+
+use std::io::{self, Write};
+
+use storbench_core::result::RunResult;
+
+/// Settings shared by the fio reporters.
+#[derive(Clone, Debug, Default)]
+pub struct FioOpts {
+    /// Offset from UTC for printed dates; `None` uses the machine's local time zone.
+    pub utc_offset_secs: Option<i32>,
+}
+
+/// One of fio's `--output-format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioFormat {
+    Normal,
+    Json,
+    JsonPlus,
+    Terse,
+}
+
+impl FioFormat {
+    /// Parses fio's names (`normal`, `json`, `json+`, `terse`, also `minimal`).
+    pub fn parse(name: &str) -> Option<FioFormat> {
+        match name {
+            "normal" => Some(FioFormat::Normal),
+            "json" => Some(FioFormat::Json),
+            "json+" => Some(FioFormat::JsonPlus),
+            "terse" | "minimal" => Some(FioFormat::Terse),
+            _ => None,
+        }
+    }
+}
+
+/// Writes one format.
+pub fn render(
+    run: &RunResult,
+    format: FioFormat,
+    opts: &FioOpts,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        FioFormat::Normal => normal::render(run, opts, out),
+        FioFormat::Json => json::render(run, opts, false, out),
+        FioFormat::JsonPlus => json::render(run, opts, true, out),
+        FioFormat::Terse => terse::render(run, out),
+    }
+}
+
+/// Writes several formats in fio's order (terse, then JSON, then normal); json and json+
+/// together give one json+ document, as in fio.
+pub fn render_many(
+    run: &RunResult,
+    formats: &[FioFormat],
+    opts: &FioOpts,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let has = |f| formats.contains(&f);
+    if has(FioFormat::Terse) {
+        terse::render(run, out)?;
+    }
+    if has(FioFormat::JsonPlus) {
+        json::render(run, opts, true, out)?;
+    } else if has(FioFormat::Json) {
+        json::render(run, opts, false, out)?;
+    }
+    if has(FioFormat::Normal) {
+        normal::render(run, opts, out)?;
+    }
+    Ok(())
+}
+
+/// The program name printed where fio prints `fio-3.33`: the producing tool's own name for
+/// imported runs, `storbench-<version>` for ours.
+pub fn program_name(run: &RunResult) -> String {
+    let v = run.tool_version.as_str();
+    if v.starts_with("fio-") || v.starts_with("storbench-") {
+        v.to_string()
+    } else {
+        format!("storbench-{v}")
+    }
+}

@@ -1,0 +1,249 @@
+//! `storbench quick`: the CrystalDiskMark-style table and its JSON form.
+//!
+//! Contract with the quick preset (`RunMode::Quick`): every test is one reporting group; its
+//! jobs (one per thread) are named `"<TEST> <direction>"`, e.g. `"SEQ1M Q8T1 read"` or
+//! `"RND4K Q32T16 write"`, direction being `read`, `write` or `mix`. One row per group: the
+//! group's jobs merged, its directions together. Rates count all bytes over the longest job
+//! runtime; latency percentiles come from the completion latency (`lat` if clat was off);
+//! CPU is the client's user+system time over that runtime, in percent of one CPU.
+//!
+//! The JSON form (`--json`) is described by `docs/quick.schema.json`.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use storbench_core::merge::{merge_dir_into, merge_jobs};
+use storbench_core::result::{DirResult, GroupResult, LatStats, RunResult};
+
+/// Schema identifier of the JSON form; bumped on incompatible changes.
+pub const SCHEMA: &str = "storbench-quick/1";
+
+/// One table row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuickRow {
+    /// `SEQ1M Q8T1`.
+    pub test: String,
+    /// `read`, `write` or `mix`.
+    pub direction: String,
+    pub block_size: u64,
+    pub queue_depth: u32,
+    pub threads: u32,
+    pub io_bytes: u64,
+    pub runtime_ms: u64,
+    /// Decimal megabytes (10^6 bytes) per second.
+    pub mb_per_s: f64,
+    /// Binary mebibytes (2^20 bytes) per second.
+    pub mib_per_s: f64,
+    pub iops: f64,
+    pub latency_ns: QuickLatency,
+    /// Client CPU (user + system) in percent of one CPU.
+    pub cpu_percent: f64,
+}
+
+/// Latency summary of one row, ns.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct QuickLatency {
+    pub mean: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+}
+
+/// The rows of a run, in test order; groups without jobs are skipped.
+pub fn rows(run: &RunResult) -> Vec<QuickRow> {
+    run.groups.iter().filter_map(row).collect()
+}
+
+fn row(g: &GroupResult) -> Option<QuickRow> {
+    let merged = merge_jobs(&g.jobs)?;
+    let (test, direction) = split_name(&merged.name);
+    let mut all = DirResult::default();
+    for d in &merged.dirs {
+        merge_dir_into(&mut all, d);
+    }
+    let runtime_ms = all.runtime_ms;
+    let per_sec = |v: f64| if runtime_ms == 0 { 0.0 } else { v * 1000.0 / runtime_ms as f64 };
+    let lat: &LatStats = if all.clat.samples > 0 { &all.clat } else { &all.lat };
+    let pct = lat.percentiles(&[50.0, 99.0, 99.9]);
+    let cpu_ns: u64 = g.jobs.iter().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
+    let wall_ms = g.jobs.iter().map(|j| j.runtime_ms).max().unwrap_or(0);
+    let h = &merged.header;
+    let used = merged.dirs.iter().position(|d| d.total_ios > 0).unwrap_or(0);
+    Some(QuickRow {
+        test,
+        direction,
+        block_size: h.bs[used].1,
+        queue_depth: h.iodepth,
+        threads: g.jobs.len() as u32,
+        io_bytes: all.io_bytes,
+        runtime_ms,
+        mb_per_s: per_sec(all.io_bytes as f64) / 1e6,
+        mib_per_s: per_sec(all.io_bytes as f64) / 1_048_576.0,
+        iops: per_sec(all.total_ios as f64),
+        latency_ns: QuickLatency {
+            mean: lat.mean().round() as u64,
+            p50: pct[0],
+            p99: pct[1],
+            p99_9: pct[2],
+        },
+        cpu_percent: if wall_ms == 0 {
+            0.0
+        } else {
+            cpu_ns as f64 / (wall_ms as f64 * 1e6) * 100.0
+        },
+    })
+}
+
+/// `"SEQ1M Q8T1 read"` → (`SEQ1M Q8T1`, `read`); a name without a direction keeps it whole.
+fn split_name(name: &str) -> (String, String) {
+    match name.rsplit_once(' ') {
+        Some((test, dir)) if matches!(dir, "read" | "write" | "mix") => (test.into(), dir.into()),
+        _ => (name.into(), String::new()),
+    }
+}
+
+/// A latency in the unit that reads best, about three significant digits.
+pub fn latency_text(ns: u64) -> String {
+    let v = ns as f64;
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..10_000 => format!("{:.2} µs", v / 1e3),
+        10_000..100_000 => format!("{:.1} µs", v / 1e3),
+        100_000..1_000_000 => format!("{:.0} µs", v / 1e3),
+        1_000_000..10_000_000 => format!("{:.2} ms", v / 1e6),
+        10_000_000..100_000_000 => format!("{:.1} ms", v / 1e6),
+        100_000_000..1_000_000_000 => format!("{:.0} ms", v / 1e6),
+        _ => format!("{:.2} s", v / 1e9),
+    }
+}
+
+const HEADER: [&str; 9] = ["Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU"];
+
+/// The table, then the notes block.
+pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let targets = targets(run);
+    writeln!(out, "storbench quick: {}", targets.join(", "))?;
+    writeln!(out)?;
+    let mut lines: Vec<[String; 9]> = vec![HEADER.map(String::from)];
+    for r in rows(run) {
+        lines.push([
+            r.test.clone(),
+            r.direction.clone(),
+            format!("{:.1}", r.mb_per_s),
+            format!("{:.1}", r.mib_per_s),
+            iops_text(r.iops),
+            latency_text(r.latency_ns.p50),
+            latency_text(r.latency_ns.p99),
+            latency_text(r.latency_ns.p99_9),
+            format!("{:.1}%", r.cpu_percent),
+        ]);
+    }
+    let widths: Vec<usize> = (0..9)
+        .map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for l in &lines {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c < 2 {
+                s.push_str(cell);
+                s.push_str(&" ".repeat(pad + 2));
+            } else {
+                s.push_str(&" ".repeat(pad + usize::from(c > 2) * 2));
+                s.push_str(cell);
+            }
+        }
+        writeln!(out, "{}", s.trim_end())?;
+    }
+    writeln!(out)?;
+    writeln!(out, "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, from submission to completion; CPU is the client's, in % of one CPU.")?;
+    crate::notes::render(&run.notes, run.interrupted, out)
+}
+
+fn iops_text(iops: f64) -> String {
+    if iops < 100_000.0 {
+        format!("{iops:.1}")
+    } else {
+        format!("{iops:.0}")
+    }
+}
+
+fn targets(run: &RunResult) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for t in run.groups.iter().flat_map(|g| &g.jobs).flat_map(|j| &j.targets) {
+        if !all.contains(t) {
+            all.push(t.clone());
+        }
+    }
+    all
+}
+
+/// The JSON document of `storbench quick --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuickDoc {
+    pub schema: &'static str,
+    pub tool_version: String,
+    pub started_unix_ms: u64,
+    pub finished_unix_ms: u64,
+    pub targets: Vec<String>,
+    pub interrupted: bool,
+    pub tests: Vec<QuickRow>,
+    pub notes: Vec<QuickNote>,
+}
+
+/// A note as it appears in the JSON form.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuickNote {
+    pub level: &'static str,
+    pub code: String,
+    pub message: String,
+}
+
+pub fn document(run: &RunResult) -> QuickDoc {
+    QuickDoc {
+        schema: SCHEMA,
+        tool_version: run.tool_version.clone(),
+        started_unix_ms: run.started_unix_ms,
+        finished_unix_ms: run.finished_unix_ms,
+        targets: targets(run),
+        interrupted: run.interrupted,
+        tests: rows(run),
+        notes: run
+            .notes
+            .iter()
+            .map(|n| QuickNote {
+                level: crate::notes::level_name(n.level),
+                code: n.code.clone(),
+                message: n.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Writes the JSON form, pretty-printed, with a final newline.
+pub fn render_json(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &document(run)).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_test_and_direction() {
+        assert_eq!(split_name("SEQ1M Q8T1 read"), ("SEQ1M Q8T1".into(), "read".into()));
+        assert_eq!(split_name("RND4K Q32T16 mix"), ("RND4K Q32T16".into(), "mix".into()));
+        assert_eq!(split_name("custom"), ("custom".into(), String::new()));
+    }
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(latency_text(850), "850 ns");
+        assert_eq!(latency_text(4_567), "4.57 µs");
+        assert_eq!(latency_text(45_670), "45.7 µs");
+        assert_eq!(latency_text(456_700), "457 µs");
+        assert_eq!(latency_text(1_062_000), "1.06 ms");
+        assert_eq!(latency_text(17_100_000_000), "17.10 s");
+    }
+}

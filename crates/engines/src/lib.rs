@@ -18,6 +18,7 @@ pub mod psync;
 pub mod pvsync2;
 pub mod sync;
 // Network engines (their own files): `pub mod nfs;` and `pub mod iscsi;` go here.
+pub mod nfs;
 
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
@@ -103,6 +104,12 @@ pub static ALL: &[EngineDef] = &[
         create: filedelete::create,
     },
     // Network engines: one line each for nfs and iscsi.
+    EngineDef {
+        name: "nfs",
+        aliases: &[],
+        about: "user-space NFSv3 client: nfs://host/export/file, pipelined RPCs (no mount, no root)",
+        create: nfs::create,
+    },
 ];
 
 /// The definition serving fio engine name `name`.

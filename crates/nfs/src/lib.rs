@@ -1,1 +1,19 @@
-//! storbench-nfs
+//! A user-space NFSv3 client for benchmarking: ONC RPC over TCP with record marking,
+//! XID-pipelined calls on one or more connections, AUTH_SYS, PORTMAP, MOUNT v3 and the NFSv3
+//! procedures a storage benchmark needs. No system library, no async runtime, no data cache.
+
+pub mod client;
+pub mod conn;
+pub mod error;
+pub mod framing;
+pub mod proto;
+pub mod rpc;
+pub mod transport;
+pub mod url;
+pub mod xdr;
+
+pub use error::{DecodeError, MountStat, NfsError};
+pub use proto::{Fattr, Fh, FsInfo, NfsStat, Stable};
+pub use transport::{Outage, Transport, TransportConfig};
+pub use client::Client;
+pub use url::NfsUrl;

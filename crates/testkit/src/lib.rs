@@ -1,1 +1,3 @@
 //! storbench-testkit
+
+pub mod ganesha;

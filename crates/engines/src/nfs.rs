@@ -1,0 +1,389 @@
+//! `nfs`: fio's libnfs engine, done in Rust with storbench's own NFSv3 client
+//! (`storbench-nfs`): no mount, no root, no kernel client and no page cache.
+//!
+//! Targets are `nfs://host[:port]/export/path?options` URLs (see docs/nfs.md), given as the
+//! file name, as the directory of generated names, or as fio's `nfs_url` option with plain
+//! file names below it. One engine instance mounts one export; data IOs are pipelined over
+//! `nconnect` TCP connections (iodepth = RPCs in flight), split to the server's rtmax/wtmax.
+//! Writes are UNSTABLE and made durable by COMMIT at fsync points and on close, or FILE_SYNC
+//! when the file is opened for synchronous writes (`sync=1`).
+
+use std::time::Instant;
+
+use storbench_core::{
+    Attr, Caps, Completion, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoKind,
+    IoUnit, MetaOps, OpenOptions, Queued,
+};
+use storbench_job::JobSpec;
+use storbench_nfs::{Client, Fh, NfsError, NfsStat, NfsUrl, Stable};
+
+use crate::options;
+
+/// Modes of the files and directories storbench creates.
+const FILE_MODE: u32 = 0o644;
+const DIR_MODE: u32 = 0o755;
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    let base = options::value(job, "nfs_url").map(NfsUrl::parse).transpose().map_err(to_engine)?;
+    Ok(Box::new(NfsEngine { base, client: None, files: Vec::new(), started: None, created: 0 }))
+}
+
+/// An NFS client error as an engine error: one line naming the server and the operation.
+fn to_engine(e: NfsError) -> EngineError {
+    let kind = match &e {
+        NfsError::Url { .. } | NfsError::Unsupported(_) => ErrorKind::Unsupported,
+        NfsError::Resolve { .. }
+        | NfsError::Connect { .. }
+        | NfsError::Io { .. }
+        | NfsError::Timeout { .. }
+        | NfsError::Disconnected { .. } => ErrorKind::Disconnected,
+        _ => ErrorKind::Protocol,
+    };
+    EngineError { kind, errno: e.errno(), message: format!("nfs: {e}") }
+}
+
+struct NfsFile {
+    fh: Fh,
+    /// Path inside the export.
+    rel: String,
+    /// The transport's label for messages about this file.
+    label: u32,
+    stable: Stable,
+    /// UNSTABLE writes were sent since the last COMMIT.
+    dirty: bool,
+}
+
+pub struct NfsEngine {
+    /// fio's `nfs_url`: the base for plain file names.
+    base: Option<NfsUrl>,
+    client: Option<Client>,
+    files: Vec<Option<NfsFile>>,
+    /// When the export was mounted: outages are placed relative to it.
+    started: Option<Instant>,
+    /// Files and directories this instance created.
+    created: u64,
+}
+
+impl NfsEngine {
+    /// Mounts on first use and returns the path inside the export that `path` names: an
+    /// `nfs://` URL, a name below `nfs_url`, or a path relative to (or absolute within)
+    /// the export already mounted.
+    fn target(&mut self, path: &str) -> Result<String, EngineError> {
+        let url = if NfsUrl::is_nfs(path) {
+            Some(NfsUrl::parse(path).map_err(to_engine)?)
+        } else if let Some(base) = &self.base {
+            Some(base.join(path).map_err(to_engine)?)
+        } else {
+            None
+        };
+        match (url, &self.client) {
+            (Some(url), None) => {
+                let mut client = Client::mount(&url).map_err(to_engine)?;
+                client.transport().set_abort(storbench_core::stop::requested);
+                self.client = Some(client);
+                self.started = Some(Instant::now());
+                self.relative(&url.path)
+            }
+            (Some(url), Some(c)) if c.serves(&url) => self.relative(&url.path),
+            (Some(url), Some(c)) => Err(EngineError::unsupported(format!(
+                "nfs: one job uses one export with one set of options; {url} is not on {}",
+                c.url()
+            ))),
+            (None, Some(_)) if path.starts_with('/') => self.relative(path),
+            (None, Some(_)) => Ok(storbench_nfs::url::normalise(path)
+                .map_err(|r| EngineError::unsupported(format!("nfs: {path}: {r}")))?
+                .trim_start_matches('/')
+                .to_string()),
+            (None, None) => Err(EngineError::unsupported(format!(
+                "nfs: {path} is not an nfs:// URL and no nfs_url= was given"
+            ))),
+        }
+    }
+
+    fn relative(&self, abs: &str) -> Result<String, EngineError> {
+        let c = self.client()?;
+        c.relative(abs).map(str::to_string).ok_or_else(|| {
+            EngineError::unsupported(format!("nfs: {abs} is outside the mounted export {}", c.export()))
+        })
+    }
+
+    fn client(&self) -> Result<&Client, EngineError> {
+        self.client.as_ref().ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
+    }
+
+    fn client_mut(&mut self) -> Result<&mut Client, EngineError> {
+        self.client.as_mut().ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
+    }
+
+    fn file(&mut self, id: FileId) -> Result<&mut NfsFile, EngineError> {
+        match self.files.get_mut(id as usize) {
+            Some(Some(f)) => Ok(f),
+            _ => Err(EngineError::new(ErrorKind::Os, format!("nfs: file id {id} is not open"))),
+        }
+    }
+
+    fn add_file(&mut self, fh: Fh, rel: String, open: &OpenOptions) -> Result<FileId, EngineError> {
+        let client = self.client_mut()?;
+        let full = match client.export() {
+            "/" => format!("/{rel}"),
+            e => format!("{e}/{rel}"),
+        };
+        let label = client.transport().add_path(&full);
+        let stable = if open.sync { Stable::FileSync } else { Stable::Unstable };
+        let file = NfsFile { fh, rel, label, stable, dirty: false };
+        if let Some(free) = self.files.iter().position(Option::is_none) {
+            self.files[free] = Some(file);
+            return Ok(free as FileId);
+        }
+        self.files.push(Some(file));
+        Ok((self.files.len() - 1) as FileId)
+    }
+
+    /// Waits until every call in flight has its reply (their completions stay queued for
+    /// `reap`), so a COMMIT covers all writes issued before it.
+    fn quiesce(&mut self) -> Result<(), EngineError> {
+        let t = self.client_mut()?.transport();
+        t.flush().map_err(to_engine)?;
+        while t.inflight() > 0 {
+            t.drain_one().map_err(to_engine)?;
+        }
+        Ok(())
+    }
+}
+
+impl Engine for NfsEngine {
+    fn name(&self) -> &'static str {
+        "nfs"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps { synchronous: false, has_slat: false, trim: false, meta: true, no_data: false }
+    }
+
+    fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
+        let rel = self.target(&spec.path)?;
+        let o = &spec.open;
+        let client = self.client_mut()?;
+        let fh = match client.lookup(&rel) {
+            Ok(_) if o.create && o.exclusive => {
+                return Err(EngineError {
+                    kind: ErrorKind::Refused,
+                    errno: Some(libc::EEXIST),
+                    message: format!("nfs: {} already exists; storbench creates only new files", spec.path),
+                });
+            }
+            Ok((_, attr)) if attr.is_dir() => {
+                return Err(to_engine(NfsError::Status {
+                    server: client.transport().server().to_string(),
+                    op: "open",
+                    path: spec.path.clone(),
+                    status: NfsStat(21),
+                }));
+            }
+            Ok((fh, _)) => fh,
+            Err(e) if o.create && e.nfs_status() == Some(NfsStat::NOENT) => {
+                let fh = client.create(&rel, FILE_MODE).map_err(to_engine)?;
+                self.created += 1;
+                fh
+            }
+            Err(e) => return Err(to_engine(e)),
+        };
+        let client = self.client_mut()?;
+        if o.truncate {
+            client.set_size(&fh, 0, &rel).map_err(to_engine)?;
+        }
+        self.add_file(fh, rel, o)
+    }
+
+    fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
+        let (fh, rel) = {
+            let f = self.file(file)?;
+            (f.fh, f.rel.clone())
+        };
+        Ok(self.client_mut()?.getattr(&fh, &rel).map_err(to_engine)?.size)
+    }
+
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let f = self.file(io.file)?;
+        let (fh, label, stable) = (f.fh, f.label, f.stable);
+        match io.kind {
+            IoKind::Read | IoKind::Write => {
+                if io.kind == IoKind::Write && stable == Stable::Unstable {
+                    f.dirty = true;
+                }
+                let client = self.client.as_mut().ok_or_else(|| EngineError::unsupported("nfs: no target"))?;
+                let (rsize, wsize) = (client.rsize(), client.wsize());
+                let t = client.transport();
+                let user = u64::from(io.tag);
+                // SAFETY: the IoUnit contract: `buf` holds `len` bytes that the worker leaves
+                // alone until this tag completes.
+                let r = unsafe {
+                    if io.kind == IoKind::Read {
+                        t.read(&fh, label, io.offset, io.buf.as_ptr(), io.len, rsize, user)
+                    } else {
+                        t.write(&fh, label, io.offset, io.buf.as_ptr(), io.len, wsize, stable, user)
+                    }
+                };
+                r.map_err(to_engine)?;
+            }
+            IoKind::Fsync | IoKind::Fdatasync => {
+                f.dirty = false;
+                self.quiesce()?;
+                self.client_mut()?.transport().commit(&fh, label, u64::from(io.tag)).map_err(to_engine)?;
+            }
+            IoKind::Trim => return Err(EngineError::unsupported("nfs: NFSv3 has no trim (DEALLOCATE is NFSv4.2)")),
+        }
+        Ok(Queued::Pending)
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        match self.client.as_mut() {
+            Some(c) => c.transport().flush().map_err(to_engine),
+            None => Ok(()),
+        }
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let Some(c) = self.client.as_mut() else { return Ok(()) };
+        let mut push = |tag: u64, bytes: u64| out.push(Completion { tag: tag as u32, result: bytes as i64 });
+        c.transport().wait(min, &mut push).map(|_| ()).map_err(to_engine)
+    }
+
+    /// COMMITs unstable writes, so data written through storbench is durable when a job ends.
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        let dirty = self.file(file)?.dirty;
+        if dirty {
+            self.quiesce()?;
+            let f = self.file(file)?;
+            let (fh, rel) = (f.fh, f.rel.clone());
+            self.client_mut()?.commit_sync(&fh, &rel).map_err(to_engine)?;
+        }
+        self.files[file as usize] = None;
+        Ok(())
+    }
+
+    fn meta(&mut self) -> Option<&mut dyn MetaOps> {
+        Some(self)
+    }
+
+    fn info(&mut self) -> EngineInfo {
+        let Some(c) = self.client.as_mut() else { return EngineInfo::default() };
+        let stable = if self.files.iter().flatten().any(|f| f.stable == Stable::FileSync) { "file_sync" } else { "unstable+commit" };
+        let fs = *c.fsinfo();
+        let details = vec![
+            ("protocol".to_string(), "NFSv3".to_string()),
+            ("server".to_string(), c.transport().server().to_string()),
+            ("export".to_string(), c.export().to_string()),
+            ("rsize".to_string(), c.rsize().to_string()),
+            ("wsize".to_string(), c.wsize().to_string()),
+            ("server_rtmax".to_string(), fs.rtmax.to_string()),
+            ("server_wtmax".to_string(), fs.wtmax.to_string()),
+            ("nconnect".to_string(), c.transport().connections().to_string()),
+            ("stable".to_string(), stable.to_string()),
+            ("uid".to_string(), c.url().uid.to_string()),
+        ];
+        let mut notes = Vec::new();
+        let started = self.started.unwrap_or_else(Instant::now);
+        let server = c.transport().server().to_string();
+        for o in c.transport().outages() {
+            notes.push(format!(
+                "NFS connection to {server} lost at {:.1} s ({}); reconnected after {:.1} s, {} request(s) re-sent",
+                o.started.saturating_duration_since(started).as_secs_f64(),
+                o.reason,
+                o.duration.as_secs_f64(),
+                o.resent
+            ));
+        }
+        let changes = c.transport().verifier_changes();
+        if changes > 0 {
+            notes.push(format!(
+                "the server's write verifier changed {changes} time(s) (server restart): UNSTABLE writes sent before it may not be on stable storage"
+            ));
+        }
+        let interface = c.transport().local_addr().and_then(|a| interface_of(a.ip()));
+        EngineInfo { details, notes, interface }
+    }
+}
+
+impl MetaOps for NfsEngine {
+    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
+        let rel = self.target(path)?;
+        self.client_mut()?.mkdir(&rel, DIR_MODE).map_err(to_engine)?;
+        self.created += 1;
+        Ok(())
+    }
+
+    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
+        let rel = self.target(path)?;
+        self.client_mut()?.rmdir(&rel).map_err(to_engine)
+    }
+
+    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
+        let rel = self.target(path)?;
+        let fh = self.client_mut()?.create(&rel, FILE_MODE).map_err(to_engine)?;
+        self.created += 1;
+        self.add_file(fh, rel, open)
+    }
+
+    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
+        let rel = self.target(path)?;
+        let (_, a) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
+        Ok(Attr { size: a.size, is_dir: a.is_dir() })
+    }
+
+    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
+        let rel = self.target(path)?;
+        self.client_mut()?.remove(&rel).map_err(to_engine)
+    }
+
+    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError> {
+        let rel = self.target(path)?;
+        self.client_mut()?.readdir(&rel).map_err(to_engine)
+    }
+
+    fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
+        let f = self.file(file)?;
+        let (fh, rel) = (f.fh, f.rel.clone());
+        self.client_mut()?.set_size(&fh, size, &rel).map_err(to_engine)
+    }
+
+    /// NFSv3 servers commit directory changes before they reply: nothing to flush.
+    fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
+        Ok(())
+    }
+}
+
+/// The name of the local interface that holds `ip` (the socket's local address).
+fn interface_of(ip: std::net::IpAddr) -> Option<String> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, which freeifaddrs releases below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut cur = list;
+    while !cur.is_null() && found.is_none() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned.
+        let ifa = unsafe { &*cur };
+        // SAFETY: ifa_addr, when set, points to a sockaddr of the family it states.
+        let addr = unsafe { ifa.ifa_addr.as_ref() }.and_then(|sa| match i32::from(sa.sa_family) {
+            libc::AF_INET => {
+                let v4 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+                Some(std::net::IpAddr::from(u32::from_be(v4.sin_addr.s_addr).to_be_bytes()))
+            }
+            libc::AF_INET6 => {
+                let v6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
+                Some(std::net::IpAddr::from(v6.sin6_addr.s6_addr))
+            }
+            _ => None,
+        });
+        if addr == Some(ip) {
+            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+            found = Some(unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned());
+        }
+        cur = ifa.ifa_next;
+    }
+    // SAFETY: releases the list from getifaddrs exactly once.
+    unsafe { libc::freeifaddrs(list) };
+    found
+}

@@ -1,0 +1,131 @@
+use super::*;
+use crate::xdr::Enc;
+use proptest::prelude::*;
+
+fn fattr_bytes(e: &mut Enc<'_>, ftype: u32, size: u64) {
+    e.u32(ftype).u32(0o644).u32(1).u32(0).u32(0).u64(size).u64(size).u32(0).u32(0).u64(1).u64(77);
+    for _ in 0..6 {
+        e.u32(0);
+    }
+}
+
+#[test]
+fn fattr3_is_84_bytes() {
+    let mut b = Vec::new();
+    fattr_bytes(&mut Enc::new(&mut b), 1, 5);
+    assert_eq!(b.len(), 84);
+}
+
+#[test]
+fn read_reply_points_at_the_data() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true);
+    fattr_bytes(&mut e, 1, 4096);
+    e.u32(3).bool(true).opaque(b"xyz");
+    let (count, eof, at) = res_read(&b).unwrap().unwrap();
+    assert_eq!((count, eof, &b[at..at + 3]), (3, true, &b"xyz"[..]));
+}
+
+#[test]
+fn read_reply_with_lying_count_is_refused() {
+    let mut b = Vec::new();
+    Enc::new(&mut b).u32(0).bool(false).u32(10).bool(false).opaque(b"xyz");
+    assert!(res_read(&b).is_err());
+}
+
+#[test]
+fn failure_statuses_come_through() {
+    let mut b = Vec::new();
+    Enc::new(&mut b).u32(70).bool(false);
+    assert_eq!(res_read(&b).unwrap(), Err(NfsStat::STALE));
+    let mut w = Vec::new();
+    Enc::new(&mut w).u32(28).bool(false).bool(false);
+    assert_eq!(res_write(&w).unwrap(), Err(NfsStat(28)));
+    assert_eq!(NfsStat(28).to_string(), "NFS3ERR_NOSPC (no space left on the server)");
+    assert_eq!(NfsStat::STALE.errno(), 70);
+    assert_eq!(NfsStat(10004).errno(), 95);
+}
+
+#[test]
+fn write_reply_and_verifier() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true).u64(0).u64(0).u64(0).bool(false).u32(4096).u32(0).fixed(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(res_write(&b).unwrap().unwrap(), (4096, 0, [1, 2, 3, 4, 5, 6, 7, 8]));
+}
+
+#[test]
+fn write_args_layout() {
+    let fh = Fh::new(&[0xaa; 8]).unwrap();
+    let mut b = Vec::new();
+    args_write(&mut b, &fh, 1 << 33, Stable::FileSync, b"hello");
+    let mut d = Dec::new(&b);
+    assert_eq!(d.opaque(64, "fh").unwrap(), &[0xaa; 8]);
+    assert_eq!((d.u64().unwrap(), d.u32().unwrap(), d.u32().unwrap()), (1 << 33, 5, 2));
+    assert_eq!(d.opaque(8, "data").unwrap(), b"hello");
+    assert_eq!(d.remaining(), 0);
+}
+
+#[test]
+fn readdirplus_page() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(false).fixed(&[9; 8]);
+    for (i, name) in ["a", "bb"].iter().enumerate() {
+        e.bool(true).u64(i as u64).string(name).u64(100 + i as u64).bool(false).bool(true).opaque(&[1, 2]);
+    }
+    e.bool(false).bool(true);
+    let page = res_readdirplus(&b).unwrap().unwrap();
+    assert_eq!(page.entries, vec![("a".into(), 100), ("bb".into(), 101)]);
+    assert!(page.eof);
+    assert_eq!(page.verf, [9; 8]);
+}
+
+#[test]
+fn export_list() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.bool(true).string("/export").bool(true).string("*").bool(false);
+    e.bool(true).string("/other").bool(false).bool(false);
+    assert_eq!(res_export(&b).unwrap(), vec!["/export".to_string(), "/other".to_string()]);
+}
+
+#[test]
+fn oversized_handle_is_refused() {
+    let mut b = Vec::new();
+    Enc::new(&mut b).u32(0).opaque(&[0; 65]);
+    assert!(res_mnt(&b).is_err());
+}
+
+proptest! {
+    /// No decoder panics on any input.
+    #[test]
+    fn decoders_never_panic(data in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = res_read(&data);
+        let _ = res_write(&data);
+        let _ = res_commit(&data);
+        let _ = res_getattr(&data);
+        let _ = res_lookup(&data);
+        let _ = res_create(&data);
+        let _ = res_wcc(&data);
+        let _ = res_readdirplus(&data);
+        let _ = res_fsinfo(&data);
+        let _ = res_mnt(&data);
+        let _ = res_export(&data);
+        let _ = crate::rpc::parse_reply(&data);
+    }
+
+    /// Decoders survive every truncation of a valid reply.
+    #[test]
+    fn truncated_replies_are_errors(cut in 0usize..120) {
+        let mut b = Vec::new();
+        let mut e = Enc::new(&mut b);
+        e.u32(0).bool(true);
+        fattr_bytes(&mut e, 1, 4096);
+        e.u32(3).bool(true).opaque(b"xyz");
+        // Everything up to the last data byte is needed (trailing padding may be absent).
+        let cut = cut.min(b.len() - 2);
+        prop_assert!(res_read(&b[..cut]).is_err());
+    }
+}

@@ -1,0 +1,271 @@
+//! `nfs://` URLs: `nfs://host[:port]/export/path[?option=value&…]`.
+//!
+//! The query may also stand in the middle (`nfs://h/export/dir?version=3/job.0.0`), because
+//! fio-style runners append generated file names to a directory that carries the options:
+//! a query ends at the next `/`, and what follows continues the path.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::NfsError;
+
+/// Options accepted in the query string, for messages.
+const KNOWN: &str = "version, uid, gid, port (nfsport), mountport, nconnect, rsize, wsize, timeout, reconnect, readahead=0";
+
+/// A parsed NFS URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NfsUrl {
+    /// Host name or address, IPv6 without brackets.
+    pub host: String,
+    /// NFS port; `None` asks the portmapper.
+    pub port: Option<u16>,
+    /// MOUNT port; `None` asks the portmapper.
+    pub mount_port: Option<u16>,
+    /// Absolute, normalised path: export plus the path inside it.
+    pub path: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// TCP connections per client (`nconnect`).
+    pub nconnect: usize,
+    /// Caps on the READ and WRITE size below the server's rtmax/wtmax.
+    pub rsize: Option<u32>,
+    pub wsize: Option<u32>,
+    /// How long a call may go without a reply byte before the connection counts as lost.
+    pub timeout: Duration,
+    /// How long to keep reconnecting after a loss (0: fail at once).
+    pub reconnect: Duration,
+}
+
+impl NfsUrl {
+    /// True for strings this module parses.
+    pub fn is_nfs(s: &str) -> bool {
+        s.len() >= 6 && s[..6].eq_ignore_ascii_case("nfs://")
+    }
+
+    pub fn parse(url: &str) -> Result<NfsUrl, NfsError> {
+        let bad = |reason: String| NfsError::Url { url: url.to_string(), reason };
+        if !Self::is_nfs(url) {
+            return Err(bad("it must start with nfs://".into()));
+        }
+        let rest = &url[6..];
+        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (host, port) = parse_authority(&rest[..auth_end]).map_err(bad)?;
+        let (path, query) = split_query(&rest[auth_end..]);
+        let path = normalise(&percent_decode(&path).map_err(bad)?).map_err(bad)?;
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let mut u = NfsUrl {
+            host,
+            port,
+            mount_port: None,
+            path,
+            uid,
+            gid,
+            nconnect: 1,
+            rsize: None,
+            wsize: None,
+            timeout: Duration::from_secs(30),
+            reconnect: Duration::from_secs(60),
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            u.set_option(k, v).map_err(bad)?;
+        }
+        Ok(u)
+    }
+
+    fn set_option(&mut self, key: &str, value: &str) -> Result<(), String> {
+        fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
+            v.parse().map_err(|_| format!("{key}={v} is not a valid number"))
+        }
+        match key {
+            "version" if value == "3" => {}
+            "version" => return Err(format!("version={value} is not supported; storbench speaks NFSv3 (version=3)")),
+            "uid" => self.uid = num(key, value)?,
+            "gid" => self.gid = num(key, value)?,
+            "port" | "nfsport" => self.port = Some(num(key, value)?),
+            "mountport" => self.mount_port = Some(num(key, value)?),
+            "nconnect" => {
+                self.nconnect = num(key, value)?;
+                if !(1..=16).contains(&self.nconnect) {
+                    return Err(format!("nconnect={value} must be between 1 and 16"));
+                }
+            }
+            "rsize" => self.rsize = Some(size_opt(key, value)?),
+            "wsize" => self.wsize = Some(size_opt(key, value)?),
+            "timeout" => self.timeout = Duration::from_secs(num::<u64>(key, value)?.max(1)),
+            "reconnect" => self.reconnect = Duration::from_secs(num(key, value)?),
+            "readahead" if value == "0" => {}
+            "readahead" => return Err("storbench never caches or reads ahead; only readahead=0 is accepted".into()),
+            _ => return Err(format!("unknown option {key:?}; known: {KNOWN}")),
+        }
+        Ok(())
+    }
+
+    /// `host:port` for messages (IPv6 in brackets).
+    pub fn host_port(&self, port: u16) -> String {
+        if self.host.contains(':') { format!("[{}]:{port}", self.host) } else { format!("{}:{port}", self.host) }
+    }
+
+    /// The same server and options with `rel` appended to the path (fio's `nfs_url` plus a
+    /// file name).
+    pub fn join(&self, rel: &str) -> Result<NfsUrl, NfsError> {
+        let joined = format!("{}/{}", self.path, rel);
+        let path = normalise(&joined).map_err(|reason| NfsError::Url { url: joined.clone(), reason })?;
+        Ok(NfsUrl { path, ..self.clone() })
+    }
+}
+
+impl fmt::Display for NfsUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.port {
+            Some(p) => write!(f, "nfs://{}{}", self.host_port(p), self.path),
+            None if self.host.contains(':') => write!(f, "nfs://[{}]{}", self.host, self.path),
+            None => write!(f, "nfs://{}{}", self.host, self.path),
+        }
+    }
+}
+
+fn size_opt(key: &str, v: &str) -> Result<u32, String> {
+    let n: u32 = v.parse().map_err(|_| format!("{key}={v} is not a valid number of bytes"))?;
+    if n < 4096 {
+        return Err(format!("{key}={v} is below 4096 bytes"));
+    }
+    Ok(n)
+}
+
+fn parse_authority(a: &str) -> Result<(String, Option<u16>), String> {
+    if a.contains('@') {
+        return Err("user names in NFS URLs are not supported; use ?uid= and ?gid=".into());
+    }
+    let (host, port) = if let Some(v6) = a.strip_prefix('[') {
+        let end = v6.find(']').ok_or("unclosed [ in IPv6 address")?;
+        let after = &v6[end + 1..];
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(p),
+            None if after.is_empty() => None,
+            None => return Err(format!("unexpected {after:?} after the IPv6 address")),
+        };
+        (&v6[..end], port)
+    } else {
+        match a.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            Some(_) => return Err("IPv6 addresses must be written in brackets, e.g. nfs://[::1]/export".into()),
+            None => (a, None),
+        }
+    };
+    if host.is_empty() {
+        return Err("no server name".into());
+    }
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().ok().filter(|&p| p > 0).ok_or(format!("bad port {p:?}"))?),
+        None => None,
+    };
+    Ok((host.to_string(), port))
+}
+
+/// Splits `/a/b?q=1/c` into (`/a/b/c`, `q=1`); several queries are joined with `&`.
+fn split_query(s: &str) -> (String, String) {
+    let mut path = String::new();
+    let mut query = String::new();
+    let mut rest = s;
+    while let Some(q) = rest.find('?') {
+        path.push_str(&rest[..q]);
+        let after = &rest[q + 1..];
+        let end = after.find('/').unwrap_or(after.len());
+        if !query.is_empty() {
+            query.push('&');
+        }
+        query.push_str(&after[..end]);
+        rest = &after[end..];
+    }
+    path.push_str(rest);
+    (path, query)
+}
+
+fn percent_decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            out.push(hex.ok_or("bad %-escape in path")?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "path is not valid UTF-8".into())
+}
+
+/// Collapses `//` and `.`; refuses `..` (a path must not climb out of what it names).
+pub fn normalise(path: &str) -> Result<String, String> {
+    let mut out = String::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err("\"..\" is not allowed in NFS paths".into()),
+            p => {
+                out.push('/');
+                out.push_str(p);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_url() {
+        let u = NfsUrl::parse("nfs://server:2050/export/dir/f?version=3&uid=7&gid=8&mountport=635&nconnect=4").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.mount_port), ("server", Some(2050), Some(635)));
+        assert_eq!((u.path.as_str(), u.uid, u.gid, u.nconnect), ("/export/dir/f", 7, 8, 4));
+        assert_eq!(u.to_string(), "nfs://server:2050/export/dir/f");
+    }
+
+    #[test]
+    fn query_in_the_middle_continues_the_path() {
+        let u = NfsUrl::parse("nfs://h/export/dir?port=20490/job.0.0").unwrap();
+        assert_eq!((u.path.as_str(), u.port), ("/export/dir/job.0.0", Some(20490)));
+        let u = NfsUrl::parse("nfs://h/e?port=1/d?mountport=2/f").unwrap();
+        assert_eq!((u.path.as_str(), u.port, u.mount_port), ("/e/d/f", Some(1), Some(2)));
+    }
+
+    #[test]
+    fn ipv6_and_escapes() {
+        let u = NfsUrl::parse("nfs://[::1]:2049/ex%20port//a/./b/").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", Some(2049), "/ex port/a/b"));
+        assert_eq!(u.to_string(), "nfs://[::1]:2049/ex port/a/b");
+        assert_eq!(NfsUrl::parse("nfs://[fe80::1]").unwrap().path, "/");
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        let msg = |u: &str| NfsUrl::parse(u).unwrap_err().to_string();
+        assert!(msg("http://h/x").contains("nfs://"));
+        assert!(msg("nfs://h/x?version=4").contains("NFSv3"));
+        assert!(msg("nfs://h/x?bogus=1").contains("unknown option \"bogus\""));
+        assert!(msg("nfs://h/x?nconnect=0").contains("between 1 and 16"));
+        assert!(msg("nfs://h:0/x").contains("bad port"));
+        assert!(msg("nfs://::1/x").contains("brackets"));
+        assert!(msg("nfs:///x").contains("no server"));
+        assert!(msg("nfs://h/a/../b").contains(".."));
+        assert!(msg("nfs://h/x?readahead=65536").contains("never caches"));
+        assert!(msg("nfs://u@h/x").contains("uid="));
+    }
+
+    #[test]
+    fn join_appends_a_file_name() {
+        let u = NfsUrl::parse("nfs://h/export?port=5").unwrap();
+        let j = u.join("sub/file").unwrap();
+        assert_eq!((j.path.as_str(), j.port), ("/export/sub/file", Some(5)));
+    }
+}

@@ -202,15 +202,25 @@ impl Engine for Libaio {
         if tag >= self.iocbs.len() {
             self.iocbs.resize(tag + 1, Iocb::default());
         }
-        self.iocbs[tag] = Iocb {
-            data: u64::from(io.tag),
-            rw_flags: self.rw_flags,
-            opcode,
-            fildes,
-            buf: io.buf.as_ptr() as u64,
-            nbytes: u64::from(io.len),
-            offset: io.offset as i64,
-            ..Iocb::default()
+        self.iocbs[tag] = if opcode <= IOCB_CMD_PWRITE {
+            Iocb {
+                data: u64::from(io.tag),
+                rw_flags: self.rw_flags,
+                opcode,
+                fildes,
+                buf: io.buf.as_ptr() as u64,
+                nbytes: u64::from(io.len),
+                offset: io.offset as i64,
+                ..Iocb::default()
+            }
+        } else {
+            // The kernel rejects a sync carrying a buffer, length, offset or flags.
+            Iocb {
+                data: u64::from(io.tag),
+                opcode,
+                fildes,
+                ..Iocb::default()
+            }
         };
         self.queued.push(io.tag);
         Ok(Queued::Pending)

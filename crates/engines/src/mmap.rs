@@ -98,16 +98,15 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 }
 
 impl Mmap {
-    /// Maps file `id` at its current size (after extending it for writes).
+    /// Maps file `id` whole, after extending a writable file to the job's file size and to
+    /// at least `min_len` (a write past the end grows the file, as pwrite would).
     #[cold]
-    fn map(&mut self, id: FileId) -> Result<(), EngineError> {
+    fn map(&mut self, id: FileId, min_len: u64) -> Result<(), EngineError> {
         let f = self.files.get(id)?;
         let writable = self.writable.get(id as usize).copied().unwrap_or(true);
         let mut size = f.size()?;
-        if writable
-            && !f.block_dev
-            && let Some(want) = self.file_size.filter(|&w| w > size)
-        {
+        let want = self.file_size.unwrap_or(0).max(min_len);
+        if writable && !f.block_dev && want > size {
             f.set_size(want)?;
             size = want;
         }
@@ -141,7 +140,7 @@ impl Engine for Mmap {
             self.writable.resize(slot + 1, true);
         }
         self.writable[slot] = spec.open.write;
-        if let Err(e) = self.map(id) {
+        if let Err(e) = self.map(id, 0) {
             let _ = self.files.close(id);
             return Err(e);
         }
@@ -155,8 +154,14 @@ impl Engine for Mmap {
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
         let slot = io.file as usize;
-        if self.maps.get(slot).is_none_or(Option::is_none) {
-            self.map(io.file)?;
+        let end = io.offset + u64::from(io.len);
+        let remap = match self.maps.get(slot) {
+            Some(Some(m)) => io.kind == IoKind::Write && end > m.len as u64,
+            _ => true,
+        };
+        if remap {
+            let grow_to = if io.kind == IoKind::Write { end } else { 0 };
+            self.map(io.file, grow_to)?;
         }
         let f = self.files.get(io.file)?;
         let Some(map) = self.maps.get(slot).and_then(Option::as_ref) else {

@@ -1,0 +1,160 @@
+//! Metadata operations of the local engines, and fio's filecreate/filestat/filedelete engines.
+
+mod common;
+
+use common::{Driver, job, pattern, rw_open};
+use storbench_core::{IoKind, OpenOptions};
+
+/// mkdir / create / set_size / stat / readdir / sync_dir / unlink / rmdir through `meta()`,
+/// and a file made by `create` is usable for IO through the same engine.
+#[test]
+fn local_meta_ops_round_trip() {
+    for engine in [
+        "psync", "io_uring", "libaio", "posixaio", "mmap", "sync", "pvsync2",
+    ] {
+        if !common::available(&job(engine, 4, &[])) {
+            continue;
+        }
+        let root = tempfile::tempdir_in("/tmp").unwrap();
+        let dir = root.path().join("d");
+        let (dir, file) = (
+            dir.to_str().unwrap().to_string(),
+            format!("{}/f", dir.display()),
+        );
+        let mut d = Driver::new(&job(engine, 4, &[]), 4096).unwrap();
+        let meta = d.engine.meta().expect("local engines offer meta ops");
+        meta.mkdir(&dir).unwrap();
+        let id = meta.create(&file, &rw_open(false)).unwrap();
+        let err = meta.create(&file, &rw_open(false)).unwrap_err();
+        assert_eq!(
+            err.errno,
+            Some(libc::EEXIST),
+            "{engine}: create is exclusive: {err}"
+        );
+        meta.set_size(id, 1 << 20).unwrap();
+        let attr = meta.stat(&file).unwrap();
+        assert_eq!((attr.size, attr.is_dir), (1 << 20, false), "{engine}");
+        assert!(meta.stat(&dir).unwrap().is_dir);
+        assert_eq!(meta.readdir(&dir).unwrap(), vec!["f".to_string()]);
+        meta.sync_dir(&dir).unwrap();
+
+        let mut expected = vec![0u8; 4096];
+        pattern(3, &mut expected);
+        d.run(
+            id,
+            &[(IoKind::Write, 8192, 4096)],
+            |_, b| pattern(3, b),
+            |_, _, r| assert_eq!(r, 4096),
+        )
+        .unwrap();
+        d.run(
+            id,
+            &[(IoKind::Read, 8192, 4096)],
+            |_, b| b.fill(0),
+            |_, b, r| {
+                assert_eq!(r, 4096, "{engine}");
+                assert!(b == expected.as_slice(), "{engine}: data read back differs");
+            },
+        )
+        .unwrap();
+        d.engine.close(id).unwrap();
+
+        let meta = d.engine.meta().unwrap();
+        meta.unlink(&file).unwrap();
+        assert!(meta.readdir(&dir).unwrap().is_empty());
+        let err = meta.stat(&file).unwrap_err();
+        assert_eq!(err.errno, Some(libc::ENOENT));
+        assert!(
+            err.message.starts_with("stat ") && err.message.contains(&file),
+            "{err}"
+        );
+        meta.rmdir(&dir).unwrap();
+        assert!(!std::path::Path::new(&dir).exists());
+    }
+}
+
+fn paths(root: &std::path::Path, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("{}/file.{i}", root.display()))
+        .collect()
+}
+
+/// Runs one IO per file through a metadata engine; returns the per-IO results.
+fn one_io_per_file(
+    engine: &str,
+    files: &[String],
+) -> Result<Vec<i64>, storbench_core::EngineError> {
+    let mut d = Driver::new(&job(engine, 1, &[]), 4096)?;
+    let caps = d.engine.caps();
+    assert!(caps.synchronous && caps.no_data && caps.meta);
+    let mut results = Vec::new();
+    for path in files {
+        let id = d.open(
+            path,
+            OpenOptions {
+                read: true,
+                write: true,
+                ..Default::default()
+            },
+        )?;
+        d.run(
+            id,
+            &[(IoKind::Read, 0, 4096)],
+            |_, _| {},
+            |_, _, r| results.push(r),
+        )?;
+        // A second IO on the same open file does no further operation, as in fio.
+        d.run(
+            id,
+            &[(IoKind::Read, 4096, 4096)],
+            |_, _| {},
+            |_, _, r| results.push(r),
+        )?;
+        d.engine.close(id)?;
+    }
+    Ok(results)
+}
+
+#[test]
+fn filecreate_filestat_filedelete() {
+    let root = tempfile::tempdir_in("/tmp").unwrap();
+    let files = paths(root.path(), 20);
+
+    // Opening alone creates nothing: the create is the timed IO.
+    let mut d = Driver::new(&job("filecreate", 1, &[]), 4096).unwrap();
+    d.open(&files[0], rw_open(false)).unwrap();
+    assert!(!std::path::Path::new(&files[0]).exists());
+    drop(d);
+
+    let results = one_io_per_file("filecreate", &files).unwrap();
+    assert_eq!(results, vec![4096; 40]);
+    assert!(files.iter().all(|f| std::path::Path::new(f).is_file()));
+
+    let err = one_io_per_file("filecreate", &files[..1]).unwrap_err();
+    assert!(err.message.contains("already exists"), "{err}");
+
+    assert_eq!(one_io_per_file("filestat", &files).unwrap(), vec![4096; 40]);
+
+    assert_eq!(
+        one_io_per_file("filedelete", &files).unwrap(),
+        vec![4096; 40]
+    );
+    assert!(files.iter().all(|f| !std::path::Path::new(f).exists()));
+
+    let err = one_io_per_file("filestat", &files[..1]).unwrap_err();
+    assert_eq!(err.errno, Some(libc::ENOENT), "{err}");
+    let err = one_io_per_file("filedelete", &files[..1]).unwrap_err();
+    assert_eq!(err.errno, Some(libc::ENOENT), "{err}");
+}
+
+#[test]
+fn metadata_engines_refuse_nfs_without_the_nfs_engine() {
+    if storbench_engines::find("nfs").is_some() {
+        eprintln!("skip: the nfs engine is registered; its own tests cover metadata over NFS");
+        return;
+    }
+    let mut spec = job("filecreate", 1, &[]);
+    spec.filenames = vec!["nfs://127.0.0.1/export/f".into()];
+    let err = storbench_engines::create(&spec).err().unwrap();
+    assert!(err.message.contains("needs the nfs engine"), "{err}");
+}

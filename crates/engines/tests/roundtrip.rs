@@ -1,0 +1,148 @@
+//! Every local engine writes a pattern, then reads it back and compares: buffered and
+//! O_DIRECT, on ext4 (/tmp) and tmpfs (/dev/shm), at iodepth 1 and 32 for async engines.
+
+mod common;
+
+use std::path::Path;
+
+use common::{Driver, direct_ok, job, pattern, rw_open};
+use storbench_core::IoKind;
+use storbench_job::SizeSpec;
+
+const BS: usize = 4096;
+const BLOCKS: usize = 256;
+
+fn ios(kind: IoKind, order: &[usize]) -> Vec<(IoKind, u64, u32)> {
+    order
+        .iter()
+        .map(|&b| (kind, (b * BS) as u64, BS as u32))
+        .collect()
+}
+
+/// Writes every block in one scrambled order, syncs, drops the cache, reads them back in
+/// another order and compares each block with what was written.
+fn roundtrip(engine: &str, opts: &[(&str, &str)], depth: u32, dir: &Path, direct: bool) {
+    let what = format!(
+        "{engine} {opts:?} iodepth={depth} direct={direct} in {}",
+        dir.display()
+    );
+    let mut spec = job(engine, depth, opts);
+    spec.size = Some(SizeSpec::Bytes((BLOCKS * BS) as u64));
+    let mut d = Driver::new(&spec, BS).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let path = dir.join(format!("{engine}-{depth}-{direct}-{}", opts.len()));
+    let id = d
+        .open(path.to_str().unwrap(), rw_open(direct))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+
+    let write_order: Vec<usize> = (0..BLOCKS).map(|i| (i * 97) % BLOCKS).collect();
+    let mut written = 0;
+    d.run(
+        id,
+        &ios(IoKind::Write, &write_order),
+        |i, buf| pattern(write_order[i], buf),
+        |i, _, r| {
+            assert_eq!(r, BS as i64, "{what}: write {i}");
+            written += 1;
+        },
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(written, BLOCKS, "{what}: every write completed once");
+    assert_eq!(d.one(id, IoKind::Fsync, 0, 0).unwrap(), 0, "{what}: fsync");
+    d.engine
+        .invalidate(id)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(
+        d.engine.size(id).unwrap(),
+        (BLOCKS * BS) as u64,
+        "{what}: size"
+    );
+
+    let read_order: Vec<usize> = (0..BLOCKS).map(|i| (i * 61 + 5) % BLOCKS).collect();
+    let mut expected = vec![0u8; BS];
+    let mut read = 0;
+    d.run(
+        id,
+        &ios(IoKind::Read, &read_order),
+        |_, buf| buf.fill(0xAA),
+        |i, buf, r| {
+            assert_eq!(r, BS as i64, "{what}: read {i}");
+            pattern(read_order[i], &mut expected);
+            assert!(
+                buf == expected.as_slice(),
+                "{what}: block {} differs",
+                read_order[i]
+            );
+            read += 1;
+        },
+    )
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(read, BLOCKS, "{what}: every read completed once");
+    d.engine.close(id).unwrap();
+}
+
+fn matrix(engine: &str, opts: &[(&str, &str)], depths: &[u32], with_direct: bool) {
+    if !common::available(&job(engine, 1, opts)) {
+        return;
+    }
+    for base in ["/tmp", "/dev/shm"] {
+        let dir = tempfile::tempdir_in(base).unwrap();
+        for direct in [false, true] {
+            if direct && !(with_direct && direct_ok(dir.path())) {
+                continue;
+            }
+            for &depth in depths {
+                roundtrip(engine, opts, depth, dir.path(), direct);
+            }
+        }
+    }
+}
+
+#[test]
+fn psync_roundtrip() {
+    matrix("psync", &[], &[1], true);
+}
+
+#[test]
+fn sync_roundtrip() {
+    matrix("sync", &[], &[1], true);
+}
+
+#[test]
+fn pvsync2_roundtrip() {
+    matrix("pvsync2", &[], &[1], true);
+}
+
+#[test]
+fn io_uring_roundtrip() {
+    matrix("io_uring", &[], &[1, 32], true);
+}
+
+#[test]
+fn io_uring_registered_buffers_and_files_roundtrip() {
+    matrix(
+        "io_uring",
+        &[("fixedbufs", ""), ("registerfiles", "")],
+        &[1, 32],
+        true,
+    );
+}
+
+#[test]
+fn io_uring_sqpoll_roundtrip() {
+    matrix("io_uring", &[("sqthread_poll", "1")], &[1, 32], true);
+}
+
+#[test]
+fn libaio_roundtrip() {
+    matrix("libaio", &[], &[1, 32], true);
+}
+
+#[test]
+fn posixaio_roundtrip() {
+    matrix("posixaio", &[], &[1, 32], true);
+}
+
+#[test]
+fn mmap_roundtrip() {
+    matrix("mmap", &[], &[1], true);
+}

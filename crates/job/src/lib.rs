@@ -1,6 +1,34 @@
 //! The workload description, pure code: fio's option table, the fio argv and job-file
 //! readers, validation into [`JobSpec`]s, and the presets.
+//!
+//! Data flows one way: [`argv`]/[`ini`] produce raw ordered sections ([`low`]), [`resolve`]
+//! applies them through the one option table ([`options`]) with fio's precedence, and
+//! [`build`] turns each job into a validated [`JobSpec`]. The CLI calls
+//! [`parse_fio_args`]; `--cmdhelp` and docs/fio-compat.md come from the same table.
 
+mod argv;
+mod build;
+mod docs;
+mod error;
+mod expr;
+mod flags;
+mod help;
+mod host;
+mod ini;
+mod invocation;
+mod low;
+pub mod options;
+pub mod presets;
+mod resolve;
 pub mod spec;
+pub mod units;
 
+pub use docs::fio_compat_markdown;
+pub use error::{JobError, Origin};
+pub use flags::{Arity, GLOBAL_FLAGS, GlobalFlag};
+pub use help::{cmdhelp, enghelp};
+pub use host::HostFacts;
+pub use ini::{IncludeLoader, parse_job_text, read_job_file};
+pub use invocation::{Eta, FioInvocation, OutputFormat, parse_fio_args};
+pub use low::{LowFile, LowSection, RawOpt};
 pub use spec::*;

@@ -1,0 +1,156 @@
+//! docs/fio-compat.md, generated from the option table so the page cannot drift from the
+//! code (a test compares the checked-in file with this text).
+
+use std::fmt::Write;
+
+use crate::flags::GLOBAL_FLAGS;
+use crate::options::{self, Category, ENGINES, Kind, OptDef, UNSUPPORTED, UNSUPPORTED_ENGINES};
+
+/// How storbench reads fio input differently from fio 3.33, and why.
+const DIFFERENCES: &[&str] = &[
+    "Values fio silently misreads are refused with a message saying what fio would have done: fractional sizes and times (`1.5k` is 1 byte to fio, `runtime=1.5` is 1 s), unknown unit suffixes (`4q` is 4 bytes to fio, `10sec` is 10 µs), negative numbers, spaces inside a number.",
+    "`bs=4k-8k` (fio: reads 4k, writes 8k) is refused with a pointer to `bsrange`; per-direction values are written `bs=4k,8k`.",
+    "Parenthesised arithmetic `(…)` works everywhere a number is expected (Debian's fio 3.33 is built without it). Unit suffixes inside follow the same kb_base rules as outside; in time expressions a unit anywhere makes unit-less numbers microseconds, and with no unit at all the result is in the option's own unit (seconds for `runtime`), as fio computes it. storbench keeps microsecond precision where fio truncates to whole seconds.",
+    "`$ncpus`, `$mb_memory` and `$pagesize` also work on the command line (fio 3.33 expands them in job files only). As in fio, a value with one of them and `+ - * /` is computed in whole numbers without units (`size=$mb_memory*2` is bytes, not megabytes).",
+    "Command-line options before the first `--name` apply to every job file given; fio 3.33 applies them to the first job file only. storbench prints a warning when this matters.",
+    "A boolean option written alone on a job-file line (`direct`) means `=1`; fio refuses it.",
+    "Engine options (`hipri`, `nfs_url`, …) may come before `--ioengine` on the command line; they are checked against the job's final engine.",
+    "Option names must be written in full; fio's command line also accepts unambiguous prefixes.",
+    "`bssplit` weights adding up to more than 100, `percentile_list` values of 0 or more than 20 values, and `nrfiles=0` are refused (fio accepts or half-accepts them).",
+    "In `filename` and `directory`, a `:` inside an `nfs://` or `iscsi://` URL (port, IQN) does not split the list; only a `:` followed by another `scheme://` does. `\\:` is a literal colon, as in fio.",
+    "fio's warnings are kept as warnings (for example `time_based` without `runtime` runs until `size` is done); `--warnings-fatal` makes them errors. storbench adds one: an `iodepth` above 1 with a synchronous engine, where it has no effect.",
+    "As in fio, a job file line is cut at its first `;` or `#`, every section whose name starts with `global` is a global section, `kb_base` is applied first within a section, and job-file `include` paths are tried as written, then next to the including file.",
+];
+
+/// The whole page.
+pub fn fio_compat_markdown() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# fio compatibility\n\n\
+         <!-- Generated from crates/job/src/options/ by `UPDATE_DOCS=1 cargo test -p storbench-job --test docs`; do not edit. -->\n\n\
+         `storbench fio` reads fio 3.33 command lines and job files. Precedence is fio's: a job \
+         section's own options, then the `[global]` sections above it, then the command-line \
+         options before the first `--name`, then fio's defaults. Several job files are separate \
+         reporting groups with a stonewall between them. Every option below means what it \
+         means in fio's HOWTO; notes say where storbench differs. Any other fio option is \
+         refused with an error naming it, never ignored.\n\n\
+         Units follow fio: under the default `kb_base=1024`, `4k` = `4kb` = `4ki` = 4096 bytes \
+         but `4KiB` = 4000; under `kb_base=1000`, `4k` = 4000 and `4KiB` = 4096. Times are \
+         seconds unless suffixed with `us`, `ms`, `s`, `m`, `h` or `d`.\n\n",
+    );
+    options_section(&mut out);
+    engines_section(&mut out);
+    flags_section(&mut out);
+    out.push_str("## Where storbench reads input differently from fio 3.33\n\n");
+    for d in DIFFERENCES {
+        let _ = writeln!(out, "- {d}");
+    }
+    out.push('\n');
+    unsupported_section(&mut out);
+    out
+}
+
+fn options_section(out: &mut String) {
+    out.push_str("## Supported options\n\n");
+    for cat in Category::ALL {
+        let _ = writeln!(out, "### {}\n", cat.title());
+        out.push_str("| option | type | default | what it does | notes |\n|---|---|---|---|---|\n");
+        for o in options::all().filter(|o| o.category == cat) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                name_cell(o),
+                cell(o.kind.describe()),
+                if o.default.is_empty() {
+                    "—".to_string()
+                } else {
+                    format!("`{}`", o.default)
+                },
+                cell(o.help),
+                cell(&notes(o)),
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn name_cell(o: &OptDef) -> String {
+    let mut s = format!("`{}`", o.name);
+    for a in o.aliases {
+        let _ = write!(s, " (`{a}`)");
+    }
+    s
+}
+
+fn notes(o: &OptDef) -> String {
+    let mut parts = Vec::new();
+    if !o.engines.is_empty() {
+        parts.push(format!("Engines: {}.", o.engines.join(", ")));
+    }
+    if let Kind::Choice(values) = o.kind {
+        let v: Vec<String> = values.iter().map(|(v, _)| format!("`{v}`")).collect();
+        parts.push(format!("Values: {}.", v.join(", ")));
+    }
+    if !o.note.is_empty() {
+        parts.push(o.note.to_string());
+    }
+    parts.join(" ")
+}
+
+/// Escapes what would break a Markdown table cell.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn engines_section(out: &mut String) {
+    out.push_str("## Engines\n\n| ioengine | what it does | queue depth |\n|---|---|---|\n");
+    for e in ENGINES {
+        let mut name = format!("`{}`", e.name);
+        for a in e.aliases {
+            let _ = write!(name, " (`{a}`)");
+        }
+        let depth = if e.synchronous {
+            "no (synchronous)"
+        } else {
+            "yes"
+        };
+        let _ = writeln!(out, "| {name} | {} | {depth} |", cell(e.about));
+    }
+    out.push('\n');
+}
+
+fn flags_section(out: &mut String) {
+    out.push_str("## Global flags\n\n| flag | supported | what it does |\n|---|---|---|\n");
+    for f in GLOBAL_FLAGS {
+        let _ = writeln!(
+            out,
+            "| `--{}` | {} | {} |",
+            f.name,
+            if f.supported { "yes" } else { "no" },
+            cell(f.help)
+        );
+    }
+    out.push_str("\n`--minimal` is `--output-format=terse`; `--terse-version` accepts 3 only.\n\n");
+}
+
+fn unsupported_section(out: &mut String) {
+    out.push_str(
+        "## fio options storbench does not support\n\n\
+         These fio 3.33 option names (and aliases, and options of fio engines storbench does \
+         not have) are refused with `fio option 'NAME' is not supported by storbench`:\n\n",
+    );
+    out.push_str(&backticked(UNSUPPORTED));
+    out.push_str("\n\n## fio engines storbench does not have\n\n");
+    out.push_str(&backticked(UNSUPPORTED_ENGINES));
+    out.push_str(", and external engines (`external:…`).\n");
+}
+
+fn backticked(names: &[&str]) -> String {
+    let mut sorted = names.to_vec();
+    sorted.sort_unstable();
+    sorted
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

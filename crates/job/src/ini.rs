@@ -1,0 +1,282 @@
+//! fio job files: INI sections in order, `include` (nested, no sections inside), `;` and `#`
+//! comments (fio cuts a line at the first `;` or `#`, wherever it is), keys without `=`.
+//! Values are kept as written; `${ENV}` and keywords are expanded when options are applied.
+
+use std::path::Path;
+
+use crate::error::{JobError, Origin};
+use crate::low::{LowFile, LowSection, RawOpt};
+
+/// Deeper include chains are almost certainly a loop.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Reads an included file: given the name as written and the including file's path,
+/// returns the path actually read and its contents.
+pub type IncludeLoader<'a> = dyn FnMut(&str, &str) -> Result<(String, String), String> + 'a;
+
+/// Reads a job file (`-` is standard input) and the files it includes.
+pub fn read_job_file(path: &str) -> Result<LowFile, JobError> {
+    let text = read_source(path).map_err(|reason| JobError::Read {
+        path: path.to_string(),
+        reason,
+    })?;
+    parse_job_text(path, &text, &mut load_include_from_disk)
+}
+
+fn read_source(path: &str) -> Result<String, String> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => "not a text file (invalid UTF-8)".to_string(),
+        _ => io_reason(&e),
+    })
+}
+
+/// The OS message without Rust's " (os error N)" tail.
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// fio's rule: a relative include is tried as given, then next to the including file.
+fn load_include_from_disk(name: &str, including: &str) -> Result<(String, String), String> {
+    let direct = Path::new(name);
+    let path = if direct.exists() || direct.is_absolute() {
+        name.to_string()
+    } else {
+        match Path::new(including).parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(name).display().to_string(),
+            _ => name.to_string(),
+        }
+    };
+    let text = read_source(&path).map_err(|reason| format!("cannot read '{path}': {reason}"))?;
+    Ok((path, text))
+}
+
+/// Parses the text of a job file; `load` supplies included files.
+pub fn parse_job_text(
+    path: &str,
+    text: &str,
+    load: &mut IncludeLoader<'_>,
+) -> Result<LowFile, JobError> {
+    let mut reader = Reader {
+        sections: Vec::new(),
+        sources: vec![(path.to_string(), text.to_string())],
+        load,
+    };
+    reader.lines(path, text, 0)?;
+    Ok(LowFile {
+        path: path.to_string(),
+        sections: reader.sections,
+        sources: reader.sources,
+    })
+}
+
+struct Reader<'l, 'a> {
+    sections: Vec<LowSection>,
+    sources: Vec<(String, String)>,
+    load: &'l mut IncludeLoader<'a>,
+}
+
+impl Reader<'_, '_> {
+    fn lines(&mut self, path: &str, text: &str, depth: usize) -> Result<(), JobError> {
+        for (index, raw) in text.lines().enumerate() {
+            let at = Origin::file(path, index + 1);
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
+            }
+            if line.starts_with('[') {
+                self.section(line, at, depth)?;
+            } else if let Some(name) = include_target(line) {
+                self.include(name, path, at, depth)?;
+            } else {
+                self.option(line, at)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn section(&mut self, line: &str, at: Origin, depth: usize) -> Result<(), JobError> {
+        if depth > 0 {
+            return Err(JobError::Syntax {
+                at,
+                message: format!("{line}: included files cannot contain [sections]"),
+            });
+        }
+        let name = line
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| JobError::Syntax {
+                at: at.clone(),
+                message: format!("{line}: a section header is [name]"),
+            })?;
+        self.sections.push(LowSection {
+            name: name.to_string(),
+            origin: at,
+            opts: Vec::new(),
+        });
+        Ok(())
+    }
+
+    fn include(
+        &mut self,
+        name: &str,
+        from: &str,
+        at: Origin,
+        depth: usize,
+    ) -> Result<(), JobError> {
+        if name.is_empty() {
+            return Err(JobError::Syntax {
+                at,
+                message: "include needs a file name".into(),
+            });
+        }
+        if depth >= MAX_INCLUDE_DEPTH {
+            return Err(JobError::Syntax {
+                at,
+                message: format!(
+                    "include {name}: includes nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)"
+                ),
+            });
+        }
+        if self.sections.is_empty() {
+            return Err(outside_section(at, &format!("include {name}")));
+        }
+        let (path, text) = (self.load)(name, from).map_err(|reason| JobError::Syntax {
+            at: at.clone(),
+            message: format!("include {name}: {reason}"),
+        })?;
+        if !self.sources.iter().any(|(p, _)| *p == path) {
+            self.sources.push((path.clone(), text.clone()));
+        }
+        self.lines(&path, &text, depth + 1)
+    }
+
+    fn option(&mut self, line: &str, at: Origin) -> Result<(), JobError> {
+        let Some(section) = self.sections.last_mut() else {
+            return Err(outside_section(at, line));
+        };
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+            None => (line, None),
+        };
+        if key.is_empty() {
+            return Err(JobError::Syntax {
+                at,
+                message: format!("{line}: missing option name before '='"),
+            });
+        }
+        section.opts.push(RawOpt {
+            key: key.to_string(),
+            value,
+            origin: at,
+            from_file: true,
+        });
+        Ok(())
+    }
+}
+
+fn outside_section(at: Origin, line: &str) -> JobError {
+    JobError::Syntax {
+        at,
+        message: format!("{line}: option outside of a [job] section"),
+    }
+}
+
+/// fio cuts every line at its first `;` or `#`.
+fn strip_comment(line: &str) -> &str {
+    match line.find([';', '#']) {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// `include file` → `Some("file")`; a bare `include` → `Some("")`.
+fn include_target(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("include")?;
+    if rest.is_empty() {
+        return Some("");
+    }
+    rest.starts_with(char::is_whitespace).then(|| rest.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_includes(name: &str, _: &str) -> Result<(String, String), String> {
+        Err(format!("no such file {name}"))
+    }
+
+    fn parse(text: &str) -> Result<LowFile, JobError> {
+        parse_job_text("t.fio", text, &mut no_includes)
+    }
+
+    #[test]
+    fn sections_options_comments_and_bare_keys() {
+        let f = parse(
+            "; leading comment\n[global]\nrw=randread ; trailing\nsize = 128m\n\n# x\n[job1]\ntime_based\nbs=4k#c\n[job2]\n",
+        )
+        .unwrap();
+        let names: Vec<_> = f.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "job1", "job2"]);
+        let g = &f.sections[0].opts;
+        assert_eq!(g[0].key, "rw");
+        assert_eq!(g[0].value.as_deref(), Some("randread"));
+        assert_eq!(g[1].key, "size");
+        assert_eq!(g[1].value.as_deref(), Some("128m"));
+        assert_eq!(g[1].origin, Origin::file("t.fio", 4));
+        let j = &f.sections[1].opts;
+        assert_eq!(j[0].value, None);
+        assert_eq!(j[1].value.as_deref(), Some("4k"));
+        assert!(f.sections[2].opts.is_empty());
+    }
+
+    #[test]
+    fn option_before_any_section_is_an_error() {
+        let e = parse("bs=4k\n[x]\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.fio:1: bs=4k: option outside of a [job] section"
+        );
+    }
+
+    #[test]
+    fn bad_header() {
+        assert!(parse("[x\n").is_err());
+        assert!(parse("[]\n").is_err());
+    }
+
+    #[test]
+    fn includes_nest_and_keep_origin() {
+        let mut load = |name: &str, _: &str| match name {
+            "a.inc" => Ok((
+                "a.inc".to_string(),
+                "iodepth=4\ninclude b.inc\n".to_string(),
+            )),
+            "b.inc" => Ok(("b.inc".to_string(), "bs=8k\n".to_string())),
+            "bad.inc" => Ok(("bad.inc".to_string(), "[nope]\n".to_string())),
+            "loop.inc" => Ok(("loop.inc".to_string(), "include loop.inc\n".to_string())),
+            _ => Err("missing".to_string()),
+        };
+        let f = parse_job_text("t.fio", "[j]\ninclude a.inc\nrw=write\n", &mut load).unwrap();
+        let keys: Vec<_> = f.sections[0].opts.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["iodepth", "bs", "rw"]);
+        assert_eq!(f.sections[0].opts[1].origin, Origin::file("b.inc", 1));
+        assert_eq!(f.sources.len(), 3);
+        let e = parse_job_text("t.fio", "[j]\ninclude bad.inc\n", &mut load).unwrap_err();
+        assert!(e.to_string().contains("cannot contain [sections]"), "{e}");
+        let e = parse_job_text("t.fio", "[j]\ninclude loop.inc\n", &mut load).unwrap_err();
+        assert!(e.to_string().contains("a loop?"), "{e}");
+        let e = parse_job_text("t.fio", "[j]\ninclude gone.inc\n", &mut load).unwrap_err();
+        assert_eq!(e.to_string(), "t.fio:2: include gone.inc: missing");
+    }
+}

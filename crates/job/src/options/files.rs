@@ -1,0 +1,316 @@
+//! Files, devices and URLs: names, sizes, offsets, and the file life cycle.
+
+use super::{Category as C, Kind as K, OptDef, val};
+use crate::spec::{Fallocate, FileService, SizeSpec};
+use crate::units::{
+    SizeOrPercent, parse_bool, parse_size, parse_size_or_percent, parse_u32, split_range,
+};
+
+const FILE_SERVICE: &[(&str, &str)] = &[
+    ("roundrobin", "Take turns between the files"),
+    ("sequential", "Finish one file before the next"),
+    ("random", "Pick a file at random for each IO"),
+];
+
+const FALLOCATE: &[(&str, &str)] = &[
+    ("none", "Do not preallocate"),
+    (
+        "native",
+        "Preallocate with fallocate(), silently skipped if unsupported",
+    ),
+    ("posix", "Preallocate with posix_fallocate()"),
+    ("keep", "fallocate() with FALLOC_FL_KEEP_SIZE"),
+    ("truncate", "Extend with ftruncate()"),
+    ("0", "Same as none"),
+    ("1", "Same as posix"),
+];
+
+pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "filename",
+        K::Str,
+        C::Files,
+        "",
+        "File, block device or URL (nfs://, iscsi://) to use; ':' separates several, '\\:' is a literal colon",
+        |b, v| {
+            b.spec.filenames = split_paths(val(v)?);
+            Ok(())
+        },
+    )
+    .note("A ':' inside an nfs:// or iscsi:// URL (port, IQN) does not split the list; only a ':' followed by another scheme:// does."),
+    OptDef::new(
+        "directory",
+        K::Str,
+        C::Files,
+        "",
+        "Directory (or nfs:// URL) for generated file names; ':' separates several, handed out to clones in turn",
+        |b, v| {
+            b.spec.directories = split_paths(val(v)?);
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "filename_format",
+        K::Str,
+        C::Files,
+        "$jobname.$jobnum.$filenum",
+        "How generated file names are formed",
+        |b, v| {
+            b.spec.filename_format = val(v)?.to_string();
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "size",
+        K::SizeOrPercent,
+        C::Files,
+        "",
+        "Bytes of IO per job clone (split over its files), or N% of the file or device",
+        |b, v| {
+            b.spec.size = match parse_size_or_percent(val(v)?, b.spec.kb_base)? {
+                SizeOrPercent::Bytes(0) => None,
+                SizeOrPercent::Bytes(n) => Some(SizeSpec::Bytes(n)),
+                SizeOrPercent::Percent(0) => return Err("size must be above 0%".into()),
+                SizeOrPercent::Percent(p) => Some(SizeSpec::Percent(f64::from(p))),
+            };
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "filesize",
+        K::SizeRange,
+        C::Files,
+        "",
+        "Size of each file, or a lo-hi range to pick sizes from",
+        |b, v| {
+            let v = val(v)?;
+            let kb = b.spec.kb_base;
+            let (lo, hi) = match split_range(v) {
+                Some((lo, hi)) => (parse_size(lo, kb)?, parse_size(hi, kb)?),
+                None => (parse_size(v, kb)?, parse_size(v, kb)?),
+            };
+            if lo.min(hi) == 0 {
+                return Err("filesize must be at least 1 byte".into());
+            }
+            b.spec.filesize = Some((lo.min(hi), lo.max(hi)));
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "nrfiles",
+        K::Int,
+        C::Files,
+        "1",
+        "Files per job clone (ignored when filename lists the files)",
+        |b, v| {
+            let n = parse_u32(val(v)?, b.spec.kb_base)?;
+            if n == 0 {
+                return Err("nrfiles must be at least 1".into());
+            }
+            b.spec.nrfiles = n;
+            Ok(())
+        },
+    )
+    .aliases(&["nr_files"]),
+    OptDef::new(
+        "file_service_type",
+        K::Choice(FILE_SERVICE),
+        C::Files,
+        "roundrobin",
+        "Which file the next IO goes to",
+        |b, v| {
+            let v = val(v)?;
+            let (word, nr) = match v.split_once(':') {
+                Some((w, n)) => (w, Some(n)),
+                None => (v, None),
+            };
+            if let Some(n) = nr
+                && parse_u32(n, 1024)? != 1
+            {
+                return Err("a ':N' switch count other than 1 is not supported by storbench".into());
+            }
+            b.spec.file_service = match word {
+                "roundrobin" => FileService::RoundRobin,
+                "sequential" => FileService::Sequential,
+                "random" => FileService::Random,
+                "zipf" | "pareto" | "normal" | "gauss" => {
+                    return Err(format!("fio's '{word}' file service is not supported by storbench (see docs/fio-compat.md)"));
+                }
+                _ => return Err(format!("'{word}' is not one of roundrobin, sequential, random")),
+            };
+            Ok(())
+        },
+    )
+    .note("zipf, pareto, normal and a ':N' switch count are not supported."),
+    OptDef::new(
+        "offset",
+        K::SizeOrPercent,
+        C::Files,
+        "0",
+        "Start IO at this byte offset, or at N% of the file or device",
+        |b, v| {
+            b.spec.offset = match parse_size_or_percent(val(v)?, b.spec.kb_base)? {
+                SizeOrPercent::Bytes(n) => SizeSpec::Bytes(n),
+                SizeOrPercent::Percent(100) => {
+                    return Err("an offset of 100% leaves nothing to do".into());
+                }
+                SizeOrPercent::Percent(p) => SizeSpec::Percent(f64::from(p)),
+            };
+            Ok(())
+        },
+    )
+    .aliases(&["fileoffset"]),
+    OptDef::new(
+        "offset_increment",
+        K::Size,
+        C::Files,
+        "0",
+        "Each clone starts this many bytes after the previous one (clone N at offset + N * increment)",
+        |b, v| {
+            let v = val(v)?;
+            if v.trim_end().ends_with('%') {
+                return Err("a percentage is not supported by storbench here; give bytes".into());
+            }
+            b.spec.offset_increment = parse_size(v, b.spec.kb_base)?;
+            Ok(())
+        },
+    )
+    .note("Bytes only; fio's N% form is not supported."),
+    OptDef::new(
+        "invalidate",
+        K::Bool,
+        C::Files,
+        "1",
+        "Drop the file's page cache before the job (BLKFLSBUF for devices)",
+        |b, v| {
+            b.spec.invalidate = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "create_on_open",
+        K::Bool,
+        C::Files,
+        "0",
+        "Create files when the job opens them, not in a lay-out phase before",
+        |b, v| {
+            b.spec.create_on_open = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "overwrite",
+        K::Bool,
+        C::Files,
+        "0",
+        "Lay the file out in full before writing (always done when the job reads)",
+        |b, v| {
+            b.spec.overwrite = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "unlink",
+        K::Bool,
+        C::Files,
+        "0",
+        "Delete the job's files when it is done",
+        |b, v| {
+            b.spec.unlink = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "fallocate",
+        K::Choice(FALLOCATE),
+        C::Files,
+        "native",
+        "How files are preallocated when laid out",
+        |b, v| {
+            b.spec.fallocate = match val(v)? {
+                "none" | "0" => Fallocate::None,
+                "native" => Fallocate::Native,
+                "posix" | "1" => Fallocate::Posix,
+                "keep" => Fallocate::Keep,
+                "truncate" => Fallocate::Truncate,
+                other => {
+                    return Err(format!(
+                        "'{other}' is not one of none, native, posix, keep, truncate"
+                    ));
+                }
+            };
+            Ok(())
+        },
+    ),
+];
+
+/// Splits fio's `:`-separated list. `\:` is a literal colon. In a URL (`scheme://…`) a
+/// colon belongs to the URL (port, IQN) unless another `scheme://` follows it.
+pub(crate) fn split_paths(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix("\\:") {
+            cur.push(':');
+            rest = after;
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
+        if c != ':' {
+            cur.push(c);
+            continue;
+        }
+        let scheme_sep = rest.starts_with("//");
+        let inside_url = cur.contains("://");
+        if scheme_sep || (inside_url && !starts_with_url(rest)) {
+            cur.push(':');
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `nfs://…`, `iscsi://…`: letters, digits, `+.-` then `://`.
+fn starts_with_url(s: &str) -> bool {
+    match s.find("://") {
+        Some(i) if i > 0 => s[..i]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-')),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_lists_and_escapes() {
+        assert_eq!(split_paths("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
+        assert_eq!(split_paths(r"F\:\file"), [r"F:\file"]);
+        assert_eq!(split_paths(":a::b:"), ["a", "b"]);
+        assert_eq!(split_paths("one"), ["one"]);
+    }
+
+    #[test]
+    fn urls_keep_their_colons() {
+        assert_eq!(
+            split_paths("iscsi://127.0.0.1:3260/iqn.2026-11.lab:disk/1"),
+            ["iscsi://127.0.0.1:3260/iqn.2026-11.lab:disk/1"]
+        );
+        assert_eq!(
+            split_paths(r"iscsi\://127.0.0.1/iqn.2016-02.com.fio\:system\:fio/1"),
+            ["iscsi://127.0.0.1/iqn.2016-02.com.fio:system:fio/1"]
+        );
+        assert_eq!(
+            split_paths("nfs://h:2049/e/a:nfs://h2/e/b:/local"),
+            ["nfs://h:2049/e/a", "nfs://h2/e/b:/local"]
+        );
+        assert_eq!(split_paths("/local:nfs://h/e/x"), ["/local", "nfs://h/e/x"]);
+    }
+}

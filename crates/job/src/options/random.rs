@@ -1,0 +1,155 @@
+//! Random offsets: the map, the generator, the seed and the distribution.
+
+use super::{Category as C, Kind as K, OptDef, flag, val};
+use crate::build::JobBuilder;
+use crate::spec::{RandomDistribution, RandomGenerator};
+use crate::units::{parse_bool, parse_float, parse_percent, parse_u64, split_dirs};
+
+const GENERATORS: &[(&str, &str)] = &[
+    ("tausworthe", "Fast, good quality, period 2^88"),
+    (
+        "lfsr",
+        "Never repeats an offset until all are used (single block size)",
+    ),
+    (
+        "tausworthe64",
+        "64-bit tausworthe for very large address spaces",
+    ),
+];
+
+const DISTRIBUTIONS: &[(&str, &str)] = &[
+    ("random", "Uniform"),
+    ("zipf", "Zipf, ':theta' (default 1.1, must not be 1)"),
+    ("pareto", "Pareto, ':h' with 0 < h < 1 (default 0.2)"),
+    (
+        "normal",
+        "Normal, ':deviation' in percent, 0 to below 100 (default 0)",
+    ),
+];
+
+pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "norandommap",
+        K::Flag,
+        C::Random,
+        "",
+        "Pick random offsets without tracking which blocks were done (repeats possible)",
+        |b, v| {
+            b.spec.norandommap = flag(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "randrepeat",
+        K::Bool,
+        C::Random,
+        "1",
+        "Seed the offset generator the same way every run (same block sequence)",
+        |b, v| {
+            b.spec.randrepeat = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "randseed",
+        K::Int,
+        C::Random,
+        "0x89",
+        "Seed of the offset generator (turns randrepeat off)",
+        |b, v| {
+            b.spec.randseed = parse_u64(val(v)?, b.spec.kb_base)?;
+            b.randseed_set = true;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "random_generator",
+        K::Choice(GENERATORS),
+        C::Random,
+        "tausworthe",
+        "Generator of random offsets",
+        |b, v| {
+            b.spec.random_generator = match val(v)? {
+                "tausworthe" => RandomGenerator::Tausworthe,
+                "lfsr" => RandomGenerator::Lfsr,
+                "tausworthe64" => RandomGenerator::Tausworthe64,
+                other => {
+                    return Err(format!(
+                        "'{other}' is not one of tausworthe, lfsr, tausworthe64"
+                    ));
+                }
+            };
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "random_distribution",
+        K::Choice(DISTRIBUTIONS),
+        C::Random,
+        "random",
+        "Distribution of random offsets; anything but random turns the random map off",
+        apply_distribution,
+    )
+    .note("zoned, zoned_abs and the ':center' parameter are not supported."),
+    OptDef::new(
+        "percentage_random",
+        K::PercentDirs,
+        C::Random,
+        "100,100,100",
+        "Percentage of random IOs in a random workload, read,write,trim (the rest sequential)",
+        |b, v| {
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    b.spec.percentage_random[d] = parse_percent(p)?;
+                }
+            }
+            Ok(())
+        },
+    ),
+];
+
+fn apply_distribution(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String> {
+    let v = val(v)?;
+    let mut parts = v.splitn(3, ':');
+    let word = parts.next().unwrap_or("").trim();
+    let param = parts.next().map(parse_float).transpose()?;
+    if parts.next().is_some() {
+        return Err("the ':center' parameter is not supported by storbench".into());
+    }
+    b.spec.random_distribution = match word {
+        "random" if param.is_none() => RandomDistribution::Random,
+        "random" => return Err("random takes no parameter".into()),
+        "zipf" => {
+            let theta = param.unwrap_or(1.1);
+            if theta == 1.0 || theta <= 0.0 {
+                return Err("zipf theta must be above 0 and not 1".into());
+            }
+            RandomDistribution::Zipf(theta)
+        }
+        "pareto" => {
+            let h = param.unwrap_or(0.2);
+            if h <= 0.0 || h >= 1.0 {
+                return Err("pareto h must be between 0 and 1".into());
+            }
+            RandomDistribution::Pareto(h)
+        }
+        "normal" => {
+            let dev = param.unwrap_or(0.0);
+            if !(0.0..100.0).contains(&dev) {
+                return Err("normal deviation must be from 0 to below 100".into());
+            }
+            RandomDistribution::Normal(dev)
+        }
+        "zoned" | "zoned_abs" => {
+            return Err(format!(
+                "fio's '{word}' distribution is not supported by storbench (see docs/fio-compat.md)"
+            ));
+        }
+        other => {
+            return Err(format!(
+                "'{other}' is not one of random, zipf, pareto, normal"
+            ));
+        }
+    };
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! How long a job runs, how fast it may go, and when it syncs.
+
+use std::time::Duration;
+
+use super::{Category as C, Kind as K, OptDef, flag, val};
+use crate::spec::RateProcess;
+use crate::units::{
+    SECOND_US, parse_bool, parse_size, parse_time_us, parse_u32, parse_u64, split_dirs, split_range,
+};
+
+fn seconds(v: Option<&str>) -> Result<Duration, String> {
+    parse_time_us(val(v)?, SECOND_US).map(Duration::from_micros)
+}
+
+pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "runtime",
+        K::Time,
+        C::Timing,
+        "0",
+        "Stop after this long; without time_based only a cap (0: no limit)",
+        |b, v| {
+            let d = seconds(v)?;
+            b.spec.runtime = (!d.is_zero()).then_some(d);
+            Ok(())
+        },
+    )
+    .aliases(&["timeout"]),
+    OptDef::new(
+        "time_based",
+        K::Flag,
+        C::Timing,
+        "",
+        "Run for the whole runtime, repeating the workload as needed",
+        |b, v| {
+            b.spec.time_based = flag(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "ramp_time",
+        K::Time,
+        C::Timing,
+        "",
+        "Run this long before measuring; it adds to the wall time",
+        |b, v| {
+            b.spec.ramp_time = seconds(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "startdelay",
+        K::TimeRange,
+        C::Timing,
+        "0",
+        "Wait this long before starting; a lo-hi range picks a delay per clone",
+        |b, v| {
+            let v = val(v)?;
+            let (lo, hi) = match split_range(v) {
+                Some((lo, hi)) => (parse_time_us(lo, SECOND_US)?, parse_time_us(hi, SECOND_US)?),
+                None => (parse_time_us(v, SECOND_US)?, parse_time_us(v, SECOND_US)?),
+            };
+            b.spec.startdelay = (
+                Duration::from_micros(lo.min(hi)),
+                Duration::from_micros(lo.max(hi)),
+            );
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "loops",
+        K::Int,
+        C::Timing,
+        "1",
+        "Repeat the workload this many times",
+        |b, v| {
+            b.spec.loops = parse_u32(val(v)?, b.spec.kb_base)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "number_ios",
+        K::Int,
+        C::Timing,
+        "0",
+        "Stop after this many IOs (0: no limit)",
+        |b, v| {
+            let n = parse_u64(val(v)?, b.spec.kb_base)?;
+            b.spec.number_ios = (n > 0).then_some(n);
+            Ok(())
+        },
+    ),
+];
+
+const RATE_PROCESS: &[(&str, &str)] = &[
+    ("linear", "Evenly spaced IOs"),
+    (
+        "poisson",
+        "Exponentially distributed gaps (a Poisson arrival process)",
+    ),
+];
+
+pub(super) const RATE: &[OptDef] = &[
+    OptDef::new(
+        "rate",
+        K::SizeDirs,
+        C::Rate,
+        "",
+        "Bandwidth cap per job clone in bytes/s, or read,write[,trim]",
+        |b, v| {
+            let kb = b.spec.kb_base;
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let n = parse_size(p, kb)?;
+                    b.spec.rate[d] = (n > 0).then_some(n);
+                }
+            }
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "rate_iops",
+        K::IntDirs,
+        C::Rate,
+        "",
+        "IOPS cap per job clone, or read,write[,trim]",
+        |b, v| {
+            let kb = b.spec.kb_base;
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let n = parse_u64(p, kb)?;
+                    b.spec.rate_iops[d] = (n > 0).then_some(n);
+                }
+            }
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "rate_process",
+        K::Choice(RATE_PROCESS),
+        C::Rate,
+        "linear",
+        "How rated IOs are spaced",
+        |b, v| {
+            b.spec.rate_process = match val(v)? {
+                "linear" => RateProcess::Linear,
+                "poisson" => RateProcess::Poisson,
+                other => return Err(format!("'{other}' is not one of linear, poisson")),
+            };
+            Ok(())
+        },
+    ),
+];
+
+const SYNC_VALUES: &[(&str, &str)] = &[
+    ("none", "Normal writes"),
+    ("0", "Same as none"),
+    ("sync", "O_SYNC writes"),
+    ("1", "Same as sync"),
+    ("dsync", "O_DSYNC writes"),
+];
+
+pub(super) const SYNC: &[OptDef] = &[
+    OptDef::new(
+        "fsync",
+        K::Int,
+        C::Sync,
+        "0",
+        "fsync after every N writes (0: never)",
+        |b, v| {
+            b.spec.fsync = parse_u32(val(v)?, b.spec.kb_base)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "fdatasync",
+        K::Int,
+        C::Sync,
+        "0",
+        "fdatasync after every N writes (0: never)",
+        |b, v| {
+            b.spec.fdatasync = parse_u32(val(v)?, b.spec.kb_base)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "end_fsync",
+        K::Bool,
+        C::Sync,
+        "0",
+        "fsync when the job's writes are done (counted in its run time)",
+        |b, v| {
+            b.spec.end_fsync = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "fsync_on_close",
+        K::Bool,
+        C::Sync,
+        "0",
+        "fsync each file when it is closed",
+        |b, v| {
+            b.spec.fsync_on_close = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "sync",
+        K::Choice(SYNC_VALUES),
+        C::Sync,
+        "none",
+        "Open files for synchronous writes",
+        |b, v| {
+            let (sync, dsync) = match val(v)? {
+                "none" | "0" => (false, false),
+                "sync" | "1" => (true, false),
+                "dsync" => (false, true),
+                other => return Err(format!("'{other}' is not one of none, sync, dsync, 0, 1")),
+            };
+            b.spec.sync = sync;
+            b.spec.dsync = dsync;
+            Ok(())
+        },
+    ),
+];

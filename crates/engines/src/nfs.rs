@@ -24,8 +24,18 @@ const FILE_MODE: u32 = 0o644;
 const DIR_MODE: u32 = 0o755;
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    let base = options::value(job, "nfs_url").map(NfsUrl::parse).transpose().map_err(to_engine)?;
-    Ok(Box::new(NfsEngine { base, client: None, files: Vec::new(), started: None, created: 0 }))
+    let base = options::value(job, "nfs_url")
+        .map(NfsUrl::parse)
+        .transpose()
+        .map_err(to_engine)?;
+    Ok(Box::new(NfsEngine {
+        base,
+        client: None,
+        files: Vec::new(),
+        started: None,
+        created: 0,
+        file_sync: false,
+    }))
 }
 
 /// An NFS client error as an engine error: one line naming the server and the operation.
@@ -39,7 +49,11 @@ fn to_engine(e: NfsError) -> EngineError {
         | NfsError::Disconnected { .. } => ErrorKind::Disconnected,
         _ => ErrorKind::Protocol,
     };
-    EngineError { kind, errno: e.errno(), message: format!("nfs: {e}") }
+    EngineError {
+        kind,
+        errno: e.errno(),
+        message: format!("nfs: {e}"),
+    }
 }
 
 struct NfsFile {
@@ -62,6 +76,8 @@ pub struct NfsEngine {
     started: Option<Instant>,
     /// Files and directories this instance created.
     created: u64,
+    /// Some file was opened for FILE_SYNC writes.
+    file_sync: bool,
 }
 
 impl NfsEngine {
@@ -79,7 +95,9 @@ impl NfsEngine {
         match (url, &self.client) {
             (Some(url), None) => {
                 let mut client = Client::mount(&url).map_err(to_engine)?;
-                client.transport().set_abort(storbench_core::stop::requested);
+                client
+                    .transport()
+                    .set_abort(storbench_core::stop::requested);
                 self.client = Some(client);
                 self.started = Some(Instant::now());
                 self.relative(&url.path)
@@ -103,40 +121,66 @@ impl NfsEngine {
     fn relative(&self, abs: &str) -> Result<String, EngineError> {
         let c = self.client()?;
         c.relative(abs).map(str::to_string).ok_or_else(|| {
-            EngineError::unsupported(format!("nfs: {abs} is outside the mounted export {}", c.export()))
+            EngineError::unsupported(format!(
+                "nfs: {abs} is outside the mounted export {}",
+                c.export()
+            ))
         })
     }
 
     fn client(&self) -> Result<&Client, EngineError> {
-        self.client.as_ref().ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
+        self.client
+            .as_ref()
+            .ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
     }
 
     fn client_mut(&mut self) -> Result<&mut Client, EngineError> {
-        self.client.as_mut().ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
+        self.client
+            .as_mut()
+            .ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
     }
 
     fn file(&mut self, id: FileId) -> Result<&mut NfsFile, EngineError> {
         match self.files.get_mut(id as usize) {
             Some(Some(f)) => Ok(f),
-            _ => Err(EngineError::new(ErrorKind::Os, format!("nfs: file id {id} is not open"))),
+            _ => Err(EngineError::new(
+                ErrorKind::Os,
+                format!("nfs: file id {id} is not open"),
+            )),
         }
     }
 
     fn add_file(&mut self, fh: Fh, rel: String, open: &OpenOptions) -> Result<FileId, EngineError> {
+        let id = self
+            .files
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or(self.files.len());
         let client = self.client_mut()?;
         let full = match client.export() {
             "/" => format!("/{rel}"),
             e => format!("{e}/{rel}"),
         };
-        let label = client.transport().add_path(&full);
-        let stable = if open.sync { Stable::FileSync } else { Stable::Unstable };
-        let file = NfsFile { fh, rel, label, stable, dirty: false };
-        if let Some(free) = self.files.iter().position(Option::is_none) {
-            self.files[free] = Some(file);
-            return Ok(free as FileId);
+        client.transport().set_path(id as u32, &full);
+        let stable = if open.sync {
+            Stable::FileSync
+        } else {
+            Stable::Unstable
+        };
+        self.file_sync |= open.sync;
+        let file = NfsFile {
+            fh,
+            rel,
+            label: id as u32,
+            stable,
+            dirty: false,
+        };
+        if id == self.files.len() {
+            self.files.push(Some(file));
+        } else {
+            self.files[id] = Some(file);
         }
-        self.files.push(Some(file));
-        Ok((self.files.len() - 1) as FileId)
+        Ok(id as FileId)
     }
 
     /// Waits until every call in flight has its reply (their completions stay queued for
@@ -157,7 +201,13 @@ impl Engine for NfsEngine {
     }
 
     fn caps(&self) -> Caps {
-        Caps { synchronous: false, has_slat: false, trim: false, meta: true, no_data: false }
+        Caps {
+            synchronous: false,
+            has_slat: false,
+            trim: false,
+            meta: true,
+            no_data: false,
+        }
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
@@ -169,7 +219,10 @@ impl Engine for NfsEngine {
                 return Err(EngineError {
                     kind: ErrorKind::Refused,
                     errno: Some(libc::EEXIST),
-                    message: format!("nfs: {} already exists; storbench creates only new files", spec.path),
+                    message: format!(
+                        "nfs: {} already exists; storbench creates only new files",
+                        spec.path
+                    ),
                 });
             }
             Ok((_, attr)) if attr.is_dir() => {
@@ -200,7 +253,11 @@ impl Engine for NfsEngine {
             let f = self.file(file)?;
             (f.fh, f.rel.clone())
         };
-        Ok(self.client_mut()?.getattr(&fh, &rel).map_err(to_engine)?.size)
+        Ok(self
+            .client_mut()?
+            .getattr(&fh, &rel)
+            .map_err(to_engine)?
+            .size)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
@@ -211,7 +268,10 @@ impl Engine for NfsEngine {
                 if io.kind == IoKind::Write && stable == Stable::Unstable {
                     f.dirty = true;
                 }
-                let client = self.client.as_mut().ok_or_else(|| EngineError::unsupported("nfs: no target"))?;
+                let client = self
+                    .client
+                    .as_mut()
+                    .ok_or_else(|| EngineError::unsupported("nfs: no target"))?;
                 let (rsize, wsize) = (client.rsize(), client.wsize());
                 let t = client.transport();
                 let user = u64::from(io.tag);
@@ -221,7 +281,16 @@ impl Engine for NfsEngine {
                     if io.kind == IoKind::Read {
                         t.read(&fh, label, io.offset, io.buf.as_ptr(), io.len, rsize, user)
                     } else {
-                        t.write(&fh, label, io.offset, io.buf.as_ptr(), io.len, wsize, stable, user)
+                        t.write(
+                            &fh,
+                            label,
+                            io.offset,
+                            io.buf.as_ptr(),
+                            io.len,
+                            wsize,
+                            stable,
+                            user,
+                        )
                     }
                 };
                 r.map_err(to_engine)?;
@@ -229,9 +298,16 @@ impl Engine for NfsEngine {
             IoKind::Fsync | IoKind::Fdatasync => {
                 f.dirty = false;
                 self.quiesce()?;
-                self.client_mut()?.transport().commit(&fh, label, u64::from(io.tag)).map_err(to_engine)?;
+                self.client_mut()?
+                    .transport()
+                    .commit(&fh, label, u64::from(io.tag))
+                    .map_err(to_engine)?;
             }
-            IoKind::Trim => return Err(EngineError::unsupported("nfs: NFSv3 has no trim (DEALLOCATE is NFSv4.2)")),
+            IoKind::Trim => {
+                return Err(EngineError::unsupported(
+                    "nfs: NFSv3 has no trim (DEALLOCATE is NFSv4.2)",
+                ));
+            }
         }
         Ok(Queued::Pending)
     }
@@ -244,9 +320,19 @@ impl Engine for NfsEngine {
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let Some(c) = self.client.as_mut() else { return Ok(()) };
-        let mut push = |tag: u64, bytes: u64| out.push(Completion { tag: tag as u32, result: bytes as i64 });
-        c.transport().wait(min, &mut push).map(|_| ()).map_err(to_engine)
+        let Some(c) = self.client.as_mut() else {
+            return Ok(());
+        };
+        let mut push = |tag: u64, bytes: u64| {
+            out.push(Completion {
+                tag: tag as u32,
+                result: bytes as i64,
+            })
+        };
+        c.transport()
+            .wait(min, &mut push)
+            .map(|_| ())
+            .map_err(to_engine)
     }
 
     /// COMMITs unstable writes, so data written through storbench is durable when a job ends.
@@ -256,7 +342,9 @@ impl Engine for NfsEngine {
             self.quiesce()?;
             let f = self.file(file)?;
             let (fh, rel) = (f.fh, f.rel.clone());
-            self.client_mut()?.commit_sync(&fh, &rel).map_err(to_engine)?;
+            self.client_mut()?
+                .commit_sync(&fh, &rel)
+                .map_err(to_engine)?;
         }
         self.files[file as usize] = None;
         Ok(())
@@ -267,8 +355,14 @@ impl Engine for NfsEngine {
     }
 
     fn info(&mut self) -> EngineInfo {
-        let Some(c) = self.client.as_mut() else { return EngineInfo::default() };
-        let stable = if self.files.iter().flatten().any(|f| f.stable == Stable::FileSync) { "file_sync" } else { "unstable+commit" };
+        let Some(c) = self.client.as_mut() else {
+            return EngineInfo::default();
+        };
+        let stable = if self.file_sync {
+            "file_sync"
+        } else {
+            "unstable+commit"
+        };
         let fs = *c.fsinfo();
         let details = vec![
             ("protocol".to_string(), "NFSv3".to_string()),
@@ -278,7 +372,10 @@ impl Engine for NfsEngine {
             ("wsize".to_string(), c.wsize().to_string()),
             ("server_rtmax".to_string(), fs.rtmax.to_string()),
             ("server_wtmax".to_string(), fs.wtmax.to_string()),
-            ("nconnect".to_string(), c.transport().connections().to_string()),
+            (
+                "nconnect".to_string(),
+                c.transport().connections().to_string(),
+            ),
             ("stable".to_string(), stable.to_string()),
             ("uid".to_string(), c.url().uid.to_string()),
         ];
@@ -300,15 +397,24 @@ impl Engine for NfsEngine {
                 "the server's write verifier changed {changes} time(s) (server restart): UNSTABLE writes sent before it may not be on stable storage"
             ));
         }
-        let interface = c.transport().local_addr().and_then(|a| interface_of(a.ip()));
-        EngineInfo { details, notes, interface }
+        let interface = c
+            .transport()
+            .local_addr()
+            .and_then(|a| interface_of(a.ip()));
+        EngineInfo {
+            details,
+            notes,
+            interface,
+        }
     }
 }
 
 impl MetaOps for NfsEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
-        self.client_mut()?.mkdir(&rel, DIR_MODE).map_err(to_engine)?;
+        self.client_mut()?
+            .mkdir(&rel, DIR_MODE)
+            .map_err(to_engine)?;
         self.created += 1;
         Ok(())
     }
@@ -320,7 +426,10 @@ impl MetaOps for NfsEngine {
 
     fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
         let rel = self.target(path)?;
-        let fh = self.client_mut()?.create(&rel, FILE_MODE).map_err(to_engine)?;
+        let fh = self
+            .client_mut()?
+            .create(&rel, FILE_MODE)
+            .map_err(to_engine)?;
         self.created += 1;
         self.add_file(fh, rel, open)
     }
@@ -328,7 +437,10 @@ impl MetaOps for NfsEngine {
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
         let rel = self.target(path)?;
         let (_, a) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
-        Ok(Attr { size: a.size, is_dir: a.is_dir() })
+        Ok(Attr {
+            size: a.size,
+            is_dir: a.is_dir(),
+        })
     }
 
     fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
@@ -344,7 +456,9 @@ impl MetaOps for NfsEngine {
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
         let f = self.file(file)?;
         let (fh, rel) = (f.fh, f.rel.clone());
-        self.client_mut()?.set_size(&fh, size, &rel).map_err(to_engine)
+        self.client_mut()?
+            .set_size(&fh, size, &rel)
+            .map_err(to_engine)
     }
 
     /// NFSv3 servers commit directory changes before they reply: nothing to flush.
@@ -369,7 +483,9 @@ fn interface_of(ip: std::net::IpAddr) -> Option<String> {
         let addr = unsafe { ifa.ifa_addr.as_ref() }.and_then(|sa| match i32::from(sa.sa_family) {
             libc::AF_INET => {
                 let v4 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-                Some(std::net::IpAddr::from(u32::from_be(v4.sin_addr.s_addr).to_be_bytes()))
+                Some(std::net::IpAddr::from(
+                    u32::from_be(v4.sin_addr.s_addr).to_be_bytes(),
+                ))
             }
             libc::AF_INET6 => {
                 let v6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
@@ -379,7 +495,11 @@ fn interface_of(ip: std::net::IpAddr) -> Option<String> {
         });
         if addr == Some(ip) {
             // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            found = Some(unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }.to_string_lossy().into_owned());
+            found = Some(
+                unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
         cur = ifa.ifa_next;
     }

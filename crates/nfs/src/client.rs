@@ -47,21 +47,37 @@ fn machine_name() -> String {
 fn resolve(url: &NfsUrl) -> Result<Vec<SocketAddr>> {
     let addrs: Vec<SocketAddr> = (url.host.as_str(), 0)
         .to_socket_addrs()
-        .map_err(|source| NfsError::Resolve { host: url.host.clone(), source })?
+        .map_err(|source| NfsError::Resolve {
+            host: url.host.clone(),
+            source,
+        })?
         .collect();
     if addrs.is_empty() {
         let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-        return Err(NfsError::Resolve { host: url.host.clone(), source });
+        return Err(NfsError::Resolve {
+            host: url.host.clone(),
+            source,
+        });
     }
     Ok(addrs)
 }
 
 fn with_port(addrs: &[SocketAddr], port: u16) -> Vec<SocketAddr> {
-    addrs.iter().map(|a| SocketAddr::new(a.ip(), port)).collect()
+    addrs
+        .iter()
+        .map(|a| SocketAddr::new(a.ip(), port))
+        .collect()
 }
 
 /// A single-connection transport that gives up at the first loss (PORTMAP, MOUNT).
-fn one_shot(url: &NfsUrl, addrs: &[SocketAddr], port: u16, auth: &Auth, op: &'static str, timeout: Duration) -> Result<Transport> {
+fn one_shot(
+    url: &NfsUrl,
+    addrs: &[SocketAddr],
+    port: u16,
+    auth: &Auth,
+    op: &'static str,
+    timeout: Duration,
+) -> Result<Transport> {
     let cfg = TransportConfig {
         server: url.host_port(port),
         addrs: with_port(addrs, port),
@@ -75,11 +91,22 @@ fn one_shot(url: &NfsUrl, addrs: &[SocketAddr], port: u16, auth: &Auth, op: &'st
 
 fn garbage(t: &Transport, op: &'static str) -> impl Fn(crate::DecodeError) -> NfsError + use<> {
     let server = t.server().to_string();
-    move |detail| NfsError::Garbage { server: server.clone(), op, detail }
+    move |detail| NfsError::Garbage {
+        server: server.clone(),
+        op,
+        detail,
+    }
 }
 
 /// Asks the portmapper on port 111 for a program's TCP port.
-fn getport(url: &NfsUrl, addrs: &[SocketAddr], auth: &Auth, prog: u32, vers: u32, what: &str) -> Result<u16> {
+fn getport(
+    url: &NfsUrl,
+    addrs: &[SocketAddr],
+    auth: &Auth,
+    prog: u32,
+    vers: u32,
+    what: &str,
+) -> Result<u16> {
     let op = "PORTMAP GETPORT";
     let mut t = one_shot(url, addrs, 111, auth, op, url.timeout).map_err(|e| match e {
         NfsError::Connect { server, source, .. } => NfsError::Connect {
@@ -91,7 +118,13 @@ fn getport(url: &NfsUrl, addrs: &[SocketAddr], auth: &Auth, prog: u32, vers: u32
     })?;
     let mut args = Vec::new();
     proto::args_getport(&mut args, prog, vers);
-    let body = t.call(op, PROG_PORTMAP, proto::PORTMAP_V2, proto::PMAPPROC_GETPORT, &args)?;
+    let body = t.call(
+        op,
+        PROG_PORTMAP,
+        proto::PORTMAP_V2,
+        proto::PMAPPROC_GETPORT,
+        &args,
+    )?;
     let port = proto::res_getport(&body).map_err(garbage(&t, op))?;
     match u16::try_from(port) {
         Ok(p) if p > 0 => Ok(p),
@@ -133,7 +166,12 @@ impl Client {
         let fsinfo = match proto::res_fsinfo(&body).map_err(garbage(&nfs, "FSINFO"))? {
             Ok(i) => i,
             Err(status) => {
-                return Err(NfsError::Status { server: nfs.server().to_string(), op: "FSINFO", path: export, status });
+                return Err(NfsError::Status {
+                    server: nfs.server().to_string(),
+                    op: "FSINFO",
+                    path: export,
+                    status,
+                });
             }
         };
         let cap = |server_max: u32, user: Option<u32>| {
@@ -185,7 +223,13 @@ impl Client {
 
     /// Whether `url` is served by this mount (same server, options and export).
     pub fn serves(&self, url: &NfsUrl) -> bool {
-        let same = NfsUrl { path: String::new(), ..url.clone() } == NfsUrl { path: String::new(), ..self.url.clone() };
+        let same = NfsUrl {
+            path: String::new(),
+            ..url.clone()
+        } == NfsUrl {
+            path: String::new(),
+            ..self.url.clone()
+        };
         same && self.relative(&url.path).is_some()
     }
 
@@ -212,7 +256,14 @@ impl Client {
 
     /// One metadata call whose result decodes with `dec`; status failures become errors
     /// naming `path` (relative to the export).
-    fn meta<T>(&mut self, op: &'static str, proc_: u32, args: &[u8], rel: &str, dec: fn(&[u8]) -> NfsResult<T>) -> Result<T> {
+    fn meta<T>(
+        &mut self,
+        op: &'static str,
+        proc_: u32,
+        args: &[u8],
+        rel: &str,
+        dec: fn(&[u8]) -> NfsResult<T>,
+    ) -> Result<T> {
         let body = self.nfs.call(op, PROG_NFS, 3, proc_, args)?;
         match dec(&body).map_err(garbage(&self.nfs, op))? {
             Ok(v) => Ok(v),
@@ -220,7 +271,12 @@ impl Client {
                 if status == NfsStat::STALE || status == NfsStat::BADHANDLE {
                     self.dirs.clear();
                 }
-                Err(NfsError::Status { server: self.nfs.server().to_string(), op, path: self.full(rel), status })
+                Err(NfsError::Status {
+                    server: self.nfs.server().to_string(),
+                    op,
+                    path: self.full(rel),
+                    status,
+                })
             }
         }
     }
@@ -256,7 +312,12 @@ impl Client {
         let (fh, attr) = self.lookup_in(&pfh, name, rel)?;
         if !attr.is_dir() {
             let server = self.nfs.server().to_string();
-            return Err(NfsError::Status { server, op: "LOOKUP", path: self.full(rel), status: NfsStat::NOTDIR });
+            return Err(NfsError::Status {
+                server,
+                op: "LOOKUP",
+                path: self.full(rel),
+                status: NfsStat::NOTDIR,
+            });
         }
         self.dirs.insert(rel.to_string(), fh);
         Ok(fh)
@@ -303,7 +364,8 @@ impl Client {
     }
 
     pub fn rmdir(&mut self, rel: &str) -> Result<()> {
-        self.dirs.retain(|k, _| k != rel && !k.starts_with(&format!("{rel}/")));
+        self.dirs
+            .retain(|k, _| k != rel && !k.starts_with(&format!("{rel}/")));
         self.dirop("RMDIR", nfsproc::RMDIR, rel)
     }
 
@@ -328,10 +390,21 @@ impl Client {
         loop {
             let mut args = Vec::new();
             proto::args_readdirplus(&mut args, &dir, cookie, &verf, READDIR_MAX);
-            let page = self.meta("READDIRPLUS", nfsproc::READDIRPLUS, &args, rel, proto::res_readdirplus)?;
+            let page = self.meta(
+                "READDIRPLUS",
+                nfsproc::READDIRPLUS,
+                &args,
+                rel,
+                proto::res_readdirplus,
+            )?;
             verf = page.verf;
             let last_cookie = page.entries.last().map(|e| e.1);
-            names.extend(page.entries.into_iter().map(|e| e.0).filter(|n| n != "." && n != ".."));
+            names.extend(
+                page.entries
+                    .into_iter()
+                    .map(|e| e.0)
+                    .filter(|n| n != "." && n != ".."),
+            );
             match last_cookie {
                 Some(c) if !page.eof => cookie = c,
                 _ => return Ok(names),
@@ -343,24 +416,40 @@ impl Client {
     pub fn commit_sync(&mut self, fh: &Fh, rel: &str) -> Result<()> {
         let mut args = Vec::new();
         proto::args_commit(&mut args, fh, 0, 0);
-        self.meta("COMMIT", nfsproc::COMMIT, &args, rel, proto::res_commit).map(|_| ())
+        self.meta("COMMIT", nfsproc::COMMIT, &args, rel, proto::res_commit)
+            .map(|_| ())
     }
 
     /// NULL procedure: a round trip with no work (reachability checks).
     pub fn null(&mut self) -> Result<()> {
-        self.nfs.call("NULL", PROG_NFS, 3, nfsproc::NULL, &[]).map(|_| ())
+        self.nfs
+            .call("NULL", PROG_NFS, 3, nfsproc::NULL, &[])
+            .map(|_| ())
     }
 }
 
 impl Drop for Client {
     /// Tells the server the export is no longer mounted (best effort, short timeout).
     fn drop(&mut self) {
-        let Ok(mut t) = one_shot(&self.url, &self.addrs, self.mount_port, &self.auth, "UMNT", UMNT_TIMEOUT) else {
+        let Ok(mut t) = one_shot(
+            &self.url,
+            &self.addrs,
+            self.mount_port,
+            &self.auth,
+            "UMNT",
+            UMNT_TIMEOUT,
+        ) else {
             return;
         };
         let mut args = Vec::new();
         proto::args_string(&mut args, &self.export);
-        let _ = t.call("MOUNT UMNT", PROG_MOUNT, proto::MOUNT_V3, proto::MOUNTPROC_UMNT, &args);
+        let _ = t.call(
+            "MOUNT UMNT",
+            PROG_MOUNT,
+            proto::MOUNT_V3,
+            proto::MOUNTPROC_UMNT,
+            &args,
+        );
     }
 }
 
@@ -372,14 +461,30 @@ fn split_parent(rel: &str) -> (&str, &str) {
 /// Picks the export for `path` and mounts it. Exports listed by the server that prefix the
 /// path are tried longest first; then, for servers that list nothing useful, each shorter
 /// prefix of the path. The first successful MNT wins.
-fn mount_export(url: &NfsUrl, addrs: &[SocketAddr], port: u16, auth: &Auth) -> Result<(String, Fh)> {
+fn mount_export(
+    url: &NfsUrl,
+    addrs: &[SocketAddr],
+    port: u16,
+    auth: &Auth,
+) -> Result<(String, Fh)> {
     let mut t = one_shot(url, addrs, port, auth, "MOUNT", url.timeout)?;
-    let listed = t
-        .call("MOUNT EXPORT", PROG_MOUNT, proto::MOUNT_V3, proto::MOUNTPROC_EXPORT, &[])
-        .ok()
-        .and_then(|b| proto::res_export(&b).ok())
-        .unwrap_or_default();
-    let mut candidates: Vec<String> = listed.iter().filter(|e| is_prefix(e, &url.path)).cloned().collect();
+    // A server may refuse to list its exports (PROC_UNAVAIL, …); then prefixes are tried.
+    let listed = match t.call(
+        "MOUNT EXPORT",
+        PROG_MOUNT,
+        proto::MOUNT_V3,
+        proto::MOUNTPROC_EXPORT,
+        &[],
+    ) {
+        Ok(body) => proto::res_export(&body).map_err(garbage(&t, "MOUNT EXPORT"))?,
+        Err(NfsError::Rpc { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let mut candidates: Vec<String> = listed
+        .iter()
+        .filter(|e| is_prefix(e, &url.path))
+        .cloned()
+        .collect();
     candidates.sort_by_key(|e| std::cmp::Reverse(e.len()));
     let mut prefix = url.path.clone();
     loop {
@@ -396,23 +501,41 @@ fn mount_export(url: &NfsUrl, addrs: &[SocketAddr], port: u16, auth: &Auth) -> R
     for export in candidates {
         let mut args = Vec::new();
         proto::args_string(&mut args, &export);
-        let body = t.call("MOUNT MNT", PROG_MOUNT, proto::MOUNT_V3, proto::MOUNTPROC_MNT, &args)?;
+        let body = t.call(
+            "MOUNT MNT",
+            PROG_MOUNT,
+            proto::MOUNT_V3,
+            proto::MOUNTPROC_MNT,
+            &args,
+        )?;
         match proto::res_mnt(&body).map_err(garbage(&t, "MOUNT MNT"))? {
             Ok(fh) => return Ok((export, fh)),
             // Not an export: try the next prefix. Other refusals are the answer.
             Err(st) if st.0 == 2 || st.0 == 20 => {}
             Err(status) => {
-                first_err.get_or_insert(NfsError::Mount { server: t.server().to_string(), export, status });
+                first_err.get_or_insert(NfsError::Mount {
+                    server: t.server().to_string(),
+                    export,
+                    status,
+                });
             }
         }
     }
     Err(first_err.unwrap_or_else(|| NfsError::NoExport {
         server: t.server().to_string(),
         path: url.path.clone(),
-        exports: if listed.is_empty() { "none listed".into() } else { listed.join(", ") },
+        exports: if listed.is_empty() {
+            "none listed".into()
+        } else {
+            listed.join(", ")
+        },
     }))
 }
 
 fn is_prefix(export: &str, path: &str) -> bool {
-    export == "/" || path == export || path.strip_prefix(export).is_some_and(|r| r.starts_with('/'))
+    export == "/"
+        || path == export
+        || path
+            .strip_prefix(export)
+            .is_some_and(|r| r.starts_with('/'))
 }

@@ -66,7 +66,9 @@ impl Conn {
 
     /// Writes as much of the send buffer as the socket takes without blocking.
     pub fn flush(&mut self) {
-        let Some(sock) = self.sock.as_mut() else { return };
+        let Some(sock) = self.sock.as_mut() else {
+            return;
+        };
         while self.sent < self.out.len() {
             match sock.write(&self.out[self.sent..]) {
                 Ok(0) => {
@@ -94,7 +96,9 @@ impl Conn {
 
     /// Reads once without blocking; true if bytes arrived.
     pub fn read_some(&mut self) -> bool {
-        let Some(sock) = self.sock.as_mut() else { return false };
+        let Some(sock) = self.sock.as_mut() else {
+            return false;
+        };
         match self.reader.fill(sock) {
             Ok(0) => {
                 self.broken = Some(Broken::Closed);
@@ -104,7 +108,12 @@ impl Conn {
                 self.last_rx = Instant::now();
                 true
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) =>
+            {
                 false
             }
             Err(e) => {

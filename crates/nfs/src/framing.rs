@@ -81,7 +81,11 @@ impl RecordReader {
 
     /// Moves the unfinished tail to the front, and grows for a record that cannot fit.
     fn make_room(&mut self) {
-        let keep_from = if self.in_record { self.start } else { self.payload_end };
+        let keep_from = if self.in_record {
+            self.start
+        } else {
+            self.payload_end
+        };
         if keep_from > 0 && (self.end == self.buf.len() || keep_from > self.buf.len() / 2) {
             self.buf.copy_within(keep_from..self.end, 0);
             self.start = self.start.saturating_sub(keep_from);
@@ -157,7 +161,11 @@ mod tests {
         let mut out = Vec::new();
         for frags in records {
             for (i, f) in frags.iter().enumerate() {
-                let last = if i + 1 == frags.len() { LAST_FRAGMENT } else { 0 };
+                let last = if i + 1 == frags.len() {
+                    LAST_FRAGMENT
+                } else {
+                    0
+                };
                 out.extend_from_slice(&(last | f.len() as u32).to_be_bytes());
                 out.extend_from_slice(f);
             }
@@ -174,7 +182,10 @@ mod tests {
 
     #[test]
     fn joins_fragments() {
-        let stream = frame(&[vec![b"abc".to_vec(), b"defg".to_vec()], vec![b"xyz".to_vec()]]);
+        let stream = frame(&[
+            vec![b"abc".to_vec(), b"defg".to_vec()],
+            vec![b"xyz".to_vec()],
+        ]);
         let mut r = RecordReader::new(64, 1024);
         r.push(&stream);
         let mut got = Vec::new();

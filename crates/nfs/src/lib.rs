@@ -7,13 +7,14 @@ pub mod conn;
 pub mod error;
 pub mod framing;
 pub mod proto;
+mod reply;
 pub mod rpc;
 pub mod transport;
 pub mod url;
 pub mod xdr;
 
+pub use client::Client;
 pub use error::{DecodeError, MountStat, NfsError};
 pub use proto::{Fattr, Fh, FsInfo, NfsStat, Stable};
 pub use transport::{Outage, Transport, TransportConfig};
-pub use client::Client;
 pub use url::NfsUrl;

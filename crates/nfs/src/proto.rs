@@ -48,11 +48,17 @@ pub struct Fh {
 impl Fh {
     pub fn new(bytes: &[u8]) -> Result<Fh, DecodeError> {
         if bytes.len() > FH_MAX {
-            return Err(DecodeError::TooLong { what: "file handle", len: bytes.len() });
+            return Err(DecodeError::TooLong {
+                what: "file handle",
+                len: bytes.len(),
+            });
         }
         let mut data = [0u8; FH_MAX];
         data[..bytes.len()].copy_from_slice(bytes);
-        Ok(Fh { len: bytes.len() as u8, data })
+        Ok(Fh {
+            len: bytes.len() as u8,
+            data,
+        })
     }
 
     pub fn as_bytes(&self) -> &[u8] {
@@ -105,7 +111,10 @@ impl NfsStat {
             63 => ("NFS3ERR_NAMETOOLONG", "name too long"),
             66 => ("NFS3ERR_NOTEMPTY", "directory not empty"),
             69 => ("NFS3ERR_DQUOT", "quota exceeded"),
-            70 => ("NFS3ERR_STALE", "stale file handle: the file was removed or the server lost it"),
+            70 => (
+                "NFS3ERR_STALE",
+                "stale file handle: the file was removed or the server lost it",
+            ),
             71 => ("NFS3ERR_REMOTE", "too many levels of remote in path"),
             10001 => ("NFS3ERR_BADHANDLE", "invalid file handle"),
             10002 => ("NFS3ERR_NOT_SYNC", "update synchronization mismatch"),
@@ -198,7 +207,10 @@ pub fn args_read(buf: &mut Vec<u8>, h: &Fh, offset: u64, count: u32) {
 pub fn args_write(buf: &mut Vec<u8>, h: &Fh, offset: u64, stable: Stable, data: &[u8]) {
     let mut e = Enc::new(buf);
     fh(&mut e, h);
-    e.u64(offset).u32(data.len() as u32).u32(stable as u32).opaque(data);
+    e.u64(offset)
+        .u32(data.len() as u32)
+        .u32(stable as u32)
+        .opaque(data);
 }
 
 pub fn args_commit(buf: &mut Vec<u8>, h: &Fh, offset: u64, count: u32) {
@@ -271,7 +283,10 @@ fn status(d: &mut Dec<'_>) -> Result<Option<NfsStat>, DecodeError> {
 fn fattr(d: &mut Dec<'_>) -> Result<Fattr, DecodeError> {
     let ftype = d.u32()?;
     if !(1..=7).contains(&ftype) {
-        return Err(DecodeError::BadValue { what: "file type", value: ftype });
+        return Err(DecodeError::BadValue {
+            what: "file type",
+            value: ftype,
+        });
     }
     let mode = d.u32()?;
     d.skip(12)?; // nlink, uid, gid
@@ -279,11 +294,20 @@ fn fattr(d: &mut Dec<'_>) -> Result<Fattr, DecodeError> {
     d.skip(8 + 8 + 8)?; // used, rdev, fsid
     let fileid = d.u64()?;
     d.skip(24)?; // atime, mtime, ctime
-    Ok(Fattr { ftype, mode, size, fileid })
+    Ok(Fattr {
+        ftype,
+        mode,
+        size,
+        fileid,
+    })
 }
 
 fn post_op_attr(d: &mut Dec<'_>) -> Result<Option<Fattr>, DecodeError> {
-    if d.bool()? { fattr(d).map(Some) } else { Ok(None) }
+    if d.bool()? {
+        fattr(d).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 fn wcc_data(d: &mut Dec<'_>) -> Result<Option<Fattr>, DecodeError> {
@@ -294,7 +318,11 @@ fn wcc_data(d: &mut Dec<'_>) -> Result<Option<Fattr>, DecodeError> {
 }
 
 fn post_op_fh(d: &mut Dec<'_>) -> Result<Option<Fh>, DecodeError> {
-    if d.bool()? { Fh::decode(d).map(Some) } else { Ok(None) }
+    if d.bool()? {
+        Fh::decode(d).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 fn verf(d: &mut Dec<'_>) -> Result<Verf, DecodeError> {
@@ -314,7 +342,9 @@ pub fn res_read(body: &[u8]) -> NfsResult<(u32, bool, usize)> {
     let eof = d.bool()?;
     let len = d.u32()?;
     if len != count || len as usize > d.remaining() {
-        return Err(DecodeError::Invalid("READ data length disagrees with count"));
+        return Err(DecodeError::Invalid(
+            "READ data length disagrees with count",
+        ));
     }
     Ok(Ok((count, eof, d.pos())))
 }
@@ -330,7 +360,10 @@ pub fn res_write(body: &[u8]) -> NfsResult<(u32, u32, Verf)> {
     let count = d.u32()?;
     let committed = d.u32()?;
     if committed > 2 {
-        return Err(DecodeError::BadValue { what: "stable_how", value: committed });
+        return Err(DecodeError::BadValue {
+            what: "stable_how",
+            value: committed,
+        });
     }
     Ok(Ok((count, committed, verf(&mut d)?)))
 }
@@ -399,14 +432,18 @@ pub fn res_readdirplus(body: &[u8]) -> NfsResult<DirPage> {
         return Ok(Err(s));
     }
     post_op_attr(&mut d)?;
-    let mut page = DirPage { verf: verf(&mut d)?, ..DirPage::default() };
+    let mut page = DirPage {
+        verf: verf(&mut d)?,
+        ..DirPage::default()
+    };
     while d.bool()? {
         d.u64()?; // fileid
         let name = d.opaque(NAME_MAX, "file name")?;
         let cookie = d.u64()?;
         post_op_attr(&mut d)?;
         post_op_fh(&mut d)?;
-        page.entries.push((String::from_utf8_lossy(name).into_owned(), cookie));
+        page.entries
+            .push((String::from_utf8_lossy(name).into_owned(), cookie));
     }
     page.eof = d.bool()?;
     Ok(Ok(page))
@@ -426,7 +463,13 @@ pub fn res_fsinfo(body: &[u8]) -> NfsResult<FsInfo> {
     let wtpref = d.u32()?;
     d.skip(8)?; // wtmult, dtpref
     let maxfilesize = d.u64()?;
-    Ok(Ok(FsInfo { rtmax, rtpref, wtmax, wtpref, maxfilesize }))
+    Ok(Ok(FsInfo {
+        rtmax,
+        rtpref,
+        wtmax,
+        wtpref,
+        maxfilesize,
+    }))
 }
 
 /// MNT: the root handle of the export.

@@ -3,7 +3,17 @@ use crate::xdr::Enc;
 use proptest::prelude::*;
 
 fn fattr_bytes(e: &mut Enc<'_>, ftype: u32, size: u64) {
-    e.u32(ftype).u32(0o644).u32(1).u32(0).u32(0).u64(size).u64(size).u32(0).u32(0).u64(1).u64(77);
+    e.u32(ftype)
+        .u32(0o644)
+        .u32(1)
+        .u32(0)
+        .u32(0)
+        .u64(size)
+        .u64(size)
+        .u32(0)
+        .u32(0)
+        .u64(1)
+        .u64(77);
     for _ in 0..6 {
         e.u32(0);
     }
@@ -30,7 +40,12 @@ fn read_reply_points_at_the_data() {
 #[test]
 fn read_reply_with_lying_count_is_refused() {
     let mut b = Vec::new();
-    Enc::new(&mut b).u32(0).bool(false).u32(10).bool(false).opaque(b"xyz");
+    Enc::new(&mut b)
+        .u32(0)
+        .bool(false)
+        .u32(10)
+        .bool(false)
+        .opaque(b"xyz");
     assert!(res_read(&b).is_err());
 }
 
@@ -42,7 +57,10 @@ fn failure_statuses_come_through() {
     let mut w = Vec::new();
     Enc::new(&mut w).u32(28).bool(false).bool(false);
     assert_eq!(res_write(&w).unwrap(), Err(NfsStat(28)));
-    assert_eq!(NfsStat(28).to_string(), "NFS3ERR_NOSPC (no space left on the server)");
+    assert_eq!(
+        NfsStat(28).to_string(),
+        "NFS3ERR_NOSPC (no space left on the server)"
+    );
     assert_eq!(NfsStat::STALE.errno(), 70);
     assert_eq!(NfsStat(10004).errno(), 95);
 }
@@ -51,8 +69,19 @@ fn failure_statuses_come_through() {
 fn write_reply_and_verifier() {
     let mut b = Vec::new();
     let mut e = Enc::new(&mut b);
-    e.u32(0).bool(true).u64(0).u64(0).u64(0).bool(false).u32(4096).u32(0).fixed(&[1, 2, 3, 4, 5, 6, 7, 8]);
-    assert_eq!(res_write(&b).unwrap().unwrap(), (4096, 0, [1, 2, 3, 4, 5, 6, 7, 8]));
+    e.u32(0)
+        .bool(true)
+        .u64(0)
+        .u64(0)
+        .u64(0)
+        .bool(false)
+        .u32(4096)
+        .u32(0)
+        .fixed(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(
+        res_write(&b).unwrap().unwrap(),
+        (4096, 0, [1, 2, 3, 4, 5, 6, 7, 8])
+    );
 }
 
 #[test]
@@ -62,7 +91,10 @@ fn write_args_layout() {
     args_write(&mut b, &fh, 1 << 33, Stable::FileSync, b"hello");
     let mut d = Dec::new(&b);
     assert_eq!(d.opaque(64, "fh").unwrap(), &[0xaa; 8]);
-    assert_eq!((d.u64().unwrap(), d.u32().unwrap(), d.u32().unwrap()), (1 << 33, 5, 2));
+    assert_eq!(
+        (d.u64().unwrap(), d.u32().unwrap(), d.u32().unwrap()),
+        (1 << 33, 5, 2)
+    );
     assert_eq!(d.opaque(8, "data").unwrap(), b"hello");
     assert_eq!(d.remaining(), 0);
 }
@@ -73,7 +105,13 @@ fn readdirplus_page() {
     let mut e = Enc::new(&mut b);
     e.u32(0).bool(false).fixed(&[9; 8]);
     for (i, name) in ["a", "bb"].iter().enumerate() {
-        e.bool(true).u64(i as u64).string(name).u64(100 + i as u64).bool(false).bool(true).opaque(&[1, 2]);
+        e.bool(true)
+            .u64(i as u64)
+            .string(name)
+            .u64(100 + i as u64)
+            .bool(false)
+            .bool(true)
+            .opaque(&[1, 2]);
     }
     e.bool(false).bool(true);
     let page = res_readdirplus(&b).unwrap().unwrap();
@@ -86,9 +124,16 @@ fn readdirplus_page() {
 fn export_list() {
     let mut b = Vec::new();
     let mut e = Enc::new(&mut b);
-    e.bool(true).string("/export").bool(true).string("*").bool(false);
+    e.bool(true)
+        .string("/export")
+        .bool(true)
+        .string("*")
+        .bool(false);
     e.bool(true).string("/other").bool(false).bool(false);
-    assert_eq!(res_export(&b).unwrap(), vec!["/export".to_string(), "/other".to_string()]);
+    assert_eq!(
+        res_export(&b).unwrap(),
+        vec!["/export".to_string(), "/other".to_string()]
+    );
 }
 
 #[test]

@@ -37,7 +37,14 @@ impl Auth {
 
 /// Appends a record mark placeholder and a call header; returns the mark's position, to be
 /// passed to [`finish_record`] after the arguments are appended.
-pub fn start_call(buf: &mut Vec<u8>, xid: u32, prog: u32, vers: u32, proc_: u32, auth: &Auth) -> usize {
+pub fn start_call(
+    buf: &mut Vec<u8>,
+    xid: u32,
+    prog: u32,
+    vers: u32,
+    proc_: u32,
+    auth: &Auth,
+) -> usize {
     let mark = buf.len();
     Enc::new(buf)
         .u32(0)
@@ -85,7 +92,12 @@ pub fn parse_reply(record: &[u8]) -> Result<ReplyHeader, DecodeError> {
     let xid = d.u32()?;
     match d.u32()? {
         1 => {}
-        v => return Err(DecodeError::BadValue { what: "message type", value: v }),
+        v => {
+            return Err(DecodeError::BadValue {
+                what: "message type",
+                value: v,
+            });
+        }
     }
     let status = match d.u32()? {
         0 => {
@@ -94,7 +106,12 @@ pub fn parse_reply(record: &[u8]) -> Result<ReplyHeader, DecodeError> {
             accepted(&mut d)?
         }
         1 => ReplyStatus::Denied(denied(&mut d)?),
-        v => return Err(DecodeError::BadValue { what: "reply status", value: v }),
+        v => {
+            return Err(DecodeError::BadValue {
+                what: "reply status",
+                value: v,
+            });
+        }
     };
     Ok(ReplyHeader {
         xid,
@@ -114,7 +131,12 @@ fn accepted(d: &mut Dec<'_>) -> Result<ReplyStatus, DecodeError> {
         3 => "procedure unavailable (PROC_UNAVAIL)".to_string(),
         4 => "server could not decode the arguments (GARBAGE_ARGS)".to_string(),
         5 => "server system error (SYSTEM_ERR)".to_string(),
-        v => return Err(DecodeError::BadValue { what: "accept status", value: v }),
+        v => {
+            return Err(DecodeError::BadValue {
+                what: "accept status",
+                value: v,
+            });
+        }
     };
     Ok(ReplyStatus::NotExecuted(text))
 }
@@ -131,12 +153,19 @@ fn denied(d: &mut Dec<'_>) -> Result<String, DecodeError> {
                 2 => "credential rejected, begin new session (AUTH_REJECTEDCRED)",
                 3 => "bad verifier (AUTH_BADVERF)",
                 4 => "verifier expired (AUTH_REJECTEDVERF)",
-                5 => "security too weak (AUTH_TOOWEAK): the server wants another flavour than AUTH_SYS",
+                5 => {
+                    "security too weak (AUTH_TOOWEAK): the server wants another flavour than AUTH_SYS"
+                }
                 _ => "authentication error",
             };
             why.to_string()
         }
-        v => return Err(DecodeError::BadValue { what: "reject status", value: v }),
+        v => {
+            return Err(DecodeError::BadValue {
+                what: "reject status",
+                value: v,
+            });
+        }
     })
 }
 
@@ -166,12 +195,30 @@ mod tests {
     #[test]
     fn parses_success_and_rejections() {
         let mut ok = Vec::new();
-        Enc::new(&mut ok).u32(7).u32(1).u32(0).u32(0).u32(0).u32(0).u32(42);
+        Enc::new(&mut ok)
+            .u32(7)
+            .u32(1)
+            .u32(0)
+            .u32(0)
+            .u32(0)
+            .u32(0)
+            .u32(42);
         let h = parse_reply(&ok).unwrap();
-        assert_eq!((h.xid, h.status.clone(), h.body), (7, ReplyStatus::Success, 24));
+        assert_eq!(
+            (h.xid, h.status.clone(), h.body),
+            (7, ReplyStatus::Success, 24)
+        );
 
         let mut mismatch = Vec::new();
-        Enc::new(&mut mismatch).u32(7).u32(1).u32(0).u32(0).u32(0).u32(2).u32(2).u32(2);
+        Enc::new(&mut mismatch)
+            .u32(7)
+            .u32(1)
+            .u32(0)
+            .u32(0)
+            .u32(0)
+            .u32(2)
+            .u32(2)
+            .u32(2);
         let h = parse_reply(&mismatch).unwrap();
         assert!(matches!(h.status, ReplyStatus::NotExecuted(t) if t.contains("2..2")));
 

@@ -12,14 +12,15 @@ use std::time::{Duration, Instant};
 
 use crate::conn::{self, Broken, Conn};
 use crate::error::{DecodeError, NfsError, Result};
-use crate::proto::{self, Fh, NfsStat, Stable, Verf, nfsproc};
-use crate::rpc::{self, Auth, PROG_NFS, ReplyStatus};
+use crate::proto::{self, Fh, Stable, Verf, nfsproc};
+use crate::reply::{Ctx, handle_reply};
+use crate::rpc::{self, Auth, PROG_NFS};
 
-const SLOT_BITS: u32 = 16;
-const MAX_SLOTS: usize = 1 << SLOT_BITS;
+pub(crate) const SLOT_BITS: u32 = 16;
+pub(crate) const MAX_SLOTS: usize = 1 << SLOT_BITS;
 const NO_OP: u32 = u32::MAX;
 /// How long a JUKEBOX ("busy, try later") reply delays the retry.
-const JUKEBOX_DELAY: Duration = Duration::from_millis(100);
+pub(crate) const JUKEBOX_DELAY: Duration = Duration::from_millis(100);
 
 /// Where to connect and how patient to be.
 #[derive(Clone, Debug)]
@@ -46,15 +47,33 @@ pub struct Outage {
 }
 
 #[derive(Clone, Copy)]
-enum Req {
-    Read { fh: Fh, offset: u64, len: u32, buf: *mut u8 },
-    Write { fh: Fh, offset: u64, len: u32, buf: *const u8, stable: Stable },
-    Commit { fh: Fh },
-    Call { prog: u32, vers: u32, proc_: u32, name: &'static str },
+pub(crate) enum Req {
+    Read {
+        fh: Fh,
+        offset: u64,
+        len: u32,
+        buf: *mut u8,
+    },
+    Write {
+        fh: Fh,
+        offset: u64,
+        len: u32,
+        buf: *const u8,
+        stable: Stable,
+    },
+    Commit {
+        fh: Fh,
+    },
+    Call {
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        name: &'static str,
+    },
 }
 
 impl Req {
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Req::Read { .. } => "READ",
             Req::Write { .. } => "WRITE",
@@ -64,25 +83,25 @@ impl Req {
     }
 }
 
-struct Slot {
-    xid: u32,
-    busy: bool,
-    conn: usize,
-    op: u32,
-    req: Req,
+pub(crate) struct Slot {
+    pub(crate) xid: u32,
+    pub(crate) busy: bool,
+    pub(crate) conn: usize,
+    pub(crate) op: u32,
+    pub(crate) req: Req,
     /// Arguments of a `Call` (kept for re-sending), then its reply body.
-    args: Vec<u8>,
-    reply: Vec<u8>,
-    done: bool,
+    pub(crate) args: Vec<u8>,
+    pub(crate) reply: Vec<u8>,
+    pub(crate) done: bool,
 }
 
 #[derive(Clone, Copy, Default)]
-struct Op {
-    busy: bool,
-    user: u64,
-    file: u32,
-    pending: u32,
-    bytes: u64,
+pub(crate) struct Op {
+    pub(crate) busy: bool,
+    pub(crate) user: u64,
+    pub(crate) file: u32,
+    pub(crate) pending: u32,
+    pub(crate) bytes: u64,
 }
 
 /// Pipelined RPC transport to one server port.
@@ -122,11 +141,12 @@ impl Transport {
     pub fn connect(cfg: TransportConfig, auth: Auth, op: &'static str) -> Result<Transport> {
         let mut conns = Vec::with_capacity(cfg.connections.max(1));
         for _ in 0..cfg.connections.max(1) {
-            let sock = conn::connect(&cfg.addrs, cfg.timeout).map_err(|source| NfsError::Connect {
-                server: cfg.server.clone(),
-                op,
-                source,
-            })?;
+            let sock =
+                conn::connect(&cfg.addrs, cfg.timeout).map_err(|source| NfsError::Connect {
+                    server: cfg.server.clone(),
+                    op,
+                    source,
+                })?;
             conns.push(Conn::new(sock, cfg.recv_capacity));
         }
         let seed = std::time::SystemTime::now()
@@ -182,10 +202,14 @@ impl Transport {
         self.verf_changes
     }
 
-    /// Registers a file name for messages about data requests; returns its label.
-    pub fn add_path(&mut self, path: &str) -> u32 {
-        self.paths.push(path.to_string());
-        (self.paths.len() - 1) as u32
+    /// Names the file that data requests with `label` refer to, for messages.
+    pub fn set_path(&mut self, label: u32, path: &str) {
+        let i = label as usize;
+        if self.paths.len() <= i {
+            self.paths.resize(i + 1, String::new());
+        }
+        self.paths[i].clear();
+        self.paths[i].push_str(path);
     }
 
     /// Calls in flight (data RPCs and metadata calls).
@@ -196,7 +220,13 @@ impl Transport {
     // ---------- submission ----------
 
     fn alloc_op(&mut self, user: u64, file: u32) -> u32 {
-        let op = Op { busy: true, user, file, pending: 0, bytes: 0 };
+        let op = Op {
+            busy: true,
+            user,
+            file,
+            pending: 0,
+            bytes: 0,
+        };
         match self.free_ops.pop() {
             Some(i) => {
                 self.ops[i as usize] = op;
@@ -262,12 +292,22 @@ impl Transport {
             Req::Read { .. } => (PROG_NFS, 3, nfsproc::READ),
             Req::Write { .. } => (PROG_NFS, 3, nfsproc::WRITE),
             Req::Commit { .. } => (PROG_NFS, 3, nfsproc::COMMIT),
-            Req::Call { prog, vers, proc_, .. } => (prog, vers, proc_),
+            Req::Call {
+                prog, vers, proc_, ..
+            } => (prog, vers, proc_),
         };
         let mark = rpc::start_call(out, slot.xid, prog, vers, proc_, &self.auth);
         match slot.req {
-            Req::Read { fh, offset, len, .. } => proto::args_read(out, &fh, offset, len),
-            Req::Write { fh, offset, len, buf, stable } => {
+            Req::Read {
+                fh, offset, len, ..
+            } => proto::args_read(out, &fh, offset, len),
+            Req::Write {
+                fh,
+                offset,
+                len,
+                buf,
+                stable,
+            } => {
                 // SAFETY: the submitter guaranteed `buf` holds `len` bytes until completion.
                 let data = unsafe { std::slice::from_raw_parts(buf, len as usize) };
                 proto::args_write(out, &fh, offset, stable, data);
@@ -285,14 +325,31 @@ impl Transport {
     /// `buf` must be valid for writes of `len` bytes and untouched by the caller until the
     /// completion for `user` is returned by [`Transport::wait`] (or the transport is dropped).
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn read(&mut self, fh: &Fh, file: u32, offset: u64, buf: *mut u8, len: u32, chunk: u32, user: u64) -> Result<()> {
+    pub unsafe fn read(
+        &mut self,
+        fh: &Fh,
+        file: u32,
+        offset: u64,
+        buf: *mut u8,
+        len: u32,
+        chunk: u32,
+        user: u64,
+    ) -> Result<()> {
         let op = self.alloc_op(user, file);
         let mut done = 0u32;
         while done < len || len == 0 {
             let n = (len - done).min(chunk);
             // SAFETY: within the caller's buffer of `len` bytes.
             let p = unsafe { buf.add(done as usize) };
-            let idx = self.alloc_slot(op, Req::Read { fh: *fh, offset: offset + done as u64, len: n, buf: p })?;
+            let idx = self.alloc_slot(
+                op,
+                Req::Read {
+                    fh: *fh,
+                    offset: offset + done as u64,
+                    len: n,
+                    buf: p,
+                },
+            )?;
             self.send_slot(idx);
             done += n;
             if len == 0 {
@@ -307,14 +364,30 @@ impl Transport {
     /// # Safety
     /// `buf` must be valid for reads of `len` bytes until the completion for `user`.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn write(&mut self, fh: &Fh, file: u32, offset: u64, buf: *const u8, len: u32, chunk: u32, stable: Stable, user: u64) -> Result<()> {
+    pub unsafe fn write(
+        &mut self,
+        fh: &Fh,
+        file: u32,
+        offset: u64,
+        buf: *const u8,
+        len: u32,
+        chunk: u32,
+        stable: Stable,
+        user: u64,
+    ) -> Result<()> {
         let op = self.alloc_op(user, file);
         let mut done = 0u32;
         while done < len || len == 0 {
             let n = (len - done).min(chunk);
             // SAFETY: within the caller's buffer of `len` bytes.
             let p = unsafe { buf.add(done as usize) };
-            let req = Req::Write { fh: *fh, offset: offset + done as u64, len: n, buf: p, stable };
+            let req = Req::Write {
+                fh: *fh,
+                offset: offset + done as u64,
+                len: n,
+                buf: p,
+                stable,
+            };
             let idx = self.alloc_slot(op, req)?;
             self.send_slot(idx);
             done += n;
@@ -344,8 +417,23 @@ impl Transport {
     }
 
     /// One synchronous call (metadata, MOUNT, PORTMAP): returns the result body.
-    pub fn call(&mut self, name: &'static str, prog: u32, vers: u32, proc_: u32, args: &[u8]) -> Result<Vec<u8>> {
-        let idx = self.alloc_slot(NO_OP, Req::Call { prog, vers, proc_, name })?;
+    pub fn call(
+        &mut self,
+        name: &'static str,
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        args: &[u8],
+    ) -> Result<Vec<u8>> {
+        let idx = self.alloc_slot(
+            NO_OP,
+            Req::Call {
+                prog,
+                vers,
+                proc_,
+                name,
+            },
+        )?;
         let slot = &mut self.slots[idx as usize];
         slot.args.clear();
         slot.args.extend_from_slice(args);
@@ -425,7 +513,10 @@ impl Transport {
             return Ok(progressed);
         }
         if (self.abort)() {
-            return Err(NfsError::Aborted { server: self.cfg.server.clone(), op: self.oldest_op_name() });
+            return Err(NfsError::Aborted {
+                server: self.cfg.server.clone(),
+                op: self.oldest_op_name(),
+            });
         }
         self.poll_sockets(Duration::from_millis(200))?;
         self.check_timeouts();
@@ -440,15 +531,33 @@ impl Transport {
             if c.has_unsent() {
                 events |= libc::POLLOUT;
             }
-            self.pollfds.push(libc::pollfd { fd: c.fd(), events, revents: 0 });
+            self.pollfds.push(libc::pollfd {
+                fd: c.fd(),
+                events,
+                revents: 0,
+            });
         }
-        let wait = if self.resend.is_empty() { tick } else { JUKEBOX_DELAY.min(tick) };
+        let wait = if self.resend.is_empty() {
+            tick
+        } else {
+            JUKEBOX_DELAY.min(tick)
+        };
         // SAFETY: `pollfds` is a valid array of `len` pollfd structures.
-        let rc = unsafe { libc::poll(self.pollfds.as_mut_ptr(), self.pollfds.len() as libc::nfds_t, wait.as_millis() as i32) };
+        let rc = unsafe {
+            libc::poll(
+                self.pollfds.as_mut_ptr(),
+                self.pollfds.len() as libc::nfds_t,
+                wait.as_millis() as i32,
+            )
+        };
         if rc < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(NfsError::Io { server: self.cfg.server.clone(), op: "poll", source: e });
+                return Err(NfsError::Io {
+                    server: self.cfg.server.clone(),
+                    op: "poll",
+                    source: e,
+                });
             }
         }
         Ok(())
@@ -457,14 +566,20 @@ impl Transport {
     fn check_timeouts(&mut self) {
         let now = Instant::now();
         for c in &mut self.conns {
-            if c.inflight > 0 && c.broken.is_none() && now.duration_since(c.last_rx) > self.cfg.timeout {
+            if c.inflight > 0
+                && c.broken.is_none()
+                && now.duration_since(c.last_rx) > self.cfg.timeout
+            {
                 c.broken = Some(Broken::Timeout(self.cfg.timeout));
             }
         }
     }
 
     fn oldest_op_name(&self) -> &'static str {
-        self.slots.iter().find(|s| s.busy).map_or("RPC", |s| s.req.name())
+        self.slots
+            .iter()
+            .find(|s| s.busy)
+            .map_or("RPC", |s| s.req.name())
     }
 
     /// Decodes every complete record buffered on connection `c`.
@@ -554,12 +669,23 @@ impl Transport {
         self.conns[c].sock = None;
         if self.cfg.reconnect_window.is_zero() {
             return Err(match reason {
-                Broken::Timeout(t) => NfsError::Timeout { server: self.cfg.server.clone(), op, secs: t.as_secs() },
-                Broken::Io(source) => NfsError::Io { server: self.cfg.server.clone(), op, source },
+                Broken::Timeout(t) => NfsError::Timeout {
+                    server: self.cfg.server.clone(),
+                    op,
+                    secs: t.as_secs(),
+                },
+                Broken::Io(source) => NfsError::Io {
+                    server: self.cfg.server.clone(),
+                    op,
+                    source,
+                },
                 Broken::Closed => NfsError::Io {
                     server: self.cfg.server.clone(),
                     op,
-                    source: std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "connection closed by the server"),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "connection closed by the server",
+                    ),
                 },
             });
         }
@@ -567,7 +693,10 @@ impl Transport {
         let mut last = reason.to_string();
         let sock = loop {
             if (self.abort)() {
-                return Err(NfsError::Aborted { server: self.cfg.server.clone(), op });
+                return Err(NfsError::Aborted {
+                    server: self.cfg.server.clone(),
+                    op,
+                });
             }
             let left = self.cfg.reconnect_window.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -594,131 +723,12 @@ impl Transport {
                 resent += 1;
             }
         }
-        self.outages.push(Outage { started, duration: started.elapsed(), resent, reason: reason.to_string() });
+        self.outages.push(Outage {
+            started,
+            duration: started.elapsed(),
+            resent,
+            reason: reason.to_string(),
+        });
         Ok(())
-    }
-}
-
-/// The parts of the transport a reply updates (split out so the record can stay borrowed
-/// from the connection's buffer while slots change).
-struct Ctx<'a> {
-    slots: &'a mut Vec<Slot>,
-    ops: &'a mut Vec<Op>,
-    free_slots: &'a mut Vec<u32>,
-    free_ops: &'a mut Vec<u32>,
-    done: &'a mut std::collections::VecDeque<(u64, u64)>,
-    resend: &'a mut Vec<(u32, Option<Instant>)>,
-    write_verf: &'a mut Option<Verf>,
-    verf_changes: &'a mut u32,
-    paths: &'a [String],
-    server: &'a str,
-    inflight: &'a mut u32,
-}
-
-fn handle_reply(cx: &mut Ctx<'_>, conn: usize, record: &[u8]) -> Result<()> {
-    let garbage = |op: &'static str, detail| NfsError::Garbage { server: cx.server.to_string(), op, detail };
-    let xid = rpc::reply_xid(record).map_err(|d| garbage("RPC", d))?;
-    let idx = (xid as usize) & (MAX_SLOTS - 1);
-    let known = cx.slots.get(idx).is_some_and(|s| s.busy && !s.done && s.xid == xid && s.conn == conn);
-    if !known {
-        return Err(NfsError::UnknownXid { server: cx.server.to_string(), xid });
-    }
-    let req = cx.slots[idx].req;
-    let name = req.name();
-    let header = rpc::parse_reply(record).map_err(|d| garbage(name, d))?;
-    if let ReplyStatus::NotExecuted(reason) | ReplyStatus::Denied(reason) = header.status {
-        return Err(NfsError::Rpc { server: cx.server.to_string(), op: name, reason });
-    }
-    *cx.inflight = cx.inflight.saturating_sub(1);
-    let body = &record[header.body..];
-    let status = |cx: &Ctx<'_>, status: NfsStat| {
-        let op = cx.slots[idx].op as usize;
-        let path = cx.paths.get(cx.ops[op].file as usize).cloned().unwrap_or_default();
-        NfsError::Status { server: cx.server.to_string(), op: name, path, status }
-    };
-    const JUKEBOX: NfsStat = NfsStat(10008);
-    let bytes = match req {
-        Req::Call { .. } => {
-            let s = &mut cx.slots[idx];
-            s.reply.clear();
-            s.reply.extend_from_slice(body);
-            s.done = true;
-            return Ok(());
-        }
-        Req::Read { len, buf, .. } => match proto::res_read(body).map_err(|d| garbage(name, d))? {
-            Ok((count, _eof, at)) => {
-                if count > len {
-                    return Err(garbage(name, DecodeError::Invalid("READ returned more than asked")));
-                }
-                // SAFETY: `buf` holds `len` >= `count` bytes (the submitter's contract) and
-                // `at + count` is within `body` (checked by the decoder).
-                unsafe { std::ptr::copy_nonoverlapping(body[at..].as_ptr(), buf, count as usize) };
-                count as u64
-            }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
-        },
-        Req::Write { fh, offset, len, buf, stable } => match proto::res_write(body).map_err(|d| garbage(name, d))? {
-            Ok((count, _committed, verf)) => {
-                note_verifier(cx, verf);
-                if count == 0 && len > 0 {
-                    return Err(garbage(name, DecodeError::Invalid("WRITE made no progress")));
-                }
-                if count < len {
-                    // Short write: send the rest from the same slot.
-                    let rest = count as usize;
-                    cx.ops[cx.slots[idx].op as usize].bytes += count as u64;
-                    // SAFETY: still within the submitter's buffer.
-                    let p = unsafe { buf.add(rest) };
-                    cx.slots[idx].req = Req::Write { fh, offset: offset + count as u64, len: len - count, buf: p, stable };
-                    cx.resend.push((idx as u32, None));
-                    return Ok(());
-                }
-                count.min(len) as u64
-            }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
-        },
-        Req::Commit { .. } => match proto::res_commit(body).map_err(|d| garbage(name, d))? {
-            Ok(verf) => {
-                note_verifier(cx, verf);
-                0
-            }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
-        },
-    };
-    finish_slot(cx, idx, bytes);
-    Ok(())
-}
-
-fn retry_later(cx: &mut Ctx<'_>, idx: usize) -> Result<()> {
-    cx.resend.push((idx as u32, Some(Instant::now() + JUKEBOX_DELAY)));
-    Ok(())
-}
-
-fn note_verifier(cx: &mut Ctx<'_>, verf: Verf) {
-    match cx.write_verf {
-        Some(v) if *v != verf => {
-            *cx.verf_changes += 1;
-            *v = verf;
-        }
-        Some(_) => {}
-        None => *cx.write_verf = Some(verf),
-    }
-}
-
-fn finish_slot(cx: &mut Ctx<'_>, idx: usize, bytes: u64) {
-    let s = &mut cx.slots[idx];
-    s.busy = false;
-    let op_idx = s.op;
-    cx.free_slots.push(idx as u32);
-    let op = &mut cx.ops[op_idx as usize];
-    op.bytes += bytes;
-    op.pending -= 1;
-    if op.pending == 0 {
-        op.busy = false;
-        cx.done.push_back((op.user, op.bytes));
-        cx.free_ops.push(op_idx);
     }
 }

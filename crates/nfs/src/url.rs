@@ -43,7 +43,10 @@ impl NfsUrl {
     }
 
     pub fn parse(url: &str) -> Result<NfsUrl, NfsError> {
-        let bad = |reason: String| NfsError::Url { url: url.to_string(), reason };
+        let bad = |reason: String| NfsError::Url {
+            url: url.to_string(),
+            reason,
+        };
         if !Self::is_nfs(url) {
             return Err(bad("it must start with nfs://".into()));
         }
@@ -76,11 +79,16 @@ impl NfsUrl {
 
     fn set_option(&mut self, key: &str, value: &str) -> Result<(), String> {
         fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
-            v.parse().map_err(|_| format!("{key}={v} is not a valid number"))
+            v.parse()
+                .map_err(|_| format!("{key}={v} is not a valid number"))
         }
         match key {
             "version" if value == "3" => {}
-            "version" => return Err(format!("version={value} is not supported; storbench speaks NFSv3 (version=3)")),
+            "version" => {
+                return Err(format!(
+                    "version={value} is not supported; storbench speaks NFSv3 (version=3)"
+                ));
+            }
             "uid" => self.uid = num(key, value)?,
             "gid" => self.gid = num(key, value)?,
             "port" | "nfsport" => self.port = Some(num(key, value)?),
@@ -96,7 +104,11 @@ impl NfsUrl {
             "timeout" => self.timeout = Duration::from_secs(num::<u64>(key, value)?.max(1)),
             "reconnect" => self.reconnect = Duration::from_secs(num(key, value)?),
             "readahead" if value == "0" => {}
-            "readahead" => return Err("storbench never caches or reads ahead; only readahead=0 is accepted".into()),
+            "readahead" => {
+                return Err(
+                    "storbench never caches or reads ahead; only readahead=0 is accepted".into(),
+                );
+            }
             _ => return Err(format!("unknown option {key:?}; known: {KNOWN}")),
         }
         Ok(())
@@ -104,15 +116,25 @@ impl NfsUrl {
 
     /// `host:port` for messages (IPv6 in brackets).
     pub fn host_port(&self, port: u16) -> String {
-        if self.host.contains(':') { format!("[{}]:{port}", self.host) } else { format!("{}:{port}", self.host) }
+        if self.host.contains(':') {
+            format!("[{}]:{port}", self.host)
+        } else {
+            format!("{}:{port}", self.host)
+        }
     }
 
     /// The same server and options with `rel` appended to the path (fio's `nfs_url` plus a
     /// file name).
     pub fn join(&self, rel: &str) -> Result<NfsUrl, NfsError> {
         let joined = format!("{}/{}", self.path, rel);
-        let path = normalise(&joined).map_err(|reason| NfsError::Url { url: joined.clone(), reason })?;
-        Ok(NfsUrl { path, ..self.clone() })
+        let path = normalise(&joined).map_err(|reason| NfsError::Url {
+            url: joined.clone(),
+            reason,
+        })?;
+        Ok(NfsUrl {
+            path,
+            ..self.clone()
+        })
     }
 }
 
@@ -127,7 +149,9 @@ impl fmt::Display for NfsUrl {
 }
 
 fn size_opt(key: &str, v: &str) -> Result<u32, String> {
-    let n: u32 = v.parse().map_err(|_| format!("{key}={v} is not a valid number of bytes"))?;
+    let n: u32 = v
+        .parse()
+        .map_err(|_| format!("{key}={v} is not a valid number of bytes"))?;
     if n < 4096 {
         return Err(format!("{key}={v} is below 4096 bytes"));
     }
@@ -150,7 +174,11 @@ fn parse_authority(a: &str) -> Result<(String, Option<u16>), String> {
     } else {
         match a.rsplit_once(':') {
             Some((h, p)) if !h.contains(':') => (h, Some(p)),
-            Some(_) => return Err("IPv6 addresses must be written in brackets, e.g. nfs://[::1]/export".into()),
+            Some(_) => {
+                return Err(
+                    "IPv6 addresses must be written in brackets, e.g. nfs://[::1]/export".into(),
+                );
+            }
             None => (a, None),
         }
     };
@@ -158,7 +186,12 @@ fn parse_authority(a: &str) -> Result<(String, Option<u16>), String> {
         return Err("no server name".into());
     }
     let port = match port {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|&p| p > 0).ok_or(format!("bad port {p:?}"))?),
+        Some(p) => Some(
+            p.parse::<u16>()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or(format!("bad port {p:?}"))?,
+        ),
         None => None,
     };
     Ok((host.to_string(), port))
@@ -189,7 +222,9 @@ fn percent_decode(s: &str) -> Result<String, String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
             out.push(hex.ok_or("bad %-escape in path")?);
             i += 3;
         } else {
@@ -225,24 +260,42 @@ mod tests {
 
     #[test]
     fn full_url() {
-        let u = NfsUrl::parse("nfs://server:2050/export/dir/f?version=3&uid=7&gid=8&mountport=635&nconnect=4").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.mount_port), ("server", Some(2050), Some(635)));
-        assert_eq!((u.path.as_str(), u.uid, u.gid, u.nconnect), ("/export/dir/f", 7, 8, 4));
+        let u = NfsUrl::parse(
+            "nfs://server:2050/export/dir/f?version=3&uid=7&gid=8&mountport=635&nconnect=4",
+        )
+        .unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.mount_port),
+            ("server", Some(2050), Some(635))
+        );
+        assert_eq!(
+            (u.path.as_str(), u.uid, u.gid, u.nconnect),
+            ("/export/dir/f", 7, 8, 4)
+        );
         assert_eq!(u.to_string(), "nfs://server:2050/export/dir/f");
     }
 
     #[test]
     fn query_in_the_middle_continues_the_path() {
         let u = NfsUrl::parse("nfs://h/export/dir?port=20490/job.0.0").unwrap();
-        assert_eq!((u.path.as_str(), u.port), ("/export/dir/job.0.0", Some(20490)));
+        assert_eq!(
+            (u.path.as_str(), u.port),
+            ("/export/dir/job.0.0", Some(20490))
+        );
         let u = NfsUrl::parse("nfs://h/e?port=1/d?mountport=2/f").unwrap();
-        assert_eq!((u.path.as_str(), u.port, u.mount_port), ("/e/d/f", Some(1), Some(2)));
+        assert_eq!(
+            (u.path.as_str(), u.port, u.mount_port),
+            ("/e/d/f", Some(1), Some(2))
+        );
     }
 
     #[test]
     fn ipv6_and_escapes() {
         let u = NfsUrl::parse("nfs://[::1]:2049/ex%20port//a/./b/").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", Some(2049), "/ex port/a/b"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", Some(2049), "/ex port/a/b")
+        );
         assert_eq!(u.to_string(), "nfs://[::1]:2049/ex port/a/b");
         assert_eq!(NfsUrl::parse("nfs://[fe80::1]").unwrap().path, "/");
     }

@@ -19,7 +19,9 @@ fn client(g: &Ganesha, rel: &str) -> Client {
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ seed).collect()
+    (0..len)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ seed)
+        .collect()
 }
 
 /// Waits for `n` completions and returns them as (user, bytes).
@@ -38,17 +40,44 @@ fn pipelined_write_then_read_back_matches() {
     let mut c = client(&g, "");
     assert_eq!(c.export(), "/export");
     let fh = c.create("data.bin", 0o644).unwrap();
-    let label = c.transport().add_path("/export/data.bin");
+    let label = 0;
+    c.transport().set_path(label, "/export/data.bin");
     // 3 MiB in 48 pipelined writes of 64 KiB, plus one 2.5 MiB write split by wsize.
     let data = pattern(3 << 20, 7);
     let chunk = c.wsize();
     for (i, part) in data.chunks(64 << 10).enumerate() {
         let off = (i * (64 << 10)) as u64;
         // SAFETY: `data` outlives the wait below.
-        unsafe { c.transport().write(&fh, label, off, part.as_ptr(), part.len() as u32, chunk, Stable::Unstable, i as u64).unwrap() };
+        unsafe {
+            c.transport()
+                .write(
+                    &fh,
+                    label,
+                    off,
+                    part.as_ptr(),
+                    part.len() as u32,
+                    chunk,
+                    Stable::Unstable,
+                    i as u64,
+                )
+                .unwrap()
+        };
     }
     let big = pattern(5 << 19, 9);
-    unsafe { c.transport().write(&fh, label, 3 << 20, big.as_ptr(), big.len() as u32, 1 << 18, Stable::Unstable, 999).unwrap() };
+    unsafe {
+        c.transport()
+            .write(
+                &fh,
+                label,
+                3 << 20,
+                big.as_ptr(),
+                big.len() as u32,
+                1 << 18,
+                Stable::Unstable,
+                999,
+            )
+            .unwrap()
+    };
     c.transport().flush().unwrap();
     let done = wait_all(&mut c, 49);
     assert_eq!(done.last(), Some(&(999, big.len() as u64)));
@@ -66,16 +95,43 @@ fn pipelined_write_then_read_back_matches() {
     let total = back.len();
     for (i, part) in back.chunks_mut(1 << 20).enumerate() {
         let off = (i as u64) << 20;
-        unsafe { c.transport().read(&fh, label, off, part.as_mut_ptr(), part.len() as u32, 96 << 10, i as u64).unwrap() };
+        unsafe {
+            c.transport()
+                .read(
+                    &fh,
+                    label,
+                    off,
+                    part.as_mut_ptr(),
+                    part.len() as u32,
+                    96 << 10,
+                    i as u64,
+                )
+                .unwrap()
+        };
     }
     c.transport().flush().unwrap();
     let done = wait_all(&mut c, total.div_ceil(1 << 20));
     assert_eq!(done.iter().map(|d| d.1).sum::<u64>(), total as u64);
-    assert!(back == on_disk, "read-back differs from what is on the export");
+    assert!(
+        back == on_disk,
+        "read-back differs from what is on the export"
+    );
 
     // Reading past the end returns a short count.
     let mut tail = vec![0u8; 8192];
-    unsafe { c.transport().read(&fh, label, total as u64 - 100, tail.as_mut_ptr(), 8192, 1 << 20, 5).unwrap() };
+    unsafe {
+        c.transport()
+            .read(
+                &fh,
+                label,
+                total as u64 - 100,
+                tail.as_mut_ptr(),
+                8192,
+                1 << 20,
+                5,
+            )
+            .unwrap()
+    };
     c.transport().flush().unwrap();
     assert_eq!(wait_all(&mut c, 1), vec![(5, 100)]);
     assert_eq!(&tail[..100], &on_disk[total - 100..]);
@@ -90,7 +146,10 @@ fn metadata_operations() {
     let fh = c.create("d/e/f", 0o644).unwrap();
     assert!(g.export_dir().join("d/e/f").is_file());
     c.set_size(&fh, 12345, "d/e/f").unwrap();
-    assert_eq!(fs::metadata(g.export_dir().join("d/e/f")).unwrap().len(), 12345);
+    assert_eq!(
+        fs::metadata(g.export_dir().join("d/e/f")).unwrap().len(),
+        12345
+    );
     let (_, attr) = c.lookup("d/e/f").unwrap();
     assert_eq!((attr.size, attr.is_dir()), (12345, false));
     assert!(c.lookup("d/e").unwrap().1.is_dir());
@@ -119,7 +178,13 @@ fn metadata_operations() {
     assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
     let err = c.lookup("d").unwrap_err();
     assert_eq!(err.nfs_status(), Some(NfsStat::NOENT), "{err}");
-    assert!(err.to_string().starts_with(&format!("127.0.0.1:{}: LOOKUP /export/d: NFS3ERR_NOENT", g.nfs_port)), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "127.0.0.1:{}: LOOKUP /export/d: NFS3ERR_NOENT",
+            g.nfs_port
+        )),
+        "{err}"
+    );
 }
 
 #[test]
@@ -131,11 +196,22 @@ fn export_resolution_and_mount_errors() {
     assert_eq!(c.relative("/export/a/b/file"), Some("a/b/file"));
     assert!(c.lookup("a/b").unwrap().1.is_dir());
 
-    let url = format!("nfs://127.0.0.1:{}/nothere/x?mountport={}", g.nfs_port, g.mount_port);
-    let err = Client::mount(&NfsUrl::parse(&url).unwrap()).err().expect("unknown export must fail");
+    let url = format!(
+        "nfs://127.0.0.1:{}/nothere/x?mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let err = Client::mount(&NfsUrl::parse(&url).unwrap())
+        .err()
+        .expect("unknown export must fail");
     let msg = err.to_string();
-    assert!(matches!(err, NfsError::NoExport { .. } | NfsError::Mount { .. }), "{msg}");
-    assert!(msg.contains(&format!("127.0.0.1:{}", g.mount_port)) && msg.contains("/nothere"), "{msg}");
+    assert!(
+        matches!(err, NfsError::NoExport { .. } | NfsError::Mount { .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("127.0.0.1:{}", g.mount_port)) && msg.contains("/nothere"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -145,7 +221,8 @@ fn portmapper_finds_the_ports() {
         return;
     }
     let g = Ganesha::start_registered().expect("start ganesha");
-    let mut c = Client::mount(&NfsUrl::parse(&g.portmap_url("")).unwrap()).expect("mount via portmapper");
+    let mut c =
+        Client::mount(&NfsUrl::parse(&g.portmap_url("")).unwrap()).expect("mount via portmapper");
     assert_eq!(c.transport().server(), format!("127.0.0.1:{}", g.nfs_port));
     c.null().unwrap();
 }

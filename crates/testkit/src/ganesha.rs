@@ -25,12 +25,20 @@ const PSEUDO: &str = "/export";
 /// Why ganesha cannot run here (missing packages), or `None` if it can.
 pub fn unavailable() -> Option<String> {
     for bin in ["ganesha.nfsd", "rpcbind"] {
-        let found = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"].iter().any(|d| Path::new(d).join(bin).exists());
+        let found = ["/usr/bin", "/usr/sbin", "/bin", "/sbin"]
+            .iter()
+            .any(|d| Path::new(d).join(bin).exists());
         if !found {
-            return Some(format!("{bin} not installed (Debian packages nfs-ganesha, nfs-ganesha-vfs, rpcbind)"));
+            return Some(format!(
+                "{bin} not installed (Debian packages nfs-ganesha, nfs-ganesha-vfs, rpcbind)"
+            ));
         }
     }
-    let fsal = ["/usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so", "/usr/lib/aarch64-linux-gnu/ganesha/libfsalvfs.so", "/usr/lib/ganesha/libfsalvfs.so"];
+    let fsal = [
+        "/usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so",
+        "/usr/lib/aarch64-linux-gnu/ganesha/libfsalvfs.so",
+        "/usr/lib/ganesha/libfsalvfs.so",
+    ];
     if !fsal.iter().any(|p| Path::new(p).exists()) {
         return Some("ganesha VFS FSAL not installed (Debian package nfs-ganesha-vfs)".into());
     }
@@ -63,14 +71,28 @@ impl Ganesha {
         if let Some(why) = unavailable() {
             return Err(why);
         }
-        let exclusive = if registered { Some(lock("portmap.lock", libc::LOCK_EX)?) } else { None };
+        let exclusive = if registered {
+            Some(lock("portmap.lock", libc::LOCK_EX)?)
+        } else {
+            None
+        };
         let rpcbind = Some(RpcbindUse::acquire()?);
-        let dir = tempfile::Builder::new().prefix("storbench-ganesha-").tempdir().map_err(|e| format!("temp dir: {e}"))?;
+        let dir = tempfile::Builder::new()
+            .prefix("storbench-ganesha-")
+            .tempdir()
+            .map_err(|e| format!("temp dir: {e}"))?;
         for sub in ["export", "recovery"] {
             fs::create_dir(dir.path().join(sub)).map_err(|e| format!("create {sub} dir: {e}"))?;
         }
         let (nfs_port, mount_port) = (free_port()?, free_port()?);
-        let mut g = Ganesha { nfs_port, mount_port, dir, child: None, rpcbind, exclusive };
+        let mut g = Ganesha {
+            nfs_port,
+            mount_port,
+            dir,
+            child: None,
+            rpcbind,
+            exclusive,
+        };
         g.write_config()?;
         g.spawn()?;
         Ok(g)
@@ -85,7 +107,10 @@ impl Ganesha {
     pub fn url(&self, rel: &str) -> String {
         let rel = rel.trim_start_matches('/');
         let sep = if rel.is_empty() { "" } else { "/" };
-        format!("nfs://127.0.0.1:{}{PSEUDO}{sep}{rel}?mountport={}", self.nfs_port, self.mount_port)
+        format!(
+            "nfs://127.0.0.1:{}{PSEUDO}{sep}{rel}?mountport={}",
+            self.nfs_port, self.mount_port
+        )
     }
 
     /// `nfs://127.0.0.1/export/<rel>`: ports from the portmapper.
@@ -119,7 +144,11 @@ impl Ganesha {
 
     fn spawn(&mut self) -> Result<(), String> {
         // Registration with rpcbind is unset-then-set: concurrent starts would fail it.
-        let _one_at_a_time = if self.exclusive.is_none() { Some(lock("portmap.lock", libc::LOCK_EX)?) } else { None };
+        let _one_at_a_time = if self.exclusive.is_none() {
+            Some(lock("portmap.lock", libc::LOCK_EX)?)
+        } else {
+            None
+        };
         let d = self.dir.path();
         let child = Command::new("ganesha.nfsd")
             .arg("-F")
@@ -137,10 +166,22 @@ impl Ganesha {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 self.child = None;
-                let tail: String = self.log().lines().rev().take(5).collect::<Vec<_>>().join(" | ");
-                return Err(format!("ganesha.nfsd exited ({status}) while starting; log: {tail}"));
+                let tail: String = self
+                    .log()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                return Err(format!(
+                    "ganesha.nfsd exited ({status}) while starting; log: {tail}"
+                ));
             }
             if mount_ok(self.mount_port) {
                 return Ok(());
@@ -155,7 +196,11 @@ impl Ganesha {
 
     /// Stops the server (SIGTERM, then SIGKILL after 10 s); the export stays.
     pub fn stop(&mut self) {
-        let _one_at_a_time = if self.exclusive.is_none() { lock("portmap.lock", libc::LOCK_EX).ok() } else { None };
+        let _one_at_a_time = if self.exclusive.is_none() {
+            lock("portmap.lock", libc::LOCK_EX).ok()
+        } else {
+            None
+        };
         self.kill();
     }
 
@@ -183,7 +228,9 @@ impl Ganesha {
     }
 
     fn kill(&mut self) {
-        let Some(mut c) = self.child.take() else { return };
+        let Some(mut c) = self.child.take() else {
+            return;
+        };
         // SAFETY: signalling our own child by PID.
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -207,7 +254,8 @@ impl Drop for Ganesha {
 }
 
 fn free_port() -> Result<u16, String> {
-    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| format!("find a free port: {e}"))?;
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .map_err(|e| format!("find a free port: {e}"))?;
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
@@ -215,26 +263,55 @@ fn free_port() -> Result<u16, String> {
 fn lock(name: &str, how: i32) -> Result<File, String> {
     fs::create_dir_all(LOCK_DIR).map_err(|e| format!("create {LOCK_DIR}: {e}"))?;
     let path = Path::new(LOCK_DIR).join(name);
-    let f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(|e| format!("open {}: {e}", path.display()))?;
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
     // SAFETY: flock on a descriptor we own.
     if unsafe { libc::flock(f.as_raw_fd(), how) } != 0 {
-        return Err(format!("lock {}: {}", path.display(), std::io::Error::last_os_error()));
+        return Err(format!(
+            "lock {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(f)
 }
 
 fn answers(port: u16) -> bool {
-    TcpStream::connect_timeout(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)), Duration::from_millis(500)).is_ok()
+    TcpStream::connect_timeout(
+        &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        Duration::from_millis(500),
+    )
+    .is_ok()
 }
 
 /// A hand-made MOUNT v3 MNT of /export with AUTH_NONE: true if the server grants it.
 fn mount_ok(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&SocketAddr::from((Ipv4Addr::LOCALHOST, port)), Duration::from_millis(500)) else {
+    let Ok(mut s) = TcpStream::connect_timeout(
+        &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+        Duration::from_millis(500),
+    ) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
     let mut body = Vec::new();
-    for w in [0x5eed_u32, 0, 2, 100_005, 3, 1, 0, 0, 0, 0, PSEUDO.len() as u32] {
+    for w in [
+        0x5eed_u32,
+        0,
+        2,
+        100_005,
+        3,
+        1,
+        0,
+        0,
+        0,
+        0,
+        PSEUDO.len() as u32,
+    ] {
         body.extend_from_slice(&w.to_be_bytes());
     }
     body.extend_from_slice(PSEUDO.as_bytes());
@@ -249,7 +326,8 @@ fn mount_ok(port: u16) -> bool {
     if s.read_exact(&mut reply).is_err() {
         return false;
     }
-    let word = |i: usize| u32::from_be_bytes(reply[i * 4..i * 4 + 4].try_into().unwrap_or([0xff; 4]));
+    let word =
+        |i: usize| u32::from_be_bytes(reply[i * 4..i * 4 + 4].try_into().unwrap_or([0xff; 4]));
     word(2) == 1 && word(3) == 0 && word(6) == 0 && word(7) == 0
 }
 
@@ -273,7 +351,8 @@ impl RpcbindUse {
             let pid = child.id();
             // The child is reaped by whoever stops it last; forget the handle here.
             std::mem::forget(child);
-            fs::write(Path::new(LOCK_DIR).join("rpcbind.pid"), pid.to_string()).map_err(|e| format!("record rpcbind pid: {e}"))?;
+            fs::write(Path::new(LOCK_DIR).join("rpcbind.pid"), pid.to_string())
+                .map_err(|e| format!("record rpcbind pid: {e}"))?;
             let deadline = Instant::now() + Duration::from_secs(5);
             while !answers(111) {
                 if Instant::now() > deadline {
@@ -290,7 +369,9 @@ impl RpcbindUse {
 
 impl Drop for RpcbindUse {
     fn drop(&mut self) {
-        let Ok(_l) = lock("rpcbind.lock", libc::LOCK_EX) else { return };
+        let Ok(_l) = lock("rpcbind.lock", libc::LOCK_EX) else {
+            return;
+        };
         let mut users = read_users();
         if let Some(i) = users.iter().position(|&p| p == std::process::id()) {
             users.remove(i);
@@ -300,7 +381,12 @@ impl Drop for RpcbindUse {
             return;
         }
         let pid_file = Path::new(LOCK_DIR).join("rpcbind.pid");
-        let Some(pid) = fs::read_to_string(&pid_file).ok().and_then(|s| s.trim().parse::<i32>().ok()) else { return };
+        let Some(pid) = fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        else {
+            return;
+        };
         // Only signal it if it still is rpcbind (PIDs get recycled).
         let comm = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         if comm.trim() == "rpcbind" {
@@ -309,7 +395,10 @@ impl Drop for RpcbindUse {
             for _ in 0..100 {
                 // SAFETY: reaping it if it is our child; harmless otherwise.
                 unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
-                if !Path::new(&format!("/proc/{pid}")).exists() || fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z")) {
+                if !Path::new(&format!("/proc/{pid}")).exists()
+                    || fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .is_ok_and(|s| s.contains(") Z"))
+                {
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(20));

@@ -1,0 +1,298 @@
+//! The `nfs` engine through the Engine trait, against a real nfs-ganesha on 127.0.0.1.
+//! Skips with a printed reason when ganesha is not installed.
+
+mod common;
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Driver, job, pattern, rw_open};
+use storbench_core::{ErrorKind, IoKind, OpenOptions};
+use storbench_testkit::ganesha::{self, Ganesha};
+
+const BS: u32 = 256 << 10;
+
+fn server() -> Option<Ganesha> {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(Ganesha::start().expect("start ganesha"))
+}
+
+fn nfs_driver(iodepth: u32, opts: &[(&str, &str)]) -> Driver {
+    Driver::new(&job("nfs", iodepth, opts), BS as usize).expect("create nfs engine")
+}
+
+/// Writes `n` blocks of pattern data, then reads them back and compares.
+fn write_read(d: &mut Driver, file: u32, n: usize) {
+    let writes: Vec<_> = (0..n)
+        .map(|i| (IoKind::Write, i as u64 * BS as u64, BS))
+        .collect();
+    d.run(
+        file,
+        &writes,
+        pattern,
+        |_, _, r| assert_eq!(r, BS as i64),
+    )
+    .unwrap();
+    assert_eq!(d.one(file, IoKind::Fsync, 0, 0).unwrap(), 0);
+    let reads: Vec<_> = (0..n)
+        .map(|i| (IoKind::Read, i as u64 * BS as u64, BS))
+        .collect();
+    d.run(
+        file,
+        &reads,
+        |_, b| b.fill(0),
+        |i, b, r| {
+            assert_eq!(r, BS as i64);
+            let mut want = vec![0u8; b.len()];
+            pattern(i, &mut want);
+            assert!(b == &want[..], "block {i} read back differs");
+        },
+    )
+    .unwrap();
+}
+
+fn expected_file(n: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n * BS as usize];
+    for (i, b) in v.chunks_mut(BS as usize).enumerate() {
+        pattern(i, b);
+    }
+    v
+}
+
+#[test]
+fn write_then_read_back_with_iodepth() {
+    let Some(g) = server() else { return };
+    let mut d = nfs_driver(16, &[]);
+    let f = d.open(&g.url("job.0.0"), rw_open(false)).unwrap();
+    write_read(&mut d, f, 40);
+    assert_eq!(d.engine.size(f).unwrap(), 40 * BS as u64);
+    d.engine.close(f).unwrap();
+    assert!(fs::read(g.export_dir().join("job.0.0")).unwrap() == expected_file(40));
+
+    let info = d.engine.info();
+    let get = |k: &str| {
+        info.details
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(get("protocol").as_deref(), Some("NFSv3"));
+    assert_eq!(get("server"), Some(format!("127.0.0.1:{}", g.nfs_port)));
+    assert_eq!(get("stable").as_deref(), Some("unstable+commit"));
+    assert!(get("rsize").unwrap().parse::<u32>().unwrap() >= 4096);
+    assert_eq!(get("nconnect").as_deref(), Some("1"));
+    assert_eq!(info.interface.as_deref(), Some("lo"));
+    assert!(info.notes.is_empty(), "{:?}", info.notes);
+}
+
+#[test]
+fn nfs_url_option_nconnect_and_sync_writes() {
+    let Some(g) = server() else { return };
+    let base = g.url("") + "&nconnect=3&wsize=65536";
+    let mut d = nfs_driver(8, &[("nfs_url", &base)]);
+    d.engine.meta().unwrap().mkdir("sub").unwrap();
+    let open = OpenOptions {
+        sync: true,
+        ..rw_open(false)
+    };
+    let f = d.open("sub/file", open).unwrap();
+    write_read(&mut d, f, 12);
+    d.engine.close(f).unwrap();
+    assert!(fs::read(g.export_dir().join("sub/file")).unwrap() == expected_file(12));
+    let info = d.engine.info();
+    assert!(
+        info.details.contains(&("nconnect".into(), "3".into())),
+        "{:?}",
+        info.details
+    );
+    assert!(
+        info.details.contains(&("wsize".into(), "65536".into())),
+        "{:?}",
+        info.details
+    );
+    assert!(
+        info.details
+            .contains(&("stable".into(), "file_sync".into())),
+        "{:?}",
+        info.details
+    );
+}
+
+#[test]
+fn metadata_operations_and_cleanup() {
+    let Some(g) = server() else { return };
+    let mut d = nfs_driver(1, &[]);
+    let dir = g.url("bonnie");
+    let m = d.engine.meta().unwrap();
+    m.mkdir(&dir).unwrap();
+    let base = dir.replace("?", "/x?");
+    let name = |i: usize| base.replace("/x?", &format!("/f{i}?"));
+    for i in 0..20 {
+        let f = m.create(&name(i), &rw_open(false)).unwrap();
+        m.set_size(f, i as u64 * 1000).unwrap();
+    }
+    assert_eq!(m.stat(&name(7)).unwrap().size, 7000);
+    assert!(m.stat(&dir).unwrap().is_dir);
+    let mut names = m.readdir(&dir).unwrap();
+    names.sort();
+    assert_eq!(names.len(), 20);
+    let err = m.create(&name(3), &rw_open(false)).unwrap_err();
+    assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
+    for i in 0..20 {
+        m.unlink(&name(i)).unwrap();
+    }
+    m.sync_dir(&dir).unwrap();
+    m.rmdir(&dir).unwrap();
+    assert_eq!(
+        fs::read_dir(g.export_dir()).unwrap().count(),
+        0,
+        "files left on the export"
+    );
+}
+
+#[test]
+fn exclusive_open_refuses_an_existing_file() {
+    let Some(g) = server() else { return };
+    fs::write(g.export_dir().join("precious"), b"keep me").unwrap();
+    let mut d = nfs_driver(1, &[]);
+    let open = OpenOptions {
+        exclusive: true,
+        ..rw_open(false)
+    };
+    let err = d.open(&g.url("precious"), open).unwrap_err();
+    assert_eq!(
+        (err.kind, err.errno),
+        (ErrorKind::Refused, Some(libc::EEXIST)),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read(g.export_dir().join("precious")).unwrap(),
+        b"keep me"
+    );
+}
+
+#[test]
+fn errors_name_the_server_and_the_operation() {
+    let Some(mut g) = server() else { return };
+    let msg = |url: String| match Driver::new(&job("nfs", 1, &[]), 4096)
+        .unwrap()
+        .open(&url, rw_open(false))
+    {
+        Ok(_) => panic!("{url} opened"),
+        Err(e) => e.to_string(),
+    };
+    let wrong = format!(
+        "nfs://127.0.0.1:{}/nope/file?mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let m = msg(wrong);
+    assert!(
+        m.contains(&format!("127.0.0.1:{}", g.mount_port)) && m.contains("/nope"),
+        "{m}"
+    );
+
+    let m = msg("nfs://no-such-host.invalid/export/f".into());
+    assert!(
+        m.contains("cannot resolve NFS server no-such-host.invalid"),
+        "{m}"
+    );
+
+    let m = msg(g.url("f") + "&version=4");
+    assert!(m.contains("NFSv3"), "{m}");
+
+    // A stale handle: another client removes the file while this one has it open.
+    let mut d = nfs_driver(4, &[]);
+    let f = d.open(&g.url("victim"), rw_open(false)).unwrap();
+    nfs_driver(1, &[])
+        .engine
+        .meta()
+        .unwrap()
+        .unlink(&g.url("victim"))
+        .unwrap();
+    let err = d.one(f, IoKind::Read, 0, 4096).unwrap_err();
+    assert!(
+        err.message.contains("READ /export/victim: NFS3ERR_STALE"),
+        "{err}"
+    );
+    assert!(
+        err.message.contains(&format!("127.0.0.1:{}", g.nfs_port)),
+        "{err}"
+    );
+
+    // A stopped server: refused connections.
+    g.stop();
+    let m = msg(g.url("f"));
+    assert!(
+        m.contains(&format!(
+            "cannot connect to 127.0.0.1:{} for MOUNT",
+            g.mount_port
+        )),
+        "{m}"
+    );
+    assert!(m.contains("refused"), "{m}");
+}
+
+#[test]
+fn server_stopped_for_good_fails_after_the_reconnect_window() {
+    let Some(mut g) = server() else { return };
+    let mut d = nfs_driver(4, &[]);
+    let f = d
+        .open(&(g.url("f") + "&reconnect=2&timeout=2"), rw_open(false))
+        .unwrap();
+    g.crash();
+    let start = std::time::Instant::now();
+    let err = d.one(f, IoKind::Write, 0, 4096).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Disconnected, "{err}");
+    assert!(
+        err.message.contains(&format!("127.0.0.1:{}", g.nfs_port)) && err.message.contains("WRITE"),
+        "{err}"
+    );
+    assert!(err.message.contains("no reconnect within 2 s"), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn server_restart_mid_run_reconnects_and_notes_the_outage() {
+    let Some(g) = server() else { return };
+    let export = g.export_dir();
+    let url = g.url("r") + "&reconnect=30";
+    let g = Arc::new(Mutex::new(g));
+    let mut d = nfs_driver(8, &[]);
+    let f = d.open(&url, rw_open(false)).unwrap();
+    let n = 400;
+    let mut restarter = None;
+    let writes: Vec<_> = (0..n)
+        .map(|i| (IoKind::Write, (i % 40) as u64 * BS as u64, BS))
+        .collect();
+    d.run(
+        f,
+        &writes,
+        |i, b| {
+            pattern(i % 40, b);
+            if i == 100 {
+                let g2 = Arc::clone(&g);
+                g.lock().unwrap().crash();
+                restarter = Some(std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(800));
+                    g2.lock().unwrap().start_again().expect("restart ganesha");
+                }));
+            }
+        },
+        |_, _, r| assert_eq!(r, BS as i64),
+    )
+    .unwrap();
+    restarter.unwrap().join().unwrap();
+    d.engine.close(f).unwrap();
+    assert!(fs::read(export.join("r")).unwrap() == expected_file(40));
+    let notes = d.engine.info().notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("lost at") && n.contains("reconnected after")),
+        "{notes:?}"
+    );
+}

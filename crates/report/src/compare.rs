@@ -89,7 +89,11 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
             }
             continue;
         }
-        let reference = if found[baseline].is_some() { baseline } else { present[0] };
+        let reference = if found[baseline].is_some() {
+            baseline
+        } else {
+            present[0]
+        };
         if reference != baseline {
             notes.push(format!(
                 "{name}: the baseline {} did not run this test; changes are against {}",

@@ -75,10 +75,28 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
 }
 
 fn pata() -> RunResult {
-    run(RunMode::Fio, vec![vec![job("copy", 28_790, 70_290, 2.4, &[(50, 90), (100, 9), (120, 1)])]])
+    run(
+        RunMode::Fio,
+        vec![vec![job(
+            "copy",
+            28_790,
+            70_290,
+            2.4,
+            &[(50, 90), (100, 9), (120, 1)],
+        )]],
+    )
 }
 fn nfs() -> RunResult {
-    run(RunMode::Fio, vec![vec![job("copy", 43_363, 105_866, 1.6, &[(25, 90), (60, 9), (127, 1)])]])
+    run(
+        RunMode::Fio,
+        vec![vec![job(
+            "copy",
+            43_363,
+            105_866,
+            1.6,
+            &[(25, 90), (60, 9), (127, 1)],
+        )]],
+    )
 }
 /// iSCSI also ran a second job the others did not.
 fn iscsi() -> RunResult {
@@ -93,13 +111,29 @@ fn iscsi() -> RunResult {
 
 fn named<'a>(runs: &'a [(i64, &str, RunResult)]) -> Vec<NamedRun<'a>> {
     runs.iter()
-        .map(|(id, name, run)| NamedRun { id: *id, name: name.to_string(), run })
+        .map(|(id, name, run)| NamedRun {
+            id: *id,
+            name: name.to_string(),
+            run,
+        })
         .collect()
 }
 
-fn row(c: &storbench_report::compare::Comparison, test: &str, m: MetricId) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
-    let t = c.tests.iter().find(|t| t.test == test).unwrap_or_else(|| panic!("no {test}"));
-    let r = t.rows.iter().find(|r| r.metric == m).unwrap_or_else(|| panic!("no {m:?}"));
+fn row(
+    c: &storbench_report::compare::Comparison,
+    test: &str,
+    m: MetricId,
+) -> (Vec<Option<f64>>, Vec<Option<f64>>) {
+    let t = c
+        .tests
+        .iter()
+        .find(|t| t.test == test)
+        .unwrap_or_else(|| panic!("no {test}"));
+    let r = t
+        .rows
+        .iter()
+        .find(|r| r.metric == m)
+        .unwrap_or_else(|| panic!("no {m:?}"));
     (r.values.clone(), r.change_pct.clone())
 }
 
@@ -145,20 +179,40 @@ fn two_runs() {
 
 #[test]
 fn three_runs_with_unshared_test_and_other_baseline() {
-    let runs = [(1, "PATA", pata()), (2, "NFS", nfs()), (3, "iSCSI", iscsi())];
+    let runs = [
+        (1, "PATA", pata()),
+        (2, "NFS", nfs()),
+        (3, "iSCSI", iscsi()),
+    ];
     let c = compare(&named(&runs), 0);
     let (_, p) = row(&c, "copy read", MetricId::BandwidthMb);
-    approx(&p, &[Some(0.0), Some(50.618270232719695), Some(9.423410906564783)]);
+    approx(
+        &p,
+        &[Some(0.0), Some(50.618270232719695), Some(9.423410906564783)],
+    );
     let (_, p) = row(&c, "copy read", MetricId::CpuPct);
     approx(&p, &[Some(0.0), Some(-33.33333333333333), Some(25.0)]);
     let (_, p) = row(&c, "copy read", MetricId::Iops);
-    approx(&p, &[Some(0.0), Some(50.61317399345568), Some(12.109830701379995)]);
-    assert_eq!(c.notes, vec!["only in iSCSI, not compared: extra read".to_string()]);
+    approx(
+        &p,
+        &[Some(0.0), Some(50.61317399345568), Some(12.109830701379995)],
+    );
+    assert_eq!(
+        c.notes,
+        vec!["only in iSCSI, not compared: extra read".to_string()]
+    );
 
     let c = compare(&named(&runs), 1);
     assert_eq!(c.baseline, 1);
     let (_, p) = row(&c, "copy read", MetricId::BandwidthMb);
-    approx(&p, &[Some(-33.60699213615294), Some(0.0), Some(-27.350506191914764)]);
+    approx(
+        &p,
+        &[
+            Some(-33.60699213615294),
+            Some(0.0),
+            Some(-27.350506191914764),
+        ],
+    );
     let (_, p) = row(&c, "copy read", MetricId::CpuPct);
     approx(&p, &[Some(50.0), Some(0.0), Some(87.5)]);
 }
@@ -170,7 +224,10 @@ fn group_reporting_entries_are_merged_before_comparing() {
         job("pair", 30_000, 3_000, 3.0, &[(80, 10)]),
     ];
     let single = vec![job("pair", 20_000, 2_000, 1.0, &[(40, 20)])];
-    let runs = [(1, "two", run(RunMode::Fio, vec![pair])), (2, "one", run(RunMode::Fio, vec![single]))];
+    let runs = [
+        (1, "two", run(RunMode::Fio, vec![pair])),
+        (2, "one", run(RunMode::Fio, vec![single])),
+    ];
     let c = compare(&named(&runs), 0);
     let (v, p) = row(&c, "pair read", MetricId::BandwidthMb);
     approx(&v, &[Some(40.0), Some(20.0)]);
@@ -206,11 +263,22 @@ fn bonnie_run(put_block: Option<f64>, get_block: Option<f64>, cp: f64) -> RunRes
 fn bonnie_columns() {
     let runs = [
         (1, "hdd", bonnie_run(Some(250_000.0), None, 50.0)),
-        (2, "ssd", bonnie_run(Some(500_000.0), Some(1_000_000.0), 40.0)),
+        (
+            2,
+            "ssd",
+            bonnie_run(Some(500_000.0), Some(1_000_000.0), 40.0),
+        ),
     ];
     let c = compare(&named(&runs), 0);
     let names: Vec<&str> = c.tests.iter().map(|t| t.test.as_str()).collect();
-    assert_eq!(names, ["Sequential Output Block", "Sequential Input Block", "Sequential Create"]);
+    assert_eq!(
+        names,
+        [
+            "Sequential Output Block",
+            "Sequential Input Block",
+            "Sequential Create"
+        ]
+    );
     let (v, p) = row(&c, "Sequential Output Block", MetricId::BandwidthMb);
     approx(&v, &[Some(256.0), Some(512.0)]);
     approx(&p, &[Some(0.0), Some(100.0)]);
@@ -220,26 +288,40 @@ fn bonnie_columns() {
     let (v, p) = row(&c, "Sequential Input Block", MetricId::BandwidthMib);
     approx(&v, &[None, Some(1_000_000.0 / 1024.0)]);
     assert_eq!(p, vec![None, None]);
-    assert!(c.notes.iter().any(|n| n.contains("hdd finished too fast")), "{:?}", c.notes);
+    assert!(
+        c.notes.iter().any(|n| n.contains("hdd finished too fast")),
+        "{:?}",
+        c.notes
+    );
     let (v, _) = row(&c, "Sequential Create", MetricId::Rate);
     approx(&v, &[Some(5000.0), Some(5000.0)]);
 }
 
 #[test]
 fn nothing_shared_is_said_plainly() {
-    let runs = [(1, "fio", pata()), (2, "bonnie", bonnie_run(Some(1.0), Some(1.0), 1.0))];
+    let runs = [
+        (1, "fio", pata()),
+        (2, "bonnie", bonnie_run(Some(1.0), Some(1.0), 1.0)),
+    ];
     let c = compare(&named(&runs), 0);
     assert!(c.tests.is_empty());
     let mut out = Vec::new();
     render(&c, Format::Text { color: false }, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("These runs share no test."), "{text}");
-    assert!(text.contains("only in fio, not compared: copy read"), "{text}");
+    assert!(
+        text.contains("only in fio, not compared: copy read"),
+        "{text}"
+    );
 }
 
 #[test]
 fn text_table_layout_and_colours() {
-    let runs = [(1, "PATA", pata()), (2, "NFS", nfs()), (3, "iSCSI", iscsi())];
+    let runs = [
+        (1, "PATA", pata()),
+        (2, "NFS", nfs()),
+        (3, "iSCSI", iscsi()),
+    ];
     let c = compare(&named(&runs), 0);
     let mut out = Vec::new();
     render(&c, Format::Text { color: false }, &mut out).unwrap();
@@ -248,7 +330,18 @@ fn text_table_layout_and_colours() {
     assert!(text.starts_with(expected_head), "{text}");
     let bw = text.lines().find(|l| l.contains("bandwidth MB/s")).unwrap();
     let cols: Vec<&str> = bw.split_whitespace().collect();
-    assert_eq!(cols, ["bandwidth", "MB/s", "28.79", "43.36", "+50.6%", "31.50", "+9.4%"]);
+    assert_eq!(
+        cols,
+        [
+            "bandwidth",
+            "MB/s",
+            "28.79",
+            "43.36",
+            "+50.6%",
+            "31.50",
+            "+9.4%"
+        ]
+    );
     let cpu = text.lines().find(|l| l.contains("CPU %")).unwrap();
     assert_eq!(
         cpu.split_whitespace().collect::<Vec<_>>(),
@@ -277,17 +370,53 @@ fn markdown_csv_and_json() {
     let md = fmt(Format::Markdown);
     assert!(md.contains("| metric | PATA | NFS | Δ |"), "{md}");
     assert!(md.contains("| :--- | ---: | ---: | ---: |"), "{md}");
-    assert!(md.contains("| bandwidth MB/s | 28.79 | 43.36 | +50.6% |"), "{md}");
+    assert!(
+        md.contains("| bandwidth MB/s | 28.79 | 43.36 | +50.6% |"),
+        "{md}"
+    );
 
     let csv = fmt(Format::Csv);
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("test,metric,unit,run_id,run,value,change_pct,reference"));
-    assert!(csv.contains("copy read,bandwidth_mb,MB/s,2,NFS,43.363,50.618270232719"), "{csv}");
-    assert!(csv.contains("copy read,cpu_pct,%,1,PATA,24,0,true"), "{csv}");
+    assert_eq!(
+        lines.next(),
+        Some("test,metric,unit,run_id,run,value,change_pct,reference")
+    );
+    assert!(
+        csv.contains("copy read,bandwidth_mb,MB/s,2,NFS,43.363,50.618270232719"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("copy read,cpu_pct,%,1,PATA,24,0,true"),
+        "{csv}"
+    );
 
     let json: serde_json::Value = serde_json::from_str(&fmt(Format::Json)).unwrap();
     assert_eq!(json["baseline"], 0);
     assert_eq!(json["runs"][1]["name"], "NFS");
     assert_eq!(json["tests"][0]["rows"][0]["metric"], "bandwidth_mb");
     assert_eq!(json["tests"][0]["rows"][0]["values"][1], 43.363);
+}
+
+/// Quick runs compare the quick table's rows: one test per preset test and direction.
+#[test]
+fn quick_tests_are_the_table_rows() {
+    let quick = |kb: u64| {
+        let threads = vec![
+            job("RND4K Q32T16 read", kb, 1_000, 1.0, &[(50, 10)]),
+            job("RND4K Q32T16 read", kb, 1_000, 1.0, &[(50, 10)]),
+        ];
+        let seq = vec![job("SEQ1M Q8T1 read", kb * 10, 100, 1.0, &[(100, 10)])];
+        run(RunMode::Quick, vec![seq, threads])
+    };
+    let runs = [(1, "a", quick(1_000)), (2, "b", quick(2_000))];
+    let c = compare(&named(&runs), 0);
+    let names: Vec<&str> = c.tests.iter().map(|t| t.test.as_str()).collect();
+    assert_eq!(names, ["SEQ1M Q8T1 read", "RND4K Q32T16 read"]);
+    // Two threads of 1000 kB/s each over the same 10 s: 2 MB/s, then 4 MB/s (+100 %).
+    let (v, p) = row(&c, "RND4K Q32T16 read", MetricId::BandwidthMb);
+    approx(&v, &[Some(2.0), Some(4.0)]);
+    approx(&p, &[Some(0.0), Some(100.0)]);
+    // The quick table's CPU: both threads' 2 s over the 10 s wall time.
+    let (v, _) = row(&c, "RND4K Q32T16 read", MetricId::CpuPct);
+    approx(&v, &[Some(20.0), Some(20.0)]);
 }

@@ -101,6 +101,7 @@ fn fig(metric: MetricId, unit: &'static str, better: Better, value: Option<f64>)
 pub fn figures_of(run: &RunResult) -> Vec<TestFigures> {
     match (&run.mode, &run.bonnie) {
         (RunMode::Bonnie, Some(b)) => bonnie_figures(b),
+        (RunMode::Quick, _) => quick_figures(run),
         _ => job_figures(run),
     }
 }
@@ -126,6 +127,31 @@ fn job_figures(run: &RunResult) -> Vec<TestFigures> {
                 });
             }
         }
+    }
+    out
+}
+
+/// The quick table's rows, with the figures the quick table prints.
+fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
+    use Better::*;
+    use MetricId::*;
+    let mut out: Vec<TestFigures> = Vec::new();
+    for row in crate::quick::rows(run) {
+        let name = format!("{} {}", row.test, row.direction);
+        let us = |ns: u64| (ns > 0).then(|| ns as f64 / 1000.0);
+        let l = &row.latency_ns;
+        out.push(TestFigures {
+            test: unique_name(&out, name.trim()),
+            figures: vec![
+                fig(BandwidthMb, "MB/s", Higher, Some(row.mb_per_s)),
+                fig(BandwidthMib, "MiB/s", Higher, Some(row.mib_per_s)),
+                fig(Iops, "IOPS", Higher, Some(row.iops)),
+                fig(ClatP50, "µs", Lower, us(l.p50)),
+                fig(ClatP99, "µs", Lower, us(l.p99)),
+                fig(ClatP999, "µs", Lower, us(l.p99_9)),
+                fig(CpuPct, "%", Lower, Some(row.cpu_percent)),
+            ],
+        });
     }
     out
 }
@@ -161,7 +187,11 @@ fn dir_figures(dir: &DirResult, cpu: Option<f64>) -> Vec<Figure> {
     use Better::*;
     use MetricId::*;
     let bw = dir.bw_bytes();
-    let lat = if dir.clat.samples > 0 { &dir.clat } else { &dir.lat };
+    let lat = if dir.clat.samples > 0 {
+        &dir.clat
+    } else {
+        &dir.lat
+    };
     let ps = lat.percentiles(&[50.0, 99.0, 99.9]);
     let us = |i: usize| (ps[i] > 0).then(|| ps[i] as f64 / 1000.0);
     let mut figs = vec![

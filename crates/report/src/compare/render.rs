@@ -8,7 +8,9 @@ use super::{Better, Comparison, MetricRow, TestTable};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Aligned tables; improvements green and regressions red when `color` is set.
-    Text { color: bool },
+    Text {
+        color: bool,
+    },
     Markdown,
     Csv,
     Json,
@@ -72,7 +74,11 @@ pub fn fmt_value(v: f64) -> String {
             }
             grouped.push(ch);
         }
-        return if n < 0 { format!("-{grouped}") } else { grouped };
+        return if n < 0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        };
     }
     let decimals = if v == 0.0 {
         0
@@ -103,9 +109,9 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
             let v = row.values[i].map_or_else(|| "-".to_string(), |v| fmt_value(v / div));
             line.push((v, None));
             if i != t.reference {
-                let good = row.change_pct[i].filter(|p| p.abs() >= COLOR_THRESHOLD_PCT).map(
-                    |p| (p > 0.0) == (row.better == Better::Higher),
-                );
+                let good = row.change_pct[i]
+                    .filter(|p| p.abs() >= COLOR_THRESHOLD_PCT)
+                    .map(|p| (p > 0.0) == (row.better == Better::Higher));
                 let text = row.change_pct[i].map_or_else(|| "-".to_string(), fmt_change);
                 line.push((text, good));
             }
@@ -123,7 +129,12 @@ fn text(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
         let rows = cells(c, t);
         let ncols = rows[0].len();
         let widths: Vec<usize> = (0..ncols)
-            .map(|col| rows.iter().map(|r| r[col].0.chars().count()).max().unwrap_or(0))
+            .map(|col| {
+                rows.iter()
+                    .map(|r| r[col].0.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         for r in &rows {
             let mut line = String::from(" ");

@@ -50,8 +50,13 @@ fn fl(v: f64) -> Value {
     json!(if v.is_finite() { v } else { 0.0 })
 }
 
+/// An options map; flags (empty values) are left out, as fio leaves them out.
 fn options(opts: &[(String, String)]) -> Value {
-    let map: Map<String, Value> = opts.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    let map: Map<String, Value> = opts
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
     Value::Object(map)
 }
 
@@ -136,9 +141,10 @@ fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool) -> Value {
     o.insert("short_ios".into(), json!(d.short_ios));
     o.insert("drop_ios".into(), json!(d.drop_ios));
     let list = view::sorted_percentiles(s);
-    o.insert("slat_ns".into(), lat(&d.slat, s.slat_percentiles, &list, plus));
-    o.insert("clat_ns".into(), lat(&d.clat, s.clat_percentiles, &list, plus));
-    o.insert("lat_ns".into(), lat(&d.lat, s.lat_percentiles, &list, plus));
+    let (slat_on, clat_on, lat_on) = view::percentile_flags(s);
+    o.insert("slat_ns".into(), lat(&d.slat, slat_on, &list, plus));
+    o.insert("clat_ns".into(), lat(&d.clat, clat_on, &list, plus));
+    o.insert("lat_ns".into(), lat(&d.lat, lat_on, &list, plus));
     let bw = &d.bw_samples;
     let has_bw = bw.samples > 0;
     let per = if has_bw { view::share_of_agg(bw.mean, agg_bw) } else { 0.0 };
@@ -160,7 +166,8 @@ fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool) -> Value {
 fn sync(j: &JobResult, plus: bool) -> Value {
     let s = &j.settings;
     let list = view::sorted_percentiles(s);
-    let pct = s.lat_percentiles || s.clat_percentiles;
+    let (_, clat_on, lat_on) = view::percentile_flags(s);
+    let pct = lat_on || clat_on;
     json!({
         "total_ios": j.sync.total_ios,
         "lat_ns": lat(&j.sync.lat, pct, &list, plus),

@@ -119,10 +119,11 @@ fn write_dir(
     write_lat_line(" lat", &dir.lat, out)?;
     let list = view::sorted_percentiles(s);
     let prec = percentile_precision(&list);
+    let (slat_on, clat_on, lat_on) = view::percentile_flags(s);
     for (on, name, stats) in [
-        (s.slat_percentiles, "slat", &dir.slat),
-        (s.clat_percentiles, "clat", &dir.clat),
-        (s.lat_percentiles, "lat", &dir.lat),
+        (slat_on, "slat", &dir.slat),
+        (clat_on, "clat", &dir.clat),
+        (lat_on, "lat", &dir.lat),
     ] {
         if on && stats.samples > 0 {
             write_percentiles(name, stats, &list, prec, out)?;

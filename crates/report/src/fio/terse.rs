@@ -89,12 +89,10 @@ fn dir_fields(s: &mut String, j: &JobResult, d: &DirResult, agg_bw: u64) {
     lat_fields(s, &d.slat);
     lat_fields(s, &d.clat);
     let set = &j.settings;
-    let hist = if set.lat_percentiles {
-        Some(&d.lat)
-    } else if set.clat_percentiles {
-        Some(&d.clat)
-    } else {
-        None
+    let hist = match view::percentile_flags(set) {
+        (_, _, true) => Some(&d.lat),
+        (_, true, false) => Some(&d.clat),
+        _ => None,
     };
     let list = view::sorted_percentiles(set);
     let vals = hist.map(|h| view::percentile_values(h, &list)).unwrap_or_default();

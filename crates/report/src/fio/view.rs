@@ -124,6 +124,16 @@ pub fn sorted_percentiles(settings: &ReportSettings) -> Vec<f64> {
     list
 }
 
+/// Which percentile sets are shown: (slat, clat, lat). fio turns a set off when its latency
+/// is not measured (gtod_reduce, disable_*).
+pub fn percentile_flags(s: &ReportSettings) -> (bool, bool, bool) {
+    (
+        s.slat_percentiles && s.slat_measured,
+        s.clat_percentiles && s.clat_measured,
+        s.lat_percentiles && s.lat_measured,
+    )
+}
+
 /// User and system CPU in percent of the entry's runtime (fio's usr_cpu / sys_cpu).
 pub fn cpu_percent(job: &JobResult) -> (f64, f64) {
     if job.runtime_ms == 0 {

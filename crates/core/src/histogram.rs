@@ -115,7 +115,7 @@ impl Histogram {
         let mut sum = 0u64;
         for (idx, &count) in self.buckets.iter().enumerate() {
             sum += count;
-            while next < order.len() && sum as f64 >= list[order[next]] / 100.0 * total as f64 {
+            while next < order.len() && reaches(sum, list[order[next]], total) {
                 out[order[next]] = bucket_value(idx);
                 next += 1;
             }
@@ -124,6 +124,40 @@ impl Histogram {
             }
         }
         out
+    }
+}
+
+/// Whether `sum` samples reach `p` percent of `total`: `sum >= p / 100 * total`, decided
+/// exactly for the f64 value of `p`. fio compares in long double, which agrees with exact
+/// arithmetic; plain f64 rounds `99.95 / 100 * 2000` to 1999 and picks a lower bucket.
+fn reaches(sum: u64, p: f64, total: u64) -> bool {
+    if p.is_nan() || p <= 0.0 {
+        return true;
+    }
+    // p = m * 2^-k with m odd (or k = 0): compare 100 * sum * 2^k with m * total.
+    let bits = p.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (mut m, mut e) = if exp == 0 { (frac, -1074) } else { (frac | 1 << 52, exp - 1075) };
+    while m & 1 == 0 && e < 0 {
+        m >>= 1;
+        e += 1;
+    }
+    let lhs = 100 * sum as u128;
+    let rhs = m as u128 * total as u128;
+    if e >= 0 {
+        // Whole even numbers (p = 64.0 gives m = 1, e = 6); p <= 100 keeps e below 8.
+        return if e < 8 {
+            lhs >= rhs << e
+        } else {
+            sum as f64 >= p / 100.0 * total as f64
+        };
+    }
+    let k = (-e) as u32;
+    if k < lhs.leading_zeros() {
+        lhs << k >= rhs
+    } else {
+        sum as f64 >= p / 100.0 * total as f64
     }
 }
 
@@ -193,6 +227,23 @@ mod tests {
             vec![1, 50, 99, 100]
         );
         assert_eq!(Histogram::default().percentiles(&[50.0]), vec![0]);
+    }
+
+    #[test]
+    fn percentile_thresholds_are_exact() {
+        // 99.95% of 2000 is a hair above 1999 for the f64 value of 99.95, as in fio.
+        assert!(!reaches(1999, 99.95, 2000));
+        assert!(reaches(2000, 99.95, 2000));
+        assert!(reaches(1000, 50.0, 2000));
+        assert!(!reaches(999, 50.0, 2000));
+        assert!(reaches(1, 100.0, 1) && !reaches(0, 100.0, 1));
+        assert!(reaches(0, 0.0, 10));
+        assert!(reaches(64, 64.0, 100) && !reaches(63, 64.0, 100));
+        let mut h = Histogram::default();
+        for v in 0..2000u64 {
+            h.record(if v < 1999 { 50 } else { 100 });
+        }
+        assert_eq!(h.percentiles(&[99.95]), vec![100]);
     }
 
     #[test]

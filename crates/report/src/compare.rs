@@ -5,8 +5,8 @@
 //! [`storbench_core::merge`]), the quick preset's tests likewise, and bonnie's columns.
 //! Runs are compared on the tests they share; what is not shared is listed in notes.
 
-mod figures;
-mod render;
+pub(crate) mod figures;
+pub(crate) mod render;
 
 use serde::Serialize;
 use storbench_core::result::RunResult;

@@ -8,3 +8,6 @@ pub mod notes;
 pub mod quick;
 pub mod status;
 pub mod compare;
+pub mod bonnie_csv;
+pub mod bonnie_table;
+pub mod html;

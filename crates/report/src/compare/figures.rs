@@ -3,7 +3,7 @@
 use serde::Serialize;
 use storbench_core::merge::merge_jobs;
 use storbench_core::result::{
-    BonnieResult, BonnieTestId, DirResult, JobResult, RunMode, RunResult, UnifiedRw,
+    BonnieResult, BonnieTestId, DirResult, GroupResult, JobResult, RunMode, RunResult, UnifiedRw,
 };
 
 /// Metrics in the order tables list them.
@@ -109,18 +109,13 @@ pub fn figures_of(run: &RunResult) -> Vec<TestFigures> {
 fn job_figures(run: &RunResult) -> Vec<TestFigures> {
     let mut out: Vec<TestFigures> = Vec::new();
     for group in &run.groups {
-        let entries: Vec<JobResult> = if group.group_reporting {
-            merge_jobs(&group.jobs).into_iter().collect()
-        } else {
-            group.jobs.clone()
-        };
-        for job in &entries {
+        for job in &entries_of(group) {
             let cpu = cpu_pct(job);
             for (d, dir) in job.dirs.iter().enumerate() {
                 if dir.total_ios == 0 {
                     continue;
                 }
-                let name = unique_name(&out, &format!("{} {}", job.name, dir_name(job, d)));
+                let name = unique_name(out.iter().map(|t| t.test.as_str()), &format!("{} {}", job.name, dir_name(job, d)));
                 out.push(TestFigures {
                     test: name,
                     figures: dir_figures(dir, cpu),
@@ -129,6 +124,15 @@ fn job_figures(run: &RunResult) -> Vec<TestFigures> {
         }
     }
     out
+}
+
+/// A group's reporting entries: merged under group_reporting, else one per job clone.
+pub(crate) fn entries_of(group: &GroupResult) -> Vec<JobResult> {
+    if group.group_reporting {
+        merge_jobs(&group.jobs).into_iter().collect()
+    } else {
+        group.jobs.clone()
+    }
 }
 
 /// The quick table's rows, with the figures the quick table prints.
@@ -141,7 +145,7 @@ fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
         let us = |ns: u64| (ns > 0).then(|| ns as f64 / 1000.0);
         let l = &row.latency_ns;
         out.push(TestFigures {
-            test: unique_name(&out, name.trim()),
+            test: unique_name(out.iter().map(|t| t.test.as_str()), name.trim()),
             figures: vec![
                 fig(BandwidthMb, "MB/s", Higher, Some(row.mb_per_s)),
                 fig(BandwidthMib, "MiB/s", Higher, Some(row.mib_per_s)),
@@ -157,17 +161,17 @@ fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
 }
 
 /// Job names can repeat (clones without group_reporting); later ones get `#2`, `#3`.
-fn unique_name(existing: &[TestFigures], name: &str) -> String {
+pub(crate) fn unique_name<'a>(existing: impl Iterator<Item = &'a str> + Clone, name: &str) -> String {
     let mut candidate = name.to_string();
     let mut n = 1;
-    while existing.iter().any(|t| t.test == candidate) {
+    while existing.clone().any(|t| t == candidate) {
         n += 1;
         candidate = format!("{name} #{n}");
     }
     candidate
 }
 
-fn dir_name(job: &JobResult, d: usize) -> &'static str {
+pub(crate) fn dir_name(job: &JobResult, d: usize) -> &'static str {
     if job.settings.unified_rw == UnifiedRw::Mixed && d == 0 {
         return "mixed";
     }

@@ -184,6 +184,10 @@ fn settings_from(doc: &Value, job: &Value) -> ReportSettings {
         clat_percentiles: on("clat_percentiles", true),
         lat_percentiles: on("lat_percentiles", false),
         slat_percentiles: on("slat_percentiles", false),
+        percentile_list: o("percentile_list").map_or_else(
+            || DEFAULT_PERCENTILES.to_vec(),
+            |l| l.split(':').map(|p| p.parse().unwrap()).collect(),
+        ),
         unified_rw: match o("unified_rw_reporting") {
             Some("mixed" | "1") => UnifiedRw::Mixed,
             Some("both" | "2") => UnifiedRw::Both,

@@ -1,0 +1,130 @@
+// storbench report charts: draws the data embedded in #report-data with uPlot.
+// When done it sets data-charts-expected / data-charts-drawn / data-errors on <body>,
+// which the browser test reads.
+(function () {
+  "use strict";
+  var errors = [];
+  function fail(msg) {
+    errors.push(String(msg));
+    document.body.setAttribute("data-errors", String(errors.length));
+  }
+  window.addEventListener("error", function (e) { fail(e.message); });
+
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var palette = ["#2456a6", "#d9822b", "#2a9d5c", "#b3261e", "#7b4fb0", "#3c8d9e", "#a0673a", "#5f6b7a"];
+  var expected = 0, drawn = 0;
+  var WIDTH = 560, HEIGHT = 260;
+
+  function color(i) { return palette[i % palette.length]; }
+
+  function panel(containerId, title) {
+    var box = document.createElement("div");
+    box.className = "chart";
+    var h = document.createElement("h4");
+    h.textContent = title;
+    box.appendChild(h);
+    document.getElementById(containerId).appendChild(box);
+    return box;
+  }
+
+  function empty(containerId, text) {
+    var p = document.createElement("p");
+    p.className = "empty";
+    p.textContent = text;
+    document.getElementById(containerId).appendChild(p);
+  }
+
+  function plot(box, opts, series) {
+    expected++;
+    try {
+      opts.width = WIDTH;
+      opts.height = HEIGHT;
+      var u = new uPlot(opts, series, box);
+      if (u.root.querySelector("canvas")) { drawn++; }
+    } catch (e) {
+      fail("chart '" + box.firstChild.textContent + "': " + e);
+    }
+  }
+
+  // Grouped bars: test t, run r sits at slot t*(R+1)+r; other runs' slots are null.
+  function barChart(chart) {
+    var R = data.runs.length, T = chart.tests.length, slots = T * (R + 1);
+    var xs = [], cols = [];
+    for (var i = 0; i < slots; i++) { xs.push(i); }
+    var series = [{}];
+    for (var r = 0; r < R; r++) {
+      var col = new Array(slots).fill(null);
+      for (var t = 0; t < T; t++) { col[t * (R + 1) + r] = chart.values[r][t]; }
+      cols.push(col);
+      series.push({
+        label: data.runs[r], fill: color(r), stroke: color(r), width: 0,
+        paths: uPlot.paths.bars({ size: [0.9, 80], align: 0 }), points: { show: false }
+      });
+    }
+    var centers = chart.tests.map(function (_, t) { return t * (R + 1) + (R - 1) / 2; });
+    plot(panel("bar-charts", chart.title), {
+      series: series,
+      scales: { x: { time: false, range: [-0.8, slots - 0.2] }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
+      axes: [
+        { splits: function () { return centers; }, values: function () { return chart.tests; }, size: 60, rotate: -15, grid: { show: false } },
+        { label: chart.unit, size: 70 }
+      ],
+      legend: { live: false }
+    }, [xs].concat(cols));
+  }
+
+  // Percentile curves on a "nines" axis: x = -log10(1 - p/100), so p99.9 is 3.
+  function latencyChart(c) {
+    var nines = c.ps.map(function (p) { return -Math.log10(1 - p / 100); });
+    var ticks = [50, 90, 99, 99.9, 99.99];
+    var series = [{}], cols = [nines];
+    c.series.forEach(function (s) {
+      series.push({ label: data.runs[s[0]], stroke: color(s[0]), width: 2, points: { show: true, size: 4 } });
+      cols.push(s[1]);
+    });
+    plot(panel("latency-charts", c.test), {
+      series: series,
+      scales: { x: { time: false }, y: { distr: 3 } },
+      axes: [
+        { splits: function () { return ticks.map(function (p) { return -Math.log10(1 - p / 100); }); },
+          values: function () { return ticks.map(function (p) { return "p" + p; }); } },
+        { label: "µs", size: 70 }
+      ]
+    }, cols);
+  }
+
+  // One x axis (seconds) shared by every run of the test; missing seconds are null.
+  function timelineCharts(tl) {
+    var times = [];
+    tl.series.forEach(function (s) { s.t_s.forEach(function (t) { if (times.indexOf(t) < 0) { times.push(t); } }); });
+    times.sort(function (a, b) { return a - b; });
+    ["mbps", "iops"].forEach(function (key) {
+      var series = [{}], cols = [times];
+      tl.series.forEach(function (s) {
+        var col = times.map(function (t) { var i = s.t_s.indexOf(t); return i < 0 ? null : s[key][i]; });
+        series.push({ label: data.runs[s.run], stroke: color(s.run), width: 2 });
+        cols.push(col);
+      });
+      plot(panel("timeline-charts", tl.test + (key === "mbps" ? " — MB/s" : " — IOPS")), {
+        series: series,
+        scales: { x: { time: false } },
+        axes: [{ label: "s" }, { label: key === "mbps" ? "MB/s" : "IOPS", size: 70 }]
+      }, cols);
+    });
+  }
+
+  try {
+    data.bars.forEach(barChart);
+    if (!data.bars.length) { empty("bar-charts", "These runs share no test."); }
+    data.percentiles.forEach(latencyChart);
+    if (!data.percentiles.length) { empty("latency-charts", "No latency histograms in these runs (bonnie++ records none)."); }
+    data.timelines.forEach(timelineCharts);
+    if (!data.timelines.length) { empty("timeline-charts", "No per-second samples in these runs (imported results carry none)."); }
+  } catch (e) {
+    fail(e);
+  }
+  document.body.setAttribute("data-charts-expected", String(expected));
+  document.body.setAttribute("data-charts-drawn", String(drawn));
+  document.body.setAttribute("data-errors", String(errors.length));
+  document.body.setAttribute("data-ready", "1");
+})();

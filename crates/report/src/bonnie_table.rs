@@ -1,0 +1,211 @@
+//! bonnie++ 2.00's text table, column for column, with the file-test rates printed
+//! correctly (2.00a prints a float through `%d` there and shows garbage such as `8192`).
+//! The run's notes come first, so deviations from bonnie++ (incompressible data, `-D` on
+//! every phase, small test file) are seen before the figures.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use storbench_core::result::{BonnieResult, BonnieTestId, Note, NoteLevel, RunResult};
+
+use crate::bonnie_csv::{bonnie_of, files_spec, latency, size_units, test};
+use crate::notes::level_name;
+
+const IO_TESTS: [BonnieTestId; 6] = [
+    BonnieTestId::Putc,
+    BonnieTestId::PutBlock,
+    BonnieTestId::Rewrite,
+    BonnieTestId::Getc,
+    BonnieTestId::GetBlock,
+    BonnieTestId::Seeks,
+];
+const FILE_TESTS: [BonnieTestId; 6] = [
+    BonnieTestId::SeqCreate,
+    BonnieTestId::SeqStat,
+    BonnieTestId::SeqDel,
+    BonnieTestId::RanCreate,
+    BonnieTestId::RanStat,
+    BonnieTestId::RanDel,
+];
+const RATE_HEADER: &str = " /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP";
+
+/// Writes the notes, then the IO table and the file table of the tests that ran.
+pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let b = bonnie_of(run)?;
+    render_notes(&run.notes, run.interrupted, out)?;
+    out.write_all(table(b).as_bytes())
+}
+
+/// One line per note, warnings first, then a blank line; nothing without notes.
+fn render_notes(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::Result<()> {
+    if notes.is_empty() && !interrupted {
+        return Ok(());
+    }
+    if interrupted {
+        writeln!(out, "{:<8} {}", "warning", crate::notes::INTERRUPTED)?;
+    }
+    for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {
+        for n in notes.iter().filter(|n| n.level == level) {
+            writeln!(out, "{:<8} {} [{}]", level_name(level), n.message, n.code)?;
+        }
+    }
+    writeln!(out)
+}
+
+/// The two tables as bonnie++ prints them (each only if its tests were configured).
+pub fn table(b: &BonnieResult) -> String {
+    let mut s = String::new();
+    if b.file_size_mib > 0 {
+        io_table(b, &mut s);
+    }
+    if b.num_files > 0 {
+        file_table(b, &mut s);
+    }
+    s
+}
+
+fn io_table(b: &BonnieResult, s: &mut String) {
+    let label = version_label(&b.version);
+    let _ = writeln!(s, "{label}------Sequential Output------ --Sequential Input- --Random-");
+    let _ = writeln!(s, "{:20}-Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--", "");
+    let _ = writeln!(s, "Name:Size etc       {RATE_HEADER}");
+    s.push_str(&name_and_size(&b.name, &size_etc(b)));
+    for id in IO_TESTS {
+        rate_cells(b, id, s);
+    }
+    latency_line(b, &IO_TESTS, s);
+}
+
+fn file_table(b: &BonnieResult, s: &mut String) {
+    let label = version_label(&b.version);
+    let _ = writeln!(s, "{label}------Sequential Create------ --------Random Create--------");
+    let name: String = b.name.chars().take(19).collect();
+    let _ = writeln!(s, "{name:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--");
+    let columns = if b.max_size > 0 && b.min_size > 0 {
+        "files:max:min       "
+    } else if b.max_size != 0 {
+        "files:max           "
+    } else {
+        "              files "
+    };
+    let _ = writeln!(s, "{columns}{RATE_HEADER}");
+    let _ = write!(s, "{:>19}", files_spec(b, true));
+    for id in FILE_TESTS {
+        rate_cells(b, id, s);
+    }
+    latency_line(b, &FILE_TESTS, s);
+}
+
+/// `Version 2.00a       ` for bonnie++ results, `storbench 0.1.0     ` for ours: the
+/// 20-column lead of the header lines.
+fn version_label(version: &str) -> String {
+    let label = match version.strip_prefix("storbench-") {
+        Some(v) => format!("storbench {v}"),
+        None => format!("Version {version:>5}"),
+    };
+    format!("{label:<19} ")
+}
+
+/// `size[:chunk[:concurrency[:seeks[:seekers]]]]` with only non-default parts.
+fn size_etc(b: &BonnieResult) -> String {
+    let parts = [
+        size_units(b.file_size_mib, &["M", "G"]),
+        if b.chunk_bytes == 8192 {
+            String::new()
+        } else {
+            size_units(b.chunk_bytes, &["", "k", "m"])
+        },
+        if b.concurrency == 1 { String::new() } else { b.concurrency.to_string() },
+        if b.seeks == 8192 { String::new() } else { b.seeks.to_string() },
+        if b.seekers == 5 { String::new() } else { b.seekers.to_string() },
+    ];
+    parts.join(":").trim_end_matches(':').to_string()
+}
+
+/// bonnie++'s 19-column lead: the name cut to fit, a space, then the size flush right.
+fn name_and_size(name: &str, size: &str) -> String {
+    let width = size.chars().count();
+    if width >= 19 {
+        return size.to_string();
+    }
+    let keep = 18 - width;
+    let name: String = name.chars().chain(std::iter::repeat(' ')).take(keep).collect();
+    format!("{name} {size}")
+}
+
+fn rate_cells(b: &BonnieResult, id: BonnieTestId, s: &mut String) {
+    let Some(t) = test(b, id) else {
+        s.push_str("          ");
+        return;
+    };
+    let (Some(rate), Some(cpu)) = (t.rate, t.cpu_pct) else {
+        s.push_str(" +++++ +++");
+        return;
+    };
+    match id {
+        BonnieTestId::Seeks if rate >= 1000.0 => {
+            let _ = write!(s, " {rate:5.0}");
+        }
+        BonnieTestId::Seeks => {
+            let _ = write!(s, " {rate:5.1}");
+        }
+        _ if IO_TESTS.contains(&id) => s.push_str(&io_rate(rate)),
+        _ => {
+            let _ = write!(s, " {:5}", rate as i64);
+        }
+    }
+    let _ = write!(s, " {:3}", cpu as i64);
+}
+
+/// KiB/s as bonnie++ shows it: `NNNNk` below 10000, then MiB/s (`NN.Nm`, `NNNm`), then
+/// GiB/s (`N.Ng`).
+fn io_rate(kib: f64) -> String {
+    if kib < 10000.0 {
+        return format!(" {:4}k", kib as i64);
+    }
+    let mib = kib / 1024.0;
+    if mib < 100.0 {
+        format!(" {mib:4.1}m")
+    } else if mib < 1000.0 {
+        format!(" {:4}m", (mib + 0.5) as i64)
+    } else {
+        format!(" {:4.1}g", mib / 1024.0)
+    }
+}
+
+fn latency_line(b: &BonnieResult, ids: &[BonnieTestId], s: &mut String) {
+    s.push_str("\nLatency          ");
+    for id in ids {
+        let lat = test(b, *id).map_or(String::new(), |t| latency(t.max_latency_ns));
+        let _ = write!(s, " {lat:>9}");
+    }
+    s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_rates_use_bonnies_units() {
+        assert_eq!(io_rate(836.9), "  836k");
+        assert_eq!(io_rate(9999.0), " 9999k");
+        assert_eq!(io_rate(250784.0), "  245m");
+        assert_eq!(io_rate(50000.0), " 48.8m");
+        assert_eq!(io_rate(3643685.0), "  3.5g");
+    }
+
+    #[test]
+    fn name_column() {
+        assert_eq!(name_and_size("anchor", "512M"), "anchor         512M");
+        assert_eq!(name_and_size("probe", "64M"), "probe           64M");
+        assert_eq!(name_and_size("a-very-long-machine-name", "2G"), "a-very-long-mach 2G");
+        assert_eq!(name_and_size("x", "12345678901234567890"), "12345678901234567890");
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(version_label("2.00a"), "Version 2.00a       ");
+        assert_eq!(version_label("storbench-0.1.0"), "storbench 0.1.0     ");
+    }
+}

@@ -1,0 +1,211 @@
+//! The data the report's charts draw, embedded as JSON: per metric the values of every
+//! shared test for every run, latency percentile curves, and per-second timelines.
+
+use serde::Serialize;
+use storbench_core::merge::{merge_dir_into, merge_jobs};
+use storbench_core::result::{DirResult, LatStats, RunMode, RunResult, TimelinePoint};
+
+use crate::compare::figures::{dir_name, entries_of, unique_name};
+use crate::compare::{Comparison, MetricId, NamedRun};
+
+/// Percentiles the latency curves are drawn through.
+pub const CURVE_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+    99.95, 99.99,
+];
+
+#[derive(Serialize)]
+pub struct ChartData {
+    pub runs: Vec<String>,
+    pub baseline: usize,
+    pub bars: Vec<BarChart>,
+    pub percentiles: Vec<Curves>,
+    pub timelines: Vec<Timeline>,
+}
+
+/// One metric across the shared tests; `values[run][test]`.
+#[derive(Serialize)]
+pub struct BarChart {
+    pub title: String,
+    pub unit: &'static str,
+    pub tests: Vec<String>,
+    pub values: Vec<Vec<Option<f64>>>,
+}
+
+/// Latency (µs) at [`CURVE_PERCENTILES`] for each run that has the test.
+#[derive(Serialize)]
+pub struct Curves {
+    pub test: String,
+    pub ps: &'static [f64],
+    pub series: Vec<(usize, Vec<Option<f64>>)>,
+}
+
+/// Per-second MB/s and IOPS of one test, per run: (run, seconds, MB/s, IOPS).
+#[derive(Serialize)]
+pub struct Timeline {
+    pub test: String,
+    pub series: Vec<TimelineSeries>,
+}
+
+#[derive(Serialize)]
+pub struct TimelineSeries {
+    pub run: usize,
+    pub t_s: Vec<f64>,
+    pub mbps: Vec<f64>,
+    pub iops: Vec<f64>,
+}
+
+/// One test's latency and timeline in one run.
+struct Source {
+    test: String,
+    lat: LatStats,
+    points: Vec<(u64, u64, u64)>,
+}
+
+pub fn chart_data(runs: &[NamedRun<'_>], c: &Comparison) -> ChartData {
+    let sources: Vec<Vec<Source>> = runs.iter().map(|r| sources_of(r.run)).collect();
+    let shared: Vec<&str> = c.tests.iter().map(|t| t.test.as_str()).collect();
+    ChartData {
+        runs: runs.iter().map(|r| r.name.clone()).collect(),
+        baseline: c.baseline,
+        bars: bars(c),
+        percentiles: shared.iter().filter_map(|t| curves(t, &sources)).collect(),
+        timelines: shared.iter().filter_map(|t| timeline(t, &sources)).collect(),
+    }
+}
+
+fn bars(c: &Comparison) -> Vec<BarChart> {
+    let mut metrics: Vec<(MetricId, &'static str)> = Vec::new();
+    for row in c.tests.iter().flat_map(|t| &t.rows) {
+        if !metrics.iter().any(|m| *m == (row.metric, row.unit)) {
+            metrics.push((row.metric, row.unit));
+        }
+    }
+    metrics.sort();
+    metrics
+        .into_iter()
+        .map(|(metric, unit)| {
+            let tests: Vec<&crate::compare::TestTable> = c
+                .tests
+                .iter()
+                .filter(|t| t.rows.iter().any(|r| r.metric == metric && r.unit == unit))
+                .collect();
+            let values = (0..c.runs.len())
+                .map(|run| {
+                    tests
+                        .iter()
+                        .map(|t| {
+                            t.rows
+                                .iter()
+                                .find(|r| r.metric == metric && r.unit == unit)
+                                .and_then(|r| r.values[run])
+                        })
+                        .collect()
+                })
+                .collect();
+            BarChart {
+                title: format!("{} ({unit})", metric.label()),
+                unit,
+                tests: tests.iter().map(|t| t.test.clone()).collect(),
+                values,
+            }
+        })
+        .collect()
+}
+
+fn curves(test: &str, sources: &[Vec<Source>]) -> Option<Curves> {
+    let series: Vec<(usize, Vec<Option<f64>>)> = sources
+        .iter()
+        .enumerate()
+        .filter_map(|(run, srcs)| {
+            let s = srcs.iter().find(|s| s.test == test && s.lat.samples > 0)?;
+            let values = s.lat.percentiles(&CURVE_PERCENTILES);
+            let us = values
+                .iter()
+                .map(|&ns| (ns > 0).then(|| ns as f64 / 1000.0))
+                .collect::<Vec<_>>();
+            us.iter().any(Option::is_some).then_some((run, us))
+        })
+        .collect();
+    (!series.is_empty()).then(|| Curves {
+        test: test.to_string(),
+        ps: &CURVE_PERCENTILES,
+        series,
+    })
+}
+
+fn timeline(test: &str, sources: &[Vec<Source>]) -> Option<Timeline> {
+    let series: Vec<TimelineSeries> = sources
+        .iter()
+        .enumerate()
+        .filter_map(|(run, srcs)| {
+            let s = srcs.iter().find(|s| s.test == test && !s.points.is_empty())?;
+            let mut prev = 0u64;
+            let mut out = TimelineSeries {
+                run,
+                t_s: Vec::new(),
+                mbps: Vec::new(),
+                iops: Vec::new(),
+            };
+            for &(t_ms, bytes, ios) in &s.points {
+                let secs = (t_ms.saturating_sub(prev)).max(1) as f64 / 1000.0;
+                prev = t_ms;
+                out.t_s.push(t_ms as f64 / 1000.0);
+                out.mbps.push(bytes as f64 / secs / 1e6);
+                out.iops.push(ios as f64 / secs);
+            }
+            Some(out)
+        })
+        .collect();
+    (!series.is_empty()).then(|| Timeline {
+        test: test.to_string(),
+        series,
+    })
+}
+
+/// Tests named exactly as `compare` names them, with their latency and timeline.
+fn sources_of(run: &RunResult) -> Vec<Source> {
+    let mut out: Vec<Source> = Vec::new();
+    for group in &run.groups {
+        // quick: one row per test, its thread jobs merged whatever group_reporting says.
+        let entries = if run.mode == RunMode::Quick {
+            merge_jobs(&group.jobs).into_iter().collect()
+        } else {
+            entries_of(group)
+        };
+        for job in &entries {
+            let dirs: Vec<(String, DirResult, usize)> = if run.mode == RunMode::Quick {
+                let mut all = DirResult::default();
+                job.dirs.iter().for_each(|d| merge_dir_into(&mut all, d));
+                vec![(job.name.trim().to_string(), all, usize::MAX)]
+            } else {
+                (0..3)
+                    .filter(|&d| job.dirs[d].total_ios > 0)
+                    .map(|d| {
+                        let name = format!("{} {}", job.name, dir_name(job, d));
+                        (name, job.dirs[d].clone(), d)
+                    })
+                    .collect()
+            };
+            for (name, dir, d) in dirs {
+                if dir.total_ios == 0 {
+                    continue;
+                }
+                let test = unique_name(out.iter().map(|s| s.test.as_str()), &name);
+                let lat = if dir.clat.samples > 0 { dir.clat } else { dir.lat };
+                let points = job.timeline.iter().map(|p| project(p, d)).collect();
+                out.push(Source { test, lat, points });
+            }
+        }
+    }
+    out
+}
+
+/// A timeline point's (end ms, bytes, IOs) for direction `d`, or all directions.
+fn project(p: &TimelinePoint, d: usize) -> (u64, u64, u64) {
+    if d < 3 {
+        (p.t_ms, p.bytes[d], p.ios[d])
+    } else {
+        (p.t_ms, p.bytes.iter().sum(), p.ios.iter().sum())
+    }
+}

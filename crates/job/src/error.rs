@@ -82,7 +82,7 @@ pub enum JobError {
     #[error("cannot read job file '{path}': {reason}")]
     Read { path: String, reason: String },
     /// Options that are each valid but impossible together.
-    #[error("{at}: job '{job}': {message}")]
+    #[error("{}job '{job}': {message}", file_prefix(at))]
     Invalid {
         at: Origin,
         job: String,
@@ -91,6 +91,14 @@ pub enum JobError {
     /// A problem with the invocation as a whole (no jobs, a bad global flag, …).
     #[error("{0}")]
     Usage(String),
+}
+
+/// `job.fio:7: ` for a job-file section; nothing for a command-line job (its name says it).
+fn file_prefix(at: &Origin) -> String {
+    match at {
+        Origin::File { .. } => format!("{at}: "),
+        Origin::Arg { .. } => String::new(),
+    }
 }
 
 fn suggestion_text(s: &Option<String>) -> String {

@@ -155,7 +155,11 @@ pub(crate) fn showcmd(
             if !sec.is_global() && !matches!(sec.origin, Origin::Arg { .. }) {
                 let _ = write!(out, " --name={}", quote(&sec.name));
             }
-            for o in &sec.opts {
+            let mut opts: Vec<_> = sec.opts.iter().collect();
+            if matches!(sec.origin, Origin::File { .. }) {
+                opts.sort_by_key(|o| -options::find(&o.key).map_or(0, |d| d.priority()));
+            }
+            for o in opts {
                 let key = options::find(&o.key).map_or(o.key.as_str(), |d| d.name);
                 match &o.value {
                     None => {

@@ -51,8 +51,12 @@ pub(crate) fn resolve(
             pending.push(job_from(&state, sec, ctx)?);
         }
     }
+    // fio's JSON lists the command-line globals and the [global]s of the last job file only
+    // (it starts every job file afresh); storbench lists the same.
+    let cli_global_options = global_options.clone();
     for (index, file) in files.iter().enumerate() {
         let mut state = state.clone();
+        global_options.clone_from(&cli_global_options);
         // fio separates job files by a stonewall on the first job of every later file.
         let mut stonewall = index > 0;
         for sec in &file.sections {

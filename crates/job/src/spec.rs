@@ -388,7 +388,8 @@ impl JobSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     pub jobs: Vec<JobSpec>,
-    /// Options before the first job (fio's JSON `global options`), in order.
+    /// fio's JSON `global options`, in order: the command-line options outside any job and
+    /// the `[global]` sections of the last job file (fio starts each job file afresh).
     pub global_options: Vec<(String, String)>,
     /// Job files read, as (path, contents).
     pub job_files: Vec<(String, String)>,

@@ -20,15 +20,16 @@ pub fn size_multiplier(suffix: &str, kb_base: u32) -> Option<u64> {
     if s.is_empty() || s == "b" {
         return Some(1);
     }
-    let (prefix, rest) = s.split_at(1);
-    let power = match prefix {
-        "k" => 1,
-        "m" => 2,
-        "g" => 3,
-        "t" => 4,
-        "p" => 5,
+    let mut chars = s.chars();
+    let power = match chars.next()? {
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
         _ => return None,
     };
+    let rest = chars.as_str();
     let base: u64 = match rest {
         "" | "b" | "i" => u64::from(kb_base),
         "ib" if kb_base == 1000 => 1024,

@@ -102,7 +102,7 @@ impl Kind {
             Kind::Time => "time, seconds unless suffixed (us, ms, s, m, h, d)",
             Kind::TimeRange => "time or time range (lo-hi), seconds unless suffixed",
             Kind::Millis => "integer milliseconds",
-            Kind::Choice(_) => "one of the values below",
+            Kind::Choice(_) => "one of the listed values",
             Kind::Engine => "engine name (see the values below)",
             Kind::FloatList => "':'-separated decimal numbers",
             Kind::Pattern => "byte pattern: 0xHEX, \"text\", decimal, concatenated",
@@ -230,10 +230,16 @@ impl OptDef {
         self.name == name || self.aliases.contains(&name)
     }
 
-    /// fio applies some options first within a section (`kb_base` before sizes).
+    /// fio orders a job file section's options before applying them: `kb_base` and
+    /// `unit_base` first (they change how sizes read), `filename` and `filename_format` last
+    /// of the general options, then the engine's own options in a second pass.
     pub(crate) fn priority(&self) -> i32 {
+        if !self.engines.is_empty() {
+            return -2;
+        }
         match self.name {
             "kb_base" | "unit_base" => 1,
+            "filename" | "filename_format" => -1,
             _ => 0,
         }
     }

@@ -54,8 +54,13 @@ impl RingConfig {
         })
     }
 
-    fn build(&self, entries: u32) -> io::Result<IoUring> {
+    /// Builds the ring; with `lean`, also the flags that cut per-IO kernel work where the
+    /// kernel has them (cooperative task running, one issuing thread), as fio does.
+    fn build_with(&self, entries: u32, lean: bool) -> io::Result<IoUring> {
         let mut builder = IoUring::builder();
+        if lean {
+            builder.setup_coop_taskrun().setup_single_issuer();
+        }
         if self.iopoll {
             builder.setup_iopoll();
         }
@@ -66,6 +71,13 @@ impl RingConfig {
             }
         }
         builder.build(entries)
+    }
+
+    fn build(&self, entries: u32) -> io::Result<IoUring> {
+        match self.build_with(entries, true) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.build_with(entries, false),
+            other => other,
+        }
     }
 
     fn describe(&self) -> String {
@@ -326,6 +338,15 @@ impl IoUringEngine {
                     Some(libc::EINTR) => continue,
                     // Kernel out of resources or CQ full: completions will make room.
                     Some(libc::EAGAIN | libc::EBUSY) => return Ok(()),
+                    // SINGLE_ISSUER: only the thread that built the ring may submit.
+                    Some(libc::EEXIST) => {
+                        return Err(EngineError::new(
+                            ErrorKind::Os,
+                            "io_uring_enter: the ring was used from a thread other than the one \
+                             that set it up (EEXIST); create, set up and drive an engine on one \
+                             thread",
+                        ));
+                    }
                     _ => return Err(EngineError::os("io_uring_enter", "(submit)", e)),
                 },
             }

@@ -277,3 +277,45 @@ impl Drop for Libaio {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::offset_of;
+
+    /// The kernel's `struct iocb` and `struct io_event` layouts (include/uapi/linux/aio_abi.h,
+    /// little-endian).
+    #[test]
+    fn iocb_matches_the_kernel_abi() {
+        let fields = [
+            (offset_of!(Iocb, data), 0),
+            (offset_of!(Iocb, key), 8),
+            (offset_of!(Iocb, rw_flags), 12),
+            (offset_of!(Iocb, opcode), 16),
+            (offset_of!(Iocb, reqprio), 18),
+            (offset_of!(Iocb, fildes), 20),
+            (offset_of!(Iocb, buf), 24),
+            (offset_of!(Iocb, nbytes), 32),
+            (offset_of!(Iocb, offset), 40),
+            (offset_of!(Iocb, reserved2), 48),
+            (offset_of!(Iocb, flags), 56),
+            (offset_of!(Iocb, resfd), 60),
+            (offset_of!(IoEvent, data), 0),
+            (offset_of!(IoEvent, obj), 8),
+            (offset_of!(IoEvent, res), 16),
+            (offset_of!(IoEvent, res2), 24),
+        ];
+        for (i, (got, want)) in fields.into_iter().enumerate() {
+            assert_eq!(got, want, "field {i}");
+        }
+    }
+
+    #[test]
+    fn setup_errors_say_what_to_do() {
+        let e = setup_error(libc::EAGAIN, 64);
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert!(e.message.contains("aio-max-nr"), "{e}");
+        let e = setup_error(libc::ENOSYS, 64);
+        assert!(e.message.contains("psync or io_uring"), "{e}");
+    }
+}

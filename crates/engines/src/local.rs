@@ -525,3 +525,120 @@ impl MetaOps for LocalFiles {
         dir.sync_all().map_err(meta_err("fsync directory", path))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::ptr::NonNull;
+
+    fn direct_file(mem: u64, off: u64) -> LocalFile {
+        let fd = fs::File::open("/dev/null").unwrap().into();
+        LocalFile {
+            fd,
+            path: "/x".into(),
+            block_dev: false,
+            direct: true,
+            mem_mask: mem - 1,
+            off_mask: off - 1,
+            pos: 0,
+        }
+    }
+
+    fn io(offset: u64, len: u32, addr: usize) -> IoUnit {
+        IoUnit {
+            file: 0,
+            kind: IoKind::Read,
+            offset,
+            len,
+            buf: NonNull::new(addr as *mut u8).unwrap(),
+            buf_index: 0,
+            tag: 0,
+        }
+    }
+
+    proptest! {
+        /// The mask test accepts exactly the IOs whose offset, length and buffer address are
+        /// multiples of the required alignments.
+        #[test]
+        fn check_direct_agrees_with_modulo(
+            mem_shift in 0u32..13, off_shift in 0u32..13,
+            offset in 0u64..(1 << 40), len in 1u32..(1 << 24), addr in 1usize..(1 << 46),
+        ) {
+            let (mem, off) = (1u64 << mem_shift, 1u64 << off_shift);
+            let f = direct_file(mem, off);
+            let aligned = offset.is_multiple_of(off)
+                && u64::from(len).is_multiple_of(off)
+                && (addr as u64).is_multiple_of(mem);
+            prop_assert_eq!(f.check_direct(&io(offset, len, addr)).is_ok(), aligned);
+        }
+    }
+
+    #[test]
+    fn buffered_files_accept_any_alignment() {
+        let mut f = direct_file(4096, 4096);
+        f.direct = false;
+        assert!(f.check_direct(&io(1, 3, 7)).is_ok());
+    }
+
+    #[test]
+    fn open_flags_follow_the_options() {
+        let o = OpenOptions {
+            read: true,
+            write: true,
+            create: true,
+            exclusive: true,
+            direct: true,
+            sync: true,
+            truncate: true,
+        };
+        let flags = open_flags(&o);
+        for f in [
+            libc::O_RDWR,
+            libc::O_CREAT,
+            libc::O_EXCL,
+            libc::O_DIRECT,
+            libc::O_SYNC,
+            libc::O_TRUNC,
+            libc::O_CLOEXEC,
+        ] {
+            assert_eq!(flags & f, f);
+        }
+        let ro = open_flags(&OpenOptions {
+            read: true,
+            exclusive: true,
+            ..Default::default()
+        });
+        assert_eq!(ro & libc::O_ACCMODE, libc::O_RDONLY);
+        assert_eq!(ro & libc::O_EXCL, 0, "O_EXCL only with O_CREAT");
+    }
+
+    #[test]
+    fn dio_alignment_is_reported_for_ext4_and_tmpfs() {
+        for base in ["/tmp", "/dev/shm"] {
+            let dir = tempfile::tempdir_in(base).unwrap();
+            let path = dir.path().join("f");
+            let spec = FileSpec {
+                path: path.to_str().unwrap().into(),
+                open: OpenOptions {
+                    read: true,
+                    write: true,
+                    create: true,
+                    direct: true,
+                    ..Default::default()
+                },
+            };
+            match LocalFile::open(&spec) {
+                Ok(f) => {
+                    let (mem, off) = (f.mem_mask + 1, f.off_mask + 1);
+                    assert!(mem.is_power_of_two() && off.is_power_of_two());
+                    assert!(
+                        (1..=4096).contains(&mem) && (1..=4096).contains(&off),
+                        "{base}: {mem} {off}"
+                    );
+                }
+                Err(e) => eprintln!("skip {base}: {e}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Engine speed goals, checked side by side against Debian's fio in one run, printed as ratios.
+#
+#   bench/engines.sh            # all workloads, 5 s each
+#   RUNTIME=10 bench/engines.sh null psync
+#
+# Workloads (issue #1 speed goals):
+#   null    4k randread, ioengine=null, iodepth 1 and 32, numjobs 1 and 2   IOPS >= 1.5x fio
+#   psync   4k randread of a 1 GiB file in /dev/shm, psync QD1            IOPS >= 1.0x, CPU/IO <= fio
+#   uring   same file, io_uring QD32                                      IOPS >= 1.0x, CPU/IO <= fio
+#   direct  4k randread O_DIRECT, io_uring QD32, 1 GiB file on ext4       IOPS within +-5%
+#
+# Each run is timed with /usr/bin/time: CPU is user+sys of the whole process (every thread,
+# io_uring workers and AIO helpers included, start-up too, for both tools alike) divided by the
+# IOs done; RSS is the peak resident set.
+#
+# Environment:
+#   RUNTIME     seconds per run (default 5)
+#   STORBENCH   storbench binary (default: built here with cargo --release)
+#   EXT4_DIR    directory on ext4 for the O_DIRECT workload (default /var/tmp)
+#   ENGINE_LOOP=1  use crates/engines/examples/engine_loop instead of `storbench fio` (engine
+#               overhead only, without the runner; for use before the CLI exists)
+set -euo pipefail
+
+RUNTIME=${RUNTIME:-5}
+EXT4_DIR=${EXT4_DIR:-/var/tmp}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+SHM_FILE=/dev/shm/storbench-engines-bench.$$
+EXT4_FILE=$EXT4_DIR/storbench-engines-bench.$$
+WORK=$(mktemp -d)
+FAILED=0
+
+cleanup() { rm -f "$SHM_FILE" "$EXT4_FILE"; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null || { echo "engines.sh: $1 is missing (apt-get install $2)" >&2; exit 2; }; }
+need fio fio
+need jq jq
+[ -x /usr/bin/time ] || { echo "engines.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+
+if [ "${ENGINE_LOOP:-0}" = 1 ]; then
+    (cd "$ROOT" && cargo build --release -q -p storbench-engines --example engine_loop)
+    LOOP="$CARGO_TARGET_DIR/release/examples/engine_loop"
+    echo "# storbench side: engine_loop example (engine only, no runner, no histograms)"
+else
+    if [ -z "${STORBENCH:-}" ]; then
+        (cd "$ROOT" && cargo build --release -q -p storbench)
+        STORBENCH="$CARGO_TARGET_DIR/release/storbench"
+    fi
+    "$STORBENCH" fio --version >/dev/null 2>&1 || "$STORBENCH" fio --help >/dev/null 2>&1 || {
+        echo "engines.sh: '$STORBENCH fio' does not run; try ENGINE_LOOP=1" >&2
+        exit 2
+    }
+fi
+
+# make_file PATH: 1 GiB of incompressible data, laid out once and read by both tools.
+make_file() {
+    [ -s "$1" ] && return
+    fio --name=layout --filename="$1" --rw=write --bs=1m --size=1g --ioengine=psync \
+        --output=/dev/null >/dev/null
+}
+
+# timed OUT_PREFIX CMD...: runs CMD, JSON to OUT_PREFIX.json, "elapsed user sys maxrss_kb" to .time
+timed() {
+    local out=$1
+    shift
+    /usr/bin/time -f "%e %U %S %M" -o "$out.time" "$@" >"$out.json" 2>"$out.err" || {
+        echo "engines.sh: failed: $*" >&2
+        cat "$out.err" >&2
+        return 1
+    }
+}
+
+# json_ios FILE: total read IOs and IOPS over all jobs ("ios iops").
+json_ios() {
+    jq -r '[.jobs[].read.total_ios] as $n | [.jobs[].read.iops] as $i
+           | "\($n | add) \($i | add)"' "$1"
+}
+
+# measure TOOL NAME ARGS...: prints "iops cpu_ns_per_io rss_kb"
+measure() {
+    local tool=$1 name=$2
+    shift 2
+    local out="$WORK/$tool-${name//[^A-Za-z0-9]/_}"
+    if [ "$tool" = fio ]; then
+        timed "$out" fio --output-format=json "$@" || return 1
+    elif [ -n "${LOOP:-}" ]; then
+        timed "$out" "$LOOP" "${LOOP_ARGS[@]}" || return 1
+        sed -n 's/^iops=\([0-9]*\).* ios=\([0-9]*\).*/{"jobs":[{"read":{"iops":\1,"total_ios":\2}}]}/p' \
+            "$out.json" >"$out.j2" && mv "$out.j2" "$out.json"
+    else
+        timed "$out" "$STORBENCH" fio --no-save --output-format=json "$@" || return 1
+    fi
+    read -r ios iops < <(json_ios "$out.json")
+    read -r _ user sys rss <"$out.time"
+    awk -v ios="$ios" -v iops="$iops" -v u="$user" -v s="$sys" -v rss="$rss" \
+        'BEGIN { printf "%.0f %.0f %d\n", iops, (u + s) * 1e9 / (ios > 0 ? ios : 1), rss }'
+}
+
+printf '%-26s %12s %12s %7s %10s %10s %7s %9s %9s  %s\n' workload "fio IOPS" "sb IOPS" ratio \
+    "fio ns/IO" "sb ns/IO" ratio "fio RSS" "sb RSS" verdict
+
+# compare NAME GOAL ARGS...: GOAL is "min_iops_ratio max_cpu_ratio|- band|-"
+compare() {
+    local name=$1 min_ratio=$2 max_cpu=$3 band=$4
+    shift 4
+    local f s
+    f=$(measure fio "$name" "$@") || { FAILED=1; return; }
+    s=$(measure sb "$name" "$@") || { FAILED=1; return; }
+    read -r fi fc fr <<<"$f"
+    read -r si sc sr <<<"$s"
+    awk -v n="$name" -v fi="$fi" -v si="$si" -v fc="$fc" -v sc="$sc" -v fr="$fr" -v sr="$sr" \
+        -v min="$min_ratio" -v maxc="$max_cpu" -v band="$band" 'BEGIN {
+        r = si / (fi > 0 ? fi : 1); c = sc / (fc > 0 ? fc : 1); ok = 1; why = ""
+        if (min != "-" && r < min) { ok = 0; why = why sprintf(" IOPS<%.2fx", min) }
+        if (maxc != "-" && c > maxc) { ok = 0; why = why " CPU/IO>fio" }
+        if (band != "-" && (r < 1 - band || r > 1 + band)) { ok = 0; why = why sprintf(" outside +-%d%%", band * 100) }
+        printf "%-26s %12d %12d %6.2fx %10d %10d %6.2fx %8dK %8dK  %s%s\n", n, fi, si, r, fc, sc, c, fr, sr, ok ? "PASS" : "FAIL", why
+        exit ok ? 0 : 1
+    }' || FAILED=1
+}
+
+common=(--rw=randread --bs=4k --time_based "--runtime=$RUNTIME" --group_reporting)
+SELECTED=("$@")
+selected() { [ ${#SELECTED[@]} -eq 0 ] || [[ " ${SELECTED[*]} " == *" $1 "* ]]; }
+
+if selected null; then
+    for qd in 1 32; do
+        for nj in 1 2; do
+            # engine_loop runs one thread: no numjobs comparison in that mode.
+            [ -n "${LOOP:-}" ] && [ "$nj" = 2 ] && continue
+            LOOP_ARGS=(null /dev/null 1073741824 4096 "$qd" "$RUNTIME" rand)
+            compare "null qd$qd jobs$nj" 1.5 - - --name=null --ioengine=null --size=1g \
+                "--iodepth=$qd" "--numjobs=$nj" "${common[@]}"
+        done
+    done
+fi
+
+if selected psync || selected uring; then
+    make_file "$SHM_FILE"
+    if selected psync; then
+        LOOP_ARGS=(psync "$SHM_FILE" 1073741824 4096 1 "$RUNTIME" rand)
+        compare "psync qd1 /dev/shm" 1.0 1.0 - --name=shm --filename="$SHM_FILE" \
+            --ioengine=psync --iodepth=1 "${common[@]}"
+    fi
+    if selected uring; then
+        LOOP_ARGS=(io_uring "$SHM_FILE" 1073741824 4096 32 "$RUNTIME" rand)
+        compare "io_uring qd32 /dev/shm" 1.0 1.0 - --name=shm --filename="$SHM_FILE" \
+            --ioengine=io_uring --iodepth=32 "${common[@]}"
+    fi
+fi
+
+if selected direct; then
+    fstype=$(stat -f -c %T "$EXT4_DIR")
+    if [ "$fstype" != "ext2/ext3" ]; then
+        echo "skip direct: $EXT4_DIR is $fstype, not ext4 (set EXT4_DIR)"
+    else
+        make_file "$EXT4_FILE"
+        LOOP_ARGS=(io_uring "$EXT4_FILE" 1073741824 4096 32 "$RUNTIME" direct rand)
+        compare "io_uring qd32 direct ext4" - - 0.05 --name=ext4 --filename="$EXT4_FILE" \
+            --ioengine=io_uring --iodepth=32 --direct=1 "${common[@]}"
+    fi
+fi
+
+exit $FAILED

@@ -138,7 +138,11 @@ fn reaches(sum: u64, p: f64, total: u64) -> bool {
     let bits = p.to_bits();
     let exp = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & ((1u64 << 52) - 1);
-    let (mut m, mut e) = if exp == 0 { (frac, -1074) } else { (frac | 1 << 52, exp - 1075) };
+    let (mut m, mut e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, exp - 1075)
+    };
     while m & 1 == 0 && e < 0 {
         m >>= 1;
         e += 1;

@@ -58,9 +58,21 @@ mod tests {
     #[test]
     fn warnings_come_first() {
         let notes = [
-            note(NoteLevel::Info, "info.engine", "io_uring with 8 registered buffers"),
-            note(NoteLevel::Warning, "warn.page-cache", "the 64 MiB test file fits in RAM"),
-            note(NoteLevel::Limit, "limit.cpu", "one CPU was busy 98% of the time"),
+            note(
+                NoteLevel::Info,
+                "info.engine",
+                "io_uring with 8 registered buffers",
+            ),
+            note(
+                NoteLevel::Warning,
+                "warn.page-cache",
+                "the 64 MiB test file fits in RAM",
+            ),
+            note(
+                NoteLevel::Limit,
+                "limit.cpu",
+                "one CPU was busy 98% of the time",
+            ),
         ];
         let mut out = Vec::new();
         render(&notes, true, &mut out).unwrap();

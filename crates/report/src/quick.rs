@@ -62,13 +62,27 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
         merge_dir_into(&mut all, d);
     }
     let runtime_ms = all.runtime_ms;
-    let per_sec = |v: f64| if runtime_ms == 0 { 0.0 } else { v * 1000.0 / runtime_ms as f64 };
-    let lat: &LatStats = if all.clat.samples > 0 { &all.clat } else { &all.lat };
+    let per_sec = |v: f64| {
+        if runtime_ms == 0 {
+            0.0
+        } else {
+            v * 1000.0 / runtime_ms as f64
+        }
+    };
+    let lat: &LatStats = if all.clat.samples > 0 {
+        &all.clat
+    } else {
+        &all.lat
+    };
     let pct = lat.percentiles(&[50.0, 99.0, 99.9]);
     let cpu_ns: u64 = g.jobs.iter().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
     let wall_ms = g.jobs.iter().map(|j| j.runtime_ms).max().unwrap_or(0);
     let h = &merged.header;
-    let used = merged.dirs.iter().position(|d| d.total_ios > 0).unwrap_or(0);
+    let used = merged
+        .dirs
+        .iter()
+        .position(|d| d.total_ios > 0)
+        .unwrap_or(0);
     Some(QuickRow {
         test,
         direction,
@@ -117,7 +131,9 @@ pub fn latency_text(ns: u64) -> String {
     }
 }
 
-const HEADER: [&str; 9] = ["Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU"];
+const HEADER: [&str; 9] = [
+    "Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU",
+];
 
 /// The table, then the notes block.
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
@@ -139,7 +155,13 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         ]);
     }
     let widths: Vec<usize> = (0..9)
-        .map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for l in &lines {
         let mut s = String::new();
@@ -156,7 +178,10 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{}", s.trim_end())?;
     }
     writeln!(out)?;
-    writeln!(out, "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, from submission to completion; CPU is the client's, in % of one CPU.")?;
+    writeln!(
+        out,
+        "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, from submission to completion; CPU is the client's, in % of one CPU."
+    )?;
     crate::notes::render(&run.notes, run.interrupted, out)
 }
 
@@ -170,7 +195,12 @@ fn iops_text(iops: f64) -> String {
 
 fn targets(run: &RunResult) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
-    for t in run.groups.iter().flat_map(|g| &g.jobs).flat_map(|j| &j.targets) {
+    for t in run
+        .groups
+        .iter()
+        .flat_map(|g| &g.jobs)
+        .flat_map(|j| &j.targets)
+    {
         if !all.contains(t) {
             all.push(t.clone());
         }
@@ -232,8 +262,14 @@ mod tests {
 
     #[test]
     fn names_split_into_test_and_direction() {
-        assert_eq!(split_name("SEQ1M Q8T1 read"), ("SEQ1M Q8T1".into(), "read".into()));
-        assert_eq!(split_name("RND4K Q32T16 mix"), ("RND4K Q32T16".into(), "mix".into()));
+        assert_eq!(
+            split_name("SEQ1M Q8T1 read"),
+            ("SEQ1M Q8T1".into(), "read".into())
+        );
+        assert_eq!(
+            split_name("RND4K Q32T16 mix"),
+            ("RND4K Q32T16".into(), "mix".into())
+        );
         assert_eq!(split_name("custom"), ("custom".into(), String::new()));
     }
 

@@ -49,7 +49,12 @@ pub enum JobState {
     /// Ramp time (`/`).
     Ramp,
     /// Doing IO: random or sequential, reads, writes, trims or a mix.
-    Running { random: bool, reads: bool, writes: bool, trims: bool },
+    Running {
+        random: bool,
+        reads: bool,
+        writes: bool,
+        trims: bool,
+    },
     /// Fsync at the end (`F`), verifying (`V`), finishing (`f`).
     Fsyncing,
     Verifying,
@@ -67,7 +72,12 @@ impl JobState {
             JobState::Pending => 'P',
             JobState::SettingUp => 'I',
             JobState::Ramp => '/',
-            JobState::Running { random, reads, writes, trims } => {
+            JobState::Running {
+                random,
+                reads,
+                writes,
+                trims,
+            } => {
                 let c = match (reads, writes, trims) {
                     (true, true, _) => 'm',
                     (true, false, _) => 'r',
@@ -152,19 +162,35 @@ pub fn eta_line(st: &EtaStatus) -> String {
         return s;
     }
     let symbols: Vec<char> = st.states.iter().map(|j| j.symbol()).collect();
-    let perc = st.percent_done.map_or_else(|| "-.-%".to_string(), |p| format!("{p:3.1}%"));
+    let perc = st
+        .percent_done
+        .map_or_else(|| "-.-%".to_string(), |p| format!("{p:3.1}%"));
     let _ = write!(s, ": [{}][{perc}]", condense(&symbols));
-    let active: Vec<usize> = (0..3).filter(|&d| st.rate_bytes[d] > 0 || st.iops[d] > 0).collect();
+    let active: Vec<usize> = (0..3)
+        .filter(|&d| st.rate_bytes[d] > 0 || st.iops[d] > 0)
+        .collect();
     if !active.is_empty() {
         const DIR: [char; 3] = ['r', 'w', 't'];
         let unit = Unit::rate(st.unit_base);
         let rates: Vec<String> = active
             .iter()
-            .map(|&d| format!("{}={}", DIR[d], num2str(st.rate_bytes[d] / 1024, 4, 1024, pow2, unit)))
+            .map(|&d| {
+                format!(
+                    "{}={}",
+                    DIR[d],
+                    num2str(st.rate_bytes[d] / 1024, 4, 1024, pow2, unit)
+                )
+            })
             .collect();
         let iops: Vec<String> = active
             .iter()
-            .map(|&d| format!("{}={}", DIR[d], num2str(st.iops[d], 4, 1, false, Unit::None)))
+            .map(|&d| {
+                format!(
+                    "{}={}",
+                    DIR[d],
+                    num2str(st.iops[d], 4, 1, false, Unit::None)
+                )
+            })
             .collect();
         let _ = write!(s, "[{}][{} IOPS]", rates.join(","), iops.join(","));
     }
@@ -245,7 +271,12 @@ mod tests {
     use super::*;
 
     fn running(random: bool, reads: bool, writes: bool) -> JobState {
-        JobState::Running { random, reads, writes, trims: false }
+        JobState::Running {
+            random,
+            reads,
+            writes,
+            trims: false,
+        }
     }
 
     #[test]
@@ -284,7 +315,11 @@ mod tests {
             eta_line(&st),
             "Jobs: 1 (f=1): [m(1)][75.0%][r=45.3MiB/s,w=45.0MiB/s][r=11.6k,w=11.5k IOPS][eta 00m:01s]"
         );
-        let idle = EtaStatus { jobs_running: 0, files_open: 0, ..Default::default() };
+        let idle = EtaStatus {
+            jobs_running: 0,
+            files_open: 0,
+            ..Default::default()
+        };
         assert_eq!(eta_line(&idle), "Jobs: 0 (f=0)");
         let ramp = EtaStatus {
             jobs_running: 2,
@@ -298,7 +333,16 @@ mod tests {
     fn states_have_fio_letters() {
         assert_eq!(running(false, false, true).symbol(), 'W');
         assert_eq!(running(true, true, false).symbol(), 'r');
-        assert_eq!(JobState::Running { random: false, reads: false, writes: false, trims: true }.symbol(), 'D');
+        assert_eq!(
+            JobState::Running {
+                random: false,
+                reads: false,
+                writes: false,
+                trims: true
+            }
+            .symbol(),
+            'D'
+        );
         assert_eq!(JobState::Error.symbol(), 'X');
     }
 

@@ -58,16 +58,32 @@ fn cases() -> Vec<Case> {
             &format!("--name=g {NULL} --rw=read --numjobs=2 --group_reporting"),
             &[2],
         ),
-        case("clones", &format!("--name=g {NULL} --rw=write --numjobs=2"), &[1, 1]),
+        case(
+            "clones",
+            &format!("--name=g {NULL} --rw=write --numjobs=2"),
+            &[1, 1],
+        ),
         case(
             "mixed",
             &format!("--name=m {NULL} --rw=randrw --unified_rw_reporting=mixed"),
             &[1],
         ),
         both,
-        case("kb_base_1000", &format!("--name=k {NULL} --rw=read --kb_base=1000"), &[1]),
-        case("bits", &format!("--name=k {NULL} --rw=read --unit_base=1"), &[1]),
-        case("gtod_reduce", &format!("--name=g {NULL} --rw=read --gtod_reduce=1"), &[1]),
+        case(
+            "kb_base_1000",
+            &format!("--name=k {NULL} --rw=read --kb_base=1000"),
+            &[1],
+        ),
+        case(
+            "bits",
+            &format!("--name=k {NULL} --rw=read --unit_base=1"),
+            &[1],
+        ),
+        case(
+            "gtod_reduce",
+            &format!("--name=g {NULL} --rw=read --gtod_reduce=1"),
+            &[1],
+        ),
         case(
             "lat_slat_percentiles",
             "--name=l --ioengine=libaio --direct=1 --iodepth=4 --filename=f3 --size=8M --rw=randread --runtime=1 --time_based --lat_percentiles=1 --slat_percentiles=1",
@@ -154,7 +170,10 @@ fn check_percentiles(name: &str, doc: &Value) {
             }
         }
     }
-    assert!(checked > 0 || name == "gtod_reduce", "{name}: no percentiles compared");
+    assert!(
+        checked > 0 || name == "gtod_reduce",
+        "{name}: no percentiles compared"
+    );
 }
 
 fn render_json(run: &RunResult, plus: bool) -> Value {
@@ -170,7 +189,10 @@ fn check_json(name: &str, fio: &Value, run: &RunResult) {
     compare_json(name, "", fio, &ours);
     // Plain JSON: the same without any `bins`.
     let plain = render_json(run, false);
-    assert!(!plain.to_string().contains("\"bins\""), "{name}: bins in plain JSON");
+    assert!(
+        !plain.to_string().contains("\"bins\""),
+        "{name}: bins in plain JSON"
+    );
 }
 
 /// Same keys in the same order, same types, equal values (floats to fio's printed precision).
@@ -292,7 +314,11 @@ fn check_terse(name: &str, fio_lines: &[String], run: &RunResult) {
     for (a, b) in fio_lines.iter().zip(&ours) {
         let fa: Vec<&str> = a.trim_end().split(';').collect();
         let fb: Vec<&str> = b.split(';').collect();
-        assert_eq!(fa.len(), fb.len(), "{name}: terse field count\n fio: {a}\nours: {b}");
+        assert_eq!(
+            fa.len(),
+            fb.len(),
+            "{name}: terse field count\n fio: {a}\nours: {b}"
+        );
         for (i, (x, y)) in fa.iter().zip(&fb).enumerate() {
             let num = |s: &str| s.trim_end_matches('%').parse::<f64>().ok();
             // Latency-distribution shares (`%3.2f%%`) fold the ns buckets, whose counts can

@@ -61,7 +61,10 @@ pub fn write_start(
 
 /// `Starting 1 thread` / `Starting 2 threads` (storbench always runs jobs as threads).
 pub fn starting_line(threads: u32) -> String {
-    format!("Starting {threads} thread{}", if threads == 1 { "" } else { "s" })
+    format!(
+        "Starting {threads} thread{}",
+        if threads == 1 { "" } else { "s" }
+    )
 }
 
 /// `name: Laying out IO file (1 file / 64MiB)`, or `files (3 files / total 192MiB)`.
@@ -127,7 +130,10 @@ mod tests {
             "grp: (g=0): rw=randread, bs=(R) 1024KiB-1024KiB, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=libaio, iodepth=8\n...\nstorbench-0.1.0\nStarting 2 threads\n"
         );
         assert_eq!(starting_line(1), "Starting 1 thread");
-        assert_eq!(layout_line("t", 1, 64 << 20), "t: Laying out IO file (1 file / 64MiB)");
+        assert_eq!(
+            layout_line("t", 1, 64 << 20),
+            "t: Laying out IO file (1 file / 64MiB)"
+        );
         assert_eq!(
             layout_line("nf", 3, 3 << 20),
             "nf: Laying out IO files (3 files / total 3MiB)"

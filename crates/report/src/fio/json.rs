@@ -91,12 +91,23 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("minf".into(), json!(j.cpu.minf));
     let level_keys = ["1", "2", "4", "8", "16", "32", ">=64"];
     let batch_keys = ["0", "4", "8", "16", "32", "64", ">=64"];
-    o.insert("iodepth_level".into(), dist(&level_keys, &j.depth.level, e.rw_ios(), 0.1));
+    o.insert(
+        "iodepth_level".into(),
+        dist(&level_keys, &j.depth.level, e.rw_ios(), 0.1),
+    );
     let submits = j.depth.submit.iter().sum();
-    o.insert("iodepth_submit".into(), dist(&batch_keys, &j.depth.submit, submits, 0.1));
+    o.insert(
+        "iodepth_submit".into(),
+        dist(&batch_keys, &j.depth.submit, submits, 0.1),
+    );
     let completes = j.depth.complete.iter().sum();
-    o.insert("iodepth_complete".into(), dist(&batch_keys, &j.depth.complete, completes, 0.1));
-    let small = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+    o.insert(
+        "iodepth_complete".into(),
+        dist(&batch_keys, &j.depth.complete, completes, 0.1),
+    );
+    let small = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
     let ms_keys = [&small[..], &["2000", ">=2000"]].concat();
     let b = &j.lat_buckets;
     o.insert("latency_ns".into(), dist(&small, &b.ns, e.rw_ios(), 0.01));
@@ -147,7 +158,11 @@ fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool) -> Value {
     o.insert("lat_ns".into(), lat(&d.lat, lat_on, &list, plus));
     let bw = &d.bw_samples;
     let has_bw = bw.samples > 0;
-    let per = if has_bw { view::share_of_agg(bw.mean, agg_bw) } else { 0.0 };
+    let per = if has_bw {
+        view::share_of_agg(bw.mean, agg_bw)
+    } else {
+        0.0
+    };
     o.insert("bw_min".into(), json!((bw.min / 1024.0) as u64));
     o.insert("bw_max".into(), json!((bw.max / 1024.0) as u64));
     o.insert("bw_agg".into(), fl(per));
@@ -192,8 +207,11 @@ fn lat(stats: &LatStats, percentiles: bool, list: &[f64], plus: bool) -> Value {
             .collect();
         o.insert("percentile".into(), Value::Object(map));
         if plus {
-            let bins: Map<String, Value> =
-                stats.hist.bins().map(|(ns, c)| (ns.to_string(), json!(c))).collect();
+            let bins: Map<String, Value> = stats
+                .hist
+                .bins()
+                .map(|(ns, c)| (ns.to_string(), json!(c)))
+                .collect();
             o.insert("bins".into(), Value::Object(bins));
         }
     }
@@ -239,10 +257,16 @@ fn storbench_extras(run: &RunResult) -> Value {
     o.insert("notes".into(), Value::Array(notes));
     o.insert("jobs".into(), Value::Array(jobs));
     if !run.nics.is_empty() {
-        o.insert("nics".into(), serde_json::to_value(&run.nics).unwrap_or_default());
+        o.insert(
+            "nics".into(),
+            serde_json::to_value(&run.nics).unwrap_or_default(),
+        );
     }
     if let Some(cpu) = &run.system_cpu {
-        o.insert("system_cpu".into(), serde_json::to_value(cpu).unwrap_or_default());
+        o.insert(
+            "system_cpu".into(),
+            serde_json::to_value(cpu).unwrap_or_default(),
+        );
     }
     Value::Object(o)
 }

@@ -82,7 +82,10 @@ mod tests {
     #[test]
     fn non_finite_floats_stay_valid() {
         let mut map = serde_json::Map::new();
-        map.insert("x".into(), Value::Number(serde_json::Number::from_f64(1.0).unwrap()));
+        map.insert(
+            "x".into(),
+            Value::Number(serde_json::Number::from_f64(1.0).unwrap()),
+        );
         let mut out = Vec::new();
         write(&Value::Object(map), &mut out).unwrap();
         assert!(serde_json::from_slice::<Value>(&out).is_ok());

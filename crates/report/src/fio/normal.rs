@@ -101,10 +101,18 @@ fn write_dir(
         return Ok(());
     }
     let s = &j.settings;
-    let (sig, pow2, rate) = (s.significant_figures, is_pow2(s.kb_base), Unit::rate(s.unit_base));
+    let (sig, pow2, rate) = (
+        s.significant_figures,
+        is_pow2(s.kb_base),
+        Unit::rate(s.unit_base),
+    );
     let bw = view::mul_div(dir.io_bytes, 1000, dir.runtime_ms);
     let iops = view::mul_div(dir.total_ios, 1000, dir.runtime_ms);
-    let zone = if is_write && label != "mixed" { "; 0 zone resets" } else { "" };
+    let zone = if is_write && label != "mixed" {
+        "; 0 zone resets"
+    } else {
+        ""
+    };
     writeln!(
         out,
         "  {label}: IOPS={}, BW={} ({})({}/{}msec){zone}",
@@ -191,7 +199,12 @@ fn write_percentiles(
 
 /// The `bw (  KiB/s)` and `iops` sample lines. fio keeps bandwidth samples in KiB/s and
 /// switches to MiB/s (labelled so even with kb_base=1000) above kb_base² KiB/s.
-fn write_samples(dir: &DirResult, kb_base: u32, agg_bw: u64, out: &mut dyn Write) -> io::Result<()> {
+fn write_samples(
+    dir: &DirResult,
+    kb_base: u32,
+    agg_bw: u64,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let bw = &dir.bw_samples;
     if bw.samples > 0 {
         let per = view::share_of_agg(bw.mean, agg_bw);
@@ -229,7 +242,11 @@ fn write_lat_buckets(b: &LatBuckets, total: u64, out: &mut dyn Write) -> io::Res
         "2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=",
         ">=2000=",
     ];
-    for (unit, counts) in [("nsec", &b.ns[..]), ("usec", &b.us[..]), ("msec", &b.ms[..])] {
+    for (unit, counts) in [
+        ("nsec", &b.ns[..]),
+        ("usec", &b.us[..]),
+        ("msec", &b.ms[..]),
+    ] {
         let shown: Vec<String> = counts
             .iter()
             .zip(BOUNDS)
@@ -268,7 +285,10 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",
         l[0], l[1], l[2], l[3], l[4], l[5], l[6]
     )?;
-    for (name, map) in [("submit  ", &j.depth.submit), ("complete", &j.depth.complete)] {
+    for (name, map) in [
+        ("submit  ", &j.depth.submit),
+        ("complete", &j.depth.complete),
+    ] {
         let d = dist(map, map.iter().sum());
         writeln!(
             out,
@@ -306,11 +326,15 @@ pub fn write_group_status(g: &GroupView, out: &mut dyn Write) -> io::Result<()> 
     const LABELS: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
     writeln!(out, "\nRun status group {} (all jobs):", g.id)?;
     let rs = &g.rs;
-    for d in 0..3 {
+    for (d, dir_label) in LABELS.iter().enumerate() {
         if !rs.ran(d) {
             continue;
         }
-        let label = if g.unified == UnifiedRw::Mixed { "  MIXED" } else { LABELS[d] };
+        let label = if g.unified == UnifiedRw::Mixed {
+            "  MIXED"
+        } else {
+            dir_label
+        };
         let line = StatusLine {
             agg: rs.agg_bw[d],
             min: rs.min_bw[d],
@@ -340,7 +364,11 @@ struct StatusLine {
 impl StatusLine {
     fn write(&self, label: &str, g: &GroupView, out: &mut dyn Write) -> io::Result<()> {
         let s = &g.settings;
-        let (sig, p2, rate) = (s.significant_figures, is_pow2(s.kb_base), Unit::rate(s.unit_base));
+        let (sig, p2, rate) = (
+            s.significant_figures,
+            is_pow2(s.kb_base),
+            Unit::rate(s.unit_base),
+        );
         let n = |v, pow2, unit| num2str(v, sig, 1, pow2, unit);
         writeln!(
             out,

@@ -95,7 +95,9 @@ fn dir_fields(s: &mut String, j: &JobResult, d: &DirResult, agg_bw: u64) {
         _ => None,
     };
     let list = view::sorted_percentiles(set);
-    let vals = hist.map(|h| view::percentile_values(h, &list)).unwrap_or_default();
+    let vals = hist
+        .map(|h| view::percentile_values(h, &list))
+        .unwrap_or_default();
     for i in 0..PERCENTILE_SLOTS {
         match (list.get(i), vals.get(i)) {
             (Some(p), Some(v)) => {

@@ -264,7 +264,10 @@ mod tests {
         // Decimals that round up to 1.0 bump the integer: 19.996k -> 20.0k.
         assert_eq!(num2str(19_996, 4, 1, false, Unit::None), "20.0k");
         // KiB input with base 1024 starts one prefix up.
-        assert_eq!(num2str(46_387, 4, 1024, true, Unit::BytePerSec), "45.3MiB/s");
+        assert_eq!(
+            num2str(46_387, 4, 1024, true, Unit::BytePerSec),
+            "45.3MiB/s"
+        );
     }
 
     #[test]
@@ -273,10 +276,7 @@ mod tests {
         assert_eq!((s.unit, s.min, s.max), ("usec", 30, 5427));
         // stdev below 1 µs keeps nsec even with a large max.
         assert_eq!(scale_lat(20, 10_942_000, 34.5, 999.0).unit, "nsec");
-        assert_eq!(
-            scale_lat(3_000_000, 200_000_000, 9e6, 2e6).unit,
-            "msec"
-        );
+        assert_eq!(scale_lat(3_000_000, 200_000_000, 9e6, 2e6).unit, "msec");
         assert_eq!(percentile_scale(35_000, 2_073_000), ("usec", 1));
         assert_eq!(percentile_scale(23, 2352), ("nsec", 0));
         assert_eq!(round_up_thousands(2_072_001, 1), 2073);
@@ -297,7 +297,10 @@ mod tests {
     #[test]
     fn ctime_formats_like_c() {
         // 2026-11-29 19:16:27 UTC.
-        assert_eq!(ctime(1_795_979_787_000, Some(0)), "Sun Nov 29 19:16:27 2026");
+        assert_eq!(
+            ctime(1_795_979_787_000, Some(0)),
+            "Sun Nov 29 19:16:27 2026"
+        );
         assert_eq!(ctime(0, Some(3600)), "Thu Jan  1 01:00:00 1970");
         assert_eq!(ctime(951_782_400_000, Some(0)), "Tue Feb 29 00:00:00 2000");
     }

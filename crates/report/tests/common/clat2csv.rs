@@ -29,7 +29,10 @@ pub fn check(name: &str, run: &RunResult) {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let entries: Vec<view::Entry> = view::groups(run).into_iter().flat_map(|g| g.entries).collect();
+    let entries: Vec<view::Entry> = view::groups(run)
+        .into_iter()
+        .flat_map(|g| g.entries)
+        .collect();
     for (i, e) in entries.iter().enumerate() {
         let csv = std::fs::read_to_string(dir.path().join(format!("ours_job{i}.csv"))).unwrap();
         let series = parse(&csv);
@@ -41,7 +44,10 @@ pub fn check(name: &str, run: &RunResult) {
                 ("clat_ns", &dir.clat, s.clat_percentiles),
                 ("lat_ns", &dir.lat, s.lat_percentiles),
             ] {
-                let got = series.get(&format!("{dname}_{lname}")).cloned().unwrap_or_default();
+                let got = series
+                    .get(&format!("{dname}_{lname}"))
+                    .cloned()
+                    .unwrap_or_default();
                 let want = expected(stats, on);
                 assert_eq!(got, want, "{name}: job {i} {dname} {lname}");
             }
@@ -68,7 +74,12 @@ fn expected(stats: &LatStats, on: bool) -> Series {
 
 fn parse(csv: &str) -> BTreeMap<String, Series> {
     let mut lines = csv.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(|s| s.trim().to_string()).collect();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
     let names: Vec<String> = header[1..]
         .chunks(3)
         .filter(|c| c.len() == 3)
@@ -83,7 +94,11 @@ fn parse(csv: &str) -> BTreeMap<String, Series> {
             if c[0].is_empty() {
                 continue;
             }
-            let v = (c[0].parse().unwrap(), c[1].parse().unwrap(), c[2].parse().unwrap());
+            let v = (
+                c[0].parse().unwrap(),
+                c[1].parse().unwrap(),
+                c[2].parse().unwrap(),
+            );
             out.entry(name.clone()).or_default().insert(ns, v);
         }
     }

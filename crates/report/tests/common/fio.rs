@@ -44,21 +44,33 @@ pub fn run_fio(dir: &Path, args: &[&str]) -> FioRun {
         .args(args)
         .output()
         .expect("fio runs");
-    assert!(out.status.success(), "fio failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "fio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     split_output(&String::from_utf8(out.stdout).expect("utf-8"))
 }
 
 fn split_output(text: &str) -> FioRun {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let open = lines.iter().position(|l| *l == "{\n").expect("json start");
-    let close = open + lines[open..].iter().position(|l| *l == "}\n").expect("json end");
+    let close = open
+        + lines[open..]
+            .iter()
+            .position(|l| *l == "}\n")
+            .expect("json end");
     let before = &lines[..open];
     let terse: Vec<String> = before
         .iter()
         .filter(|l| l.starts_with("3;"))
         .map(|l| l.to_string())
         .collect();
-    let start: String = before.iter().filter(|l| !l.starts_with("3;")).copied().collect();
+    let start: String = before
+        .iter()
+        .filter(|l| !l.starts_with("3;"))
+        .copied()
+        .collect();
     let json_text: String = lines[open..=close].concat();
     let json = serde_json::from_str(&json_text).expect("fio json parses");
     FioRun {
@@ -71,7 +83,8 @@ fn split_output(text: &str) -> FioRun {
 }
 
 fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| v.as_f64().unwrap_or(0.0) as u64)
+    v.as_u64()
+        .unwrap_or_else(|| v.as_f64().unwrap_or(0.0) as u64)
 }
 
 fn f(v: &Value) -> f64 {
@@ -199,7 +212,11 @@ fn settings_from(doc: &Value, job: &Value) -> ReportSettings {
 
 fn pairs(v: &Value) -> Vec<(String, String)> {
     v.as_object()
-        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -219,12 +236,18 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
     let cpu_ns = |k: &str| (f(&v[k]) / 100.0 * runtime_ms as f64 * 1e6).round() as u64;
     let lvl = ["1", "2", "4", "8", "16", "32", ">=64"];
     let batch = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let small = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
-    let ms = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
+    let small = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
+    let ms = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ];
     let submits = total_behind(&v["iodepth_submit"], &batch, 0.1);
     let completes = total_behind(&v["iodepth_complete"], &batch, 0.1);
     let to7 = |c: Vec<u64>| -> [u64; 7] { c.try_into().unwrap() };
-    let rw = opt(doc, v, "rw").or(opt(doc, v, "readwrite")).unwrap_or("read");
+    let rw = opt(doc, v, "rw")
+        .or(opt(doc, v, "readwrite"))
+        .unwrap_or("read");
     let bs: u64 = match opt(doc, v, "bs") {
         Some(b) if b.ends_with('k') => b.trim_end_matches('k').parse::<u64>().unwrap() * 1024,
         _ => 4096,
@@ -272,9 +295,15 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
             complete: to7(counts_from(&v["iodepth_complete"], &batch, completes, 0.1)),
         },
         lat_buckets: LatBuckets {
-            ns: counts_from(&v["latency_ns"], &small, rw_total, 0.01).try_into().unwrap(),
-            us: counts_from(&v["latency_us"], &small, rw_total, 0.01).try_into().unwrap(),
-            ms: counts_from(&v["latency_ms"], &ms, rw_total, 0.01).try_into().unwrap(),
+            ns: counts_from(&v["latency_ns"], &small, rw_total, 0.01)
+                .try_into()
+                .unwrap(),
+            us: counts_from(&v["latency_us"], &small, rw_total, 0.01)
+                .try_into()
+                .unwrap(),
+            ms: counts_from(&v["latency_ms"], &ms, rw_total, 0.01)
+                .try_into()
+                .unwrap(),
         },
         timeline: vec![],
         engine_details: vec![],

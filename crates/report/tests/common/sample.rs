@@ -95,7 +95,11 @@ fn dir(rng: &mut Lcg, s: &Shape, ios: u64) -> DirResult {
     d.runtime_ms = s.runtime_ms;
     for _ in 0..ios {
         let clat = rng.latency(s.typical_ns);
-        let slat = if s.slat { rng.latency(s.typical_ns / 25) } else { 0 };
+        let slat = if s.slat {
+            rng.latency(s.typical_ns / 25)
+        } else {
+            0
+        };
         if s.settings.slat_measured && s.slat {
             d.slat.record(slat);
         }
@@ -109,7 +113,9 @@ fn dir(rng: &mut Lcg, s: &Shape, ios: u64) -> DirResult {
     if s.settings.bw_measured {
         let per_window = d.io_bytes as f64 / (s.runtime_ms as f64 / 500.0);
         let bw: Vec<f64> = (0..s.runtime_ms / 500)
-            .map(|i| ((per_window * 2.0 * (0.8 + 0.1 * (i % 4) as f64)) as u64 / 1024 * 1024) as f64)
+            .map(|i| {
+                ((per_window * 2.0 * (0.8 + 0.1 * (i % 4) as f64)) as u64 / 1024 * 1024) as f64
+            })
             .collect();
         let iops: Vec<f64> = bw.iter().map(|b| (b / s.bs as f64).floor()).collect();
         d.bw_samples = SampleStats::from_values(&bw);
@@ -121,7 +127,11 @@ fn dir(rng: &mut Lcg, s: &Shape, ios: u64) -> DirResult {
 /// One job clone with the given shape; `jobnum` varies the figures between clones.
 pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
     let mut rng = Lcg::new(0x5eed + jobnum as u64 * 7919 + groupid as u64);
-    let dirs = [dir(&mut rng, s, s.ios[0]), dir(&mut rng, s, s.ios[1]), dir(&mut rng, s, s.ios[2])];
+    let dirs = [
+        dir(&mut rng, s, s.ios[0]),
+        dir(&mut rng, s, s.ios[1]),
+        dir(&mut rng, s, s.ios[2]),
+    ];
     let mut lat_buckets = LatBuckets::default();
     for d in &dirs {
         for (ns, c) in d.clat.hist.bins() {
@@ -137,8 +147,9 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
     }
     sync.total_ios = s.fsyncs;
     let depth = if s.iodepth > 1 {
+        let head = (total / 100).min(8);
         DepthStats {
-            level: [8, 8, 16, total - 32, 0, 0, 0],
+            level: [head, head, head, total - 3 * head, 0, 0, 0],
             submit: [0, total / 3, 0, 0, 0, 0, 0],
             complete: [0, total / 3 - 2, 2, 0, 0, 0, 0],
         }
@@ -200,7 +211,13 @@ fn record_bucket(b: &mut LatBuckets, ns: u64) {
         b.us[small(ns / 1000)] += 1;
     } else {
         let ms = ns / 1_000_000;
-        let i = if ms < 1000 { small(ms) } else if ms < 2000 { 10 } else { 11 };
+        let i = if ms < 1000 {
+            small(ms)
+        } else if ms < 2000 {
+            10
+        } else {
+            11
+        };
         b.ms[i] += 1;
     }
 }
@@ -262,13 +279,17 @@ pub fn quick_run() -> RunResult {
     for (name, bs, qd, typical) in tests {
         for (d, dname) in ["read", "write"].iter().enumerate() {
             let runtime_ms = 5000;
-            let ios_total = runtime_ms * 1_000_000 / typical * qd as u64 / 1000;
+            let ios_total = runtime_ms * 1_000_000 / typical * qd as u64;
             let mut ios = [0u64; 3];
             ios[d] = ios_total;
             let label: &'static str = Box::leak(format!("{name} {dname}").into_boxed_str());
             let s = Shape {
                 name: label,
-                rw: if bs == 4096 { ["randread", "randwrite"][d] } else { ["read", "write"][d] },
+                rw: if bs == 4096 {
+                    ["randread", "randwrite"][d]
+                } else {
+                    ["read", "write"][d]
+                },
                 ioengine: "io_uring",
                 iodepth: qd,
                 numjobs: 1,
@@ -292,7 +313,8 @@ pub fn quick_run() -> RunResult {
     r.notes = vec![Note {
         level: NoteLevel::Warning,
         code: "warn.page-cache".into(),
-        message: "the 1 GiB test file fits in RAM (16 GiB); reads may come from the page cache".into(),
+        message: "the 1 GiB test file fits in RAM (16 GiB); reads may come from the page cache"
+            .into(),
     }];
     r
 }

@@ -1,0 +1,142 @@
+//! `storbench quick --json` output against the checked-in `docs/quick.schema.json`.
+//!
+//! The schema uses a small subset of JSON Schema (type, const, enum, minimum, required,
+//! properties, additionalProperties: false, items, local `$ref`); the validator below
+//! implements exactly that subset and fails on any keyword it does not know, so the schema
+//! cannot silently grow past what is checked.
+
+mod common;
+
+use serde_json::{Value, json};
+use storbench_report::quick;
+
+fn schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/quick.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).expect("schema file")).unwrap()
+}
+
+const KNOWN: [&str; 13] = [
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "const",
+    "enum",
+    "minimum",
+    "required",
+    "properties",
+    "additionalProperties",
+    "items",
+    "$ref",
+];
+
+/// Errors of `v` against `s` (empty when valid), with JSON-pointer-like paths.
+fn validate(root: &Value, s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
+    let s = s.as_object().expect("schema node is an object");
+    for k in s.keys() {
+        assert!(
+            KNOWN.contains(&k.as_str()) || k == "$defs",
+            "unsupported keyword {k}"
+        );
+    }
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let name = r.strip_prefix("#/$defs/").expect("local ref");
+        return validate(root, &root["$defs"][name], v, path, errors);
+    }
+    if let Some(t) = s.get("type").and_then(Value::as_str) {
+        let ok = match t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "boolean" => v.is_boolean(),
+            "integer" => v.is_u64() || v.is_i64(),
+            "number" => v.is_number(),
+            _ => panic!("unsupported type {t}"),
+        };
+        if !ok {
+            errors.push(format!("{path}: not {t}: {v}"));
+            return;
+        }
+    }
+    if let Some(c) = s.get("const").filter(|c| *c != v) {
+        errors.push(format!("{path}: {v} is not {c}"));
+    }
+    if let Some(e) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .filter(|e| !e.contains(v))
+    {
+        errors.push(format!("{path}: {v} not in {e:?}"));
+    }
+    let min = s.get("minimum").and_then(Value::as_f64);
+    if let (Some(m), Some(x)) = (min, v.as_f64())
+        && x < m
+    {
+        errors.push(format!("{path}: {x} below {m}"));
+    }
+    if let Some(obj) = v.as_object() {
+        let props = s.get("properties").and_then(Value::as_object);
+        for r in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if !obj.contains_key(r.as_str().unwrap()) {
+                errors.push(format!("{path}: missing {r}"));
+            }
+        }
+        for (k, item) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(ps) => validate(root, ps, item, &format!("{path}/{k}"), errors),
+                None if s.get("additionalProperties") == Some(&json!(false)) => {
+                    errors.push(format!("{path}: unexpected key {k}"))
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
+        for (i, item) in arr.iter().enumerate() {
+            validate(root, items, item, &format!("{path}[{i}]"), errors);
+        }
+    }
+}
+
+fn errors_of(doc: &Value) -> Vec<String> {
+    let root = schema();
+    let mut errors = Vec::new();
+    validate(&root, &root, doc, "", &mut errors);
+    errors
+}
+
+#[test]
+fn quick_json_matches_schema() {
+    let mut out = Vec::new();
+    quick::render_json(&common::sample::quick_run(), &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["tests"].as_array().unwrap().len(), 8);
+    assert_eq!(errors_of(&doc), Vec::<String>::new());
+}
+
+#[test]
+fn schema_rejects_what_it_should() {
+    let mut out = Vec::new();
+    quick::render_json(&common::sample::quick_run(), &mut out).unwrap();
+    let good: Value = serde_json::from_slice(&out).unwrap();
+    let mut extra = good.clone();
+    extra["tests"][0]["surprise"] = json!(1);
+    let mut missing = good.clone();
+    missing["tests"][1]["latency_ns"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99");
+    let mut typed = good.clone();
+    typed["tests"][2]["iops"] = json!("fast");
+    let mut level = good.clone();
+    level["notes"][0]["level"] = json!("fatal");
+    for bad in [extra, missing, typed, level] {
+        assert!(!errors_of(&bad).is_empty(), "accepted: {bad}");
+    }
+}

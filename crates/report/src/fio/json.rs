@@ -232,7 +232,8 @@ fn disk(d: &DiskUtil) -> Value {
     })
 }
 
-/// storbench's additions: what fio's keys cannot say. Documented in docs/fio-compat.md.
+/// storbench's additions: what fio's keys cannot say (notes, interruption, engine facts,
+/// helper-thread CPU, NICs, whole-machine CPU). Tools reading fio's JSON ignore this key.
 fn storbench_extras(run: &RunResult) -> Value {
     let notes: Vec<Value> = run
         .notes

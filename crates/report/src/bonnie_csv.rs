@@ -135,7 +135,11 @@ fn line_198(b: &BonnieResult) -> Vec<String> {
         };
         f.push(max);
         f.push(min);
-        f.push(if b.num_dirs > 1 { b.num_dirs.to_string() } else { String::new() });
+        f.push(if b.num_dirs > 1 {
+            b.num_dirs.to_string()
+        } else {
+            String::new()
+        });
         f.push(non_default_chunk(b.file_chunk_bytes));
         push_rates(&mut f, b, &FILE_TESTS, CsvFormat::V198);
     } else {
@@ -150,7 +154,7 @@ fn line_198(b: &BonnieResult) -> Vec<String> {
 fn line_103(b: &BonnieResult) -> Vec<String> {
     let mut f = vec![b.name.clone()];
     if b.file_size_mib > 0 {
-        let mut size = if b.file_size_mib % 1024 == 0 {
+        let mut size = if b.file_size_mib.is_multiple_of(1024) {
             format!("{}G", b.file_size_mib / 1024)
         } else {
             format!("{}M", b.file_size_mib)
@@ -263,9 +267,129 @@ pub fn latency(ns: Option<u64>) -> String {
     }
 }
 
+/// A result with the figures of a real bonnie++ 2.00a run, for reporter tests.
+#[cfg(test)]
+pub(crate) mod sample {
+    use storbench_core::result::{BonnieResult, BonnieTest, BonnieTestId};
+
+    /// `bonnie++ -s 512M -r 256 -n 8:4096:1024:2 -m anchor` (reference doc §6.4/6.5).
+    pub fn anchor() -> BonnieResult {
+        use BonnieTestId::*;
+        let t = |id, rate: Option<f64>, cpu: f64, lat_us: u64| BonnieTest {
+            id,
+            rate,
+            cpu_pct: rate.map(|_| cpu),
+            elapsed_ns: if rate.is_some() {
+                2_000_000_000
+            } else {
+                100_000_000
+            },
+            max_latency_ns: Some(lat_us * 1000),
+        };
+        BonnieResult {
+            name: "anchor".into(),
+            version: "2.00a".into(),
+            concurrency: 1,
+            seed: 1795972858,
+            file_size_mib: 512,
+            chunk_bytes: 8192,
+            seeks: 8192,
+            seekers: 5,
+            num_files: 8,
+            max_size: 4096,
+            min_size: 1024,
+            num_dirs: 2,
+            file_chunk_bytes: 8192,
+            compressible: true,
+            direct: false,
+            fsync_each_write: false,
+            tests: vec![
+                t(Putc, Some(836.0), 98.0, 21385),
+                t(PutBlock, Some(250784.0), 51.0, 957),
+                t(Rewrite, Some(458356.0), 35.0, 1887),
+                t(Getc, Some(1325.0), 99.0, 11173),
+                t(GetBlock, None, 0.0, 362),
+                t(Seeks, Some(14015.0), 47.0, 17761),
+                t(SeqCreate, Some(4990.0), 85.0, 1375),
+                t(SeqStat, None, 0.0, 4080),
+                t(SeqDel, Some(5170.0), 24.0, 2819),
+                t(RanCreate, Some(1817.0), 95.0, 5957),
+                t(RanStat, None, 0.0, 112),
+                t(RanDel, Some(4039.0), 24.0, 4199),
+            ],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matches_bonnie_2_00a_except_its_misplaced_num_dirs() {
+        let real = "1.98,2.00a,anchor,1,1795972858,512M,,8192,5,836,98,250784,51,458356,35,\
+                    1325,99,+++++,+++,14015,47,8,4096,1024,,2,4990,85,+++++,+++,5170,24,1817,95,\
+                    +++++,+++,4039,24,21385us,957us,1887us,11173us,362us,17761us,1375us,4080us,\
+                    2819us,5957us,112us,4199us";
+        let ours = line(&sample::anchor(), CsvFormat::V198);
+        let (r, o): (Vec<_>, Vec<_>) = (real.split(',').collect(), ours.split(',').collect());
+        assert_eq!(o.len(), 50);
+        for i in 0..50 {
+            match i {
+                24 => assert_eq!(o[i], "2", "num_dirs goes in num_dirs"),
+                25 => assert_eq!(o[i], "", "default file chunk stays empty"),
+                _ => assert_eq!(o[i], r[i], "field {i}"),
+            }
+        }
+    }
+
+    #[test]
+    fn format_1_03_has_27_fields() {
+        let l = line(&sample::anchor(), CsvFormat::V103);
+        assert_eq!(
+            l,
+            "anchor,512M,836,98,250784,51,458356,35,1325,99,+++++,+++,14015.0,47,\
+             8:4096:1024/2,4990,85,+++++,+++,5170,24,1817,95,+++++,+++,4039,24"
+        );
+        let mut b = sample::anchor();
+        b.file_size_mib = 0;
+        b.num_files = 0;
+        assert_eq!(line(&b, CsvFormat::V103).split(',').count(), 27);
+        assert_eq!(line(&b, CsvFormat::V198).split(',').count(), 50);
+    }
+
+    #[test]
+    fn non_default_chunks_are_kept() {
+        let mut b = sample::anchor();
+        b.chunk_bytes = 4096;
+        b.file_chunk_bytes = 16384;
+        b.num_dirs = 1;
+        b.min_size = 0;
+        let f: Vec<String> = line(&b, CsvFormat::V198)
+            .split(',')
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            (f[6].as_str(), f[24].as_str(), f[25].as_str()),
+            ("4k", "", "16k")
+        );
+        assert_eq!((f[22].as_str(), f[23].as_str()), ("4096", ""));
+        assert!(line(&b, CsvFormat::V103).starts_with("anchor,512M:4k,"));
+    }
+
+    #[test]
+    fn tests_that_did_not_run_are_empty() {
+        let mut b = sample::anchor();
+        b.tests
+            .retain(|t| !matches!(t.id, BonnieTestId::Putc | BonnieTestId::Getc));
+        let f: Vec<String> = line(&b, CsvFormat::V198)
+            .split(',')
+            .map(String::from)
+            .collect();
+        for i in [9, 10, 15, 16, 38, 41] {
+            assert_eq!(f[i], "", "field {i}");
+        }
+    }
 
     #[test]
     fn sizes_as_bonnie_prints_them() {

@@ -66,8 +66,15 @@ pub fn table(b: &BonnieResult) -> String {
 
 fn io_table(b: &BonnieResult, s: &mut String) {
     let label = version_label(&b.version);
-    let _ = writeln!(s, "{label}------Sequential Output------ --Sequential Input- --Random-");
-    let _ = writeln!(s, "{:20}-Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--", "");
+    let _ = writeln!(
+        s,
+        "{label}------Sequential Output------ --Sequential Input- --Random-"
+    );
+    let _ = writeln!(
+        s,
+        "{:20}-Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
+        ""
+    );
     let _ = writeln!(s, "Name:Size etc       {RATE_HEADER}");
     s.push_str(&name_and_size(&b.name, &size_etc(b)));
     for id in IO_TESTS {
@@ -78,9 +85,15 @@ fn io_table(b: &BonnieResult, s: &mut String) {
 
 fn file_table(b: &BonnieResult, s: &mut String) {
     let label = version_label(&b.version);
-    let _ = writeln!(s, "{label}------Sequential Create------ --------Random Create--------");
+    let _ = writeln!(
+        s,
+        "{label}------Sequential Create------ --------Random Create--------"
+    );
     let name: String = b.name.chars().take(19).collect();
-    let _ = writeln!(s, "{name:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--");
+    let _ = writeln!(
+        s,
+        "{name:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--"
+    );
     let columns = if b.max_size > 0 && b.min_size > 0 {
         "files:max:min       "
     } else if b.max_size != 0 {
@@ -115,9 +128,21 @@ fn size_etc(b: &BonnieResult) -> String {
         } else {
             size_units(b.chunk_bytes, &["", "k", "m"])
         },
-        if b.concurrency == 1 { String::new() } else { b.concurrency.to_string() },
-        if b.seeks == 8192 { String::new() } else { b.seeks.to_string() },
-        if b.seekers == 5 { String::new() } else { b.seekers.to_string() },
+        if b.concurrency == 1 {
+            String::new()
+        } else {
+            b.concurrency.to_string()
+        },
+        if b.seeks == 8192 {
+            String::new()
+        } else {
+            b.seeks.to_string()
+        },
+        if b.seekers == 5 {
+            String::new()
+        } else {
+            b.seekers.to_string()
+        },
     ];
     parts.join(":").trim_end_matches(':').to_string()
 }
@@ -129,7 +154,11 @@ fn name_and_size(name: &str, size: &str) -> String {
         return size.to_string();
     }
     let keep = 18 - width;
-    let name: String = name.chars().chain(std::iter::repeat(' ')).take(keep).collect();
+    let name: String = name
+        .chars()
+        .chain(std::iter::repeat(' '))
+        .take(keep)
+        .collect();
     format!("{name} {size}")
 }
 
@@ -199,8 +228,48 @@ mod tests {
     fn name_column() {
         assert_eq!(name_and_size("anchor", "512M"), "anchor         512M");
         assert_eq!(name_and_size("probe", "64M"), "probe           64M");
-        assert_eq!(name_and_size("a-very-long-machine-name", "2G"), "a-very-long-mach 2G");
-        assert_eq!(name_and_size("x", "12345678901234567890"), "12345678901234567890");
+        assert_eq!(
+            name_and_size("a-very-long-machine-name", "2G"),
+            "a-very-long-mach 2G"
+        );
+        assert_eq!(
+            name_and_size("x", "12345678901234567890"),
+            "12345678901234567890"
+        );
+    }
+
+    #[test]
+    fn the_real_2_00a_table_with_correct_file_rates() {
+        let expect = "\
+Version 2.00a       ------Sequential Output------ --Sequential Input- --Random-
+                    -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--
+Name:Size etc        /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP
+anchor         512M  836k  98  245m  51  448m  35 1325k  99 +++++ +++ 14015  47
+Latency             21385us     957us    1887us   11173us     362us   17761us
+Version 2.00a       ------Sequential Create------ --------Random Create--------
+anchor              -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--
+files:max:min        /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP
+      8:4096:1024/2  4990  85 +++++ +++  5170  24  1817  95 +++++ +++  4039  24
+Latency              1375us    4080us    2819us    5957us     112us    4199us
+";
+        assert_eq!(table(&crate::bonnie_csv::sample::anchor()), expect);
+    }
+
+    #[test]
+    fn missing_tests_are_blank_and_parameters_shown() {
+        let mut b = crate::bonnie_csv::sample::anchor();
+        b.tests
+            .retain(|t| !matches!(t.id, BonnieTestId::Putc | BonnieTestId::Getc));
+        b.chunk_bytes = 4096;
+        b.seekers = 3;
+        b.num_files = 0;
+        let t = table(&b);
+        let row = t.lines().nth(3).unwrap();
+        assert_eq!(
+            row,
+            "anchor  512M:4k:::3            245m  51  448m  35           +++++ +++ 14015  47"
+        );
+        assert_eq!(t.lines().count(), 5, "no file table with -n 0");
     }
 
     #[test]

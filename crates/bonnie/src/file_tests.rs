@@ -1,0 +1,318 @@
+//! bonnie++'s small-file tests, all through the engine's metadata operations so they run
+//! over NFS too: create, stat (+ read the data), delete, first in name order (sequential,
+//! readdir order for stat and delete) and then with random names in random order. Create
+//! and delete end with a file-system sync inside the timed part, as bonnie++'s `sync()`.
+
+use std::time::Instant;
+
+use storbench_core::{IoKind, OpenOptions};
+
+use crate::error::{BonnieError, Result};
+use crate::io::short;
+use crate::names::{Names, shuffled, subdir};
+use crate::phase::Phase;
+use crate::timing::{MaxLatency, Span};
+use crate::worker::{Tree, Worker, check_stop, join_into, parent};
+
+/// What the file tests share.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FileParams {
+    /// Files per copy (bonnie++'s `-n` × 1024).
+    pub count: usize,
+    pub num_dirs: u32,
+    /// Bytes; -1 hard links, -2 symlinks to the first file.
+    pub max_size: i64,
+    pub min_size: u64,
+    pub chunk: u32,
+    pub fsync_each: bool,
+    pub compressible: bool,
+}
+
+/// Create the files, sequential (`random: false`) or random names.
+pub(crate) struct Create {
+    pub params: FileParams,
+    pub random: bool,
+}
+
+impl Phase for Create {
+    type Ready = ();
+
+    fn prepare(&self, w: &mut Worker) -> Result<()> {
+        let p = &self.params;
+        let names = Names::new(p.count, p.num_dirs, self.random, &mut w.rng);
+        w.tree = Some(Tree {
+            names,
+            dir_made: false,
+            subdirs_made: 0,
+            files_may_exist: false,
+        });
+        let chunk = p.chunk as usize;
+        if p.compressible {
+            w.buf.bytes_mut()[..chunk].fill(0);
+        } else {
+            w.rng.fill(&mut w.buf.bytes_mut()[..chunk]);
+        }
+        make_dirs(w, p.num_dirs)
+    }
+
+    fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let tree = w.tree.as_mut().expect("prepared");
+        tree.files_may_exist = true;
+        let first = format!("{}/{}", w.dir_path, tree.names.get(0));
+        for i in 0..self.params.count {
+            check_stop("the file creation")?;
+            let start = Instant::now();
+            self.create_one(w, i, &first)?;
+            lat.record(start);
+        }
+        w.io.meta().sync_fs(&w.dir_path)?;
+        Ok(None)
+    }
+}
+
+/// The test directory (refusing one that exists) and its numbered subdirectories.
+fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
+    w.io.meta().mkdir(&w.dir_path).map_err(|e| {
+        if e.errno == Some(libc::EEXIST) {
+            BonnieError::Refused(format!(
+                "{} already exists; storbench only works in a directory it creates",
+                w.dir_path
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    let tree = w.tree.as_mut().expect("set before");
+    tree.dir_made = true;
+    if num_dirs > 1 {
+        for d in 0..num_dirs {
+            join_into(&mut w.path, &w.dir_path, &subdir(num_dirs, d));
+            w.io.meta().mkdir(&w.path)?;
+            tree.subdirs_made = d + 1;
+        }
+    }
+    Ok(())
+}
+
+impl Create {
+    fn create_one(&self, w: &mut Worker, i: usize, first: &str) -> Result<()> {
+        let p = &self.params;
+        let tree = w.tree.as_ref().expect("prepared");
+        join_into(&mut w.path, &w.dir_path, tree.names.get(i));
+        if p.max_size < 0 && i > 0 {
+            let meta = w.io.meta();
+            if p.max_size == -1 {
+                meta.link(first, &w.path)?;
+            } else if p.num_dirs > 1 {
+                meta.symlink(&format!("../{}", tree.names.get(0)), &w.path)?;
+            } else {
+                meta.symlink(tree.names.get(0), &w.path)?;
+            }
+            if p.fsync_each {
+                w.io.meta().sync_dir(parent(&w.path))?;
+            }
+            return Ok(());
+        }
+        let size = match p.max_size {
+            max if max <= 0 => 0,
+            max if max as u64 > p.min_size => p.min_size + w.rng.below(max as u64 - p.min_size + 1),
+            max => max as u64,
+        };
+        let open = OpenOptions {
+            write: true,
+            ..OpenOptions::default()
+        };
+        let file = w.io.meta().create(&w.path, &open)?;
+        let mut offset = 0;
+        while offset < size {
+            let len = (size - offset).min(u64::from(p.chunk)) as u32;
+            let n =
+                w.io.transfer(file, IoKind::Write, offset, w.buf.ptr(), len, &w.path)?;
+            if n != u64::from(len) {
+                return Err(short(IoKind::Write, &w.path, offset, len, n).into());
+            }
+            offset += n;
+        }
+        if p.fsync_each {
+            w.io.fsync(file, &w.path)?;
+            w.io.meta().sync_dir(parent(&w.path))?;
+        }
+        w.io.close(file)?;
+        Ok(())
+    }
+}
+
+/// `stat` the file at `w.path` and read all its data, as bonnie++'s "Read" column does.
+fn stat_and_read(w: &mut Worker, chunk: u32) -> Result<()> {
+    let attr = w.io.meta().stat(&w.path)?;
+    if attr.size == 0 {
+        return Ok(());
+    }
+    let open = OpenOptions {
+        read: true,
+        ..OpenOptions::default()
+    };
+    let file = w.io.open(&w.path, open)?;
+    let mut offset = 0;
+    while offset < attr.size {
+        let len = (attr.size - offset).min(u64::from(chunk)) as u32;
+        let n =
+            w.io.transfer(file, IoKind::Read, offset, w.buf.ptr(), len, &w.path)?;
+        if n != u64::from(len) {
+            return Err(short(IoKind::Read, &w.path, offset, len, n).into());
+        }
+        offset += n;
+    }
+    w.io.close(file)?;
+    Ok(())
+}
+
+/// The directories holding files: the test directory, or its numbered subdirectories.
+fn file_dirs(num_dirs: u32) -> impl Iterator<Item = String> {
+    (0..num_dirs).map(move |d| subdir(num_dirs, d))
+}
+
+/// Stat (+read) in readdir order.
+pub(crate) struct StatSeq(pub FileParams);
+
+impl Phase for StatSeq {
+    type Ready = ();
+
+    fn prepare(&self, _: &mut Worker) -> Result<()> {
+        Ok(())
+    }
+
+    fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let p = &self.0;
+        let mut seen = 0;
+        let mut dir = String::new();
+        for sub in file_dirs(p.num_dirs) {
+            join_into(&mut dir, &w.dir_path, &sub);
+            let start = Instant::now();
+            let entries = w.io.meta().readdir(&dir)?;
+            lat.record(start);
+            for name in entries.iter().filter(|n| !n.starts_with('.')) {
+                check_stop("the sequential stat")?;
+                let start = Instant::now();
+                join_into(&mut w.path, &dir, name);
+                stat_and_read(w, p.chunk)?;
+                lat.record(start);
+                seen += 1;
+            }
+        }
+        expect_files("stat", &w.dir_path, p.count, seen)?;
+        Ok(None)
+    }
+}
+
+/// Stat (+read) in a random order of the random names.
+pub(crate) struct StatRandom(pub FileParams);
+
+impl Phase for StatRandom {
+    type Ready = Vec<u32>;
+
+    fn prepare(&self, w: &mut Worker) -> Result<Vec<u32>> {
+        Ok(shuffled(self.0.count, &mut w.rng))
+    }
+
+    fn run(&self, w: &mut Worker, order: Vec<u32>, lat: &mut MaxLatency) -> Result<Option<Span>> {
+        for i in order {
+            check_stop("the random stat")?;
+            let start = Instant::now();
+            let tree = w.tree.as_ref().expect("created");
+            join_into(&mut w.path, &w.dir_path, tree.names.get(i as usize));
+            stat_and_read(w, self.0.chunk)?;
+            lat.record(start);
+        }
+        Ok(None)
+    }
+}
+
+/// Delete in readdir order, then the directories, then sync.
+pub(crate) struct DeleteSeq(pub FileParams);
+
+impl Phase for DeleteSeq {
+    type Ready = ();
+
+    fn prepare(&self, _: &mut Worker) -> Result<()> {
+        Ok(())
+    }
+
+    fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let p = &self.0;
+        let mut removed = 0;
+        let mut dir = String::new();
+        for sub in file_dirs(p.num_dirs) {
+            join_into(&mut dir, &w.dir_path, &sub);
+            let start = Instant::now();
+            let entries = w.io.meta().readdir(&dir)?;
+            lat.record(start);
+            for name in entries.iter().filter(|n| !n.starts_with('.')) {
+                check_stop("the sequential delete")?;
+                let start = Instant::now();
+                join_into(&mut w.path, &dir, name);
+                w.io.meta().unlink(&w.path)?;
+                if p.fsync_each {
+                    w.io.meta().sync_dir(&dir)?;
+                }
+                lat.record(start);
+                removed += 1;
+            }
+        }
+        expect_files("delete", &w.dir_path, p.count, removed)?;
+        remove_dirs(w)?;
+        Ok(None)
+    }
+}
+
+/// Delete the random names in a random order, then the directories, then sync.
+pub(crate) struct DeleteRandom(pub FileParams);
+
+impl Phase for DeleteRandom {
+    type Ready = Vec<u32>;
+
+    fn prepare(&self, w: &mut Worker) -> Result<Vec<u32>> {
+        Ok(shuffled(self.0.count, &mut w.rng))
+    }
+
+    fn run(&self, w: &mut Worker, order: Vec<u32>, lat: &mut MaxLatency) -> Result<Option<Span>> {
+        for i in order {
+            check_stop("the random delete")?;
+            let start = Instant::now();
+            let tree = w.tree.as_ref().expect("created");
+            join_into(&mut w.path, &w.dir_path, tree.names.get(i as usize));
+            w.io.meta().unlink(&w.path)?;
+            if self.0.fsync_each {
+                w.io.meta().sync_dir(parent(&w.path))?;
+            }
+            lat.record(start);
+        }
+        remove_dirs(w)?;
+        Ok(None)
+    }
+}
+
+/// Removes the emptied subdirectories and test directory, then syncs the file system.
+fn remove_dirs(w: &mut Worker) -> Result<()> {
+    let tree = w.tree.as_mut().expect("created");
+    tree.files_may_exist = false;
+    while tree.subdirs_made > 0 {
+        let d = tree.subdirs_made - 1;
+        join_into(&mut w.path, &w.dir_path, &subdir(tree.names.num_dirs, d));
+        w.io.meta().rmdir(&w.path)?;
+        tree.subdirs_made = d;
+    }
+    w.io.meta().rmdir(&w.dir_path)?;
+    w.tree = None;
+    w.io.meta().sync_fs(parent(&w.dir_path))?;
+    Ok(())
+}
+
+fn expect_files(test: &str, dir: &str, want: usize, got: usize) -> Result<()> {
+    if want != got {
+        return Err(BonnieError::Check(format!(
+            "{test} in {dir}: expected {want} files, found {got}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! One run of the suite: the IO tests, then the file tests, on every concurrent copy, and
+//! the result model built from what they measured. Whatever happens, the copies' files and
+//! directories are gone when this returns.
+
+use storbench_core::result::{
+    BonnieResult, BonnieTest, BonnieTestId, RESULT_SCHEMA, RunMode, RunResult,
+};
+
+use crate::buf::AlignedBuf;
+use crate::config::Config;
+use crate::error::{BonnieError, Result};
+use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom, StatSeq};
+use crate::io::Io;
+use crate::io_tests::{GetBlock, GetChar, IoParams, PutBlock, PutChar, Rewrite};
+use crate::phase::{Phase, run_phase};
+use crate::rng::mix;
+use crate::seeks::Seeks;
+use crate::timing::Measured;
+use crate::worker::Worker;
+use crate::{Event, Factory};
+
+/// bonnie++'s MinTime: a test shorter than this prints `+++++`.
+pub const MIN_TIME_NS: u64 = 500_000_000;
+
+/// Runs the suite once and returns its result (mode Bonnie, command line left empty).
+pub fn run_once(
+    cfg: &Config,
+    factory: &Factory,
+    observe: &mut dyn FnMut(Event),
+) -> Result<RunResult> {
+    let started = unix_ms();
+    let mut workers = make_workers(cfg, factory)?;
+    let outcome = run_tests(cfg, factory, &mut workers, observe);
+    let cleanup: Vec<String> = workers
+        .iter_mut()
+        .filter_map(|w| w.cleanup().err())
+        .collect();
+    let tests = match (outcome, cleanup.is_empty()) {
+        (Ok(tests), true) => tests,
+        (Ok(_), false) => return Err(BonnieError::Check(cleanup.join("; "))),
+        (Err(e), true) => return Err(e),
+        (Err(e), false) => {
+            return Err(BonnieError::Cleanup {
+                error: Box::new(e),
+                cleanup: cleanup.join("; "),
+            });
+        }
+    };
+    Ok(result(cfg, tests, started, workers[0].io.engine_name()))
+}
+
+fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {
+    let job = cfg.target.job(cfg.direct);
+    let buf_len = cfg.chunk.max(cfg.file_chunk) as usize;
+    (0..cfg.concurrency)
+        .map(|i| {
+            let buf = AlignedBuf::new(buf_len);
+            let io = Io::new(factory(&job)?, &buf)?;
+            let name = if cfg.concurrency == 1 {
+                cfg.base_name.clone()
+            } else {
+                format!("{}.{i}", cfg.base_name)
+            };
+            // Copy 0 uses the seed itself, so `-z` repeats a single copy's choices exactly.
+            let seed = if i == 0 {
+                cfg.seed
+            } else {
+                mix(cfg.seed ^ u64::from(i))
+            };
+            Ok(Worker::new(io, buf, &cfg.target.join(&name), seed))
+        })
+        .collect()
+}
+
+fn run_tests(
+    cfg: &Config,
+    factory: &Factory,
+    workers: &mut [Worker],
+    observe: &mut dyn FnMut(Event),
+) -> Result<Vec<BonnieTest>> {
+    let mut tests = Vec::new();
+    let mut step = |id: BonnieTestId, run: &mut dyn FnMut() -> Result<Measured>| -> Result<()> {
+        observe(Event::Started(id));
+        let m = run()?;
+        let test = to_test(cfg, id, m);
+        observe(Event::Finished(test.clone()));
+        tests.push(test);
+        Ok(())
+    };
+    if cfg.io_tests() {
+        let p = io_params(cfg);
+        let job = cfg.target.job(cfg.direct);
+        let seeks = Seeks {
+            params: p,
+            seeks: cfg.seeks,
+            seekers: cfg.seekers,
+            factory,
+            job: &job,
+        };
+        let per_char = p.char_chunks > 0;
+        if per_char {
+            step(BonnieTestId::Putc, &mut || phase(workers, &PutChar(p)))?;
+        }
+        step(BonnieTestId::PutBlock, &mut || phase(workers, &PutBlock(p)))?;
+        step(BonnieTestId::Rewrite, &mut || phase(workers, &Rewrite(p)))?;
+        if per_char {
+            step(BonnieTestId::Getc, &mut || phase(workers, &GetChar(p)))?;
+        }
+        step(BonnieTestId::GetBlock, &mut || phase(workers, &GetBlock(p)))?;
+        step(BonnieTestId::Seeks, &mut || phase(workers, &seeks))?;
+        for w in workers.iter_mut() {
+            w.io.meta().unlink(&w.file_path)?;
+            w.file_exists = false;
+        }
+    }
+    if cfg.file_tests() {
+        let p = file_params(cfg);
+        let (seq, rand) = (
+            Create {
+                params: p,
+                random: false,
+            },
+            Create {
+                params: p,
+                random: true,
+            },
+        );
+        step(BonnieTestId::SeqCreate, &mut || phase(workers, &seq))?;
+        step(BonnieTestId::SeqStat, &mut || phase(workers, &StatSeq(p)))?;
+        step(BonnieTestId::SeqDel, &mut || phase(workers, &DeleteSeq(p)))?;
+        step(BonnieTestId::RanCreate, &mut || phase(workers, &rand))?;
+        step(BonnieTestId::RanStat, &mut || {
+            phase(workers, &StatRandom(p))
+        })?;
+        step(BonnieTestId::RanDel, &mut || {
+            phase(workers, &DeleteRandom(p))
+        })?;
+    }
+    Ok(tests)
+}
+
+fn phase<P: Phase>(workers: &mut [Worker], p: &P) -> Result<Measured> {
+    run_phase(workers, p)
+}
+
+fn io_params(cfg: &Config) -> IoParams {
+    IoParams {
+        chunk: cfg.chunk as u32,
+        chunks: (cfg.file_mib << 20) / cfg.chunk,
+        char_chunks: (cfg.char_io_mib << 20) / cfg.chunk,
+        direct: cfg.direct,
+        fsync_each: cfg.fsync_each,
+        compressible: cfg.compressible,
+        seed: cfg.seed,
+    }
+}
+
+fn file_params(cfg: &Config) -> FileParams {
+    FileParams {
+        count: (cfg.num_files * 1024) as usize,
+        num_dirs: cfg.num_dirs as u32,
+        max_size: cfg.max_size,
+        min_size: cfg.min_size,
+        chunk: cfg.file_chunk as u32,
+        fsync_each: cfg.fsync_each,
+        compressible: cfg.compressible,
+    }
+}
+
+/// Rates as bonnie++ computes them, summed over the copies: KiB/s for IO, seeks/s, files/s;
+/// `+++++` (None) under half a second.
+fn to_test(cfg: &Config, id: BonnieTestId, m: Measured) -> BonnieTest {
+    let copies = f64::from(cfg.concurrency);
+    let work = copies
+        * match id {
+            BonnieTestId::Putc | BonnieTestId::Getc => (cfg.char_io_mib * 1024) as f64,
+            BonnieTestId::PutBlock | BonnieTestId::Rewrite | BonnieTestId::GetBlock => {
+                (cfg.file_mib * 1024) as f64
+            }
+            BonnieTestId::Seeks => cfg.seeks as f64,
+            _ => (cfg.num_files * 1024) as f64,
+        };
+    let secs = m.elapsed_ns.max(1) as f64 / 1e9;
+    let measured = m.elapsed_ns >= MIN_TIME_NS;
+    BonnieTest {
+        id,
+        rate: measured.then(|| work / secs),
+        cpu_pct: measured.then(|| m.cpu_ns as f64 / m.elapsed_ns as f64 * 100.0),
+        elapsed_ns: m.elapsed_ns,
+        max_latency_ns: Some(m.max_latency_ns),
+    }
+}
+
+fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> RunResult {
+    RunResult {
+        schema: RESULT_SCHEMA,
+        mode: RunMode::Bonnie,
+        tool_version: crate::VERSION.into(),
+        started_unix_ms: started,
+        finished_unix_ms: unix_ms(),
+        command_line: Vec::new(),
+        job_files: Vec::new(),
+        global_options: effective_options(cfg, engine),
+        groups: Vec::new(),
+        disks: Vec::new(),
+        nics: Vec::new(),
+        system_cpu: None,
+        notes: cfg.notes.clone(),
+        environment: None,
+        bonnie: Some(BonnieResult {
+            name: cfg.name.clone(),
+            version: crate::VERSION.into(),
+            concurrency: cfg.concurrency,
+            seed: cfg.seed,
+            file_size_mib: cfg.file_mib,
+            chunk_bytes: cfg.chunk,
+            seeks: cfg.seeks,
+            seekers: cfg.seekers,
+            num_files: cfg.num_files,
+            max_size: cfg.max_size,
+            min_size: cfg.min_size,
+            num_dirs: cfg.num_dirs,
+            file_chunk_bytes: cfg.file_chunk,
+            compressible: cfg.compressible,
+            direct: cfg.direct,
+            fsync_each_write: cfg.fsync_each,
+            tests,
+        }),
+        interrupted: false,
+    }
+}
+
+/// The settings in effect that the bonnie result has no field for.
+fn effective_options(cfg: &Config, engine: &str) -> Vec<(String, String)> {
+    vec![
+        ("directory".into(), cfg.target.to_string()),
+        ("ioengine".into(), engine.into()),
+        ("char_io_mib".into(), cfg.char_io_mib.to_string()),
+        ("ram_mib".into(), cfg.ram_mib.to_string()),
+    ]
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

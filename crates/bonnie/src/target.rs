@@ -1,0 +1,100 @@
+//! Where the suite runs: a local directory, or an NFS directory reached from user space.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use storbench_job::JobSpec;
+
+use crate::error::FlagError;
+
+/// The `-d` directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An existing local directory, made absolute.
+    Local(PathBuf),
+    /// `nfs://host[:port]/export[/dir]`, without a trailing slash.
+    Nfs(String),
+}
+
+impl Target {
+    /// Checks a local directory exists; takes NFS URLs as given (the engine checks them).
+    pub fn resolve(dir: &str) -> Result<Target, FlagError> {
+        if dir.starts_with("nfs://") {
+            if dir.len() <= "nfs://".len() {
+                return Err(FlagError::bad(
+                    "-d",
+                    dir,
+                    "expected nfs://host/export[/dir]",
+                ));
+            }
+            return Ok(Target::Nfs(dir.trim_end_matches('/').to_owned()));
+        }
+        if dir.contains("://") {
+            return Err(FlagError::bad(
+                "-d",
+                dir,
+                "only local directories and nfs:// URLs can hold bonnie's files",
+            ));
+        }
+        crate::config::absolute_dir(dir).map(Target::Local)
+    }
+
+    /// True when every operation is a network round trip (no client cache).
+    pub fn is_network(&self) -> bool {
+        matches!(self, Target::Nfs(_))
+    }
+
+    /// The path engines take for `name` inside the target directory.
+    pub fn join(&self, name: &str) -> String {
+        match self {
+            Target::Local(dir) => dir.join(name).display().to_string(),
+            Target::Nfs(url) => format!("{url}/{name}"),
+        }
+    }
+
+    /// The engine job for this target: psync locally, the user-space NFS client otherwise.
+    pub fn job(&self, direct: bool) -> JobSpec {
+        let mut job = JobSpec::new("bonnie");
+        job.direct = direct;
+        job.iodepth = 1;
+        match self {
+            Target::Local(dir) => {
+                job.ioengine = "psync".into();
+                job.directories = vec![dir.display().to_string()];
+            }
+            Target::Nfs(url) => {
+                job.ioengine = "nfs".into();
+                job.directories = vec![url.clone()];
+                job.engine_options = vec![("nfs_url".into(), url.clone())];
+            }
+        }
+        job
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Local(dir) => write!(f, "{}", dir.display()),
+            Target::Nfs(url) => f.write_str(url),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_and_nfs() {
+        let t = Target::resolve("/").unwrap();
+        assert_eq!(t.join("Bonnie.1"), "/Bonnie.1");
+        assert!(!t.is_network());
+        let n = Target::resolve("nfs://127.0.0.1/export/").unwrap();
+        assert_eq!(n.join("Bonnie.1"), "nfs://127.0.0.1/export/Bonnie.1");
+        assert!(n.is_network());
+        assert_eq!(n.job(false).ioengine, "nfs");
+        assert!(Target::resolve("iscsi://h/iqn/1").is_err());
+        assert!(Target::resolve("nfs://").is_err());
+    }
+}

@@ -1,0 +1,92 @@
+//! What bonnie++ measures per test: elapsed time on a monotonic clock, process CPU from
+//! getrusage(RUSAGE_SELF), and the longest single operation.
+
+use std::time::Instant;
+
+/// User plus system CPU of the whole process so far, ns. Process-wide like bonnie++'s, so
+/// a test that runs several threads can exceed 100 %.
+pub(crate) fn process_cpu_ns() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// The longest operation seen.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct MaxLatency {
+    pub max_ns: u64,
+}
+
+impl MaxLatency {
+    /// Records the operation that began at `start` and ends now.
+    #[inline]
+    pub fn record(&mut self, start: Instant) {
+        let ns = start.elapsed().as_nanos() as u64;
+        if ns > self.max_ns {
+            self.max_ns = ns;
+        }
+    }
+
+    pub fn merge(&mut self, other: MaxLatency) {
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+}
+
+/// When one worker's timed part began and ended.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    pub start: Instant,
+    pub end: Instant,
+}
+
+impl Span {
+    /// The smallest span covering both.
+    pub fn union(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// One test's raw figures, summed over the concurrent copies.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Measured {
+    pub elapsed_ns: u64,
+    pub cpu_ns: u64,
+    pub max_latency_ns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_time_advances_with_work() {
+        let before = process_cpu_ns();
+        let mut x = 0u64;
+        let start = Instant::now();
+        while start.elapsed().as_millis() < 30 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(x > 0);
+        assert!(process_cpu_ns() > before);
+    }
+
+    #[test]
+    fn max_latency_keeps_the_longest() {
+        let mut lat = MaxLatency::default();
+        let start = Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        lat.record(start);
+        let long = lat.max_ns;
+        lat.record(Instant::now());
+        assert_eq!(lat.max_ns, long);
+        assert!(long >= 2_000_000);
+    }
+}

@@ -1,0 +1,135 @@
+//! One copy of the suite (bonnie++ `-c` runs several at once): its engine, buffer, file
+//! and directory, and a record of everything it has created so that it can always remove
+//! exactly that, after an error or Ctrl-C too.
+
+use storbench_core::{EngineError, stop};
+
+use crate::buf::AlignedBuf;
+use crate::error::{BonnieError, Result};
+use crate::io::Io;
+use crate::names::{Names, subdir};
+use crate::rng::Rng;
+
+pub(crate) struct Worker {
+    pub io: Io,
+    pub buf: AlignedBuf,
+    /// The IO tests' file, `<dir>/Bonnie.<pid>[.<copy>]`.
+    pub file_path: String,
+    /// The file tests' directory: the same name, as in bonnie++.
+    pub dir_path: String,
+    pub rng: Rng,
+    /// Scratch space for building paths without allocating in timed loops.
+    pub path: String,
+    /// The test file exists and is ours.
+    pub file_exists: bool,
+    /// The file-test directory tree, while any of it exists.
+    pub tree: Option<Tree>,
+}
+
+/// What exists of the file-test directory tree.
+pub(crate) struct Tree {
+    pub names: Names,
+    pub dir_made: bool,
+    pub subdirs_made: u32,
+    /// Some of `names` may exist as files or links.
+    pub files_may_exist: bool,
+}
+
+impl Worker {
+    pub fn new(io: Io, buf: AlignedBuf, base: &str, seed: u64) -> Worker {
+        Worker {
+            io,
+            buf,
+            file_path: base.to_owned(),
+            dir_path: base.to_owned(),
+            rng: Rng::new(seed),
+            path: String::with_capacity(base.len() + 64),
+            file_exists: false,
+            tree: None,
+        }
+    }
+
+    /// Removes whatever this worker created and still exists; names what it could not.
+    pub fn cleanup(&mut self) -> std::result::Result<(), String> {
+        let mut failed = Vec::new();
+        if self.file_exists {
+            match gone(self.io.meta().unlink(&self.file_path)) {
+                Ok(()) => self.file_exists = false,
+                Err(e) => failed.push(e.message),
+            }
+        }
+        if let Some(tree) = self.tree.take()
+            && let Err(e) = self.remove_tree(&tree)
+        {
+            failed.push(e.message);
+            self.tree = Some(tree);
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
+        }
+    }
+
+    fn remove_tree(&mut self, tree: &Tree) -> std::result::Result<(), EngineError> {
+        if tree.files_may_exist {
+            for i in 0..tree.names.len() {
+                join_into(&mut self.path, &self.dir_path, tree.names.get(i));
+                gone(self.io.meta().unlink(&self.path))?;
+            }
+        }
+        for d in (0..tree.subdirs_made).rev() {
+            join_into(
+                &mut self.path,
+                &self.dir_path,
+                &subdir(tree.names.num_dirs, d),
+            );
+            gone(self.io.meta().rmdir(&self.path))?;
+        }
+        if tree.dir_made {
+            gone(self.io.meta().rmdir(&self.dir_path))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if self.file_exists || self.tree.is_some() {
+            let _ = self.cleanup();
+        }
+    }
+}
+
+/// `<dir>/<rel>` (or `dir` alone when `rel` is empty) into `out`, reusing its memory.
+#[inline]
+pub(crate) fn join_into(out: &mut String, dir: &str, rel: &str) {
+    out.clear();
+    out.push_str(dir);
+    if !rel.is_empty() {
+        out.push('/');
+        out.push_str(rel);
+    }
+}
+
+/// The directory holding `path`.
+pub(crate) fn parent(path: &str) -> &str {
+    path.rfind('/').map_or(path, |i| &path[..i])
+}
+
+/// Treats "already gone" as done.
+fn gone(r: std::result::Result<(), EngineError>) -> std::result::Result<(), EngineError> {
+    match r {
+        Err(e) if e.errno == Some(libc::ENOENT) => Ok(()),
+        other => other,
+    }
+}
+
+/// Fails with `Interrupted` once SIGINT/SIGTERM has arrived; polled once per operation.
+#[inline]
+pub(crate) fn check_stop(test: &'static str) -> Result<()> {
+    if stop::requested() {
+        return Err(BonnieError::Interrupted { test });
+    }
+    Ok(())
+}

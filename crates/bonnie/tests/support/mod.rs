@@ -1,0 +1,197 @@
+//! A test-only engine over std::fs, so the suite's logic can be tested without the real
+//! engines crate, plus a switch that makes it fail on purpose.
+
+#![allow(dead_code)]
+
+use std::fs::{self, File};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use storbench_core::{
+    Attr, Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, OpenOptions, Queued,
+};
+use storbench_job::JobSpec;
+
+/// Counts down creates shared by every engine instance; the create that reaches zero fails.
+#[derive(Clone, Default)]
+pub struct FailAfter(pub Arc<AtomicI64>);
+
+impl FailAfter {
+    pub fn creates(n: i64) -> FailAfter {
+        FailAfter(Arc::new(AtomicI64::new(n)))
+    }
+
+    fn hit(&self) -> bool {
+        self.0.load(Ordering::SeqCst) > 0 && self.0.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+}
+
+pub struct FsEngine {
+    files: Vec<Option<File>>,
+    fail: FailAfter,
+}
+
+pub fn factory(
+    fail: FailAfter,
+) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
+    move |_job: &JobSpec| {
+        Ok(Box::new(FsEngine {
+            files: Vec::new(),
+            fail: fail.clone(),
+        }) as Box<dyn Engine>)
+    }
+}
+
+fn err(op: &str, path: &str) -> impl FnOnce(std::io::Error) -> EngineError {
+    move |e| EngineError::os(op, path, e)
+}
+
+impl FsEngine {
+    fn add(&mut self, f: File) -> FileId {
+        self.files.push(Some(f));
+        (self.files.len() - 1) as FileId
+    }
+
+    fn open_with(
+        &mut self,
+        path: &str,
+        o: &OpenOptions,
+        create_new: bool,
+    ) -> Result<FileId, EngineError> {
+        let mut opts = fs::OpenOptions::new();
+        opts.read(o.read || !o.write)
+            .write(o.write)
+            .create_new(create_new);
+        if o.direct {
+            opts.custom_flags(libc::O_DIRECT);
+        }
+        let f = opts.open(path).map_err(err("open", path))?;
+        Ok(self.add(f))
+    }
+
+    fn file(&self, id: FileId) -> Result<&File, EngineError> {
+        self.files
+            .get(id as usize)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| EngineError::protocol(format!("file {id} not open")))
+    }
+}
+
+impl Engine for FsEngine {
+    fn name(&self) -> &'static str {
+        "testfs"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            synchronous: true,
+            meta: true,
+            ..Caps::default()
+        }
+    }
+
+    fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
+        self.open_with(&file.path, &file.open, file.open.exclusive)
+    }
+
+    fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
+        Ok(self
+            .file(file)?
+            .metadata()
+            .map_err(err("stat", "file"))?
+            .len())
+    }
+
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let f = self.file(io.file)?;
+        let n = match io.kind {
+            IoKind::Read => {
+                // SAFETY: the suite hands a buffer of at least `len` bytes.
+                let buf =
+                    unsafe { std::slice::from_raw_parts_mut(io.buf.as_ptr(), io.len as usize) };
+                f.read_at(buf, io.offset).map_err(err("read", "file"))?
+            }
+            IoKind::Write => {
+                // SAFETY: as above.
+                let buf = unsafe { std::slice::from_raw_parts(io.buf.as_ptr(), io.len as usize) };
+                f.write_at(buf, io.offset).map_err(err("write", "file"))?
+            }
+            _ => {
+                f.sync_all().map_err(err("fsync", "file"))?;
+                0
+            }
+        };
+        Ok(Queued::Done(n as u64))
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        self.files[file as usize] = None;
+        Ok(())
+    }
+
+    fn meta(&mut self) -> Option<&mut dyn MetaOps> {
+        Some(self)
+    }
+}
+
+impl MetaOps for FsEngine {
+    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
+        fs::create_dir(path).map_err(err("mkdir", path))
+    }
+
+    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
+        fs::remove_dir(path).map_err(err("rmdir", path))
+    }
+
+    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
+        if self.fail.hit() {
+            return Err(EngineError::protocol(format!(
+                "create {path}: injected failure"
+            )));
+        }
+        self.open_with(path, open, true)
+    }
+
+    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
+        let m = fs::metadata(path).map_err(err("stat", path))?;
+        Ok(Attr {
+            size: m.len(),
+            is_dir: m.is_dir(),
+        })
+    }
+
+    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
+        fs::remove_file(path).map_err(err("unlink", path))
+    }
+
+    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError> {
+        fs::read_dir(path)
+            .map_err(err("readdir", path))?
+            .map(|e| {
+                e.map(|e| e.file_name().to_string_lossy().into_owned())
+                    .map_err(err("readdir", path))
+            })
+            .collect()
+    }
+
+    fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
+        self.file(file)?
+            .set_len(size)
+            .map_err(err("truncate", "file"))
+    }
+
+    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError> {
+        File::open(path)
+            .and_then(|d| d.sync_all())
+            .map_err(err("fsync directory", path))
+    }
+
+    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+        fs::hard_link(existing, link).map_err(err("link", link))
+    }
+
+    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+        std::os::unix::fs::symlink(target, link).map_err(err("symlink", link))
+    }
+}

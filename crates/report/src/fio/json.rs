@@ -89,6 +89,20 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("ctx".into(), json!(j.cpu.ctx));
     o.insert("majf".into(), json!(j.cpu.majf));
     o.insert("minf".into(), json!(j.cpu.minf));
+    add_distributions(&mut o, e);
+    o.insert("latency_depth".into(), json!(j.header.iodepth));
+    o.insert("latency_target".into(), json!(0));
+    o.insert("latency_percentile".into(), fl(100.0));
+    o.insert("latency_window".into(), json!(0));
+    if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
+        o.insert("desc".into(), json!(desc));
+    }
+    Value::Object(o)
+}
+
+/// `iodepth_level/submit/complete` and `latency_ns/us/ms`: shares in percent.
+fn add_distributions(o: &mut Map<String, Value>, e: &Entry) {
+    let j = &e.job;
     let level_keys = ["1", "2", "4", "8", "16", "32", ">=64"];
     let batch_keys = ["0", "4", "8", "16", "32", "64", ">=64"];
     o.insert(
@@ -113,14 +127,6 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("latency_ns".into(), dist(&small, &b.ns, e.rw_ios(), 0.01));
     o.insert("latency_us".into(), dist(&small, &b.us, e.rw_ios(), 0.01));
     o.insert("latency_ms".into(), dist(&ms_keys, &b.ms, e.rw_ios(), 0.01));
-    o.insert("latency_depth".into(), json!(j.header.iodepth));
-    o.insert("latency_target".into(), json!(0));
-    o.insert("latency_percentile".into(), fl(100.0));
-    o.insert("latency_window".into(), json!(0));
-    if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
-        o.insert("desc".into(), json!(desc));
-    }
-    Value::Object(o)
 }
 
 /// Shares in percent keyed by bucket name.

@@ -42,23 +42,7 @@ pub fn line(e: &Entry, rs: &GroupRunStats, program: &str, disks: &[DiskUtil]) ->
     let (usr, sys) = view::cpu_percent(j);
     let c = &j.cpu;
     let _ = write!(s, ";{usr:.6}%;{sys:.6}%;{};{};{}", c.ctx, c.majf, c.minf);
-    let total = e.rw_ios();
-    for count in j.depth.level {
-        let _ = write!(s, ";{:3.1}%", share(count, total, 0.1));
-    }
-    let b = &j.lat_buckets;
-    let ns_share = if total == 0 {
-        0.0
-    } else {
-        b.ns.iter().sum::<u64>() as f64 * 100.0 / total as f64
-    };
-    for (i, count) in b.us.iter().enumerate() {
-        let extra = if i == 0 { ns_share } else { 0.0 };
-        let _ = write!(s, ";{:3.2}%", share(*count, total, 0.01) + extra);
-    }
-    for count in b.ms {
-        let _ = write!(s, ";{:3.2}%", share(count, total, 0.01));
-    }
+    dist_fields(&mut s, e);
     for d in disks {
         let _ = write!(
             s,
@@ -79,6 +63,28 @@ pub fn line(e: &Entry, rs: &GroupRunStats, program: &str, disks: &[DiskUtil]) ->
     }
     s.push('\n');
     s
+}
+
+/// IO depth shares, then the µs (ns folded into `<=2`) and ms latency shares.
+fn dist_fields(s: &mut String, e: &Entry) {
+    let j = &e.job;
+    let total = e.rw_ios();
+    for count in j.depth.level {
+        let _ = write!(s, ";{:3.1}%", share(count, total, 0.1));
+    }
+    let b = &j.lat_buckets;
+    let ns_share = if total == 0 {
+        0.0
+    } else {
+        b.ns.iter().sum::<u64>() as f64 * 100.0 / total as f64
+    };
+    for (i, count) in b.us.iter().enumerate() {
+        let extra = if i == 0 { ns_share } else { 0.0 };
+        let _ = write!(s, ";{:3.2}%", share(*count, total, 0.01) + extra);
+    }
+    for count in b.ms {
+        let _ = write!(s, ";{:3.2}%", share(count, total, 0.01));
+    }
 }
 
 /// The 41 fields of one direction.

@@ -63,7 +63,13 @@ mod tests {
 
     #[test]
     fn escaping() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
-        assert_eq!(script_safe(r#"{"a":"</script><!--"}"#), r#"{"a":"<\/script><\!--"}"#);
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(
+            script_safe(r#"{"a":"</script><!--"}"#),
+            r#"{"a":"<\/script><\!--"}"#
+        );
     }
 }

@@ -10,8 +10,8 @@ use crate::compare::{Comparison, MetricId, NamedRun};
 
 /// Percentiles the latency curves are drawn through.
 pub const CURVE_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
-    99.95, 99.99,
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
 ];
 
 #[derive(Serialize)]
@@ -70,7 +70,10 @@ pub fn chart_data(runs: &[NamedRun<'_>], c: &Comparison) -> ChartData {
         baseline: c.baseline,
         bars: bars(c),
         percentiles: shared.iter().filter_map(|t| curves(t, &sources)).collect(),
-        timelines: shared.iter().filter_map(|t| timeline(t, &sources)).collect(),
+        timelines: shared
+            .iter()
+            .filter_map(|t| timeline(t, &sources))
+            .collect(),
     }
 }
 
@@ -104,7 +107,11 @@ fn bars(c: &Comparison) -> Vec<BarChart> {
                 })
                 .collect();
             BarChart {
-                title: format!("{} ({unit})", metric.label()),
+                title: if metric.label() == unit {
+                    unit.to_string()
+                } else {
+                    format!("{} ({unit})", metric.label())
+                },
                 unit,
                 tests: tests.iter().map(|t| t.test.clone()).collect(),
                 values,
@@ -139,7 +146,9 @@ fn timeline(test: &str, sources: &[Vec<Source>]) -> Option<Timeline> {
         .iter()
         .enumerate()
         .filter_map(|(run, srcs)| {
-            let s = srcs.iter().find(|s| s.test == test && !s.points.is_empty())?;
+            let s = srcs
+                .iter()
+                .find(|s| s.test == test && !s.points.is_empty())?;
             let mut prev = 0u64;
             let mut out = TimelineSeries {
                 run,
@@ -192,7 +201,11 @@ fn sources_of(run: &RunResult) -> Vec<Source> {
                     continue;
                 }
                 let test = unique_name(out.iter().map(|s| s.test.as_str()), &name);
-                let lat = if dir.clat.samples > 0 { dir.clat } else { dir.lat };
+                let lat = if dir.clat.samples > 0 {
+                    dir.clat
+                } else {
+                    dir.lat
+                };
                 let points = job.timeline.iter().map(|p| project(p, d)).collect();
                 out.push(Source { test, lat, points });
             }

@@ -58,10 +58,10 @@ fn run_list(html: &mut String, runs: &[NamedRun<'_>]) {
     for r in runs {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{:?}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
             escape(&r.name),
             r.id,
-            r.run.mode,
+            format!("{:?}", r.run.mode).to_lowercase(),
             utc(r.run.started_unix_ms),
             escape(&r.run.tool_version),
             escape(&r.run.command_line.join(" "))
@@ -154,7 +154,10 @@ fn environment(html: &mut String, env: &Environment) {
         &[
             ("host", env.hostname.clone()),
             ("CPU", format!("{} × {}", env.ncpus, env.cpu_model)),
-            ("memory", format!("{:.1} GiB", env.mem_bytes as f64 / (1u64 << 30) as f64)),
+            (
+                "memory",
+                format!("{:.1} GiB", env.mem_bytes as f64 / (1u64 << 30) as f64),
+            ),
             ("kernel", env.kernel.clone()),
             ("storbench", env.storbench_version.clone()),
         ],
@@ -167,7 +170,11 @@ fn environment(html: &mut String, env: &Environment) {
 fn target(html: &mut String, t: &TargetInfo) {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let rotational = t.rotational.map_or(String::new(), |r| {
-        if r { "yes (HDD)".into() } else { "no (SSD/NVMe/virtual)".into() }
+        if r {
+            "yes (HDD)".into()
+        } else {
+            "no (SSD/NVMe/virtual)".into()
+        }
     });
     kv_table(
         html,
@@ -179,10 +186,19 @@ fn target(html: &mut String, t: &TargetInfo) {
             ("model", opt(&t.device_model)),
             ("rotational", rotational),
             ("scheduler", opt(&t.scheduler)),
-            ("size", t.size_bytes.map_or(String::new(), |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))),
+            (
+                "size",
+                t.size_bytes.map_or(String::new(), |b| {
+                    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+                }),
+            ),
             ("server", opt(&t.server)),
             ("interface", opt(&t.interface)),
-            ("link speed", t.link_speed_mbps.map_or(String::new(), |s| format!("{s} Mbit/s"))),
+            (
+                "link speed",
+                t.link_speed_mbps
+                    .map_or(String::new(), |s| format!("{s} Mbit/s")),
+            ),
         ],
     );
 }
@@ -192,7 +208,12 @@ fn extras(html: &mut String, run: &RunResult) {
     if !run.notes.is_empty() {
         html.push_str("<ul class=\"notes\">\n");
         for n in &run.notes {
-            let _ = writeln!(html, "<li class=\"{:?}\">{}</li>", n.level, escape(&n.message));
+            let _ = writeln!(
+                html,
+                "<li class=\"{:?}\">{}</li>",
+                n.level,
+                escape(&n.message)
+            );
         }
         html.push_str("</ul>\n");
     }

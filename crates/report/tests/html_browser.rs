@@ -1,0 +1,349 @@
+//! The HTML report in a real browser: headless Chromium (Debian's `chromium`) loads the file
+//! with networking disabled; the rendered DOM must show every chart drawn and no script
+//! error, and Chromium's log must hold no console error or blocked request. A screenshot is
+//! kept under the target dir (or `$STORBENCH_ARTIFACTS`) and its path printed.
+//! Without Chromium the browser tests skip with a reason, unless
+//! `STORBENCH_REQUIRE_BROWSER=1` (CI) makes that a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use storbench_core::result::*;
+use storbench_report::compare::NamedRun;
+use storbench_report::html::render;
+
+fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
+    let mut dirs: [DirResult; 3] = Default::default();
+    for (d, share) in [(0usize, 3u64), (1, 1)] {
+        let dir = &mut dirs[d];
+        dir.io_bytes = mb_s * 1_000_000 * secs * share / 4;
+        dir.total_ios = dir.io_bytes / 4096;
+        dir.runtime_ms = secs * 1000;
+        for i in 0..2000u64 {
+            dir.clat.record(lat_base + (i * i) % (lat_base * 20));
+        }
+    }
+    let timeline = (1..=secs)
+        .map(|s| TimelinePoint {
+            t_ms: s * 1000,
+            bytes: [mb_s * 750_000 + s * 10_000, mb_s * 250_000, 0],
+            ios: [mb_s * 183, mb_s * 61, 0],
+            lat_sum_ns: [0; 3],
+        })
+        .collect();
+    JobResult {
+        name: name.into(),
+        groupid: 0,
+        jobnum: 0,
+        jobs: 1,
+        pid: 1,
+        error: 0,
+        error_text: None,
+        description: None,
+        options: Vec::new(),
+        header: JobHeader::default(),
+        settings: ReportSettings::default(),
+        targets: vec!["/mnt/pool".into()],
+        elapsed_ms: secs * 1000,
+        runtime_ms: secs * 1000,
+        end_unix_ms: 0,
+        dirs,
+        sync: SyncResult::default(),
+        cpu: CpuUsage {
+            usr_ns: 400_000_000,
+            sys_ns: 900_000_000,
+            ..CpuUsage::default()
+        },
+        depth: DepthStats::default(),
+        lat_buckets: LatBuckets::default(),
+        timeline,
+        engine_details: Vec::new(),
+    }
+}
+
+fn run(scale: u64, hostname: &str) -> RunResult {
+    RunResult {
+        schema: RESULT_SCHEMA,
+        mode: RunMode::Fio,
+        tool_version: "storbench-0.1.0".into(),
+        started_unix_ms: 1_795_972_858_000,
+        finished_unix_ms: 1_795_972_868_000,
+        command_line: vec!["storbench".into(), "fio".into(), "nas.fio".into()],
+        job_files: vec![(
+            "nas.fio".into(),
+            "[seq]\nrw=rw\n<script>alert(1)</script>\n".into(),
+        )],
+        global_options: Vec::new(),
+        groups: vec![GroupResult {
+            id: 0,
+            group_reporting: false,
+            jobs: vec![
+                job("seq", 100 * scale, 20_000 / scale, 5),
+                job("rand", 10 * scale, 90_000 / scale, 5),
+            ],
+        }],
+        disks: Vec::new(),
+        nics: Vec::new(),
+        system_cpu: None,
+        notes: vec![Note {
+            level: NoteLevel::Warning,
+            code: "warn.page-cache".into(),
+            message: "test file smaller than RAM".into(),
+        }],
+        environment: Some(Environment {
+            hostname: hostname.into(),
+            cpu_model: "AMD EPYC".into(),
+            ncpus: 2,
+            mem_bytes: 24 << 30,
+            kernel: "6.18.44".into(),
+            storbench_version: "0.1.0".into(),
+            targets: vec![TargetInfo {
+                target: "/mnt/pool".into(),
+                fs_type: Some("zfs".into()),
+                rotational: Some(scale == 1),
+                ..TargetInfo::default()
+            }],
+        }),
+        bonnie: None,
+        interrupted: false,
+    }
+}
+
+fn report_html() -> String {
+    let runs = [run(1, "hdd-box"), run(3, "ssd-box"), run(2, "nvme-box")];
+    let named: Vec<NamedRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NamedRun {
+            id: i as i64 + 1,
+            name: ["HDD", "SSD", "NVMe"][i].into(),
+            run: r,
+        })
+        .collect();
+    let mut out = Vec::new();
+    render(&named, 0, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// Every `http://`/`https://` must sit inside a `/*! … */` licence comment.
+#[test]
+fn no_urls_outside_licence_comments() {
+    let html = report_html();
+    let mut rest = html.as_str();
+    let mut outside = String::new();
+    while let Some(start) = rest.find("/*!") {
+        outside.push_str(&rest[..start]);
+        let end = rest[start..]
+            .find("*/")
+            .map_or(rest.len(), |e| start + e + 2);
+        rest = &rest[end..];
+    }
+    outside.push_str(rest);
+    assert!(!outside.contains("http://") && !outside.contains("https://"));
+    assert!(html.contains("Content-Security-Policy"));
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "job file text escaped"
+    );
+    assert!(
+        html.contains("Permission is hereby granted"),
+        "uPlot's licence travels with it"
+    );
+}
+
+#[test]
+fn report_has_tables_and_environment_without_javascript() {
+    let html = report_html();
+    for needed in [
+        "<h3>seq read</h3>",
+        "<h3>rand write</h3>",
+        "hdd-box",
+        "nvme-box",
+        "zfs",
+        "+200.0%",
+        "test file smaller than RAM",
+    ] {
+        assert!(html.contains(needed), "missing {needed}");
+    }
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            let ok = Command::new(name)
+                .arg("--version")
+                .output()
+                .ok()?
+                .status
+                .success();
+            ok.then(|| PathBuf::from(name))
+        })
+}
+
+/// Kills the browser by its PID if a test fails or times out.
+struct Browser(Child);
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs headless Chromium on `file` with networking disabled; returns (stdout, stderr).
+fn run_chromium(exe: &Path, profile: &Path, file: &Path, extra: &[String]) -> (String, String) {
+    let out_path = profile.join("stdout.txt");
+    let err_path = profile.join("stderr.txt");
+    let child = Command::new(exe)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--mute-audio",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=10000",
+            "--window-size=1280,3200",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            profile.join("profile").display()
+        ))
+        .args(extra)
+        .arg(format!("file://{}", file.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("start chromium");
+    let mut browser = Browser(child);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if browser.0.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "chromium did not finish in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(browser);
+    (
+        std::fs::read_to_string(out_path).unwrap_or_default(),
+        std::fs::read_to_string(err_path).unwrap_or_default(),
+    )
+}
+
+/// Lines of Chromium's log that show a console message (our page logs none), a blocked
+/// request or a failed name lookup.
+fn log_problems(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|line| {
+            let lower = line.to_lowercase();
+            line.contains(":CONSOLE")
+                || lower.contains("content security policy")
+                || lower.contains("err_name_not_resolved")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The checks above can fail: a page with a console error, a script error and a blocked
+/// image request is caught by each of them.
+#[test]
+fn chromium_checks_catch_a_broken_page() {
+    let Some(exe) = chromium() else {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.html");
+    let page = "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" \
+        content=\"default-src 'none'; script-src 'unsafe-inline'\"></head><body>\
+        <img src=\"http://example.invalid/x.png\"><script>console.error('boom');\
+        document.body.setAttribute('data-ready', '1'); missing();</script></body></html>";
+    std::fs::write(&file, page).unwrap();
+    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    assert_eq!(attr(&dom, "data-ready").as_deref(), Some("1"));
+    let problems = log_problems(&log).join("\n");
+    assert!(problems.contains("boom"), "{log}");
+    assert!(problems.contains("missing is not defined"), "{log}");
+    assert!(problems.contains("Content Security Policy"), "{log}");
+}
+
+fn attr(dom: &str, name: &str) -> Option<String> {
+    let key = format!("{name}=\"");
+    let start = dom.find(&key)? + key.len();
+    Some(dom[start..].split('"').next()?.to_string())
+}
+
+fn artifacts_dir() -> PathBuf {
+    std::env::var_os("STORBENCH_ARTIFACTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser"))
+}
+
+#[test]
+fn chromium_renders_every_chart_without_errors() {
+    let Some(exe) = chromium() else {
+        if std::env::var_os("STORBENCH_REQUIRE_BROWSER").is_some() {
+            panic!("chromium is required (STORBENCH_REQUIRE_BROWSER is set) but not installed");
+        }
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, report_html()).unwrap();
+
+    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    assert_eq!(
+        attr(&dom, "data-ready").as_deref(),
+        Some("1"),
+        "script did not finish:\n{log}"
+    );
+    assert_eq!(
+        attr(&dom, "data-errors").as_deref(),
+        Some("0"),
+        "script errors:\n{log}"
+    );
+    let expected: usize = attr(&dom, "data-charts-expected").unwrap().parse().unwrap();
+    let drawn: usize = attr(&dom, "data-charts-drawn").unwrap().parse().unwrap();
+    // 3 runs share 4 tests (seq/rand × read/write): 7 metric bar charts, 4 latency
+    // curves, 4 × 2 timelines.
+    assert_eq!(expected, 7 + 4 + 8);
+    assert_eq!(drawn, expected);
+    assert_eq!(dom.matches("<canvas").count(), expected);
+    assert!(dom.contains("class=\"uplot"), "uPlot did not build its DOM");
+    assert_eq!(log_problems(&log), Vec::<String>::new());
+
+    let shots = artifacts_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("report.png");
+    let _ = std::fs::remove_file(&png);
+    let (_, log) = run_chromium(
+        &exe,
+        dir.path(),
+        &file,
+        &[format!("--screenshot={}", png.display())],
+    );
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}"));
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "screenshot looks empty"
+    );
+    std::fs::copy(&file, shots.join("report.html")).unwrap();
+    println!("screenshot: {}", png.display());
+    eprintln!("screenshot: {}", png.display());
+}

@@ -1,0 +1,163 @@
+//! `storbench history`: the stored runs, newest last, with their headline figures.
+
+use std::process::ExitCode;
+
+use storbench_store::{RunFilter, RunSummary};
+
+use crate::StoreArgs;
+use crate::cmd::save::open_store;
+use crate::cmd::time::{format_local, parse_when};
+
+/// List stored runs. `--label` and `--tag` (global flags) filter by label and tags.
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// Only runs whose target contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub target: Option<String>,
+    /// Only runs of this mode.
+    #[arg(long, value_parser = ["fio", "quick", "bonnie"])]
+    pub mode: Option<String>,
+    /// Only runs started at or after WHEN: `2026-11-01`, `2026-11-01 18:30`, or an age such
+    /// as `7d`, `12h`, `30m`, `2w`.
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only runs started at or before WHEN (same forms as --since).
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only the newest N runs.
+    #[arg(long, short = 'n', value_name = "N")]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, default_value = "table", value_parser = ["table", "json", "csv"])]
+    pub format: String,
+}
+
+pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let filter = RunFilter {
+        label: store.label.clone(),
+        tags: store.tags.clone(),
+        target: args.target,
+        mode: args.mode,
+        since_unix_ms: args.since.as_deref().map(parse_when).transpose()?,
+        until_unix_ms: args.until.as_deref().map(parse_when).transpose()?,
+        limit: args.limit,
+    };
+    let runs = open_store(store)?.list(&filter)?;
+    let text = match args.format.as_str() {
+        "json" => serde_json::to_string_pretty(&runs.iter().map(json_row).collect::<Vec<_>>())?
+            + "\n",
+        "csv" => csv(&runs),
+        _ => table(&runs),
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bandwidth in MB/s and IOPS, short; `-` when the run has no such figure.
+fn mbs(v: Option<f64>) -> String {
+    v.map_or("-".into(), |b| format!("{:.1}", b / 1e6))
+}
+
+fn iops(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x >= 10_000.0 => format!("{:.1}k", x / 1000.0),
+        Some(x) => format!("{x:.0}"),
+    }
+}
+
+fn table(runs: &[RunSummary]) -> String {
+    if runs.is_empty() {
+        return "no runs stored (or none match)\n".into();
+    }
+    let head = ["ID", "STARTED", "LABEL", "MODE", "TARGET", "READ MB/s", "WRITE MB/s", "READ IOPS",
+        "WRITE IOPS", "TAGS"];
+    let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    for r in runs {
+        let h = r.headline;
+        rows.push(vec![
+            r.id.to_string(),
+            format_local(r.started_unix_ms),
+            r.meta.label.clone().unwrap_or_else(|| "-".into()),
+            r.mode.clone(),
+            r.target.clone(),
+            mbs(h.read_bw),
+            mbs(h.write_bw),
+            iops(h.read_iops),
+            iops(h.write_iops),
+            r.meta.tags.join(","),
+        ]);
+    }
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let numeric = |c: usize| c == 0 || (5..=8).contains(&c);
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                if numeric(c) {
+                    format!("{s:>w$}", w = widths[c])
+                } else {
+                    format!("{s:<w$}", w = widths[c])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if runs.iter().any(|r| r.mode == "bonnie") {
+        out.push_str("bonnie runs: block read/write as MB/s, random seeks/s as READ IOPS\n");
+    }
+    out
+}
+
+fn json_row(r: &RunSummary) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.id,
+        "started_unix_ms": r.started_unix_ms,
+        "label": r.meta.label,
+        "tags": r.meta.tags,
+        "mode": r.mode,
+        "target": r.target,
+        "tool_version": r.tool_version,
+        "hostname": r.hostname,
+        "source": r.meta.source,
+        "read_bw_bytes": r.headline.read_bw,
+        "write_bw_bytes": r.headline.write_bw,
+        "read_iops": r.headline.read_iops,
+        "write_iops": r.headline.write_iops,
+    })
+}
+
+fn csv(runs: &[RunSummary]) -> String {
+    let mut out = String::from(
+        "id,started_unix_ms,label,mode,target,read_bw_bytes,write_bw_bytes,read_iops,write_iops,tags\n",
+    );
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let q = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for r in runs {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            r.id,
+            r.started_unix_ms,
+            q(r.meta.label.as_deref().unwrap_or("")),
+            r.mode,
+            q(&r.target),
+            opt(r.headline.read_bw),
+            opt(r.headline.write_bw),
+            opt(r.headline.read_iops),
+            opt(r.headline.write_iops),
+            q(&r.meta.tags.join(" ")),
+        ));
+    }
+    out
+}

@@ -1,0 +1,50 @@
+//! Access to the results database for every subcommand: opening it from the global flags,
+//! and saving a finished run (every measuring subcommand calls [`save_run`]).
+
+use std::path::PathBuf;
+
+use storbench_core::result::RunResult;
+use storbench_store::{RunMeta, Store};
+
+use crate::StoreArgs;
+
+/// `--db` / `$STORBENCH_DB`, else the default under the user's data folder.
+pub fn db_path(store: &StoreArgs) -> anyhow::Result<PathBuf> {
+    Ok(match &store.db {
+        Some(p) => p.clone(),
+        None => Store::default_path()?,
+    })
+}
+
+/// Opens (creating if needed) the results database named by the global flags.
+pub fn open_store(store: &StoreArgs) -> anyhow::Result<Store> {
+    Ok(Store::open(db_path(store)?)?)
+}
+
+/// Rejects a `--label` that `compare` would read as a run id; call before a long run so
+/// the save at its end cannot fail on it.
+pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
+    if let Some(l) = &store.label
+        && l.trim_start_matches('#').parse::<i64>().is_ok()
+    {
+        anyhow::bail!("--label {l}: a plain number would read as a run id; choose another label");
+    }
+    Ok(())
+}
+
+/// Saves `run` unless `--no-save`; says where on stderr. Returns the run id.
+pub fn save_run(store: &StoreArgs, run: &RunResult) -> anyhow::Result<Option<i64>> {
+    if store.no_save {
+        return Ok(None);
+    }
+    check_label(store)?;
+    let mut db = open_store(store)?;
+    let meta = RunMeta {
+        label: store.label.clone(),
+        tags: store.tags.clone(),
+        source: None,
+    };
+    let id = db.save(run, &meta)?;
+    eprintln!("storbench: saved as run {id} in {}", db.path().display());
+    Ok(Some(id))
+}

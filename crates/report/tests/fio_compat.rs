@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::path::Path;
-
 use serde_json::Value;
-use storbench_core::result::RunResult;
+use storbench_core::result::{RunResult, UnifiedRw};
 use storbench_report::fio::{FioOpts, json, normal, terse};
 
 use common::fio::{FioRun, fio_available, hist_from, run_fio, run_from};
@@ -336,10 +334,12 @@ fn check_terse(name: &str, fio_lines: &[String], run: &RunResult) {
 }
 
 /// Debian's fio_jsonplus_clat2csv reads our json+ and its CSV holds our histogram counts.
+/// (Like fio's own, our unified_rw_reporting=mixed JSON has no read/write keys for it.)
 fn check_clat2csv(name: &str, run: &RunResult) {
-    let tool = Path::new("/usr/bin/fio_jsonplus_clat2csv");
-    if !tool.exists() || run.groups[0].jobs[0].settings.unified_rw != Default::default() {
+    if run.groups[0].jobs[0].settings.unified_rw == UnifiedRw::Mixed {
         return;
     }
-    common::clat2csv::check(name, run);
+    if common::clat2csv::available() {
+        common::clat2csv::check(name, run);
+    }
 }

@@ -6,6 +6,27 @@ use std::process::Command;
 use storbench_core::result::{LatStats, RunResult};
 use storbench_report::fio::{FioOpts, json, view};
 
+/// Whether the script and the Python module it imports (`six`, Debian package python3-six,
+/// which fio does not depend on) are installed; prints why not.
+pub fn available() -> bool {
+    if !std::path::Path::new("/usr/bin/fio_jsonplus_clat2csv").exists() {
+        eprintln!(
+            "skipped fio_jsonplus_clat2csv check: /usr/bin/fio_jsonplus_clat2csv missing (package fio)"
+        );
+        return false;
+    }
+    let six = Command::new("/usr/bin/python3")
+        .args(["-c", "import six"])
+        .output();
+    if !six.is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipped fio_jsonplus_clat2csv check: python3 module six missing (package python3-six)"
+        );
+        return false;
+    }
+    true
+}
+
 /// Converts `run`'s json+ to CSV with the Debian script and checks every series: the
 /// histogram counts, running totals and fractions equal our histograms'.
 pub fn check(name: &str, run: &RunResult) {

@@ -2,6 +2,21 @@
 //! while a run starts. All of them read the same [`view`] of a run: reporting entries per
 //! group (merged under group_reporting, directions folded under unified_rw_reporting) and
 //! fio's per-group run status.
+//!
+//! What the reporters expect from a [`RunResult`] (the runner and the CLI fill it):
+//! - `tool_version` is storbench's bare version (`0.1.0`, printed `storbench-0.1.0`) or an
+//!   imported tool's own string (`fio-3.33`, printed as is).
+//! - `global_options` / `JobResult::options` keep every option as given, flags with an empty
+//!   value: like fio, JSON leaves flags out but shows `global options` when any was given.
+//! - `JobResult::runtime_ms` is one clone's measured time; a direction's `runtime_ms` is the
+//!   time it was active. `end_unix_ms` dates the job's header line.
+//! - `bw_samples` are bytes/s (printed as whole KiB/s like fio), `iops_samples` IOs/s.
+//! - `header.iodepth` is printed as `latency : … depth=N` and JSON `latency_depth`.
+//! - fio's `latency_target`/`latency_window`/`latency_percentile` are printed as their
+//!   defaults (0, 0, 100%): the model has no latency-target feature.
+//!
+//! For several `--output-format`s use [`render_many`] (fio's order). Machine formats write
+//! only their document; diagnostics belong on stderr.
 
 pub mod header;
 pub mod json;

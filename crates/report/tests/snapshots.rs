@@ -251,3 +251,26 @@ fn eta_lines() {
         status::eta_line(&kb1000)
     ));
 }
+
+#[test]
+fn imported_percentiles_without_histogram() {
+    let mut s = Shape::psync_randrw();
+    s.ios = [300, 0, 0];
+    let mut j = job(&s, 0, 0);
+    let clat = &mut j.dirs[0].clat;
+    clat.hist = Default::default();
+    clat.given_percentiles = vec![(50.0, 44_032), (99.0, 113_152)];
+    j.settings.percentile_list = vec![50.0, 99.0];
+    let r = run(vec![group(0, false, vec![j])]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&render(&r, FioFormat::JsonPlus)).expect("valid JSON");
+    let clat = &doc["jobs"][0]["read"]["clat_ns"];
+    assert_eq!(clat["percentile"]["50.000000"], 44_032);
+    assert_eq!(clat["percentile"]["99.000000"], 113_152);
+    assert!(clat.get("bins").is_none());
+    let normal = render(&r, FioFormat::Normal);
+    assert!(
+        normal.contains("|  50th=[   45],  99th=[  114]"),
+        "{normal}"
+    );
+}

@@ -212,7 +212,9 @@ fn lat(stats: &LatStats, percentiles: bool, list: &[f64], plus: bool) -> Value {
             .map(|(p, v)| (format!("{p:.6}"), json!(v)))
             .collect();
         o.insert("percentile".into(), Value::Object(map));
-        if plus {
+        // Imported results may carry percentiles without a histogram: no empty `bins`
+        // (fio_jsonplus_clat2csv fails on one).
+        if plus && !stats.hist.is_empty() {
             let bins: Map<String, Value> = stats
                 .hist
                 .bins()

@@ -30,13 +30,8 @@ fn write_read(d: &mut Driver, file: u32, n: usize) {
     let writes: Vec<_> = (0..n)
         .map(|i| (IoKind::Write, i as u64 * BS as u64, BS))
         .collect();
-    d.run(
-        file,
-        &writes,
-        pattern,
-        |_, _, r| assert_eq!(r, BS as i64),
-    )
-    .unwrap();
+    d.run(file, &writes, pattern, |_, _, r| assert_eq!(r, BS as i64))
+        .unwrap();
     assert_eq!(d.one(file, IoKind::Fsync, 0, 0).unwrap(), 0);
     let reads: Vec<_> = (0..n)
         .map(|i| (IoKind::Read, i as u64 * BS as u64, BS))
@@ -192,6 +187,16 @@ fn errors_name_the_server_and_the_operation() {
     let m = msg(wrong);
     assert!(
         m.contains(&format!("127.0.0.1:{}", g.mount_port)) && m.contains("/nope"),
+        "{m}"
+    );
+
+    let denied = format!(
+        "nfs://127.0.0.1:{}/private/f?mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let m = msg(denied);
+    assert!(
+        m.contains("MNT3ERR_ACCES") && m.contains(&format!("127.0.0.1:{}", g.mount_port)),
         "{m}"
     );
 

@@ -460,7 +460,8 @@ fn split_parent(rel: &str) -> (&str, &str) {
 
 /// Picks the export for `path` and mounts it. Exports listed by the server that prefix the
 /// path are tried longest first; then, for servers that list nothing useful, each shorter
-/// prefix of the path. The first successful MNT wins.
+/// prefix of the path. The first successful MNT wins; a refusal other than "no such
+/// export" (e.g. MNT3ERR_ACCES) ends the search with that error.
 fn mount_export(
     url: &NfsUrl,
     addrs: &[SocketAddr],
@@ -497,7 +498,6 @@ fn mount_export(
             _ => break,
         }
     }
-    let mut first_err: Option<NfsError> = None;
     for export in candidates {
         let mut args = Vec::new();
         proto::args_string(&mut args, &export);
@@ -510,10 +510,10 @@ fn mount_export(
         )?;
         match proto::res_mnt(&body).map_err(garbage(&t, "MOUNT MNT"))? {
             Ok(fh) => return Ok((export, fh)),
-            // Not an export: try the next prefix. Other refusals are the answer.
+            // Not an export: try the next prefix. Any other refusal is the answer.
             Err(st) if st.0 == 2 || st.0 == 20 => {}
             Err(status) => {
-                first_err.get_or_insert(NfsError::Mount {
+                return Err(NfsError::Mount {
                     server: t.server().to_string(),
                     export,
                     status,
@@ -521,7 +521,7 @@ fn mount_export(
             }
         }
     }
-    Err(first_err.unwrap_or_else(|| NfsError::NoExport {
+    Err(NfsError::NoExport {
         server: t.server().to_string(),
         path: url.path.clone(),
         exports: if listed.is_empty() {
@@ -529,7 +529,7 @@ fn mount_export(
         } else {
             listed.join(", ")
         },
-    }))
+    })
 }
 
 fn is_prefix(export: &str, path: &str) -> bool {

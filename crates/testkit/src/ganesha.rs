@@ -1,5 +1,8 @@
 //! A private nfs-ganesha (VFS FSAL, NFSv3 over TCP) on 127.0.0.1, for tests and benches.
 //!
+//! Besides `/export` (read-write), every instance exports `/private` with no access at all,
+//! so tests can provoke MNT3ERR_ACCES.
+//!
 //! Each [`Ganesha`] gets free ports, its own config, log, recovery and export directories
 //! under a temporary directory, and is stopped by PID on drop. NFSv3 needs rpcbind while
 //! ganesha starts (it exits if it cannot register): a system rpcbind answering on
@@ -81,7 +84,7 @@ impl Ganesha {
             .prefix("storbench-ganesha-")
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
-        for sub in ["export", "recovery"] {
+        for sub in ["export", "recovery", "private"] {
             fs::create_dir(dir.path().join(sub)).map_err(|e| format!("create {sub} dir: {e}"))?;
         }
         let (nfs_port, mount_port) = (free_port()?, free_port()?);
@@ -133,11 +136,14 @@ impl Ganesha {
              Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }}\n\
              NFSV4 {{ Graceless = true; RecoveryRoot = {}; }}\n\
              EXPORT {{ Export_Id = 1; Path = {}; Pseudo = {PSEUDO}; Access_Type = RW; Squash = No_Root_Squash; \
+             Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n\
+             EXPORT {{ Export_Id = 2; Path = {}; Pseudo = /private; Access_Type = None; \
              Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n",
             self.nfs_port,
             self.mount_port,
             d.join("recovery").display(),
             d.join("export").display(),
+            d.join("private").display(),
         );
         fs::write(d.join("ganesha.conf"), conf).map_err(|e| format!("write ganesha.conf: {e}"))
     }

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Side-by-side NFS bench: storbench's user-space NFSv3 client (the `nfs` engine) against
+# libnfs's tools (Debian libnfs-utils: nfs-cat, nfs-cp) on the same nfs-ganesha, in one run,
+# interleaved run by run, printing medians and ratios.
+#
+#   bench/nfs.sh                 # loopback tests, then the 1 Gbit/s namespace tests (root)
+#   SLOW=0 bench/nfs.sh          # loopback only
+#   RUNS=5 SIZE_MB=1024 STORBENCH=target/release/storbench bench/nfs.sh
+#
+# Needs: nfs-ganesha, nfs-ganesha-vfs, rpcbind, libnfs-utils, python3, iproute2 (SLOW=1).
+# Everything it starts is stopped by PID; the namespace and veth pair it makes are deleted.
+# The namespace server is contacted only after `ip route get` shows the route goes over
+# our own veth.
+set -euo pipefail
+
+STORBENCH=${STORBENCH:-target/release/storbench}
+RUNS=${RUNS:-3}
+SIZE_MB=${SIZE_MB:-1024}
+SLOW=${SLOW:-1}
+QD=${QD:-8}
+NS=sbnfs
+HOST_IF=sbnfs-h
+NS_IF=sbnfs-n
+HOST_IP=10.211.0.1
+NS_IP=10.211.0.2
+RATE=${RATE:-1gbit}
+
+work=$(mktemp -d /tmp/storbench-nfsbench.XXXXXX)
+pids=()
+made_ns=0
+
+log() { printf '%s\n' "$*" >&2; }
+die() { log "nfs.sh: $*"; exit 1; }
+
+cleanup() {
+    set +e
+    for ((i=${#pids[@]}-1; i>=0; i--)); do
+        kill "${pids[i]}" 2>/dev/null
+    done
+    for p in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$p" 2>/dev/null
+    done
+    if [ "$made_ns" = 1 ]; then
+        ip netns pids "$NS" 2>/dev/null | xargs -r kill 2>/dev/null
+        sleep 0.5
+        ip netns pids "$NS" 2>/dev/null | xargs -r kill -9 2>/dev/null
+        ip link del "$HOST_IF" 2>/dev/null
+        ip netns del "$NS" 2>/dev/null
+    fi
+    rm -rf "$work" /dev/shm/storbench-nfsbench-src.bin
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for tool in ganesha.nfsd rpcbind nfs-cat nfs-cp nfs-ls python3; do
+    command -v "$tool" >/dev/null || die "$tool not found (apt-get install nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils python3)"
+done
+[ -x "$STORBENCH" ] || die "$STORBENCH not found: cargo build --release -p storbench (or set STORBENCH=)"
+"$STORBENCH" fio --help >/dev/null 2>&1 || die "$STORBENCH has no working 'fio' subcommand yet"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+now() { date +%s.%N; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+
+ganesha_conf() { # dir bind_addr nfs_port mount_port
+    mkdir -p "$1/export" "$1/recovery"
+    cat > "$1/ganesha.conf" <<CONF
+NFS_CORE_PARAM { Protocols = 3, 4; NFS_Port = $3; MNT_Port = $4; Bind_addr = $2; Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }
+NFSV4 { Graceless = true; RecoveryRoot = $1/recovery; }
+EXPORT { Export_Id = 1; Path = $1/export; Pseudo = /export; Access_Type = RW; Squash = No_Root_Squash; Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL { Name = VFS; } }
+CONF
+}
+
+wait_mount() { # url
+    for _ in $(seq 150); do
+        nfs-ls "$1" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    die "ganesha did not serve $1 within 30 s"
+}
+
+# ---------- loopback server ----------
+if ! (exec 3<>/dev/tcp/127.0.0.1/111) 2>/dev/null; then
+    rpcbind -f & pids+=($!)
+    for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/111) 2>/dev/null && break; sleep 0.1; done
+fi
+LO=$work/lo
+NFSP=$(free_port); MNTP=$(free_port)
+ganesha_conf "$LO" 127.0.0.1 "$NFSP" "$MNTP"
+ganesha.nfsd -F -f "$LO/ganesha.conf" -L "$LO/ganesha.log" -p "$LO/ganesha.pid" </dev/null >/dev/null 2>&1 & pids+=($!)
+GPID=$!
+LIBNFS_Q="version=3&nfsport=$NFSP&mountport=$MNTP"
+SB_Q="port=$NFSP&mountport=$MNTP"
+wait_mount "nfs://127.0.0.1/export?$LIBNFS_Q"
+
+log "preparing a ${SIZE_MB} MiB random source file"
+head -c $((SIZE_MB << 20)) /dev/urandom > /dev/shm/storbench-nfsbench-src.bin
+cp /dev/shm/storbench-nfsbench-src.bin "$LO/export/big.bin"
+sync
+
+RESULTS=$work/results.tsv
+: > "$RESULTS"
+# record TEST TOOL MB/s CLIENT_CPU% SERVER_CPU% IOPS
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS"; }
+
+# Runs "$@" and prints: wall seconds, client CPU seconds, server CPU seconds.
+measure() { # server_pid cmd...
+    local spid=$1; shift
+    local s0 t0 t1 s1 cpu
+    s0=$(cpu_ticks "$spid"); t0=$(now)
+    cpu=$( { /usr/bin/time -f '%U %S' "$@" > "$work/out" 2>"$work/err"; } 2>&1 | tail -1 ) || {
+        cat "$work/err" >&2; die "failed: $*"; }
+    t1=$(now); s1=$(cpu_ticks "$spid")
+    python3 -c "import sys; u,s=map(float,'$cpu'.split()); print($t1-$t0, u+s, ($s1-$s0)/$hz)"
+}
+
+# storbench's figures come from its JSON (bandwidth as it measured it); CPU from time(1).
+sb_json() { # field-expr
+    python3 - "$work/out" "$1" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+job = j["jobs"][0]
+d = job["read"] if job["read"]["io_bytes"] else job["write"]
+print(eval(sys.argv[2], {}, {"d": d, "job": job}))
+PY
+}
+
+seq_tests() { # label server_ip server_pid export_dir libnfs_query storbench_query
+    local label=$1 ip=$2 spid=$3 exp=$4 lq=$5 sq=$6
+    local mb=$SIZE_MB bytes=$((SIZE_MB << 20))
+    for run in $(seq "$RUNS"); do
+        read -r wall cpu scpu < <(measure "$spid" bash -c "nfs-cat 'nfs://$ip/export/big.bin?$lq' > /dev/null")
+        record "$label read 1M" libnfs-nfs-cat "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        for qd in 1 "$QD"; do
+            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" fio --name=r --ioengine=nfs \
+                "--filename=nfs://$ip/export/big.bin?$sq" --rw=read --bs=1M --size=${mb}M --iodepth=$qd --output-format=json)
+            record "$label read 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        done
+        rm -f "$exp"/w.*
+        read -r wall cpu scpu < <(measure "$spid" nfs-cp /dev/shm/storbench-nfsbench-src.bin "nfs://$ip/export/w.libnfs.$run?$lq")
+        record "$label write 1M" libnfs-nfs-cp "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        cmp -s /dev/shm/storbench-nfsbench-src.bin "$exp/w.libnfs.$run" || die "nfs-cp copy differs"
+        for qd in 1 "$QD"; do
+            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" fio --name=w --ioengine=nfs \
+                "--filename=nfs://$ip/export/w.sb.$run.$qd?$sq" --rw=write --bs=1M --size=${mb}M --iodepth=$qd --end_fsync=1 --output-format=json)
+            record "$label write 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        done
+        rm -f "$exp"/w.*
+    done
+}
+
+rand_tests() { # label ip spid query
+    for run in $(seq "$RUNS"); do
+        read -r wall cpu scpu < <(measure "$3" "$STORBENCH" fio --name=rr --ioengine=nfs \
+            "--filename=nfs://$2/export/big.bin?$4" --rw=randread --bs=4k --size=${SIZE_MB}M --iodepth=32 \
+            --runtime=10 --time_based --output-format=json)
+        local iops
+        iops=$(sb_json 'd["iops"]')
+        record "$1 randread 4k qd32" storbench "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" "$iops"
+    done
+}
+
+log "loopback: sequential 1 MiB reads and writes, $RUNS runs"
+seq_tests lo 127.0.0.1 "$GPID" "$LO/export" "$LIBNFS_Q" "$SB_Q"
+log "loopback: 4k random reads at iodepth 32"
+rand_tests lo 127.0.0.1 "$GPID" "$SB_Q"
+
+# ---------- 1 Gbit/s link: server in a namespace behind a shaped veth pair ----------
+if [ "$SLOW" = 1 ]; then
+    [ "$(id -u)" = 0 ] || die "the 1 Gbit/s part needs root (SLOW=0 skips it)"
+    ip netns list | grep -qw "$NS" && die "netns $NS already exists; not touching it"
+    ip netns add "$NS"; made_ns=1
+    ip link add "$HOST_IF" type veth peer name "$NS_IF" netns "$NS"
+    ip addr add "$HOST_IP/30" dev "$HOST_IF"; ip link set "$HOST_IF" up
+    ip -n "$NS" addr add "$NS_IP/30" dev "$NS_IF"; ip -n "$NS" link set "$NS_IF" up; ip -n "$NS" link set lo up
+    tc qdisc add dev "$HOST_IF" root tbf rate "$RATE" burst 128kb latency 10ms
+    ip netns exec "$NS" tc qdisc add dev "$NS_IF" root tbf rate "$RATE" burst 128kb latency 10ms
+    ip route get "$NS_IP" | grep -q "dev $HOST_IF" || die "$NS_IP is not routed over $HOST_IF; refusing to send anything"
+    SL=$work/slow
+    ganesha_conf "$SL" "$NS_IP" 2049 20048
+    cp /dev/shm/storbench-nfsbench-src.bin "$SL/export/big.bin"
+    # ganesha registers with rpcbind through /run/rpcbind.sock: give the namespace its own.
+    ip netns exec "$NS" unshare -m sh -c "mount -t tmpfs tmpfs /run && mkdir -p /run/rpcbind && \
+        (rpcbind -f &) && sleep 0.5 && exec ganesha.nfsd -F -f '$SL/ganesha.conf' -L '$SL/ganesha.log' -p '$SL/ganesha.pid'" \
+        </dev/null >/dev/null 2>&1 & pids+=($!)
+    wait_mount "nfs://$NS_IP/export?version=3&nfsport=2049&mountport=20048"
+    SPID=$(ip netns pids "$NS" | while read -r p; do [ "$(cat /proc/$p/comm)" = ganesha.nfsd ] && echo "$p"; done | head -1)
+    log "1 Gbit/s ($RATE tbf, veth): sequential 1 MiB reads and writes, $RUNS runs"
+    seq_tests 1gbit "$NS_IP" "$SPID" "$SL/export" "version=3&nfsport=2049&mountport=20048" "port=2049&mountport=20048"
+fi
+
+# ---------- summary ----------
+python3 - "$RESULTS" "$RATE" <<'PY'
+import sys, statistics, collections
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+by = collections.OrderedDict()
+for test, tool, mbs, ccpu, scpu, iops in rows:
+    by.setdefault(test, collections.OrderedDict()).setdefault(tool, []).append((float(mbs), float(ccpu), float(scpu), iops))
+# Payload a shaped link carries: tbf charges 1514 B per 1448 B of TCP payload.
+link = 125.0 * 1448 / 1514 if sys.argv[2] == "1gbit" else None
+print(f"{'test':<24} {'tool':<18} {'MB/s median [min..max]':<28} {'client CPU':>10} {'server CPU':>10} {'IOPS':>9}  ratio")
+for test, tools in by.items():
+    base = None
+    for tool, vals in tools.items():
+        mb = [v[0] for v in vals]
+        med = statistics.median(mb)
+        if tool.startswith("libnfs"):
+            base = med
+        ratio = ""
+        if base and not tool.startswith("libnfs"):
+            ratio = f"{med / base:.2f}x libnfs"
+        if link and test.startswith("1gbit"):
+            ratio += f"  {100 * med / link:.1f}% of link payload ({link:.1f} MB/s)"
+        iops = vals[0][3]
+        iops = f"{statistics.median(float(v[3]) for v in vals):.0f}" if iops != "-" else "-"
+        print(f"{test:<24} {tool:<18} {med:8.1f} [{min(mb):.1f}..{max(mb):.1f}]{'':<6} "
+              f"{statistics.median(v[1] for v in vals):9.0f}% {statistics.median(v[2] for v in vals):9.0f}% {iops:>9}  {ratio}")
+PY

@@ -142,6 +142,8 @@ pub struct EtaStatus {
     pub rate_bytes: [u64; 3],
     /// Current IOPS per direction over the last interval.
     pub iops: [u64; 3],
+    /// Seconds left; `None` prints `--`. (fio prints nothing after `(f=N)` until it has an
+    /// estimate; we keep the state and rates visible meanwhile.)
     pub eta_secs: Option<u64>,
     /// Rate limits of running jobs (min, max), bytes/s, if any were set.
     pub rate_limits: Option<(u64, u64)>,

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod cmd;
+pub mod running;
+pub mod ui;
 
 /// A storage benchmark: fio-compatible workloads, a bonnie++ suite, NFS and iSCSI from user
 /// space, results history and comparison.
@@ -37,7 +39,26 @@ pub struct StoreArgs {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// List stored runs with their headline figures (filter with --label, --tag, ...).
+    History(cmd::history::HistoryArgs),
+    /// Print a stored run again with any reporter, without re-running it.
+    Show(cmd::show::ShowArgs),
+    /// Delete stored runs (asks first).
+    Rm(cmd::rm::RmArgs),
+    /// Compare stored runs: every shared metric with its change against a baseline.
+    Compare(cmd::compare::CompareArgs),
+    /// Import fio JSON/json+ output and bonnie++ CSV lines into the history.
+    Import(cmd::import::ImportArgs),
+    /// Write a self-contained HTML report comparing stored runs.
+    Report(cmd::report::ReportArgs),
+    /// Run a fio command line or job files unchanged, with fio's outputs.
+    Fio(cmd::fio::FioArgs),
+    /// Sequential and random, read and write: MB/s, IOPS, latency, CPU (the main job).
+    Quick(cmd::quick::QuickArgs),
+    /// bonnie++'s suite with its flags, text table and CSV (local directories and nfs://).
+    Bonnie(cmd::bonnie::BonnieArgs),
+}
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -45,7 +66,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match cmd::dispatch(cli) {

@@ -117,6 +117,9 @@ fn job_notes(
             "{name}: the client used {cpu_pct:.0}% CPU: the benchmark host, not the storage, may be the limit"
         )));
     }
+    if job.header.ioengine == "null" {
+        return;
+    }
     let network = job.targets.iter().any(|t| t.contains("://"));
     let direct = job.header.direct;
     let reads = &job.dirs[0];

@@ -533,9 +533,15 @@ fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     out
 }
 
+/// Block devices under the jobs' local targets (none for the null engine, which does no IO).
 fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     let mut out = Vec::new();
-    for t in targets_of(jobs) {
+    let real: Vec<Arc<JobSpec>> = jobs
+        .iter()
+        .filter(|j| j.ioengine != "null")
+        .cloned()
+        .collect();
+    for t in targets_of(&real) {
         if t.contains("://") {
             continue;
         }

@@ -157,6 +157,10 @@ struct Worker<'p> {
     epoch: Instant,
     job_start: Instant,
     measuring: bool,
+    /// Latest clock reading, ns since the epoch; stop rules compare against it.
+    last_ns: u64,
+    ramp_end_ns: u64,
+    deadline_ns: u64,
     measure_start: Instant,
     measure_end: Instant,
     cpu_start: Usage,
@@ -256,6 +260,9 @@ impl<'p> Worker<'p> {
             epoch: plan.epoch,
             job_start: now,
             measuring: false,
+            last_ns: 0,
+            ramp_end_ns: 0,
+            deadline_ns: u64::MAX,
             measure_start: now,
             measure_end: now,
             cpu_start: Usage::default(),
@@ -263,9 +270,11 @@ impl<'p> Worker<'p> {
         })
     }
 
+    /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
     #[inline]
-    fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+    fn clock(&mut self) -> u64 {
+        self.last_ns = self.epoch.elapsed().as_nanos() as u64;
+        self.last_ns
     }
 
     fn run(&mut self) -> Result<(), EngineError> {
@@ -296,13 +305,9 @@ impl<'p> Worker<'p> {
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
         let job = self.job;
-        let ramp_end = self.job_start + job.ramp_time;
+        self.ramp_end_ns = self.clock() + job.ramp_time.as_nanos() as u64;
         let mut checks = 0u32;
         loop {
-            // Stop rules, checked cheaply every loop.
-            if !self.measuring && Instant::now() >= ramp_end {
-                self.begin_measuring();
-            }
             if self.should_stop_issuing(&mut checks) {
                 break;
             }
@@ -334,43 +339,49 @@ impl<'p> Worker<'p> {
         self.stats = WorkerStats::default();
         self.measure_start = Instant::now();
         self.cpu_start = Usage::thread();
-        self.plan.counters.set_measure_start(self.now_ns());
+        let now = self.clock();
+        self.deadline_ns = self
+            .job
+            .runtime
+            .map_or(u64::MAX, |rt| now.saturating_add(rt.as_nanos() as u64));
+        self.plan.counters.set_measure_start(now);
         self.plan.counters.set_state(WorkerState::Running);
     }
 
+    /// The stop rules, cheap enough to check before every IO: the clock is the latest
+    /// reading the IO path already took (read here only when latencies are not measured).
     fn should_stop_issuing(&mut self, checks: &mut u32) -> bool {
         *checks = checks.wrapping_add(1);
-        if (*checks).is_multiple_of(32) && stop::requested() {
+        let periodic = (*checks).is_multiple_of(32);
+        if periodic && stop::requested() {
             return true;
         }
-        if let Some(limit) = self.plan.io_limit
-            && self.issued_bytes >= limit
-        {
+        if self.limit_reached() {
             return true;
         }
-        if let Some(n) = self.job.number_ios
-            && self.issued_ios >= n
-        {
-            return true;
+        if periodic || !self.measure.any() && (*checks).is_multiple_of(4) {
+            self.clock();
         }
-        if self.measuring
-            && let Some(rt) = self.job.runtime
-            && self.measure_start.elapsed() >= rt
-        {
-            return true;
+        if !self.measuring && self.last_ns >= self.ramp_end_ns {
+            self.begin_measuring();
         }
-        false
+        self.measuring && self.last_ns >= self.deadline_ns
     }
 
     /// Queues IOs until the depth is reached. False if the rate limiter holds us back.
     fn fill_queue(&mut self) -> Result<bool, EngineError> {
         let batch = self.job.iodepth_batch_submit.max(1) as usize;
-        while self.inflight + (self.queued.len() as u32) < self.depth {
+        // At most one queue's worth per call, so the stop rules run between IOs even when
+        // a synchronous engine completes each IO at once.
+        for _ in 0..self.depth {
+            if self.inflight + (self.queued.len() as u32) >= self.depth {
+                break;
+            }
             if self.limit_reached() {
                 return Ok(true);
             }
             let Some(slot) = self.free.pop() else { break };
-            let t_start = if self.measure.any() { self.now_ns() } else { 0 };
+            let t_start = if self.measure.any() { self.clock() } else { 0 };
             let (ddir, file, offset, len) = self.next_io();
             if let Some(rl) = &mut self.rate[ddir as usize] {
                 if !rl.ready(self.epoch.elapsed().as_nanos() as u64) {
@@ -451,14 +462,19 @@ impl<'p> Worker<'p> {
             tag: slot,
         };
         if self.synchronous {
-            let t_issue = if self.measure.any() { self.now_ns() } else { 0 };
+            let t_issue = if self.measure.any() { self.clock() } else { 0 };
             self.slots[slot as usize].t_issue = t_issue;
             return match self.engine.queue(&io)? {
                 Queued::Done(n) => {
-                    self.stats.mark_depth(1, 1);
-                    self.stats.mark_submit(1);
-                    self.stats.mark_complete(1);
-                    let t_done = if self.measure.any() { self.now_ns() } else { 0 };
+                    if self.measuring {
+                        self.stats.mark_depth(1, 1);
+                    }
+                    if self.measuring && !self.no_data {
+                        // fio counts submit/complete batches for real syscalls only.
+                        self.stats.mark_submit(1);
+                        self.stats.mark_complete(1);
+                    }
+                    let t_done = if self.measure.any() { self.clock() } else { 0 };
                     self.complete(slot, n as i64, t_done)?;
                     Ok(true)
                 }
@@ -474,7 +490,7 @@ impl<'p> Worker<'p> {
         }
         match self.engine.queue(&io)? {
             Queued::Done(n) => {
-                let t_done = if self.measure.any() { self.now_ns() } else { 0 };
+                let t_done = if self.measure.any() { self.clock() } else { 0 };
                 self.slots[slot as usize].t_issue = t_done;
                 self.complete(slot, n as i64, t_done)?;
                 Ok(true)
@@ -588,7 +604,7 @@ impl<'p> Worker<'p> {
         }
         self.engine.commit()?;
         let nr = self.queued.len() as u64;
-        let t_issue = if self.measure.any() { self.now_ns() } else { 0 };
+        let t_issue = if self.measure.any() { self.clock() } else { 0 };
         self.inflight += nr as u32;
         if self.measuring {
             self.stats.mark_submit(nr);
@@ -611,7 +627,7 @@ impl<'p> Worker<'p> {
         let mut done = std::mem::take(&mut self.completions);
         done.clear();
         let r = self.engine.reap(min, &mut done);
-        let t_done = if self.measure.any() { self.now_ns() } else { 0 };
+        let t_done = if self.measure.any() { self.clock() } else { 0 };
         if self.measuring && !done.is_empty() {
             self.stats.mark_complete(done.len() as u64);
         }
@@ -712,7 +728,7 @@ impl<'p> Worker<'p> {
             let Some(slot) = self.free.pop() else {
                 return Ok(());
             };
-            let t = self.now_ns();
+            let t = self.clock();
             self.slots[slot as usize] = Slot {
                 ddir: 1,
                 sync: true,
@@ -733,7 +749,7 @@ impl<'p> Worker<'p> {
             };
             match self.engine.queue(&io)? {
                 Queued::Done(_) => {
-                    let t_done = self.now_ns();
+                    let t_done = self.clock();
                     self.complete(slot, 0, t_done)?;
                 }
                 Queued::Pending => {

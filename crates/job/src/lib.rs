@@ -28,7 +28,9 @@ pub use error::{JobError, Origin};
 pub use flags::{Arity, GLOBAL_FLAGS, GlobalFlag};
 pub use help::{cmdhelp, enghelp};
 pub use host::HostFacts;
-pub use ini::{IncludeLoader, parse_job_text, read_job_file};
-pub use invocation::{Eta, FioInvocation, OutputFormat, parse_fio_args};
+pub use ini::{
+    IncludeLoader, SourceReader, parse_job_text, read_job_file, read_job_file_with, read_source,
+};
+pub use invocation::{Eta, FioInvocation, OutputFormat, parse_fio_args, parse_fio_args_with};
 pub use low::{LowFile, LowSection, RawOpt};
 pub use spec::*;

@@ -31,7 +31,10 @@ pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitC
     let db = open_store(store)?;
     let (runs, baseline) = select_runs(&db, &args.runs, args.baseline.as_deref())?;
     if runs.len() < 2 {
-        anyhow::bail!("compare needs at least two runs; got only run {}", runs[0].id);
+        anyhow::bail!(
+            "compare needs at least two runs; got only run {}",
+            runs[0].id
+        );
     }
     let named = name_runs(&runs);
     let comparison = compare(&named, baseline);
@@ -112,7 +115,10 @@ pub fn name_runs(runs: &[StoredRun]) -> Vec<NamedRun<'_>> {
         .map(|r| {
             let label = r.meta.label.as_deref();
             let unique = label.is_some_and(|l| {
-                runs.iter().filter(|o| o.meta.label.as_deref() == Some(l)).count() == 1
+                runs.iter()
+                    .filter(|o| o.meta.label.as_deref() == Some(l))
+                    .count()
+                    == 1
             });
             let name = match label {
                 Some(l) if unique => l.to_string(),

@@ -44,8 +44,9 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
     };
     let runs = open_store(store)?.list(&filter)?;
     let text = match args.format.as_str() {
-        "json" => serde_json::to_string_pretty(&runs.iter().map(json_row).collect::<Vec<_>>())?
-            + "\n",
+        "json" => {
+            serde_json::to_string_pretty(&runs.iter().map(json_row).collect::<Vec<_>>())? + "\n"
+        }
         "csv" => csv(&runs),
         _ => table(&runs),
     };
@@ -70,8 +71,18 @@ fn table(runs: &[RunSummary]) -> String {
     if runs.is_empty() {
         return "no runs stored (or none match)\n".into();
     }
-    let head = ["ID", "STARTED", "LABEL", "MODE", "TARGET", "READ MB/s", "WRITE MB/s", "READ IOPS",
-        "WRITE IOPS", "TAGS"];
+    let head = [
+        "ID",
+        "STARTED",
+        "LABEL",
+        "MODE",
+        "TARGET",
+        "READ MB/s",
+        "WRITE MB/s",
+        "READ IOPS",
+        "WRITE IOPS",
+        "TAGS",
+    ];
     let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in runs {
         let h = r.headline;

@@ -34,7 +34,10 @@ pub fn run_import(args: ImportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     }
     if store.no_save {
         for (path, n) in per_file {
-            eprintln!("storbench: {}: {n} run(s) readable; not saved (--no-save)", path.display());
+            eprintln!(
+                "storbench: {}: {n} run(s) readable; not saved (--no-save)",
+                path.display()
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -5,6 +5,28 @@ use std::process::ExitCode;
 
 use crate::{Cli, Command};
 
+pub mod bonnie;
+pub mod compare;
+pub mod fio;
+pub mod history;
+pub mod import;
+pub mod quick;
+pub mod report;
+pub mod rm;
+pub mod save;
+pub mod show;
+pub mod time;
+
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::History(args) => history::run_history(args, &cli.store),
+        Command::Show(args) => show::run_show(args, &cli.store),
+        Command::Rm(args) => rm::run_rm(args, &cli.store),
+        Command::Compare(args) => compare::run_compare(args, &cli.store),
+        Command::Import(args) => import::run_import(args, &cli.store),
+        Command::Report(args) => report::run_report(args, &cli.store),
+        Command::Fio(args) => fio::run_fio(args, &cli.store),
+        Command::Quick(args) => quick::run_quick(args, &cli.store),
+        Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
+    }
 }

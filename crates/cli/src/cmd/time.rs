@@ -51,8 +51,14 @@ fn parse_age(s: &str) -> Option<u64> {
 
 fn parse_local(s: &str) -> Option<u64> {
     let (date, time) = s.split_once([' ', 'T']).unwrap_or((s, "00:00"));
-    let d: Vec<i32> = date.split('-').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    let t: Vec<i32> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let d: Vec<i32> = date
+        .split('-')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let t: Vec<i32> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     if d.len() != 3 || !(2..=3).contains(&t.len()) {
         return None;
     }

@@ -1,0 +1,190 @@
+//! `storbench bonnie`: bonnie++'s suite with bonnie++'s flags, its text table and CSV line,
+//! on a local directory or an `nfs://` export. See docs/bonnie.md.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once, start_message};
+use storbench_core::result::RunResult;
+use storbench_report::bonnie_csv::{self, CsvFormat};
+use storbench_report::bonnie_table;
+
+use crate::StoreArgs;
+use crate::cmd::save::{check_label, save_run};
+use crate::running::engine_for;
+
+/// bonnie++'s flags, taken as given; storbench-bonnie checks them with bonnie++'s rules.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Sizes follow bonnie++: -s in MiB (or g/t), chunks in bytes (or k), \
+    -n in units of 1024 files. Without -q the table goes to stdout before the CSV line; with \
+    -q the table goes to stderr and stdout holds only CSV."
+)]
+pub struct BonnieArgs {
+    /// Directory for the test file and directories, or nfs://host/export[/dir] [default: .]
+    #[arg(short = 'd', value_name = "DIR")]
+    pub dir: Option<String>,
+    /// File size in MiB (default 2 x RAM), chunk (8k), seeks (8192), seeker threads (5).
+    #[arg(short = 's', value_name = "SIZE[:CHUNK[:SEEKS[:SEEKERS]]]")]
+    pub size: Option<String>,
+    /// Files x 1024 (16), max and min size in bytes (0; -1 links, -2 symlinks), dirs, chunk.
+    #[arg(short = 'n', value_name = "FILES[:MAX[:MIN[:DIRS[:CHUNK]]]]")]
+    pub files: Option<String>,
+    /// Name for the result rows [default: the host name].
+    #[arg(short = 'm', value_name = "NAME")]
+    pub machine: Option<String>,
+    /// RAM in MiB assumed by the size checks (0 disables them) [default: this machine's].
+    #[arg(short = 'r', value_name = "MiB")]
+    pub ram: Option<String>,
+    /// Run the suite this many times and print only CSV lines (with a header if more than 1).
+    #[arg(short = 'x', value_name = "RUNS")]
+    pub runs: Option<String>,
+    /// Accepted for compatibility; storbench runs as the user that started it.
+    #[arg(short = 'u', value_name = "USER[:GROUP]")]
+    pub user: Option<String>,
+    /// Accepted for compatibility, like -u.
+    #[arg(short = 'g', value_name = "GROUP")]
+    pub group: Option<String>,
+    /// Quiet: no progress; the table goes to stderr, stdout holds only CSV.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Skip the per-char tests, or with a size in MiB run them on that much (default 3).
+    #[arg(short = 'f', value_name = "MiB", num_args = 0..=1, default_missing_value = "")]
+    pub char_io: Option<String>,
+    /// fsync after every write and fsync the directory after each create and delete.
+    #[arg(short = 'b')]
+    pub fsync_each: bool,
+    /// O_DIRECT for block write, rewrite, block read and seeks.
+    #[arg(short = 'D')]
+    pub direct: bool,
+    /// Seed for file names, sizes and seek positions [default: pid ^ time].
+    #[arg(short = 'z', value_name = "SEED")]
+    pub seed: Option<String>,
+    /// Copies of the suite run at the same time (1 to 200).
+    #[arg(short = 'c', value_name = "COPIES")]
+    pub concurrency: Option<String>,
+    /// Not supported: read the seed from a file (use -z).
+    #[arg(short = 'Z', value_name = "FILE", hide = true)]
+    pub seed_file: Option<String>,
+    /// Not supported: bonnie++'s semaphore synchronisation of several processes.
+    #[arg(short = 'p', value_name = "N", hide = true)]
+    pub processes: Option<String>,
+    /// Not supported: wait on bonnie++'s semaphore or a prompt.
+    #[arg(short = 'y', value_name = "s|p", hide = true)]
+    pub sync_with: Option<String>,
+    /// Write bonnie++'s near-zero block buffers instead of incompressible data.
+    #[arg(long)]
+    pub compressible: bool,
+    /// CSV line format: csv-1.98 (bonnie++ 1.98 to 2.00a) or csv-1.03.
+    #[arg(long, value_name = "FORMAT", default_value = "csv-1.98", value_parser = parse_format)]
+    pub format: CsvFormat,
+}
+
+fn parse_format(s: &str) -> Result<CsvFormat, String> {
+    s.parse()
+}
+
+impl BonnieArgs {
+    fn flags(&self) -> Flags {
+        Flags {
+            dir: self.dir.clone(),
+            size: self.size.clone(),
+            files: self.files.clone(),
+            machine: self.machine.clone(),
+            ram: self.ram.clone(),
+            runs: self.runs.clone(),
+            user: self.user.clone(),
+            group: self.group.clone(),
+            quiet: self.quiet,
+            char_io: self
+                .char_io
+                .as_ref()
+                .map(|s| (!s.is_empty()).then(|| s.clone())),
+            fsync_each: self.fsync_each,
+            direct: self.direct,
+            seed: self.seed.clone(),
+            concurrency: self.concurrency.clone(),
+            compressible: self.compressible,
+        }
+    }
+
+    fn refuse_unsupported(&self) -> anyhow::Result<()> {
+        if self.seed_file.is_some() {
+            anyhow::bail!("-Z: a seed file is not supported; give the seed with -z");
+        }
+        if self.processes.is_some() || self.sync_with.is_some() {
+            anyhow::bail!(
+                "-p/-y: bonnie++'s semaphore synchronisation of several processes is not \
+                 supported; use -c to run copies at the same time"
+            );
+        }
+        Ok(())
+    }
+}
+
+pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    args.refuse_unsupported()?;
+    let cfg = Config::from_flags(&args.flags(), &Host::detect())?;
+    check_label(store)?;
+    storbench_core::stop::install_handlers();
+    let mut stdout = io::stdout();
+    if cfg.runs.is_some() {
+        print_notes(&cfg)?;
+    }
+    if cfg.runs.is_some_and(|n| n > 1) {
+        bonnie_csv::render_header(args.format, &mut stdout)?;
+    }
+    for _ in 0..cfg.runs.unwrap_or(1) {
+        let mut progress = |e: Event| show_progress(&cfg, e);
+        let mut run = match run_once(&cfg, &engine_for, &mut progress) {
+            Ok(run) => run,
+            Err(e @ BonnieError::Interrupted { .. }) => {
+                eprintln!("storbench: {e}");
+                return Ok(ExitCode::from(130));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        run.command_line = std::env::args().collect();
+        print_run(&cfg, &run, args.format, &mut stdout)?;
+        save_run(store, &run)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// bonnie++'s layout: the table (stdout, or stderr with -q; none with -x), then the CSV.
+fn print_run(
+    cfg: &Config,
+    run: &RunResult,
+    format: CsvFormat,
+    stdout: &mut dyn Write,
+) -> io::Result<()> {
+    if cfg.runs.is_none() {
+        if cfg.quiet {
+            bonnie_table::render(run, &mut io::stderr())?;
+        } else {
+            bonnie_table::render(run, stdout)?;
+        }
+    }
+    bonnie_csv::render(run, format, stdout)?;
+    stdout.flush()
+}
+
+/// With -x there is no table, so the notes go to stderr once, before the first run.
+fn print_notes(cfg: &Config) -> io::Result<()> {
+    let mut err = io::stderr();
+    for n in &cfg.notes {
+        writeln!(err, "storbench: {} [{}]", n.message, n.code)?;
+    }
+    Ok(())
+}
+
+/// bonnie++'s progress lines on stderr ("Writing intelligently...done"), unless -q.
+fn show_progress(cfg: &Config, e: Event) {
+    if cfg.quiet {
+        return;
+    }
+    match e {
+        Event::Started(id) => eprint!("{}", start_message(id)),
+        Event::Finished(_) => eprintln!("done"),
+    }
+}

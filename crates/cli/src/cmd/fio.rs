@@ -1,0 +1,213 @@
+//! `storbench fio …`: a fio command line or job files, run unchanged, reported in fio's
+//! formats.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use storbench_core::result::RunMode;
+use storbench_core::runner::{RunRequest, run};
+use storbench_job::{Eta, FioInvocation, HostFacts, OutputFormat, parse_fio_args};
+use storbench_report::fio::{FioFormat, FioOpts, render_many};
+use storbench_report::status::EtaMode;
+
+use crate::StoreArgs;
+use crate::running::{exit_code, route_network_targets};
+use crate::ui::{CliObserver, LiveStyle};
+
+/// fio options and job files, exactly as fio takes them (see `storbench fio --cmdhelp`).
+/// storbench's own options may be mixed in: --allow-destructive, --label, --tag, --db,
+/// --no-save.
+#[derive(clap::Args, Debug)]
+#[command(disable_help_flag = true)]
+pub struct FioArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
+}
+
+/// storbench's own flags found among fio's arguments.
+#[derive(Debug, Default)]
+struct OwnFlags {
+    store: StoreArgs,
+    allow_destructive: bool,
+}
+
+pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let (fio_args, own) = split_own_flags(&args.args, store)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let mut inv = parse_fio_args(&fio_args, &HostFacts::detect(), &env)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(text) = informational(&inv)? {
+        print!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for w in &inv.warnings {
+        eprintln!("storbench: warning: {w}");
+    }
+    for job in &mut inv.workload.jobs {
+        job.allow_destructive |= own.allow_destructive;
+        route_network_targets(job)?;
+    }
+    if let Some(cmd) = &inv.showcmd {
+        println!("{cmd}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if inv.parse_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    execute(inv, &own.store, std::env::args().collect())
+}
+
+/// Help texts the invocation asks for instead of a run.
+fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
+    if inv.version {
+        return Ok(Some(format!("storbench-{}\n", env!("CARGO_PKG_VERSION"))));
+    }
+    if let Some(opt) = &inv.cmdhelp {
+        return storbench_job::cmdhelp(opt.as_deref())
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{e}"));
+    }
+    if let Some(engine) = &inv.enghelp {
+        return Ok(Some(enghelp(engine.as_deref())?));
+    }
+    if inv.help {
+        return Ok(Some(
+            storbench_job::cmdhelp(None).map_err(|e| anyhow::anyhow!("{e}"))?,
+        ));
+    }
+    Ok(None)
+}
+
+fn enghelp(engine: Option<&str>) -> anyhow::Result<String> {
+    let mut text = String::new();
+    match engine {
+        None => {
+            text.push_str("Available IO engines:\n");
+            for d in storbench_engines::ALL {
+                text.push_str(&format!("\t{:<12} {}\n", d.name, d.about));
+            }
+        }
+        Some(name) => {
+            let d = storbench_engines::find(name)
+                .with_context(|| format!("no IO engine named '{name}'"))?;
+            text.push_str(&format!("{}: {}\n", d.name, d.about));
+        }
+    }
+    Ok(text)
+}
+
+/// Runs the workload and writes the reports.
+fn execute(
+    inv: FioInvocation,
+    store: &StoreArgs,
+    command_line: Vec<String>,
+) -> anyhow::Result<ExitCode> {
+    storbench_core::stop::install_handlers();
+    let formats: Vec<FioFormat> = inv
+        .output_formats
+        .iter()
+        .map(|f| to_report_format(*f))
+        .collect();
+    let mut out: Box<dyn Write> = match &inv.output {
+        Some(path) => {
+            Box::new(File::create(path).with_context(|| format!("--output={}", path.display()))?)
+        }
+        None => Box::new(io::stdout()),
+    };
+    let normal = formats.contains(&FioFormat::Normal);
+    let eta = match inv.eta {
+        Eta::Auto => EtaMode::Auto,
+        Eta::Always => EtaMode::Always,
+        Eta::Never => EtaMode::Never,
+    };
+    let req = RunRequest {
+        workload: &inv.workload,
+        mode: RunMode::Fio,
+        command_line,
+        always_remove_created: false,
+    };
+    let result = {
+        let mut observer = CliObserver::new(
+            normal.then_some(out.as_mut() as &mut dyn Write),
+            eta,
+            LiveStyle::Fio,
+        );
+        let r = run(req, &crate::running::engine_for, &mut observer);
+        observer.finish();
+        r
+    };
+    let run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    render_many(&run, &formats, &FioOpts::default(), out.as_mut())?;
+    out.flush()?;
+    crate::cmd::save::save_run(store, &run)?;
+    Ok(exit_code(&run))
+}
+
+fn to_report_format(f: OutputFormat) -> FioFormat {
+    match f {
+        OutputFormat::Normal => FioFormat::Normal,
+        OutputFormat::Json => FioFormat::Json,
+        OutputFormat::JsonPlus => FioFormat::JsonPlus,
+        OutputFormat::Terse => FioFormat::Terse,
+    }
+}
+
+/// Takes storbench's own flags out of fio's arguments (they can't be clap globals there,
+/// since everything after `fio` is fio's).
+fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<String>, OwnFlags)> {
+    let mut own = OwnFlags {
+        store: store.clone(),
+        allow_destructive: false,
+    };
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (a.as_str(), None),
+        };
+        let mut value = |flag: &str| -> anyhow::Result<String> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .with_context(|| format!("{flag} needs a value"))
+        };
+        match name {
+            "--allow-destructive" => own.allow_destructive = true,
+            "--no-save" => own.store.no_save = true,
+            "--label" => own.store.label = Some(value("--label")?),
+            "--tag" => own.store.tags.push(value("--tag")?),
+            "--db" => own.store.db = Some(value("--db")?.into()),
+            _ => rest.push(a.clone()),
+        }
+    }
+    Ok((rest, own))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_flags_are_taken_out() {
+        let args: Vec<String> = [
+            "--name=a",
+            "--label",
+            "nvme",
+            "--tag=x",
+            "--allow-destructive",
+            "--bs=4k",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (rest, own) = split_own_flags(&args, &StoreArgs::default()).unwrap();
+        assert_eq!(rest, vec!["--name=a", "--bs=4k"]);
+        assert_eq!(own.store.label.as_deref(), Some("nvme"));
+        assert_eq!(own.store.tags, vec!["x"]);
+        assert!(own.allow_destructive);
+        assert!(split_own_flags(&["--label".to_string()], &StoreArgs::default()).is_err());
+    }
+}

@@ -1,0 +1,253 @@
+//! `storbench quick [PATH|URL]`: the CrystalDiskMark-style set people compare — sequential
+//! and random, read and write — with MB/s, IOPS, latency percentiles and client CPU.
+
+use std::os::unix::fs::FileTypeExt;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use storbench_core::result::{Note, NoteLevel, RunMode};
+use storbench_core::runner::{RunRequest, run};
+use storbench_job::presets::quick::{QuickOptions, TESTS, workload};
+use storbench_job::{JobSpec, units};
+use storbench_report::status::EtaMode;
+
+use crate::StoreArgs;
+use crate::running::{engine_for_url, exit_code};
+use crate::ui::{CliObserver, LiveStyle, human_bytes};
+
+#[derive(clap::Args, Debug)]
+pub struct QuickArgs {
+    /// Directory for the test file, a block device, nfs://host/export[/dir] or
+    /// iscsi://host/iqn/lun (default: the current directory).
+    pub target: Option<String>,
+    /// Size of the test file (fio units: 512M, 1g, 2GiB…).
+    #[arg(long, default_value = "1g", value_parser = parse_size)]
+    pub size: u64,
+    /// Time per test (5, 5s, 1500ms, 1m…).
+    #[arg(long, default_value = "5s", value_parser = parse_runtime)]
+    pub runtime: Duration,
+    /// IO engine for local targets (default: io_uring, else libaio).
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Use the page cache even where direct I/O works.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write to a device or LUN even if it holds a partition table, file system or data.
+    #[arg(long)]
+    pub allow_destructive: bool,
+    /// Print the results as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Live progress: auto (on a terminal), always, never.
+    #[arg(long, default_value = "auto", value_parser = parse_eta)]
+    pub eta: EtaMode,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    match units::parse_size(s, 1024)? {
+        0 => Err("the test file needs at least one block".into()),
+        n => Ok(n),
+    }
+}
+
+fn parse_runtime(s: &str) -> Result<Duration, String> {
+    let us = units::parse_time_us(s, 1_000_000)?;
+    if us < 100_000 {
+        return Err(format!(
+            "{s} is too short to measure anything (at least 100ms)"
+        ));
+    }
+    Ok(Duration::from_micros(us))
+}
+
+fn parse_eta(s: &str) -> Result<EtaMode, String> {
+    EtaMode::parse(s).ok_or_else(|| format!("'{s}': expected auto, always or never"))
+}
+
+pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let target = args.target.clone().unwrap_or_else(|| ".".into());
+    let plan = plan_target(&target, &args)?;
+    storbench_core::stop::install_handlers();
+    let options = QuickOptions {
+        target: target.clone(),
+        device: plan.device,
+        size: args.size,
+        runtime: args.runtime,
+        direct: plan.direct,
+        ioengine: plan.engine.clone(),
+        file_name: format!("storbench-quick.{}.tmp", std::process::id()),
+        allow_destructive: args.allow_destructive,
+    };
+    let wl = workload(&options);
+    let req = RunRequest {
+        workload: &wl,
+        mode: RunMode::Quick,
+        command_line: std::env::args().collect(),
+        always_remove_created: true,
+    };
+    eprintln!(
+        "storbench quick: {target} — {} test file, {} per test, {} IO{}",
+        human_bytes(args.size),
+        humantime(args.runtime),
+        if plan.direct { "direct" } else { "buffered" },
+        if plan.device {
+            ""
+        } else {
+            ", removed afterwards"
+        },
+    );
+    let result = {
+        let mut observer = CliObserver::new(
+            None,
+            args.eta,
+            LiveStyle::Quick {
+                tests: (TESTS.len() * 2) as u32,
+            },
+        );
+        let r = run(req, &crate::running::engine_for, &mut observer);
+        observer.finish();
+        r
+    };
+    let mut run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(why) = &plan.buffered_reason {
+        run.notes.insert(
+            0,
+            Note {
+                level: NoteLevel::Warning,
+                code: "warn.buffered-quick".into(),
+                message: why.clone(),
+            },
+        );
+    }
+    let mut out = std::io::stdout();
+    if args.json {
+        storbench_report::quick::render_json(&run, &mut out)?;
+    } else {
+        storbench_report::quick::render(&run, &mut out)?;
+    }
+    crate::cmd::save::save_run(store, &run)?;
+    Ok(exit_code(&run))
+}
+
+/// How the quick run reaches its target.
+struct TargetPlan {
+    device: bool,
+    engine: String,
+    direct: bool,
+    /// Set when direct I/O had to be given up, with the reason shown to the user.
+    buffered_reason: Option<String>,
+}
+
+fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
+    if let Some(engine) = engine_for_url(target) {
+        return Ok(TargetPlan {
+            device: engine == "libiscsi",
+            engine: engine.into(),
+            direct: !args.buffered,
+            buffered_reason: None,
+        });
+    }
+    let meta = std::fs::metadata(target).with_context(|| format!("target {target}"))?;
+    let device = meta.file_type().is_block_device();
+    if !device && !meta.is_dir() {
+        bail!(
+            "target {target} is neither a directory, a block device nor an nfs:// or iscsi:// URL"
+        );
+    }
+    if !device {
+        check_free_space(target, args.size)?;
+    }
+    let engine = match &args.engine {
+        Some(e) => e.clone(),
+        None => default_local_engine(),
+    };
+    if args.buffered {
+        let why = "buffered IO was asked for (--buffered): the page cache is in play, figures may be memory speed".to_string();
+        return Ok(TargetPlan {
+            device,
+            engine,
+            direct: false,
+            buffered_reason: Some(why),
+        });
+    }
+    let direct_ok = device || probe_direct(target)?;
+    let buffered_reason = (!direct_ok).then(|| {
+        format!("the file system under {target} refuses direct I/O (O_DIRECT): buffered IO was used, so the page cache is in play and figures may be memory speed")
+    });
+    if !direct_ok {
+        eprintln!(
+            "storbench: warning: {}",
+            buffered_reason.as_deref().unwrap_or_default()
+        );
+    }
+    Ok(TargetPlan {
+        device,
+        engine,
+        direct: direct_ok,
+        buffered_reason,
+    })
+}
+
+/// io_uring when this kernel lets us use it, else libaio.
+fn default_local_engine() -> String {
+    let mut probe = JobSpec::new("probe");
+    probe.ioengine = "io_uring".into();
+    match storbench_engines::create(&probe) {
+        Ok(_) => "io_uring".into(),
+        Err(_) => "libaio".into(),
+    }
+}
+
+/// Whether a file in `dir` can be opened with O_DIRECT (creates and removes a probe file
+/// of its own, never touching anything else).
+fn probe_direct(dir: &str) -> anyhow::Result<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path =
+        std::path::Path::new(dir).join(format!(".storbench-direct-probe.{}", std::process::id()));
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path);
+    match opened {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&path);
+            Ok(true)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            let _ = std::fs::remove_file(&path);
+            Ok(false)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot create a test file in {dir}")),
+    }
+}
+
+fn check_free_space(dir: &str, need: u64) -> anyhow::Result<()> {
+    let c = std::ffi::CString::new(dir).context("target path contains a NUL byte")?;
+    // SAFETY: statvfs fills the zeroed struct for a valid C string path.
+    let st = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return Err(std::io::Error::last_os_error()).with_context(|| format!("statvfs {dir}"));
+        }
+        st
+    };
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if free < need {
+        bail!(
+            "not enough free space in {dir}: the test file needs {} but only {} is free (use --size)",
+            human_bytes(need),
+            human_bytes(free)
+        );
+    }
+    Ok(())
+}
+
+fn humantime(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}

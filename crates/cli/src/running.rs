@@ -1,0 +1,74 @@
+//! What every measuring subcommand does around the runner: pick engines for URL targets,
+//! build engines, install the stop handlers, decide the exit code.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use storbench_core::result::RunResult;
+use storbench_core::{Engine, EngineError};
+use storbench_job::JobSpec;
+
+/// Builds one engine for a worker (the runner's factory).
+pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    storbench_engines::create(job)
+}
+
+/// The network engine a target URL needs, if any.
+pub fn engine_for_url(target: &str) -> Option<&'static str> {
+    if target.starts_with("nfs://") {
+        Some("nfs")
+    } else if target.starts_with("iscsi://") {
+        Some("libiscsi")
+    } else {
+        None
+    }
+}
+
+/// Makes jobs that name a network URL use the matching engine: when the job left the
+/// engine at its default it is switched (so a copied command line just works); when the user
+/// chose a local engine explicitly, that is an error.
+pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
+    if job.ioengine == "nfs" && job.filenames.is_empty() && job.directories.is_empty() {
+        if let Some((_, url)) = job.engine_options.iter().find(|(k, _)| k == "nfs_url") {
+            job.directories = vec![url.clone()];
+        }
+    }
+    let target = job
+        .filenames
+        .first()
+        .or(job.directories.first())
+        .cloned()
+        .unwrap_or_default();
+    let Some(wanted) = engine_for_url(&target) else {
+        return Ok(());
+    };
+    let explicit = job.options.iter().any(|(k, _)| k == "ioengine");
+    let same = job.ioengine == wanted || (wanted == "libiscsi" && job.ioengine == "iscsi");
+    if !same {
+        if explicit {
+            bail!(
+                "{}: ioengine={} cannot reach {target}; use --ioengine={wanted}",
+                job.name,
+                job.ioengine
+            );
+        }
+        job.ioengine = wanted.to_string();
+    }
+    Ok(())
+}
+
+/// Exit code of a finished run: 0 only if every job ran to the end without error.
+pub fn exit_code(run: &RunResult) -> ExitCode {
+    let failed = run
+        .groups
+        .iter()
+        .flat_map(|g| &g.jobs)
+        .any(|j| j.error != 0);
+    if run.interrupted {
+        ExitCode::from(130)
+    } else if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,3 @@
+//! Built-in workloads that are not parsed from fio input.
+
+pub mod quick;

@@ -1,0 +1,195 @@
+//! `storbench quick`: the CrystalDiskMark / KDiskMark default set. Four tests, each read
+//! then write, on one test file that is fully written before any read.
+
+use std::time::Duration;
+
+use crate::spec::{BlockSize, JobSpec, Rw, RwKind, SizeSpec, Workload};
+
+/// One of the four quick tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuickTest {
+    /// `SEQ1M Q8T1`: pattern, block size, queue depth, threads.
+    pub name: &'static str,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub threads: u32,
+    pub random: bool,
+}
+
+/// CrystalDiskMark's "Default" profile, in its order.
+pub const TESTS: [QuickTest; 4] = [
+    QuickTest {
+        name: "SEQ1M Q8T1",
+        bs: 1 << 20,
+        iodepth: 8,
+        threads: 1,
+        random: false,
+    },
+    QuickTest {
+        name: "SEQ1M Q1T1",
+        bs: 1 << 20,
+        iodepth: 1,
+        threads: 1,
+        random: false,
+    },
+    QuickTest {
+        name: "RND4K Q32T1",
+        bs: 4096,
+        iodepth: 32,
+        threads: 1,
+        random: true,
+    },
+    QuickTest {
+        name: "RND4K Q1T1",
+        bs: 4096,
+        iodepth: 1,
+        threads: 1,
+        random: true,
+    },
+];
+
+/// What the user chose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuickOptions {
+    /// A file path (the test file itself) for device-like targets, else the directory the
+    /// test file is created in; paths or URLs.
+    pub target: String,
+    /// The target is a whole device or LUN (no test file is created).
+    pub device: bool,
+    pub size: u64,
+    pub runtime: Duration,
+    pub direct: bool,
+    pub ioengine: String,
+    /// Name of the test file inside the directory.
+    pub file_name: String,
+    pub allow_destructive: bool,
+}
+
+/// Eight jobs (four tests × read, write), each its own reporting group and stonewalled, all
+/// on the same test file. Job names are `<test> read` / `<test> write`; the quick reporter
+/// relies on that.
+pub fn workload(o: &QuickOptions) -> Workload {
+    let mut jobs = Vec::new();
+    let mut group = 0;
+    for t in TESTS {
+        for write in [false, true] {
+            let mut j = JobSpec::new(format!(
+                "{} {}",
+                t.name,
+                if write { "write" } else { "read" }
+            ));
+            j.group = group;
+            j.stonewall = group > 0;
+            j.filenames = vec![if o.device {
+                o.target.clone()
+            } else {
+                join(&o.target, &o.file_name)
+            }];
+            j.size = Some(SizeSpec::Bytes(o.size));
+            j.bs = [
+                BlockSize::Fixed(t.bs),
+                BlockSize::Fixed(t.bs),
+                BlockSize::Fixed(t.bs),
+            ];
+            j.rw = Rw {
+                kind: match (t.random, write) {
+                    (false, false) => RwKind::Read,
+                    (false, true) => RwKind::Write,
+                    (true, false) => RwKind::RandRead,
+                    (true, true) => RwKind::RandWrite,
+                },
+                nr: 1,
+                hole: 0,
+            };
+            j.iodepth = t.iodepth;
+            j.numjobs = t.threads;
+            j.ioengine = o.ioengine.clone();
+            j.direct = o.direct;
+            j.runtime = Some(o.runtime);
+            j.time_based = true;
+            j.end_fsync = write;
+            j.overwrite = true;
+            j.group_reporting = true;
+            j.allow_destructive = o.allow_destructive;
+            j.options = vec![
+                ("rw".into(), j.rw.kind.fio_name().into()),
+                ("bs".into(), t.bs.to_string()),
+                ("iodepth".into(), t.iodepth.to_string()),
+            ];
+            jobs.push(j);
+            group += 1;
+        }
+    }
+    Workload {
+        jobs,
+        global_options: vec![
+            ("size".into(), o.size.to_string()),
+            ("runtime".into(), format!("{}", o.runtime.as_secs())),
+            ("direct".into(), if o.direct { "1" } else { "0" }.into()),
+            ("ioengine".into(), o.ioengine.clone()),
+        ],
+        job_files: Vec::new(),
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    let (base, query) = match dir.find('?') {
+        Some(i) if dir.contains("://") => (&dir[..i], &dir[i..]),
+        _ => (dir, ""),
+    };
+    let sep = if base.ends_with('/') { "" } else { "/" };
+    format!("{base}{sep}{name}{query}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> QuickOptions {
+        QuickOptions {
+            target: "/tmp".into(),
+            device: false,
+            size: 1 << 30,
+            runtime: Duration::from_secs(5),
+            direct: true,
+            ioengine: "io_uring".into(),
+            file_name: "storbench-quick.1.tmp".into(),
+            allow_destructive: false,
+        }
+    }
+
+    #[test]
+    fn eight_stonewalled_groups_on_one_file() {
+        let w = workload(&opts());
+        assert_eq!(w.jobs.len(), 8);
+        let names: Vec<&str> = w.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names[0], "SEQ1M Q8T1 read");
+        assert_eq!(names[7], "RND4K Q1T1 write");
+        assert!(
+            w.jobs
+                .iter()
+                .all(|j| j.filenames == vec!["/tmp/storbench-quick.1.tmp".to_string()])
+        );
+        assert_eq!(
+            w.jobs.iter().map(|j| j.group).collect::<Vec<_>>(),
+            (0..8).collect::<Vec<_>>()
+        );
+        assert!(!w.jobs[0].stonewall && w.jobs[1..].iter().all(|j| j.stonewall));
+        assert_eq!(w.jobs[4].iodepth, 32);
+        assert_eq!(w.jobs[4].rw.kind, RwKind::RandRead);
+        assert!(w.jobs[5].end_fsync && !w.jobs[4].end_fsync);
+    }
+
+    #[test]
+    fn devices_and_urls() {
+        let mut o = opts();
+        o.target = "nfs://h/export?version=3".into();
+        assert_eq!(
+            workload(&o).jobs[0].filenames[0],
+            "nfs://h/export/storbench-quick.1.tmp?version=3"
+        );
+        o.device = true;
+        o.target = "iscsi://h/iqn.x/1".into();
+        assert_eq!(workload(&o).jobs[0].filenames[0], "iscsi://h/iqn.x/1");
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs storbench's whole test suite on a fresh Debian machine: installs the system packages
+# the tests need (the real peers: fio, bonnie++, tgtd, nfs-ganesha, rpcbind, libiscsi and
+# libnfs tools, Chromium for the report test), then runs every test with cargo-nextest.
+# The tests start and stop their own servers (on private ports) by PID.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
+          iproute2 e2fsprogs util-linux python3-six chromium)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "test.sh: installing ${missing[*]}" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo-nextest >/dev/null 2>&1; then
+    cargo install --locked cargo-nextest
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo nextest run --workspace --locked --no-fail-fast "$@"

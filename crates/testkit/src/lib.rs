@@ -1,3 +1,4 @@
 //! storbench-testkit
 
 pub mod ganesha;
+pub mod tgtd;

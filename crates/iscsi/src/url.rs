@@ -1,0 +1,289 @@
+//! `iscsi://[user[%password]@]host[:port]/target-iqn/lun[?key=value&…]`, the form libiscsi
+//! and fio use. fio's escaped colons (`\:`) are accepted. Query keys: `initiator` (our IQN),
+//! `target_user` / `target_password` (mutual CHAP), `header_digest` / `data_digest`
+//! (`none` or `crc32c`).
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::text::Digest;
+
+/// The default iSCSI port.
+pub const DEFAULT_PORT: u16 = 3260;
+/// The initiator name used when the URL does not set one.
+pub const DEFAULT_INITIATOR: &str = "iqn.2026-11.org.storbench:initiator";
+
+/// CHAP secrets: ours, and optionally the target's for mutual authentication.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub user: String,
+    pub secret: String,
+    /// For mutual CHAP: the name and secret the target must prove.
+    pub target_user: Option<String>,
+    pub target_secret: Option<String>,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print secrets.
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("target_user", &self.target_user)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parsed iSCSI URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Url {
+    pub host: String,
+    pub port: u16,
+    /// Target IQN; empty for a portal-only URL (discovery).
+    pub target: String,
+    /// LUN; `None` for portal-only or target-only URLs.
+    pub lun: Option<u64>,
+    pub credentials: Option<Credentials>,
+    pub initiator: String,
+    pub header_digest: Digest,
+    pub data_digest: Digest,
+}
+
+impl Url {
+    /// Parses a URL; the LUN and target are optional here, callers that need them check.
+    pub fn parse(raw: &str) -> Result<Url> {
+        let text = raw.replace("\\:", ":");
+        let bad = |reason: &str| Error::Url {
+            url: redact(raw),
+            reason: reason.to_string(),
+        };
+        let rest = text
+            .strip_prefix("iscsi://")
+            .ok_or_else(|| bad("it must start with iscsi://"))?;
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let (host, port) = split_host_port(hostport).ok_or_else(|| bad("bad host or port"))?;
+        let (target, lun) = split_path(path).ok_or_else(|| bad("the LUN must be a number"))?;
+        let mut url = Url {
+            host,
+            port,
+            target,
+            lun,
+            credentials: userinfo.map(parse_userinfo).transpose().map_err(&bad)?,
+            initiator: DEFAULT_INITIATOR.to_string(),
+            header_digest: Digest::None,
+            data_digest: Digest::None,
+        };
+        if let Some(q) = query {
+            url.apply_query(q).map_err(|r| bad(&r))?;
+        }
+        Ok(url)
+    }
+
+    fn apply_query(&mut self, query: &str) -> Result<(), String> {
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "initiator" | "initiator-name" | "initiator_name" => {
+                    if v.is_empty() {
+                        return Err("initiator= needs an IQN".into());
+                    }
+                    self.initiator = v.to_string();
+                }
+                "target_user" | "target-user" => self.creds_mut()?.target_user = Some(v.into()),
+                "target_password" | "target-password" => {
+                    self.creds_mut()?.target_secret = Some(v.into())
+                }
+                "header_digest" | "header-digest" => self.header_digest = parse_digest(v)?,
+                "data_digest" | "data-digest" => self.data_digest = parse_digest(v)?,
+                _ => return Err(format!("unknown option {k:?}")),
+            }
+        }
+        Ok(())
+    }
+
+    fn creds_mut(&mut self) -> Result<&mut Credentials, String> {
+        self.credentials
+            .as_mut()
+            .ok_or_else(|| "mutual CHAP needs user%password@ first".to_string())
+    }
+
+    /// `host:port`, with brackets for IPv6.
+    pub fn portal(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// The LUN, or an error naming the URL when it has none.
+    pub fn require_lun(&self) -> Result<u64> {
+        match (self.target.is_empty(), self.lun) {
+            (false, Some(lun)) => Ok(lun),
+            _ => Err(Error::Url {
+                url: self.to_string(),
+                reason: "it needs a target and a LUN: iscsi://host[:port]/iqn/lun".into(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Url {
+    /// The URL without the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "iscsi://")?;
+        if let Some(c) = &self.credentials {
+            write!(f, "{}@", c.user)?;
+        }
+        write!(f, "{}", self.portal())?;
+        if !self.target.is_empty() {
+            write!(f, "/{}", self.target)?;
+            if let Some(lun) = self.lun {
+                write!(f, "/{lun}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn split_host_port(hostport: &str) -> Option<(String, u16)> {
+    if let Some(rest) = hostport.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => DEFAULT_PORT,
+            None => return None,
+        };
+        return (!host.is_empty()).then(|| (host.to_string(), port));
+    }
+    let (host, port) = match hostport.rsplit_once(':') {
+        Some((h, p)) => (h, p.parse().ok()?),
+        None => (hostport, DEFAULT_PORT),
+    };
+    (!host.is_empty() && port != 0).then(|| (host.to_string(), port))
+}
+
+fn split_path(path: &str) -> Option<(String, Option<u64>)> {
+    let path = path.trim_end_matches('/');
+    if path.is_empty() {
+        return Some((String::new(), None));
+    }
+    match path.rsplit_once('/') {
+        Some((target, lun)) => Some((target.to_string(), Some(lun.parse().ok()?))),
+        None => Some((path.to_string(), None)),
+    }
+}
+
+fn parse_userinfo(info: &str) -> Result<Credentials, &'static str> {
+    let (user, secret) = info.split_once('%').ok_or("CHAP needs user%password@")?;
+    if user.is_empty() {
+        return Err("the CHAP user name is empty");
+    }
+    Ok(Credentials {
+        user: user.to_string(),
+        secret: secret.to_string(),
+        target_user: None,
+        target_secret: None,
+    })
+}
+
+fn parse_digest(v: &str) -> Result<Digest, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "none" => Ok(Digest::None),
+        "crc32c" => Ok(Digest::Crc32c),
+        _ => Err(format!("digest must be none or crc32c, not {v:?}")),
+    }
+}
+
+/// The URL with any password replaced, for error messages.
+fn redact(raw: &str) -> String {
+    let Some(at) = raw.rfind('@') else {
+        return raw.to_string();
+    };
+    match raw[..at].find('%') {
+        Some(pct) => format!("{}%***{}", &raw[..pct], &raw[at..]),
+        None => raw.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn full_url() {
+        let u = Url::parse(
+            "iscsi://alice%s3cret@10.0.0.7:3261/iqn.2026-11.lab:disk/2?initiator=iqn.x:y&target_user=t&target_password=p&data_digest=crc32c",
+        )
+        .unwrap();
+        assert_eq!(u.host, "10.0.0.7");
+        assert_eq!(u.port, 3261);
+        assert_eq!(u.target, "iqn.2026-11.lab:disk");
+        assert_eq!(u.lun, Some(2));
+        assert_eq!(u.initiator, "iqn.x:y");
+        let c = u.credentials.as_ref().unwrap();
+        assert_eq!((c.user.as_str(), c.secret.as_str()), ("alice", "s3cret"));
+        assert_eq!(c.target_secret.as_deref(), Some("p"));
+        assert_eq!(u.data_digest, Digest::Crc32c);
+        assert_eq!(
+            u.to_string(),
+            "iscsi://alice@10.0.0.7:3261/iqn.2026-11.lab:disk/2"
+        );
+    }
+
+    #[test]
+    fn fio_escapes_and_defaults() {
+        let u = Url::parse("iscsi\\://127.0.0.1/iqn.2026-11.lab\\:disk/1").unwrap();
+        assert_eq!(
+            (u.port, u.target.as_str(), u.lun),
+            (3260, "iqn.2026-11.lab:disk", Some(1))
+        );
+        assert_eq!(u.initiator, DEFAULT_INITIATOR);
+    }
+
+    #[test]
+    fn portal_only_and_ipv6() {
+        let u = Url::parse("iscsi://[::1]:3300").unwrap();
+        assert_eq!((u.host.as_str(), u.port), ("::1", 3300));
+        assert_eq!(u.portal(), "[::1]:3300");
+        assert!(u.require_lun().is_err());
+    }
+
+    #[test]
+    fn errors_are_one_line_and_hide_passwords() {
+        for bad in [
+            "nfs://x/y",
+            "iscsi://h:99999/t/1",
+            "iscsi://h/t/x",
+            "iscsi://u%pw@h/t/1?bogus=1",
+            "iscsi:///t/1",
+        ] {
+            let e = Url::parse(bad).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
+            assert!(!e.contains("pw@"), "{e}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(s in "\\PC{0,100}") {
+            let _ = Url::parse(&s);
+        }
+
+        #[test]
+        fn display_round_trips(host in "[a-z][a-z0-9.]{0,20}", port in 1u16.., lun in 0u64..16384,
+                               tgt in "iqn\\.[0-9]{4}-[0-9]{2}\\.[a-z]{1,8}:[a-z0-9.]{1,10}") {
+            let s = format!("iscsi://{host}:{port}/{tgt}/{lun}");
+            let u = Url::parse(&s).unwrap();
+            prop_assert_eq!(u.to_string(), s);
+        }
+    }
+}

@@ -38,6 +38,8 @@ pub struct StoreArgs {
     pub tags: Vec<String>,
 }
 
+// One value per process, parsed once: boxing the large variants would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List stored runs with their headline figures (filter with --label, --tag, ...).

@@ -28,10 +28,12 @@ pub fn engine_for_url(target: &str) -> Option<&'static str> {
 /// engine at its default it is switched (so a copied command line just works); when the user
 /// chose a local engine explicitly, that is an error.
 pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
-    if job.ioengine == "nfs" && job.filenames.is_empty() && job.directories.is_empty() {
-        if let Some((_, url)) = job.engine_options.iter().find(|(k, _)| k == "nfs_url") {
-            job.directories = vec![url.clone()];
-        }
+    if job.ioengine == "nfs"
+        && job.filenames.is_empty()
+        && job.directories.is_empty()
+        && let Some((_, url)) = job.engine_options.iter().find(|(k, _)| k == "nfs_url")
+    {
+        job.directories = vec![url.clone()];
     }
     let target = job
         .filenames

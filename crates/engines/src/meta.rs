@@ -167,14 +167,15 @@ impl Engine for MetaEngine {
         Ok((self.files.len() - 1) as FileId)
     }
 
-    /// filecreate: the size the job gives its files; else the file's current size.
+    /// At least the size the job gives its files, so a lay-out step finds nothing to write
+    /// (no data moves); filestat fails here for a missing file, as its first IO would.
     fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
         if self.op == MetaOp::Create {
             return Ok(self.file_size);
         }
         let path = self.file(file)?.path.clone();
         match self.inner_meta()?.stat(&path) {
-            Ok(attr) => Ok(attr.size),
+            Ok(attr) => Ok(attr.size.max(self.file_size)),
             Err(_) if self.op == MetaOp::Delete => Ok(self.file_size),
             Err(e) => Err(e),
         }

@@ -146,3 +146,47 @@ fn posixaio_roundtrip() {
 fn mmap_roundtrip() {
     matrix("mmap", &[], &[1], true);
 }
+
+/// Whether polled (hipri) O_DIRECT IO works in `dir`; prints why not.
+fn hipri_ok(engine: &str, dir: &Path) -> bool {
+    let mut d = Driver::new(&job(engine, 1, &[("hipri", "1")]), BS).unwrap();
+    let path = dir.join(format!("{engine}-hipri-probe"));
+    let id = match d.open(path.to_str().unwrap(), rw_open(true)) {
+        Ok(id) => id,
+        Err(e) => {
+            eprintln!("skip {engine} hipri in {}: {e}", dir.display());
+            return false;
+        }
+    };
+    let r = d.one(id, IoKind::Write, 0, BS as u32);
+    let _ = std::fs::remove_file(path);
+    match r {
+        Ok(n) if n == BS as i64 => true,
+        other => {
+            eprintln!(
+                "skip {engine} hipri in {}: probe write gave {other:?}",
+                dir.display()
+            );
+            false
+        }
+    }
+}
+
+/// Polled completions (io_uring IOPOLL, pvsync2 RWF_HIPRI) on O_DIRECT files.
+#[test]
+fn hipri_roundtrip() {
+    for (engine, depths) in [("io_uring", &[1u32, 32][..]), ("pvsync2", &[1][..])] {
+        if !common::available(&job(engine, 1, &[("hipri", "1")])) {
+            continue;
+        }
+        for base in ["/tmp", "/dev/shm"] {
+            let dir = tempfile::tempdir_in(base).unwrap();
+            if !direct_ok(dir.path()) || !hipri_ok(engine, dir.path()) {
+                continue;
+            }
+            for &depth in depths {
+                roundtrip(engine, &[("hipri", "1")], depth, dir.path(), true);
+            }
+        }
+    }
+}

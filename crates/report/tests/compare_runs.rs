@@ -420,3 +420,38 @@ fn quick_tests_are_the_table_rows() {
     let (v, _) = row(&c, "RND4K Q32T16 read", MetricId::CpuPct);
     approx(&v, &[Some(20.0), Some(20.0)]);
 }
+
+/// Latencies below 1 µs print in ns, at or above 10 ms in ms; IOPS is not "IOPS IOPS".
+#[test]
+fn latency_units_follow_the_values() {
+    let slow = |p50_ns: u64| {
+        run(
+            RunMode::Fio,
+            vec![vec![job("j", 1_000, 100, 1.0, &[(p50_ns, 10)])]],
+        )
+    };
+    let runs = [(1, "a", slow(20_000_000)), (2, "b", slow(30_000_000))];
+    let c = compare(&named(&runs), 0);
+    let mut out = Vec::new();
+    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let p50 = text.lines().find(|l| l.contains("latency p50")).unwrap();
+    // 20 ms and 30 ms land in histogram buckets whose midpoints are within 1/128.
+    assert!(p50.contains("latency p50 ms"), "{text}");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("IOPS ")),
+        "{text}"
+    );
+    assert!(!text.contains("IOPS IOPS"));
+
+    let fast = [(1, "a", pata()), (2, "b", nfs())];
+    let c = compare(&named(&fast), 0);
+    let mut out = Vec::new();
+    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let p50 = text.lines().find(|l| l.contains("latency p50")).unwrap();
+    assert_eq!(
+        p50.split_whitespace().collect::<Vec<_>>(),
+        ["latency", "p50", "ns", "50.00", "25.00", "-50.0%"]
+    );
+}

@@ -115,7 +115,10 @@ fn job_figures(run: &RunResult) -> Vec<TestFigures> {
                 if dir.total_ios == 0 {
                     continue;
                 }
-                let name = unique_name(out.iter().map(|t| t.test.as_str()), &format!("{} {}", job.name, dir_name(job, d)));
+                let name = unique_name(
+                    out.iter().map(|t| t.test.as_str()),
+                    &format!("{} {}", job.name, dir_name(job, d)),
+                );
                 out.push(TestFigures {
                     test: name,
                     figures: dir_figures(dir, cpu),
@@ -161,7 +164,10 @@ fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
 }
 
 /// Job names can repeat (clones without group_reporting); later ones get `#2`, `#3`.
-pub(crate) fn unique_name<'a>(existing: impl Iterator<Item = &'a str> + Clone, name: &str) -> String {
+pub(crate) fn unique_name<'a>(
+    existing: impl Iterator<Item = &'a str> + Clone,
+    name: &str,
+) -> String {
     let mut candidate = name.to_string();
     let mut n = 1;
     while existing.clone().any(|t| t == candidate) {

@@ -50,12 +50,23 @@ fn header_line(c: &Comparison) -> String {
 }
 
 /// A row's values in one display unit: latencies switch to ms when they reach 10 ms.
+/// Sub-microsecond ones (the null engine, RAM disks) are shown in ns.
 fn display_unit(row: &MetricRow) -> (&'static str, f64) {
     let max = row.values.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
-    if row.metric.is_latency() && max >= 10_000.0 {
-        ("ms", 1000.0)
+    match row.metric.is_latency() {
+        true if max >= 10_000.0 => ("ms", 1000.0),
+        true if max > 0.0 && max < 1.0 => ("ns", 0.001),
+        _ => (row.unit, 1.0),
+    }
+}
+
+/// `bandwidth MB/s`, `latency p99 µs`, and `IOPS` (not `IOPS IOPS`).
+fn row_title(row: &MetricRow, unit: &str) -> String {
+    let label = row.metric.label();
+    if label == unit {
+        label.to_string()
     } else {
-        (row.unit, 1.0)
+        format!("{label} {unit}")
     }
 }
 
@@ -69,7 +80,7 @@ pub fn fmt_value(v: f64) -> String {
         let digits = n.unsigned_abs().to_string();
         let mut grouped = String::new();
         for (i, ch) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 grouped.push(',');
             }
             grouped.push(ch);
@@ -104,7 +115,7 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
     let mut rows = vec![head];
     for row in &t.rows {
         let (unit, div) = display_unit(row);
-        let mut line = vec![(format!("{} {unit}", row.metric.label()), None)];
+        let mut line = vec![(row_title(row, unit), None)];
         for i in 0..c.runs.len() {
             let v = row.values[i].map_or_else(|| "-".to_string(), |v| fmt_value(v / div));
             line.push((v, None));

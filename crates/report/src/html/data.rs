@@ -80,7 +80,7 @@ pub fn chart_data(runs: &[NamedRun<'_>], c: &Comparison) -> ChartData {
 fn bars(c: &Comparison) -> Vec<BarChart> {
     let mut metrics: Vec<(MetricId, &'static str)> = Vec::new();
     for row in c.tests.iter().flat_map(|t| &t.rows) {
-        if !metrics.iter().any(|m| *m == (row.metric, row.unit)) {
+        if !metrics.contains(&(row.metric, row.unit)) {
             metrics.push((row.metric, row.unit));
         }
     }

@@ -102,12 +102,12 @@ fn table(html: &mut String, c: &Comparison, t: &TestTable) {
     }
     html.push_str("</tr>\n");
     for row in &t.rows {
-        let _ = write!(
-            html,
-            "<tr><td>{} {}</td>",
-            row.metric.label(),
-            escape(row.unit)
-        );
+        let title = if row.metric.label() == row.unit {
+            row.unit.to_string()
+        } else {
+            format!("{} {}", row.metric.label(), row.unit)
+        };
+        let _ = write!(html, "<tr><td>{}</td>", escape(&title));
         for i in 0..c.runs.len() {
             let v = row.values[i].map_or("-".to_string(), fmt_value);
             let _ = write!(html, "<td class=\"num\">{v}</td>");

@@ -318,6 +318,10 @@ impl Transport {
             Req::Call { .. } => out.extend_from_slice(&slot.args),
         }
         rpc::finish_record(out, mark);
+        if conn.inflight == 0 {
+            // The silence timeout counts from the first call after an idle spell.
+            conn.last_rx = Instant::now();
+        }
         conn.inflight += 1;
     }
 

@@ -150,3 +150,44 @@ fn refused_connection() {
         "{msg}"
     );
 }
+
+/// A peer that answers every NULL call properly after `delay`.
+fn echo_peer(delay: Duration) -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut head = [0u8; 8];
+        while s.read_exact(&mut head).is_ok() {
+            let len = (u32::from_be_bytes(head[..4].try_into().unwrap()) & 0x7fff_ffff) as usize;
+            let xid = u32::from_be_bytes(head[4..8].try_into().unwrap());
+            let mut rest = vec![0u8; len - 4];
+            if s.read_exact(&mut rest).is_err() {
+                return;
+            }
+            thread::sleep(delay);
+            if s.write_all(&record(&[xid, 1, 0, 0, 0, 0])).is_err() {
+                return;
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn an_idle_spell_does_not_count_as_silence() {
+    let addr = echo_peer(Duration::from_millis(100));
+    let cfg = TransportConfig {
+        server: addr.to_string(),
+        addrs: vec![addr],
+        connections: 1,
+        timeout: Duration::from_millis(500),
+        reconnect_window: Duration::from_secs(5),
+        recv_capacity: 4096,
+    };
+    let mut t = Transport::connect(cfg, Auth::sys("test", 0, 0), "NFS").unwrap();
+    t.call("NULL", PROG_NFS, 3, 0, &[]).unwrap();
+    thread::sleep(Duration::from_millis(800));
+    t.call("NULL", PROG_NFS, 3, 0, &[]).unwrap();
+    assert!(t.outages().is_empty(), "{:?}", t.outages());
+}

@@ -58,7 +58,7 @@ impl fmt::Display for Setting<'_> {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum JobError {
     /// A value that does not parse or is out of range.
-    #[error("{}: {reason}", Setting { at, name, value })]
+    #[error("{}", one_line(&format!("{}: {reason}", Setting { at, name, value })))]
     BadValue {
         at: Origin,
         name: String,
@@ -66,31 +66,47 @@ pub enum JobError {
         reason: String,
     },
     /// A name neither fio nor storbench knows.
-    #[error("{at}: unknown option '{name}'{}", suggestion_text(suggestion))]
+    #[error("{}", one_line(&format!("{at}: unknown option '{name}'{}", suggestion_text(suggestion))))]
     Unknown {
         at: Origin,
         name: String,
         suggestion: Option<String>,
     },
     /// A real fio option that storbench does not implement.
-    #[error("{at}: fio option '{name}' is not supported by storbench (see docs/fio-compat.md)")]
+    #[error("{}", one_line(&format!("{at}: fio option '{name}' is not supported by storbench (see docs/fio-compat.md)")))]
     Unsupported { at: Origin, name: String },
     /// Malformed job-file syntax (a line outside a section, a section in an include, …).
-    #[error("{at}: {message}")]
+    #[error("{}", one_line(&format!("{at}: {message}")))]
     Syntax { at: Origin, message: String },
     /// A job file that cannot be read.
-    #[error("cannot read job file '{path}': {reason}")]
+    #[error("{}", one_line(&format!("cannot read job file '{path}': {reason}")))]
     Read { path: String, reason: String },
     /// Options that are each valid but impossible together.
-    #[error("{}job '{job}': {message}", file_prefix(at))]
+    #[error("{}", one_line(&format!("{}job '{job}': {message}", file_prefix(at))))]
     Invalid {
         at: Origin,
         job: String,
         message: String,
     },
     /// A problem with the invocation as a whole (no jobs, a bad global flag, …).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Usage(String),
+}
+
+/// Messages are one line whatever the input held: control characters are escaped.
+fn one_line(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `job.fio:7: ` for a job-file section; nothing for a command-line job (its name says it).
@@ -132,6 +148,12 @@ mod tests {
             reason: "unknown unit 'q'".into(),
         };
         assert_eq!(e.to_string(), "--bs=4q: unknown unit 'q'");
+    }
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        let e = JobError::Usage("--bs=4\nk: bad\tvalue".into());
+        assert_eq!(e.to_string(), "--bs=4\\nk: bad\\tvalue");
     }
 
     #[test]

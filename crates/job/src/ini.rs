@@ -14,16 +14,26 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 /// returns the path actually read and its contents.
 pub type IncludeLoader<'a> = dyn FnMut(&str, &str) -> Result<(String, String), String> + 'a;
 
-/// Reads a job file (`-` is standard input) and the files it includes.
+/// Reads a file's text given its path; job files and includes are read through one.
+pub type SourceReader<'a> = dyn FnMut(&str) -> Result<String, String> + 'a;
+
+/// Reads a job file (`-` is standard input) and the files it includes from disk.
 pub fn read_job_file(path: &str) -> Result<LowFile, JobError> {
-    let text = read_source(path).map_err(|reason| JobError::Read {
+    read_job_file_with(path, &mut read_source)
+}
+
+/// Reads a job file and its includes through `read` (tests and fuzzing read from memory).
+pub fn read_job_file_with(path: &str, read: &mut SourceReader<'_>) -> Result<LowFile, JobError> {
+    let text = read(path).map_err(|reason| JobError::Read {
         path: path.to_string(),
         reason,
     })?;
-    parse_job_text(path, &text, &mut load_include_from_disk)
+    let mut load = |name: &str, including: &str| load_include(name, including, read);
+    parse_job_text(path, &text, &mut load)
 }
 
-fn read_source(path: &str) -> Result<String, String> {
+/// Standard input for `-`, else the file; errors are the OS's words.
+pub fn read_source(path: &str) -> Result<String, String> {
     if path == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
@@ -44,19 +54,28 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// fio's rule: a relative include is tried as given, then next to the including file.
-fn load_include_from_disk(name: &str, including: &str) -> Result<(String, String), String> {
-    let direct = Path::new(name);
-    let path = if direct.exists() || direct.is_absolute() {
-        name.to_string()
-    } else {
-        match Path::new(including).parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.join(name).display().to_string(),
-            _ => name.to_string(),
+/// fio's rule: a relative include is tried as written, then next to the including file.
+fn load_include(
+    name: &str,
+    including: &str,
+    read: &mut SourceReader<'_>,
+) -> Result<(String, String), String> {
+    let first = read(name);
+    if let Ok(text) = first {
+        return Ok((name.to_string(), text));
+    }
+    let beside = match Path::new(including).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && Path::new(name).is_relative() => {
+            dir.join(name).display().to_string()
+        }
+        _ => {
+            return first
+                .map(|t| (name.to_string(), t))
+                .map_err(|e| format!("cannot read '{name}': {e}"));
         }
     };
-    let text = read_source(&path).map_err(|reason| format!("cannot read '{path}': {reason}"))?;
-    Ok((path, text))
+    let text = read(&beside).map_err(|reason| format!("cannot read '{beside}': {reason}"))?;
+    Ok((beside, text))
 }
 
 /// Parses the text of a job file; `load` supplies included files.

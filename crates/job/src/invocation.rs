@@ -109,6 +109,17 @@ pub fn parse_fio_args(
     host: &HostFacts,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<FioInvocation, JobError> {
+    parse_fio_args_with(args, host, env, &mut ini::read_source)
+}
+
+/// [`parse_fio_args`] with job files and includes read through `read` (from memory in
+/// tests and fuzzing).
+pub fn parse_fio_args_with(
+    args: &[String],
+    host: &HostFacts,
+    env: &dyn Fn(&str) -> Option<String>,
+    read: &mut ini::SourceReader<'_>,
+) -> Result<FioInvocation, JobError> {
     let parsed = argv::parse(args)?;
     let mut inv = parsed.invocation;
     if inv.is_informational() {
@@ -117,7 +128,7 @@ pub fn parse_fio_args(
     let files = parsed
         .job_files
         .iter()
-        .map(|p| ini::read_job_file(p))
+        .map(|p| ini::read_job_file_with(p, read))
         .collect::<Result<Vec<_>, _>>()?;
     let ctx = Context {
         host,

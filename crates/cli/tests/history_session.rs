@@ -1,0 +1,241 @@
+//! The results history end to end through the `storbench` binary: import real fio and
+//! bonnie++ output, list, show, compare, report, delete; concurrent savers; unreadable input
+//! and foreign databases.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+struct Session {
+    dir: tempfile::TempDir,
+}
+
+impl Session {
+    fn new() -> Session {
+        Session {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::cargo_bin("storbench").unwrap();
+        c.env("STORBENCH_DB", self.db())
+            .env("NO_COLOR", "1")
+            .args(args);
+        c
+    }
+
+    /// Runs and returns stdout, asserting success.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "storbench {args:?} failed: {err}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs and returns stderr, asserting failure.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.cmd(args).output().unwrap();
+        assert!(!out.status.success(), "storbench {args:?} succeeded");
+        String::from_utf8(out.stderr).unwrap()
+    }
+}
+
+/// fio json+ output of a small null-engine run; None (with a reason) without fio.
+fn fio_json(path: &Path, bs: &str) -> Option<()> {
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("SKIP: fio is not installed");
+        return None;
+    }
+    let status = Command::new("fio")
+        .args([
+            "--ioengine=null",
+            "--size=16m",
+            "--name=copy",
+            "--rw=randrw",
+        ])
+        .arg(format!("--bs={bs}"))
+        .args(["--output-format=json+"])
+        .arg(format!("--output={}", path.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    Some(())
+}
+
+const BONNIE: &str = "1.98,2.00a,anchor,1,1795972858,512M,,8192,5,836,98,250784,51,458356,35,1325,99,+++++,+++,14015,47,8,4096,1024,,2,4990,85,+++++,+++,5170,24,1817,95,+++++,+++,4039,24,21385us,957us,1887us,11173us,362us,17761us,1375us,4080us,2819us,5957us,112us,4199us\n";
+
+#[test]
+fn import_list_show_compare_report_rm() {
+    let s = Session::new();
+    let (a, b) = (s.path("pata.json"), s.path("nfs.json"));
+    if fio_json(&a, "4k").is_none() || fio_json(&b, "64k").is_none() {
+        return;
+    }
+    s.ok(&[
+        "import",
+        a.to_str().unwrap(),
+        "--label",
+        "pata",
+        "--tag",
+        "lab",
+    ]);
+    s.ok(&["import", b.to_str().unwrap(), "--label", "nfs"]);
+    std::fs::write(s.path("b.csv"), BONNIE).unwrap();
+    s.ok(&[
+        "import",
+        s.path("b.csv").to_str().unwrap(),
+        "--label",
+        "bonnie",
+    ]);
+
+    let list = s.ok(&["history"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert!(lines[0].starts_with("ID"), "{list}");
+    assert_eq!(lines.len(), 5, "header, 3 runs, bonnie legend:\n{list}");
+    assert!(lines[1].contains("pata") && lines[1].contains("fio") && lines[1].contains("lab"));
+    let tagged = s.ok(&["history", "--tag", "lab", "--format", "json"]);
+    let tagged: serde_json::Value = serde_json::from_str(&tagged).unwrap();
+    assert_eq!(tagged.as_array().unwrap().len(), 1);
+    assert_eq!(tagged[0]["label"], "pata");
+    assert_eq!(
+        s.ok(&["history", "--mode", "bonnie", "--format", "csv"])
+            .lines()
+            .count(),
+        2
+    );
+
+    // show: fio's own JSON again, with the stored histograms as json+ bins.
+    let shown: serde_json::Value =
+        serde_json::from_str(&s.ok(&["show", "pata", "-f", "json+"])).unwrap();
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
+    assert_eq!(
+        shown["jobs"][0]["read"]["io_bytes"],
+        original["jobs"][0]["read"]["io_bytes"]
+    );
+    assert_eq!(
+        shown["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"],
+        original["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"]
+    );
+    assert!(
+        s.ok(&["show", "1"]).contains("copy: (groupid=0"),
+        "fio normal output"
+    );
+    assert!(s.ok(&["show", "bonnie"]).contains("anchor"));
+    assert!(s.ok(&["show", "bonnie", "-f", "csv"]).starts_with("1.98,"));
+    let err = s.fails(&["show", "bonnie", "-f", "terse"]);
+    assert!(
+        err.contains("format 'terse' is not available for a bonnie run"),
+        "{err}"
+    );
+
+    // compare: the figures and the change, checked against fio's own numbers.
+    let csv = s.ok(&["compare", "pata", "nfs", "--format", "csv"]);
+    let bw = |run: &str| -> f64 {
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with("copy read,bandwidth_mb,") && l.contains(&format!(",{run},")))
+            .unwrap();
+        line.split(',').nth(5).unwrap().parse().unwrap()
+    };
+    let fio_bw = |v: &serde_json::Value| v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap() / 1e6;
+    let nfs_doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    assert!((bw("pata") - fio_bw(&original)).abs() < 1e-3 * fio_bw(&original));
+    assert!((bw("nfs") - fio_bw(&nfs_doc)).abs() < 1e-3 * fio_bw(&nfs_doc));
+    let text = s.ok(&["compare", "pata", "nfs"]);
+    assert!(
+        text.starts_with("Comparing pata (#1), nfs (#2); changes against pata (#1)"),
+        "{text}"
+    );
+    let md = s.ok(&[
+        "compare",
+        "1",
+        "2",
+        "--baseline",
+        "nfs",
+        "--format",
+        "markdown",
+    ]);
+    assert!(md.contains("changes against nfs (#2)"), "{md}");
+    let mixed = s.ok(&["compare", "pata", "bonnie"]);
+    assert!(mixed.contains("These runs share no test."), "{mixed}");
+    assert!(s.fails(&["compare", "pata"]).contains("at least two runs"));
+    assert!(s.fails(&["compare", "pata", "1"]).contains("named twice"));
+    assert!(
+        s.fails(&["compare", "pata", "nope"])
+            .contains("no run labelled 'nope'")
+    );
+
+    let html = s.path("r.html");
+    s.ok(&["report", "pata", "nfs", "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h3>copy read</h3>") && page.contains("uPlot"));
+
+    // rm: asks first; without a terminal it refuses unless --yes.
+    assert!(s.fails(&["rm", "3"]).contains("pass --yes"));
+    s.ok(&["rm", "3", "--yes"]);
+    assert!(s.fails(&["show", "3"]).contains("no run with id 3"));
+}
+
+#[test]
+fn unreadable_input_imports_nothing() {
+    let s = Session::new();
+    std::fs::write(s.path("good.csv"), BONNIE).unwrap();
+    std::fs::write(s.path("bad.csv"), format!("{BONNIE}1.98,2.00a,half\n")).unwrap();
+    let err = s.fails(&[
+        "import",
+        s.path("good.csv").to_str().unwrap(),
+        s.path("bad.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("bad.csv:2: bonnie++ CSV format 1.98 has 50 fields"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(s.ok(&["history"]).starts_with("no runs stored"));
+    let err = s.fails(&[
+        "import",
+        "--label",
+        "42",
+        s.path("good.csv").to_str().unwrap(),
+    ]);
+    assert!(err.contains("plain number"), "{err}");
+}
+
+#[test]
+fn foreign_database_is_refused_untouched() {
+    let s = Session::new();
+    std::fs::write(s.db(), "not a database\n").unwrap();
+    let err = s.fails(&["history"]);
+    assert!(err.contains("not a storbench results database"), "{err}");
+    assert_eq!(std::fs::read_to_string(s.db()).unwrap(), "not a database\n");
+}
+
+#[test]
+fn concurrent_imports_all_succeed() {
+    let s = Session::new();
+    std::fs::write(s.path("b.csv"), BONNIE.repeat(5)).unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            s.cmd(&["import", s.path("b.csv").to_str().unwrap()])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let csv = s.ok(&["history", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 1 + 4 * 5);
+}

@@ -418,10 +418,12 @@ impl Engine for IoUringEngine {
 
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        if io.kind == IoKind::Trim {
-            let f = self.files.get(io.file)?;
-            f.trim(io.offset, u64::from(io.len))?;
-            return Ok(Queued::Done(u64::from(io.len)));
+        // Trim has no io_uring opcode for devices, and an IOPOLL ring takes only reads and
+        // writes: those run synchronously here, as in fio.
+        let sync_here = io.kind == IoKind::Trim
+            || (self.cfg.iopoll && matches!(io.kind, IoKind::Fsync | IoKind::Fdatasync));
+        if sync_here {
+            return self.files.get(io.file)?.other_io(io);
         }
         if self.outstanding >= self.capacity {
             return Ok(Queued::Busy);

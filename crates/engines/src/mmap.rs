@@ -193,6 +193,10 @@ impl Engine for Mmap {
         if let Some(m) = self.maps.get_mut(file as usize) {
             *m = None;
         }
+        // The id may next name a file made by `meta().create`, opened read-write.
+        if let Some(w) = self.writable.get_mut(file as usize) {
+            *w = true;
+        }
         self.files.close(file).map(drop)
     }
 

@@ -158,13 +158,15 @@ fn hipri_ok(engine: &str, dir: &Path) -> bool {
             return false;
         }
     };
-    let r = d.one(id, IoKind::Write, 0, BS as u32);
+    // Devices without poll queues may take polled writes yet refuse polled reads (EOPNOTSUPP).
+    let w = d.one(id, IoKind::Write, 0, BS as u32);
+    let r = d.one(id, IoKind::Read, 0, BS as u32);
     let _ = std::fs::remove_file(path);
-    match r {
-        Ok(n) if n == BS as i64 => true,
+    match (w, r) {
+        (Ok(w), Ok(r)) if w == BS as i64 && r == BS as i64 => true,
         other => {
             eprintln!(
-                "skip {engine} hipri in {}: probe write gave {other:?}",
+                "skip {engine} hipri in {}: probe write/read gave {other:?}",
                 dir.display()
             );
             false

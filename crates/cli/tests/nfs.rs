@@ -1,0 +1,171 @@
+//! `storbench fio` and `storbench quick` on nfs:// targets, against a real nfs-ganesha on
+//! 127.0.0.1 started by the test (skipped with a printed reason when ganesha is missing).
+
+use std::fs;
+
+use assert_cmd::Command;
+use storbench_testkit::ganesha::{self, Ganesha};
+
+fn server() -> Option<Ganesha> {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(Ganesha::start().expect("start ganesha"))
+}
+
+fn storbench() -> Command {
+    let mut c = Command::cargo_bin("storbench").unwrap();
+    c.arg("--no-save");
+    c
+}
+
+#[test]
+fn fio_writes_the_pattern_and_reads_it_back() {
+    let Some(g) = server() else { return };
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=w",
+            "--ioengine=nfs",
+            "--rw=write",
+            "--bs=64k",
+            "--size=4M",
+        ])
+        .args([
+            "--iodepth=8",
+            "--buffer_pattern=0xdeadbeef",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", g.url("pattern.dat")))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["jobs"][0]["write"]["io_bytes"], 4 << 20);
+    let data = fs::read(g.export_dir().join("pattern.dat")).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    assert!(
+        data.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]),
+        "the export holds other bytes"
+    );
+
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=r",
+            "--ioengine=nfs",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4M",
+        ])
+        .args(["--iodepth=16", "--output-format=json"])
+        .arg(format!("--nfs_url={}", g.url("")))
+        .arg("--filename=pattern.dat")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["jobs"][0]["read"]["io_bytes"], 4 << 20);
+    assert_eq!(json["jobs"][0]["error"], 0);
+}
+
+#[test]
+fn fio_generated_names_under_a_directory_url_are_removed_with_unlink() {
+    let Some(g) = server() else { return };
+    fs::create_dir(g.export_dir().join("d")).unwrap();
+    storbench()
+        .args([
+            "fio",
+            "--name=j",
+            "--ioengine=nfs",
+            "--rw=write",
+            "--bs=128k",
+            "--size=2M",
+        ])
+        .args(["--nrfiles=3", "--numjobs=2", "--unlink=1", "--iodepth=4"])
+        .arg(format!("--directory={}", g.url("d")))
+        .assert()
+        .success();
+    let left: Vec<_> = fs::read_dir(g.export_dir().join("d")).unwrap().collect();
+    assert!(left.is_empty(), "files left on the export: {left:?}");
+
+    // The same job without unlink leaves its 2 x 3 files, so the check above means something.
+    fs::create_dir(g.export_dir().join("k")).unwrap();
+    storbench()
+        .args([
+            "fio",
+            "--name=j",
+            "--ioengine=nfs",
+            "--rw=write",
+            "--bs=128k",
+            "--size=2M",
+        ])
+        .args(["--nrfiles=3", "--numjobs=2", "--iodepth=4"])
+        .arg(format!("--directory={}", g.url("k")))
+        .assert()
+        .success();
+    assert_eq!(fs::read_dir(g.export_dir().join("k")).unwrap().count(), 6);
+}
+
+#[test]
+fn quick_runs_on_an_export_and_cleans_up() {
+    let Some(g) = server() else { return };
+    let out = storbench()
+        .args([
+            "quick",
+            "--size",
+            "8M",
+            "--runtime",
+            "300ms",
+            "--eta",
+            "never",
+        ])
+        .arg(g.url(""))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("SEQ1M") && text.contains("RND4K"), "{text}");
+    let left: Vec<_> = fs::read_dir(g.export_dir()).unwrap().collect();
+    assert!(left.is_empty(), "files left on the export: {left:?}");
+}
+
+#[test]
+fn a_wrong_export_is_one_clear_line() {
+    let Some(g) = server() else { return };
+    let url = format!(
+        "nfs://127.0.0.1:{}/nothere/f?mountport={}",
+        g.nfs_port, g.mount_port
+    );
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=x",
+            "--ioengine=nfs",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1M",
+        ])
+        .arg(format!("--filename={url}"))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("nfs:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("127.0.0.1:{}", g.mount_port)) && line.contains("/nothere"),
+        "{err}"
+    );
+}

@@ -233,8 +233,6 @@ pub struct JobSpec {
     pub direct: bool,
     /// O_SYNC writes (fio's `sync=1`).
     pub sync: bool,
-    /// O_DSYNC writes (fio's `sync=dsync`); never set together with `sync`.
-    pub dsync: bool,
 
     // --- how long ---
     pub runtime: Option<Duration>,
@@ -334,7 +332,6 @@ impl JobSpec {
             iodepth_batch_complete_max: 0,
             direct: false,
             sync: false,
-            dsync: false,
             runtime: None,
             time_based: false,
             ramp_time: Duration::ZERO,

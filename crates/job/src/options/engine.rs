@@ -198,14 +198,19 @@ pub(super) const DEFS: &[OptDef] = &[
     )
     .engines(&["io_uring", "pvsync2", "libaio"]),
     OptDef::new(
-        "userspace_reap",
-        K::Flag,
+        "uncached",
+        K::Bool,
         C::Engine,
-        "",
-        "Reap completions from the ring in user space instead of io_getevents()",
-        |b, v| set_flag(b, "userspace_reap", v),
+        "0",
+        "Buffered IO that does not stay in the page cache (RWF_UNCACHED)",
+        |b, v| {
+            let on = parse_bool(val(v)?)?;
+            push(b, "uncached", u8::from(on).to_string());
+            Ok(())
+        },
     )
-    .engines(&["libaio"]),
+    .engines(&["pvsync2"])
+    .note("io_uring's uncached is not supported."),
     OptDef::new(
         "nfs_url",
         K::Str,
@@ -218,18 +223,6 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     )
     .engines(&["nfs"]),
-    OptDef::new(
-        "initiator",
-        K::Str,
-        C::Engine,
-        "iqn.2019-04.org.fio:fio",
-        "The initiator IQN to log in with",
-        |b, v| {
-            push(b, "initiator", val(v)?.to_string());
-            Ok(())
-        },
-    )
-    .engines(&["libiscsi"]),
 ];
 
 #[cfg(test)]

@@ -163,7 +163,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "exit_on_io_done",
     "thp",
     "hipri_percentage",
-    "uncached",
     "hostname",
     "port",
     "protocol",
@@ -206,6 +205,9 @@ pub const UNSUPPORTED: &[&str] = &[
     "busy_poll",
     "touch_objects",
     "rbdname",
+    // Options of storbench's engines that the engines do not implement.
+    "userspace_reap",
+    "initiator",
 ];
 
 /// fio engine names storbench does not have.

@@ -18,6 +18,7 @@ pub mod psync;
 pub mod pvsync2;
 pub mod sync;
 // Network engines (their own files): `pub mod nfs;` and `pub mod iscsi;` go here.
+pub mod iscsi;
 pub mod nfs;
 
 use storbench_core::{Engine, EngineError};
@@ -109,6 +110,12 @@ pub static ALL: &[EngineDef] = &[
         aliases: &[],
         about: "user-space NFSv3 client: nfs://host/export/file, pipelined RPCs (no mount, no root)",
         create: nfs::create,
+    },
+    EngineDef {
+        name: "libiscsi",
+        aliases: &["iscsi"],
+        about: "user-space iSCSI initiator: iscsi://host/iqn/lun, pipelined SCSI tasks (no kernel initiator, no root)",
+        create: iscsi::create,
     },
 ];
 

@@ -119,7 +119,12 @@ pub struct Session {
     pub(crate) async_drop: bool,
 }
 
-/// The CHAP and discovery-independent tag for internal synchronous commands.
+// SAFETY: the raw pointers inside (task buffers, queued write data, the receive target) point
+// to memory the submitter guarantees valid until completion (`submit`'s contract); the
+// session itself is used by one thread at a time, so moving it to another thread is sound.
+unsafe impl Send for Session {}
+
+/// The tag of internal synchronous commands.
 const SYNC_TAG: u64 = u64::MAX;
 
 impl Session {
@@ -374,6 +379,11 @@ impl Session {
         } else {
             scsi::sync_cache16()
         }
+    }
+
+    /// Whether the target needed 10-byte READ/WRITE CDBs.
+    pub fn uses_cdb10(&self) -> bool {
+        self.use_cdb10
     }
 
     pub fn negotiated(&self) -> &Negotiated {

@@ -12,6 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 static NEXT_CONTROL: AtomicU32 = AtomicU32::new(0);
@@ -85,7 +86,7 @@ impl Tgtd {
                 Ok(())
             });
         }
-        self.child = Some(cmd.spawn()?);
+        self.child = Some(spawn_from_keeper(cmd)?);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             if self
@@ -297,6 +298,8 @@ impl Tgtd {
         self.kill();
         std::thread::sleep(down);
         let script = std::mem::take(&mut self.script);
+        // The old control socket may linger; the new daemon gets a fresh one.
+        self.control = pick_control();
         self.spawn(None)?;
         for args in &script {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -359,6 +362,33 @@ impl Drop for Tgtd {
         self.stop();
         let _ = std::fs::remove_file(self.log_path());
     }
+}
+
+type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
+
+/// Spawns `cmd` from one thread that lives as long as the test process. PR_SET_PDEATHSIG
+/// fires when the *thread* that forked exits, so a daemon spawned from a short-lived test
+/// thread (a restart in a helper thread) would be killed at once; the keeper thread only
+/// ends with the process, which is exactly when the daemon must go.
+fn spawn_from_keeper(cmd: Command) -> io::Result<Child> {
+    static KEEPER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let keeper = KEEPER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        std::thread::spawn(move || {
+            for (mut cmd, reply) in rx {
+                let _ = reply.send(cmd.spawn());
+            }
+        });
+        Mutex::new(tx)
+    });
+    let (tx, rx) = mpsc::channel();
+    keeper
+        .lock()
+        .map_err(|_| io::Error::other("tgtd spawner poisoned"))?
+        .send((cmd, tx))
+        .map_err(|_| io::Error::other("tgtd spawner is gone"))?;
+    rx.recv()
+        .map_err(|_| io::Error::other("tgtd spawner is gone"))?
 }
 
 /// A free TCP port on 127.0.0.1 (bound and released; tgtd takes it right after).

@@ -1,0 +1,442 @@
+//! `libiscsi`: fio's libiscsi engine, done in Rust with storbench's own initiator
+//! (`storbench-iscsi`): no kernel initiator, no root, nothing left logged in.
+//!
+//! The file name is `iscsi://[user%password@]host[:port]/target-iqn/lun[?initiator=…]`
+//! (fio's `\:` escapes accepted). One session per worker; iodepth is the number of SCSI
+//! tasks in flight within the target's CmdSN window. Fsync is SYNCHRONIZE CACHE, trim is
+//! UNMAP on thin-provisioned LUNs, `sync=1` sets FUA on writes. A dropped connection is
+//! re-established (ERL 0 session reinstatement), the unfinished tasks are re-issued and the
+//! outage is noted in the result.
+
+use std::time::{Duration, Instant};
+
+use storbench_core::{
+    Caps, Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId, FileSpec,
+    IoKind, IoUnit, Queued,
+};
+use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
+use storbench_job::JobSpec;
+
+/// How long a lost connection may take to come back before the job fails.
+const RECONNECT_BUDGET: Duration = Duration::from_secs(60);
+
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(IscsiEngine {
+        depth: job.iodepth.max(1),
+        lun: None,
+        unmap: Vec::new(),
+        outages: Vec::new(),
+        peak_in_flight: 0,
+    }))
+}
+
+/// An initiator error as an engine error: one line naming the portal and the operation.
+fn to_engine(e: Error) -> EngineError {
+    let kind = match &e {
+        Error::Url { .. } | Error::Invalid { .. } => ErrorKind::Unsupported,
+        e if e.is_connection_loss() => ErrorKind::Disconnected,
+        _ => ErrorKind::Protocol,
+    };
+    let errno = match &e {
+        Error::Io { source, .. } => source.raw_os_error(),
+        Error::Scsi { .. } => Some(libc::EIO),
+        _ => None,
+    };
+    EngineError {
+        kind,
+        errno,
+        message: e.to_string(),
+    }
+}
+
+/// One connection loss and how it was recovered.
+struct Outage {
+    /// Since the LUN was opened.
+    at: Duration,
+    lasted: Duration,
+    reissued: usize,
+    reason: String,
+}
+
+/// The open LUN.
+struct Lun {
+    session: Session,
+    url: Url,
+    capacity: Capacity,
+    vendor: String,
+    product: String,
+    opened: Instant,
+}
+
+pub struct IscsiEngine {
+    depth: u32,
+    lun: Option<Lun>,
+    /// UNMAP parameter lists, one per worker slot (the IO's tag).
+    unmap: Vec<[u8; scsi::UNMAP_PARAMS_LEN]>,
+    outages: Vec<Outage>,
+    peak_in_flight: usize,
+}
+
+impl IscsiEngine {
+    fn lun(&mut self, file: FileId) -> Result<&mut Lun, EngineError> {
+        match self.lun.as_mut() {
+            Some(l) if file == 0 => Ok(l),
+            _ => Err(EngineError::unsupported(format!(
+                "libiscsi: file {file} is not open"
+            ))),
+        }
+    }
+
+    /// Re-establishes a lost connection within [`RECONNECT_BUDGET`] and re-issues the
+    /// unfinished tasks.
+    fn recover(&mut self, cause: Error) -> Result<(), EngineError> {
+        let Some(lun) = self.lun.as_mut() else {
+            return Err(to_engine(cause));
+        };
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            if storbench_core::stop::requested() {
+                return Err(EngineError::new(
+                    ErrorKind::Disconnected,
+                    format!("{cause}; stopped while reconnecting"),
+                ));
+            }
+            match lun.session.reconnect() {
+                Ok(reissued) => {
+                    self.outages.push(Outage {
+                        at: started.duration_since(lun.opened),
+                        lasted: started.elapsed(),
+                        reissued,
+                        reason: cause.to_string(),
+                    });
+                    return Ok(());
+                }
+                Err(e) if started.elapsed() >= RECONNECT_BUDGET => {
+                    return Err(EngineError::new(
+                        ErrorKind::Disconnected,
+                        format!(
+                            "{cause}; no new login within {} s (last attempt: {e})",
+                            RECONNECT_BUDGET.as_secs()
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    fn cdb_for(&mut self, io: &IoUnit) -> Result<(scsi::Cdb, Dir, *mut u8, u32), EngineError> {
+        self.lun(io.file)?;
+        let Some(lun) = self.lun.as_ref() else {
+            return Err(EngineError::unsupported("libiscsi: no LUN is open"));
+        };
+        let bs = lun.capacity.block_size as u64;
+        if !io.offset.is_multiple_of(bs) || !(io.len as u64).is_multiple_of(bs) {
+            return Err(EngineError::unsupported(format!(
+                "{}: {} bytes at offset {} is not a multiple of the LUN's {bs}-byte blocks",
+                lun.url, io.len, io.offset
+            )));
+        }
+        let (lba, blocks) = (io.offset / bs, (io.len as u64 / bs) as u32);
+        let too_big = || {
+            EngineError::unsupported(format!(
+                "{}: LBA {lba} + {blocks} blocks does not fit READ(10)/WRITE(10), which this target needs",
+                lun.url
+            ))
+        };
+        Ok(match io.kind {
+            IoKind::Read => (
+                lun.session.rw_cdb(false, lba, blocks).ok_or_else(too_big)?,
+                Dir::Read,
+                io.buf.as_ptr(),
+                io.len,
+            ),
+            IoKind::Write => (
+                lun.session.rw_cdb(true, lba, blocks).ok_or_else(too_big)?,
+                Dir::Write,
+                io.buf.as_ptr(),
+                io.len,
+            ),
+            IoKind::Fsync | IoKind::Fdatasync => {
+                (lun.session.sync_cdb(), Dir::None, std::ptr::null_mut(), 0)
+            }
+            IoKind::Trim => {
+                if !lun.capacity.thin {
+                    return Err(EngineError::unsupported(format!(
+                        "{}: trim needs UNMAP, and this LUN is not thin-provisioned (LBPME=0)",
+                        lun.url
+                    )));
+                }
+                let params = self.unmap.get_mut(io.tag as usize).ok_or_else(|| {
+                    EngineError::unsupported(format!("libiscsi: IO tag {} beyond iodepth", io.tag))
+                })?;
+                *params = scsi::unmap_params(lba, blocks);
+                (
+                    scsi::unmap(scsi::UNMAP_PARAMS_LEN as u16),
+                    Dir::Write,
+                    params.as_mut_ptr(),
+                    scsi::UNMAP_PARAMS_LEN as u32,
+                )
+            }
+        })
+    }
+}
+
+impl Engine for IscsiEngine {
+    fn name(&self) -> &'static str {
+        "libiscsi"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            synchronous: false,
+            has_slat: false,
+            trim: true,
+            meta: false,
+            no_data: false,
+        }
+    }
+
+    fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
+        self.depth = setup.iodepth.max(1);
+        self.unmap = vec![[0; scsi::UNMAP_PARAMS_LEN]; setup.slots.max(self.depth) as usize];
+        Ok(())
+    }
+
+    fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
+        let url = Url::parse(&spec.path).map_err(to_engine)?;
+        url.require_lun().map_err(to_engine)?;
+        if let Some(open) = &self.lun {
+            if open.url == url {
+                return Ok(0);
+            }
+            return Err(EngineError::unsupported(format!(
+                "libiscsi: one LUN per job; {} is open, so {url} needs a job of its own",
+                open.url
+            )));
+        }
+        let mut cfg = Config::new(url.clone());
+        cfg.max_tasks = self.depth as usize;
+        let mut session = Session::connect(cfg).map_err(to_engine)?;
+        // The first command after login often reports the power-on UNIT ATTENTION; the
+        // session retries it once.
+        let _ = session.test_unit_ready();
+        let inquiry = session.inquiry().map_err(to_engine)?;
+        if inquiry.device_type != 0 || inquiry.qualifier != 0 {
+            return Err(EngineError::unsupported(format!(
+                "{url}: LUN is a {} device, not a disk",
+                inquiry.device_type_name()
+            )));
+        }
+        let capacity = session.read_capacity().map_err(to_engine)?;
+        session.fua = spec.open.sync;
+        self.lun = Some(Lun {
+            session,
+            url,
+            capacity,
+            vendor: inquiry.vendor,
+            product: inquiry.product,
+            opened: Instant::now(),
+        });
+        Ok(0)
+    }
+
+    fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
+        Ok(self.lun(file)?.capacity.bytes())
+    }
+
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let (cdb, dir, buf, len) = self.cdb_for(io)?;
+        let lun = self.lun(io.file)?;
+        // SAFETY: the worker keeps the IO's buffer (or our UNMAP slot) untouched until its
+        // tag is reaped, and the session hands tasks back only through reap.
+        match unsafe { lun.session.submit(io.tag as u64, cdb, dir, buf, len) } {
+            Ok(true) => {
+                let n = lun.session.in_flight();
+                self.peak_in_flight = self.peak_in_flight.max(n);
+                Ok(Queued::Pending)
+            }
+            Ok(false) => Ok(Queued::Busy),
+            Err(e) => Err(to_engine(e)),
+        }
+    }
+
+    fn commit(&mut self) -> Result<(), EngineError> {
+        let Some(lun) = self.lun.as_mut() else {
+            return Ok(());
+        };
+        match lun.session.flush() {
+            Err(e) if e.is_connection_loss() => self.recover(e),
+            r => r.map_err(to_engine),
+        }
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        loop {
+            let Some(lun) = self.lun.as_mut() else {
+                return Ok(());
+            };
+            match lun.session.wait_finished(min) {
+                Ok(()) => break,
+                Err(e) if e.is_connection_loss() => self.recover(e)?,
+                Err(e) => return Err(to_engine(e)),
+            }
+        }
+        let Some(lun) = self.lun.as_mut() else {
+            return Ok(());
+        };
+        let mut failed = None;
+        for f in lun.session.drain_finished() {
+            let result = match f.outcome {
+                Outcome::Done(n) => n as i64,
+                Outcome::Failed { cdb, failure } => {
+                    failed.get_or_insert((cdb, failure));
+                    -(libc::EIO as i64)
+                }
+            };
+            out.push(Completion {
+                tag: f.tag as u32,
+                result,
+            });
+        }
+        match failed {
+            Some((cdb, failure)) => Err(to_engine(lun.session.scsi_error(&cdb, failure))),
+            None => Ok(()),
+        }
+    }
+
+    fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+        self.lun(file)?;
+        let Some(mut lun) = self.lun.take() else {
+            return Ok(());
+        };
+        match lun.session.logout() {
+            // The session is gone with its connection at ERL 0: nothing is left logged in.
+            Err(e) if e.is_connection_loss() => Ok(()),
+            r => r.map_err(to_engine),
+        }
+    }
+
+    fn info(&mut self) -> EngineInfo {
+        let Some(lun) = self.lun.as_ref() else {
+            return EngineInfo {
+                notes: self.outage_notes(""),
+                ..EngineInfo::default()
+            };
+        };
+        let n = lun.session.negotiated();
+        let yes_no = |b: bool| if b { "Yes" } else { "No" }.to_string();
+        let details = [
+            ("protocol", "iSCSI".to_string()),
+            ("target", lun.url.target.clone()),
+            ("portal", lun.url.portal()),
+            ("lun", lun.url.lun.unwrap_or(0).to_string()),
+            ("lun_size", lun.capacity.bytes().to_string()),
+            ("block_size", lun.capacity.block_size.to_string()),
+            ("vendor", lun.vendor.clone()),
+            ("product", lun.product.clone()),
+            ("initiator", lun.url.initiator.clone()),
+            (
+                "MaxRecvDataSegmentLength",
+                n.max_recv_data_segment_length.to_string(),
+            ),
+            (
+                "TargetMaxRecvDataSegmentLength",
+                n.max_send_data_segment_length.to_string(),
+            ),
+            ("MaxBurstLength", n.max_burst_length.to_string()),
+            ("FirstBurstLength", n.first_burst_length.to_string()),
+            ("ImmediateData", yes_no(n.immediate_data)),
+            ("InitialR2T", yes_no(n.initial_r2t)),
+            ("HeaderDigest", n.header_digest.wire().to_string()),
+            ("DataDigest", n.data_digest.wire().to_string()),
+            ("cmdsn_window", lun.session.cmdsn_window().to_string()),
+            ("iodepth", self.depth.to_string()),
+            ("max_in_flight", self.peak_in_flight.to_string()),
+            ("fua", yes_no(lun.session.fua)),
+            (
+                "cdb_bytes",
+                if lun.session.uses_cdb10() { "10" } else { "16" }.to_string(),
+            ),
+        ];
+        let interface = lun.session.local_addr().and_then(|a| interface_of(a.ip()));
+        EngineInfo {
+            details: details
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            notes: self.outage_notes(&lun.url.portal()),
+            interface,
+        }
+    }
+}
+
+impl IscsiEngine {
+    fn outage_notes(&self, portal: &str) -> Vec<String> {
+        self.outages
+            .iter()
+            .map(|o| {
+                format!(
+                    "iSCSI connection to {portal} lost at {:.1} s ({}); logged in again after {:.1} s, {} command(s) re-issued",
+                    o.at.as_secs_f64(),
+                    o.reason,
+                    o.lasted.as_secs_f64(),
+                    o.reissued
+                )
+            })
+            .collect()
+    }
+}
+
+impl Drop for IscsiEngine {
+    /// A job that failed before `close` still logs out (the session's own drop does it).
+    fn drop(&mut self) {
+        self.lun.take();
+    }
+}
+
+/// The local interface holding `ip` (the session's source address), for NIC statistics.
+fn interface_of(ip: std::net::IpAddr) -> Option<String> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, released by freeifaddrs below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut cur = list;
+    while !cur.is_null() && found.is_none() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned.
+        let ifa = unsafe { &*cur };
+        if !ifa.ifa_addr.is_null() && sockaddr_ip(ifa.ifa_addr) == Some(ip) {
+            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
+            found = Some(name.to_string_lossy().into_owned());
+        }
+        cur = ifa.ifa_next;
+    }
+    // SAFETY: the list from getifaddrs, released once.
+    unsafe { libc::freeifaddrs(list) };
+    found
+}
+
+/// The IP address in a `sockaddr` of family AF_INET or AF_INET6.
+fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<std::net::IpAddr> {
+    // SAFETY: `sa` is non-null and points to a sockaddr of the family it states.
+    unsafe {
+        match i32::from((*sa).sa_family) {
+            libc::AF_INET => {
+                let v4 = &*(sa as *const libc::sockaddr_in);
+                Some(std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr)).into())
+            }
+            libc::AF_INET6 => {
+                let v6 = &*(sa as *const libc::sockaddr_in6);
+                Some(std::net::Ipv6Addr::from(v6.sin6_addr.s6_addr).into())
+            }
+            _ => None,
+        }
+    }
+}

@@ -33,7 +33,6 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         client: None,
         files: Vec::new(),
         started: None,
-        created: 0,
         file_sync: false,
     }))
 }
@@ -74,8 +73,6 @@ pub struct NfsEngine {
     files: Vec<Option<NfsFile>>,
     /// When the export was mounted: outages are placed relative to it.
     started: Option<Instant>,
-    /// Files and directories this instance created.
-    created: u64,
     /// Some file was opened for FILE_SYNC writes.
     file_sync: bool,
 }
@@ -235,9 +232,7 @@ impl Engine for NfsEngine {
             }
             Ok((fh, _)) => fh,
             Err(e) if o.create && e.nfs_status() == Some(NfsStat::NOENT) => {
-                let fh = client.create(&rel, FILE_MODE).map_err(to_engine)?;
-                self.created += 1;
-                fh
+                client.create(&rel, FILE_MODE).map_err(to_engine)?
             }
             Err(e) => return Err(to_engine(e)),
         };
@@ -415,7 +410,6 @@ impl MetaOps for NfsEngine {
         self.client_mut()?
             .mkdir(&rel, DIR_MODE)
             .map_err(to_engine)?;
-        self.created += 1;
         Ok(())
     }
 
@@ -430,7 +424,6 @@ impl MetaOps for NfsEngine {
             .client_mut()?
             .create(&rel, FILE_MODE)
             .map_err(to_engine)?;
-        self.created += 1;
         self.add_file(fh, rel, open)
     }
 

@@ -46,7 +46,10 @@ pub fn run_once(
             });
         }
     };
-    Ok(result(cfg, tests, started, workers[0].io.engine_name()))
+    let mut run = result(cfg, tests, started, workers[0].io.engine_name());
+    run.environment = Some(storbench_core::env::collect(&[cfg.target.to_string()]));
+    storbench_core::analysis::annotate(&mut run);
+    Ok(run)
 }
 
 fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {

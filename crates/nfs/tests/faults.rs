@@ -191,3 +191,31 @@ fn an_idle_spell_does_not_count_as_silence() {
     t.call("NULL", PROG_NFS, 3, 0, &[]).unwrap();
     assert!(t.outages().is_empty(), "{:?}", t.outages());
 }
+
+#[test]
+fn ipv6_literals_connect() {
+    let Ok(l) = TcpListener::bind("[::1]:0") else {
+        eprintln!("skipped: no IPv6 loopback here");
+        return;
+    };
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let url = storbench_nfs::NfsUrl::parse(&format!("nfs://[::1]:{port}/export")).unwrap();
+    assert_eq!(url.host_port(port), format!("[::1]:{port}"));
+    let addrs: Vec<SocketAddr> =
+        std::net::ToSocketAddrs::to_socket_addrs(&(url.host.as_str(), port))
+            .unwrap()
+            .collect();
+    let l = TcpListener::bind(addrs[0]).unwrap();
+    let cfg = TransportConfig {
+        server: url.host_port(port),
+        addrs,
+        connections: 1,
+        timeout: Duration::from_secs(1),
+        reconnect_window: Duration::ZERO,
+        recv_capacity: 4096,
+    };
+    let t = Transport::connect(cfg, Auth::sys("t", 0, 0), "NFS").unwrap();
+    assert!(t.local_addr().unwrap().is_ipv6());
+    drop(l);
+}

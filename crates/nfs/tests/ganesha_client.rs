@@ -226,3 +226,12 @@ fn portmapper_finds_the_ports() {
     assert_eq!(c.transport().server(), format!("127.0.0.1:{}", g.nfs_port));
     c.null().unwrap();
 }
+
+#[test]
+fn host_names_resolve() {
+    let Some(g) = server() else { return };
+    let url = g.url("").replace("127.0.0.1", "localhost");
+    let mut c = Client::mount(&NfsUrl::parse(&url).unwrap()).expect("mount via localhost");
+    c.null().unwrap();
+    assert!(c.transport().server().starts_with("localhost:"));
+}

@@ -37,7 +37,7 @@
   function plot(box, opts, series) {
     expected++;
     try {
-      opts.width = WIDTH;
+      opts.width = opts.width || WIDTH;
       opts.height = HEIGHT;
       var u = new uPlot(opts, series, box);
       if (u.root.querySelector("canvas")) { drawn++; }
@@ -63,10 +63,13 @@
     }
     var centers = chart.tests.map(function (_, t) { return t * (R + 1) + (R - 1) / 2; });
     plot(panel("bar-charts", chart.title), {
+      // Room for every group of bars, and on the right for the last slanted label.
+      width: Math.max(WIDTH, Math.min(1180, 90 + slots * 16)),
+      padding: [12, 70, 0, 8],
       series: series,
       scales: { x: { time: false, range: [-0.8, slots - 0.2] }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
       axes: [
-        { splits: function () { return centers; }, values: function () { return chart.tests; }, size: 60, rotate: -15, grid: { show: false } },
+        { splits: function () { return centers; }, values: function () { return chart.tests; }, size: 80, rotate: -25, grid: { show: false } },
         { label: chart.unit, size: 70 }
       ],
       legend: { live: false }

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod buffers;
+pub mod clock;
 pub mod collect;
 pub mod cpu;
 pub mod disk;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use storbench_job::{JobSpec, Workload};
 
+use crate::clock::Clock;
 use crate::cpu::{StatSample, Usage};
 use crate::disk::DiskSample;
 use crate::error::{EngineError, ErrorKind};
@@ -77,6 +78,7 @@ pub fn run(
 ) -> Result<RunResult, EngineError> {
     let started_unix_ms = unix_ms();
     let epoch = Instant::now();
+    let clock = Clock::new(epoch);
     let jobs: Vec<Arc<JobSpec>> = req.workload.jobs.iter().cloned().map(Arc::new).collect();
     check_directories(&jobs)?;
     observer.starting(
@@ -103,7 +105,7 @@ pub fn run(
         if stop::requested() {
             break;
         }
-        let outcome = run_batch(&batch, &req, factory, observer, epoch, &mut cleanup)?;
+        let outcome = run_batch(&batch, &req, factory, observer, clock, &mut cleanup)?;
         for (_, r) in &outcome.results {
             for (k, v) in &r.engine_details {
                 if k == "interface" && !interfaces.contains(v) {
@@ -171,7 +173,7 @@ fn run_batch(
     req: &RunRequest,
     factory: &EngineFactory,
     observer: &mut dyn Observer,
-    epoch: Instant,
+    clock: Clock,
     cleanup: &mut Cleanup,
 ) -> Result<BatchOutcome, EngineError> {
     let mut clones = Vec::new();
@@ -207,7 +209,7 @@ fn run_batch(
                     files: c.files.clone(),
                     io_limit: c.io_limit,
                     counters: c.counters.clone(),
-                    epoch,
+                    clock,
                 };
                 let gate = &gate;
                 std::thread::Builder::new()
@@ -216,7 +218,7 @@ fn run_batch(
                     .expect("spawn worker thread")
             })
             .collect();
-        sample_until_done(&handles, &mut clones, batch, epoch, observer);
+        sample_until_done(&handles, &mut clones, batch, clock, observer);
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
@@ -255,13 +257,14 @@ fn sample_until_done(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
     clones: &mut [CloneSlot],
     batch: &[Arc<JobSpec>],
-    epoch: Instant,
+    clock: Clock,
     observer: &mut dyn Observer,
 ) {
+    let epoch = clock.epoch();
     let mut last_ui = Instant::now();
     let mut last_totals = (Totals::default(), Instant::now());
     loop {
-        let now_ns = epoch.elapsed().as_nanos() as u64;
+        let now_ns = clock.now_ns();
         let mut totals = Totals::default();
         for c in clones.iter_mut() {
             let snap = c.samples.poll(now_ns);
@@ -290,14 +293,14 @@ fn sample_until_done(
             last_ui = Instant::now();
         }
         if all_done {
-            let end_ns = epoch.elapsed().as_nanos() as u64;
+            let end_ns = clock.now_ns();
             for c in clones.iter_mut() {
                 c.samples.finish(end_ns);
             }
             return;
         }
         let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
-        let now_ns = epoch.elapsed().as_nanos() as u64;
+        let now_ns = clock.now_ns();
         let sleep = next_due
             .map_or(50_000_000, |t| t.saturating_sub(now_ns))
             .clamp(1_000_000, 50_000_000);

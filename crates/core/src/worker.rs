@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use storbench_job::{FileService, JobSpec, RwKind};
 
 use crate::buffers::{Arena, BufferFiller};
+use crate::clock::Clock;
 use crate::cpu::Usage;
 use crate::engine::{
     Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind, IoUnit, Queued,
@@ -43,8 +44,8 @@ pub struct WorkerPlan {
     /// Bytes to issue before stopping (size-bound jobs); None: time or count bound.
     pub io_limit: Option<u64>,
     pub counters: Arc<WorkerCounters>,
-    /// Time origin of the run, shared by all workers and the sampler.
-    pub epoch: Instant,
+    /// The run's clock (zero at the run's start), shared by all workers and the sampler.
+    pub clock: Clock,
 }
 
 /// What a worker hands back when it ends.
@@ -112,8 +113,12 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
     out.error = result.err().or(close.err());
     out.stats = std::mem::take(&mut worker.stats);
     out.cpu = worker.cpu;
-    out.measure_start = worker.measure_start.saturating_duration_since(plan.epoch);
-    out.measure_end = worker.measure_end.saturating_duration_since(plan.epoch);
+    out.measure_start = worker
+        .measure_start
+        .saturating_duration_since(plan.clock.epoch());
+    out.measure_end = worker
+        .measure_end
+        .saturating_duration_since(plan.clock.epoch());
     out.elapsed = worker
         .measure_end
         .saturating_duration_since(worker.job_start);
@@ -154,7 +159,7 @@ struct Worker<'p> {
     last_end: u64,
     trim_then_write: Option<(u32, u64, u32)>,
     // Time.
-    epoch: Instant,
+    clock: Clock,
     job_start: Instant,
     measuring: bool,
     /// Latest clock reading, ns since the epoch; stop rules compare against it.
@@ -257,7 +262,7 @@ impl<'p> Worker<'p> {
             seq_run: 0,
             last_end: 0,
             trim_then_write: None,
-            epoch: plan.epoch,
+            clock: plan.clock,
             job_start: now,
             measuring: false,
             last_ns: 0,
@@ -273,7 +278,7 @@ impl<'p> Worker<'p> {
     /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
     #[inline]
     fn clock(&mut self) -> u64 {
-        self.last_ns = self.epoch.elapsed().as_nanos() as u64;
+        self.last_ns = self.clock.now_ns();
         self.last_ns
     }
 
@@ -384,7 +389,7 @@ impl<'p> Worker<'p> {
             let t_start = if self.measure.any() { self.clock() } else { 0 };
             let (ddir, file, offset, len) = self.next_io();
             if let Some(rl) = &mut self.rate[ddir as usize] {
-                if !rl.ready(self.epoch.elapsed().as_nanos() as u64) {
+                if !rl.ready(self.clock.now_ns()) {
                     self.free.push(slot);
                     return Ok(false);
                 }
@@ -684,7 +689,7 @@ impl<'p> Worker<'p> {
     }
 
     fn wait_for_rate(&mut self) -> Result<(), EngineError> {
-        let now = self.epoch.elapsed().as_nanos() as u64;
+        let now = self.clock.now_ns();
         let next = self
             .rate
             .iter()

@@ -77,7 +77,7 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
         .or_else(|| {
             root.get("timestamp")
                 .and_then(Value::as_u64)
-                .map(|s| s * 1000)
+                .map(|s| s.saturating_mul(1000))
         })
         .unwrap_or(0);
     let mut run = empty_run(RunMode::Fio, version.to_string(), finished);
@@ -170,7 +170,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         targets: targets(&opt),
         options,
         settings,
-        elapsed_ms: u(obj, "elapsed") * 1000,
+        elapsed_ms: u(obj, "elapsed").saturating_mul(1000),
         runtime_ms,
         end_unix_ms: 0,
         dirs,
@@ -180,6 +180,8 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
                 .get("sync")
                 .and_then(|s| s.get("lat_ns"))
                 .map(lat_stats)
+                .transpose()
+                .map_err(|m| format!("sync: {m}"))?
                 .unwrap_or_default(),
         },
         cpu: CpuUsage {
@@ -214,9 +216,9 @@ fn convert_dir(v: &Value) -> Result<DirResult, String> {
         short_ios: u(obj, "short_ios"),
         drop_ios: u(obj, "drop_ios"),
         runtime_ms: u(obj, "runtime"),
-        slat: obj.get("slat_ns").map(lat_stats).unwrap_or_default(),
-        clat: obj.get("clat_ns").map(lat_stats).unwrap_or_default(),
-        lat: obj.get("lat_ns").map(lat_stats).unwrap_or_default(),
+        slat: lat_of(obj, "slat_ns")?,
+        clat: lat_of(obj, "clat_ns")?,
+        lat: lat_of(obj, "lat_ns")?,
         bw_samples: SampleStats {
             samples: u(obj, "bw_samples"),
             min: kib("bw_min"),
@@ -234,8 +236,16 @@ fn convert_dir(v: &Value) -> Result<DirResult, String> {
     })
 }
 
+fn lat_of(obj: &Map<String, Value>, key: &str) -> Result<LatStats, String> {
+    match obj.get(key) {
+        Some(v) => lat_stats(v).map_err(|m| format!("{key}: {m}")),
+        None => Ok(LatStats::default()),
+    }
+}
+
 /// fio gives count, min, max, mean and stddev; the exact sums are rebuilt from them.
-fn lat_stats(v: &Value) -> LatStats {
+/// Bin counts whose total would not fit 64 bits are refused.
+fn lat_stats(v: &Value) -> Result<LatStats, String> {
     let n = u_of(v, "N");
     let mean = v.get("mean").and_then(Value::as_f64).unwrap_or(0.0);
     let sd = v.get("stddev").and_then(Value::as_f64).unwrap_or(0.0);
@@ -250,8 +260,12 @@ fn lat_stats(v: &Value) -> LatStats {
         ..LatStats::default()
     };
     if let Some(bins) = v.get("bins").and_then(Value::as_object) {
+        let mut total = 0u64;
         for (ns, count) in bins {
             if let (Ok(ns), Some(c)) = (ns.parse::<u64>(), count.as_u64()) {
+                total = total
+                    .checked_add(c)
+                    .ok_or("bins: the counts add up beyond 64 bits")?;
                 stats.hist.add_bucket(bucket_of(ns), c);
             }
         }
@@ -265,7 +279,7 @@ fn lat_stats(v: &Value) -> LatStats {
             .filter(|(p, _)| *p > 0.0)
             .collect();
     }
-    stats
+    Ok(stats)
 }
 
 fn apply_percentile_settings(
@@ -443,7 +457,7 @@ mod tests {
             r#"{"min":10,"max":30,"mean":20.0,"stddev":10.0,"N":3,"bins":{"10":1,"20":1,"30":1}}"#,
         )
         .unwrap();
-        let s = lat_stats(&v);
+        let s = lat_stats(&v).unwrap();
         assert_eq!((s.samples, s.sum_ns, s.sum_sq_ns), (3, 60, 1400));
         assert!((s.stddev() - 10.0).abs() < 1e-9);
         assert_eq!(s.percentiles(&[50.0]), vec![20]);

@@ -72,17 +72,17 @@ pub const GLOBAL_FLAGS: &[GlobalFlag] = &[
     yes(
         "eta-newline",
         Arity::Required,
-        "Start a new progress line every this long",
+        "Start a new progress line every this long (affects only the live progress line)",
     ),
     yes(
         "eta-interval",
         Arity::Required,
-        "Update the progress line every this long (at least 250ms)",
+        "Update the progress line every this long, at least 250ms (affects only the live progress line)",
     ),
-    yes(
+    no(
         "status-interval",
         Arity::Required,
-        "Print the full report every this long",
+        "Print the full report every this long while running",
     ),
     yes(
         "parse-only",

@@ -177,7 +177,12 @@ fn substitute(
     })?;
     match e.exact {
         Some(i) if i >= 0 => Ok(i.to_string()),
-        _ => Ok((e.value.max(0.0) as u64).to_string()),
+        None if e.value >= 0.0 => Ok((e.value as u64).to_string()),
+        _ => Err(bad_value(
+            raw,
+            Some(&text),
+            format!("the arithmetic gives {}, a negative value", e.value),
+        )),
     }
 }
 

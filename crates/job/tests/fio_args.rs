@@ -290,6 +290,10 @@ fn errors_are_one_line_and_say_where() {
         ),
         ("--rw=write", "no jobs defined"),
         (
+            "--name=x --numjobs=$ncpus-8",
+            "--numjobs=$ncpus-8 (= 4-8): the arithmetic gives -4, a negative value",
+        ),
+        (
             "/nonexistent/job.fio",
             "cannot read job file '/nonexistent/job.fio': No such file or directory",
         ),

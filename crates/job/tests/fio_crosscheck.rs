@@ -229,7 +229,7 @@ fn json_options_jobs_and_groups_match_fio() {
     );
     let f1 = dir.write(
         "one.fio",
-        "[global]\nioengine=null\nsize=${SIZE}\nthread=1\n[a]\nrw=randread\nbs=$pagesize\nnumjobs=$ncpus\n[global]\nbs=16k\n[b]\nstonewall\nkb_base=1000\nsize=64k\n",
+        "[global]\nioengine=null\nsize=${SIZE}\nthread=1\n[a]\nrw=randread\nbs=$pagesize\nnumjobs=$ncpus\n[global]\nbs=16k\n[b]\nstonewall\nkb_base=1000\nsize=64k\n[c]\nsize=$mb_memory\n",
     );
     compare_json(&dir, std::slice::from_ref(&f1), &[("SIZE", "512k")]);
     let f2 = dir.write(

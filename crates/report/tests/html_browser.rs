@@ -126,6 +126,33 @@ fn report_html() -> String {
     String::from_utf8(out).unwrap()
 }
 
+fn bonnie(put_block: f64, seq_create: Option<f64>) -> RunResult {
+    let mut r = run(1, "nas");
+    r.mode = RunMode::Bonnie;
+    r.groups.clear();
+    let test = |id, rate, cpu| BonnieTest {
+        id,
+        rate,
+        cpu_pct: cpu,
+        elapsed_ns: 1_000_000_000,
+        max_latency_ns: Some(950_000),
+    };
+    r.bonnie = Some(BonnieResult {
+        name: "nas".into(),
+        tests: vec![
+            test(BonnieTestId::PutBlock, Some(put_block), Some(51.0)),
+            test(BonnieTestId::Seeks, Some(14_015.0), Some(47.0)),
+            test(
+                BonnieTestId::SeqCreate,
+                seq_create,
+                seq_create.map(|_| 85.0),
+            ),
+        ],
+        ..BonnieResult::default()
+    });
+    r
+}
+
 /// Every `http://`/`https://` must sit inside a `/*! … */` licence comment.
 #[test]
 fn no_urls_outside_licence_comments() {
@@ -166,6 +193,43 @@ fn report_has_tables_and_environment_without_javascript() {
     ] {
         assert!(html.contains(needed), "missing {needed}");
     }
+}
+
+/// bonnie runs have no latency histograms or timelines: only bar charts are drawn, and the
+/// other sections say why they are empty.
+#[test]
+fn chromium_renders_bonnie_runs() {
+    let Some(exe) = chromium() else {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let runs = [bonnie(250_784.0, None), bonnie(300_000.0, Some(4990.0))];
+    let named: Vec<NamedRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NamedRun {
+            id: i as i64 + 1,
+            name: format!("b{i}"),
+            run: r,
+        })
+        .collect();
+    let mut html = Vec::new();
+    render(&named, 0, &mut html).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bonnie.html");
+    std::fs::write(&file, html).unwrap();
+    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    assert_eq!(attr(&dom, "data-errors").as_deref(), Some("0"), "{log}");
+    // One bar chart per metric and unit: MB/s, MiB/s, seeks/s, files/s, max latency, %CP.
+    assert_eq!(attr(&dom, "data-charts-expected").as_deref(), Some("6"));
+    assert_eq!(attr(&dom, "data-charts-drawn").as_deref(), Some("6"));
+    assert!(dom.contains("No latency histograms in these runs"));
+    assert!(dom.contains("No per-second samples in these runs"));
+    assert!(
+        dom.contains("b0 finished too fast to measure"),
+        "+++++ note in the tables"
+    );
+    assert_eq!(log_problems(&log), Vec::<String>::new());
 }
 
 fn chromium() -> Option<PathBuf> {

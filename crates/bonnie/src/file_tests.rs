@@ -9,6 +9,7 @@ use storbench_core::{IoKind, OpenOptions};
 
 use crate::error::{BonnieError, Result};
 use crate::io::short;
+use crate::io_tests::fill_data;
 use crate::names::{Names, shuffled, subdir};
 use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
@@ -47,11 +48,7 @@ impl Phase for Create {
             files_may_exist: false,
         });
         let chunk = p.chunk as usize;
-        if p.compressible {
-            w.buf.bytes_mut()[..chunk].fill(0);
-        } else {
-            w.rng.fill(&mut w.buf.bytes_mut()[..chunk]);
-        }
+        fill_data(&mut w.buf.bytes_mut()[..chunk], &mut w.rng, p.compressible);
         make_dirs(w, p.num_dirs)
     }
 

@@ -9,7 +9,7 @@ use storbench_core::{FileId, IoKind, OpenOptions};
 use crate::error::Result;
 use crate::io::short;
 use crate::phase::Phase;
-use crate::rng::mix;
+use crate::rng::{Rng, mix};
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
 
@@ -95,12 +95,11 @@ impl Phase for PutBlock {
 
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
         let chunk = self.0.chunk as usize;
-        if self.0.compressible {
-            w.buf.bytes_mut()[..chunk].fill(0);
-        } else {
-            let Worker { rng, buf, .. } = w;
-            rng.fill(&mut buf.bytes_mut()[..chunk]);
-        }
+        fill_data(
+            &mut w.buf.bytes_mut()[..chunk],
+            &mut w.rng,
+            self.0.compressible,
+        );
         create_file(w, self.0.open(true))
     }
 
@@ -117,6 +116,15 @@ impl Phase for PutBlock {
         }
         w.io.sync_close(file, &w.file_path)?;
         Ok(None)
+    }
+}
+
+/// Data to write: random (incompressible) by default, zeros as bonnie++ with `--compressible`.
+pub(crate) fn fill_data(buf: &mut [u8], rng: &mut Rng, compressible: bool) {
+    if compressible {
+        buf.fill(0);
+    } else {
+        rng.fill(buf);
     }
 }
 
@@ -241,5 +249,67 @@ impl Phase for GetBlock {
         }
         w.io.sync_close(file, &w.file_path)?;
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(compressible: bool) -> IoParams {
+        IoParams {
+            chunk: 8192,
+            chunks: 64,
+            char_chunks: 0,
+            direct: false,
+            fsync_each: false,
+            compressible,
+            seed: 1,
+        }
+    }
+
+    /// The chunks a block write sends, concatenated.
+    fn written(compressible: bool) -> Vec<u8> {
+        let p = params(compressible);
+        let mut buf = vec![0u8; p.chunk as usize];
+        fill_data(&mut buf, &mut Rng::new(9), compressible);
+        let mut out = Vec::new();
+        for i in 0..p.chunks {
+            mark_chunk(&mut buf, i, &p);
+            out.extend_from_slice(&buf);
+        }
+        out
+    }
+
+    #[test]
+    fn default_data_is_incompressible_and_unique_per_chunk() {
+        let data = written(false);
+        let zeros = data.iter().filter(|&&b| b == 0).count();
+        assert!(zeros < data.len() / 128, "{zeros} zero bytes");
+        let mut counts = [0usize; 256];
+        data.iter().for_each(|&b| counts[b as usize] += 1);
+        let expected = data.len() / 256;
+        assert!(
+            counts.iter().all(|&c| c > expected / 2 && c < expected * 2),
+            "byte values are not spread evenly"
+        );
+        let mut chunks: Vec<&[u8]> = data.chunks(8192).collect();
+        chunks.sort_unstable();
+        chunks.dedup();
+        assert_eq!(
+            chunks.len(),
+            64,
+            "every chunk differs, so nothing deduplicates"
+        );
+    }
+
+    #[test]
+    fn compressible_data_is_bonnies_near_zero_buffer() {
+        let data = written(true);
+        let nonzero = data.iter().filter(|&&b| b != 0).count();
+        assert!(nonzero <= 64 * 64, "{nonzero} non-zero bytes");
+        let mut chunks: Vec<&[u8]> = data.chunks(8192).collect();
+        chunks.dedup();
+        assert_eq!(chunks.len(), 64, "bonnie++ bumps one byte per chunk");
     }
 }

@@ -27,7 +27,14 @@ impl Target {
                     "expected nfs://host/export[/dir]",
                 ));
             }
-            return Ok(Target::Nfs(dir.trim_end_matches('/').to_owned()));
+            let (path, query) = dir.split_once('?').unwrap_or((dir, ""));
+            let path = path.trim_end_matches('/');
+            let url = if query.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{query}")
+            };
+            return Ok(Target::Nfs(url));
         }
         if dir.contains("://") {
             return Err(FlagError::bad(
@@ -48,7 +55,10 @@ impl Target {
     pub fn join(&self, name: &str) -> String {
         match self {
             Target::Local(dir) => dir.join(name).display().to_string(),
-            Target::Nfs(url) => format!("{url}/{name}"),
+            Target::Nfs(url) => match url.split_once('?') {
+                Some((path, query)) => format!("{path}/{name}?{query}"),
+                None => format!("{url}/{name}"),
+            },
         }
     }
 
@@ -94,6 +104,11 @@ mod tests {
         assert_eq!(n.join("Bonnie.1"), "nfs://127.0.0.1/export/Bonnie.1");
         assert!(n.is_network());
         assert_eq!(n.job(false).ioengine, "nfs");
+        let q = Target::resolve("nfs://127.0.0.1:2049/export/?mountport=20048").unwrap();
+        assert_eq!(
+            q.join("Bonnie.1"),
+            "nfs://127.0.0.1:2049/export/Bonnie.1?mountport=20048"
+        );
         assert!(Target::resolve("iscsi://h/iqn/1").is_err());
         assert!(Target::resolve("nfs://").is_err());
     }

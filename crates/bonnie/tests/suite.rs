@@ -5,7 +5,7 @@ mod support;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once};
 use storbench_core::result::{BonnieTestId, RunMode};
-use support::{FailAfter, factory};
+use support::{FailAfter, Log, factory, factory_logged};
 
 fn host(pid: u32) -> Host {
     Host {
@@ -202,4 +202,81 @@ fn the_buffer_choice_is_stated_in_the_result() {
         assert!(r.notes.iter().any(|n| n.code == code), "{:?}", r.notes);
         assert_eq!(r.bonnie.unwrap().compressible, compressible);
     }
+}
+
+fn logged_run(set: impl FnOnce(&mut Flags)) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&dir, 109, set);
+    let log = Log::default();
+    run_once(
+        &cfg,
+        &factory_logged(FailAfter::default(), Some(log.clone())),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(leftovers(&dir).is_empty());
+    let entries = log.lock().unwrap().clone();
+    entries
+}
+
+/// bonnie++ 2.00a applies -D only when creating the file; storbench applies it to every
+/// phase that can use it and never to the 1-byte per-char IO.
+#[test]
+fn direct_applies_to_every_block_phase_and_never_to_per_char() {
+    let log = logged_run(|f| {
+        f.size = Some("1:4k:64:2".into());
+        f.files = Some("0".into());
+        f.char_io = Some(Some("1".into()));
+        f.direct = true;
+    });
+    let opens: Vec<&str> = log
+        .iter()
+        .filter(|l| l.starts_with("open Bonnie.109"))
+        .map(String::as_str)
+        .collect();
+    let want = [
+        "open Bonnie.109 direct=false", // per-char write
+        "open Bonnie.109 direct=true",  // block write
+        "open Bonnie.109 direct=true",  // rewrite
+        "open Bonnie.109 direct=false", // per-char read
+        "open Bonnie.109 direct=true",  // block read
+        "open Bonnie.109 direct=true",  // seeker 1
+        "open Bonnie.109 direct=true",  // seeker 2
+    ];
+    assert_eq!(opens, want);
+}
+
+#[test]
+fn fsync_each_write_and_directory_syncs_with_b() {
+    let count = |log: &[String], what: &str| log.iter().filter(|l| *l == what).count();
+    let plain = logged_run(|f| {
+        f.size = Some("1".into());
+        f.files = Some("1".into());
+        f.char_io = Some(None);
+    });
+    // Without -b: one fsync at the end of each IO test and of each seeker.
+    assert_eq!(count(&plain, "fsync"), 3 + 5);
+    assert_eq!(
+        count(&plain, "sync_dir"),
+        4,
+        "the sync after each create and delete"
+    );
+    let synced = logged_run(|f| {
+        f.size = Some("1".into());
+        f.files = Some("1".into());
+        f.char_io = Some(None);
+        f.fsync_each = true;
+    });
+    let chunks = 128; // 1 MiB in 8 KiB chunks
+    let files = 1024;
+    assert!(
+        count(&synced, "fsync") >= 2 * chunks + 3 + 5 + 2 * files,
+        "every block write, rewrite and created file is synced: {}",
+        count(&synced, "fsync")
+    );
+    assert_eq!(
+        count(&synced, "sync_dir"),
+        4 + 4 * files,
+        "directory sync per create and delete"
+    );
 }

@@ -5,8 +5,8 @@
 
 use std::fs::{self, File};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use storbench_core::{
     Attr, Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, OpenOptions, Queued,
@@ -27,18 +27,30 @@ impl FailAfter {
     }
 }
 
+/// What every engine instance did, in order: `open <name> direct=..`, `fsync`, `sync_dir`.
+pub type Log = Arc<Mutex<Vec<String>>>;
+
 pub struct FsEngine {
     files: Vec<Option<File>>,
     fail: FailAfter,
+    log: Option<Log>,
 }
 
 pub fn factory(
     fail: FailAfter,
 ) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
+    factory_logged(fail, None)
+}
+
+pub fn factory_logged(
+    fail: FailAfter,
+    log: Option<Log>,
+) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
     move |_job: &JobSpec| {
         Ok(Box::new(FsEngine {
             files: Vec::new(),
             fail: fail.clone(),
+            log: log.clone(),
         }) as Box<dyn Engine>)
     }
 }
@@ -48,6 +60,12 @@ fn err(op: &str, path: &str) -> impl FnOnce(std::io::Error) -> EngineError {
 }
 
 impl FsEngine {
+    fn note(&self, what: impl FnOnce() -> String) {
+        if let Some(log) = &self.log {
+            log.lock().unwrap().push(what());
+        }
+    }
+
     fn add(&mut self, f: File) -> FileId {
         self.files.push(Some(f));
         (self.files.len() - 1) as FileId
@@ -67,6 +85,10 @@ impl FsEngine {
             opts.custom_flags(libc::O_DIRECT);
         }
         let f = opts.open(path).map_err(err("open", path))?;
+        self.note(|| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            format!("open {name} direct={}", o.direct)
+        });
         Ok(self.add(f))
     }
 
@@ -119,6 +141,7 @@ impl Engine for FsEngine {
             }
             _ => {
                 f.sync_all().map_err(err("fsync", "file"))?;
+                self.note(|| "fsync".into());
                 0
             }
         };
@@ -182,6 +205,7 @@ impl MetaOps for FsEngine {
     }
 
     fn sync_dir(&mut self, path: &str) -> Result<(), EngineError> {
+        self.note(|| "sync_dir".into());
         File::open(path)
             .and_then(|d| d.sync_all())
             .map_err(err("fsync directory", path))

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# storbench bonnie beside bonnie++ 2.00a: the same flags on the same directory, one after
+# the other, in one run; prints both CSV lines and the storbench/bonnie++ ratio per column.
+#
+#   bench/bonnie.sh [DIR]            DIR defaults to a new directory under /tmp
+#
+# Environment:
+#   BONNIE_FLAGS   flags for both tools (default: -s 2g -r 1024 -n 16, the peer baseline)
+#   ROUNDS         rounds of (bonnie++, storbench), alternating who goes first (default 3);
+#                  the ratio printed is the median over the rounds
+#   STORBENCH      the storbench binary (default: a release build of this checkout)
+#   STRICT=1       exit 1 when a goal is missed
+#
+# Goals (issue "storbench bonnie"): the file tests' files/s at least 1.0x bonnie++'s, the
+# block tests (Block write, Rewrite, Block read) within +-10%: they are device-bound, so
+# equal figures show honest measurement. storbench runs with --compressible here so both
+# tools write the same (near-zero) data; its default incompressible data is the same work
+# on file systems without compression.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FLAGS=${BONNIE_FLAGS:--s 2g -r 1024 -n 16}
+ROUNDS=${ROUNDS:-3}
+BONNIE=$(command -v bonnie++ || echo /usr/sbin/bonnie++)
+[ -x "$BONNIE" ] || { echo "bench/bonnie.sh: bonnie++ not installed (apt-get install bonnie++)" >&2; exit 2; }
+
+if [ -z "${STORBENCH:-}" ]; then
+    CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target} cargo build --release -q -p storbench
+    STORBENCH=${CARGO_TARGET_DIR:-target}/release/storbench
+fi
+
+if [ $# -ge 1 ]; then
+    DIR=$1
+    OWN_DIR=0
+else
+    DIR=$(mktemp -d /tmp/storbench-bench-bonnie.XXXXXX)
+    OWN_DIR=1
+fi
+cleanup() { [ "$OWN_DIR" = 1 ] && rm -rf "$DIR"; true; }
+trap cleanup EXIT
+
+AS_ROOT=()
+[ "$(id -u)" -eq 0 ] && AS_ROOT=(-u root)
+
+RESULTS=$(mktemp /tmp/storbench-bench-bonnie.csv.XXXXXX)
+trap 'cleanup; rm -f "$RESULTS"' EXIT
+
+run_bonnie() {
+    # shellcheck disable=SC2086
+    "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed 's/^/bonnie++ /' >>"$RESULTS"
+}
+run_storbench() {
+    # shellcheck disable=SC2086
+    "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed 's/^/storbench /' >>"$RESULTS"
+}
+
+echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2)); then run_bonnie; run_storbench; else run_storbench; run_bonnie; fi
+    echo "  round $r done"
+done
+echo
+sed 's/^[a-z+]* //' "$RESULTS"
+echo
+
+# Per column: median of each tool's figures (a +++++ round counts as missing), ratio, goal.
+awk -F'[ ,]' -v strict="${STRICT:-0}" '
+function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    if (n == 0) return ""
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+BEGIN {
+    split("putc put_block rewrite getc get_block seeks seq_create seq_stat seq_del ran_create ran_stat ran_del", names, " ")
+    split("10 12 14 16 18 20 27 29 31 33 35 37", cols, " ")    # 1-based CSV field + 1 for the tool word
+    split("- block block - block - meta meta meta meta meta meta", goal, " ")
+}
+{
+    tool = $1
+    for (i = 1; i <= 12; i++) {
+        v = $(cols[i] + 1)
+        if (v ~ /^[0-9.]+$/) vals[tool, i] = vals[tool, i] " " v
+        else if (v == "+++++") fast[tool, i] = 1
+    }
+}
+END {
+    printf "%-11s %12s %12s %8s  %s\n", "column", "bonnie++", "storbench", "ratio", "goal"
+    missed = 0
+    for (i = 1; i <= 12; i++) {
+        b = median(vals["bonnie++", i]); s = median(vals["storbench", i])
+        ratio = "n/a"; verdict = ""
+        if (b != "" && s != "" && b > 0) {
+            ratio = sprintf("%.2fx", s / b)
+            if (goal[i] == "block") { ok = (s / b >= 0.9 && s / b <= 1.1); verdict = (ok ? "ok (within 10%)" : "MISSED (within 10%)") }
+            else if (goal[i] == "meta") { ok = (s / b >= 1.0); verdict = (ok ? "ok (>= 1.0x)" : "MISSED (>= 1.0x)") }
+            else verdict = "-"
+            if (verdict ~ /MISSED/) missed++
+        } else if (fast["bonnie++", i] || fast["storbench", i]) {
+            verdict = "+++++ (under 0.5 s: use more files or a bigger -s)"
+        }
+        if (b == "") b = "-"
+        if (s == "") s = "-"
+        printf "%-11s %12s %12s %8s  %s\n", names[i], b, s, ratio, verdict
+    }
+    if (missed) printf "\n%d goal(s) missed\n", missed
+    exit (strict && missed) ? 1 : 0
+}' "$RESULTS"

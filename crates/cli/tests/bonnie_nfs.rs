@@ -1,0 +1,47 @@
+//! `storbench bonnie -d nfs://…` against a real nfs-ganesha on 127.0.0.1 started by the
+//! test (skipped with a printed reason when ganesha is missing): every test but per-char
+//! runs over the user-space client, and nothing is left on the export.
+
+mod bonnie_support;
+
+use bonnie_support::*;
+use storbench_testkit::ganesha::{self, Ganesha};
+
+#[test]
+fn suite_over_nfs_skips_per_char_and_cleans_the_export() {
+    if let Some(why) = ganesha::unavailable() {
+        return skip(&why);
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    std::fs::create_dir(g.export_dir().join("bench")).unwrap();
+    let url = g.url("bench");
+    let out = bonnie_ok(&[
+        "-d",
+        &url,
+        "-q",
+        "-s",
+        "8:64k:256:3",
+        "-r",
+        "0",
+        "-n",
+        "1:4k:0:2",
+        "-m",
+        "nfs",
+    ]);
+    let f = fields(&last_line(&out));
+    assert_eq!(f.len(), 50);
+    for i in [9, 10, 15, 16, 38, 41] {
+        assert_eq!(f[i], "", "per-char column {i} is skipped over NFS");
+    }
+    for i in [11, 13, 17, 19, 26, 28, 30, 32, 34, 36] {
+        assert!(!f[i].is_empty(), "column {i} ran");
+    }
+    assert_eq!(
+        (f[5].as_str(), f[6].as_str(), f[24].as_str()),
+        ("8M", "64k", "2")
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[bonnie.nfs-per-char]"), "{stderr}");
+    let left = entries(&g.export_dir().join("bench"));
+    assert!(left.is_empty(), "left on the export: {left:?}");
+}

@@ -215,8 +215,7 @@ fn logged_run(set: impl FnOnce(&mut Flags)) -> Vec<String> {
     )
     .unwrap();
     assert!(leftovers(&dir).is_empty());
-    let entries = log.lock().unwrap().clone();
-    entries
+    log.lock().unwrap().clone()
 }
 
 /// bonnie++ 2.00a applies -D only when creating the file; storbench applies it to every

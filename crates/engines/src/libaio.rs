@@ -62,6 +62,8 @@ pub struct Libaio {
     ptrs: Vec<*mut Iocb>,
     events: Vec<IoEvent>,
     inflight: usize,
+    /// IOs io_submit refused, reported as completions with -errno at the next reap.
+    refused: Vec<Completion>,
 }
 
 // SAFETY: the raw pointers in `ptrs` are scratch, only valid during one `commit`, and point into
@@ -91,6 +93,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         ptrs: Vec::with_capacity(depth),
         events: vec![IoEvent::default(); depth],
         inflight: 0,
+        refused: Vec::with_capacity(depth),
     }))
 }
 
@@ -135,7 +138,17 @@ impl Libaio {
                 match last_errno() {
                     libc::EINTR => continue,
                     libc::EAGAIN if self.inflight > 0 => return Ok(()),
-                    errno => return Err(self.submit_error(errno)),
+                    libc::EAGAIN => return Err(self.submit_error(libc::EAGAIN)),
+                    // The kernel refused the first iocb (bad fd, flags the file cannot do):
+                    // that IO completes with the error, the rest are offered again.
+                    errno => {
+                        let tag = self.queued.remove(0);
+                        self.refused.push(Completion {
+                            tag,
+                            result: -i64::from(errno),
+                        });
+                        continue;
+                    }
                 }
             }
             let accepted = rc as usize;
@@ -191,7 +204,7 @@ impl Engine for Libaio {
             IoKind::Fdatasync => IOCB_CMD_FDSYNC,
             IoKind::Trim => return f.other_io(io),
         };
-        if self.queued.len() + self.inflight >= self.depth {
+        if self.queued.len() + self.inflight + self.refused.len() >= self.depth {
             return Ok(Queued::Busy);
         }
         if opcode <= IOCB_CMD_PWRITE {
@@ -233,13 +246,12 @@ impl Engine for Libaio {
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.submit()?;
+        let refused = self.refused.len();
+        out.append(&mut self.refused);
         if self.inflight == 0 {
-            if min > 0 && !self.queued.is_empty() {
-                return Err(self.submit_error(libc::EAGAIN));
-            }
             return Ok(());
         }
-        let want = min.min(self.inflight);
+        let want = min.saturating_sub(refused).min(self.inflight);
         let got = loop {
             // SAFETY: `events` has room for `len` events; a null timeout waits for `want`.
             let rc = unsafe {

@@ -175,7 +175,23 @@ impl LocalFile {
         if self.block_dev {
             // SAFETY: BLKFLSBUF takes no argument.
             if unsafe { libc::ioctl(self.raw(), BLKFLSBUF, 0) } < 0 {
-                return Err(self.os_error("invalidate (BLKFLSBUF)"));
+                let errno = last_errno();
+                if errno == libc::EACCES || errno == libc::EPERM {
+                    return Err(EngineError {
+                        kind: ErrorKind::Unsupported,
+                        errno: Some(errno),
+                        message: format!(
+                            "invalidate {}: only root may drop a block device's cache \
+                             (BLKFLSBUF); run as root or with --invalidate=0",
+                            self.path
+                        ),
+                    });
+                }
+                return Err(EngineError::errno(
+                    "invalidate (BLKFLSBUF)",
+                    &self.path,
+                    errno,
+                ));
             }
             return Ok(());
         }

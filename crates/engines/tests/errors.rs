@@ -175,3 +175,47 @@ fn short_reads_are_reported_as_such() {
         assert!(d.arena.buf(0)[..100].iter().all(|&b| b == 7), "{engine}");
     }
 }
+
+/// io_submit stops at an iocb the kernel refuses (here a read on a write-only descriptor):
+/// that IO completes with -EBADF, and the IOs around it still complete normally.
+#[test]
+fn libaio_refused_iocb_completes_with_its_errno() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::write(&a, vec![1u8; 8192]).unwrap();
+    std::fs::write(&b, vec![2u8; 8192]).unwrap();
+    let mut d = Driver::new(&job("libaio", 4, &[]), 4096).unwrap();
+    let read_only = storbench_core::OpenOptions {
+        read: true,
+        ..Default::default()
+    };
+    let write_only = storbench_core::OpenOptions {
+        write: true,
+        ..Default::default()
+    };
+    let fa = d.open(a.to_str().unwrap(), read_only).unwrap();
+    let fb = d.open(b.to_str().unwrap(), write_only).unwrap();
+    for (tag, file) in [(0, fa), (1, fb), (2, fa)] {
+        let io = IoUnit {
+            file,
+            kind: IoKind::Read,
+            offset: 0,
+            len: 4096,
+            buf: d.arena.slot(tag),
+            buf_index: tag,
+            tag,
+        };
+        assert_eq!(
+            d.engine.queue(&io).unwrap(),
+            storbench_core::Queued::Pending
+        );
+    }
+    d.engine.commit().unwrap();
+    let mut out = Vec::new();
+    while out.len() < 3 {
+        d.engine.reap(1, &mut out).unwrap();
+    }
+    out.sort_by_key(|c| c.tag);
+    let results: Vec<i64> = out.iter().map(|c| c.result).collect();
+    assert_eq!(results, vec![4096, -i64::from(libc::EBADF), 4096]);
+}

@@ -122,7 +122,14 @@ impl LocalFile {
             IoKind::Fsync => "fsync",
             IoKind::Fdatasync => "fdatasync",
         };
-        EngineError::errno(op, &self.path, errno)
+        let mut err = EngineError::errno(op, &self.path, errno);
+        if self.direct && errno == libc::EINVAL {
+            err.message.push_str(
+                " (O_DIRECT: offset, length or buffer not aligned as the file system needs; \
+                 try a larger bs or --direct=0)",
+            );
+        }
+        err
     }
 
     #[cold]
@@ -388,7 +395,9 @@ fn is_block_dev(fd: &OwnedFd, path: &str) -> Result<bool, EngineError> {
 }
 
 /// O_DIRECT (buffer, offset) alignment: statx STATX_DIOALIGN where the kernel and file system
-/// report it (Linux 6.1+), else the device's logical block size, else 4096.
+/// report it (Linux 6.1+); else the logical block size of the device (the file's own, or the
+/// one under its file system); else 4096. File systems without a device (tmpfs, FUSE, NFS
+/// mounts) get no pre-check: the kernel's own answer then stands.
 pub fn dio_alignment(fd: &OwnedFd, block_dev: bool) -> (u32, u32) {
     if let Some(pair) = statx_dio_align(fd.as_raw_fd()) {
         return pair;
@@ -399,8 +408,29 @@ pub fn dio_alignment(fd: &OwnedFd, block_dev: bool) -> (u32, u32) {
         if unsafe { libc::ioctl(fd.as_raw_fd(), BLKSSZGET, &mut lbs) } == 0 && lbs > 0 {
             return (lbs as u32, lbs as u32);
         }
+        return (FALLBACK_DIO_ALIGN, FALLBACK_DIO_ALIGN);
     }
-    (FALLBACK_DIO_ALIGN, FALLBACK_DIO_ALIGN)
+    let Ok(st) = fstat(fd.as_raw_fd()) else {
+        return (FALLBACK_DIO_ALIGN, FALLBACK_DIO_ALIGN);
+    };
+    let (major, minor) = (libc::major(st.st_dev), libc::minor(st.st_dev));
+    if major == 0 {
+        return (1, 1);
+    }
+    let lbs = sysfs_logical_block_size(major, minor).unwrap_or(FALLBACK_DIO_ALIGN);
+    (lbs, lbs)
+}
+
+/// `queue/logical_block_size` of device `major:minor` (a partition reads its disk's).
+fn sysfs_logical_block_size(major: u32, minor: u32) -> Option<u32> {
+    let dev = format!("/sys/dev/block/{major}:{minor}");
+    ["queue", "../queue"].iter().find_map(|q| {
+        let text = fs::read_to_string(format!("{dev}/{q}/logical_block_size")).ok()?;
+        text.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| n.is_power_of_two())
+    })
 }
 
 fn statx_dio_align(fd: RawFd) -> Option<(u32, u32)> {

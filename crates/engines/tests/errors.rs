@@ -219,3 +219,18 @@ fn libaio_refused_iocb_completes_with_its_errno() {
     let results: Vec<i64> = out.iter().map(|c| c.result).collect();
     assert_eq!(results, vec![4096, -i64::from(libc::EBADF), 4096]);
 }
+
+/// tmpfs takes O_DIRECT at any alignment and statx reports none: no pre-check refuses it.
+#[test]
+fn direct_on_tmpfs_is_not_refused_by_a_guessed_alignment() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    if !direct_ok(dir.path()) {
+        return;
+    }
+    let mut d = Driver::new(&job("psync", 1, &[]), 8192).unwrap();
+    let id = d
+        .open(dir.path().join("f").to_str().unwrap(), rw_open(true))
+        .unwrap();
+    assert_eq!(d.one(id, IoKind::Write, 100, 1000).unwrap(), 1000);
+    assert_eq!(d.one(id, IoKind::Read, 100, 1000).unwrap(), 1000);
+}

@@ -511,3 +511,23 @@ impl Engine for IoUringEngine {
         }
     }
 }
+
+impl Drop for IoUringEngine {
+    /// The kernel may still write into the worker's buffers after the ring fd closes: wait
+    /// (bounded) for IOs in flight before the arena can go away.
+    fn drop(&mut self) {
+        let Some(ring) = self.ring.as_mut() else {
+            return;
+        };
+        // IOs waiting to be resubmitted after -EAGAIN are not in the kernel.
+        self.outstanding = self.outstanding.saturating_sub(self.retry.len());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let tick = types::Timespec::new().nsec(100_000_000);
+        let args = types::SubmitArgs::new().timespec(&tick);
+        while self.outstanding > 0 && std::time::Instant::now() < deadline {
+            let _ = ring.submitter().submit_with_args(1, &args);
+            let done = ring.completion().count();
+            self.outstanding = self.outstanding.saturating_sub(done);
+        }
+    }
+}

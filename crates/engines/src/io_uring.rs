@@ -132,6 +132,32 @@ fn errno_name(errno: i32) -> &'static str {
     }
 }
 
+/// The kernel threads of this process that serve rings built by thread `owner_tid`
+/// (`iou-wrk-<tid>` io-wq workers, `iou-sqp-<tid>` SQPOLL threads), as (tid, name): what a
+/// per-job CPU account adds to the worker's own time. Workers come and go; sample while the
+/// job runs (their CPU also stays in RUSAGE_SELF after they exit).
+pub fn kernel_helper_threads(owner_tid: i32) -> Vec<(i32, String)> {
+    let wanted = [
+        format!("iou-wrk-{owner_tid}"),
+        format!("iou-sqp-{owner_tid}"),
+    ];
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| {
+            let t = t.ok()?;
+            let tid = t.file_name().to_str()?.parse::<i32>().ok()?;
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            let comm = comm.trim_end();
+            wanted
+                .iter()
+                .any(|w| w == comm)
+                .then(|| (tid, comm.to_string()))
+        })
+        .collect()
+}
+
 pub struct IoUringEngine {
     cfg: RingConfig,
     files: LocalFiles,
@@ -500,6 +526,7 @@ impl Engine for IoUringEngine {
                 (self.cfg.fixed_files > 0).to_string(),
             ),
         ];
+        details.push(("io_uring_owner_tid".to_string(), self.owner_tid.to_string()));
         let mut threads = format!("iou-wrk-{}", self.owner_tid);
         if self.cfg.sqpoll.is_some() {
             threads.push_str(&format!(" iou-sqp-{}", self.owner_tid));

@@ -231,3 +231,39 @@ fn dropping_an_engine_with_ios_in_flight_is_safe() {
         );
     }
 }
+
+/// With SQPOLL the ring's kernel thread `iou-sqp-<tid>` belongs to this process and is found
+/// by `kernel_helper_threads`, so a CPU account can include it.
+#[test]
+fn sqpoll_thread_is_found_for_cpu_accounting() {
+    let spec = job("io_uring", 4, &[("sqthread_poll", "1")]);
+    if !common::available(&spec) {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let mut d = Driver::new(&spec, BS).unwrap();
+    let id = d
+        .open(dir.path().join("f").to_str().unwrap(), rw_open(false))
+        .unwrap();
+    assert_eq!(d.one(id, IoKind::Write, 0, BS as u32).unwrap(), BS as i64);
+    let info = d.engine.info();
+    let owner: i32 = info
+        .details
+        .iter()
+        .find(|(k, _)| k == "io_uring_owner_tid")
+        .map(|(_, v)| v.parse().unwrap())
+        .expect("owner tid in info");
+    // SAFETY: gettid has no preconditions.
+    assert_eq!(
+        owner,
+        unsafe { libc::gettid() },
+        "the ring was built on this thread"
+    );
+    let threads = storbench_engines::io_uring::kernel_helper_threads(owner);
+    assert!(
+        threads
+            .iter()
+            .any(|(_, name)| *name == format!("iou-sqp-{owner}")),
+        "{threads:?}"
+    );
+}

@@ -81,12 +81,9 @@ fn block_device_round_trip(dev: &str, engine: &str, depth: u32) {
             .map(|&b| (kind, b * BS as u64, BS as u32))
             .collect::<Vec<_>>()
     };
-    d.run(
-        id,
-        &ios(IoKind::Write),
-        pattern,
-        |_, _, r| assert_eq!(r, BS as i64),
-    )
+    d.run(id, &ios(IoKind::Write), pattern, |_, _, r| {
+        assert_eq!(r, BS as i64)
+    })
     .unwrap();
     d.one(id, IoKind::Fsync, 0, 0).unwrap();
     let mut expected = vec![0u8; BS];

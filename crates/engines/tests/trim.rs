@@ -19,13 +19,8 @@ fn trim_punches_hole(engine: &str, base: &str) {
     let writes: Vec<_> = (0..16u64)
         .map(|b| (IoKind::Write, b * BS as u64, BS as u32))
         .collect();
-    d.run(
-        id,
-        &writes,
-        pattern,
-        |_, _, r| assert_eq!(r, BS as i64),
-    )
-    .unwrap();
+    d.run(id, &writes, pattern, |_, _, r| assert_eq!(r, BS as i64))
+        .unwrap();
     d.one(id, IoKind::Fsync, 0, 0).unwrap();
     let blocks_before = std::fs::metadata(&path).unwrap().blocks();
 

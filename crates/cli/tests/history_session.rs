@@ -214,6 +214,18 @@ fn unreadable_input_imports_nothing() {
 }
 
 #[test]
+fn reading_commands_never_create_the_database() {
+    let s = Session::new();
+    assert!(s.ok(&["history"]).starts_with("no runs stored yet"));
+    assert!(
+        s.fails(&["compare", "a", "b"])
+            .contains("no results database at")
+    );
+    assert!(s.fails(&["show", "1"]).contains("no results database at"));
+    assert!(!s.db().exists());
+}
+
+#[test]
 fn foreign_database_is_refused_untouched() {
     let s = Session::new();
     std::fs::write(s.db(), "not a database\n").unwrap();

@@ -8,7 +8,7 @@ use storbench_report::compare::{Format, NamedRun, compare, render};
 use storbench_store::{Store, StoredRun};
 
 use crate::StoreArgs;
-use crate::cmd::save::open_store;
+use crate::cmd::save::open_existing_store;
 
 /// Compare stored runs.
 #[derive(clap::Args, Debug)]
@@ -28,7 +28,7 @@ pub struct CompareArgs {
 }
 
 pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let db = open_store(store)?;
+    let db = open_existing_store(store)?;
     let (runs, baseline) = select_runs(&db, &args.runs, args.baseline.as_deref())?;
     if runs.len() < 2 {
         anyhow::bail!(

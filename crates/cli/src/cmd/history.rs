@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use storbench_store::{RunFilter, RunSummary};
 
 use crate::StoreArgs;
-use crate::cmd::save::open_store;
+use crate::cmd::save::{db_path, open_store};
 use crate::cmd::time::{format_local, parse_when};
 
 /// List stored runs. `--label` and `--tag` (global flags) filter by label and tags.
@@ -42,6 +42,11 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
         until_unix_ms: args.until.as_deref().map(parse_when).transpose()?,
         limit: args.limit,
     };
+    let path = db_path(store)?;
+    if !path.exists() {
+        println!("no runs stored yet ({} does not exist)", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let runs = open_store(store)?.list(&filter)?;
     let text = match args.format.as_str() {
         "json" => {

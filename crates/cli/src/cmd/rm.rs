@@ -4,7 +4,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use crate::StoreArgs;
-use crate::cmd::save::open_store;
+use crate::cmd::save::open_existing_store;
 use crate::cmd::time::format_local;
 
 /// Delete stored runs.
@@ -19,7 +19,7 @@ pub struct RmArgs {
 }
 
 pub fn run_rm(args: RmArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let mut db = open_store(store)?;
+    let mut db = open_existing_store(store)?;
     let mut lines = Vec::new();
     for &id in &args.ids {
         let s = db.load(id)?;

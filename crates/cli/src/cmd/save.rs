@@ -21,6 +21,19 @@ pub fn open_store(store: &StoreArgs) -> anyhow::Result<Store> {
     Ok(Store::open(db_path(store)?)?)
 }
 
+/// Opens the database for reading commands, which never create it.
+pub fn open_existing_store(store: &StoreArgs) -> anyhow::Result<Store> {
+    let path = db_path(store)?;
+    if !path.exists() {
+        anyhow::bail!(
+            "no results database at {} yet: runs are saved there once a benchmark has run \
+             (or use --db)",
+            path.display()
+        );
+    }
+    Ok(Store::open(path)?)
+}
+
 /// Rejects a `--label` that `compare` would read as a run id; call before a long run so
 /// the save at its end cannot fail on it.
 pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {

@@ -110,8 +110,9 @@ measure() { # server_pid cmd...
     local spid=$1; shift
     local s0 t0 t1 s1 cpu
     s0=$(cpu_ticks "$spid"); t0=$(now)
-    cpu=$( { /usr/bin/time -f '%U %S' "$@" > "$work/out" 2>"$work/err"; } 2>&1 | tail -1 ) || {
+    /usr/bin/time -o "$work/time" -f '%U %S' "$@" > "$work/out" 2>"$work/err" || {
         cat "$work/err" >&2; die "failed: $*"; }
+    cpu=$(tail -1 "$work/time")
     t1=$(now); s1=$(cpu_ticks "$spid")
     python3 -c "import sys; u,s=map(float,'$cpu'.split()); print($t1-$t0, u+s, ($s1-$s0)/$hz)"
 }
@@ -134,7 +135,7 @@ seq_tests() { # label server_ip server_pid export_dir libnfs_query storbench_que
         read -r wall cpu scpu < <(measure "$spid" bash -c "nfs-cat 'nfs://$ip/export/big.bin?$lq' > /dev/null")
         record "$label read 1M" libnfs-nfs-cat "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
         for qd in 1 "$QD"; do
-            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" fio --name=r --ioengine=nfs \
+            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" --no-save fio --name=r --ioengine=nfs \
                 "--filename=nfs://$ip/export/big.bin?$sq" --rw=read --bs=1M --size=${mb}M --iodepth=$qd --output-format=json)
             record "$label read 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
         done
@@ -143,7 +144,7 @@ seq_tests() { # label server_ip server_pid export_dir libnfs_query storbench_que
         record "$label write 1M" libnfs-nfs-cp "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
         cmp -s /dev/shm/storbench-nfsbench-src.bin "$exp/w.libnfs.$run" || die "nfs-cp copy differs"
         for qd in 1 "$QD"; do
-            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" fio --name=w --ioengine=nfs \
+            read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" --no-save fio --name=w --ioengine=nfs \
                 "--filename=nfs://$ip/export/w.sb.$run.$qd?$sq" --rw=write --bs=1M --size=${mb}M --iodepth=$qd --end_fsync=1 --output-format=json)
             record "$label write 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
         done
@@ -153,7 +154,7 @@ seq_tests() { # label server_ip server_pid export_dir libnfs_query storbench_que
 
 rand_tests() { # label ip spid query
     for run in $(seq "$RUNS"); do
-        read -r wall cpu scpu < <(measure "$3" "$STORBENCH" fio --name=rr --ioengine=nfs \
+        read -r wall cpu scpu < <(measure "$3" "$STORBENCH" --no-save fio --name=rr --ioengine=nfs \
             "--filename=nfs://$2/export/big.bin?$4" --rw=randread --bs=4k --size=${SIZE_MB}M --iodepth=32 \
             --runtime=10 --time_based --output-format=json)
         local iops

@@ -169,3 +169,39 @@ fn a_wrong_export_is_one_clear_line() {
         "{err}"
     );
 }
+
+#[test]
+fn a_server_restart_mid_run_is_survived_and_noted() {
+    let Some(mut g) = server() else { return };
+    let bin = assert_cmd::cargo::cargo_bin("storbench");
+    let child = std::process::Command::new(bin)
+        .args([
+            "--no-save",
+            "fio",
+            "--name=r",
+            "--ioengine=nfs",
+            "--rw=randrw",
+            "--bs=64k",
+        ])
+        .args(["--size=8M", "--iodepth=8", "--runtime=5", "--time_based"])
+        .arg(format!("--filename={}", g.url("restart.dat")))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    g.crash();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    g.start_again().expect("restart ganesha");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains("reconnected after"),
+        "no outage note in:\n{all}"
+    );
+}

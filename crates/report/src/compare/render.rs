@@ -49,18 +49,13 @@ fn header_line(c: &Comparison) -> String {
     )
 }
 
-/// The display unit of a row: a table's latencies share one unit, ms once any reaches
-/// 10 ms, ns when all are below 1 µs (the null engine, RAM disks).
-fn display_unit(t: &TestTable, row: &MetricRow) -> (&'static str, f64) {
+/// The display unit of a row, chosen per row so every value stays readable: latencies in
+/// ms once one reaches 10 ms, in ns when all are below 1 µs (null engine, RAM disks).
+fn display_unit(row: &MetricRow) -> (&'static str, f64) {
     if !row.metric.is_latency() {
         return (row.unit, 1.0);
     }
-    let max = t
-        .rows
-        .iter()
-        .filter(|r| r.metric.is_latency())
-        .flat_map(|r| r.values.iter().flatten())
-        .fold(0.0f64, |a, b| a.max(*b));
+    let max = row.values.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
     if max >= 10_000.0 {
         ("ms", 1000.0)
     } else if max > 0.0 && max < 1.0 {
@@ -124,7 +119,7 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
     }
     let mut rows = vec![head];
     for row in &t.rows {
-        let (unit, div) = display_unit(t, row);
+        let (unit, div) = display_unit(row);
         let mut line = vec![(row_title(row, unit), None)];
         for i in 0..c.runs.len() {
             let v = row.values[i].map_or_else(|| "-".to_string(), |v| fmt_value(v / div));

@@ -81,6 +81,11 @@ pub(super) const DEFS: &[OptDef] = &[
             };
             Ok(())
         },
+    )
+    .note(
+        "Accepted for compatibility: storbench draws offsets with its own generators (a keyed \
+         permutation for the random map, xoshiro256** otherwise), so the sequence differs from \
+         fio's while the coverage rules are the same",
     ),
     OptDef::new(
         "random_distribution",

@@ -60,6 +60,8 @@ pub enum Command {
     Quick(cmd::quick::QuickArgs),
     /// bonnie++'s suite with its flags, text table and CSV (local directories and nfs://).
     Bonnie(cmd::bonnie::BonnieArgs),
+    /// iSCSI tools: `discover HOST[:PORT]` lists targets and LUNs (no kernel initiator).
+    Iscsi(cmd::iscsi::IscsiArgs),
 }
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.

@@ -2,3 +2,4 @@
 
 pub mod ganesha;
 pub mod tgtd;
+pub mod netns;

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod fio;
 pub mod history;
 pub mod import;
+pub mod iscsi;
 pub mod quick;
 pub mod report;
 pub mod rm;
@@ -28,5 +29,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fio(args) => fio::run_fio(args, &cli.store),
         Command::Quick(args) => quick::run_quick(args, &cli.store),
         Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
+        Command::Iscsi(args) => iscsi::run(args, &cli.store),
     }
 }

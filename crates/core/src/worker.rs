@@ -530,7 +530,8 @@ impl<'p> Worker<'p> {
                 }
             }
         };
-        let len = self.block_size(ddir as usize);
+        let bs = self.block_size(ddir as usize);
+        let len = self.fit_to_limit(ddir as usize, bs);
         let file = self.pick_file();
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
@@ -554,6 +555,21 @@ impl<'p> Worker<'p> {
             self.trim_then_write = Some((file as u32, offset, len as u32));
         }
         (ddir, file as u32, offset, len as u32)
+    }
+
+    /// Like fio, never issues more than a size-bound job's bytes: with mixed block sizes the
+    /// last IO shrinks to what is left, in whole minimum blocks.
+    #[inline]
+    fn fit_to_limit(&self, d: usize, len: u64) -> u64 {
+        let Some(limit) = self.plan.io_limit else {
+            return len;
+        };
+        let left = limit.saturating_sub(self.issued_bytes);
+        if len <= left {
+            return len;
+        }
+        let min = self.job.bs[d].min().max(1);
+        (left / min * min).max(min)
     }
 
     #[inline]

@@ -42,7 +42,16 @@ pub fn annotate(run: &mut RunResult) {
     let device_read_bytes: u64 = run.disks.iter().map(|d| d.read_bytes).sum();
     let local_disks = !run.disks.is_empty();
     for group in &run.groups {
-        for job in &group.jobs {
+        // Under group_reporting the reports show one merged entry: judge that one, not
+        // each clone (whose notes would repeat under the same name).
+        let merged;
+        let entries: &[JobResult] = if group.group_reporting {
+            merged = crate::merge::merge_jobs(&group.jobs);
+            merged.as_slice()
+        } else {
+            &group.jobs
+        };
+        for job in entries {
             job_notes(job, mem, local_disks, device_read_bytes, &mut notes);
         }
     }
@@ -104,14 +113,15 @@ fn job_notes(
             format!("{name}: stopped by an error: {err}"),
         ));
     }
-    if job.runtime_ms > 0 && job.runtime_ms < 1000 {
+    // A merged group entry sums its members' runtimes (fio's job_runtime).
+    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    if runtime_ms > 0 && runtime_ms < 1000 {
         notes.push(warn("warn.short", format!(
-            "{name}: measured for only {} ms; figures from runs this short swing widely (use runtime= with time_based)",
-            job.runtime_ms
+            "{name}: measured for only {runtime_ms} ms; figures from runs this short swing widely (use runtime= with time_based)"
         )));
     }
     let cpu_pct =
-        (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (job.runtime_ms.max(1) as f64 * 1e6) * 100.0;
+        (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (runtime_ms.max(1) as f64 * 1e6) * 100.0;
     if cpu_pct >= BUSY * f64::from(job.jobs.max(1)) {
         notes.push(limit("limit.cpu", format!(
             "{name}: the client used {cpu_pct:.0}% CPU: the benchmark host, not the storage, may be the limit"
@@ -281,6 +291,35 @@ mod tests {
             "{:?}",
             run.notes
         );
+    }
+
+    #[test]
+    fn group_reporting_is_judged_on_the_merged_entry() {
+        let mut j = job();
+        j.runtime_ms = 500;
+        j.dirs[1].io_bytes = 1 << 20;
+        j.dirs[1].bw_samples = SampleStats {
+            min: 20.0,
+            max: 180.0,
+            mean: 100.0,
+            stddev: 50.0,
+            samples: 8,
+        };
+        let mut other = j.clone();
+        other.jobnum = 1;
+        other.dirs[1].bw_samples.mean = 90.0;
+        let mut run = run_with(j);
+        run.groups[0].jobs.push(other);
+        run.groups[0].group_reporting = true;
+        annotate(&mut run);
+        let short: Vec<&Note> = run
+            .notes
+            .iter()
+            .filter(|n| n.code == "warn.short")
+            .collect();
+        assert_eq!(short.len(), 1, "{:?}", run.notes);
+        assert!(short[0].message.contains("500 ms"), "{}", short[0].message);
+        assert!(!codes(&run).contains(&"warn.variable"), "{:?}", run.notes);
     }
 
     #[test]

@@ -45,7 +45,14 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
         return Ok(());
     };
     let explicit = job.options.iter().any(|(k, _)| k == "ioengine");
-    let same = job.ioengine == wanted || (wanted == "libiscsi" && job.ioengine == "iscsi");
+    // fio's metadata engines run over whatever engine serves the target.
+    let meta_engine = matches!(
+        job.ioengine.as_str(),
+        "filecreate" | "filestat" | "filedelete"
+    );
+    let same = job.ioengine == wanted
+        || (wanted == "libiscsi" && job.ioengine == "iscsi")
+        || (wanted == "nfs" && meta_engine);
     if !same {
         if explicit {
             bail!(

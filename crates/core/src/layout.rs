@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use storbench_job::JobSpec;
+use storbench_job::{Fallocate, JobSpec};
 
 use crate::buffers::{Arena, BufferFiller};
 use crate::engine::{Engine, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued};
@@ -101,7 +101,9 @@ pub fn prepare_file(
     let result = if write_data {
         write_range(engine, id, path, current, need, job, seed)
     } else {
-        extend(engine, id, need).map(|_| 0)
+        preallocate(path, need, job.fallocate)
+            .and_then(|_| extend(engine, id, need))
+            .map(|_| 0)
     };
     let close = engine.close(id);
     let written = result?;
@@ -127,6 +129,35 @@ fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
             let _ = engine.close(id);
             EngineError::new(ErrorKind::Os, format!("{path}: cannot read its size"))
         }
+    }
+}
+
+/// fio's `fallocate=` for local files: reserve the blocks before the job writes them.
+/// `native` quietly does nothing where the file system cannot (as fio); network files are
+/// left to the server.
+fn preallocate(path: &str, size: u64, mode: Fallocate) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    if path.contains("://") || matches!(mode, Fallocate::None | Fallocate::Truncate) {
+        return Ok(());
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| EngineError::os("open for fallocate", path, e))?;
+    let flags = if mode == Fallocate::Keep {
+        libc::FALLOC_FL_KEEP_SIZE
+    } else {
+        0
+    };
+    // SAFETY: plain syscall on an open descriptor.
+    let rc = unsafe { libc::fallocate(file.as_raw_fd(), flags, 0, size as libc::off_t) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    match (mode, err.raw_os_error()) {
+        (Fallocate::Native, Some(libc::EOPNOTSUPP)) => Ok(()),
+        _ => Err(EngineError::os("fallocate", path, err)),
     }
 }
 

@@ -374,6 +374,7 @@ fn prepare_job(
     cleanup: &mut Cleanup,
 ) -> Result<PreparedJob, EngineError> {
     let mut engine = factory(job)?;
+    let no_data = engine.caps().no_data;
     let mut sizes = std::collections::HashMap::new();
     let mut announced = false;
     for clone in 0..job.numjobs.max(1) {
@@ -396,6 +397,11 @@ fn prepare_job(
             let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
             let start = plan::start_offset(job, clone, existing, align);
             let need = start + len;
+            if no_data {
+                // Engines that move no data (null, metadata engines) need no lay-out.
+                sizes.insert(f.path.clone(), (need, len));
+                continue;
+            }
             let mut announce = || {
                 if !announced {
                     let total: u64 = planned.iter().filter_map(|p| p.len).sum::<u64>().max(len);

@@ -139,7 +139,10 @@ struct Worker<'p> {
     slots: Vec<Slot>,
     free: Vec<u32>,
     queued: Vec<u32>,
+    /// Completions reaped but not yet accounted (iodepth_batch_complete_max).
     completions: Vec<Completion>,
+    /// When the held-back completions completed.
+    backlog_at: u64,
     files: Vec<OpenFile>,
     next_file: usize,
     rng: Rng,
@@ -238,6 +241,7 @@ impl<'p> Worker<'p> {
             free: (0..depth).rev().collect(),
             queued: Vec::with_capacity(depth as usize),
             completions: Vec::with_capacity(depth as usize),
+            backlog_at: 0,
             files,
             next_file: 0,
             rng: Rng::seeded(plan.seed),
@@ -644,16 +648,25 @@ impl<'p> Worker<'p> {
         Ok(())
     }
 
+    /// Collects completions (at least `min`) and accounts at most
+    /// `iodepth_batch_complete_max` of them per round; the rest wait for the next round
+    /// with the time they completed at, so their latency stays exact.
     fn reap(&mut self, min: usize) -> Result<(), EngineError> {
         let mut done = std::mem::take(&mut self.completions);
-        done.clear();
-        let r = self.engine.reap(min, &mut done);
-        let t_done = if self.measure.any() { self.clock() } else { 0 };
-        if self.measuring && !done.is_empty() {
-            self.stats.mark_complete(done.len() as u64);
+        let mut result = Ok(());
+        if done.is_empty() {
+            result = self.engine.reap(min, &mut done);
+            self.backlog_at = if self.measure.any() { self.clock() } else { 0 };
         }
-        let mut result = r;
-        for c in &done {
+        let t_done = self.backlog_at;
+        let max = match self.job.iodepth_batch_complete_max {
+            0 => done.len(),
+            m => (m as usize).min(done.len()),
+        };
+        if self.measuring && max > 0 {
+            self.stats.mark_complete(max as u64);
+        }
+        for c in done.drain(..max) {
             self.inflight = self.inflight.saturating_sub(1);
             if result.is_ok() {
                 result = self.complete(c.tag, c.result, t_done);

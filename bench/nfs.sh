@@ -100,8 +100,9 @@ head -c $((SIZE_MB << 20)) /dev/urandom > /dev/shm/storbench-nfsbench-src.bin
 cp /dev/shm/storbench-nfsbench-src.bin "$LO/export/big.bin"
 sync
 
-RESULTS=$work/results.tsv
-: > "$RESULTS"
+# Raw results (one line per run) are kept after the script ends.
+RESULTS=$(mktemp /tmp/storbench-nfsbench-results.XXXXXX)
+log "raw results: $RESULTS"
 # record TEST TOOL MB/s CLIENT_CPU% SERVER_CPU% IOPS
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS"; }
 
@@ -187,7 +188,7 @@ if [ "$SLOW" = 1 ]; then
         (rpcbind -f &) && sleep 0.5 && exec ganesha.nfsd -F -f '$SL/ganesha.conf' -L '$SL/ganesha.log' -p '$SL/ganesha.pid'" \
         </dev/null >/dev/null 2>&1 & pids+=($!)
     wait_mount "nfs://$NS_IP/export?version=3&nfsport=2049&mountport=20048"
-    SPID=$(ip netns pids "$NS" | while read -r p; do [ "$(cat /proc/$p/comm)" = ganesha.nfsd ] && echo "$p"; done | head -1)
+    SPID=$(pgrep -f "$SL/ganesha.conf" | head -1)
     log "1 Gbit/s ($RATE tbf, veth): sequential 1 MiB reads and writes, $RUNS runs"
     seq_tests 1gbit "$NS_IP" "$SPID" "$SL/export" "version=3&nfsport=2049&mountport=20048" "port=2049&mountport=20048"
 fi

@@ -167,6 +167,20 @@ fn status_reports_and_leading_text() {
     let text = format!("note: fio printed this first\n{doc}{doc}");
     let run = import_text("two.json", &text, 0).unwrap().remove(0);
     assert!(run.notes.iter().any(|n| n.message.contains("last of 2")));
+
+    // `--output-format=json,normal`: fio's normal text after the document.
+    let text = format!("{doc}a: (groupid=0, jobs=1): err= 0: pid=1\n  read: IOPS=1\n");
+    let run = import_text("both.out", &text, 0).unwrap().remove(0);
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n.message.contains("text after the JSON"))
+    );
+    // A second document that is broken is still an error, with its line.
+    let broken = format!("{doc}{{\n\"fio version\": oops\n}}\n");
+    let err = import_text("broken.json", &broken, 0).unwrap_err();
+    let doc_lines = doc.lines().count();
+    assert_eq!(err.line, Some(doc_lines + 2), "{err}");
 }
 
 #[test]

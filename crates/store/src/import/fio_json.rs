@@ -18,27 +18,40 @@ use super::{ImportError, empty_run, info_note, json_start};
 pub fn parse_fio_json(file: &str, text: &str) -> Result<RunResult, ImportError> {
     let start = json_start(text).ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
     let skipped_lines = text[..start].matches('\n').count();
-    let mut docs = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let body = &text[start..];
+    let mut docs = serde_json::Deserializer::from_str(body).into_iter::<Value>();
     let mut last = None;
     let mut count = 0;
-    for doc in docs.by_ref() {
-        let doc = doc.map_err(|e| {
-            ImportError::new(
-                file,
-                Some(skipped_lines + e.line()),
-                format!("bad JSON: {e}"),
-            )
-        })?;
-        count += 1;
-        last = Some(doc);
+    let mut trailing_text = false;
+    loop {
+        let offset = docs.byte_offset();
+        match docs.next() {
+            None => break,
+            Some(Ok(doc)) => {
+                count += 1;
+                last = Some(doc);
+            }
+            // fio's normal output may follow the JSON (`--output-format=json,normal`).
+            Some(Err(_)) if count > 0 && !body[offset..].trim_start().starts_with('{') => {
+                trailing_text = true;
+                break;
+            }
+            Some(Err(e)) => {
+                let line = skipped_lines + e.line();
+                return Err(ImportError::new(file, Some(line), format!("bad JSON: {e}")));
+            }
+        }
     }
     let doc = last.ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
     let mut run = convert(&doc).map_err(|m| ImportError::new(file, None, m))?;
-    let docs_note = if count > 1 {
+    let mut docs_note = if count > 1 {
         format!(" (the last of {count} status reports)")
     } else {
         String::new()
     };
+    if trailing_text {
+        docs_note.push_str("; the text after the JSON was not read");
+    }
     run.notes.push(info_note(
         "import.fio",
         format!("imported from {file}{docs_note}"),

@@ -390,15 +390,16 @@ fn prepare_job(
     let mut engine = factory(job)?;
     let no_data = engine.caps().no_data;
     let mut sizes = std::collections::HashMap::new();
-    let mut announced = false;
     for clone in 0..job.numjobs.max(1) {
+        // fio says "Laying out IO file" once for every clone that lays files out.
+        let mut announced = false;
         let planned = plan::files_for_clone(job, clone);
         let nfiles = planned.len();
         for (i, f) in planned.iter().enumerate() {
-            if sizes.contains_key(&f.path) {
-                continue;
-            }
-            let existing = layout::probe(engine.as_mut(), &f.path);
+            // A file shared by clones (filename=) is prepared by the first and extended
+            // when a later clone's sized slice (offset_increment) reaches past its end.
+            let known: Option<u64> = sizes.get(&f.path).map(|&(size, _)| size);
+            let existing = known.or_else(|| layout::probe(engine.as_mut(), &f.path));
             let Some(len) = plan::resolve_len(job, f.len, existing, nfiles) else {
                 return Err(EngineError::new(
                     ErrorKind::Refused,
@@ -411,6 +412,9 @@ fn prepare_job(
             let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
             let start = plan::start_offset(job, clone, existing, align);
             let need = start + len;
+            if known.is_some_and(|size| size >= need || f.len.is_none()) {
+                continue;
+            }
             if no_data {
                 // Engines that move no data (null, metadata engines) need no lay-out.
                 sizes.insert(f.path.clone(), (need, len));

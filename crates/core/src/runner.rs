@@ -427,21 +427,28 @@ fn prepare_job(
                     announced = true;
                 }
             };
-            let prepared = layout::prepare_file(
+            let laid_out = layout::prepare_file(
                 engine.as_mut(),
                 job,
                 &f.path,
                 need,
                 seed_for(job, clone) ^ i as u64,
                 &mut announce,
-            )?;
-            if prepared.created {
+            );
+            // A file whose lay-out failed half-way (ENOSPC, Ctrl-C) was still created by
+            // us: clean it up like any other.
+            let created = match &laid_out {
+                Ok(p) => p.created,
+                Err(_) => existing.is_none() && layout::probe(engine.as_mut(), &f.path).is_some(),
+            };
+            if created {
                 cleanup.files.push(Created {
                     job: job.clone(),
                     path: f.path.clone(),
                     remove: job.unlink || req.always_remove_created,
                 });
             }
+            let prepared = laid_out?;
             if plan::is_device_like(&f.path) && (job.rw.kind.writes()) && !job.allow_destructive {
                 layout::check_device_before_write(engine.as_mut(), &f.path, prepared.size)?;
             }

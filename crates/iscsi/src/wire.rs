@@ -131,6 +131,9 @@ pub struct Wire {
     pub data_digest: Digest,
     /// When bytes last arrived (liveness).
     pub last_rx: Instant,
+    /// The last read returned less than asked (or would block): the socket is empty until
+    /// `wait` sees it readable again. Saves a read that would only say EAGAIN.
+    drained: bool,
 }
 
 impl Wire {
@@ -161,6 +164,7 @@ impl Wire {
                         header_digest: Digest::None,
                         data_digest: Digest::None,
                         last_rx: Instant::now(),
+                        drained: false,
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => {
@@ -293,9 +297,10 @@ impl Wire {
     }
 
     fn read_into_at(&mut self, at: usize) -> Result<usize> {
-        if at >= self.rx.buf.len() {
+        if at >= self.rx.buf.len() || self.drained {
             return Ok(0);
         }
+        let space = self.rx.buf.len() - at;
         loop {
             match self.sock.read(&mut self.rx.buf[at..]) {
                 Ok(0) => {
@@ -306,9 +311,13 @@ impl Wire {
                 }
                 Ok(n) => {
                     self.last_rx = Instant::now();
+                    self.drained = n < space;
                     return Ok(n);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.drained = true;
+                    return Ok(0);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.io_err("receive", e)),
             }
@@ -320,11 +329,15 @@ impl Wire {
     /// # Safety
     /// `dst` must be valid for `len` bytes of writes.
     pub unsafe fn read_direct(&mut self, dst: *mut u8, len: usize) -> Result<usize> {
+        if self.drained {
+            return Ok(0);
+        }
         loop {
             // SAFETY: guaranteed by the caller.
             let n = unsafe { libc::read(self.sock.as_raw_fd(), dst.cast(), len) };
             if n > 0 {
                 self.last_rx = Instant::now();
+                self.drained = (n as usize) < len;
                 return Ok(n as usize);
             }
             if n == 0 {
@@ -335,7 +348,10 @@ impl Wire {
             }
             let err = io::Error::last_os_error();
             match err.kind() {
-                io::ErrorKind::WouldBlock => return Ok(0),
+                io::ErrorKind::WouldBlock => {
+                    self.drained = true;
+                    return Ok(0);
+                }
                 io::ErrorKind::Interrupted => continue,
                 _ => return Err(self.io_err("receive", err)),
             }
@@ -344,7 +360,7 @@ impl Wire {
 
     /// Waits until the socket is readable (or writable when output is pending), at most
     /// `timeout`. Returns false on timeout.
-    pub fn wait(&self, timeout: Duration) -> Result<bool> {
+    pub fn wait(&mut self, timeout: Duration) -> Result<bool> {
         let mut events = libc::POLLIN;
         if !self.out.is_empty() {
             events |= libc::POLLOUT;
@@ -359,6 +375,9 @@ impl Wire {
             // SAFETY: one valid pollfd.
             let r = unsafe { libc::poll(&mut pfd, 1, ms) };
             if r >= 0 {
+                if pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                    self.drained = false;
+                }
                 return Ok(r > 0);
             }
             let err = io::Error::last_os_error();

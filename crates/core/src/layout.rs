@@ -52,6 +52,14 @@ pub fn prepare_file(
     seed: u64,
     on_layout: &mut dyn FnMut(),
 ) -> Result<Prepared, EngineError> {
+    if crate::plan::is_char_device(path) {
+        // /dev/null, /dev/zero, /dev/full: no end and nothing to lay out.
+        return Ok(Prepared {
+            size: need,
+            created: false,
+            written: 0,
+        });
+    }
     let existing = probe(engine, path);
     let device = crate::plan::is_device_like(path);
     if device {

@@ -27,6 +27,13 @@ pub fn is_device_like(path: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// True for local character devices (/dev/null, /dev/zero, /dev/full): no size, nothing to
+/// lay out, never removed, as fio treats them.
+pub fn is_char_device(path: &str) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    !path.contains("://") && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+}
+
 /// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.
 pub fn join(dir: &str, name: &str) -> String {
     let (base, query) = match dir.find('?') {
@@ -161,6 +168,8 @@ mod tests {
 
     #[test]
     fn devices_and_urls() {
+        assert!(is_char_device("/dev/null"));
+        assert!(!is_char_device("/etc/hostname"));
         assert!(is_device_like("iscsi://h/iqn.x/1"));
         assert!(!is_device_like("nfs://h/export/f"));
         assert!(!is_device_like("/etc/hostname"));

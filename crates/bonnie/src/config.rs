@@ -110,7 +110,6 @@ pub struct Config {
 impl Config {
     /// bonnie++'s defaults, refusals and limits applied to `f`.
     pub fn from_flags(f: &Flags, host: &Host) -> Result<Config, FlagError> {
-        check_unsupported_shapes(f)?;
         let target = Target::resolve(f.dir.as_deref().unwrap_or("."))?;
         let ram_mib = match &f.ram {
             Some(r) => flags::parse_ram(r)?,
@@ -258,11 +257,6 @@ impl Config {
         Ok(())
     }
 
-    /// The directory bonnie++ would `chdir` to, for messages.
-    pub fn dir_display(&self) -> String {
-        self.target.to_string()
-    }
-
     /// Whether this configuration runs the IO tests.
     pub fn io_tests(&self) -> bool {
         self.file_mib > 0
@@ -326,16 +320,6 @@ fn runs(given: Option<&str>) -> Result<Option<u32>, FlagError> {
         return Err(FlagError::bad("-x", text, "runs must be 1 to 100000"));
     }
     Ok(Some(n as u32))
-}
-
-/// Flags whose shape alone is wrong, before any value is used.
-fn check_unsupported_shapes(f: &Flags) -> Result<(), FlagError> {
-    if let Some(user) = &f.user
-        && user.is_empty()
-    {
-        return Err(FlagError::bad("-u", user, "expected user[:group]"));
-    }
-    Ok(())
 }
 
 /// A local directory resolved for messages and cleanup.

@@ -106,7 +106,7 @@ impl Create {
                 meta.symlink(tree.names.get(0), &w.path)?;
             }
             if p.fsync_each {
-                w.io.meta().sync_dir(parent(&w.path))?;
+                w.io.meta().sync_dir(&parent(&w.path))?;
             }
             return Ok(());
         }
@@ -132,7 +132,7 @@ impl Create {
         }
         if p.fsync_each {
             w.io.fsync(file, &w.path)?;
-            w.io.meta().sync_dir(parent(&w.path))?;
+            w.io.meta().sync_dir(&parent(&w.path))?;
         }
         w.io.close(file)?;
         Ok(())
@@ -280,7 +280,7 @@ impl Phase for DeleteRandom {
             join_into(&mut w.path, &w.dir_path, tree.names.get(i as usize));
             w.io.meta().unlink(&w.path)?;
             if self.0.fsync_each {
-                w.io.meta().sync_dir(parent(&w.path))?;
+                w.io.meta().sync_dir(&parent(&w.path))?;
             }
             lat.record(start);
         }
@@ -301,7 +301,7 @@ fn remove_dirs(w: &mut Worker) -> Result<()> {
     }
     w.io.meta().rmdir(&w.dir_path)?;
     w.tree = None;
-    w.io.meta().sync_fs(parent(&w.dir_path))?;
+    w.io.meta().sync_fs(&parent(&w.dir_path))?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::error::{BonnieError, Result};
 use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom, StatSeq};
 use crate::io::Io;
 use crate::io_tests::{GetBlock, GetChar, IoParams, PutBlock, PutChar, Rewrite};
-use crate::phase::{Phase, run_phase};
+use crate::phase::run_phase;
 use crate::rng::mix;
 use crate::seeks::Seeks;
 use crate::timing::Measured;
@@ -102,15 +102,21 @@ fn run_tests(
         };
         let per_char = p.char_chunks > 0;
         if per_char {
-            step(BonnieTestId::Putc, &mut || phase(workers, &PutChar(p)))?;
+            step(BonnieTestId::Putc, &mut || run_phase(workers, &PutChar(p)))?;
         }
-        step(BonnieTestId::PutBlock, &mut || phase(workers, &PutBlock(p)))?;
-        step(BonnieTestId::Rewrite, &mut || phase(workers, &Rewrite(p)))?;
+        step(BonnieTestId::PutBlock, &mut || {
+            run_phase(workers, &PutBlock(p))
+        })?;
+        step(BonnieTestId::Rewrite, &mut || {
+            run_phase(workers, &Rewrite(p))
+        })?;
         if per_char {
-            step(BonnieTestId::Getc, &mut || phase(workers, &GetChar(p)))?;
+            step(BonnieTestId::Getc, &mut || run_phase(workers, &GetChar(p)))?;
         }
-        step(BonnieTestId::GetBlock, &mut || phase(workers, &GetBlock(p)))?;
-        step(BonnieTestId::Seeks, &mut || phase(workers, &seeks))?;
+        step(BonnieTestId::GetBlock, &mut || {
+            run_phase(workers, &GetBlock(p))
+        })?;
+        step(BonnieTestId::Seeks, &mut || run_phase(workers, &seeks))?;
         for w in workers.iter_mut() {
             w.io.meta().unlink(&w.file_path)?;
             w.file_exists = false;
@@ -128,22 +134,22 @@ fn run_tests(
                 random: true,
             },
         );
-        step(BonnieTestId::SeqCreate, &mut || phase(workers, &seq))?;
-        step(BonnieTestId::SeqStat, &mut || phase(workers, &StatSeq(p)))?;
-        step(BonnieTestId::SeqDel, &mut || phase(workers, &DeleteSeq(p)))?;
-        step(BonnieTestId::RanCreate, &mut || phase(workers, &rand))?;
+        step(BonnieTestId::SeqCreate, &mut || run_phase(workers, &seq))?;
+        step(BonnieTestId::SeqStat, &mut || {
+            run_phase(workers, &StatSeq(p))
+        })?;
+        step(BonnieTestId::SeqDel, &mut || {
+            run_phase(workers, &DeleteSeq(p))
+        })?;
+        step(BonnieTestId::RanCreate, &mut || run_phase(workers, &rand))?;
         step(BonnieTestId::RanStat, &mut || {
-            phase(workers, &StatRandom(p))
+            run_phase(workers, &StatRandom(p))
         })?;
         step(BonnieTestId::RanDel, &mut || {
-            phase(workers, &DeleteRandom(p))
+            run_phase(workers, &DeleteRandom(p))
         })?;
     }
     Ok(tests)
-}
-
-fn phase<P: Phase>(workers: &mut [Worker], p: &P) -> Result<Measured> {
-    run_phase(workers, p)
 }
 
 fn io_params(cfg: &Config) -> IoParams {

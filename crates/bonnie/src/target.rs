@@ -12,6 +12,10 @@ use crate::error::FlagError;
 pub enum Target {
     /// An existing local directory, made absolute.
     Local(PathBuf),
+    /// A local directory that is also the process's working directory (the CLI changes
+    /// to it, as bonnie++ does for `-d`): names are short relative paths, so each
+    /// metadata operation walks one or two path components instead of the whole path.
+    Cwd(PathBuf),
     /// `nfs://host[:port]/export[/dir]`, without a trailing slash.
     Nfs(String),
 }
@@ -55,6 +59,7 @@ impl Target {
     pub fn join(&self, name: &str) -> String {
         match self {
             Target::Local(dir) => dir.join(name).display().to_string(),
+            Target::Cwd(_) => name.to_owned(),
             Target::Nfs(url) => match url.split_once('?') {
                 Some((path, query)) => format!("{path}/{name}?{query}"),
                 None => format!("{url}/{name}"),
@@ -68,7 +73,7 @@ impl Target {
         job.direct = direct;
         job.iodepth = 1;
         match self {
-            Target::Local(dir) => {
+            Target::Local(dir) | Target::Cwd(dir) => {
                 job.ioengine = "psync".into();
                 job.directories = vec![dir.display().to_string()];
             }
@@ -85,7 +90,7 @@ impl Target {
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Local(dir) => write!(f, "{}", dir.display()),
+            Target::Local(dir) | Target::Cwd(dir) => write!(f, "{}", dir.display()),
             Target::Nfs(url) => f.write_str(url),
         }
     }
@@ -100,6 +105,7 @@ mod tests {
         let t = Target::resolve("/").unwrap();
         assert_eq!(t.join("Bonnie.1"), "/Bonnie.1");
         assert!(!t.is_network());
+        assert_eq!(Target::Cwd("/x".into()).join("Bonnie.1"), "Bonnie.1");
         let n = Target::resolve("nfs://127.0.0.1/export/").unwrap();
         assert_eq!(n.join("Bonnie.1"), "nfs://127.0.0.1/export/Bonnie.1");
         assert!(n.is_network());

@@ -2,6 +2,9 @@
 //! and directory, and a record of everything it has created so that it can always remove
 //! exactly that, after an error or Ctrl-C too.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use storbench_core::{EngineError, stop};
 
 use crate::buf::AlignedBuf;
@@ -73,10 +76,7 @@ impl Worker {
 
     fn remove_tree(&mut self, tree: &Tree) -> std::result::Result<(), EngineError> {
         if tree.files_may_exist {
-            for i in 0..tree.names.len() {
-                join_into(&mut self.path, &self.dir_path, tree.names.get(i));
-                gone(self.io.meta().unlink(&self.path))?;
-            }
+            self.remove_our_files(tree)?;
         }
         for d in (0..tree.subdirs_made).rev() {
             join_into(
@@ -88,6 +88,40 @@ impl Worker {
         }
         if tree.dir_made {
             gone(self.io.meta().rmdir(&self.dir_path))?;
+        }
+        Ok(())
+    }
+}
+
+impl Worker {
+    /// Lists each directory of the tree and unlinks the entries that carry one of our
+    /// names: one call per file that still exists (an RPC each over NFS), never a file
+    /// someone else put there.
+    fn remove_our_files(&mut self, tree: &Tree) -> std::result::Result<(), EngineError> {
+        let ours: HashSet<&str> = (0..tree.names.len()).map(|i| tree.names.get(i)).collect();
+        let dirs = if tree.names.num_dirs > 1 {
+            tree.subdirs_made
+        } else {
+            u32::from(tree.dir_made)
+        };
+        for d in 0..dirs {
+            let sub = subdir(tree.names.num_dirs, d);
+            join_into(&mut self.path, &self.dir_path, &sub);
+            let entries = match self.io.meta().readdir(&self.path) {
+                Err(e) if e.errno == Some(libc::ENOENT) => continue,
+                other => other?,
+            };
+            for name in entries {
+                let rel = if sub.is_empty() {
+                    name
+                } else {
+                    format!("{sub}/{name}")
+                };
+                if ours.contains(rel.as_str()) {
+                    join_into(&mut self.path, &self.dir_path, &rel);
+                    gone(self.io.meta().unlink(&self.path))?;
+                }
+            }
         }
         Ok(())
     }
@@ -112,9 +146,15 @@ pub(crate) fn join_into(out: &mut String, dir: &str, rel: &str) {
     }
 }
 
-/// The directory holding `path`.
-pub(crate) fn parent(path: &str) -> &str {
-    path.rfind('/').map_or(path, |i| &path[..i])
+/// The directory holding `path` (keeping an NFS URL's `?options`; `.` for a bare name).
+pub(crate) fn parent(path: &str) -> Cow<'_, str> {
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    let dir = path.rfind('/').map_or(".", |i| &path[..i]);
+    if query.is_empty() {
+        Cow::Borrowed(dir)
+    } else {
+        Cow::Owned(format!("{dir}?{query}"))
+    }
 }
 
 /// Treats "already gone" as done.
@@ -132,4 +172,20 @@ pub(crate) fn check_stop(test: &'static str) -> Result<()> {
         return Err(BonnieError::Interrupted { test });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parents() {
+        assert_eq!(parent("/tmp/d/Bonnie.1"), "/tmp/d");
+        assert_eq!(parent("Bonnie.1/00000/f"), "Bonnie.1/00000");
+        assert_eq!(parent("Bonnie.1"), ".");
+        assert_eq!(
+            parent("nfs://h:2049/export/Bonnie.1?mountport=9"),
+            "nfs://h:2049/export?mountport=9"
+        );
+    }
 }

@@ -181,3 +181,37 @@ fn csv_1_03_is_available_from_the_run_and_from_show() {
     assert_eq!(fields(&line).len(), 27);
     assert!(line.starts_with("old,,"), "{line}");
 }
+
+/// The run changes to the `-d` directory as bonnie++ does; a relative `--db` must still
+/// mean the directory storbench was started in.
+#[test]
+fn a_relative_db_path_is_not_moved_by_the_directory_change() {
+    let (home, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = storbench()
+        .current_dir(home.path())
+        .args([
+            "--db",
+            "results.db",
+            "bonnie",
+            "-q",
+            "-s",
+            "0",
+            "-n",
+            "1",
+            "-d",
+            &path_str(&work),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(home.path().join("results.db").exists());
+    assert!(
+        entries(work.path()).is_empty(),
+        "{:?}",
+        entries(work.path())
+    );
+}

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once, start_message};
+use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, Target, run_once, start_message};
 use storbench_core::result::RunResult;
 use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
@@ -124,8 +124,9 @@ impl BonnieArgs {
 
 pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     args.refuse_unsupported()?;
-    let cfg = Config::from_flags(&args.flags(), &Host::detect())?;
+    let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
+    let store = &enter_target_dir(&mut cfg, store)?;
     storbench_core::stop::install_handlers();
     let mut stdout = io::stdout();
     if cfg.runs.is_some() {
@@ -149,6 +150,22 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         save_run(store, &run)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Changes to a local `-d` directory as bonnie++ does, so the suite names its files with
+/// short relative paths (each metadata operation then walks one or two components, not
+/// the whole path). A relative `--db` is made absolute first so it still means the same.
+fn enter_target_dir(cfg: &mut Config, store: &StoreArgs) -> anyhow::Result<StoreArgs> {
+    let mut store = store.clone();
+    if let Target::Local(dir) = &cfg.target {
+        if let Some(db) = &store.db {
+            store.db = Some(std::path::absolute(db)?);
+        }
+        std::env::set_current_dir(dir)
+            .map_err(|e| anyhow::anyhow!("-d {}: cannot change to it: {e}", dir.display()))?;
+        cfg.target = Target::Cwd(dir.clone());
+    }
+    Ok(store)
 }
 
 /// bonnie++'s layout: the table (stdout, or stderr with -q; none with -x), then the CSV.

@@ -66,6 +66,23 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says on stderr why jobs stopped early (the report has it too, but stdout may be a file
+/// or JSON): one line per distinct error.
+pub fn report_job_errors(run: &RunResult) {
+    let mut seen: Vec<String> = Vec::new();
+    for job in run.groups.iter().flat_map(|g| &g.jobs) {
+        if job.error == 0 {
+            continue;
+        }
+        let why = job.error_text.as_deref().unwrap_or("failed");
+        let line = format!("storbench: {}: {why}", job.name);
+        if !seen.contains(&line) {
+            eprintln!("{line}");
+            seen.push(line);
+        }
+    }
+}
+
 /// Exit code of a finished run: 0 only if every job ran to the end without error.
 pub fn exit_code(run: &RunResult) -> ExitCode {
     let failed = run

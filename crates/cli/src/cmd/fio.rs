@@ -142,6 +142,7 @@ fn execute(
     render_many(&run, &formats, &FioOpts::default(), out.as_mut())?;
     out.flush()?;
     crate::cmd::save::save_run(store, &run)?;
+    crate::running::report_job_errors(&run);
     Ok(exit_code(&run))
 }
 

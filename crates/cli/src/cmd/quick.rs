@@ -127,6 +127,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         storbench_report::quick::render(&run, &mut out)?;
     }
     crate::cmd::save::save_run(store, &run)?;
+    crate::running::report_job_errors(&run);
     Ok(exit_code(&run))
 }
 

@@ -1,0 +1,168 @@
+//! Shared helpers of the end-to-end tests of `storbench fio` and `storbench quick`: running
+//! the binary and the real fio 3.33, probes that skip kernel-dependent tests with a printed
+//! reason, comparing JSON shapes, and Drop guards for everything a test creates (temp dirs,
+//! loop devices, mounts, child processes), so nothing is left behind when a test fails.
+
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
+
+pub mod json;
+pub mod system;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `storbench` with a clean environment for tests: backtraces on (so a panic would show),
+/// no colours, and a results database that cannot be opened, so a test that forgot
+/// `--no-save` fails instead of writing to the user's history.
+pub fn storbench() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("storbench"));
+    c.env("RUST_BACKTRACE", "1")
+        .env("NO_COLOR", "1")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db");
+    c
+}
+
+/// `storbench fio <args> --no-save`, run in `dir`.
+pub fn sb_fio(dir: &Path, args: &[&str]) -> Run {
+    let mut c = storbench();
+    c.current_dir(dir).arg("fio").args(args).arg("--no-save");
+    Run::of(&mut c)
+}
+
+/// A finished command with its output as text.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn of(c: &mut Command) -> Run {
+        Run::from(c.output().expect("the command starts"))
+    }
+
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Asserts success and returns stdout.
+    pub fn ok(&self) -> &str {
+        assert!(self.success(), "failed ({:?}): {}", self.code, self.stderr);
+        assert_no_panic(&self.stderr);
+        &self.stdout
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.ok()).unwrap_or_else(|e| {
+            panic!("stdout is not valid JSON ({e}):\n{}", self.stdout);
+        })
+    }
+
+    /// fio's JSON document: fio prints notes ("note: both iodepth >= 1 and synchronous I/O
+    /// engine…") on stdout before it, so parsing starts at the first line that opens it.
+    pub fn fio_json(&self) -> serde_json::Value {
+        assert!(
+            self.success(),
+            "fio failed ({:?}): {}",
+            self.code,
+            self.stderr
+        );
+        let start = self.stdout.find("\n{\n").map_or(0, |i| i + 1);
+        let text = if self.stdout.starts_with("{\n") {
+            &self.stdout
+        } else {
+            &self.stdout[start..]
+        };
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("fio JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// Asserts the run failed with exactly one line on stderr (no panic, no backtrace)
+    /// and returns that line.
+    pub fn one_error_line(&self) -> String {
+        assert!(
+            !self.success() && self.code.is_some(),
+            "expected a failure, got {:?}\nstdout: {}\nstderr: {}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        assert_no_panic(&self.stderr);
+        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one line on stderr, got:\n{}",
+            self.stderr
+        );
+        lines[0].to_string()
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+pub fn assert_no_panic(stderr: &str) {
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("stack backtrace"),
+        "panic in storbench:\n{stderr}"
+    );
+}
+
+/// Whether fio 3.33 is installed; prints why a test is skipped when not.
+pub fn fio_available() -> bool {
+    match Command::new("fio").arg("--version").output() {
+        Ok(o) if String::from_utf8_lossy(&o.stdout).starts_with("fio-3.33") => true,
+        Ok(o) => {
+            eprintln!(
+                "SKIP: fio 3.33 needed, found {}",
+                String::from_utf8_lossy(&o.stdout).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("SKIP: fio is not runnable ({e})");
+            false
+        }
+    }
+}
+
+/// The real fio, run in `dir` (as processes, its default).
+pub fn fio(dir: &Path, args: &[&str]) -> Run {
+    Run::of(Command::new("fio").current_dir(dir).args(args))
+}
+
+/// A fresh temp dir that other users may enter (tempfile's are 0700), for tests that run
+/// storbench as an unprivileged user. Removed on drop.
+pub fn open_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Names of the entries in `dir`, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Splits a command line written as one string.
+pub fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}

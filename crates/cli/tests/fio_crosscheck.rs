@@ -1,0 +1,257 @@
+//! `storbench fio` against the installed fio 3.33 on the same command lines: size-bound
+//! jobs issue the same number of IOs and bytes, jobs and groups come out the same (numjobs,
+//! group_reporting, stonewall, new_group, several job files, --section). Each case runs fio
+//! and storbench in temp dirs of their own. Skipped with a reason when fio 3.33 is missing.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fio, fio_available, sb_fio, words};
+use serde_json::Value;
+
+/// What must agree between fio and storbench for a case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Agree {
+    /// total_ios and io_bytes per direction.
+    Exact,
+    /// Totals over directions (randrw splits by a random draw).
+    Sums,
+    /// Bytes over directions only (random block sizes: the IO count is a random draw).
+    Bytes,
+}
+
+/// One JSON `jobs[]` entry reduced to what a size-bound job must reproduce.
+#[derive(Debug, PartialEq)]
+struct Totals {
+    name: String,
+    group: u64,
+    ios: [u64; 3],
+    bytes: [u64; 3],
+}
+
+fn totals(doc: &Value) -> Vec<Totals> {
+    doc["jobs"]
+        .as_array()
+        .expect("jobs array")
+        .iter()
+        .map(|j| Totals {
+            name: j["jobname"].as_str().unwrap().to_string(),
+            group: j["groupid"].as_u64().unwrap(),
+            ios: ["read", "write", "trim"].map(|d| j[d]["total_ios"].as_u64().unwrap()),
+            bytes: ["read", "write", "trim"].map(|d| j[d]["io_bytes"].as_u64().unwrap()),
+        })
+        .collect()
+}
+
+/// Runs `args` with fio and with storbench (JSON output) and returns both documents.
+fn both(args: &[&str]) -> (Value, Value) {
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut with_json = vec!["--output-format=json"];
+    with_json.extend(args);
+    let f = fio(fd.path(), &with_json);
+    let ours = sb_fio(sd.path(), &with_json).json();
+    (f.fio_json(), ours)
+}
+
+/// Asserts storbench reproduces fio's IO counts for the command line `line`.
+fn same_totals(line: &str, agree: Agree) {
+    let (f, s) = both(&words(line));
+    let (tf, ts) = (totals(&f), totals(&s));
+    assert_eq!(tf.len(), ts.len(), "{line}: number of jobs");
+    for (a, b) in tf.iter().zip(&ts) {
+        assert_eq!((&a.name, a.group), (&b.name, b.group), "{line}: job order");
+        let sum = |v: [u64; 3]| v.iter().sum::<u64>();
+        match agree {
+            Agree::Exact => assert_eq!(a, b, "{line}"),
+            Agree::Sums => assert_eq!(
+                (sum(a.ios), sum(a.bytes)),
+                (sum(b.ios), sum(b.bytes)),
+                "{line}: fio {a:?}, ours {b:?}"
+            ),
+            Agree::Bytes => assert_eq!(sum(a.bytes), sum(b.bytes), "{line}: fio {a:?}, ours {b:?}"),
+        }
+        assert!(sum(b.ios) > 0, "{line}: no IO at all");
+    }
+}
+
+const NULL: &str = "--ioengine=null --size=16m";
+
+#[test]
+fn sequential_jobs_issue_what_fio_issues() {
+    if !fio_available() {
+        return;
+    }
+    for (extra, agree) in [
+        ("--rw=read --bs=4k", Agree::Exact),
+        ("--rw=write --bs=64k --iodepth=4", Agree::Exact),
+        ("--rw=read --bs=4k --loops=3", Agree::Exact),
+        ("--rw=read --bs=4k --number_ios=1000", Agree::Exact),
+        ("--rw=write --bs=4k --nrfiles=4", Agree::Exact),
+        ("--rw=read --bs=8k --numjobs=3", Agree::Exact),
+        ("--rw=rw --bs=4k", Agree::Sums),
+        ("--rw=read --bsrange=4k-16k", Agree::Bytes),
+    ] {
+        same_totals(&format!("--name=s {NULL} {extra}"), agree);
+    }
+}
+
+#[test]
+fn random_jobs_visit_every_block_once_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    for (extra, agree) in [
+        ("--rw=randread --bs=4k", Agree::Exact),
+        ("--rw=randwrite --bs=4k --numjobs=3", Agree::Exact),
+        (
+            "--rw=randwrite --bs=4k --numjobs=3 --group_reporting",
+            Agree::Exact,
+        ),
+        ("--rw=randrw --bs=4k --nrfiles=4", Agree::Sums),
+        ("--rw=randrw --bs=4k --rwmixread=70 --loops=2", Agree::Sums),
+        ("--rw=randrw --bssplit=4k/50:64k/50", Agree::Bytes),
+    ] {
+        same_totals(&format!("--name=r {NULL} {extra}"), agree);
+    }
+}
+
+/// A total size that does not split evenly over the files: fio gives each file
+/// size/nrfiles bytes and never issues a block that does not fit whole.
+#[test]
+fn uneven_file_sizes_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    same_totals(
+        "--name=u --ioengine=psync --size=4m --rw=randread --bs=4k --numjobs=2 --nrfiles=3",
+        Agree::Exact,
+    );
+    same_totals(
+        "--name=u --ioengine=psync --size=1m --rw=write --bs=4k --nrfiles=3",
+        Agree::Exact,
+    );
+}
+
+#[test]
+fn offsets_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    for line in [
+        "--name=o --ioengine=psync --size=4m --rw=write --bs=4k --offset=1m",
+        "--name=o --ioengine=psync --filesize=2m --rw=randwrite --bs=4k --nrfiles=2",
+        // Clones share one file, each in its own slice of it.
+        "--name=o --ioengine=psync --filename=shared --size=2m --rw=write --bs=4k --numjobs=3 --offset_increment=2m",
+    ] {
+        same_totals(line, Agree::Exact);
+    }
+}
+
+/// Random writes (direct where the file system allows it) and a buffered randrw with two
+/// clones on temp files through `engines`.
+fn engines_issue_what_fio_issues(engines: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let direct = common::system::direct_io_works(dir.path());
+    for engine in engines {
+        let d = if direct && *engine != "mmap" {
+            "--direct=1"
+        } else {
+            ""
+        };
+        same_totals(
+            &format!(
+                "--name=e --ioengine={engine} {d} --iodepth=8 --size=1m --rw=randwrite --bs=4k"
+            ),
+            Agree::Exact,
+        );
+        same_totals(
+            &format!("--name=e --ioengine={engine} --size=1m --rw=randrw --bs=8k --numjobs=2"),
+            Agree::Sums,
+        );
+    }
+}
+
+#[test]
+fn sync_engines_issue_what_fio_issues() {
+    if fio_available() {
+        engines_issue_what_fio_issues(&["psync", "sync", "pvsync2", "mmap"]);
+    }
+}
+
+#[test]
+fn async_engines_issue_what_fio_issues() {
+    if !fio_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut engines = vec!["posixaio", "libaio"];
+    if common::system::io_uring_works(dir.path()) {
+        engines.push("io_uring");
+    }
+    engines_issue_what_fio_issues(&engines);
+}
+
+/// (name, groupid) of every JSON `jobs[]` entry.
+fn job_list(doc: &Value) -> Vec<(String, u64)> {
+    totals(doc).into_iter().map(|t| (t.name, t.group)).collect()
+}
+
+#[test]
+fn jobs_and_groups_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    for line in [
+        "--name=a --ioengine=null --size=1m --numjobs=3",
+        "--name=a --ioengine=null --size=1m --numjobs=3 --group_reporting",
+        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --rw=write",
+        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
+        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --new_group --name=c --ioengine=null --size=1m",
+        "--group_reporting --name=a --ioengine=null --size=1m --numjobs=2 --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
+    ] {
+        let (f, s) = both(&words(line));
+        assert_eq!(job_list(&f), job_list(&s), "{line}");
+    }
+}
+
+fn write_job_files(dir: &Path) {
+    std::fs::write(
+        dir.join("one.fio"),
+        "[global]\nioengine=null\nsize=2m\nbs=4k\n\n[seq]\nrw=read\n\n[rand]\nrw=randwrite\nstonewall\n\n[third]\nrw=randread\nnew_group\nnumjobs=2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("two.fio"),
+        "; a second file\n[other]\nioengine=null\nsize=1m\nrw=write\n",
+    )
+    .unwrap();
+}
+
+/// Runs job files (written to both temp dirs) with fio and storbench.
+fn both_files(args: &[&str]) -> (Value, Value) {
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write_job_files(fd.path());
+    write_job_files(sd.path());
+    let mut a = vec!["--output-format=json"];
+    a.extend(args);
+    let f = fio(fd.path(), &a);
+    let s = sb_fio(sd.path(), &a).json();
+    (f.fio_json(), s)
+}
+
+#[test]
+fn job_files_and_sections_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    for args in [
+        vec!["one.fio"],
+        vec!["one.fio", "two.fio"],
+        vec!["--section=rand", "one.fio"],
+        vec!["--section=third", "--section=seq", "one.fio"],
+    ] {
+        let (f, s) = both_files(&args);
+        assert_eq!(totals(&f), totals(&s), "{args:?}");
+    }
+}

@@ -1,0 +1,189 @@
+//! Running `storbench fio` as a user would: a command line copied from a blog post, where
+//! the report and the diagnostics go (stdout, stderr, --output, the live line), and which
+//! files are left behind (fio's `unlink`).
+
+mod common;
+
+use common::{entries, sb_fio, words};
+
+/// The well-known article line (numjobs 12, ramp 10 s, runtime 60 s, 256M) shortened to
+/// numjobs 4, ramp 1 s, runtime 2 s, 16M, otherwise unchanged.
+#[test]
+fn article_command_line_runs_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("TargetDirectory");
+    std::fs::create_dir(&target).unwrap();
+    let line = format!(
+        "--bs=128k --direct=1 --directory={} --gtod_reduce=1 --ioengine=posixaio --iodepth=32 --group_reporting --name=randrw --numjobs=4 --ramp_time=1 --runtime=2 --rw=randrw --size=16M --time_based",
+        target.display()
+    );
+    let run = sb_fio(dir.path(), &words(&line));
+    let out = run.ok();
+    let count = |needle: &str| out.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("Starting 4 threads"), 1, "{out}");
+    assert_eq!(
+        count("randrw: Laying out IO file (1 file / 16MiB)"),
+        4,
+        "{out}"
+    );
+    assert_eq!(count("(groupid="), 1, "one merged entry:\n{out}");
+    assert_eq!(count("randrw: (groupid=0, jobs=4): err= 0:"), 1, "{out}");
+    assert_eq!(count("Run status group 0 (all jobs):"), 1, "{out}");
+    assert!(
+        out.contains("\n  read: IOPS=") && out.contains("\n  write: IOPS="),
+        "{out}"
+    );
+    assert!(
+        out.contains("   READ: bw=") && out.contains("  WRITE: bw="),
+        "{out}"
+    );
+    // gtod_reduce: no latency figures at all.
+    assert_eq!(count("lat ("), 0, "{out}");
+    // About 2 s measured after a 1 s ramp, in every direction.
+    for l in out.lines().filter(|l| l.contains(", run=")) {
+        let run_ms: u64 = l
+            .rsplit("run=")
+            .next()
+            .unwrap()
+            .split('-')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1900..3000).contains(&run_ms), "{l}");
+    }
+    // unlink defaults to 0, as in fio: the files stay.
+    assert_eq!(
+        entries(&target),
+        ["randrw.0.0", "randrw.1.0", "randrw.2.0", "randrw.3.0"]
+    );
+}
+
+#[test]
+fn created_files_follow_unlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let keep = "--name=k --ioengine=psync --size=256k --rw=randrw --nrfiles=2";
+    sb_fio(dir.path(), &words(keep)).ok();
+    assert_eq!(entries(dir.path()), ["k.0.0", "k.0.1"]);
+    let gone = tempfile::tempdir().unwrap();
+    sb_fio(
+        gone.path(),
+        &words(&format!("{keep} --unlink=1 --numjobs=2")),
+    )
+    .ok();
+    assert!(
+        entries(gone.path()).is_empty(),
+        "{:?}",
+        entries(gone.path())
+    );
+    // A file that was there before is the user's: never removed.
+    std::fs::write(gone.path().join("mine"), vec![7u8; 256 << 10]).unwrap();
+    sb_fio(
+        gone.path(),
+        &words("--name=m --ioengine=psync --filename=mine --rw=randread --unlink=1"),
+    )
+    .ok();
+    assert_eq!(entries(gone.path()), ["mine"]);
+}
+
+/// A warning from the parser (iodepth with a synchronous engine) goes to stderr; stdout
+/// holds nothing but valid JSON, or one terse line per job.
+#[test]
+fn machine_output_stays_clean_with_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "--name=w --ioengine=psync --iodepth=8 --size=256k --rw=randread --numjobs=2";
+    let json = sb_fio(dir.path(), &words(&format!("--output-format=json {base}")));
+    let doc = json.json();
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 2);
+    assert!(
+        json.stderr.contains("warning") && json.stderr.contains("iodepth"),
+        "{}",
+        json.stderr
+    );
+    let terse = sb_fio(dir.path(), &words(&format!("--output-format=terse {base}")));
+    let lines: Vec<&str> = terse.ok().lines().collect();
+    assert_eq!(lines.len(), 2, "{}", terse.stdout);
+    assert!(
+        lines.iter().all(|l| l.starts_with("3;storbench-")),
+        "{lines:?}"
+    );
+    assert!(terse.stderr.contains("iodepth"), "{}", terse.stderr);
+}
+
+#[test]
+fn output_file_gets_the_report_and_stdout_stays_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, check) in [
+        ("normal", "Run status group 0 (all jobs):"),
+        ("json+", "\"bins\""),
+        ("terse", "3;storbench-"),
+    ] {
+        let file = dir.path().join(format!("report.{format}"));
+        let run = sb_fio(
+            dir.path(),
+            &[
+                &format!("--output-format={format}"),
+                &format!("--output={}", file.display()),
+                "--name=o",
+                "--ioengine=null",
+                "--size=1m",
+            ],
+        );
+        assert_eq!(run.ok(), "", "{format}: stdout");
+        assert_eq!(run.stderr, "", "{format}: stderr");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(check), "{format}:\n{text}");
+        if format == "json+" {
+            serde_json::from_str::<serde_json::Value>(&text).expect("valid JSON in the file");
+        }
+    }
+}
+
+/// In a pipe, with the default --eta, only the report is printed: no live line anywhere.
+/// With --eta=always the live line goes to stderr only.
+#[test]
+fn live_status_line_only_where_asked_and_only_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "--name=e --ioengine=null --size=64m --rw=read --runtime=1200ms --time_based";
+    let quiet = sb_fio(dir.path(), &words(job));
+    assert!(!quiet.ok().contains("Jobs:") && !quiet.stdout.contains('\r'));
+    assert_eq!(quiet.stderr, "", "nothing but the report in a pipe");
+    let live = sb_fio(
+        dir.path(),
+        &words(&format!("--eta=always --output-format=json {job}")),
+    );
+    live.json();
+    assert!(!live.stdout.contains("Jobs:"));
+    assert!(
+        live.stderr.contains("Jobs: 1 (f=1): [R(1)][") && live.stderr.contains("IOPS][eta "),
+        "{:?}",
+        live.stderr
+    );
+    assert!(live.stderr.contains('\r'), "the line is redrawn in place");
+}
+
+/// A job that fails during IO still prints its report, exits non-zero, and says why on
+/// stderr (not only in the report's notes).
+#[test]
+fn io_error_is_reported_on_stderr_and_in_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    // Writes to /dev/full fail with ENOSPC, as fio's do.
+    let run = sb_fio(
+        dir.path(),
+        &words(
+            "--name=x --ioengine=psync --filename=/dev/full --rw=write --size=64k --output-format=json",
+        ),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    common::assert_no_panic(&run.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&run.stdout).expect("the report is still JSON");
+    assert_eq!(
+        doc["jobs"][0]["error"], 28,
+        "ENOSPC in the job's error field"
+    );
+    assert_eq!(
+        run.stderr.trim_end(),
+        "storbench: x: write /dev/full: No space left on device (os error 28)"
+    );
+}

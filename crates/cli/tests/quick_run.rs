@@ -1,0 +1,214 @@
+//! `storbench quick` end to end on temp dirs: the eight-row table, `--json` against
+//! docs/quick.schema.json, the page-cache warnings (tmpfs; a file system that refuses
+//! O_DIRECT), and the test file removed afterwards.
+
+mod common;
+
+use std::path::Path;
+
+use common::system::{Mount, root_or_skip};
+use common::{Run, entries, storbench};
+use serde_json::Value;
+
+const TESTS: [&str; 8] = [
+    "SEQ1M Q8T1 read",
+    "SEQ1M Q8T1 write",
+    "SEQ1M Q1T1 read",
+    "SEQ1M Q1T1 write",
+    "RND4K Q32T1 read",
+    "RND4K Q32T1 write",
+    "RND4K Q1T1 read",
+    "RND4K Q1T1 write",
+];
+
+/// `storbench quick --size 16m --runtime 300ms [target] <extra>` run in `cwd`.
+fn quick(cwd: &Path, target: Option<&Path>, extra: &[&str]) -> Run {
+    let mut c = storbench();
+    c.current_dir(cwd)
+        .args(["quick", "--size", "16m", "--runtime", "300ms", "--no-save"])
+        .args(target)
+        .args(extra);
+    Run::of(&mut c)
+}
+
+/// A latency cell such as `5.80 ms` or `309 µs`, in ns.
+fn latency_ns(value: &str, unit: &str) -> f64 {
+    let v: f64 = value.parse().unwrap_or_else(|_| panic!("latency {value}"));
+    v * match unit {
+        "ns" => 1.0,
+        "µs" | "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => panic!("latency unit {unit}"),
+    }
+}
+
+#[test]
+fn quick_table_has_eight_rows_of_positive_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = quick(dir.path(), Some(dir.path()), &[]);
+    let out = run.ok();
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("SEQ1M") || l.starts_with("RND4K"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let names: Vec<String> = rows.iter().map(|r| r[..3].join(" ")).collect();
+    assert_eq!(names, TESTS, "{out}");
+    for r in &rows {
+        // test (2 words), dir, MB/s, MiB/s, IOPS, p50, p99, p99.9 (value + unit each), CPU%.
+        assert_eq!(r.len(), 13, "{r:?}");
+        let num = |i: usize| r[i].parse::<f64>().unwrap_or_else(|_| panic!("{r:?}"));
+        let (mb, mib, iops) = (num(3), num(4), num(5));
+        assert!(mb > 0.0 && mib > 0.0 && iops > 0.0, "{r:?}");
+        assert!(
+            (mb - mib * 1.048_576).abs() <= 0.1 + mb * 1e-3,
+            "MB/s vs MiB/s: {r:?}"
+        );
+        let lat: Vec<f64> = (0..3)
+            .map(|k| latency_ns(r[6 + 2 * k], r[7 + 2 * k]))
+            .collect();
+        assert!(
+            lat[0] > 0.0 && lat[0] <= lat[1] && lat[1] <= lat[2],
+            "{r:?}"
+        );
+        let cpu: f64 = r[12].trim_end_matches('%').parse().unwrap();
+        assert!(cpu > 0.0, "{r:?}");
+    }
+    assert!(run.stderr.contains("storbench quick:"), "{}", run.stderr);
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+}
+
+fn schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/quick.schema.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The figures of one `tests[]` entry agree with each other.
+fn check_entry(t: &Value) {
+    let f = |k: &str| t[k].as_f64().unwrap_or_else(|| panic!("{k} in {t}"));
+    for k in [
+        "io_bytes",
+        "runtime_ms",
+        "mb_per_s",
+        "mib_per_s",
+        "iops",
+        "cpu_percent",
+    ] {
+        assert!(f(k) > 0.0, "{k} in {t}");
+    }
+    assert!((f("mb_per_s") - f("mib_per_s") * 1.048_576).abs() < 1e-6 * f("mb_per_s"));
+    let bytes_per_s = f("iops") * f("block_size");
+    assert!(
+        (bytes_per_s - f("mib_per_s") * 1_048_576.0).abs() < 1e-3 * bytes_per_s,
+        "{t}"
+    );
+    let l = &t["latency_ns"];
+    let (p50, p99, p999) = (l["p50"].as_u64(), l["p99"].as_u64(), l["p99_9"].as_u64());
+    assert!(l["mean"].as_u64() > Some(0) && p50 > Some(0), "{t}");
+    assert!(p50 <= p99 && p99 <= p999, "{t}");
+}
+
+/// `--json` in the current directory (quick's default target): the schema holds, eight
+/// tests in order, figures that agree with each other, nothing left behind.
+#[test]
+fn quick_json_follows_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = quick(dir.path(), None, &["--json"]);
+    let doc = run.json();
+    let violations = common::json::validate(&schema(), &doc);
+    assert!(violations.is_empty(), "{violations:#?}");
+    let tests = doc["tests"].as_array().unwrap();
+    let names: Vec<String> = tests
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}",
+                t["test"].as_str().unwrap(),
+                t["direction"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(names, TESTS);
+    tests.iter().for_each(check_entry);
+    let sizes: Vec<u64> = tests
+        .iter()
+        .map(|t| t["block_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sizes,
+        [1 << 20, 1 << 20, 1 << 20, 1 << 20, 4096, 4096, 4096, 4096]
+    );
+    assert!(
+        entries(dir.path()).is_empty(),
+        "left behind: {:?}",
+        entries(dir.path())
+    );
+}
+
+/// The schema check itself rejects what it must.
+#[test]
+fn schema_validation_rejects_bad_documents() {
+    let s = schema();
+    let bad =
+        serde_json::json!({"schema": "storbench-quick/2", "tests": [{"test": 1}], "extra": true});
+    let v = common::json::validate(&s, &bad);
+    assert!(v.iter().any(|m| m.contains("storbench-quick/1")), "{v:#?}");
+    assert!(v.iter().any(|m| m.contains("extra")), "{v:#?}");
+    assert!(v.iter().any(|m| m.contains("/tests[0]/test")), "{v:#?}");
+    assert!(v.iter().any(|m| m.contains("required key notes")), "{v:#?}");
+}
+
+fn codes(doc: &Value) -> Vec<String> {
+    doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// On tmpfs every figure is memory speed, and the result says so.
+#[test]
+fn quick_on_tmpfs_says_figures_are_memory_speed() {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    if !mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.contains(" tmpfs "))
+    {
+        eprintln!("SKIP: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let doc = quick(dir.path(), Some(dir.path()), &["--json"]).json();
+    assert!(
+        codes(&doc).contains(&"limit.memory".to_string()),
+        "{:?}",
+        codes(&doc)
+    );
+    assert!(entries(dir.path()).is_empty());
+}
+
+/// Where the file system refuses O_DIRECT (ramfs), quick falls back to buffered IO and
+/// warns that the page cache is in play, on stderr and in the result.
+#[test]
+fn quick_warns_when_direct_io_is_refused() {
+    if !root_or_skip("mounting a ramfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ram = Mount::new("ramfs", "e2e-ramfs", &dir.path().join("ram"), "");
+    let run = quick(dir.path(), Some(&ram.point), &["--json"]);
+    let doc = run.json();
+    assert!(
+        run.stderr.contains("refuses direct I/O") && run.stderr.contains("page cache"),
+        "{}",
+        run.stderr
+    );
+    assert!(codes(&doc).contains(&"warn.buffered-quick".to_string()));
+    assert!(entries(&ram.point).is_empty(), "{:?}", entries(&ram.point));
+}

@@ -1,0 +1,143 @@
+//! Ctrl-C and SIGTERM: the run stops cleanly, partial results are printed, the exit code is
+//! non-zero, and created files are removed (quick: always; fio: when unlink=1).
+
+mod common;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::system::{ChildGuard, wait_for};
+use common::{entries, storbench};
+
+fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
+    let child = storbench()
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("storbench starts");
+    ChildGuard(Some(child))
+}
+
+/// Waits until a file whose name starts with `prefix` exists in `dir`, then a little more
+/// so IO is under way.
+fn wait_for_file(dir: &Path, prefix: &str) {
+    let seen = wait_for(Duration::from_secs(8), || {
+        entries(dir).iter().any(|e| e.starts_with(prefix))
+    });
+    assert!(seen, "no {prefix}* file appeared in {}", dir.display());
+    std::thread::sleep(Duration::from_millis(400));
+}
+
+const LONG_FIO: [&str; 9] = [
+    "fio",
+    "--name=s",
+    "--ioengine=psync",
+    "--size=8m",
+    "--rw=randwrite",
+    "--bs=4k",
+    "--runtime=60",
+    "--time_based",
+    "--no-save",
+];
+
+#[test]
+fn sigint_stops_fio_prints_partial_results_and_unlinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = LONG_FIO.to_vec();
+    args.push("--unlink=1");
+    let child = spawn(dir.path(), &args);
+    wait_for_file(dir.path(), "s.0.0");
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(10));
+    assert_eq!(run.code, Some(130), "{run:?}");
+    common::assert_no_panic(&run.stderr);
+    assert!(
+        run.stdout.contains("s: (groupid=0, jobs=1)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("  write: IOPS="), "{}", run.stdout);
+    assert!(run.stdout.contains("interrupted"), "{}", run.stdout);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
+#[test]
+fn sigterm_stops_fio_json_and_keeps_files_without_unlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = LONG_FIO.to_vec();
+    args.push("--output-format=json");
+    let child = spawn(dir.path(), &args);
+    wait_for_file(dir.path(), "s.0.0");
+    child.signal(libc::SIGTERM);
+    let run = child.wait_output(Duration::from_secs(10));
+    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
+    assert_eq!(doc["storbench"]["interrupted"], true);
+    assert!(doc["jobs"][0]["write"]["total_ios"].as_u64() > Some(0));
+    assert_eq!(
+        entries(dir.path()),
+        ["s.0.0"],
+        "unlink=0 keeps the file, as fio"
+    );
+}
+
+#[test]
+fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    let child = spawn(
+        dir.path(),
+        &[
+            "quick",
+            "--size",
+            "16m",
+            "--runtime",
+            "5s",
+            target,
+            "--no-save",
+        ],
+    );
+    wait_for_file(dir.path(), "storbench-quick.");
+    std::thread::sleep(Duration::from_millis(600));
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(10));
+    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    common::assert_no_panic(&run.stderr);
+    let first_row = run
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("SEQ1M Q8T1") && l.split_whitespace().nth(2) == Some("read"));
+    assert!(first_row, "{}", run.stdout);
+    assert!(run.stdout.contains("interrupted"), "{}", run.stdout);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
+/// Interrupted while the test file is still being written: it is removed all the same.
+#[test]
+fn sigint_during_quick_lay_out_removes_the_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    let child = spawn(
+        dir.path(),
+        &[
+            "quick",
+            "--size",
+            "2g",
+            "--runtime",
+            "1s",
+            target,
+            "--no-save",
+        ],
+    );
+    let seen = wait_for(Duration::from_secs(8), || !entries(dir.path()).is_empty());
+    assert!(seen, "no test file appeared");
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(10));
+    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    common::assert_no_panic(&run.stderr);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}

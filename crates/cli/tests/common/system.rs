@@ -5,10 +5,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Whether we run as root; prints why the calling test is skipped when not.
 pub fn root_or_skip(what: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = is_root();
     if !root {
         eprintln!("SKIP: {what} needs root");
     }

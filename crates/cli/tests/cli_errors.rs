@@ -1,0 +1,218 @@
+//! Every bad-input path of `storbench fio` and `storbench quick`: one line on stderr that
+//! names the problem, a non-zero exit, never a panic or a backtrace (RUST_BACKTRACE=1 is set
+//! by the helpers, so a panic would show).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::system::{Mount, deny_io_uring, have_tool, is_root, root_or_skip};
+use common::{Run, open_tempdir, sb_fio, storbench, words};
+
+/// Runs `storbench fio <line>` in `dir` and returns its one error line.
+fn fio_error(dir: &Path, line: &str) -> String {
+    sb_fio(dir, &words(line)).one_error_line()
+}
+
+fn assert_names(line: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(line.contains(n), "{n:?} missing from: {line}");
+    }
+    assert!(line.starts_with("storbench: "), "{line}");
+}
+
+#[test]
+fn bad_options_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let null = "--name=a --ioengine=null --size=1m";
+    for (extra, needles) in [
+        ("--iodeph=4", &["'iodeph'", "did you mean 'iodepth'"][..]),
+        ("--bogus=1", &["unknown option 'bogus'"]),
+        ("--bs=4q", &["--bs=4q", "size unit"]),
+        ("--rwmixread=150", &["rwmixread", "150"]),
+        ("--rw=raed", &["'raed'", "randread"]),
+        ("--ioengine=nosuch", &["nosuch"]),
+        (
+            "--rate=1m --rate_iops=100",
+            &["rate", "rate_iops", "mutually exclusive"],
+        ),
+    ] {
+        let line = fio_error(dir.path(), &format!("{null} {extra}"));
+        assert_names(&line, needles);
+    }
+}
+
+#[test]
+fn missing_directory_and_job_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = fio_error(
+        dir.path(),
+        "--name=a --ioengine=psync --size=1m --directory=nope",
+    );
+    assert_names(&line, &["nope", "No such file or directory"]);
+    let line = fio_error(dir.path(), "missing.fio");
+    assert_names(&line, &["missing.fio", "No such file"]);
+    std::fs::write(dir.path().join("bad.fio"), "[job]\nrw=read\nthis is bad\n").unwrap();
+    let line = fio_error(dir.path(), "bad.fio");
+    assert_names(&line, &["bad.fio:3", "this is bad"]);
+    std::fs::write(dir.path().join("typo.fio"), "[job]\nrw=raed\nsize=1m\n").unwrap();
+    let line = fio_error(dir.path(), "typo.fio");
+    assert_names(&line, &["typo.fio:2", "raed"]);
+    assert!(
+        common::entries(dir.path())
+            .iter()
+            .all(|e| e.ends_with(".fio"))
+    );
+}
+
+#[test]
+fn quick_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = |args: &[&str]| {
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .arg("quick")
+            .args(args)
+            .arg("--no-save");
+        Run::of(&mut c)
+    };
+    let run = quick(&["nope"]);
+    assert_names(
+        &run.one_error_line(),
+        &["nope", "No such file or directory"],
+    );
+    // Flag values are clap's: the first line names the problem, then clap's usage hint.
+    for (args, needle) in [
+        (&["--size", "4q"][..], "'4q'"),
+        (&["--runtime", "10ms"], "too short"),
+        (&["--eta", "sometimes"], "sometimes"),
+    ] {
+        let run = quick(args);
+        assert_eq!(run.code, Some(2), "{run:?}");
+        common::assert_no_panic(&run.stderr);
+        let first = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.contains(needle),
+            "{first}"
+        );
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
+
+/// A directory we may not write to: as an unprivileged user when we are root (root ignores
+/// permissions), else a read-only directory of our own.
+#[test]
+fn permission_denied() {
+    let dir = open_tempdir();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    let as_user = |args: &[&str]| {
+        let mut c = if is_root() && have_tool("setpriv") {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(assert_cmd::cargo::cargo_bin("storbench"));
+            c.env("RUST_BACKTRACE", "1")
+                .env("STORBENCH_DB", "/dev/null/must-not-save.db");
+            c
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+            storbench()
+        };
+        c.current_dir(dir.path()).args(args).arg("--no-save");
+        Run::of(&mut c)
+    };
+    let target = locked.to_str().unwrap();
+    let run = as_user(&[
+        "fio",
+        "--name=p",
+        "--ioengine=psync",
+        "--size=1m",
+        &format!("--directory={target}"),
+    ]);
+    assert_names(
+        &run.one_error_line(),
+        &["locked/p.0.0", "Permission denied"],
+    );
+    let run = as_user(&["quick", "--size", "1m", target]);
+    assert_names(&run.one_error_line(), &["locked", "Permission denied"]);
+    assert!(common::entries(&locked).is_empty());
+}
+
+/// ENOSPC while laying out, on a 1 MiB tmpfs of the test's own.
+#[test]
+fn no_space_while_laying_out() {
+    if !root_or_skip("mounting a small tmpfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let small = Mount::new("tmpfs", "e2e-small", &dir.path().join("small"), "size=1m");
+    let target = small.point.to_str().unwrap();
+    let line = fio_error(
+        dir.path(),
+        &format!("--name=f --ioengine=psync --size=4m --rw=read --directory={target}"),
+    );
+    assert_names(&line, &["small/f.0.0", "No space left on device"]);
+    std::fs::remove_file(small.point.join("f.0.0")).unwrap();
+    // quick checks the free space before it starts.
+    let mut c = storbench();
+    c.args(["quick", "--size", "4m", target, "--no-save"]);
+    assert_names(
+        &Run::of(&mut c).one_error_line(),
+        &["not enough free space", "--size"],
+    );
+    assert!(common::entries(&small.point).is_empty());
+}
+
+/// io_uring refused by the kernel (as with kernel.io_uring_disabled=2), simulated for the
+/// child only with a seccomp filter: an explicit io_uring job fails with one line, quick
+/// falls back to libaio.
+#[test]
+fn io_uring_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = storbench();
+    if !deny_io_uring(&mut c) {
+        eprintln!("SKIP: the seccomp filter is written for x86-64 only");
+        return;
+    }
+    c.current_dir(dir.path()).args(words(
+        "fio --name=u --ioengine=io_uring --size=1m --no-save",
+    ));
+    let line = Run::of(&mut c).one_error_line();
+    assert_names(&line, &["io_uring"]);
+    let mut q = storbench();
+    deny_io_uring(&mut q);
+    q.current_dir(dir.path()).args([
+        "quick",
+        "--size",
+        "8m",
+        "--runtime",
+        "200ms",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = Run::of(&mut q).json();
+    assert_eq!(doc["tests"].as_array().map(Vec::len), Some(8));
+    assert!(common::entries(dir.path()).is_empty());
+}
+
+/// direct=1 where the file system refuses O_DIRECT (ramfs): one line saying so.
+#[test]
+fn direct_io_refused_by_the_file_system() {
+    if !root_or_skip("mounting a ramfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ram = Mount::new("ramfs", "e2e-ramfs", &dir.path().join("ram"), "");
+    let target = ram.point.to_str().unwrap();
+    for rw in ["randread", "randwrite"] {
+        let line = fio_error(
+            dir.path(),
+            &format!(
+                "--name=d --ioengine=psync --direct=1 --size=1m --rw={rw} --directory={target}"
+            ),
+        );
+        assert_names(&line, &["O_DIRECT", "--direct=0"]);
+    }
+}

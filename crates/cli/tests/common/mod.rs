@@ -78,8 +78,8 @@ impl Run {
         serde_json::from_str(text).unwrap_or_else(|e| panic!("fio JSON ({e}):\n{}", self.stdout))
     }
 
-    /// Asserts the run failed with exactly one line on stderr (no panic, no backtrace)
-    /// and returns that line.
+    /// Asserts the run failed with exactly one line on stderr besides quick's banner (no
+    /// panic, no backtrace) and returns that line.
     pub fn one_error_line(&self) -> String {
         assert!(
             !self.success() && self.code.is_some(),
@@ -89,7 +89,13 @@ impl Run {
             self.stderr
         );
         assert_no_panic(&self.stderr);
-        let lines: Vec<&str> = self.stderr.lines().filter(|l| !l.is_empty()).collect();
+        // quick's banner ("storbench quick: <target> — <size> test file, …") is printed
+        // before the run starts, so errors found while running come after it.
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("storbench quick: "))
+            .collect();
         assert_eq!(
             lines.len(),
             1,

@@ -1,0 +1,209 @@
+//! "Never lose data" on real block devices: loop devices over sparse files (root only,
+//! skipped with a reason otherwise, detached on drop). Jobs on a blank device work; writes
+//! to a device holding a partition table, a file system or swap are refused with the name
+//! of what was found and leave every byte as it was, unless --allow-destructive; a mounted
+//! device is refused.
+
+mod common;
+
+use std::path::Path;
+
+use common::system::{LoopDev, Mount, have_tool, sh};
+use common::{Run, sb_fio, storbench, words};
+
+const DEV_BYTES: u64 = 64 << 20;
+
+fn quick_on(dev: &str, extra: &[&str]) -> Run {
+    let mut c = storbench();
+    c.args([
+        "quick",
+        "--size",
+        "8m",
+        "--runtime",
+        "200ms",
+        dev,
+        "--no-save",
+    ])
+    .args(extra);
+    Run::of(&mut c)
+}
+
+#[test]
+fn jobs_on_a_blank_loop_device_work_like_fio() {
+    if !LoopDev::available() || !common::fio_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let loopdev = LoopDev::new(dir.path(), DEV_BYTES);
+    let dev = loopdev.dev.as_str();
+    for rw in ["randwrite", "read", "randrw"] {
+        let line = format!(
+            "--output-format=json --name=d --ioengine=libaio --direct=1 --iodepth=4 --filename={dev} --rw={rw} --bs=4k --size=4m"
+        );
+        let ours = sb_fio(dir.path(), &words(&line)).json();
+        let theirs = common::fio(dir.path(), &words(&line)).fio_json();
+        let total = |doc: &serde_json::Value| -> u64 {
+            ["read", "write"]
+                .iter()
+                .map(|d| doc["jobs"][0][d]["total_ios"].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(total(&ours), 1024, "{rw}");
+        assert_eq!(total(&ours), total(&theirs), "{rw}");
+        let disk = &ours["disk_util"][0];
+        assert_eq!(
+            disk["name"],
+            dev.trim_start_matches("/dev/"),
+            "{rw}: {disk}"
+        );
+        assert!(disk["read_ios"].as_u64().unwrap() + disk["write_ios"].as_u64().unwrap() > 0);
+    }
+    // The device now holds random data but no signature: quick may use it.
+    let run = quick_on(dev, &["--json"]);
+    assert_eq!(run.json()["tests"].as_array().map(Vec::len), Some(8));
+    assert!(
+        dir.path().join("loop.img").exists(),
+        "a device is never removed"
+    );
+}
+
+/// What a test writes on a fresh device, and the name the refusal must give.
+struct Signature {
+    what: &'static str,
+    needle: &'static str,
+    make: fn(&LoopDev),
+}
+
+fn partition_tables() -> Vec<Signature> {
+    vec![
+        Signature {
+            what: "MBR",
+            needle: "MBR partition table",
+            make: |d| d.write_at(510, &[0x55, 0xAA]),
+        },
+        Signature {
+            what: "GPT",
+            needle: "GPT partition table",
+            make: |d| {
+                d.write_at(510, &[0x55, 0xAA]);
+                d.write_at(512, b"EFI PART");
+            },
+        },
+    ]
+}
+
+/// The file systems and swap whose mkfs tool is installed (the others are skipped).
+fn formatted() -> Vec<Signature> {
+    let tools: [(&str, &'static str, &'static str, fn(&LoopDev)); 4] = [
+        ("mkfs.ext4", "ext4", "ext2/3/4 file system", |d| {
+            sh("mkfs.ext4", &["-q", "-F", &d.dev]);
+        }),
+        ("mkswap", "swap", "swap area", |d| {
+            sh("mkswap", &[&d.dev]);
+        }),
+        ("mkfs.xfs", "XFS", "XFS file system", |d| {
+            sh("mkfs.xfs", &["-q", "-f", &d.dev]);
+        }),
+        ("mkfs.btrfs", "btrfs", "btrfs file system", |d| {
+            sh("mkfs.btrfs", &["-q", "-f", &d.dev]);
+        }),
+    ];
+    let mut v = Vec::new();
+    for (tool, what, needle, make) in tools {
+        if have_tool(tool) {
+            v.push(Signature { what, needle, make });
+        } else {
+            eprintln!("SKIP: {what} signature: {tool} is not installed");
+        }
+    }
+    v
+}
+
+#[test]
+fn writes_to_a_partitioned_device_are_refused_and_change_nothing() {
+    if LoopDev::available() {
+        refused_and_unchanged(partition_tables());
+    }
+}
+
+#[test]
+fn writes_to_a_formatted_device_are_refused_and_change_nothing() {
+    if LoopDev::available() {
+        refused_and_unchanged(formatted());
+    }
+}
+
+/// For each signature on a fresh device: fio writes (plain, mixed, trim) and quick are
+/// refused naming what was found, the bytes stay the same, reads work, and
+/// --allow-destructive writes.
+fn refused_and_unchanged(signatures: Vec<Signature>) {
+    let dir = tempfile::tempdir().unwrap();
+    for sig in signatures {
+        let loopdev = LoopDev::new(dir.path(), DEV_BYTES);
+        let dev = loopdev.dev.as_str();
+        (sig.make)(&loopdev);
+        let before = loopdev.hash();
+        for rw in ["write", "randrw", "trim"] {
+            let line = format!("--name=x --ioengine=psync --filename={dev} --rw={rw} --size=4m");
+            let err = sb_fio(dir.path(), &words(&line)).one_error_line();
+            assert_refusal(&err, dev, sig.needle, sig.what);
+        }
+        assert_refusal(
+            &quick_on(dev, &[]).one_error_line(),
+            dev,
+            sig.needle,
+            sig.what,
+        );
+        assert_eq!(
+            loopdev.hash(),
+            before,
+            "{}: the device's bytes changed",
+            sig.what
+        );
+        let read = format!("--name=r --ioengine=psync --filename={dev} --rw=read --size=1m");
+        sb_fio(dir.path(), &words(&read)).ok();
+        let forced = format!(
+            "--name=f --ioengine=psync --direct=1 --filename={dev} --rw=write --size=2m --allow-destructive"
+        );
+        sb_fio(dir.path(), &words(&forced)).ok();
+        assert_ne!(
+            loopdev.hash(),
+            before,
+            "{}: --allow-destructive wrote nothing",
+            sig.what
+        );
+    }
+}
+
+fn assert_refusal(err: &str, dev: &str, needle: &str, what: &str) {
+    assert!(
+        err.contains(&format!("refusing to write to {dev}")) && err.contains(needle),
+        "{what}: {err}"
+    );
+    assert!(
+        err.contains("--allow-destructive"),
+        "{what}: the way out is named: {err}"
+    );
+}
+
+#[test]
+fn a_mounted_device_is_refused() {
+    if !LoopDev::available() || !have_tool("mkfs.ext4") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let loopdev = LoopDev::new(dir.path(), DEV_BYTES);
+    let dev = loopdev.dev.as_str();
+    sh("mkfs.ext4", &["-q", "-F", dev]);
+    let mnt = Mount::new("ext4", dev, &dir.path().join("mnt"), "");
+    let line = format!("--name=x --ioengine=psync --filename={dev} --rw=randwrite --size=1m");
+    let err = sb_fio(dir.path(), &words(&line)).one_error_line();
+    let mounted_on = format!("is mounted on {}", mnt.point.display());
+    assert!(err.contains(dev) && err.contains(&mounted_on), "{err}");
+    let err = quick_on(dev, &[]).one_error_line();
+    assert!(err.contains(&mounted_on), "{err}");
+    assert!(
+        Path::new(&mnt.point.join("lost+found")).exists(),
+        "the file system is intact"
+    );
+}

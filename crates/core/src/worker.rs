@@ -389,6 +389,18 @@ impl<'p> Worker<'p> {
             if self.limit_reached() {
                 return Ok(true);
             }
+            // As in fio, a due fsync takes the place of the next IO: a job that ends right
+            // after a multiple of fsync= writes does not sync again (256 writes at fsync=4
+            // make 63 syncs).
+            if self.sync_due() {
+                self.drain()?;
+                self.sync_all(if self.job.fsync > 0 {
+                    IoKind::Fsync
+                } else {
+                    IoKind::Fdatasync
+                })?;
+                self.writes_since_sync = 0;
+            }
             let Some(slot) = self.free.pop() else { break };
             let t_start = if self.measure.any() { self.clock() } else { 0 };
             let (ddir, file, offset, len) = self.next_io();
@@ -416,15 +428,6 @@ impl<'p> Worker<'p> {
             if ddir == 1 {
                 self.files[file as usize].written = true;
                 self.writes_since_sync += 1;
-                if self.sync_due() {
-                    self.drain()?;
-                    self.sync_all(if self.job.fsync > 0 {
-                        IoKind::Fsync
-                    } else {
-                        IoKind::Fdatasync
-                    })?;
-                    self.writes_since_sync = 0;
-                }
             }
             if self.queued.len() >= batch {
                 self.commit()?;

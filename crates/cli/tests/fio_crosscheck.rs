@@ -195,7 +195,7 @@ fn offsets_like_fio() {
 fn engines_issue_what_fio_issues(engines: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let direct = common::system::direct_io_works(dir.path());
-    for engine in engines {
+    common::par_each(engines, |engine| {
         let d = if direct && *engine != "mmap" {
             "--direct=1"
         } else {
@@ -209,7 +209,7 @@ fn engines_issue_what_fio_issues(engines: &[&str]) {
                 ("--rw=randrw --bs=8k --numjobs=2", Agree::Sums),
             ],
         );
-    }
+    });
 }
 
 #[test]
@@ -242,17 +242,20 @@ fn jobs_and_groups_like_fio() {
     if !fio_available() {
         return;
     }
-    for line in [
-        "--name=a --ioengine=null --size=1m --numjobs=3",
-        "--name=a --ioengine=null --size=1m --numjobs=3 --group_reporting",
-        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --rw=write",
-        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
-        "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --new_group --name=c --ioengine=null --size=1m",
-        "--group_reporting --name=a --ioengine=null --size=1m --numjobs=2 --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
-    ] {
-        let (f, s) = both(&words(line));
-        assert_eq!(job_list(&f), job_list(&s), "{line}");
-    }
+    common::par_each(
+        &[
+            "--name=a --ioengine=null --size=1m --numjobs=3",
+            "--name=a --ioengine=null --size=1m --numjobs=3 --group_reporting",
+            "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --rw=write",
+            "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
+            "--name=a --ioengine=null --size=1m --name=b --ioengine=null --size=1m --new_group --name=c --ioengine=null --size=1m",
+            "--group_reporting --name=a --ioengine=null --size=1m --numjobs=2 --name=b --ioengine=null --size=1m --stonewall --numjobs=2",
+        ],
+        |line| {
+            let (f, s) = both(&words(line));
+            assert_eq!(job_list(&f), job_list(&s), "{line}");
+        },
+    );
 }
 
 fn write_job_files(dir: &Path) {
@@ -275,9 +278,11 @@ fn both_files(args: &[&str]) -> (Value, Value) {
     write_job_files(sd.path());
     let mut a = vec!["--output-format=json"];
     a.extend(args);
-    let f = fio(fd.path(), &a);
-    let s = sb_fio(sd.path(), &a).json();
-    (f.fio_json(), s)
+    std::thread::scope(|s| {
+        let theirs = s.spawn(|| fio(fd.path(), &a));
+        let ours = sb_fio(sd.path(), &a).json();
+        (theirs.join().unwrap().fio_json(), ours)
+    })
 }
 
 #[test]
@@ -285,13 +290,16 @@ fn job_files_and_sections_like_fio() {
     if !fio_available() {
         return;
     }
-    for args in [
-        vec!["one.fio"],
-        vec!["one.fio", "two.fio"],
-        vec!["--section=rand", "one.fio"],
-        vec!["--section=third", "--section=seq", "one.fio"],
-    ] {
-        let (f, s) = both_files(&args);
-        assert_eq!(totals(&f), totals(&s), "{args:?}");
-    }
+    common::par_each(
+        &[
+            vec!["one.fio"],
+            vec!["one.fio", "two.fio"],
+            vec!["--section=rand", "one.fio"],
+            vec!["--section=third", "--section=seq", "one.fio"],
+        ],
+        |args| {
+            let (f, s) = both_files(&args);
+            assert_eq!(totals(&f), totals(&s), "{args:?}");
+        },
+    );
 }

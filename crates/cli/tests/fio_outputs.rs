@@ -45,14 +45,17 @@ fn json_plus_has_fios_keys_nesting_and_types() {
     if !fio_available() {
         return;
     }
-    for line in [
-        "--output-format=json+ --name=j --ioengine=null --size=16m --rw=randrw --bs=4k",
-        "--output-format=json+ --name=j --ioengine=psync --size=1m --rw=randrw --bs=4k --fsync=8",
-        "--output-format=json+ --name=j --ioengine=null --size=4m --rw=read --numjobs=2 --group_reporting --lat_percentiles=1",
-        "--output-format=json+ --name=j --ioengine=null --size=4m --rw=randrw --unified_rw_reporting=both",
-    ] {
-        assert_same_shape(line);
-    }
+    common::par_each(
+        &[
+            "--output-format=json+ --name=j --ioengine=null --size=16m --rw=randrw --bs=4k",
+            "--output-format=json+ --name=j --ioengine=psync --size=1m --rw=randrw --bs=4k --fsync=8",
+            "--output-format=json+ --name=j --ioengine=null --size=4m --rw=read --numjobs=2 --group_reporting --lat_percentiles=1",
+            "--output-format=json+ --name=j --ioengine=null --size=4m --rw=randrw --unified_rw_reporting=both",
+        ],
+        |line| {
+            assert_same_shape(line);
+        },
+    );
 }
 
 #[test]
@@ -60,14 +63,17 @@ fn json_has_fios_keys_nesting_and_types() {
     if !fio_available() {
         return;
     }
-    for line in [
-        "--output-format=json --name=j --ioengine=libaio --iodepth=4 --size=1m --rw=randread --numjobs=2",
-        "--output-format=json --name=j --ioengine=null --size=4m --rw=write --gtod_reduce=1",
-        "--output-format=json --name=j --ioengine=null --size=4m --rw=randrw --unified_rw_reporting=mixed",
-        "--output-format=json --kb_base=1000 --name=a --ioengine=null --size=4m --name=b --ioengine=null --size=4m --rw=write --stonewall",
-    ] {
-        assert_same_shape(line);
-    }
+    common::par_each(
+        &[
+            "--output-format=json --name=j --ioengine=libaio --iodepth=4 --size=1m --rw=randread --numjobs=2",
+            "--output-format=json --name=j --ioengine=null --size=4m --rw=write --gtod_reduce=1",
+            "--output-format=json --name=j --ioengine=null --size=4m --rw=randrw --unified_rw_reporting=mixed",
+            "--output-format=json --kb_base=1000 --name=a --ioengine=null --size=4m --name=b --ioengine=null --size=4m --rw=write --stonewall",
+        ],
+        |line| {
+            assert_same_shape(line);
+        },
+    );
 }
 
 /// Every percentile we print is the bucket fio's rule picks from our own json+ `bins`.
@@ -288,24 +294,27 @@ fn normal_output_has_fios_line_structure() {
     if !fio_available() {
         return;
     }
-    for line in [
-        "--thread --name=n --ioengine=null --size=16m --rw=randrw",
-        "--thread --name=n --ioengine=null --size=16m --rw=read --numjobs=2",
-        "--thread --name=n --ioengine=null --size=16m --rw=write --numjobs=2 --group_reporting",
-        "--thread --name=n --ioengine=null --size=16m --rw=read --gtod_reduce=1 --name=m --ioengine=null --size=8m --rw=write --stonewall",
-        "--thread --name=n --ioengine=null --size=16m --rw=randrw --unified_rw_reporting=mixed --kb_base=1000",
-        "--thread --name=n --ioengine=psync --size=1m --rw=randwrite --fsync=4",
-        "--thread --name=n --ioengine=libaio --iodepth=4 --size=1m --rw=randread --lat_percentiles=1",
-    ] {
-        let (f, s) = both(line);
-        assert!(f.success(), "fio {line}: {}", f.stderr);
-        let (a, b) = (skeleton(&f.stdout), skeleton(s.ok()));
-        assert_eq!(
-            a, b,
-            "{line}\n--- fio\n{}\n--- ours\n{}",
-            f.stdout, s.stdout
-        );
-    }
+    common::par_each(
+        &[
+            "--thread --name=n --ioengine=null --size=16m --rw=randrw",
+            "--thread --name=n --ioengine=null --size=16m --rw=read --numjobs=2",
+            "--thread --name=n --ioengine=null --size=16m --rw=write --numjobs=2 --group_reporting",
+            "--thread --name=n --ioengine=null --size=16m --rw=read --gtod_reduce=1 --name=m --ioengine=null --size=8m --rw=write --stonewall",
+            "--thread --name=n --ioengine=null --size=16m --rw=randrw --unified_rw_reporting=mixed --kb_base=1000",
+            "--thread --name=n --ioengine=psync --size=1m --rw=randwrite --fsync=4",
+            "--thread --name=n --ioengine=libaio --iodepth=4 --size=1m --rw=randread --lat_percentiles=1",
+        ],
+        |line| {
+            let (f, s) = both(line);
+            assert!(f.success(), "fio {line}: {}", f.stderr);
+            let (a, b) = (skeleton(&f.stdout), skeleton(s.ok()));
+            assert_eq!(
+                a, b,
+                "{line}\n--- fio\n{}\n--- ours\n{}",
+                f.stdout, s.stdout
+            );
+        },
+    );
 }
 
 /// The shape comparison itself sees what it must: a missing key, a changed value type, a

@@ -168,6 +168,20 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// Runs `check` for every item, each on a thread of its own: most of the time of a
+/// cross-check is fio starting up (half a second), not work. A failing check fails the test.
+pub fn par_each<T: Sync>(items: &[T], check: impl Fn(&T) + Sync) {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items.iter().map(|i| s.spawn(|| check(i))).collect();
+        let failed = handles
+            .into_iter()
+            .map(|h| h.join())
+            .filter(Result::is_err)
+            .count();
+        assert_eq!(failed, 0, "{failed} check(s) failed (see above)");
+    });
+}
+
 /// Splits a command line written as one string.
 pub fn words(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()

@@ -181,6 +181,7 @@ fn offsets_like_fio() {
         &[
             ("--size=4m --rw=write --offset=1m", Agree::Exact),
             ("--filesize=2m --rw=randwrite --nrfiles=2", Agree::Exact),
+            ("--filename=f1:f2 --size=2m --rw=randwrite", Agree::Exact),
             // Clones share one file, each in its own slice of it.
             (
                 "--filename=shared --size=2m --rw=write --numjobs=3 --offset_increment=2m",

@@ -212,3 +212,26 @@ fn quick_warns_when_direct_io_is_refused() {
     assert!(codes(&doc).contains(&"warn.buffered-quick".to_string()));
     assert!(entries(&ram.point).is_empty(), "{:?}", entries(&ram.point));
 }
+
+/// Live progress (`--eta always`) goes to stderr, one line redrawn per test; stdout keeps
+/// only the JSON. In a pipe without it, stderr has only the banner.
+#[test]
+fn quick_progress_only_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = quick(dir.path(), Some(dir.path()), &["--json", "--eta", "always"]);
+    live.json();
+    let frames: Vec<&str> = live.stderr.split(['\r', '\n']).collect();
+    for (i, test) in TESTS.iter().enumerate() {
+        let (name, dir) = test.rsplit_once(' ').unwrap();
+        let shown = frames
+            .iter()
+            .any(|f| f.starts_with(&format!("[{}/8] {name}", i + 1)) && f.contains(dir));
+        assert!(shown, "no progress for {test}: {:?}", live.stderr);
+    }
+    let quiet = quick(dir.path(), Some(dir.path()), &["--json"]);
+    quiet.json();
+    let lines: Vec<&str> = quiet.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{:?}", quiet.stderr);
+    assert!(lines[0].starts_with("storbench quick: "), "{}", lines[0]);
+    assert!(entries(dir.path()).is_empty());
+}

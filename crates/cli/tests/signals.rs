@@ -141,3 +141,20 @@ fn sigint_during_quick_lay_out_removes_the_partial_file() {
     common::assert_no_panic(&run.stderr);
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }
+
+/// The interruption is said once in the notes block.
+#[test]
+#[ignore = "bug (report crate, notes.rs): the notes block prints its own 'the run was interrupted' line from RunResult.interrupted and then core::analysis's warn.interrupted note with the same meaning, so every interrupted run says it twice; render should skip one of them (keep the note: the HTML report shows only notes)"]
+fn interruption_is_noted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn(dir.path(), &LONG_FIO);
+    wait_for_file(dir.path(), "s.0.0");
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(10));
+    let said = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("interrupted"))
+        .count();
+    assert_eq!(said, 1, "{}", run.stdout);
+}

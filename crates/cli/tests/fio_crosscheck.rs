@@ -299,7 +299,7 @@ fn job_files_and_sections_like_fio() {
             vec!["--section=third", "--section=seq", "one.fio"],
         ],
         |args| {
-            let (f, s) = both_files(&args);
+            let (f, s) = both_files(args);
             assert_eq!(totals(&f), totals(&s), "{args:?}");
         },
     );

@@ -26,7 +26,7 @@ fn both(line: &str) -> (common::Run, common::Run) {
 fn fio_part(mut ours: Value) -> Value {
     let obj = ours.as_object_mut().expect("a JSON object");
     assert_eq!(
-        obj.keys().last().map(String::as_str),
+        obj.keys().next_back().map(String::as_str),
         Some("storbench"),
         "storbench's extras belong under one last top-level key"
     );
@@ -281,7 +281,9 @@ fn mask_line(line: &str) -> String {
         if num && !in_num {
             out.push('N');
         }
-        if !num && !(ch == ' ' && out.ends_with([' ', '=', '['])) {
+        // Padding after `=`, `[` or another space depends on the width of the numbers.
+        let padding = ch == ' ' && out.ends_with([' ', '=', '[']);
+        if !num && !padding {
             out.push(ch);
         }
         in_num = num;

@@ -94,29 +94,58 @@ fn partition_tables() -> Vec<Signature> {
 
 /// The file systems and swap whose mkfs tool is installed (the others are skipped).
 fn formatted() -> Vec<Signature> {
-    let tools: [(&str, &'static str, &'static str, fn(&LoopDev)); 4] = [
-        ("mkfs.ext4", "ext4", "ext2/3/4 file system", |d| {
-            sh("mkfs.ext4", &["-q", "-F", &d.dev]);
-        }),
-        ("mkswap", "swap", "swap area", |d| {
-            sh("mkswap", &[&d.dev]);
-        }),
-        ("mkfs.xfs", "XFS", "XFS file system", |d| {
-            sh("mkfs.xfs", &["-q", "-f", &d.dev]);
-        }),
-        ("mkfs.btrfs", "btrfs", "btrfs file system", |d| {
-            sh("mkfs.btrfs", &["-q", "-f", &d.dev]);
-        }),
+    let all = [
+        (
+            "mkfs.ext4",
+            Signature {
+                what: "ext4",
+                needle: "ext2/3/4 file system",
+                make: |d| {
+                    sh("mkfs.ext4", &["-q", "-F", &d.dev]);
+                },
+            },
+        ),
+        (
+            "mkswap",
+            Signature {
+                what: "swap",
+                needle: "swap area",
+                make: |d| {
+                    sh("mkswap", &[&d.dev]);
+                },
+            },
+        ),
+        (
+            "mkfs.xfs",
+            Signature {
+                what: "XFS",
+                needle: "XFS file system",
+                make: |d| {
+                    sh("mkfs.xfs", &["-q", "-f", &d.dev]);
+                },
+            },
+        ),
+        (
+            "mkfs.btrfs",
+            Signature {
+                what: "btrfs",
+                needle: "btrfs file system",
+                make: |d| {
+                    sh("mkfs.btrfs", &["-q", "-f", &d.dev]);
+                },
+            },
+        ),
     ];
-    let mut v = Vec::new();
-    for (tool, what, needle, make) in tools {
-        if have_tool(tool) {
-            v.push(Signature { what, needle, make });
-        } else {
-            eprintln!("SKIP: {what} signature: {tool} is not installed");
-        }
-    }
-    v
+    all.into_iter()
+        .filter(|(tool, sig)| {
+            let ok = have_tool(tool);
+            if !ok {
+                eprintln!("SKIP: {} signature: {tool} is not installed", sig.what);
+            }
+            ok
+        })
+        .map(|(_, sig)| sig)
+        .collect()
 }
 
 #[test]

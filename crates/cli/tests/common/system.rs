@@ -233,9 +233,9 @@ pub fn deny_io_uring(cmd: &mut Command) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         use std::os::unix::process::CommandExt;
-        // SAFETY: the closure only calls async-signal-safe prctl(2) between fork and exec.
+        // SAFETY: the hook only calls async-signal-safe prctl(2) between fork and exec.
         unsafe {
-            cmd.pre_exec(|| install_uring_filter());
+            cmd.pre_exec(install_uring_filter);
         }
         true
     }

@@ -187,3 +187,39 @@ fn io_error_is_reported_on_stderr_and_in_the_exit_code() {
         "storbench: x: write /dev/full: No space left on device (os error 28)"
     );
 }
+
+/// On a terminal (a pty from util-linux `script`) the live line is on by default, and
+/// --eta=never turns it off.
+#[test]
+fn live_status_line_by_default_on_a_terminal() {
+    if !common::system::have_tool("script") {
+        eprintln!("SKIP: util-linux script (for a pty) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("storbench");
+    let on_tty = |extra: &str| {
+        let cmd = format!(
+            "'{}' fio --name=t --ioengine=null --size=64m --rw=read --runtime=1200ms --time_based --no-save {extra}",
+            bin.display()
+        );
+        let mut c = std::process::Command::new("script");
+        c.current_dir(dir.path())
+            .env("STORBENCH_DB", "/dev/null/must-not-save.db")
+            .args(["-q", "-e", "-c", &cmd, "/dev/null"]);
+        common::Run::of(&mut c)
+    };
+    let live = on_tty("");
+    assert!(
+        live.ok().contains("Jobs: 1 (f=1): [R(1)]["),
+        "{:?}",
+        live.stdout
+    );
+    assert!(
+        live.stdout.contains("Run status group 0"),
+        "{}",
+        live.stdout
+    );
+    let never = on_tty("--eta=never");
+    assert!(!never.ok().contains("Jobs:"), "{:?}", never.stdout);
+}

@@ -344,3 +344,60 @@ fn global_options_key_appears_for_valueless_global_flags() {
     }
     assert_same_shape("--output-format=json --thread --name=g --ioengine=null --size=1m");
 }
+
+/// The figures of one JSON direction agree with each other by fio's formulas (KiB = 1024
+/// bytes, rates per second of `runtime` ms), so the units are fio's.
+fn check_units(who: &str, d: &Value) {
+    let f = |k: &str| d[k].as_f64().unwrap_or_else(|| panic!("{who}: {k}"));
+    let runtime_s = f("runtime") / 1000.0;
+    let near = |a: f64, b: f64| (a - b).abs() <= 1.0 + b.abs() * 2e-3;
+    assert_eq!(
+        d["io_kbytes"].as_u64(),
+        Some(d["io_bytes"].as_u64().unwrap() / 1024),
+        "{who}"
+    );
+    assert!(
+        near(f("bw_bytes"), f("io_bytes") / runtime_s),
+        "{who}: bw_bytes"
+    );
+    assert!(near(f("bw"), f("bw_bytes") / 1024.0), "{who}: bw is KiB/s");
+    assert!(near(f("iops"), f("total_ios") / runtime_s), "{who}: iops");
+    assert!(
+        f("bw_min") <= f("bw_mean") && f("bw_mean") <= f("bw_max"),
+        "{who}"
+    );
+    for lat in ["clat_ns", "lat_ns"] {
+        let l = &d[lat];
+        let (min, mean, max) = (l["min"].as_f64(), l["mean"].as_f64(), l["max"].as_f64());
+        assert!(min <= mean && mean <= max, "{who}: {lat} {l}");
+    }
+}
+
+/// The same null job by both tools: every rate and latency is in the same unit (a unit
+/// slip would be a factor of 1000 or 1024; the two tools differ by far less).
+#[test]
+fn json_units_are_fios() {
+    if !fio_available() {
+        return;
+    }
+    let (f, s) = both(
+        "--output-format=json --name=u --ioengine=null --size=64m --rw=read --runtime=1 --time_based",
+    );
+    let (theirs, ours) = (f.fio_json(), s.json());
+    let (a, b) = (&theirs["jobs"][0]["read"], &ours["jobs"][0]["read"]);
+    check_units("fio", a);
+    check_units("storbench", b);
+    for path in [
+        "/bw",
+        "/iops",
+        "/bw_mean",
+        "/iops_mean",
+        "/clat_ns/mean",
+        "/lat_ns/mean",
+        "/runtime",
+    ] {
+        let (x, y) = (a.pointer(path).unwrap(), b.pointer(path).unwrap());
+        let ratio = y.as_f64().unwrap() / x.as_f64().unwrap();
+        assert!((0.1..10.0).contains(&ratio), "{path}: fio {x}, ours {y}");
+    }
+}

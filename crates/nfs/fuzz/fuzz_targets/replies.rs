@@ -8,7 +8,9 @@ use storbench_nfs::framing::RecordReader;
 use storbench_nfs::{proto, rpc};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&split, stream)) = data.split_first() else { return };
+    let Some((&split, stream)) = data.split_first() else {
+        return;
+    };
     let chunk = usize::from(split).max(1);
     let mut reader = RecordReader::new(256, 1 << 16);
     let mut rest = stream;
@@ -29,7 +31,9 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn decode(record: &[u8]) {
-    let Ok(header) = rpc::parse_reply(record) else { return };
+    let Ok(header) = rpc::parse_reply(record) else {
+        return;
+    };
     let body = &record[header.body..];
     let _ = proto::res_read(body);
     let _ = proto::res_write(body);

@@ -205,3 +205,21 @@ fn a_server_restart_mid_run_is_survived_and_noted() {
         "no outage note in:\n{all}"
     );
 }
+
+#[test]
+fn bonnie_runs_on_an_export_and_cleans_up() {
+    let Some(g) = server() else { return };
+    fs::create_dir(g.export_dir().join("b")).unwrap();
+    let out = storbench()
+        .args(["bonnie", "-s", "16", "-r", "8", "-n", "1", "-d"])
+        .arg(g.url("b"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("Sequential Create"), "{text}");
+    let left: Vec<_> = fs::read_dir(g.export_dir().join("b")).unwrap().collect();
+    assert!(left.is_empty(), "files left on the export: {left:?}");
+}

@@ -326,8 +326,20 @@ fn panic_output() -> WorkerOutput {
 
 /// Files of one job after lay-out: per-clone regions.
 struct PreparedJob {
-    /// (path, offset base size, len) for shared explicit files; per-clone otherwise.
-    sizes: std::collections::HashMap<String, (u64, u64)>,
+    /// By path: shared by clones for explicit files, one per clone otherwise.
+    files: std::collections::HashMap<String, PreparedFile>,
+}
+
+/// One file after lay-out.
+#[derive(Clone, Copy, Debug, Default)]
+struct PreparedFile {
+    /// Its size now.
+    size: u64,
+    /// Bytes a clone does IO over.
+    len: u64,
+    /// Its size before this run (None: it did not exist). Percentages (`size=50%`,
+    /// `offset=25%`) are of this size, as in fio: a new file has its IO at offset 0.
+    basis: Option<u64>,
 }
 
 impl PreparedJob {
@@ -336,10 +348,10 @@ impl PreparedJob {
         plan::files_for_clone(job, clone)
             .into_iter()
             .map(|f| {
-                let (size, len) = self.sizes.get(&f.path).copied().unwrap_or((0, 0));
+                let p = self.files.get(&f.path).copied().unwrap_or_default();
                 let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
-                let start = plan::start_offset(job, clone, Some(size), align);
-                let len = len.min(size.saturating_sub(start));
+                let start = plan::start_offset(job, clone, p.basis, align);
+                let len = p.len.min(p.size.saturating_sub(start));
                 WorkerFile {
                     spec: crate::engine::FileSpec {
                         path: f.path,
@@ -389,7 +401,7 @@ fn prepare_job(
 ) -> Result<PreparedJob, EngineError> {
     let mut engine = factory(job)?;
     let no_data = engine.caps().no_data;
-    let mut sizes = std::collections::HashMap::new();
+    let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
     for clone in 0..job.numjobs.max(1) {
         // fio says "Laying out IO file" once for every clone that lays files out.
         let mut announced = false;
@@ -398,9 +410,12 @@ fn prepare_job(
         for (i, f) in planned.iter().enumerate() {
             // A file shared by clones (filename=) is prepared by the first and extended
             // when a later clone's sized slice (offset_increment) reaches past its end.
-            let known: Option<u64> = sizes.get(&f.path).map(|&(size, _)| size);
-            let existing = known.or_else(|| layout::probe(engine.as_mut(), &f.path));
-            let Some(len) = plan::resolve_len(job, f.len, existing, nfiles) else {
+            let known = files.get(&f.path).copied();
+            let basis = match known {
+                Some(p) => p.basis,
+                None => layout::probe(engine.as_mut(), &f.path),
+            };
+            let Some(len) = plan::resolve_len(job, f.len, basis, nfiles) else {
                 return Err(EngineError::new(
                     ErrorKind::Refused,
                     format!(
@@ -410,14 +425,15 @@ fn prepare_job(
                 ));
             };
             let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
-            let start = plan::start_offset(job, clone, existing, align);
+            let start = plan::start_offset(job, clone, basis, align);
             let need = start + len;
-            if known.is_some_and(|size| size >= need || f.len.is_none()) {
+            if known.is_some_and(|p| p.size >= need || f.len.is_none()) {
                 continue;
             }
             if no_data {
                 // Engines that move no data (null, metadata engines) need no lay-out.
-                sizes.insert(f.path.clone(), (need, len));
+                let size = need.max(known.map_or(0, |p| p.size));
+                files.insert(f.path.clone(), PreparedFile { size, len, basis });
                 continue;
             }
             let mut announce = || {
@@ -439,7 +455,11 @@ fn prepare_job(
             // us: clean it up like any other.
             let created = match &laid_out {
                 Ok(p) => p.created,
-                Err(_) => existing.is_none() && layout::probe(engine.as_mut(), &f.path).is_some(),
+                Err(_) => {
+                    known.is_none()
+                        && basis.is_none()
+                        && layout::probe(engine.as_mut(), &f.path).is_some()
+                }
             };
             if created {
                 cleanup.files.push(Created {
@@ -455,10 +475,11 @@ fn prepare_job(
             if job.invalidate && !plan::is_device_like(&f.path) {
                 invalidate(engine.as_mut(), &f.path);
             }
-            sizes.insert(f.path.clone(), (prepared.size, len));
+            let size = prepared.size;
+            files.insert(f.path.clone(), PreparedFile { size, len, basis });
         }
     }
-    Ok(PreparedJob { sizes })
+    Ok(PreparedJob { files })
 }
 
 fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {

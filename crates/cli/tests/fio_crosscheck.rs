@@ -50,7 +50,14 @@ fn totals(doc: &Value) -> Vec<Totals> {
 /// Runs `args` with fio and with storbench (JSON output) at the same time, each in a temp
 /// dir of its own, and returns both documents.
 fn both(args: &[&str]) -> (Value, Value) {
+    both_after(args, |_| {})
+}
+
+/// Like [`both`], with `setup` run on each temp dir first (job files, existing files).
+fn both_after(args: &[&str], setup: impl Fn(&Path)) -> (Value, Value) {
     let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    setup(fd.path());
+    setup(sd.path());
     let mut with_json = vec!["--output-format=json"];
     with_json.extend(args);
     std::thread::scope(|s| {
@@ -171,6 +178,24 @@ fn fsync_counts_like_fio() {
     );
 }
 
+/// Percentages of an existing file's size (`offset=25%`, `size=50%`); a write that starts
+/// at 1 MiB of a 4 MiB file and writes 4 MiB grows it, as in fio.
+#[test]
+fn percentages_of_an_existing_file_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let line = "--name=w --ioengine=psync --bs=4k --filename=old --size=4m --rw=write --offset=25% --name=r --ioengine=psync --bs=4k --filename=old2 --size=50% --rw=randread";
+    let make = |dir: &Path| {
+        std::fs::write(dir.join("old"), vec![1u8; 4 << 20]).unwrap();
+        std::fs::write(dir.join("old2"), vec![2u8; 2 << 20]).unwrap();
+    };
+    let (f, s) = both_after(&words(line), make);
+    assert_eq!(totals(&f), totals(&s), "{line}");
+    assert_eq!(totals(&s)[0].ios[1], 1024);
+    assert_eq!(totals(&s)[1].ios[0], 256);
+}
+
 #[test]
 fn offsets_like_fio() {
     if !fio_available() {
@@ -182,6 +207,11 @@ fn offsets_like_fio() {
             ("--size=4m --rw=write --offset=1m", Agree::Exact),
             ("--filesize=2m --rw=randwrite --nrfiles=2", Agree::Exact),
             ("--filename=f1:f2 --size=2m --rw=randwrite", Agree::Exact),
+            // A new file: the percentage is of its size before the run (0).
+            (
+                "--filename=pct --size=1m --rw=write --offset=25%",
+                Agree::Exact,
+            ),
             // Clones share one file, each in its own slice of it.
             (
                 "--filename=shared --size=2m --rw=write --numjobs=3 --offset_increment=2m",
@@ -272,20 +302,6 @@ fn write_job_files(dir: &Path) {
     .unwrap();
 }
 
-/// Runs job files (written to both temp dirs) with fio and storbench.
-fn both_files(args: &[&str]) -> (Value, Value) {
-    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write_job_files(fd.path());
-    write_job_files(sd.path());
-    let mut a = vec!["--output-format=json"];
-    a.extend(args);
-    std::thread::scope(|s| {
-        let theirs = s.spawn(|| fio(fd.path(), &a));
-        let ours = sb_fio(sd.path(), &a).json();
-        (theirs.join().unwrap().fio_json(), ours)
-    })
-}
-
 #[test]
 fn job_files_and_sections_like_fio() {
     if !fio_available() {
@@ -299,7 +315,7 @@ fn job_files_and_sections_like_fio() {
             vec!["--section=third", "--section=seq", "one.fio"],
         ],
         |args| {
-            let (f, s) = both_files(args);
+            let (f, s) = both_after(args, write_job_files);
             assert_eq!(totals(&f), totals(&s), "{args:?}");
         },
     );

@@ -181,7 +181,7 @@ fn run_batch(
         let prepared = prepare_job(job, req, factory, observer, cleanup)?;
         for clone in 0..job.numjobs.max(1) {
             let files = prepared.files_for(job, clone);
-            let region: u64 = files.iter().map(|f| whole_blocks(job, f.len)).sum();
+            let region: u64 = files.iter().map(|f| pass_bytes(job, f.len)).sum();
             let io_limit = (!job.time_based).then(|| region * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {
@@ -365,9 +365,12 @@ impl PreparedJob {
     }
 }
 
-/// The bytes of a file region that whole blocks cover: fio never issues a block that does
-/// not fit, so a 1398101-byte file (4 MiB over 3 files) takes 341 blocks of 4 KiB.
-fn whole_blocks(job: &JobSpec, len: u64) -> u64 {
+/// The bytes a size-bound job issues over a file region. Whole blocks only: fio never
+/// issues a block that does not fit, so a 1398101-byte file (4 MiB over 3 files) takes 341
+/// blocks of 4 KiB. With holes (`rw=read:8k`) fio makes one pass, one block per block+hole
+/// step (1366 reads of 4 KiB in 16 MiB), unless the hole after the last block reaches past
+/// the end: then it wraps to the start and goes on until it has issued size= bytes.
+fn pass_bytes(job: &JobSpec, len: u64) -> u64 {
     let kind = job.rw.kind;
     let used = [kind.reads(), kind.writes(), kind.trims()];
     let block = (0..3)
@@ -376,7 +379,15 @@ fn whole_blocks(job: &JobSpec, len: u64) -> u64 {
         .min()
         .unwrap_or(4096)
         .max(1);
-    len / block * block
+    let whole = len / block * block;
+    let hole = if kind.is_random() { 0 } else { job.rw.hole };
+    if hole == 0 || len < block {
+        return whole;
+    }
+    let steps = (len - block) / (block + hole) + 1;
+    let last_end = (steps - 1) * (block + hole) + block;
+    let wraps = last_end < len && last_end + hole >= len;
+    if wraps { whole } else { steps * block }
 }
 
 fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {

@@ -116,6 +116,11 @@ fn sequential_jobs_issue_what_fio_issues() {
             ("--rw=read --bs=8k --numjobs=3", Agree::Exact),
             ("--rw=rw --bs=4k", Agree::Sums),
             ("--rw=read --bsrange=4k-16k", Agree::Bytes),
+            // Holes: one pass (ends on the last block), or wrap and fill size= bytes.
+            ("--rw=read:8k --bs=4k", Agree::Exact),
+            ("--rw=write:4k --bs=8k --loops=2", Agree::Exact),
+            ("--rw=read:12k --bs=4k --size=10m", Agree::Exact),
+            ("--rw=read:8k --bs=4k --nrfiles=2", Agree::Exact),
         ],
     );
 }

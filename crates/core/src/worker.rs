@@ -575,8 +575,10 @@ impl<'p> Worker<'p> {
         if len <= left {
             return len;
         }
+        // Less than this direction's smallest block left (rw with bs=4k,8k): finish with
+        // what is left, which is whole blocks of the job's smallest size.
         let min = self.job.bs[d].min().max(1);
-        (left / min * min).max(min)
+        if left >= min { left / min * min } else { left }
     }
 
     #[inline]

@@ -115,6 +115,7 @@ fn sequential_jobs_issue_what_fio_issues() {
             ("--rw=write --bs=4k --nrfiles=4", Agree::Exact),
             ("--rw=read --bs=8k --numjobs=3", Agree::Exact),
             ("--rw=rw --bs=4k", Agree::Sums),
+            ("--rw=rw --bs=4k,8k", Agree::Bytes),
             ("--rw=read --bsrange=4k-16k", Agree::Bytes),
             // Holes: one pass (ends on the last block), or wrap and fill size= bytes.
             ("--rw=read:8k --bs=4k", Agree::Exact),

@@ -116,6 +116,39 @@ fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }
 
+#[test]
+fn sigterm_stops_quick_json_with_the_interruption_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    let child = spawn(
+        dir.path(),
+        &[
+            "quick",
+            "--size",
+            "16m",
+            "--runtime",
+            "5s",
+            "--json",
+            target,
+            "--no-save",
+        ],
+    );
+    wait_for_file(dir.path(), "storbench-quick.");
+    std::thread::sleep(Duration::from_millis(600));
+    child.signal(libc::SIGTERM);
+    let run = child.wait_output(Duration::from_secs(10));
+    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
+    assert_eq!(doc["interrupted"], true);
+    let tests = doc["tests"].as_array().unwrap();
+    assert!(
+        !tests.is_empty() && tests.len() < 8,
+        "{} tests",
+        tests.len()
+    );
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
 /// Interrupted while the test file is still being written: it is removed all the same.
 #[test]
 fn sigint_during_quick_lay_out_removes_the_partial_file() {

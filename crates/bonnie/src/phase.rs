@@ -23,6 +23,9 @@ pub(crate) trait Phase: Sync {
 
 /// Runs `phase` once on each worker, all at the same time.
 pub(crate) fn run_phase<P: Phase>(workers: &mut [Worker], phase: &P) -> Result<Measured> {
+    if let [w] = workers {
+        return run_inline(w, phase);
+    }
     let barrier = Barrier::new(workers.len() + 1);
     let (outcomes, cpu_ns) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
@@ -52,11 +55,29 @@ pub(crate) fn run_phase<P: Phase>(workers: &mut [Worker], phase: &P) -> Result<M
     })
 }
 
+/// One copy runs on the calling thread: no thread is started before bonnie++ would start
+/// one (its seekers), so the C library keeps its single-threaded fast path for the per-char
+/// tests' millions of 1-byte calls, as it does for bonnie++.
+fn run_inline<P: Phase>(w: &mut Worker, phase: &P) -> Result<Measured> {
+    let ready = phase.prepare(w)?;
+    let cpu_start = process_cpu_ns();
+    let (span, lat) = timed(w, phase, ready)?;
+    Ok(Measured {
+        elapsed_ns: span.end.duration_since(span.start).as_nanos() as u64,
+        cpu_ns: process_cpu_ns().saturating_sub(cpu_start),
+        max_latency_ns: lat.max_ns,
+    })
+}
+
 fn run_one<P: Phase>(w: &mut Worker, phase: &P, barrier: &Barrier) -> Result<(Span, MaxLatency)> {
     // Every worker reaches the barrier, even one whose set-up failed, so none waits forever.
     let ready = phase.prepare(w);
     barrier.wait();
-    let ready = ready?;
+    timed(w, phase, ready?)
+}
+
+/// The timed part of one copy: its span and its longest operation.
+fn timed<P: Phase>(w: &mut Worker, phase: &P, ready: P::Ready) -> Result<(Span, MaxLatency)> {
     let mut lat = MaxLatency::default();
     let start = Instant::now();
     let own = phase.run(w, ready, &mut lat)?;

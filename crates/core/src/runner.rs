@@ -117,6 +117,8 @@ pub fn run(
         notes.extend(outcome.notes);
     }
     let wall_ms = epoch.elapsed().as_millis() as u64;
+    // Before cleanup: the file system of a relative target is found from files that exist.
+    let environment = crate::env::collect(&targets_of(&jobs));
     cleanup.run();
     notes.append(&mut cleanup.notes);
 
@@ -143,11 +145,10 @@ pub fn run(
             .zip(StatSample::read())
             .map(|(a, b)| b.since(&a, crate::cpu::ncpus())),
         notes,
-        environment: None,
+        environment: Some(environment),
         bonnie: None,
         interrupted: stop::requested(),
     };
-    run.environment = Some(crate::env::collect(&targets_of(&jobs)));
     crate::analysis::annotate(&mut run);
     Ok(run)
 }

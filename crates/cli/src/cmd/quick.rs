@@ -87,15 +87,15 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         always_remove_created: true,
     };
     eprintln!(
-        "storbench quick: {target} — {} test file, {} per test, {} IO{}",
+        "storbench quick: {target} — {} {}, {} per test, {} IO",
         human_bytes(args.size),
+        if plan.device {
+            "at the start of the device (its data is overwritten)"
+        } else {
+            "test file, removed afterwards"
+        },
         humantime(args.runtime),
         if plan.direct { "direct" } else { "buffered" },
-        if plan.device {
-            ""
-        } else {
-            ", removed afterwards"
-        },
     );
     let result = {
         let mut observer = CliObserver::new(

@@ -55,7 +55,15 @@ impl Phase for Create {
     fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
         let tree = w.tree.as_mut().expect("prepared");
         tree.files_may_exist = true;
-        let first = format!("{}/{}", w.dir_path, tree.names.get(0));
+        let first = Link {
+            path: format!("{}/{}", w.dir_path, tree.names.get(0)),
+            // A symlink's text is relative to the link's own directory.
+            text: if self.params.num_dirs > 1 {
+                format!("../{}", tree.names.get(0))
+            } else {
+                tree.names.get(0).to_owned()
+            },
+        };
         for i in 0..self.params.count {
             check_stop("the file creation")?;
             let start = Instant::now();
@@ -65,6 +73,13 @@ impl Phase for Create {
         w.io.meta().sync_fs(&w.dir_path)?;
         Ok(None)
     }
+}
+
+/// What `-n N:-1` (hard links) and `-n N:-2` (symlinks) point every other name at: the
+/// first file.
+struct Link {
+    path: String,
+    text: String,
 }
 
 /// The test directory (refusing one that exists) and its numbered subdirectories.
@@ -92,18 +107,16 @@ fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
 }
 
 impl Create {
-    fn create_one(&self, w: &mut Worker, i: usize, first: &str) -> Result<()> {
+    fn create_one(&self, w: &mut Worker, i: usize, first: &Link) -> Result<()> {
         let p = &self.params;
         let tree = w.tree.as_ref().expect("prepared");
         join_into(&mut w.path, &w.dir_path, tree.names.get(i));
         if p.max_size < 0 && i > 0 {
             let meta = w.io.meta();
             if p.max_size == -1 {
-                meta.link(first, &w.path)?;
-            } else if p.num_dirs > 1 {
-                meta.symlink(&format!("../{}", tree.names.get(0)), &w.path)?;
+                meta.link(&first.path, &w.path)?;
             } else {
-                meta.symlink(tree.names.get(0), &w.path)?;
+                meta.symlink(&first.text, &w.path)?;
             }
             if p.fsync_each {
                 w.io.meta().sync_dir(&parent(&w.path))?;

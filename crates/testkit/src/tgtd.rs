@@ -44,8 +44,15 @@ pub struct Tgtd {
 impl Tgtd {
     /// Starts tgtd on 127.0.0.1 with a free port.
     pub fn start() -> io::Result<Tgtd> {
-        let port = free_port()?;
-        Self::start_at("127.0.0.1", port, None)
+        // Parallel test processes may race for a port or control socket: try a few times.
+        let mut last = None;
+        for _ in 0..5 {
+            match Self::start_at("127.0.0.1", free_port()?, None) {
+                Ok(t) => return Ok(t),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("tgtd did not start")))
     }
 
     /// Starts tgtd on `addr:port`, optionally inside a network namespace
@@ -93,7 +100,16 @@ impl Tgtd {
                 .tgtadm_raw(&["--mode", "system", "--op", "show"])
                 .is_ok()
             {
-                return Ok(());
+                // A daemon that lost a race for the control socket exits at once, and the
+                // answer came from someone else's: make sure ours is the one still running.
+                std::thread::sleep(Duration::from_millis(50));
+                let exited = self
+                    .child
+                    .as_mut()
+                    .map(|c| c.try_wait().ok().flatten().is_some());
+                if exited == Some(false) {
+                    return Ok(());
+                }
             }
             if let Some(status) = self
                 .child
@@ -398,10 +414,15 @@ pub fn free_port() -> io::Result<u16> {
 
 /// A control socket number no other tgtd of this machine uses.
 fn pick_control() -> u32 {
-    // tgtd accepts control ports up to 32767.
-    let base = 1000 + (std::process::id() % 300) * 100;
+    // tgtd accepts control ports up to 32767; spread over 1000..32000 by process and time so
+    // parallel test processes rarely meet.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let seed = nanos ^ std::process::id().wrapping_mul(2_654_435_761);
     loop {
-        let n = base + NEXT_CONTROL.fetch_add(1, Ordering::Relaxed) % 100;
+        let n = 1000 + seed.wrapping_add(NEXT_CONTROL.fetch_add(7919, Ordering::Relaxed)) % 31_000;
         let sock = format!("/var/run/tgtd/socket.{n}");
         if !Path::new(&sock).exists() {
             return n;

@@ -9,8 +9,10 @@
 pub mod json;
 pub mod system;
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `storbench` with a clean environment for tests: backtraces on (so a panic would show),
 /// no colours, and a results database that cannot be opened, so a test that forgot
@@ -38,9 +40,47 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// No command of these tests runs anywhere near this long: a hang fails the test instead of
+/// stalling the suite.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
 impl Run {
+    /// Runs `c` to the end (stdin closed), killing it after [`RUN_LIMIT`].
     pub fn of(c: &mut Command) -> Run {
-        Run::from(c.output().expect("the command starts"))
+        let mut child = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the command starts");
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let end = Instant::now() + RUN_LIMIT;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{c:?} did not finish within {RUN_LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        Run::from(Output {
+            status,
+            stdout: out.join().unwrap(),
+            stderr: err.join().unwrap(),
+        })
     }
 
     pub fn success(&self) -> bool {
@@ -89,7 +129,7 @@ impl Run {
             self.stderr
         );
         assert_no_panic(&self.stderr);
-        // quick's banner ("storbench quick: <target> — <size> test file, …") is printed
+        // quick's banner ("storbench quick: <target> — <size> …") is printed
         // before the run starts, so errors found while running come after it.
         let lines: Vec<&str> = self
             .stderr

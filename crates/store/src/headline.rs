@@ -37,7 +37,11 @@ impl Headline {
             for (dir, slot) in best.iter_mut().enumerate() {
                 let (bytes, ios, runtime) = group.jobs.iter().fold((0u64, 0u64, 0u64), |a, j| {
                     let d = &j.dirs[dir];
-                    (a.0 + d.io_bytes, a.1 + d.total_ios, a.2.max(d.runtime_ms))
+                    (
+                        a.0.saturating_add(d.io_bytes),
+                        a.1.saturating_add(d.total_ios),
+                        a.2.max(d.runtime_ms),
+                    )
                 });
                 if ios == 0 || runtime == 0 {
                     continue;

@@ -42,3 +42,17 @@ proptest! {
         let _ = import_text("f.json", &doc, 0);
     }
 }
+
+/// Found by cargo-fuzz: counts whose sum across directions overflows 64 bits.
+#[test]
+fn fuzz_regression_overflowing_counts() {
+    let text = include_str!("data/fuzz-overflowing-counts.json");
+    if let Ok(runs) = import_text("crash.json", text, 0) {
+        // Saving computes headline figures from the same counts.
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = storbench_store::Store::open(dir.path().join("r.db")).unwrap();
+        store
+            .save(&runs[0], &storbench_store::RunMeta::default())
+            .unwrap();
+    }
+}

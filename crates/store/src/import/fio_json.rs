@@ -159,8 +159,10 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         }
     }
     apply_percentile_settings(&mut settings, obj, &opt);
-    let total_ios: u64 = dirs.iter().map(|d| d.total_ios).sum();
-    let clat_samples: u64 = dirs.iter().map(|d| d.clat.samples).sum();
+    let total_ios = dirs.iter().fold(0u64, |a, d| a.saturating_add(d.total_ios));
+    let clat_samples = dirs
+        .iter()
+        .fold(0u64, |a, d| a.saturating_add(d.clat.samples));
     let cpu_ns = |key| (f(obj, key) / 100.0 * runtime_ms as f64 * 1e6).round() as u64;
     let mut engine_details = Vec::new();
     if let Some(host) = obj.get("hostname").and_then(Value::as_str) {

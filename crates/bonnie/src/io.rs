@@ -4,8 +4,8 @@
 use std::ptr::NonNull;
 
 use storbench_core::{
-    Completion, Engine, EngineError, EngineSetup, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
-    MetaOps, OpenOptions, Queued,
+    Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId, FileSpec, IoKind,
+    IoUnit, MetaOps, OpenOptions, Queued,
 };
 
 use crate::buf::AlignedBuf;
@@ -38,6 +38,11 @@ impl Io {
 
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
+    }
+
+    /// Protocol facts and events (reconnects) the engine reports.
+    pub fn info(&mut self) -> EngineInfo {
+        self.engine.info()
     }
 
     pub fn open(&mut self, path: &str, open: OpenOptions) -> Result<FileId, EngineError> {

@@ -3,7 +3,7 @@
 //! directories are gone when this returns.
 
 use storbench_core::result::{
-    BonnieResult, BonnieTest, BonnieTestId, RESULT_SCHEMA, RunMode, RunResult,
+    BonnieResult, BonnieTest, BonnieTestId, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
 };
 
 use crate::buf::AlignedBuf;
@@ -47,6 +47,7 @@ pub fn run_once(
         }
     };
     let mut run = result(cfg, tests, started, workers[0].io.engine_name());
+    add_engine_info(&mut run, &mut workers);
     run.environment = Some(storbench_core::env::collect(&[cfg.target.to_string()]));
     storbench_core::analysis::annotate(&mut run);
     Ok(run)
@@ -236,6 +237,24 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
             tests,
         }),
         interrupted: false,
+    }
+}
+
+/// The engine's facts (NFS server, transfer sizes…) as options, and its events (lost
+/// connections, server restarts) as warnings.
+fn add_engine_info(run: &mut RunResult, workers: &mut [Worker]) {
+    for (i, w) in workers.iter_mut().enumerate() {
+        let info = w.io.info();
+        if i == 0 {
+            run.global_options.extend(info.details);
+        }
+        for message in info.notes {
+            run.notes.push(Note {
+                level: NoteLevel::Warning,
+                code: "warn.engine".into(),
+                message,
+            });
+        }
     }
 }
 

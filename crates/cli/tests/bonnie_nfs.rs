@@ -45,3 +45,48 @@ fn suite_over_nfs_skips_per_char_and_cleans_the_export() {
     let left = entries(&g.export_dir().join("bench"));
     assert!(left.is_empty(), "left on the export: {left:?}");
 }
+
+/// The stored result carries the NFS engine's facts (server, transfer sizes).
+#[test]
+fn nfs_runs_record_the_engines_details() {
+    if let Some(why) = ganesha::unavailable() {
+        return skip(&why);
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let url = g.url("");
+    let out = storbench()
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "bonnie",
+            "-q",
+            "-d",
+            &url,
+            "-s",
+            "0",
+            "-n",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = storbench()
+        .args(["--db", db.to_str().unwrap(), "show", "1", "--format", "raw"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&raw.stdout).unwrap();
+    let options = run["global_options"].as_array().unwrap();
+    let has = |k: &str| options.iter().any(|o| o[0] == k);
+    assert!(
+        has("ioengine") && has("server") && has("rsize"),
+        "{options:?}"
+    );
+    let left = entries(&g.export_dir());
+    assert!(left.is_empty(), "left on the export: {left:?}");
+}

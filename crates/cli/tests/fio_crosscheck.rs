@@ -185,21 +185,24 @@ fn fsync_counts_like_fio() {
 }
 
 /// Percentages of an existing file's size (`offset=25%`, `size=50%`); a write that starts
-/// at 1 MiB of a 4 MiB file and writes 4 MiB grows it, as in fio.
+/// at 1 MiB of a 4 MiB file and writes 4 MiB grows it, as in fio; without size= a clone
+/// does IO from its offset to the end of the file.
 #[test]
 fn percentages_of_an_existing_file_like_fio() {
     if !fio_available() {
         return;
     }
-    let line = "--name=w --ioengine=psync --bs=4k --filename=old --size=4m --rw=write --offset=25% --name=r --ioengine=psync --bs=4k --filename=old2 --size=50% --rw=randread";
+    // Without size=, each clone reads from its offset to the end.
+    let line = "--name=w --ioengine=psync --bs=4k --filename=old --size=4m --rw=write --offset=25% --name=r --ioengine=psync --bs=4k --filename=old2 --size=50% --rw=randread --name=t --ioengine=psync --bs=4k --filename=old3 --offset=50% --rw=randread --numjobs=2 --offset_increment=512k";
     let make = |dir: &Path| {
         std::fs::write(dir.join("old"), vec![1u8; 4 << 20]).unwrap();
         std::fs::write(dir.join("old2"), vec![2u8; 2 << 20]).unwrap();
+        std::fs::write(dir.join("old3"), vec![3u8; 4 << 20]).unwrap();
     };
     let (f, s) = both_after(&words(line), make);
     assert_eq!(totals(&f), totals(&s), "{line}");
-    assert_eq!(totals(&s)[0].ios[1], 1024);
-    assert_eq!(totals(&s)[1].ios[0], 256);
+    let ios: Vec<u64> = totals(&s).iter().map(|t| t.ios.iter().sum()).collect();
+    assert_eq!(ios, [1024, 256, 512, 384]);
 }
 
 #[test]

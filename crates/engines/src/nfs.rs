@@ -15,7 +15,7 @@ use storbench_core::{
     IoUnit, MetaOps, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
-use storbench_nfs::{Client, Fh, NfsError, NfsStat, NfsUrl, Stable};
+use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
 
 use crate::options;
 
@@ -159,12 +159,14 @@ impl NfsEngine {
             e => format!("{e}/{rel}"),
         };
         client.transport().set_path(id as u32, &full);
-        let stable = if open.sync {
+        // With no room to keep unstable writes for re-sending, only stable writes are safe.
+        let sync = open.sync || client.url().uncommitted == 0;
+        let stable = if sync {
             Stable::FileSync
         } else {
             Stable::Unstable
         };
-        self.file_sync |= open.sync;
+        self.file_sync |= sync;
         let file = NfsFile {
             fh,
             rel,
@@ -332,13 +334,11 @@ impl Engine for NfsEngine {
 
     /// COMMITs unstable writes, so data written through storbench is durable when a job ends.
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        let dirty = self.file(file)?.dirty;
+        let f = self.file(file)?;
+        let (dirty, fh, label) = (f.dirty, f.fh, f.label);
         if dirty {
-            self.quiesce()?;
-            let f = self.file(file)?;
-            let (fh, rel) = (f.fh, f.rel.clone());
             self.client_mut()?
-                .commit_sync(&fh, &rel)
+                .commit_sync(&fh, label)
                 .map_err(to_engine)?;
         }
         self.files[file as usize] = None;
@@ -359,6 +359,7 @@ impl Engine for NfsEngine {
             "unstable+commit"
         };
         let fs = *c.fsinfo();
+        let dur = c.transport().durability();
         let details = vec![
             ("protocol".to_string(), "NFSv3".to_string()),
             ("server".to_string(), c.transport().server().to_string()),
@@ -372,6 +373,8 @@ impl Engine for NfsEngine {
                 c.transport().connections().to_string(),
             ),
             ("stable".to_string(), stable.to_string()),
+            ("uncommitted_max".to_string(), dur.limit.to_string()),
+            ("auto_commits".to_string(), dur.auto_commits.to_string()),
             ("uid".to_string(), c.url().uid.to_string()),
         ];
         let mut notes = Vec::new();
@@ -386,12 +389,7 @@ impl Engine for NfsEngine {
                 o.resent
             ));
         }
-        let changes = c.transport().verifier_changes();
-        if changes > 0 {
-            notes.push(format!(
-                "the server's write verifier changed {changes} time(s) (server restart): UNSTABLE writes sent before it may not be on stable storage"
-            ));
-        }
+        notes.extend(durability_notes(&dur));
         let interface = c
             .transport()
             .local_addr()
@@ -458,6 +456,37 @@ impl MetaOps for NfsEngine {
     fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
         Ok(())
     }
+}
+
+/// What the result should say about unstable writes: restarts and what was rewritten,
+/// data that could not be kept, and writes slowed by the uncommitted-write limit.
+fn durability_notes(d: &DurabilityStats) -> Vec<String> {
+    let mib = |b: u64| b as f64 / f64::from(1 << 20);
+    let mut notes = Vec::new();
+    if d.verifier_changes > 0 {
+        notes.push(format!(
+            "the server's write verifier changed {} time(s) (server restart): {} retained write(s) ({:.1} MiB) were written again with FILE_SYNC in {:.1} s",
+            d.verifier_changes,
+            d.rewrites,
+            mib(d.rewritten_bytes),
+            d.pass_time.as_secs_f64()
+        ));
+    }
+    if d.unprotected_bytes > 0 {
+        notes.push(format!(
+            "{:.1} MiB of UNSTABLE writes were larger than uncommitted= ({:.0} MiB) and not kept: a server restart before their COMMIT could lose them",
+            mib(d.unprotected_bytes),
+            mib(d.limit as u64)
+        ));
+    }
+    if d.waits > 0 {
+        notes.push(format!(
+            "{} write(s) waited for a COMMIT because {:.0} MiB of unstable data was outstanding (raise uncommitted= to allow more)",
+            d.waits,
+            mib(d.limit as u64)
+        ));
+    }
+    notes
 }
 
 /// The name of the local interface that holds `ip` (the socket's local address).

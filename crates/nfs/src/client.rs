@@ -178,9 +178,11 @@ impl Client {
             let v = server_max.clamp(4096, MAX_TRANSFER);
             user.map_or(v, |u| u.min(v))
         };
+        let (rsize, wsize) = (cap(fsinfo.rtmax, url.rsize), cap(fsinfo.wtmax, url.wsize));
+        nfs.set_uncommitted_limit(uncommitted_limit(url.uncommitted, wsize));
         Ok(Client {
-            rsize: cap(fsinfo.rtmax, url.rsize),
-            wsize: cap(fsinfo.wtmax, url.wsize),
+            rsize,
+            wsize,
             url: url.clone(),
             auth,
             addrs,
@@ -412,12 +414,15 @@ impl Client {
         }
     }
 
-    /// A synchronous COMMIT of a whole file.
-    pub fn commit_sync(&mut self, fh: &Fh, rel: &str) -> Result<()> {
-        let mut args = Vec::new();
-        proto::args_commit(&mut args, fh, 0, 0);
-        self.meta("COMMIT", nfsproc::COMMIT, &args, rel, proto::res_commit)
-            .map(|_| ())
+    /// A COMMIT of a whole file that returns when it is done: everything written to it
+    /// before is on stable storage (written again first if the server restarted). `label`
+    /// is the transport's label for the file, as in data requests.
+    pub fn commit_sync(&mut self, fh: &Fh, label: u32) -> Result<()> {
+        self.nfs.flush()?;
+        while self.nfs.inflight() > 0 {
+            self.nfs.drain_one()?;
+        }
+        self.nfs.commit_wait(fh, label)
     }
 
     /// NULL procedure: a round trip with no work (reachability checks).
@@ -450,6 +455,15 @@ impl Drop for Client {
             proto::MOUNTPROC_UMNT,
             &args,
         );
+    }
+}
+
+/// The retained-write ring's size: what the URL asks for, but at least four WRITEs' worth
+/// so that one RPC always fits while the rest waits for a COMMIT (0 stays 0: nothing kept).
+pub fn uncommitted_limit(asked: usize, wsize: u32) -> usize {
+    match asked {
+        0 => 0,
+        n => n.max(4 * wsize as usize),
     }
 }
 

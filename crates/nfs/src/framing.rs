@@ -61,13 +61,44 @@ impl RecordReader {
 
     /// Reads once from `src` into free space. `Ok(0)` means end of stream.
     pub fn fill(&mut self, src: &mut impl Read) -> io::Result<usize> {
+        self.fill_at_most(src, usize::MAX)
+    }
+
+    /// Like [`RecordReader::fill`], asking for at most `max` bytes.
+    pub fn fill_at_most(&mut self, src: &mut impl Read, max: usize) -> io::Result<usize> {
         self.make_room();
         if self.end == self.buf.len() {
             return Err(io::Error::other("RPC record buffer full"));
         }
-        let n = src.read(&mut self.buf[self.end..])?;
+        let stop = self.buf.len().min(self.end.saturating_add(max));
+        let n = src.read(&mut self.buf[self.end..stop])?;
         self.end += n;
         Ok(n)
+    }
+
+    /// The start of a record still being received, if it is the record's only fragment:
+    /// its bytes so far and how many more the fragment holds. (Call after `next_record`
+    /// returned `None`.)
+    pub fn partial(&self) -> Option<(&[u8], usize)> {
+        let single = self.in_record && self.last && self.payload_end == self.end;
+        // A record whose earlier fragments were joined has its first mark further back.
+        let first = self.start >= 4
+            && u32::from_be_bytes(self.buf[self.start - 4..self.start].try_into().ok()?)
+                & LAST_FRAGMENT
+                != 0;
+        (single && first && self.frag_left > 0)
+            .then(|| (&self.buf[self.start..self.end], self.frag_left))
+    }
+
+    /// Forgets the partial record: its remaining bytes are taken from the stream by the
+    /// caller, and the next byte the reader sees starts a new record mark.
+    pub fn drop_partial(&mut self) {
+        self.end = self.start - 4;
+        self.payload_end = self.end;
+        self.start = self.end;
+        self.frag_left = 0;
+        self.last = false;
+        self.in_record = false;
     }
 
     /// Copies bytes in directly (tests and fuzzing).
@@ -81,8 +112,9 @@ impl RecordReader {
 
     /// Moves the unfinished tail to the front, and grows for a record that cannot fit.
     fn make_room(&mut self) {
+        // An unfinished record keeps its first mark (see `partial`).
         let keep_from = if self.in_record {
-            self.start
+            self.start - 4
         } else {
             self.payload_end
         };

@@ -16,5 +16,5 @@ pub mod xdr;
 pub use client::Client;
 pub use error::{DecodeError, MountStat, NfsError};
 pub use proto::{Fattr, Fh, FsInfo, NfsStat, Stable};
-pub use transport::{Outage, Transport, TransportConfig};
+pub use transport::{DurabilityStats, Outage, Transport, TransportConfig};
 pub use url::NfsUrl;

@@ -205,12 +205,21 @@ pub fn args_read(buf: &mut Vec<u8>, h: &Fh, offset: u64, count: u32) {
 }
 
 pub fn args_write(buf: &mut Vec<u8>, h: &Fh, offset: u64, stable: Stable, data: &[u8]) {
+    args_write_head(buf, h, offset, stable, data.len() as u32);
+    Enc::new(buf).fixed(data);
+}
+
+/// WRITE arguments up to the data's length word: the data and its padding (see
+/// [`xdr_pad`]) follow, sent from wherever they lie.
+pub fn args_write_head(buf: &mut Vec<u8>, h: &Fh, offset: u64, stable: Stable, len: u32) {
     let mut e = Enc::new(buf);
     fh(&mut e, h);
-    e.u64(offset)
-        .u32(data.len() as u32)
-        .u32(stable as u32)
-        .opaque(data);
+    e.u64(offset).u32(len).u32(stable as u32).u32(len);
+}
+
+/// Zero bytes that follow `len` bytes of opaque data.
+pub fn xdr_pad(len: usize) -> &'static [u8] {
+    &[0u8; 3][..(4 - len % 4) % 4]
 }
 
 pub fn args_commit(buf: &mut Vec<u8>, h: &Fh, offset: u64, count: u32) {
@@ -347,6 +356,22 @@ pub fn res_read(body: &[u8]) -> NfsResult<(u32, bool, usize)> {
         ));
     }
     Ok(Ok((count, eof, d.pos())))
+}
+
+/// The part of a READ reply before its data, for placing the data straight into the
+/// caller's buffer while it arrives: `Some((count, data offset in body))` for a success
+/// whose header is complete in `head`, `None` otherwise (the whole reply then goes through
+/// [`res_read`]).
+pub fn res_read_head(head: &[u8]) -> Option<(u32, usize)> {
+    let mut d = Dec::new(head);
+    if status(&mut d).ok()?.is_some() {
+        return None;
+    }
+    post_op_attr(&mut d).ok()?;
+    let count = d.u32().ok()?;
+    let _eof = d.bool().ok()?;
+    let len = d.u32().ok()?;
+    (len == count).then_some((count, d.pos()))
 }
 
 /// WRITE: (count, committed level, write verifier).

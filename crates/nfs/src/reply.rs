@@ -1,32 +1,41 @@
-//! Decoding one reply record and applying it to the call it answers: data lands in the
-//! caller's buffer, short writes continue, JUKEBOX replies are retried later, and an op
-//! completes when its last RPC does.
-
-use std::collections::VecDeque;
-use std::time::Instant;
+//! Decoding one reply record against the call it answers. READ data is copied into the
+//! caller's buffer here (the record is borrowed from the connection's buffer); everything
+//! else is returned as an [`Outcome`] for the transport to act on.
 
 use crate::error::{DecodeError, NfsError, Result};
 use crate::proto::{self, NfsStat, Verf};
 use crate::rpc::{self, ReplyStatus};
-use crate::transport::{JUKEBOX_DELAY, MAX_SLOTS, Op, Req, Slot};
+use crate::transport::{MAX_SLOTS, Req, Slot, SlotState, WriteAck};
 
-/// The parts of the transport a reply updates (split out so the record can stay borrowed
-/// from the connection's buffer while slots change).
+const JUKEBOX: NfsStat = NfsStat(10008);
+
+/// The parts of the transport decoding needs (split out so the record can stay borrowed
+/// from the connection's buffer).
 pub(crate) struct Ctx<'a> {
     pub(crate) slots: &'a mut Vec<Slot>,
-    pub(crate) ops: &'a mut Vec<Op>,
-    pub(crate) free_slots: &'a mut Vec<u32>,
-    pub(crate) free_ops: &'a mut Vec<u32>,
-    pub(crate) done: &'a mut VecDeque<(u64, u64)>,
-    pub(crate) resend: &'a mut Vec<(u32, Option<Instant>)>,
-    pub(crate) write_verf: &'a mut Option<Verf>,
-    pub(crate) verf_changes: &'a mut u32,
     pub(crate) paths: &'a [String],
     pub(crate) server: &'a str,
+    pub(crate) conn: usize,
+    /// Bytes written on the connection so far.
+    pub(crate) sent_total: u64,
     pub(crate) inflight: &'a mut u32,
 }
 
-pub(crate) fn handle_reply(cx: &mut Ctx<'_>, conn: usize, record: &[u8]) -> Result<()> {
+/// What a well-formed successful (or retry-later) reply asks the transport to do.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The data is in the caller's buffer.
+    Read(u32),
+    Write(WriteAck),
+    Commit(Verf),
+    /// A synchronous call's body is in the slot.
+    Answered,
+    /// NFS3ERR_JUKEBOX: send again later.
+    Jukebox,
+}
+
+/// Finds the call a record answers and decodes the reply; returns the slot and outcome.
+pub(crate) fn handle(cx: &mut Ctx<'_>, record: &[u8]) -> Result<(u32, Outcome)> {
     let garbage = |op: &'static str, detail| NfsError::Garbage {
         server: cx.server.to_string(),
         op,
@@ -37,15 +46,23 @@ pub(crate) fn handle_reply(cx: &mut Ctx<'_>, conn: usize, record: &[u8]) -> Resu
     let known = cx
         .slots
         .get(idx)
-        .is_some_and(|s| s.busy && !s.done && s.xid == xid && s.conn == conn);
+        .is_some_and(|s| s.state == SlotState::Sent && s.xid == xid && s.conn == cx.conn);
     if !known {
         return Err(NfsError::UnknownXid {
             server: cx.server.to_string(),
             xid,
         });
     }
-    let req = cx.slots[idx].req;
-    let name = req.name();
+    let slot = &mut cx.slots[idx];
+    let name = slot.req.name();
+    if slot.sent_end > cx.sent_total {
+        // The caller may reuse the buffer of a completed call: a reply that comes before
+        // the call was even written out cannot be trusted.
+        return Err(garbage(
+            name,
+            DecodeError::Invalid("reply arrived before its call was sent"),
+        ));
+    }
     let header = rpc::parse_reply(record).map_err(|d| garbage(name, d))?;
     if let ReplyStatus::NotExecuted(reason) | ReplyStatus::Denied(reason) = header.status {
         return Err(NfsError::Rpc {
@@ -56,28 +73,18 @@ pub(crate) fn handle_reply(cx: &mut Ctx<'_>, conn: usize, record: &[u8]) -> Resu
     }
     *cx.inflight = cx.inflight.saturating_sub(1);
     let body = &record[header.body..];
-    let status = |cx: &Ctx<'_>, status: NfsStat| {
-        let op = cx.slots[idx].op as usize;
-        let path = cx
-            .paths
-            .get(cx.ops[op].file as usize)
-            .cloned()
-            .unwrap_or_default();
-        NfsError::Status {
-            server: cx.server.to_string(),
-            op: name,
-            path,
-            status,
-        }
+    let path = cx.paths.get(slot.file as usize);
+    let status = |status: NfsStat| NfsError::Status {
+        server: cx.server.to_string(),
+        op: name,
+        path: path.cloned().unwrap_or_default(),
+        status,
     };
-    const JUKEBOX: NfsStat = NfsStat(10008);
-    let bytes = match req {
+    let outcome = match slot.req {
         Req::Call { .. } => {
-            let s = &mut cx.slots[idx];
-            s.reply.clear();
-            s.reply.extend_from_slice(body);
-            s.done = true;
-            return Ok(());
+            slot.reply.clear();
+            slot.reply.extend_from_slice(body);
+            Outcome::Answered
         }
         Req::Read { len, buf, .. } => match proto::res_read(body).map_err(|d| garbage(name, d))? {
             Ok((count, _eof, at)) => {
@@ -90,88 +97,33 @@ pub(crate) fn handle_reply(cx: &mut Ctx<'_>, conn: usize, record: &[u8]) -> Resu
                 // SAFETY: `buf` holds `len` >= `count` bytes (the submitter's contract) and
                 // `at + count` is within `body` (checked by the decoder).
                 unsafe { std::ptr::copy_nonoverlapping(body[at..].as_ptr(), buf, count as usize) };
-                count as u64
+                Outcome::Read(count)
             }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
+            Err(s) if s == JUKEBOX => Outcome::Jukebox,
+            Err(s) => return Err(status(s)),
         },
-        Req::Write {
-            fh,
-            offset,
-            len,
-            buf,
-            stable,
-        } => match proto::res_write(body).map_err(|d| garbage(name, d))? {
-            Ok((count, _committed, verf)) => {
-                note_verifier(cx, verf);
-                if count == 0 && len > 0 {
+        Req::Write { len, .. } => match proto::res_write(body).map_err(|d| garbage(name, d))? {
+            Ok((count, committed, verf)) => {
+                if (count == 0 && len > 0) || count > len {
                     return Err(garbage(
                         name,
-                        DecodeError::Invalid("WRITE made no progress"),
+                        DecodeError::Invalid("WRITE count is zero or more than sent"),
                     ));
                 }
-                if count < len {
-                    // Short write: send the rest from the same slot.
-                    let rest = count as usize;
-                    cx.ops[cx.slots[idx].op as usize].bytes += count as u64;
-                    // SAFETY: still within the submitter's buffer.
-                    let p = unsafe { buf.add(rest) };
-                    cx.slots[idx].req = Req::Write {
-                        fh,
-                        offset: offset + count as u64,
-                        len: len - count,
-                        buf: p,
-                        stable,
-                    };
-                    cx.resend.push((idx as u32, None));
-                    return Ok(());
-                }
-                count.min(len) as u64
+                Outcome::Write(WriteAck {
+                    count,
+                    committed,
+                    verf,
+                })
             }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
+            Err(s) if s == JUKEBOX => Outcome::Jukebox,
+            Err(s) => return Err(status(s)),
         },
         Req::Commit { .. } => match proto::res_commit(body).map_err(|d| garbage(name, d))? {
-            Ok(verf) => {
-                note_verifier(cx, verf);
-                0
-            }
-            Err(s) if s == JUKEBOX => return retry_later(cx, idx),
-            Err(s) => return Err(status(cx, s)),
+            Ok(verf) => Outcome::Commit(verf),
+            Err(s) if s == JUKEBOX => Outcome::Jukebox,
+            Err(s) => return Err(status(s)),
         },
     };
-    finish_slot(cx, idx, bytes);
-    Ok(())
-}
-
-fn retry_later(cx: &mut Ctx<'_>, idx: usize) -> Result<()> {
-    cx.resend
-        .push((idx as u32, Some(Instant::now() + JUKEBOX_DELAY)));
-    Ok(())
-}
-
-fn note_verifier(cx: &mut Ctx<'_>, verf: Verf) {
-    match cx.write_verf {
-        Some(v) if *v != verf => {
-            *cx.verf_changes += 1;
-            *v = verf;
-        }
-        Some(_) => {}
-        None => *cx.write_verf = Some(verf),
-    }
-}
-
-fn finish_slot(cx: &mut Ctx<'_>, idx: usize, bytes: u64) {
-    let s = &mut cx.slots[idx];
-    s.busy = false;
-    let op_idx = s.op;
-    cx.free_slots.push(idx as u32);
-    let op = &mut cx.ops[op_idx as usize];
-    op.bytes += bytes;
-    op.pending -= 1;
-    if op.pending == 0 {
-        op.busy = false;
-        cx.done.push_back((op.user, op.bytes));
-        cx.free_ops.push(op_idx);
-    }
+    Ok((idx as u32, outcome))
 }

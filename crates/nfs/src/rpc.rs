@@ -60,8 +60,14 @@ pub fn start_call(
 
 /// Fills in the record mark at `mark` for a single-fragment record ending at the buffer's end.
 pub fn finish_record(buf: &mut [u8], mark: usize) {
-    let len = (buf.len() - mark - 4) as u32;
-    buf[mark..mark + 4].copy_from_slice(&(LAST_FRAGMENT | len).to_be_bytes());
+    let len = buf.len() - mark - 4;
+    set_record_len(buf, mark, len);
+}
+
+/// Fills in the record mark at `mark` for a single-fragment record of `len` bytes (some of
+/// which may be sent from elsewhere than `buf`).
+pub fn set_record_len(buf: &mut [u8], mark: usize, len: usize) {
+    buf[mark..mark + 4].copy_from_slice(&(LAST_FRAGMENT | len as u32).to_be_bytes());
 }
 
 /// How the server answered a call, before the procedure's own result.

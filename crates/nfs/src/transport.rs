@@ -1,26 +1,35 @@
 //! XID-pipelined ONC RPC calls over one or more TCP connections.
 //!
-//! Calls are encoded into a connection's send buffer under an XID whose low 16 bits index a
-//! pre-allocated slot, so a reply finds its call without searching or allocating. Data
-//! requests (READ, WRITE, COMMIT) belong to an *op*: one caller IO, split into as many RPCs
-//! as rsize/wsize require, completing when its last RPC does. Replies to READ are copied
-//! straight into the caller's buffer. When a connection drops or stops answering, it is
-//! re-made and every call outstanding on it is sent again (NFSv3 allows re-sending writes).
+//! Calls are encoded under an XID whose low 16 bits index a pre-allocated slot, so a reply
+//! finds its call without searching or allocating. Data requests (READ, WRITE, COMMIT)
+//! belong to an *op*: one caller IO, split into as many RPCs as rsize/wsize require,
+//! completing when its last RPC does. WRITE payloads are sent from where they lie and READ
+//! payloads land in the caller's buffer (see `conn`). When a connection drops or stops
+//! answering, it is re-made and every call outstanding on it is sent again
+//! (`recovery`); acknowledged UNSTABLE writes are kept until committed and written again
+//! if the server restarted (`durable`).
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use crate::conn::{self, Conn};
-use crate::error::{DecodeError, NfsError, Result};
+use crate::conn::{self, Conn, INLINE_MAX};
+use crate::error::{NfsError, Result};
 use crate::proto::{self, Fh, Stable, Verf, nfsproc};
-use crate::reply::{Ctx, handle_reply};
 use crate::rpc::{self, Auth, PROG_NFS};
 
+mod durable;
+mod receive;
 mod recovery;
+mod retain;
+
+use durable::Durability;
+pub use durable::DurabilityStats;
 
 pub(crate) const SLOT_BITS: u32 = 16;
 pub(crate) const MAX_SLOTS: usize = 1 << SLOT_BITS;
-const NO_OP: u32 = u32::MAX;
+pub(crate) const NO_OP: u32 = u32::MAX;
+pub(crate) const NO_ENTRY: u64 = u64::MAX;
 /// How long a JUKEBOX ("busy, try later") reply delays the retry.
 pub(crate) const JUKEBOX_DELAY: Duration = Duration::from_millis(100);
 
@@ -35,7 +44,7 @@ pub struct TransportConfig {
     pub timeout: Duration,
     /// How long to keep trying to reconnect; zero means fail at the first loss.
     pub reconnect_window: Duration,
-    /// Initial size of each connection's receive buffer (a bit above rsize).
+    /// Initial size of each connection's receive buffer.
     pub recv_capacity: usize,
 }
 
@@ -63,9 +72,8 @@ pub(crate) enum Req {
         buf: *const u8,
         stable: Stable,
     },
-    Commit {
-        fh: Fh,
-    },
+    /// COMMIT of a whole file, covering the retained writes below sequence `mark`.
+    Commit { fh: Fh, mark: u64 },
     Call {
         prog: u32,
         vers: u32,
@@ -85,23 +93,55 @@ impl Req {
     }
 }
 
+/// Where a slot's call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    Free,
+    /// Encoded on connection `conn`, waiting for its reply.
+    Sent,
+    /// To be sent again at a set time (JUKEBOX).
+    Delayed,
+    /// Submitted while a rewrite pass runs; sent when it ends.
+    Held,
+    /// A WRITE acknowledged UNSTABLE, waiting for room in the retained-write ring.
+    Parked,
+    /// A synchronous call's reply is in `reply`.
+    Answered,
+}
+
+/// What a WRITE reply said.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WriteAck {
+    pub(crate) count: u32,
+    pub(crate) committed: u32,
+    pub(crate) verf: Verf,
+}
+
 pub(crate) struct Slot {
     pub(crate) xid: u32,
-    pub(crate) busy: bool,
+    pub(crate) state: SlotState,
     pub(crate) conn: usize,
     pub(crate) op: u32,
+    /// The file label of a data request (for messages and retained writes).
+    pub(crate) file: u32,
     pub(crate) req: Req,
+    /// For a rewrite of retained data: the entry's sequence number.
+    pub(crate) entry: u64,
+    /// The acknowledgement of a parked WRITE.
+    pub(crate) ack: WriteAck,
+    /// Position in its connection's byte stream where the call ends.
+    pub(crate) sent_end: u64,
     /// Arguments of a `Call` (kept for re-sending), then its reply body.
     pub(crate) args: Vec<u8>,
     pub(crate) reply: Vec<u8>,
-    pub(crate) done: bool,
 }
 
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Op {
     pub(crate) busy: bool,
+    /// Completes without being handed to `wait` (COMMIT on close).
+    pub(crate) internal: bool,
     pub(crate) user: u64,
-    pub(crate) file: u32,
     pub(crate) pending: u32,
     pub(crate) bytes: u64,
 }
@@ -115,17 +155,16 @@ pub struct Transport {
     free_slots: Vec<u32>,
     ops: Vec<Op>,
     free_ops: Vec<u32>,
-    done: std::collections::VecDeque<(u64, u64)>,
-    /// Slots to encode again once the current batch of replies is processed.
-    resend: Vec<(u32, Option<Instant>)>,
+    done: VecDeque<(u64, u64)>,
+    /// JUKEBOX retries and when they are due.
+    delayed: Vec<(u32, Instant)>,
     next_conn: usize,
     generation: u32,
     pollfds: Vec<libc::pollfd>,
     /// File names for messages, indexed by the `file` label of data requests.
     paths: Vec<String>,
     fatal: Option<NfsError>,
-    write_verf: Option<Verf>,
-    verf_changes: u32,
+    dur: Durability,
     outages: Vec<Outage>,
     abort: fn() -> bool,
 }
@@ -163,14 +202,13 @@ impl Transport {
             free_slots: Vec::new(),
             ops: Vec::new(),
             free_ops: Vec::new(),
-            done: std::collections::VecDeque::new(),
-            resend: Vec::new(),
+            done: VecDeque::new(),
+            delayed: Vec::new(),
             next_conn: 0,
             generation: seed >> SLOT_BITS,
             paths: Vec::new(),
             fatal: None,
-            write_verf: None,
-            verf_changes: 0,
+            dur: Durability::new(0),
             outages: Vec::new(),
             abort: never,
         })
@@ -198,12 +236,6 @@ impl Transport {
         &self.outages
     }
 
-    /// How often the server's write verifier changed (a server restart that may have lost
-    /// unstable writes).
-    pub fn verifier_changes(&self) -> u32 {
-        self.verf_changes
-    }
-
     /// Names the file that data requests with `label` refer to, for messages.
     pub fn set_path(&mut self, label: u32, path: &str) {
         let i = label as usize;
@@ -214,18 +246,18 @@ impl Transport {
         self.paths[i].push_str(path);
     }
 
-    /// Calls in flight (data RPCs and metadata calls).
+    /// Calls in flight or waiting (data RPCs and metadata calls).
     pub fn inflight(&self) -> usize {
         self.slots.len() - self.free_slots.len()
     }
 
     // ---------- submission ----------
 
-    fn alloc_op(&mut self, user: u64, file: u32) -> u32 {
+    fn alloc_op(&mut self, user: u64) -> u32 {
         let op = Op {
             busy: true,
+            internal: false,
             user,
-            file,
             pending: 0,
             bytes: 0,
         };
@@ -241,19 +273,22 @@ impl Transport {
         }
     }
 
-    fn alloc_slot(&mut self, op: u32, req: Req) -> Result<u32> {
+    pub(crate) fn alloc_slot(&mut self, op: u32, file: u32, req: Req) -> Result<u32> {
         let idx = match self.free_slots.pop() {
             Some(i) => i,
             None if self.slots.len() < MAX_SLOTS => {
                 self.slots.push(Slot {
                     xid: 0,
-                    busy: false,
+                    state: SlotState::Free,
                     conn: 0,
                     op: NO_OP,
+                    file: 0,
                     req,
+                    entry: NO_ENTRY,
+                    ack: WriteAck::default(),
+                    sent_end: 0,
                     args: Vec::new(),
                     reply: Vec::new(),
-                    done: false,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -265,31 +300,45 @@ impl Transport {
             }
         };
         let s = &mut self.slots[idx as usize];
-        s.busy = true;
-        s.done = false;
+        s.state = SlotState::Held;
         s.op = op;
+        s.file = file;
         s.req = req;
+        s.entry = NO_ENTRY;
         if op != NO_OP {
             self.ops[op as usize].pending += 1;
         }
         Ok(idx)
     }
 
-    /// Gives a slot a fresh XID and appends its call to the next connection's send buffer.
-    fn send_slot(&mut self, idx: u32) {
+    /// Sends a newly submitted data call, or holds it while a rewrite pass runs (so no new
+    /// request overtakes data being written again).
+    fn submit(&mut self, idx: u32) {
+        if self.dur.holding() {
+            let s = &mut self.slots[idx as usize];
+            s.state = SlotState::Held;
+            self.dur.hold(idx, matches!(s.req, Req::Write { .. }));
+        } else {
+            self.send_slot(idx);
+        }
+    }
+
+    /// Gives a slot a fresh XID and appends its call to the next connection's send queue.
+    pub(crate) fn send_slot(&mut self, idx: u32) {
         self.generation = self.generation.wrapping_add(1);
         let xid = (self.generation << SLOT_BITS) | idx;
         let c = self.next_conn % self.conns.len();
         self.next_conn = self.next_conn.wrapping_add(1);
-        self.slots[idx as usize].xid = xid;
-        self.slots[idx as usize].conn = c;
+        let s = &mut self.slots[idx as usize];
+        s.xid = xid;
+        s.conn = c;
+        s.state = SlotState::Sent;
         self.encode(idx, c);
     }
 
     fn encode(&mut self, idx: u32, c: usize) {
         let slot = &self.slots[idx as usize];
         let conn = &mut self.conns[c];
-        let out = &mut conn.out;
         let (prog, vers, proc_) = match slot.req {
             Req::Read { .. } => (PROG_NFS, 3, nfsproc::READ),
             Req::Write { .. } => (PROG_NFS, 3, nfsproc::WRITE),
@@ -298,6 +347,7 @@ impl Transport {
                 prog, vers, proc_, ..
             } => (prog, vers, proc_),
         };
+        let out = conn.out();
         let mark = rpc::start_call(out, slot.xid, prog, vers, proc_, &self.auth);
         match slot.req {
             Req::Read {
@@ -310,19 +360,33 @@ impl Transport {
                 buf,
                 stable,
             } => {
-                // SAFETY: the submitter guaranteed `buf` holds `len` bytes until completion.
-                let data = unsafe { std::slice::from_raw_parts(buf, len as usize) };
-                proto::args_write(out, &fh, offset, stable, data);
+                proto::args_write_head(out, &fh, offset, stable, len);
+                let n = len as usize;
+                let pad = proto::xdr_pad(n);
+                let record = out.len() - mark - 4 + n + pad.len();
+                rpc::set_record_len(out, mark, record);
+                if n <= INLINE_MAX {
+                    // SAFETY: the submitter guaranteed `buf` holds `len` bytes until completion.
+                    out.extend_from_slice(unsafe { std::slice::from_raw_parts(buf, n) });
+                } else {
+                    // SAFETY: as above; the bytes stay valid until the call is answered.
+                    unsafe { conn.attach(buf, n) };
+                }
+                conn.out().extend_from_slice(pad);
             }
-            Req::Commit { fh } => proto::args_commit(out, &fh, 0, 0),
+            Req::Commit { fh, .. } => proto::args_commit(out, &fh, 0, 0),
             Req::Call { .. } => out.extend_from_slice(&slot.args),
         }
-        rpc::finish_record(out, mark);
+        if !matches!(slot.req, Req::Write { .. }) {
+            rpc::finish_record(conn.out(), mark);
+        }
+        conn.close_out();
         if conn.inflight == 0 {
             // The silence timeout counts from the first call after an idle spell.
             conn.last_rx = Instant::now();
         }
         conn.inflight += 1;
+        self.slots[idx as usize].sent_end = conn.queued_total;
     }
 
     /// Queues a READ of `len` bytes at `offset` into `buf`, split into `chunk`-sized RPCs.
@@ -341,31 +405,24 @@ impl Transport {
         chunk: u32,
         user: u64,
     ) -> Result<()> {
-        let op = self.alloc_op(user, file);
-        let mut done = 0u32;
-        while done < len || len == 0 {
-            let n = (len - done).min(chunk);
-            // SAFETY: within the caller's buffer of `len` bytes.
-            let p = unsafe { buf.add(done as usize) };
-            let idx = self.alloc_slot(
-                op,
-                Req::Read {
-                    fh: *fh,
-                    offset: offset + done as u64,
-                    len: n,
-                    buf: p,
-                },
-            )?;
-            self.send_slot(idx);
-            done += n;
-            if len == 0 {
-                break;
-            }
+        let op = self.alloc_op(user);
+        for (at, n) in chunks(len, chunk) {
+            let req = Req::Read {
+                fh: *fh,
+                offset: offset + u64::from(at),
+                len: n,
+                // SAFETY: within the caller's buffer of `len` bytes.
+                buf: unsafe { buf.add(at as usize) },
+            };
+            let idx = self.alloc_slot(op, file, req)?;
+            self.submit(idx);
         }
         Ok(())
     }
 
     /// Queues a WRITE; the same contract as [`Transport::read`] for a buffer that is read.
+    /// UNSTABLE data is copied into the retained-write ring when the server acknowledges it
+    /// (see [`Transport::set_uncommitted_limit`]).
     ///
     /// # Safety
     /// `buf` must be valid for reads of `len` bytes until the completion for `user`.
@@ -381,34 +438,48 @@ impl Transport {
         stable: Stable,
         user: u64,
     ) -> Result<()> {
-        let op = self.alloc_op(user, file);
-        let mut done = 0u32;
-        while done < len || len == 0 {
-            let n = (len - done).min(chunk);
-            // SAFETY: within the caller's buffer of `len` bytes.
-            let p = unsafe { buf.add(done as usize) };
+        let op = self.alloc_op(user);
+        for (at, n) in chunks(len, chunk) {
             let req = Req::Write {
                 fh: *fh,
-                offset: offset + done as u64,
+                offset: offset + u64::from(at),
                 len: n,
-                buf: p,
+                // SAFETY: within the caller's buffer of `len` bytes.
+                buf: unsafe { buf.add(at as usize) },
                 stable,
             };
-            let idx = self.alloc_slot(op, req)?;
-            self.send_slot(idx);
-            done += n;
-            if len == 0 {
-                break;
-            }
+            let idx = self.alloc_slot(op, file, req)?;
+            self.dur.writes_out += 1;
+            self.submit(idx);
         }
         Ok(())
     }
 
-    /// Queues a COMMIT of the whole file.
+    /// Queues a COMMIT of the whole file. It completes once everything written to the file
+    /// and acknowledged before it is on stable storage (written again first if needed).
     pub fn commit(&mut self, fh: &Fh, file: u32, user: u64) -> Result<()> {
-        let op = self.alloc_op(user, file);
-        let idx = self.alloc_slot(op, Req::Commit { fh: *fh })?;
-        self.send_slot(idx);
+        let op = self.alloc_op(user);
+        let mark = self.dur.retained.next_seq();
+        let idx = self.alloc_slot(op, file, Req::Commit { fh: *fh, mark })?;
+        self.submit(idx);
+        Ok(())
+    }
+
+    /// A COMMIT of the whole file that returns when it is done (closing a file).
+    pub fn commit_wait(&mut self, fh: &Fh, file: u32) -> Result<()> {
+        let op = self.alloc_op(u64::MAX);
+        self.ops[op as usize].internal = true;
+        let mark = self.dur.retained.next_seq();
+        let idx = self.alloc_slot(op, file, Req::Commit { fh: *fh, mark })?;
+        self.submit(idx);
+        // Ops are only allocated by submissions, never while replies are processed, so
+        // `op` stays ours until it completes.
+        while self.ops[op as usize].busy {
+            if let Some(e) = self.fatal.take() {
+                return Err(e);
+            }
+            self.pump(true)?;
+        }
         Ok(())
     }
 
@@ -431,39 +502,37 @@ impl Transport {
         proc_: u32,
         args: &[u8],
     ) -> Result<Vec<u8>> {
-        let idx = self.alloc_slot(
-            NO_OP,
-            Req::Call {
-                prog,
-                vers,
-                proc_,
-                name,
-            },
-        )?;
+        let req = Req::Call {
+            prog,
+            vers,
+            proc_,
+            name,
+        };
+        let idx = self.alloc_slot(NO_OP, 0, req)?;
         let slot = &mut self.slots[idx as usize];
         slot.args.clear();
         slot.args.extend_from_slice(args);
         self.send_slot(idx);
-        self.flush()?;
-        while !self.slots[idx as usize].done {
-            if let Err(e) = self.pump(true) {
-                self.release_call(idx);
-                return Err(e);
+        let result = self.flush().and_then(|()| {
+            while self.slots[idx as usize].state != SlotState::Answered {
+                if let Some(e) = self.fatal.take() {
+                    return Err(e);
+                }
+                self.pump(true)?;
             }
-        }
-        let reply = std::mem::take(&mut self.slots[idx as usize].reply);
+            Ok(std::mem::take(&mut self.slots[idx as usize].reply))
+        });
         self.release_call(idx);
-        Ok(reply)
+        result
     }
 
     fn release_call(&mut self, idx: u32) {
         let s = &mut self.slots[idx as usize];
-        if !s.done {
+        if s.state == SlotState::Sent {
             // Abandoned before its reply: no longer counted as waiting on the connection.
             self.conns[s.conn].inflight = self.conns[s.conn].inflight.saturating_sub(1);
         }
-        s.busy = false;
-        s.done = false;
+        s.state = SlotState::Free;
         self.free_slots.push(idx);
     }
 
@@ -496,7 +565,7 @@ impl Transport {
             if min == 0 && !progressed && self.done.is_empty() {
                 return Ok(handed);
             }
-            if min > 0 && self.inflight() == 0 && self.done.is_empty() && self.resend.is_empty() {
+            if min > 0 && self.inflight() == 0 && self.done.is_empty() {
                 return Ok(handed);
             }
         }
@@ -508,13 +577,14 @@ impl Transport {
         self.flush()?;
         let mut progressed = false;
         for c in 0..self.conns.len() {
-            while self.conns[c].read_some() {
-                progressed = true;
-                self.process(c);
-            }
+            progressed |= self.receive(c);
         }
+        if let Some(e) = self.fatal.take() {
+            return Err(e);
+        }
+        self.after_replies();
         self.recover()?;
-        self.resend_due();
+        self.send_due();
         if progressed || !block {
             return Ok(progressed);
         }
@@ -533,74 +603,91 @@ impl Transport {
     fn oldest_op_name(&self) -> &'static str {
         self.slots
             .iter()
-            .find(|s| s.busy)
+            .find(|s| s.state != SlotState::Free)
             .map_or("RPC", |s| s.req.name())
     }
 
-    /// Decodes every complete record buffered on connection `c`.
-    fn process(&mut self, c: usize) {
-        loop {
-            let range = match self.conns[c].reader.next_record() {
-                Ok(Some(r)) => r,
-                Ok(None) => return,
-                Err(e) => {
-                    self.fail(NfsError::Garbage {
-                        server: self.cfg.server.clone(),
-                        op: self.oldest_op_name(),
-                        detail: DecodeError::Invalid(match e {
-                            crate::framing::FrameError::TooLarge { .. } => "reply record too large",
-                            crate::framing::FrameError::EmptyFragment => "empty record fragment",
-                        }),
-                    });
-                    return;
-                }
-            };
-            let conn = &mut self.conns[c];
-            let record = conn.reader.record(range);
-            if let Err(e) = handle_reply(
-                &mut Ctx {
-                    slots: &mut self.slots,
-                    ops: &mut self.ops,
-                    free_slots: &mut self.free_slots,
-                    free_ops: &mut self.free_ops,
-                    done: &mut self.done,
-                    resend: &mut self.resend,
-                    write_verf: &mut self.write_verf,
-                    verf_changes: &mut self.verf_changes,
-                    paths: &self.paths,
-                    server: &self.cfg.server,
-                    inflight: &mut conn.inflight,
-                },
-                c,
-                record,
-            ) {
-                self.fail(e);
-                return;
-            }
-        }
-    }
-
     /// Records the first fatal error; `wait` or `call` returns it.
-    fn fail(&mut self, e: NfsError) {
+    pub(crate) fn fail(&mut self, e: NfsError) {
         if self.fatal.is_none() {
             self.fatal = Some(e);
         }
     }
 
-    fn resend_due(&mut self) {
-        if self.resend.is_empty() {
+    /// Frees a data slot whose RPC is done, adding `bytes` to its op; completes the op with
+    /// its last RPC.
+    pub(crate) fn finish_slot(&mut self, idx: u32, bytes: u64) {
+        let s = &mut self.slots[idx as usize];
+        s.state = SlotState::Free;
+        let op_idx = s.op;
+        if matches!(s.req, Req::Write { .. }) && s.entry == NO_ENTRY {
+            self.dur.writes_out -= 1;
+        }
+        self.free_slots.push(idx);
+        if op_idx != NO_OP {
+            self.op_progress(op_idx, bytes);
+        }
+    }
+
+    /// One RPC (or a rewrite it waited for) of an op is done.
+    pub(crate) fn op_progress(&mut self, op_idx: u32, bytes: u64) {
+        let op = &mut self.ops[op_idx as usize];
+        op.bytes += bytes;
+        op.pending -= 1;
+        if op.pending == 0 {
+            op.busy = false;
+            if !op.internal {
+                self.done.push_back((op.user, op.bytes));
+            }
+            self.free_ops.push(op_idx);
+        }
+    }
+
+    pub(crate) fn delay(&mut self, idx: u32, by: Duration) {
+        self.slots[idx as usize].state = SlotState::Delayed;
+        self.delayed.push((idx, Instant::now() + by));
+    }
+
+    fn send_due(&mut self) {
+        if self.delayed.is_empty() {
             return;
         }
         let now = Instant::now();
         let mut i = 0;
-        while i < self.resend.len() {
-            let (idx, at) = self.resend[i];
-            if at.is_none_or(|t| t <= now) {
-                self.resend.swap_remove(i);
+        while i < self.delayed.len() {
+            let (idx, at) = self.delayed[i];
+            if at <= now {
+                self.delayed.swap_remove(i);
                 self.send_slot(idx);
             } else {
                 i += 1;
             }
         }
+    }
+}
+
+/// Splits `len` bytes into (offset, length) pieces of at most `chunk` (one empty piece
+/// for an empty IO).
+fn chunks(len: u32, chunk: u32) -> impl Iterator<Item = (u32, u32)> {
+    let chunk = chunk.max(1);
+    let n = len.div_ceil(chunk).max(1);
+    (0..n).map(move |i| {
+        let at = i * chunk;
+        (at, (len - at).min(chunk))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunks;
+
+    #[test]
+    fn chunks_cover_the_io() {
+        assert_eq!(chunks(0, 4).collect::<Vec<_>>(), vec![(0, 0)]);
+        assert_eq!(
+            chunks(10, 4).collect::<Vec<_>>(),
+            vec![(0, 4), (4, 4), (8, 2)]
+        );
+        assert_eq!(chunks(8, 4).collect::<Vec<_>>(), vec![(0, 4), (4, 4)]);
     }
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use crate::error::NfsError;
 
 /// Options accepted in the query string, for messages.
-const KNOWN: &str = "version, uid, gid, port (nfsport), mountport, nconnect, rsize, wsize, timeout, reconnect, readahead=0";
+const KNOWN: &str = "version, uid, gid, port (nfsport), mountport, nconnect, rsize, wsize, timeout, reconnect, uncommitted, readahead=0";
+/// Default for `uncommitted=`: acknowledged UNSTABLE data kept for re-sending.
+pub const DEFAULT_UNCOMMITTED: usize = 64 << 20;
 
 /// A parsed NFS URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +36,9 @@ pub struct NfsUrl {
     pub timeout: Duration,
     /// How long to keep reconnecting after a loss (0: fail at once).
     pub reconnect: Duration,
+    /// Bytes of acknowledged UNSTABLE writes kept until COMMITted, to be written again if
+    /// the server restarts (0: write FILE_SYNC instead).
+    pub uncommitted: usize,
 }
 
 impl NfsUrl {
@@ -69,6 +74,7 @@ impl NfsUrl {
             wsize: None,
             timeout: Duration::from_secs(30),
             reconnect: Duration::from_secs(60),
+            uncommitted: DEFAULT_UNCOMMITTED,
         };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
@@ -103,6 +109,7 @@ impl NfsUrl {
             "wsize" => self.wsize = Some(size_opt(key, value)?),
             "timeout" => self.timeout = Duration::from_secs(num::<u64>(key, value)?.max(1)),
             "reconnect" => self.reconnect = Duration::from_secs(num(key, value)?),
+            "uncommitted" => self.uncommitted = bytes_opt(key, value)?,
             "readahead" if value == "0" => {}
             "readahead" => {
                 return Err(
@@ -156,6 +163,19 @@ fn size_opt(key: &str, v: &str) -> Result<u32, String> {
         return Err(format!("{key}={v} is below 4096 bytes"));
     }
     Ok(n)
+}
+
+/// A byte count with an optional binary suffix (`64m`, `1G`, `512k`).
+fn bytes_opt(key: &str, v: &str) -> Result<usize, String> {
+    let bad = || format!("{key}={v} is not a size (e.g. 64m, 1g, 0)");
+    let (digits, shift) = match v.as_bytes().last().map(u8::to_ascii_lowercase) {
+        Some(b'k') => (&v[..v.len() - 1], 10),
+        Some(b'm') => (&v[..v.len() - 1], 20),
+        Some(b'g') => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    let n: usize = digits.parse().map_err(|_| bad())?;
+    n.checked_mul(1 << shift).ok_or_else(bad)
 }
 
 fn parse_authority(a: &str) -> Result<(String, Option<u16>), String> {
@@ -313,6 +333,22 @@ mod tests {
         assert!(msg("nfs://h/a/../b").contains(".."));
         assert!(msg("nfs://h/x?readahead=65536").contains("never caches"));
         assert!(msg("nfs://u@h/x").contains("uid="));
+    }
+
+    #[test]
+    fn uncommitted_takes_sizes() {
+        let u = |q: &str| NfsUrl::parse(&format!("nfs://h/x?{q}")).map(|u| u.uncommitted);
+        assert_eq!(u("").unwrap(), 64 << 20);
+        assert_eq!(u("uncommitted=8M").unwrap(), 8 << 20);
+        assert_eq!(u("uncommitted=512k").unwrap(), 512 << 10);
+        assert_eq!(u("uncommitted=1g").unwrap(), 1 << 30);
+        assert_eq!(u("uncommitted=0").unwrap(), 0);
+        assert!(
+            u("uncommitted=lots")
+                .unwrap_err()
+                .to_string()
+                .contains("not a size")
+        );
     }
 
     #[test]

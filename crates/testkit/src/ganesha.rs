@@ -57,6 +57,8 @@ pub struct Ganesha {
     rpcbind: Option<RpcbindUse>,
     /// Held for the whole life of a portmapper-registered instance.
     exclusive: Option<File>,
+    /// When the current process was started (whole seconds since the epoch).
+    started_secs: u64,
 }
 
 impl Ganesha {
@@ -95,6 +97,7 @@ impl Ganesha {
             child: None,
             rpcbind,
             exclusive,
+            started_secs: 0,
         };
         g.write_config()?;
         g.spawn()?;
@@ -170,6 +173,7 @@ impl Ganesha {
             .spawn()
             .map_err(|e| format!("start ganesha.nfsd: {e}"))?;
         self.child = Some(child);
+        self.started_secs = unix_secs();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self
@@ -219,9 +223,17 @@ impl Ganesha {
     }
 
     /// Starts the server again on the same ports and export (after `stop` or `crash`).
+    ///
+    /// ganesha's NFSv3 write verifier is its start time in whole seconds, so a restart
+    /// within the same second would look to clients as if the server never restarted (and
+    /// they could not know to send lost UNSTABLE writes again): this waits for the next
+    /// second first, as any real restart would take.
     pub fn start_again(&mut self) -> Result<(), String> {
         if self.child.is_some() {
             return Ok(());
+        }
+        while unix_secs() <= self.started_secs {
+            std::thread::sleep(Duration::from_millis(20));
         }
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -257,6 +269,12 @@ impl Drop for Ganesha {
         self.rpcbind.take();
         self.exclusive.take();
     }
+}
+
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn free_port() -> Result<u16, String> {

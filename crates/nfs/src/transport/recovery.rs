@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{JUKEBOX_DELAY, Outage, Transport};
+use super::{JUKEBOX_DELAY, Outage, SlotState, Transport};
 use crate::conn::{self, Broken};
 use crate::error::{NfsError, Result};
 
@@ -22,7 +22,7 @@ impl Transport {
                 revents: 0,
             });
         }
-        let wait = if self.resend.is_empty() {
+        let wait = if self.delayed.is_empty() {
             tick
         } else {
             JUKEBOX_DELAY.min(tick)
@@ -129,7 +129,7 @@ impl Transport {
         let mut resent = 0;
         for idx in 0..self.slots.len() {
             let s = &self.slots[idx];
-            if s.busy && s.conn == c && !s.done && !self.resend.iter().any(|r| r.0 == idx as u32) {
+            if s.state == SlotState::Sent && s.conn == c {
                 self.encode(idx as u32, c);
                 resent += 1;
             }

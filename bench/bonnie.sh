@@ -7,7 +7,8 @@
 # Environment:
 #   BONNIE_FLAGS   flags for both tools (default: -s 2g -r 1024 -n 16, the peer baseline)
 #   ROUNDS         rounds of (bonnie++, storbench), alternating who goes first (default 3);
-#                  the ratio printed is the median over the rounds
+#                  each round's two runs are paired (they ran minutes apart at most), and
+#                  the ratio printed is the median of the rounds' ratios
 #   STORBENCH      the storbench binary (default: a release build of this checkout)
 #   STRICT=1       exit 1 when a goal is missed
 #
@@ -47,40 +48,41 @@ trap 'cleanup; rm -f "$RESULTS"' EXIT
 
 run_bonnie() {
     # shellcheck disable=SC2086
-    "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed 's/^/bonnie++ /' >>"$RESULTS"
+    "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 bonnie++ /" >>"$RESULTS"
 }
 run_storbench() {
     # shellcheck disable=SC2086
-    "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed 's/^/storbench /' >>"$RESULTS"
+    "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
 }
 
 echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"
 for ((r = 1; r <= ROUNDS; r++)); do
-    if ((r % 2)); then run_bonnie; run_storbench; else run_storbench; run_bonnie; fi
+    if ((r % 2)); then run_bonnie "$r"; run_storbench "$r"; else run_storbench "$r"; run_bonnie "$r"; fi
     echo "  round $r done"
 done
 echo
-sed 's/^[a-z+]* //' "$RESULTS"
+sed 's/^[0-9]* [a-z+]* //' "$RESULTS"
 echo
 
-# Per column: median of each tool's figures (a +++++ round counts as missing), ratio, goal.
+# Per column: each tool's median (a +++++ round counts as missing) and the median of the
+# rounds' own storbench/bonnie++ ratios, which cancels the machine's slow drifts.
 awk -F'[ ,]' -v strict="${STRICT:-0}" '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     if (n == 0) return ""
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    return (n % 2) ? a[(n + 1) / 2] + 0 : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 BEGIN {
     split("putc put_block rewrite getc get_block seeks seq_create seq_stat seq_del ran_create ran_stat ran_del", names, " ")
-    split("10 12 14 16 18 20 27 29 31 33 35 37", cols, " ")    # 1-based CSV field + 1 for the tool word
+    split("9 11 13 15 17 19 26 28 30 32 34 36", cols, " ")    # 0-based CSV field of each rate
     split("- block block - block - meta meta meta meta meta meta", goal, " ")
 }
 {
-    tool = $1
+    round = $1; tool = $2; rounds[round] = 1
     for (i = 1; i <= 12; i++) {
-        v = $(cols[i] + 1)
-        if (v ~ /^[0-9.]+$/) vals[tool, i] = vals[tool, i] " " v
+        v = $(cols[i] + 3)
+        if (v ~ /^[0-9.]+$/) { vals[tool, i] = vals[tool, i] " " v; by[tool, i, round] = v }
         else if (v == "+++++") fast[tool, i] = 1
     }
 }
@@ -89,19 +91,21 @@ END {
     missed = 0
     for (i = 1; i <= 12; i++) {
         b = median(vals["bonnie++", i]); s = median(vals["storbench", i])
+        ratios = ""
+        for (r in rounds) if ((("bonnie++", i, r) in by) && (("storbench", i, r) in by) && by["bonnie++", i, r] > 0)
+            ratios = ratios " " by["storbench", i, r] / by["bonnie++", i, r]
+        q = median(ratios)
         ratio = "n/a"; verdict = ""
-        if (b != "" && s != "" && b > 0) {
-            ratio = sprintf("%.2fx", s / b)
-            if (goal[i] == "block") { ok = (s / b >= 0.9 && s / b <= 1.1); verdict = (ok ? "ok (within 10%)" : "MISSED (within 10%)") }
-            else if (goal[i] == "meta") { ok = (s / b >= 1.0); verdict = (ok ? "ok (>= 1.0x)" : "MISSED (>= 1.0x)") }
+        if (q != "") {
+            ratio = sprintf("%.2fx", q)
+            if (goal[i] == "block") verdict = (q >= 0.9 && q <= 1.1) ? "ok (within 10%)" : "MISSED (within 10%)"
+            else if (goal[i] == "meta") verdict = (q >= 1.0) ? "ok (>= 1.0x)" : "MISSED (>= 1.0x)"
             else verdict = "-"
             if (verdict ~ /MISSED/) missed++
         } else if (fast["bonnie++", i] || fast["storbench", i]) {
-            verdict = "+++++ (under 0.5 s: use more files or a bigger -s)"
+            verdict = "+++++ in some rounds (under 0.5 s: use more files or a bigger -s)"
         }
-        if (b == "") b = "-"
-        if (s == "") s = "-"
-        printf "%-11s %12s %12s %8s  %s\n", names[i], b, s, ratio, verdict
+        printf "%-11s %12s %12s %8s  %s\n", names[i], (b == "" ? "-" : sprintf("%.0f", b)), (s == "" ? "-" : sprintf("%.0f", s)), ratio, verdict
     }
     if (missed) printf "\n%d goal(s) missed\n", missed
     exit (strict && missed) ? 1 : 0

@@ -214,7 +214,6 @@ fn writes_to_a_lun_holding_ext4_are_refused_and_leave_it_unchanged() {
 }
 
 #[test]
-#[ignore = "the runner re-checks the LUN before each write job of quick and refuses the data quick's own first job wrote (reported to the integrator)"]
 fn quick_runs_on_a_fresh_lun() {
     quick(&[]);
 }

@@ -123,7 +123,8 @@ pub fn prepare_file(
     })
 }
 
-fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
+/// The error opening `path` gives (for a target that could not be probed).
+pub fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
     let spec = FileSpec {
         path: path.to_string(),
         open: OpenOptions {

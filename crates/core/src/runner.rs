@@ -101,6 +101,7 @@ pub fn run(
     let mut results: Vec<(u32, JobResult)> = Vec::new();
     let mut notes: Vec<Note> = Vec::new();
     let mut interfaces: Vec<String> = Vec::new();
+    check_devices(&jobs, factory)?;
     for batch in batches(&jobs) {
         if stop::requested() {
             break;
@@ -486,9 +487,6 @@ fn prepare_job(
                 });
             }
             let prepared = laid_out?;
-            if plan::is_device_like(&f.path) && (job.rw.kind.writes()) && !job.allow_destructive {
-                layout::check_device_before_write(engine.as_mut(), &f.path, prepared.size)?;
-            }
             if job.invalidate && !plan::is_device_like(&f.path) {
                 invalidate(engine.as_mut(), &f.path);
             }
@@ -511,6 +509,32 @@ fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {
         let _ = engine.invalidate(id);
         let _ = engine.close(id);
     }
+}
+
+/// Before any IO of the run: every device-like target (block device, LUN) that a job will
+/// write or trim is checked once for data, so a later job never mistakes what an earlier
+/// job of the same run wrote for the user's data, and a refusal comes before anything ran.
+fn check_devices(jobs: &[Arc<JobSpec>], factory: &EngineFactory) -> Result<(), EngineError> {
+    let mut checked: Vec<String> = Vec::new();
+    for job in jobs
+        .iter()
+        .filter(|j| j.rw.kind.writes() && !j.allow_destructive)
+    {
+        for clone in 0..job.numjobs.max(1) {
+            for f in plan::files_for_clone(job, clone) {
+                if !plan::is_device_like(&f.path) || checked.contains(&f.path) {
+                    continue;
+                }
+                let mut engine = factory(job)?;
+                let Some(size) = layout::probe(engine.as_mut(), &f.path) else {
+                    return Err(layout::open_error(engine.as_mut(), &f.path));
+                };
+                layout::check_device_before_write(engine.as_mut(), &f.path, size)?;
+                checked.push(f.path);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Splits jobs into batches that run together: a job with `stonewall` starts a new batch.

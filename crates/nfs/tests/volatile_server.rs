@@ -57,7 +57,7 @@ fn read_record(s: &mut TcpStream) -> Option<Vec<u8>> {
 /// Sends a reply as one or two fragments, written in random pieces.
 fn send(s: &mut TcpStream, body: &[u8], seed: &mut u64) -> std::io::Result<()> {
     let mut bytes = Vec::new();
-    let split = if rng(seed) % 4 == 0 {
+    let split = if rng(seed).is_multiple_of(4) {
         (rng(seed) as usize % body.len()).max(1)
     } else {
         body.len()

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
-          iproute2 e2fsprogs util-linux python3-six chromium)
+          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,4 +27,5 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+export STORBENCH_REQUIRE_BROWSER=1
 cargo nextest run --workspace --locked --no-fail-fast "$@"

@@ -68,13 +68,20 @@ pub enum Command {
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // Bad input is one line: clap's first line names the problem; its usage and
+            // "try --help" lines are left out.
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            eprintln!("storbench: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     match cmd::dispatch(cli) {

@@ -337,7 +337,6 @@ fn shape_diff_reports_real_differences_only() {
 /// fio prints `"global options" : {}` when the only options before the first --name take no
 /// value (`--thread`, `--group_reporting`); we leave the key out.
 #[test]
-#[ignore = "bug (job crate): valueless global options such as --thread are not kept in Workload::global_options, so the JSON lacks fio's empty \"global options\" object"]
 fn global_options_key_appears_for_valueless_global_flags() {
     if !fio_available() {
         return;

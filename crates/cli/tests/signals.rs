@@ -177,7 +177,6 @@ fn sigint_during_quick_lay_out_removes_the_partial_file() {
 
 /// The interruption is said once in the notes block.
 #[test]
-#[ignore = "bug (report crate, notes.rs): the notes block prints its own 'the run was interrupted' line from RunResult.interrupted and then core::analysis's warn.interrupted note with the same meaning, so every interrupted run says it twice; render should skip one of them (keep the note: the HTML report shows only notes)"]
 fn interruption_is_noted_once() {
     let dir = tempfile::tempdir().unwrap();
     let child = spawn(dir.path(), &LONG_FIO);

@@ -104,7 +104,7 @@ fn job_from(state: &JobBuilder, sec: &LowSection, ctx: &Context<'_>) -> Result<P
 }
 
 /// Applies a section's options in order (in a job file, `kb_base` and `unit_base` first,
-/// as fio sorts them) and records the values given, as fio's JSON lists them.
+/// as fio sorts them) and records the values given (flags with an empty value).
 fn apply_section(
     job: &mut JobBuilder,
     sec: &LowSection,
@@ -126,9 +126,9 @@ fn apply_section(
         };
         def.apply(job, value.as_deref())
             .map_err(|reason| bad_value(raw, value.as_deref(), reason))?;
-        if let Some(v) = value {
-            record.push((def.name.to_string(), v));
-        }
+        // Flags are recorded with an empty value: fio's JSON leaves them out but still
+        // prints an (empty) `global options` object when only flags were given.
+        record.push((def.name.to_string(), value.unwrap_or_default()));
     }
     Ok(())
 }

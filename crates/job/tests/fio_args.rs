@@ -43,10 +43,16 @@ fn the_article_command_line_is_twelve_jobs_in_one_group() {
     assert_eq!(j.rw.kind, RwKind::RandRw);
     assert_eq!(j.rwmixread, 50);
     assert_eq!(j.size, Some(SizeSpec::Bytes(256 << 20)));
-    // What fio's JSON shows: values as given, flags without values left out.
+    // What fio's JSON shows: values as given; flags are recorded with an empty value (the
+    // JSON leaves them out).
+    assert!(
+        w.global_options
+            .contains(&("group_reporting".into(), String::new()))
+    );
     let global: Vec<(&str, &str)> = w
         .global_options
         .iter()
+        .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     assert_eq!(
@@ -63,6 +69,7 @@ fn the_article_command_line_is_twelve_jobs_in_one_group() {
     let own: Vec<(&str, &str)> = j
         .options
         .iter()
+        .filter(|(_, v)| !v.is_empty())
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     assert_eq!(
@@ -322,7 +329,17 @@ fn flag_options_and_values() {
     let j = &inv.workload.jobs[0];
     assert!(j.time_based && !j.norandommap && j.group_reporting);
     let keys: Vec<_> = j.options.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(keys, ["name", "time_based", "runtime", "norandommap"]);
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "time_based",
+            "runtime",
+            "norandommap",
+            "group_reporting"
+        ]
+    );
+    assert_eq!(j.options[4].1, "", "a flag is recorded without a value");
 }
 
 #[test]

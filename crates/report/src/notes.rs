@@ -16,7 +16,8 @@ pub fn render(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::Res
         return Ok(());
     }
     writeln!(out, "\nstorbench notes:")?;
-    if interrupted {
+    // Analysis already notes an interruption in the run's own notes; say it once.
+    if interrupted && !notes.iter().any(|n| n.code == "warn.interrupted") {
         writeln!(out, "  {:<8} {INTERRUPTED}", "warning")?;
     }
     for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {

@@ -35,6 +35,7 @@ struct OwnFlags {
 
 pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let (fio_args, own) = split_own_flags(&args.args, store)?;
+    crate::cmd::save::check_label(&own.store)?;
     let env = |k: &str| std::env::var(k).ok();
     let mut inv = parse_fio_args(&fio_args, &HostFacts::detect(), &env)
         .map_err(|e| anyhow::anyhow!("{e}"))?;

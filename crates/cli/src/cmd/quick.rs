@@ -66,6 +66,7 @@ fn parse_eta(s: &str) -> Result<EtaMode, String> {
 }
 
 pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    crate::cmd::save::check_label(store)?;
     let target = args.target.clone().unwrap_or_else(|| ".".into());
     let plan = plan_target(&target, &args)?;
     storbench_core::stop::install_handlers();
@@ -110,6 +111,12 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         r
     };
     let mut run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    // History lists the target the user named, not the temporary test file in it.
+    if let Some(env) = &mut run.environment {
+        for t in &mut env.targets {
+            t.target.clone_from(&target);
+        }
+    }
     if let Some(why) = &plan.buffered_reason {
         run.notes.insert(
             0,

@@ -19,6 +19,9 @@ pub const DEFAULT_CHAR_IO_MIB: u64 = 3;
 /// bonnie++'s estimate of the memory one file name costs (name, directory index, NUL,
 /// pointer); its RAM check for `-n` uses it.
 const MAX_DATA_PER_FILE: u64 = 22 + 6 + 1 + 8;
+/// Limits that keep sizes and counts inside what the suite can hold and compute with.
+const MAX_FILE_MIB: u64 = 1 << 30;
+const MAX_SEEKS: u64 = i32::MAX as u64;
 const MIN_CHUNK: u64 = 256;
 const MAX_CHUNK: u64 = 1 << 20;
 
@@ -112,7 +115,7 @@ impl Config {
     pub fn from_flags(f: &Flags, host: &Host) -> Result<Config, FlagError> {
         let target = Target::resolve(f.dir.as_deref().unwrap_or("."))?;
         let ram_mib = match &f.ram {
-            Some(r) => flags::parse_ram(r)?,
+            Some(r) => flags::parse_ram(r)?.min(MAX_FILE_MIB),
             None => host.ram_mib,
         };
         let concurrency = match &f.concurrency {
@@ -166,22 +169,17 @@ impl Config {
         check_chunk("-s", text, self.chunk)?;
         self.seeks = s.seeks.unwrap_or(DEFAULT_SEEKS);
         let seekers = s.seekers.unwrap_or(DEFAULT_SEEKERS);
-        if self.seeks == 0 || !(1..=1024).contains(&seekers) {
+        if self.file_mib > MAX_FILE_MIB {
+            return Err(FlagError::bad("-s", text, "file size above 1 PiB"));
+        }
+        if !(1..=MAX_SEEKS).contains(&self.seeks) || !(1..=1024).contains(&seekers) {
             return Err(FlagError::bad(
                 "-s",
                 text,
-                "seeks must be at least 1 and seekers 1 to 1024",
+                "seeks must be 1 to 2147483647 and seekers 1 to 1024",
             ));
         }
         self.seekers = seekers as u32;
-        let chunks = (self.file_mib << 20) / self.chunk;
-        if self.file_mib > 0 && chunks > u64::from(u32::MAX) {
-            return Err(FlagError::bad(
-                "-s",
-                text,
-                "too many chunks for this file size",
-            ));
-        }
         Ok(())
     }
 
@@ -204,8 +202,12 @@ impl Config {
         if !(1..100_000).contains(&self.num_dirs) {
             return Err(FlagError::bad("-n", text, "directories must be 1 to 99999"));
         }
-        if self.num_files > (1 << 22) {
-            return Err(FlagError::bad("-n", text, "more than 4 Gi files"));
+        if self.num_files * MAX_DATA_PER_FILE > 1 << 20 {
+            return Err(FlagError::bad(
+                "-n",
+                text,
+                "more than 28339 x 1024 files (bonnie++'s limit: their names would need over 1 GiB)",
+            ));
         }
         Ok(())
     }
@@ -229,7 +231,7 @@ impl Config {
             ));
         }
         let total_mib = self.file_mib * u64::from(self.concurrency);
-        if self.file_mib > 0 && self.ram_mib > 0 && total_mib < self.ram_mib * 2 {
+        if self.file_mib > 0 && self.ram_mib > 0 && total_mib < self.ram_mib.saturating_mul(2) {
             return Err(FlagError::Conflict(format!(
                 "file size should be double RAM for good results: {}M{} is less than 2 x {} MiB; \
                  give a larger -s, or -r with the RAM to assume (-r 0 disables the check)",
@@ -239,7 +241,8 @@ impl Config {
             )));
         }
         let files = self.num_files * 1024;
-        if files > 0 && self.ram_mib > 0 && files * MAX_DATA_PER_FILE * 2 > self.ram_mib << 20 {
+        let ram_bytes = self.ram_mib.saturating_mul(1 << 20);
+        if files > 0 && self.ram_mib > 0 && files * MAX_DATA_PER_FILE * 2 > ram_bytes {
             return Err(FlagError::Conflict(format!(
                 "-n {}: {} files in {} MiB of RAM would page out their names; use fewer files \
                  or -r (-r 0 disables the check)",
@@ -464,6 +467,27 @@ mod tests {
         assert_eq!(Config::from_flags(&f, &host()).unwrap().char_io_mib, 0);
         let c = Config::from_flags(&flags(&[("-s", "64"), ("-r", "0"), ("-f", "10")]), &host());
         assert_eq!(c.unwrap().char_io_mib, 10);
+    }
+
+    proptest::proptest! {
+        /// Any flag values give a config or an error, never a panic or an overflow.
+        #[test]
+        fn never_panics(
+            size in "[0-9]{0,22}[mgtk]?(:[0-9]{0,9}k?){0,3}",
+            files in "[0-9]{0,12}m?(:-?[0-9]{0,12}[kmg]?){0,4}",
+            ram in "[0-9]{0,22}",
+            c in "[0-9]{0,4}",
+        ) {
+            let f = Flags {
+                dir: Some("/".into()),
+                size: Some(size),
+                files: Some(files),
+                ram: Some(ram),
+                concurrency: Some(c),
+                ..Flags::default()
+            };
+            let _ = Config::from_flags(&f, &host());
+        }
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Random Seeks: `seekers` threads, each with its own engine and open file, take random
-//! tickets from one shared list; a ticket names a chunk to read, and one ticket in ten
+//! tickets from one shared numbered sequence; a ticket names a chunk to read, and one ticket in ten
 //! (ticket % 10 == 0, as in bonnie++) also changes a byte and writes the chunk back. The
 //! test runs from the first seeker's start to the last one's end, after its fsync.
 
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use storbench_core::{FileId, IoKind, OpenOptions};
@@ -16,6 +16,7 @@ use crate::error::{BonnieError, Result};
 use crate::io::{Io, short};
 use crate::io_tests::IoParams;
 use crate::phase::Phase;
+use crate::rng::mix;
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
 
@@ -36,39 +37,44 @@ pub(crate) struct Seeker {
 }
 
 pub(crate) struct Ready {
-    tickets: Vec<u32>,
+    /// Seeds the tickets: ticket `i` is a hash of `(seed, i)`, so no list is kept and any
+    /// number of seeks costs no memory.
+    seed: u64,
     seekers: Vec<Seeker>,
+}
+
+/// Ticket `i`: 31 random bits, like bonnie++'s random numbers.
+#[inline]
+fn ticket(seed: u64, i: u64) -> u32 {
+    (mix(seed ^ i) >> 33) as u32
 }
 
 impl Phase for Seeks<'_> {
     type Ready = Ready;
 
     fn prepare(&self, w: &mut Worker) -> Result<Ready> {
-        // 31-bit tickets like bonnie++'s random numbers.
-        let tickets = (0..self.seeks)
-            .map(|_| (w.rng.next_u64() >> 33) as u32)
-            .collect();
+        let seed = w.rng.next_u64();
         let mut seekers = Vec::with_capacity(self.seekers as usize);
         for _ in 0..self.seekers {
             let buf = AlignedBuf::new(self.params.chunk as usize);
             let io = Io::new((self.factory)(self.job)?, &buf)?;
             seekers.push(Seeker { io, buf });
         }
-        Ok(Ready { tickets, seekers })
+        Ok(Ready { seed, seekers })
     }
 
     fn run(&self, w: &mut Worker, ready: Ready, lat: &mut MaxLatency) -> Result<Option<Span>> {
-        let next = AtomicUsize::new(0);
+        let next = AtomicU64::new(0);
         let barrier = Barrier::new(ready.seekers.len());
         let path = w.file_path.as_str();
-        let tickets = &ready.tickets;
+        let seed = ready.seed;
         let outcomes: Vec<Result<(Span, MaxLatency)>> = std::thread::scope(|s| {
             let handles: Vec<_> = ready
                 .seekers
                 .into_iter()
                 .map(|seeker| {
                     let (next, barrier) = (&next, &barrier);
-                    s.spawn(move || self.seek(seeker, path, tickets, next, barrier))
+                    s.spawn(move || self.seek(seeker, path, seed, next, barrier))
                 })
                 .collect();
             handles
@@ -97,8 +103,8 @@ impl Seeks<'_> {
         &self,
         mut s: Seeker,
         path: &str,
-        tickets: &[u32],
-        next: &AtomicUsize,
+        seed: u64,
+        next: &AtomicU64,
         barrier: &Barrier,
     ) -> Result<(Span, MaxLatency)> {
         let p = &self.params;
@@ -115,7 +121,10 @@ impl Seeks<'_> {
         let start = Instant::now();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&ticket) = tickets.get(i) else { break };
+            if i >= self.seeks {
+                break;
+            }
+            let ticket = ticket(seed, i);
             check_stop("the random seeks")?;
             let op = Instant::now();
             self.seek_one(&mut s, file, ticket, path)?;
@@ -156,5 +165,20 @@ impl Seeks<'_> {
             s.io.fsync(file, path)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn about_one_ticket_in_ten_updates() {
+        let updates = (0..100_000u64)
+            .filter(|&i| ticket(42, i).is_multiple_of(UPDATE_EVERY))
+            .count();
+        assert!((9_000..11_000).contains(&updates), "{updates}");
+        assert!((0..1000u64).all(|i| ticket(42, i) < 1 << 31));
+        assert_ne!(ticket(1, 0), ticket(2, 0));
     }
 }

@@ -13,7 +13,10 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["-s", "64:1000", "-r", "0"], "power of two from 256 to 1m"),
     (&["-s", "64:128", "-r", "0"], "power of two from 256 to 1m"),
     (&["-s", "64:2m", "-r", "0"], "power of two from 256 to 1m"),
-    (&["-s", "64:8k:0", "-r", "0"], "seeks must be at least 1"),
+    (
+        &["-s", "64:8k:0", "-r", "0"],
+        "seeks must be 1 to 2147483647",
+    ),
     (&["-s", "64:8k:10:0", "-r", "0"], "seekers 1 to 1024"),
     (
         &["-s", "64:8k:10:2:9", "-r", "0"],
@@ -42,6 +45,8 @@ const REFUSED: &[(&[&str], &str)] = &[
         &["-n", "1024", "-s", "0", "-r", "16"],
         "would page out their names",
     ),
+    (&["-n", "30000", "-s", "0", "-r", "0"], "bonnie++'s limit"),
+    (&["-s", "2000000t", "-r", "0"], "file size above 1 PiB"),
     (
         &["-c", "0", "-s", "0", "-n", "1"],
         "-c 0: concurrency must be 1 to 200",

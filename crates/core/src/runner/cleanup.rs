@@ -1,0 +1,42 @@
+//! Removing what a run created, on every exit path.
+
+use std::sync::Arc;
+
+use storbench_job::JobSpec;
+
+use super::*;
+/// One file a batch created, to remove afterwards when asked to.
+pub(super) struct Created {
+    pub(super) job: Arc<JobSpec>,
+    pub(super) path: String,
+    pub(super) remove: bool,
+}
+
+/// Removes created files on every exit path, including errors and interruption.
+pub(super) struct Cleanup<'f> {
+    pub(super) factory: &'f EngineFactory,
+    pub(super) files: Vec<Created>,
+    pub(super) notes: Vec<Note>,
+}
+
+impl Cleanup<'_> {
+    pub(super) fn run(&mut self) {
+        for c in self.files.drain(..).filter(|c| c.remove) {
+            let result =
+                (self.factory)(&c.job).and_then(|mut e| layout::remove(e.as_mut(), &c.path));
+            if let Err(e) = result {
+                self.notes.push(Note {
+                    level: NoteLevel::Warning,
+                    code: "warn.cleanup".into(),
+                    message: format!("could not remove {}: {e}", c.path),
+                });
+            }
+        }
+    }
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        self.run();
+    }
+}

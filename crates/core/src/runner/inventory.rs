@@ -1,0 +1,94 @@
+//! Small facts about a run: seeds, targets, devices, interfaces, helper-thread CPU, time.
+
+use std::sync::Arc;
+
+use storbench_job::JobSpec;
+
+use super::*;
+/// Repeatable per-clone seed when `randrepeat`, else fresh entropy.
+pub(super) fn seed_for(job: &JobSpec, clone: u32) -> u64 {
+    if job.randrepeat {
+        crate::rng::mix64(job.randseed ^ (u64::from(clone) << 32) ^ name_hash(&job.name))
+    } else {
+        crate::rng::Rng::from_entropy().next_u64() ^ u64::from(clone)
+    }
+}
+
+pub(super) fn name_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for job in jobs {
+        let t = if let Some(f) = job.filenames.first() {
+            f.clone()
+        } else {
+            job.directories
+                .first()
+                .cloned()
+                .unwrap_or_else(|| ".".into())
+        };
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Block devices under the jobs' local targets (none for the null engine, which does no IO).
+pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let real: Vec<Arc<JobSpec>> = jobs
+        .iter()
+        .filter(|j| j.ioengine != "null")
+        .cloned()
+        .collect();
+    for t in targets_of(&real) {
+        if t.contains("://") {
+            continue;
+        }
+        if let Some(dev) = crate::disk::device_of(std::path::Path::new(&t))
+            && !out.contains(&dev)
+        {
+            out.push(dev);
+        }
+    }
+    out
+}
+
+pub(super) fn all_nics() -> Vec<NicSample> {
+    std::fs::read_dir("/sys/class/net")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| NicSample::read(&e.file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// CPU the process spent outside the worker threads and this sampler thread during the
+/// batch: io_uring workers and AIO helper threads that fio leaves out.
+pub(super) fn helper_cpu(proc_start: Usage, sampler_start: Usage, outputs: &[WorkerOutput]) -> u64 {
+    let process = Usage::process().since(&proc_start).cpu_ns();
+    let sampler = Usage::thread().since(&sampler_start).cpu_ns();
+    let workers: u64 = outputs.iter().map(|o| o.cpu.cpu_ns()).sum();
+    process.saturating_sub(workers + sampler)
+}
+
+pub(super) fn uses_helpers(engine: &str) -> bool {
+    matches!(engine, "io_uring" | "posixaio")
+}
+
+pub(super) fn total_ios_of(o: &WorkerOutput) -> u64 {
+    o.stats.dirs.iter().map(|d| d.total_ios).sum()
+}
+
+pub(super) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

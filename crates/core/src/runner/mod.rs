@@ -1,0 +1,346 @@
+//! Runs a whole workload: jobs in order, stonewalls between batches, `numjobs` worker threads
+//! per job, lay-out and safety checks before, cleanup after, and one sampler (this thread)
+//! while workers run. Produces the one [`RunResult`].
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use storbench_job::{JobSpec, Workload};
+
+use crate::clock::Clock;
+use crate::cpu::{StatSample, Usage};
+use crate::disk::DiskSample;
+use crate::error::{EngineError, ErrorKind};
+use crate::gate::StartGate;
+use crate::layout;
+use crate::nic::NicSample;
+use crate::plan;
+use crate::progress::WorkerCounters;
+use crate::result::{GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use crate::sampler::WorkerSamples;
+use crate::stop;
+use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
+
+mod cleanup;
+mod inventory;
+mod prepare;
+
+use cleanup::{Cleanup, Created};
+use inventory::*;
+use prepare::*;
+
+pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
+
+/// Who is running and how it was asked for: goes into the result as is.
+pub struct RunRequest<'a> {
+    pub workload: &'a Workload,
+    pub mode: RunMode,
+    pub command_line: Vec<String>,
+    /// Remove files this run created even if the job does not say `unlink` (quick mode).
+    pub always_remove_created: bool,
+}
+
+/// Runs the workload to the end (or until a stop is requested). Set-up errors (missing
+/// directory, refused device, engine unavailable) return `Err` before any IO; errors during
+/// IO end up in the jobs' `error` fields and the run is still returned.
+pub fn run(
+    req: RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, EngineError> {
+    let started_unix_ms = unix_ms();
+    let epoch = Instant::now();
+    let clock = Clock::new(epoch);
+    let jobs: Vec<Arc<JobSpec>> = req.workload.jobs.iter().cloned().map(Arc::new).collect();
+    check_directories(&jobs)?;
+    observer.starting(
+        &jobs
+            .iter()
+            .map(|j| JobHeaderLine::of(j))
+            .collect::<Vec<_>>(),
+    );
+
+    let disks = local_devices(&jobs);
+    let disk_start: Vec<DiskSample> = disks.iter().filter_map(|d| DiskSample::read(d)).collect();
+    let stat_start = StatSample::read();
+    let nic_start = all_nics();
+
+    let mut cleanup = Cleanup {
+        factory,
+        files: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut results: Vec<(u32, JobResult)> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
+    let mut interfaces: Vec<String> = Vec::new();
+    check_devices(&jobs, factory)?;
+    for batch in batches(&jobs) {
+        if stop::requested() {
+            break;
+        }
+        let outcome = run_batch(&batch, &req, factory, observer, clock, &mut cleanup)?;
+        for (_, r) in &outcome.results {
+            for (k, v) in &r.engine_details {
+                if k == "interface" && !interfaces.contains(v) {
+                    interfaces.push(v.clone());
+                }
+            }
+        }
+        results.extend(outcome.results);
+        notes.extend(outcome.notes);
+    }
+    let wall_ms = epoch.elapsed().as_millis() as u64;
+    // Before cleanup: the file system of a relative target is found from files that exist.
+    let environment = crate::env::collect(&targets_of(&jobs));
+    cleanup.run();
+    notes.append(&mut cleanup.notes);
+
+    let mut run = RunResult {
+        schema: RESULT_SCHEMA,
+        mode: req.mode,
+        tool_version: format!("storbench-{}", env!("CARGO_PKG_VERSION")),
+        started_unix_ms,
+        finished_unix_ms: unix_ms(),
+        command_line: req.command_line,
+        job_files: req.workload.job_files.clone(),
+        global_options: req.workload.global_options.clone(),
+        groups: group_results(results, &jobs),
+        disks: disk_start
+            .iter()
+            .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, wall_ms)))
+            .collect(),
+        nics: nic_start
+            .iter()
+            .filter(|s| interfaces.contains(&s.name))
+            .filter_map(|s| NicSample::read(&s.name).map(|e| e.since(s, wall_ms)))
+            .collect(),
+        system_cpu: stat_start
+            .zip(StatSample::read())
+            .map(|(a, b)| b.since(&a, crate::cpu::ncpus())),
+        notes,
+        environment: Some(environment),
+        bonnie: None,
+        interrupted: stop::requested(),
+    };
+    crate::analysis::annotate(&mut run);
+    Ok(run)
+}
+
+struct BatchOutcome {
+    results: Vec<(u32, JobResult)>,
+    notes: Vec<Note>,
+}
+
+/// One worker thread's bookkeeping on the sampler side.
+struct CloneSlot {
+    job_index: usize,
+    clone: u32,
+    files: Vec<WorkerFile>,
+    io_limit: Option<u64>,
+    counters: Arc<WorkerCounters>,
+    samples: WorkerSamples,
+    seed: u64,
+}
+
+fn run_batch(
+    batch: &[Arc<JobSpec>],
+    req: &RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+    clock: Clock,
+    cleanup: &mut Cleanup,
+) -> Result<BatchOutcome, EngineError> {
+    let mut clones = Vec::new();
+    for (job_index, job) in batch.iter().enumerate() {
+        let prepared = prepare_job(job, req, factory, observer, cleanup)?;
+        for clone in 0..job.numjobs.max(1) {
+            let files = prepared.files_for(job, clone);
+            let region: u64 = files.iter().map(|f| pass_bytes(job, f.len)).sum();
+            let io_limit = (!job.time_based).then(|| region * u64::from(job.loops.max(1)));
+            let counters = Arc::new(WorkerCounters::default());
+            clones.push(CloneSlot {
+                job_index,
+                clone,
+                files,
+                io_limit,
+                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms),
+                counters,
+                seed: seed_for(job, clone),
+            });
+        }
+    }
+    let gate = StartGate::new(clones.len());
+    let sampler_start = Usage::thread();
+    let proc_start = Usage::process();
+    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let handles: Vec<_> = clones
+            .iter()
+            .map(|c| {
+                let plan = WorkerPlan {
+                    job: batch[c.job_index].clone(),
+                    clone: c.clone,
+                    seed: c.seed,
+                    files: c.files.clone(),
+                    io_limit: c.io_limit,
+                    counters: c.counters.clone(),
+                    clock,
+                };
+                let gate = &gate;
+                std::thread::Builder::new()
+                    .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
+                    .spawn_scoped(s, move || run_worker(plan, factory, gate))
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        sample_until_done(&handles, &mut clones, batch, clock, observer);
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| panic_output()))
+            .collect()
+    });
+    let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
+    let mut notes = Vec::new();
+    let mut results = Vec::new();
+    let total_ios: u64 = outputs
+        .iter()
+        .filter(|o| uses_helpers(o.engine_name))
+        .map(total_ios_of)
+        .sum();
+    for (c, out) in clones.iter_mut().zip(outputs) {
+        let job = &batch[c.job_index];
+        let share = if uses_helpers(out.engine_name) && total_ios > 0 {
+            (helper_ns as f64 * total_ios_of(&out) as f64 / total_ios as f64) as u64
+        } else {
+            0
+        };
+        for n in &out.engine_info.notes {
+            notes.push(Note {
+                level: NoteLevel::Warning,
+                code: "warn.engine".into(),
+                message: format!("{}: {n}", job.name),
+            });
+        }
+        let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
+        results.push((job.group, result));
+    }
+    Ok(BatchOutcome { results, notes })
+}
+
+/// Samples counters and reports progress until every worker thread has finished.
+fn sample_until_done(
+    handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
+    clones: &mut [CloneSlot],
+    batch: &[Arc<JobSpec>],
+    clock: Clock,
+    observer: &mut dyn Observer,
+) {
+    let epoch = clock.epoch();
+    let mut last_ui = Instant::now();
+    let mut last_totals = (Totals::default(), Instant::now());
+    loop {
+        let now_ns = clock.now_ns();
+        let mut totals = Totals::default();
+        for c in clones.iter_mut() {
+            let snap = c.samples.poll(now_ns);
+            for d in 0..3 {
+                totals.bytes[d] += snap.bytes[d];
+                totals.ios[d] += snap.ios[d];
+                totals.lat_sum_ns[d] += snap.lat_sum_ns[d];
+            }
+        }
+        let all_done = handles.iter().all(|h| h.is_finished());
+        if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
+            let progress = Progress::build(
+                clones.iter().map(|c| {
+                    (
+                        c.counters.as_ref(),
+                        &*batch[c.job_index],
+                        c.io_limit,
+                        c.files.len() as u32,
+                    )
+                }),
+                epoch,
+                &totals,
+                &mut last_totals,
+            );
+            observer.progress(&progress);
+            last_ui = Instant::now();
+        }
+        if all_done {
+            let end_ns = clock.now_ns();
+            for c in clones.iter_mut() {
+                c.samples.finish(end_ns);
+            }
+            return;
+        }
+        let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
+        let now_ns = clock.now_ns();
+        let sleep = next_due
+            .map_or(50_000_000, |t| t.saturating_sub(now_ns))
+            .clamp(1_000_000, 50_000_000);
+        std::thread::sleep(Duration::from_nanos(sleep));
+    }
+}
+
+fn panic_output() -> WorkerOutput {
+    WorkerOutput {
+        stats: Default::default(),
+        cpu: Usage::default(),
+        measure_start: Duration::ZERO,
+        measure_end: Duration::ZERO,
+        elapsed: Duration::ZERO,
+        error: Some(EngineError::new(
+            ErrorKind::Os,
+            "internal error: a worker thread panicked",
+        )),
+        engine_name: "",
+        engine_info: Default::default(),
+    }
+}
+
+/// Splits jobs into batches that run together: a job with `stonewall` starts a new batch.
+fn batches(jobs: &[Arc<JobSpec>]) -> Vec<Vec<Arc<JobSpec>>> {
+    let mut out: Vec<Vec<Arc<JobSpec>>> = Vec::new();
+    for job in jobs {
+        if job.stonewall || out.is_empty() {
+            out.push(Vec::new());
+        }
+        out.last_mut().expect("a batch").push(job.clone());
+    }
+    out
+}
+
+fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<GroupResult> {
+    let mut groups: Vec<GroupResult> = Vec::new();
+    for (gid, r) in results {
+        match groups.iter_mut().find(|g| g.id == gid) {
+            Some(g) => g.jobs.push(r),
+            None => groups.push(GroupResult {
+                id: gid,
+                group_reporting: jobs.iter().any(|j| j.group == gid && j.group_reporting),
+                jobs: vec![r],
+            }),
+        }
+    }
+    groups.sort_by_key(|g| g.id);
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stonewall_splits_batches() {
+        let mut a = JobSpec::new("a");
+        let b = JobSpec::new("b");
+        let mut c = JobSpec::new("c");
+        c.stonewall = true;
+        a.group = 0;
+        let jobs: Vec<Arc<JobSpec>> = [a, b, c].into_iter().map(Arc::new).collect();
+        let bs = batches(&jobs);
+        assert_eq!(bs.len(), 2);
+        assert_eq!(bs[0].len(), 2);
+        assert_eq!(bs[1][0].name, "c");
+    }
+}

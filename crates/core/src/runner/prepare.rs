@@ -1,0 +1,251 @@
+//! Before a job runs: its files laid out and sized per clone, directories and devices checked.
+
+use std::sync::Arc;
+
+use storbench_job::{JobSpec, SizeSpec};
+
+use super::*;
+/// Files of one job after lay-out: per-clone regions.
+pub(super) struct PreparedJob {
+    /// By path: shared by clones for explicit files, one per clone otherwise.
+    pub(super) files: std::collections::HashMap<String, PreparedFile>,
+}
+
+/// One file after lay-out.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct PreparedFile {
+    /// Its size now.
+    pub(super) size: u64,
+    /// Bytes a clone does IO over.
+    pub(super) len: u64,
+    /// Its size before this run (None: it did not exist). Percentages (`size=50%`,
+    /// `offset=25%`) are of this size, as in fio: a new file has its IO at offset 0.
+    pub(super) basis: Option<u64>,
+}
+
+impl PreparedJob {
+    pub(super) fn files_for(&self, job: &JobSpec, clone: u32) -> Vec<WorkerFile> {
+        let open = open_options(job);
+        plan::files_for_clone(job, clone)
+            .into_iter()
+            .map(|f| {
+                let p = self.files.get(&f.path).copied().unwrap_or_default();
+                let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
+                let start = plan::start_offset(job, clone, p.basis, align);
+                let len = p.len.min(p.size.saturating_sub(start));
+                WorkerFile {
+                    spec: crate::engine::FileSpec {
+                        path: f.path,
+                        open: open.clone(),
+                    },
+                    start,
+                    len,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The bytes a size-bound job issues over a file region. Whole blocks only: fio never
+/// issues a block that does not fit, so a 1398101-byte file (4 MiB over 3 files) takes 341
+/// blocks of 4 KiB. With holes (`rw=read:8k`) fio makes one pass, one block per block+hole
+/// step (1366 reads of 4 KiB in 16 MiB), unless the hole after the last block reaches past
+/// the end: then it wraps to the start and goes on until it has issued size= bytes.
+pub(super) fn pass_bytes(job: &JobSpec, len: u64) -> u64 {
+    let kind = job.rw.kind;
+    let used = [kind.reads(), kind.writes(), kind.trims()];
+    let block = (0..3)
+        .filter(|&d| used[d])
+        .map(|d| job.bs[d].min())
+        .min()
+        .unwrap_or(4096)
+        .max(1);
+    let whole = len / block * block;
+    let hole = if kind.is_random() { 0 } else { job.rw.hole };
+    if hole == 0 || len < block {
+        return whole;
+    }
+    let steps = (len - block) / (block + hole) + 1;
+    let last_end = (steps - 1) * (block + hole) + block;
+    let wraps = last_end < len && last_end + hole >= len;
+    if wraps { whole } else { steps * block }
+}
+
+pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
+    crate::engine::OpenOptions {
+        read: true,
+        write: job.rw.kind.writes(),
+        create: job.create_on_open,
+        exclusive: false,
+        direct: job.direct,
+        sync: job.sync,
+        truncate: false,
+    }
+}
+
+/// Lays out a job's files, checks devices before writes, and records what it created.
+pub(super) fn prepare_job(
+    job: &Arc<JobSpec>,
+    req: &RunRequest,
+    factory: &EngineFactory,
+    observer: &mut dyn Observer,
+    cleanup: &mut Cleanup,
+) -> Result<PreparedJob, EngineError> {
+    let mut engine = factory(job)?;
+    let no_data = engine.caps().no_data;
+    let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
+    for clone in 0..job.numjobs.max(1) {
+        // fio says "Laying out IO file" once for every clone that lays files out.
+        let mut announced = false;
+        let planned = plan::files_for_clone(job, clone);
+        let nfiles = planned.len();
+        for (i, f) in planned.iter().enumerate() {
+            // A file shared by clones (filename=) is prepared by the first and extended
+            // when a later clone's sized slice (offset_increment) reaches past its end.
+            let known = files.get(&f.path).copied();
+            let basis = match known {
+                Some(p) => p.basis,
+                None => layout::probe(engine.as_mut(), &f.path),
+            };
+            let Some(len) = plan::resolve_len(job, f.len, basis, nfiles) else {
+                return Err(EngineError::new(
+                    ErrorKind::Refused,
+                    format!(
+                        "{}: no size given and {} does not exist (set size= or filesize=)",
+                        job.name, f.path
+                    ),
+                ));
+            };
+            let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
+            let start = plan::start_offset(job, clone, basis, align);
+            // Without size=, a clone's slice runs from its offset to the end (fio's io_size).
+            let slice = match (f.len, job.size) {
+                (None, Some(SizeSpec::Percent(_))) | (Some(_), _) => len,
+                (None, _) => len.min(basis.unwrap_or(len).saturating_sub(start)),
+            };
+            let need = start + slice;
+            if known.is_some_and(|p| p.size >= need || f.len.is_none()) {
+                continue;
+            }
+            if no_data {
+                // Engines that move no data (null, metadata engines) need no lay-out.
+                let size = need.max(known.map_or(0, |p| p.size));
+                files.insert(f.path.clone(), PreparedFile { size, len, basis });
+                continue;
+            }
+            let mut announce = || {
+                if !announced {
+                    let total: u64 = planned.iter().filter_map(|p| p.len).sum::<u64>().max(len);
+                    observer.laying_out(&job.name, nfiles, total);
+                    announced = true;
+                }
+            };
+            let laid_out = layout::prepare_file(
+                engine.as_mut(),
+                job,
+                &f.path,
+                need,
+                seed_for(job, clone) ^ i as u64,
+                &mut announce,
+            );
+            // A file whose lay-out failed half-way (ENOSPC, Ctrl-C) was still created by
+            // us: clean it up like any other.
+            let created = match &laid_out {
+                Ok(p) => p.created,
+                Err(_) => {
+                    known.is_none()
+                        && basis.is_none()
+                        && layout::probe(engine.as_mut(), &f.path).is_some()
+                }
+            };
+            if created {
+                cleanup.files.push(Created {
+                    job: job.clone(),
+                    path: f.path.clone(),
+                    remove: job.unlink || req.always_remove_created,
+                });
+            }
+            let prepared = laid_out?;
+            if job.invalidate && !plan::is_device_like(&f.path) {
+                invalidate(engine.as_mut(), &f.path);
+            }
+            let size = prepared.size;
+            files.insert(f.path.clone(), PreparedFile { size, len, basis });
+        }
+    }
+    Ok(PreparedJob { files })
+}
+
+pub(super) fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {
+    let spec = crate::engine::FileSpec {
+        path: path.to_string(),
+        open: crate::engine::OpenOptions {
+            read: true,
+            ..Default::default()
+        },
+    };
+    if let Ok(id) = engine.open(&spec) {
+        let _ = engine.invalidate(id);
+        let _ = engine.close(id);
+    }
+}
+
+/// Before any IO of the run: every device-like target (block device, LUN) that a job will
+/// write or trim is checked once for data, so a later job never mistakes what an earlier
+/// job of the same run wrote for the user's data, and a refusal comes before anything ran.
+pub(super) fn check_devices(
+    jobs: &[Arc<JobSpec>],
+    factory: &EngineFactory,
+) -> Result<(), EngineError> {
+    let mut checked: Vec<String> = Vec::new();
+    for job in jobs
+        .iter()
+        .filter(|j| j.rw.kind.writes() && !j.allow_destructive)
+    {
+        for clone in 0..job.numjobs.max(1) {
+            for f in plan::files_for_clone(job, clone) {
+                if !plan::is_device_like(&f.path) || checked.contains(&f.path) {
+                    continue;
+                }
+                let mut engine = factory(job)?;
+                let Some(size) = layout::probe(engine.as_mut(), &f.path) else {
+                    return Err(layout::open_error(engine.as_mut(), &f.path));
+                };
+                layout::check_device_before_write(engine.as_mut(), &f.path, size)?;
+                checked.push(f.path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Local directories of generated file names must exist: say so before anything runs.
+pub(super) fn check_directories(jobs: &[Arc<JobSpec>]) -> Result<(), EngineError> {
+    for job in jobs {
+        if !job.filenames.is_empty() {
+            continue;
+        }
+        for dir in &job.directories {
+            if dir.contains("://") {
+                continue;
+            }
+            match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(EngineError::new(
+                        ErrorKind::Refused,
+                        format!("{}: directory={dir} is not a directory", job.name),
+                    ));
+                }
+                Err(e) => {
+                    return Err(EngineError::os(
+                        &format!("{}: directory=", job.name),
+                        dir,
+                        e,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,198 @@
+//! Submitting what was queued, reaping completions and accounting them, syncs and draining.
+
+use std::time::{Duration, Instant};
+
+use super::{Slot, Worker, sleep_interruptible};
+use crate::engine::{IoKind, IoUnit, Queued};
+use crate::error::EngineError;
+
+impl Worker<'_> {
+    pub(super) fn commit(&mut self) -> Result<(), EngineError> {
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        self.engine.commit()?;
+        let nr = self.queued.len() as u64;
+        let t_issue = if self.measure.any() { self.clock() } else { 0 };
+        self.inflight += nr as u32;
+        if self.measuring {
+            self.stats.mark_submit(nr);
+            self.stats.mark_depth(self.inflight, nr);
+        }
+        for i in 0..self.queued.len() {
+            let slot = self.queued[i] as usize;
+            self.slots[slot].t_issue = t_issue;
+            let s = self.slots[slot];
+            if self.measuring && self.measure.slat && !s.sync {
+                self.stats
+                    .slat(s.ddir as usize, t_issue.saturating_sub(s.t_start));
+            }
+        }
+        self.queued.clear();
+        Ok(())
+    }
+
+    /// Collects completions (at least `min`) and accounts at most
+    /// `iodepth_batch_complete_max` of them per round; the rest wait for the next round
+    /// with the time they completed at, so their latency stays exact.
+    pub(super) fn reap(&mut self, min: usize) -> Result<(), EngineError> {
+        let mut done = std::mem::take(&mut self.completions);
+        let mut result = Ok(());
+        if done.is_empty() {
+            result = self.engine.reap(min, &mut done);
+            self.backlog_at = if self.measure.any() { self.clock() } else { 0 };
+        }
+        let t_done = self.backlog_at;
+        let max = match self.job.iodepth_batch_complete_max {
+            0 => done.len(),
+            m => (m as usize).min(done.len()),
+        };
+        if self.measuring && max > 0 {
+            self.stats.mark_complete(max as u64);
+        }
+        for c in done.drain(..max) {
+            self.inflight = self.inflight.saturating_sub(1);
+            if result.is_ok() {
+                result = self.complete(c.tag, c.result, t_done);
+            } else {
+                self.free.push(c.tag);
+            }
+        }
+        self.completions = done;
+        result
+    }
+
+    /// Accounts one finished IO and frees its slot.
+    #[inline]
+    pub(super) fn complete(
+        &mut self,
+        slot: u32,
+        result: i64,
+        t_done: u64,
+    ) -> Result<(), EngineError> {
+        self.free.push(slot);
+        let s = self.slots[slot as usize];
+        if s.sync {
+            self.stats
+                .sync_done(self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)));
+            return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
+        }
+        if result < 0 {
+            let op = ["read", "write", "trim"][s.ddir as usize];
+            return check(result, op, &self.plan.files[s.file as usize].spec.path);
+        }
+        if result == 0 && s.len > 0 && s.ddir == 0 {
+            return Err(EngineError::new(
+                crate::error::ErrorKind::Os,
+                format!(
+                    "read {} at offset {}: unexpected end of file",
+                    self.plan.files[s.file as usize].spec.path, s.offset
+                ),
+            ));
+        }
+        if !self.measuring {
+            self.plan.counters.publish_pre(self.issued_bytes);
+            return Ok(());
+        }
+        let d = s.ddir as usize;
+        let clat = self.measure.clat.then(|| t_done.saturating_sub(s.t_issue));
+        let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
+        self.stats
+            .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        let dir = &self.stats.dirs[d];
+        self.plan
+            .counters
+            .publish(d, dir.io_bytes, dir.total_ios, dir.clat.sum_ns as u64);
+        Ok(())
+    }
+
+    pub(super) fn wait_for_rate(&mut self) -> Result<(), EngineError> {
+        let now = self.clock.now_ns();
+        let next = self
+            .rate
+            .iter()
+            .flatten()
+            .map(|r| r.next_ns())
+            .min()
+            .unwrap_or(now);
+        let wait = next.saturating_sub(now);
+        if self.inflight > 0 {
+            self.commit()?;
+            return self.reap(0);
+        }
+        if wait > 0 {
+            sleep_interruptible(Duration::from_nanos(wait.min(50_000_000)));
+        }
+        Ok(())
+    }
+
+    /// Waits for every in-flight IO.
+    pub(super) fn drain(&mut self) -> Result<(), EngineError> {
+        self.commit()?;
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while self.inflight > 0 {
+            self.reap(1)?;
+            if Instant::now() > deadline {
+                return Err(EngineError::protocol(format!(
+                    "{} IOs still in flight after 300 s; giving up",
+                    self.inflight
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// fsync (or fdatasync) every written file, synchronously, timing each call.
+    pub(super) fn sync_all(&mut self, kind: IoKind) -> Result<(), EngineError> {
+        for f in 0..self.files.len() {
+            if !self.files[f].written {
+                continue;
+            }
+            let Some(slot) = self.free.pop() else {
+                return Ok(());
+            };
+            let t = self.clock();
+            self.slots[slot as usize] = Slot {
+                ddir: 1,
+                sync: true,
+                len: 0,
+                file: f as u32,
+                offset: 0,
+                t_start: t,
+                t_issue: t,
+            };
+            let io = IoUnit {
+                file: self.files[f].id,
+                kind,
+                offset: 0,
+                len: 0,
+                buf: self.arena.slot_ptr(slot),
+                buf_index: slot,
+                tag: slot,
+            };
+            match self.engine.queue(&io)? {
+                Queued::Done(_) => {
+                    let t_done = self.clock();
+                    self.complete(slot, 0, t_done)?;
+                }
+                Queued::Pending => {
+                    self.queued.push(slot);
+                    self.drain()?;
+                }
+                Queued::Busy => {
+                    self.free.push(slot);
+                    self.drain()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn check(result: i64, op: &str, path: &str) -> Result<(), EngineError> {
+    if result < 0 {
+        Err(EngineError::errno(op, path, (-result) as i32))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,261 @@
+//! Choosing and queueing the next IOs: direction, block size, file and offset, the stop
+//! budget, rate limits and periodic syncs.
+
+use storbench_job::{FileService, RwKind};
+
+use super::{Slot, Worker};
+use crate::engine::{IoKind, IoUnit, Queued};
+use crate::error::EngineError;
+
+impl Worker<'_> {
+    /// Queues IOs until the depth is reached. False if the rate limiter holds us back.
+    pub(super) fn fill_queue(&mut self) -> Result<bool, EngineError> {
+        let batch = self.job.iodepth_batch_submit.max(1) as usize;
+        // At most one queue's worth per call, so the stop rules run between IOs even when
+        // a synchronous engine completes each IO at once.
+        for _ in 0..self.depth {
+            if self.inflight + (self.queued.len() as u32) >= self.depth {
+                break;
+            }
+            if self.limit_reached() {
+                return Ok(true);
+            }
+            // As in fio, a due fsync takes the place of the next IO: a job that ends right
+            // after a multiple of fsync= writes does not sync again (256 writes at fsync=4
+            // make 63 syncs).
+            if self.sync_due() {
+                self.drain()?;
+                self.sync_all(if self.job.fsync > 0 {
+                    IoKind::Fsync
+                } else {
+                    IoKind::Fdatasync
+                })?;
+                self.writes_since_sync = 0;
+            }
+            let Some(slot) = self.free.pop() else { break };
+            let t_start = if self.measure.any() { self.clock() } else { 0 };
+            let (ddir, file, offset, len) = self.next_io();
+            if let Some(rl) = &mut self.rate[ddir as usize] {
+                if !rl.ready(self.clock.now_ns()) {
+                    self.free.push(slot);
+                    return Ok(false);
+                }
+                rl.charge(len as u64);
+            }
+            self.slots[slot as usize] = Slot {
+                ddir,
+                sync: false,
+                len,
+                file,
+                offset,
+                t_start,
+                t_issue: 0,
+            };
+            if !self.issue(slot)? {
+                break;
+            }
+            self.issued_bytes += len as u64;
+            self.issued_ios += 1;
+            if ddir == 1 {
+                self.files[file as usize].written = true;
+                self.writes_since_sync += 1;
+            }
+            if self.queued.len() >= batch {
+                self.commit()?;
+            }
+        }
+        Ok(true)
+    }
+
+    pub(super) fn limit_reached(&self) -> bool {
+        self.plan.io_limit.is_some_and(|l| self.issued_bytes >= l)
+            || self.job.number_ios.is_some_and(|n| self.issued_ios >= n)
+    }
+
+    pub(super) fn sync_due(&self) -> bool {
+        let every = if self.job.fsync > 0 {
+            self.job.fsync
+        } else {
+            self.job.fdatasync
+        };
+        every > 0 && self.writes_since_sync >= every
+    }
+
+    /// Hands slot `slot` to the engine. False if the engine is busy (slot returned).
+    pub(super) fn issue(&mut self, slot: u32) -> Result<bool, EngineError> {
+        let s = self.slots[slot as usize];
+        let kind = match s.ddir {
+            0 => IoKind::Read,
+            1 => IoKind::Write,
+            _ => IoKind::Trim,
+        };
+        let buf = self.arena.slot_ptr(slot);
+        if kind == IoKind::Write && !self.no_data {
+            // SAFETY: the slot is not in flight, so its buffer is ours to modify.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), s.len as usize) };
+            self.filler.before_write(bytes, s.offset);
+        }
+        let io = IoUnit {
+            file: self.files[s.file as usize].id,
+            kind,
+            offset: s.offset,
+            len: s.len,
+            buf,
+            buf_index: slot,
+            tag: slot,
+        };
+        if self.synchronous {
+            let t_issue = if self.measure.any() { self.clock() } else { 0 };
+            self.slots[slot as usize].t_issue = t_issue;
+            return match self.engine.queue(&io)? {
+                Queued::Done(n) => {
+                    if self.measuring {
+                        self.stats.mark_depth(1, 1);
+                    }
+                    if self.measuring && !self.no_data {
+                        // fio counts submit/complete batches for real syscalls only.
+                        self.stats.mark_submit(1);
+                        self.stats.mark_complete(1);
+                    }
+                    let t_done = if self.measure.any() { self.clock() } else { 0 };
+                    self.complete(slot, n as i64, t_done)?;
+                    Ok(true)
+                }
+                Queued::Pending => {
+                    self.queued.push(slot);
+                    Ok(true)
+                }
+                Queued::Busy => {
+                    self.free.push(slot);
+                    Ok(false)
+                }
+            };
+        }
+        match self.engine.queue(&io)? {
+            Queued::Done(n) => {
+                let t_done = if self.measure.any() { self.clock() } else { 0 };
+                self.slots[slot as usize].t_issue = t_done;
+                self.complete(slot, n as i64, t_done)?;
+                Ok(true)
+            }
+            Queued::Pending => {
+                self.queued.push(slot);
+                Ok(true)
+            }
+            Queued::Busy => {
+                self.free.push(slot);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Picks direction, file, offset and length of the next IO.
+    #[inline]
+    pub(super) fn next_io(&mut self) -> (u8, u32, u64, u32) {
+        let job = self.job;
+        if let Some((file, offset, len)) = self.trim_then_write.take() {
+            return (1, file, offset, len);
+        }
+        let ddir: u8 = match job.rw.kind {
+            RwKind::Read | RwKind::RandRead => 0,
+            RwKind::Write | RwKind::RandWrite => 1,
+            RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite => 2,
+            RwKind::ReadWrite | RwKind::RandRw => {
+                if self.rng.percent(job.rwmixread) {
+                    0
+                } else {
+                    1
+                }
+            }
+        };
+        let bs = self.block_size(ddir as usize);
+        let len = self.fit_to_limit(ddir as usize, bs);
+        let file = self.pick_file();
+        let random =
+            job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
+        let offsets = &mut self.files[file].offsets;
+        let len = len.min(offsets.len()).max(1);
+        let offset = if random {
+            if self.seq_run > 0 {
+                self.seq_run -= 1;
+                offsets.next_sequential(len)
+            } else {
+                self.seq_run = job.rw.nr.saturating_sub(1);
+                let off = offsets.next_random(&mut self.rng, len);
+                offsets.continue_from(off);
+                offsets.next_sequential(len)
+            }
+        } else {
+            offsets.next_sequential(len)
+        };
+        self.last_end = offset + len;
+        if matches!(job.rw.kind, RwKind::TrimWrite | RwKind::RandTrimWrite) {
+            self.trim_then_write = Some((file as u32, offset, len as u32));
+        }
+        (ddir, file as u32, offset, len as u32)
+    }
+
+    /// Like fio, never issues more than a size-bound job's bytes: with mixed block sizes the
+    /// last IO shrinks to what is left, in whole minimum blocks.
+    #[inline]
+    pub(super) fn fit_to_limit(&self, d: usize, len: u64) -> u64 {
+        let Some(limit) = self.plan.io_limit else {
+            return len;
+        };
+        let left = limit.saturating_sub(self.issued_bytes);
+        if len <= left {
+            return len;
+        }
+        // Less than this direction's smallest block left (rw with bs=4k,8k): finish with
+        // what is left, which is whole blocks of the job's smallest size.
+        let min = self.job.bs[d].min().max(1);
+        if left >= min { left / min * min } else { left }
+    }
+
+    #[inline]
+    pub(super) fn block_size(&mut self, d: usize) -> u64 {
+        use storbench_job::BlockSize;
+        match &self.job.bs[d] {
+            BlockSize::Fixed(b) => *b,
+            BlockSize::Range { min, max } => {
+                let steps = (max - min) / min;
+                min + self.rng.below(steps + 1) * min
+            }
+            BlockSize::Split(parts) => {
+                let mut pick = self.rng.below(100) as u32;
+                for (bs, weight) in parts {
+                    if pick < *weight {
+                        return *bs;
+                    }
+                    pick -= weight;
+                }
+                parts.last().map_or(4096, |p| p.0)
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn pick_file(&mut self) -> usize {
+        let n = self.files.len();
+        if n == 1 {
+            return 0;
+        }
+        match self.job.file_service {
+            FileService::RoundRobin => {
+                let f = self.next_file;
+                self.next_file = (f + 1) % n;
+                f
+            }
+            FileService::Random => self.rng.below(n as u64) as usize,
+            FileService::Sequential => {
+                // Stay on a file for one region's worth of bytes, then move on.
+                let f = self.next_file;
+                let region = self.files[f].offsets.len().max(1);
+                if self.issued_bytes > 0 && self.issued_bytes.is_multiple_of(region) {
+                    self.next_file = (f + 1) % n;
+                }
+                self.next_file
+            }
+        }
+    }
+}

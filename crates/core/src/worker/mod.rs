@@ -1,0 +1,420 @@
+//! One job clone on one thread: set up its engine, wait at the group's start gate, then
+//! queue → commit → reap until a stop rule fires.
+//!
+//! The IO path touches only this thread's own state: slots and buffers allocated at set-up,
+//! plain counters and histograms, and a relaxed store into the worker's published counters.
+//! `issue.rs` decides and queues the next IOs, `complete.rs` submits, reaps and accounts.
+
+mod complete;
+mod issue;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use storbench_job::JobSpec;
+
+use crate::buffers::{Arena, BufferFiller};
+use crate::clock::Clock;
+use crate::cpu::Usage;
+use crate::engine::{Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind};
+use crate::error::EngineError;
+use crate::gate::StartGate;
+use crate::offsets::{OffsetGen, OffsetParams};
+use crate::progress::{WorkerCounters, WorkerState};
+use crate::rate::RateLimiter;
+use crate::rng::Rng;
+use crate::stats::{Measure, WorkerStats};
+use crate::stop;
+
+/// Builds one engine for one worker.
+pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
+
+/// A file as one worker uses it: how to open it and which byte range to do IO in.
+#[derive(Clone, Debug)]
+pub struct WorkerFile {
+    pub spec: FileSpec,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Everything the runner prepared for one job clone.
+pub struct WorkerPlan {
+    pub job: Arc<JobSpec>,
+    pub clone: u32,
+    pub seed: u64,
+    pub files: Vec<WorkerFile>,
+    /// Bytes to issue before stopping (size-bound jobs); None: time or count bound.
+    pub io_limit: Option<u64>,
+    pub counters: Arc<WorkerCounters>,
+    /// The run's clock (zero at the run's start), shared by all workers and the sampler.
+    pub clock: Clock,
+}
+
+/// What a worker hands back when it ends.
+pub struct WorkerOutput {
+    pub stats: WorkerStats,
+    pub cpu: Usage,
+    /// Measurement window relative to the run epoch.
+    pub measure_start: Duration,
+    pub measure_end: Duration,
+    /// From job start (after the gate) to the end, including ramp.
+    pub elapsed: Duration,
+    pub error: Option<EngineError>,
+    pub engine_name: &'static str,
+    pub engine_info: EngineInfo,
+}
+
+/// In-flight bookkeeping for one IO slot.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    ddir: u8,
+    sync: bool,
+    len: u32,
+    file: u32,
+    offset: u64,
+    t_start: u64,
+    t_issue: u64,
+}
+
+struct OpenFile {
+    id: FileId,
+    offsets: OffsetGen,
+    written: bool,
+}
+
+/// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
+pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+    plan.counters.set_state(WorkerState::Setup);
+    let mut out = WorkerOutput {
+        stats: WorkerStats::default(),
+        cpu: Usage::default(),
+        measure_start: Duration::ZERO,
+        measure_end: Duration::ZERO,
+        elapsed: Duration::ZERO,
+        error: None,
+        engine_name: "",
+        engine_info: EngineInfo::default(),
+    };
+    let mut worker = match Worker::set_up(&plan, factory) {
+        Ok(w) => w,
+        Err(e) => {
+            gate.abandon();
+            plan.counters.set_state(WorkerState::Error);
+            out.error = Some(e);
+            return out;
+        }
+    };
+    out.engine_name = worker.engine.name();
+    if !gate.arrive_and_wait() {
+        let _ = worker.close_all();
+        plan.counters.set_state(WorkerState::Done);
+        return out;
+    }
+    let result = worker.run();
+    let close = worker.finish();
+    out.error = result.err().or(close.err());
+    out.stats = std::mem::take(&mut worker.stats);
+    out.cpu = worker.cpu;
+    out.measure_start = worker
+        .measure_start
+        .saturating_duration_since(plan.clock.epoch());
+    out.measure_end = worker
+        .measure_end
+        .saturating_duration_since(plan.clock.epoch());
+    out.elapsed = worker
+        .measure_end
+        .saturating_duration_since(worker.job_start);
+    out.engine_info = worker.engine.info();
+    plan.counters.set_state(if out.error.is_some() {
+        WorkerState::Error
+    } else {
+        WorkerState::Done
+    });
+    out
+}
+
+struct Worker<'p> {
+    plan: &'p WorkerPlan,
+    job: &'p JobSpec,
+    engine: Box<dyn Engine>,
+    arena: Arena,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    queued: Vec<u32>,
+    /// Completions reaped but not yet accounted (iodepth_batch_complete_max).
+    completions: Vec<Completion>,
+    /// When the held-back completions completed.
+    backlog_at: u64,
+    files: Vec<OpenFile>,
+    next_file: usize,
+    rng: Rng,
+    filler: BufferFiller,
+    rate: [Option<RateLimiter>; 3],
+    stats: WorkerStats,
+    measure: Measure,
+    depth: u32,
+    synchronous: bool,
+    no_data: bool,
+    inflight: u32,
+    // Issue accounting for stop rules.
+    issued_bytes: u64,
+    issued_ios: u64,
+    writes_since_sync: u32,
+    seq_run: u64,
+    last_end: u64,
+    trim_then_write: Option<(u32, u64, u32)>,
+    // Time.
+    clock: Clock,
+    job_start: Instant,
+    measuring: bool,
+    /// Latest clock reading, ns since the epoch; stop rules compare against it.
+    last_ns: u64,
+    ramp_end_ns: u64,
+    deadline_ns: u64,
+    measure_start: Instant,
+    measure_end: Instant,
+    cpu_start: Usage,
+    cpu: Usage,
+}
+
+impl<'p> Worker<'p> {
+    fn set_up(plan: &'p WorkerPlan, factory: &EngineFactory) -> Result<Self, EngineError> {
+        let job = &*plan.job;
+        let mut engine = factory(job)?;
+        let caps = engine.caps();
+        let depth = if caps.synchronous {
+            1
+        } else {
+            job.iodepth.max(1)
+        };
+        let max_bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
+        let arena = Arena::new(depth, max_bs as usize)
+            .map_err(|e| EngineError::os("allocate IO buffers for", &job.name, e))?;
+        engine.setup(&EngineSetup {
+            iodepth: depth,
+            arena: arena.base(),
+            slot_len: arena.slot_len(),
+            slots: arena.slots(),
+        })?;
+        let mut files = Vec::with_capacity(plan.files.len());
+        for (i, f) in plan.files.iter().enumerate() {
+            let id = engine.open(&f.spec)?;
+            let block = job
+                .bs
+                .iter()
+                .map(|b| b.min())
+                .filter(|&b| b > 0)
+                .min()
+                .unwrap_or(4096);
+            let offsets = OffsetGen::new(OffsetParams {
+                start: f.start,
+                len: f.len,
+                block,
+                hole: job.rw.hole,
+                random_map: !job.norandommap,
+                distribution: job.random_distribution,
+                seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+            });
+            files.push(OpenFile {
+                id,
+                offsets,
+                written: false,
+            });
+        }
+        let mut filler = BufferFiller::new(job.buffers.clone(), plan.seed.rotate_left(17));
+        let mut arena = arena;
+        if !caps.no_data {
+            for i in 0..arena.slots() {
+                filler.fill(arena.slot_mut(i));
+            }
+        }
+        let measure = Measure {
+            slat: !job.disable_slat && caps.has_slat,
+            clat: !job.disable_clat,
+            lat: !job.disable_lat,
+        };
+        let now = Instant::now();
+        Ok(Worker {
+            plan,
+            job,
+            engine,
+            arena,
+            slots: vec![Slot::default(); depth as usize],
+            free: (0..depth).rev().collect(),
+            queued: Vec::with_capacity(depth as usize),
+            completions: Vec::with_capacity(depth as usize),
+            backlog_at: 0,
+            files,
+            next_file: 0,
+            rng: Rng::seeded(plan.seed),
+            filler,
+            rate: std::array::from_fn(|d| {
+                RateLimiter::new(
+                    job.rate[d],
+                    job.rate_iops[d],
+                    job.rate_process,
+                    plan.seed ^ d as u64,
+                )
+            }),
+            stats: WorkerStats::default(),
+            measure,
+            depth,
+            synchronous: caps.synchronous,
+            no_data: caps.no_data,
+            inflight: 0,
+            issued_bytes: 0,
+            issued_ios: 0,
+            writes_since_sync: 0,
+            seq_run: 0,
+            last_end: 0,
+            trim_then_write: None,
+            clock: plan.clock,
+            job_start: now,
+            measuring: false,
+            last_ns: 0,
+            ramp_end_ns: 0,
+            deadline_ns: u64::MAX,
+            measure_start: now,
+            measure_end: now,
+            cpu_start: Usage::default(),
+            cpu: Usage::default(),
+        })
+    }
+
+    /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
+    #[inline]
+    fn clock(&mut self) -> u64 {
+        self.last_ns = self.clock.now_ns();
+        self.last_ns
+    }
+
+    fn run(&mut self) -> Result<(), EngineError> {
+        let job = self.job;
+        let (lo, hi) = job.startdelay;
+        if hi > Duration::ZERO {
+            let extra = if hi > lo {
+                self.rng.below((hi - lo).as_nanos() as u64)
+            } else {
+                0
+            };
+            sleep_interruptible(lo + Duration::from_nanos(extra));
+        }
+        self.job_start = Instant::now();
+        if job.ramp_time.is_zero() {
+            self.begin_measuring();
+        } else {
+            self.plan.counters.set_state(WorkerState::Ramp);
+        }
+        let result = self.io_loop();
+        if !self.measuring {
+            self.begin_measuring();
+        }
+        self.measure_end = Instant::now();
+        self.cpu = Usage::thread().since(&self.cpu_start);
+        result
+    }
+
+    fn io_loop(&mut self) -> Result<(), EngineError> {
+        let job = self.job;
+        self.ramp_end_ns = self.clock() + job.ramp_time.as_nanos() as u64;
+        let mut checks = 0u32;
+        loop {
+            if self.should_stop_issuing(&mut checks) {
+                break;
+            }
+            if !self.fill_queue()? {
+                // Rate limiter asked us to wait.
+                self.wait_for_rate()?;
+            }
+            self.commit()?;
+            if self.inflight > 0 {
+                let full = self.inflight >= self.depth || self.free.is_empty();
+                let min = if full {
+                    job.iodepth_batch_complete_min.max(1) as usize
+                } else {
+                    0
+                };
+                self.reap(min)?;
+            }
+        }
+        self.drain()?;
+        self.plan.counters.set_state(WorkerState::Finishing);
+        if job.end_fsync && self.files.iter().any(|f| f.written) {
+            self.sync_all(IoKind::Fsync)?;
+        }
+        Ok(())
+    }
+
+    fn begin_measuring(&mut self) {
+        self.measuring = true;
+        self.stats = WorkerStats::default();
+        self.measure_start = Instant::now();
+        self.cpu_start = Usage::thread();
+        let now = self.clock();
+        self.deadline_ns = self
+            .job
+            .runtime
+            .map_or(u64::MAX, |rt| now.saturating_add(rt.as_nanos() as u64));
+        self.plan.counters.set_measure_start(now);
+        self.plan.counters.set_state(WorkerState::Running);
+    }
+
+    /// The stop rules, cheap enough to check before every IO: the clock is the latest
+    /// reading the IO path already took (read here only when latencies are not measured).
+    fn should_stop_issuing(&mut self, checks: &mut u32) -> bool {
+        *checks = checks.wrapping_add(1);
+        let periodic = (*checks).is_multiple_of(32);
+        if periodic && stop::requested() {
+            return true;
+        }
+        if self.limit_reached() {
+            return true;
+        }
+        if periodic || !self.measure.any() && (*checks).is_multiple_of(4) {
+            self.clock();
+        }
+        if !self.measuring && self.last_ns >= self.ramp_end_ns {
+            self.begin_measuring();
+        }
+        self.measuring && self.last_ns >= self.deadline_ns
+    }
+
+    /// End of job: fsync_on_close, then close every file.
+    fn finish(&mut self) -> Result<(), EngineError> {
+        let mut first_err = None;
+        if self.job.fsync_on_close
+            && self.files.iter().any(|f| f.written)
+            && let Err(e) = self.drain().and_then(|_| self.sync_all(IoKind::Fsync))
+        {
+            first_err = Some(e);
+        }
+        if let Err(e) = self.close_all() {
+            first_err.get_or_insert(e);
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    fn close_all(&mut self) -> Result<(), EngineError> {
+        let mut first_err = None;
+        let _ = self.drain();
+        for f in &self.files {
+            if let Err(e) = self.engine.close(f.id) {
+                first_err.get_or_insert(e);
+            }
+        }
+        self.files.clear();
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Sleeps, waking early if a stop is requested.
+pub fn sleep_interruptible(d: Duration) {
+    let end = Instant::now() + d;
+    while !stop::requested() {
+        let now = Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}

@@ -107,6 +107,10 @@ sync
 # Raw results (one line per run) are kept after the script ends.
 RESULTS=$(mktemp /tmp/storbench-nfsbench-results.XXXXXX)
 log "raw results: $RESULTS"
+# The conditions of the run, printed with the summary: figures from a busy machine say little.
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+LOAD_BEFORE=$(load)
+CONDITIONS="$(nproc) CPUs, kernel $(uname -r), $(ganesha.nfsd -v 2>&1 | grep -o 'Release = V[0-9.]*' | head -1 | sed 's/Release = //;s/^/ganesha /'), $("$STORBENCH" --version 2>/dev/null | head -1)"
 # record TEST TOOL MB/s CLIENT_CPU% SERVER_CPU% IOPS
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS"; }
 
@@ -202,6 +206,7 @@ if [ "$SLOW" = 1 ]; then
 fi
 
 # ---------- summary ----------
+printf 'conditions: %s; load average %s at the start, %s at the end\n' "$CONDITIONS" "$LOAD_BEFORE" "$(load)"
 python3 - "$RESULTS" "$RATE" <<'PY'
 import sys, statistics, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]

@@ -204,6 +204,12 @@ fn a_server_restart_mid_run_is_survived_and_noted() {
         all.contains("reconnected after"),
         "no outage note in:\n{all}"
     );
+    // The restarted server has a new write verifier (it started in a later second): the
+    // writes it may have lost were written again, and the result says so.
+    assert!(
+        all.contains("write verifier changed") && all.contains("written again with FILE_SYNC"),
+        "no rewrite note in:\n{all}"
+    );
 }
 
 #[test]

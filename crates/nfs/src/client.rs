@@ -157,7 +157,8 @@ impl Client {
             connections: url.nconnect,
             timeout: url.timeout,
             reconnect_window: url.reconnect,
-            recv_capacity: (MAX_TRANSFER as usize) * 2 + 64 * 1024,
+            // Large READ payloads bypass this buffer; it grows for other large replies.
+            recv_capacity: 256 << 10,
         };
         let mut nfs = Transport::connect(cfg, auth.clone(), "NFS")?;
         let mut args = Vec::new();

@@ -262,6 +262,38 @@ mod tests {
             prop_assert_eq!(got, want);
         }
 
+        /// While a single-fragment record arrives, `partial` shows a prefix of it and how
+        /// much is still to come; taking the rest from the stream directly (as a direct
+        /// READ does) leaves the reader in step for the record after it.
+        #[test]
+        fn partial_records_can_be_taken_over(
+            first in proptest::collection::vec(any::<u8>(), 1..400),
+            second in proptest::collection::vec(any::<u8>(), 1..50),
+            cut in 0usize..400,
+            cap in 64usize..1024,
+        ) {
+            let stream = frame(&[vec![first.clone()], vec![second.clone()]]);
+            let cut = 4 + cut % first.len();
+            let mut r = RecordReader::new(cap, 4096);
+            let mut fed = 0;
+            while fed < cut {
+                fed += r.push(&stream[fed..cut]);
+                prop_assert_eq!(r.next_record().unwrap(), None);
+            }
+            let (head, left) = r.partial().expect("a record is under way");
+            prop_assert_eq!(head, &first[..cut - 4]);
+            prop_assert_eq!(left, first.len() - (cut - 4));
+            r.drop_partial();
+            let mut rest = &stream[4 + first.len()..];
+            let mut got = Vec::new();
+            while !rest.is_empty() {
+                let n = r.push(rest);
+                rest = &rest[n..];
+                drain(&mut r, &mut got).unwrap();
+            }
+            prop_assert_eq!(got, vec![second]);
+        }
+
         #[test]
         fn garbage_never_panics(data in proptest::collection::vec(any::<u8>(), 0..600), chunk in 1usize..100) {
             let mut r = RecordReader::new(64, 256);

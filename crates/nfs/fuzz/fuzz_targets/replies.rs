@@ -23,12 +23,24 @@ fuzz_target!(|data: &[u8]| {
         loop {
             match reader.next_record() {
                 Ok(Some(range)) => decode(reader.record(range)),
-                Ok(None) => break,
+                Ok(None) => {
+                    // What a direct READ looks at while a record is still arriving.
+                    if let Some((head, _)) = reader.partial() {
+                        decode_head(head);
+                    }
+                    break;
+                }
                 Err(_) => return,
             }
         }
     }
 });
+
+fn decode_head(head: &[u8]) {
+    if let Ok(header) = rpc::parse_reply(head) {
+        let _ = proto::res_read_head(&head[header.body..]);
+    }
+}
 
 fn decode(record: &[u8]) {
     let Ok(header) = rpc::parse_reply(record) else {
@@ -36,6 +48,7 @@ fn decode(record: &[u8]) {
     };
     let body = &record[header.body..];
     let _ = proto::res_read(body);
+    let _ = proto::res_read_head(body);
     let _ = proto::res_write(body);
     let _ = proto::res_commit(body);
     let _ = proto::res_getattr(body);

@@ -133,7 +133,7 @@ fn bad_directories() {
     }
 }
 
-/// Syntax errors are caught by the argument parser: exit code 2.
+/// Syntax errors are caught by the argument parser: one line, exit code 2.
 #[test]
 fn unknown_flags_and_stray_words() {
     for args in [
@@ -149,7 +149,8 @@ fn unknown_flags_and_stray_words() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("storbench: "), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
 

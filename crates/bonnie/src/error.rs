@@ -35,7 +35,7 @@ impl FlagError {
 pub enum BonnieError {
     #[error(transparent)]
     Flag(#[from] FlagError),
-    #[error("{0}")]
+    #[error(transparent)]
     Engine(#[from] EngineError),
     /// SIGINT/SIGTERM arrived; everything the run created has been removed.
     #[error("interrupted during {test}; removed the files the run had created")]
@@ -55,3 +55,20 @@ pub enum BonnieError {
 }
 
 pub type Result<T, E = BonnieError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+
+    use super::*;
+
+    /// Error printers that walk `source()` (anyhow's `{:#}`) must not repeat the message.
+    #[test]
+    fn engine_errors_print_once() {
+        let e = BonnieError::from(EngineError::unsupported("link x: no hard links"));
+        assert_eq!(e.to_string(), "link x: no hard links");
+        assert!(e.source().is_none());
+        let f = BonnieError::from(FlagError::Conflict("nothing to test".into()));
+        assert!(f.source().is_none());
+    }
+}

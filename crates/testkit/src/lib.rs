@@ -1,5 +1,5 @@
 //! storbench-testkit
 
 pub mod ganesha;
-pub mod tgtd;
 pub mod netns;
+pub mod tgtd;

@@ -27,6 +27,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         unmap: Vec::new(),
         outages: Vec::new(),
         peak_in_flight: 0,
+        closed_info: None,
     }))
 }
 
@@ -75,6 +76,8 @@ pub struct IscsiEngine {
     unmap: Vec<[u8; scsi::UNMAP_PARAMS_LEN]>,
     outages: Vec<Outage>,
     peak_in_flight: usize,
+    /// What [`Engine::info`] said just before the LUN was closed.
+    closed_info: Option<EngineInfo>,
 }
 
 impl IscsiEngine {
@@ -317,6 +320,8 @@ impl Engine for IscsiEngine {
 
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
         self.lun(file)?;
+        // The runner asks for the facts after closing: keep them.
+        self.closed_info = Some(self.info());
         let Some(mut lun) = self.lun.take() else {
             return Ok(());
         };
@@ -329,10 +334,7 @@ impl Engine for IscsiEngine {
 
     fn info(&mut self) -> EngineInfo {
         let Some(lun) = self.lun.as_ref() else {
-            return EngineInfo {
-                notes: self.outage_notes(""),
-                ..EngineInfo::default()
-            };
+            return self.closed_info.clone().unwrap_or_default();
         };
         let n = lun.session.negotiated();
         let yes_no = |b: bool| if b { "Yes" } else { "No" }.to_string();

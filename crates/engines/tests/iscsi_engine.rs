@@ -103,6 +103,8 @@ fn writes_reach_the_lun_and_read_back() {
     assert_eq!(info.interface.as_deref(), Some("lo"));
     assert!(info.notes.is_empty(), "{:?}", info.notes);
     d.engine.close(f).unwrap();
+    // The runner reads the facts after closing: they must survive the close.
+    assert_eq!(d.engine.info(), info);
     assert!(
         lab.tgtd
             .wait_no_nexus(1, Duration::from_secs(5))

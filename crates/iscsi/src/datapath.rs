@@ -10,6 +10,7 @@ use crate::scsi::{self, Cdb};
 use crate::sense::Sense;
 use crate::session::{Phase, Session};
 use crate::task::{Dir, Finished, Outcome, State};
+use crate::wire::RECV_TICK;
 
 /// Payload left to read above which Data-In goes straight from the socket into the caller's
 /// buffer instead of through the receive buffer.
@@ -119,8 +120,27 @@ impl Session {
             let since = last_progress.unwrap_or(now);
             self.check_liveness(now, since)?;
             let wake = self.next_wakeup(now, since);
-            self.wire.wait(wake)?;
+            self.wait_input(wake)?;
         }
+    }
+
+    /// Sleeps until input arrives or `wake` passes. Between PDUs, with nothing to send and no
+    /// deadline nearer than [`RECV_TICK`], this is one blocking receive that also reads the
+    /// input (a `poll` then a `recv` otherwise): the common case at every queue depth.
+    fn wait_input(&mut self, wake: Duration) -> Result<()> {
+        let between_pdus = matches!(self.phase, Phase::Header);
+        if between_pdus && self.wire.out.is_empty() && wake >= RECV_TICK {
+            let max = if self.rx_exact {
+                (BHS_LEN + self.wire.header_digest.len())
+                    .saturating_sub(self.wire.rx.available().len())
+                    .max(1)
+            } else {
+                usize::MAX
+            };
+            self.wire.fill_blocking(max)?;
+            return Ok(());
+        }
+        self.wire.wait(wake).map(|_| ())
     }
 
     fn check_liveness(&mut self, now: Instant, since: Instant) -> Result<()> {
@@ -279,18 +299,23 @@ impl Session {
         }
     }
 
-    /// Ensures `n` bytes are buffered; false if the socket has no more now.
+    /// Ensures `n` bytes are buffered; false if the socket has no more now. While large
+    /// Data-In payloads arrive, only the missing bytes are read (see [`Session::rx_exact`]).
     fn have(&mut self, n: usize) -> Result<bool> {
         if self.wire.rx.available().len() >= n {
             return Ok(true);
         }
         self.wire.make_room(n);
-        while self.wire.rx.available().len() < n {
-            if !self.wire.fill()? {
+        loop {
+            let missing = n - self.wire.rx.available().len();
+            if missing == 0 {
+                return Ok(true);
+            }
+            let max = if self.rx_exact { missing } else { usize::MAX };
+            if !self.wire.fill_at_most(max)? {
                 return Ok(false);
             }
         }
-        Ok(true)
     }
 
     fn header_step(&mut self) -> Result<bool> {
@@ -329,6 +354,7 @@ impl Session {
             ));
         }
         let mut dst = std::ptr::null_mut();
+        self.rx_exact = dlen as usize >= DIRECT_MIN && self.bhs.opcode() == op::DATA_IN;
         let task = match self.bhs.opcode() {
             op::DATA_IN => self.tasks.find(self.bhs.itt()),
             _ => None,
@@ -382,7 +408,7 @@ impl Session {
                 unsafe { std::ptr::copy_nonoverlapping(avail.as_ptr(), at, n) };
                 self.wire.rx.consume(n);
                 n
-            } else if want >= DIRECT_MIN {
+            } else if want >= DIRECT_MIN || self.rx_exact {
                 // SAFETY: `want` bytes fit at `at`.
                 unsafe { self.wire.read_direct(at, want)? }
             } else if self.wire.fill()? {

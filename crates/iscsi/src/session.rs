@@ -106,6 +106,10 @@ pub struct Session {
     /// Slot of the task the current Data-In belongs to.
     pub(crate) rx_task: Option<u16>,
     pub(crate) scratch: Vec<u8>,
+    /// The last PDU carried a large Data-In payload, so the next ones likely do too: read
+    /// headers exactly, and payloads straight into the task buffers, instead of reading as
+    /// much as the socket has into the receive buffer and copying from there.
+    pub(crate) rx_exact: bool,
     /// ITT and send time of our outstanding NOP-Out ping.
     pub(crate) ping: Option<(u32, Instant)>,
     pub(crate) next_session_itt: u32,
@@ -155,6 +159,7 @@ impl Session {
             bhs: Bhs::default(),
             rx_task: None,
             scratch: Vec::with_capacity(max_recv + BHS_LEN),
+            rx_exact: false,
             ping: None,
             next_session_itt: 1,
             last_completion: Instant::now(),
@@ -194,6 +199,7 @@ impl Session {
         self.max_cmd_sn = o.max_cmd_sn;
         self.phase = Phase::Header;
         self.rx_task = None;
+        self.rx_exact = false;
         self.ping = None;
         self.async_drop = false;
         self.last_completion = Instant::now();

@@ -1,8 +1,12 @@
-//! The connection: a non-blocking TCP socket, a send queue of header bytes and borrowed
-//! data buffers flushed with `writev`, and a receive buffer. Nothing here allocates once the
-//! buffers have reached their working size.
+//! The connection: a TCP socket, a send queue of header bytes and borrowed data buffers
+//! flushed with one `sendmsg`, and a receive buffer. Nothing here allocates once the buffers
+//! have reached their working size.
+//!
+//! The socket stays in blocking mode and every send and receive says `MSG_DONTWAIT`, except
+//! [`Wire::fill_blocking`]: waiting for input is then one `recv` that returns the bytes, not a
+//! `poll` followed by a `recv` (one system call less each time the initiator sleeps).
 
-use std::io::{self, Read};
+use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -15,6 +19,9 @@ use crate::text::Digest;
 const IOV_BATCH: usize = 64;
 /// Receive buffer size beyond the largest data segment we accept.
 const RX_SLACK: usize = 64 * 1024;
+/// The longest a blocking receive ([`Wire::fill_blocking`]) waits before it returns empty,
+/// so that callers check their deadlines at least this often.
+pub const RECV_TICK: Duration = Duration::from_millis(200);
 
 /// One piece of the send queue.
 #[derive(Clone, Copy)]
@@ -154,8 +161,8 @@ impl Wire {
                 Ok(sock) => {
                     sock.set_nodelay(true)
                         .map_err(|e| io_err("set TCP_NODELAY", e))?;
-                    sock.set_nonblocking(true)
-                        .map_err(|e| io_err("set non-blocking", e))?;
+                    sock.set_read_timeout(Some(RECV_TICK))
+                        .map_err(|e| io_err("set SO_RCVTIMEO", e))?;
                     return Ok(Wire {
                         sock,
                         portal: portal.to_string(),
@@ -239,9 +246,14 @@ impl Wire {
                 };
                 n += 1;
             }
+            // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = n as _;
+            let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
             // SAFETY: the iovecs point into our buffer or into task buffers that outlive the
             // flush (Seg::Ext contract).
-            let written = unsafe { libc::writev(self.sock.as_raw_fd(), iov.as_ptr(), n as i32) };
+            let written = unsafe { libc::sendmsg(self.sock.as_raw_fd(), &msg, flags) };
             if written < 0 {
                 let err = io::Error::last_os_error();
                 match err.kind() {
@@ -276,15 +288,38 @@ impl Wire {
 
     /// Reads what the socket has into the receive buffer. Ok(false) if nothing was ready.
     pub fn fill(&mut self) -> Result<bool> {
+        self.fill_at_most(usize::MAX)
+    }
+
+    /// As [`Wire::fill`], but reads at most `max` bytes: when large payloads follow a header,
+    /// reading only the header lets the payload go straight to its destination instead of
+    /// through this buffer (one copy less per byte).
+    pub fn fill_at_most(&mut self, max: usize) -> Result<bool> {
+        self.compact_if_full();
+        let end = self.rx.end;
+        let n = self.read_into_at(end, max, libc::MSG_DONTWAIT)?;
+        self.rx.end += n;
+        Ok(n > 0)
+    }
+
+    /// Waits for input (at most [`RECV_TICK`]) and reads up to `max` bytes of it into the
+    /// receive buffer. Ok(false) if none came. Only for when nothing is waiting to be sent.
+    pub fn fill_blocking(&mut self, max: usize) -> Result<bool> {
+        self.compact_if_full();
+        self.drained = false;
+        let end = self.rx.end;
+        let n = self.read_into_at(end, max, 0)?;
+        self.rx.end += n;
+        Ok(n > 0)
+    }
+
+    /// Moves unconsumed bytes to the front when the buffer has no space left at its end.
+    fn compact_if_full(&mut self) {
         if self.rx.start > 0 && self.rx.end == self.rx.buf.len() {
             self.rx.buf.copy_within(self.rx.start..self.rx.end, 0);
             self.rx.end -= self.rx.start;
             self.rx.start = 0;
         }
-        let end = self.rx.end;
-        let n = self.read_into_at(end)?;
-        self.rx.end += n;
-        Ok(n > 0)
     }
 
     /// Makes room so that `need` bytes fit after `rx.start`.
@@ -296,32 +331,15 @@ impl Wire {
         }
     }
 
-    fn read_into_at(&mut self, at: usize) -> Result<usize> {
-        if at >= self.rx.buf.len() || self.drained {
+    fn read_into_at(&mut self, at: usize, max: usize, flags: i32) -> Result<usize> {
+        if at >= self.rx.buf.len() || self.drained || max == 0 {
             return Ok(0);
         }
-        let space = self.rx.buf.len() - at;
-        loop {
-            match self.sock.read(&mut self.rx.buf[at..]) {
-                Ok(0) => {
-                    return Err(Error::Closed {
-                        portal: self.portal.clone(),
-                        op: "receive",
-                    });
-                }
-                Ok(n) => {
-                    self.last_rx = Instant::now();
-                    self.drained = n < space;
-                    return Ok(n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.drained = true;
-                    return Ok(0);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(self.io_err("receive", e)),
-            }
-        }
+        let space = (self.rx.buf.len() - at).min(max);
+        // SAFETY: `at + space` is within the buffer, which `recv` does not touch otherwise.
+        let dst = unsafe { self.rx.buf.as_mut_ptr().add(at) };
+        // SAFETY: as above.
+        unsafe { self.recv(dst, space, flags) }
     }
 
     /// Reads straight into caller memory (large Data-In payloads), bypassing the buffer.
@@ -332,9 +350,19 @@ impl Wire {
         if self.drained {
             return Ok(0);
         }
+        // SAFETY: guaranteed by the caller.
+        unsafe { self.recv(dst, len, libc::MSG_DONTWAIT) }
+    }
+
+    /// One `recv` of at most `len` bytes into `dst`; 0 when nothing came (would block, or
+    /// the receive timeout passed). A short read marks the socket drained.
+    ///
+    /// # Safety
+    /// `dst` must be valid for `len` bytes of writes.
+    unsafe fn recv(&mut self, dst: *mut u8, len: usize, flags: i32) -> Result<usize> {
         loop {
             // SAFETY: guaranteed by the caller.
-            let n = unsafe { libc::read(self.sock.as_raw_fd(), dst.cast(), len) };
+            let n = unsafe { libc::recv(self.sock.as_raw_fd(), dst.cast(), len, flags) };
             if n > 0 {
                 self.last_rx = Instant::now();
                 self.drained = (n as usize) < len;

@@ -189,6 +189,21 @@ fn restart_in_the_middle_of_a_write_run_loses_nothing() {
     }
     d.engine.close(f).unwrap();
     assert_file(&export, "m", &model);
+    // And through NFS, from the restarted server.
+    let f = d.open(&url, rw_open(false)).unwrap();
+    let reads: Vec<_> = (0..model.len())
+        .map(|i| (IoKind::Read, i as u64 * u64::from(BS), BS))
+        .collect();
+    d.run(
+        f,
+        &reads,
+        |_, b| b.fill(0),
+        |i, b, r| {
+            assert_eq!(r, i64::from(BS));
+            assert!(b == &model[i][..], "block {i} read back over NFS differs");
+        },
+    )
+    .unwrap();
     let info = d.engine.info();
     assert_rewrite_noted(&info);
     assert!(

@@ -25,6 +25,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         depth: job.iodepth.max(1),
         lun: None,
         unmap: Vec::new(),
+        trim_len: Vec::new(),
         outages: Vec::new(),
         peak_in_flight: 0,
         closed_info: None,
@@ -74,6 +75,9 @@ pub struct IscsiEngine {
     lun: Option<Lun>,
     /// UNMAP parameter lists, one per worker slot (the IO's tag).
     unmap: Vec<[u8; scsi::UNMAP_PARAMS_LEN]>,
+    /// Bytes each in-flight trim covers, by tag (0: not a trim): UNMAP itself transfers only
+    /// its parameter list, and the runner counts the range trimmed.
+    trim_len: Vec<u32>,
     outages: Vec<Outage>,
     peak_in_flight: usize,
     /// What [`Engine::info`] said just before the LUN was closed.
@@ -206,7 +210,9 @@ impl Engine for IscsiEngine {
 
     fn setup(&mut self, setup: &EngineSetup) -> Result<(), EngineError> {
         self.depth = setup.iodepth.max(1);
-        self.unmap = vec![[0; scsi::UNMAP_PARAMS_LEN]; setup.slots.max(self.depth) as usize];
+        let slots = setup.slots.max(self.depth) as usize;
+        self.unmap = vec![[0; scsi::UNMAP_PARAMS_LEN]; slots];
+        self.trim_len = vec![0; slots];
         Ok(())
     }
 
@@ -261,6 +267,9 @@ impl Engine for IscsiEngine {
             Ok(true) => {
                 let n = lun.session.in_flight();
                 self.peak_in_flight = self.peak_in_flight.max(n);
+                if let Some(t) = self.trim_len.get_mut(io.tag as usize) {
+                    *t = if io.kind == IoKind::Trim { io.len } else { 0 };
+                }
                 Ok(Queued::Pending)
             }
             Ok(false) => Ok(Queued::Busy),
@@ -301,7 +310,10 @@ impl Engine for IscsiEngine {
         let mut failed = None;
         for f in lun.session.drain_finished() {
             let result = match f.outcome {
-                Outcome::Done(n) => n as i64,
+                Outcome::Done(n) => match self.trim_len.get(f.tag as usize) {
+                    Some(&trimmed) if trimmed > 0 => trimmed as i64,
+                    _ => n as i64,
+                },
                 Outcome::Failed { cdb, failure } => {
                     failed.get_or_insert((cdb, failure));
                     -(libc::EIO as i64)

@@ -242,3 +242,73 @@ fn target_restart_mid_run_is_survived_and_noted() {
             .is_empty()
     );
 }
+
+/// Whether `[start, end)` of `file` holds no allocated data (SEEK_DATA finds none before
+/// `end`): UNMAP reached the backing file as a punched hole.
+fn is_hole(file: &std::path::Path, start: u64, end: u64) -> bool {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(file).unwrap();
+    // SAFETY: lseek on a descriptor we own.
+    let next = unsafe { libc::lseek(f.as_raw_fd(), start as i64, libc::SEEK_DATA) };
+    next < 0 || next as u64 >= end
+}
+
+#[test]
+fn trim_unmaps_a_thin_lun_and_is_refused_on_a_thick_one() {
+    let Some(mut lab) = lab() else { return };
+    let mut d = driver(8);
+    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let e = d.one(f, IoKind::Trim, 0, BS).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.message.contains("not thin-provisioned"), "{}", e.message);
+    d.engine.close(f).unwrap();
+
+    lab.tgtd.thin_provisioning(1, 1).unwrap();
+    let mut d = driver(8);
+    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let n = 64;
+    d.run(f, &blocks(IoKind::Write, n), pattern, |_, _, r| {
+        assert_eq!(r, BS as i64)
+    })
+    .unwrap();
+    assert_eq!(d.one(f, IoKind::Fsync, 0, 0).unwrap(), 0);
+    let (first, last) = (16, 32);
+    assert!(!is_hole(
+        &lab.backing,
+        first as u64 * BS as u64,
+        last as u64 * BS as u64
+    ));
+    let trims: Vec<_> = (first..last)
+        .map(|i| (IoKind::Trim, i as u64 * BS as u64, BS))
+        .collect();
+    // A trim completes with the bytes it covers (as fio counts them), not UNMAP's 24-byte
+    // parameter list.
+    d.run(f, &trims, |_, _| {}, |_, _, r| assert_eq!(r, BS as i64))
+        .unwrap();
+    d.run(
+        f,
+        &blocks(IoKind::Read, n),
+        |_, b| b.fill(0xff),
+        |i, b, r| {
+            assert_eq!(r, BS as i64);
+            if (first..last).contains(&i) {
+                assert!(b.iter().all(|&x| x == 0), "trimmed block {i} is not zero");
+            } else {
+                let mut want = vec![0u8; b.len()];
+                pattern(i, &mut want);
+                assert!(b == &want[..], "block {i} next to the trim changed");
+            }
+        },
+    )
+    .unwrap();
+    d.engine.close(f).unwrap();
+    assert!(
+        is_hole(
+            &lab.backing,
+            first as u64 * BS as u64,
+            last as u64 * BS as u64
+        ),
+        "tgtd did not punch the unmapped range out of its backing file"
+    );
+    assert!(!is_hole(&lab.backing, 0, first as u64 * BS as u64));
+}

@@ -307,7 +307,7 @@ impl Session {
         }
         self.wire.make_room(n);
         loop {
-            let missing = n - self.wire.rx.available().len();
+            let missing = n.saturating_sub(self.wire.rx.available().len());
             if missing == 0 {
                 return Ok(true);
             }

@@ -220,6 +220,24 @@ impl Tgtd {
         Ok(())
     }
 
+    /// Makes LUN `lun` thin-provisioned: READ CAPACITY(16) then reports LBPME and UNMAP
+    /// punches holes in the backing file. Initiators see it at their next login.
+    pub fn thin_provisioning(&mut self, tid: u32, lun: u32) -> io::Result<()> {
+        self.tgtadm(&[
+            "--mode",
+            "logicalunit",
+            "--op",
+            "update",
+            "--tid",
+            &tid.to_string(),
+            "--lun",
+            &lun.to_string(),
+            "--params",
+            "thin_provisioning=1",
+        ])?;
+        Ok(())
+    }
+
     /// Requires CHAP for `tid`: the initiator must log in as `user`/`secret`.
     pub fn require_chap(&mut self, tid: u32, user: &str, secret: &str) -> io::Result<()> {
         self.tgtadm(&[

@@ -1,0 +1,159 @@
+//! The hot-path rule, checked for the `libiscsi` engine: once warmed up, pipelined 4 KiB
+//! random reads (through the receive buffer), 1 MiB reads (Data-In straight into the job's
+//! buffers), 256 KiB writes (immediate data, then R2T and Data-Out) and SYNCHRONIZE CACHE
+//! allocate nothing on the worker's thread. Against a real tgtd; skips with a printed reason
+//! when tgt is not installed.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::{Arena, job, rw_open};
+use storbench_core::{Completion, Engine, FileSpec, IoKind, IoUnit, Queued};
+use storbench_testkit::tgtd::{self, Tgtd};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const DEPTH: u32 = 32;
+const SLOT: usize = 1 << 20;
+const LUN_SIZE: u64 = 64 << 20;
+
+fn counted(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+/// `count` IOs of `kind` and `len` bytes, up to DEPTH in flight, at offsets spread over the
+/// LUN by a fixed stride (random enough to defeat sequential read-ahead for small blocks).
+fn run(
+    engine: &mut dyn Engine,
+    arena: &Arena,
+    done: &mut Vec<Completion>,
+    kind: IoKind,
+    len: u32,
+    count: u64,
+) {
+    let blocks = LUN_SIZE / u64::from(len.max(4096));
+    let (mut issued, mut inflight, mut free) = (0u64, 0u32, DEPTH);
+    let mut next_tag = [0u32; DEPTH as usize];
+    for (i, t) in next_tag.iter_mut().enumerate() {
+        *t = i as u32;
+    }
+    while issued < count || inflight > 0 {
+        while issued < count && free > 0 {
+            let tag = next_tag[(free - 1) as usize];
+            let offset = (issued * 7919 % blocks) * len as u64;
+            let io = IoUnit {
+                file: 0,
+                kind,
+                offset,
+                len: if kind == IoKind::Fsync { 0 } else { len },
+                buf: arena.slot(tag),
+                buf_index: tag,
+                tag,
+            };
+            match engine.queue(&io).unwrap() {
+                Queued::Pending => {
+                    free -= 1;
+                    inflight += 1;
+                    issued += 1;
+                }
+                Queued::Done(_) => issued += 1,
+                Queued::Busy => break,
+            }
+        }
+        engine.commit().unwrap();
+        if inflight > 0 {
+            done.clear();
+            engine.reap(1, done).unwrap();
+            for c in done.iter() {
+                assert!(c.result >= 0, "IO failed: {}", c.result);
+                next_tag[free as usize] = c.tag;
+                free += 1;
+                inflight -= 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn steady_state_io_does_not_allocate() {
+    if let Some(why) = tgtd::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The counter sees this thread's allocations (or the test below would prove nothing).
+    assert_eq!(counted(|| drop(std::hint::black_box(vec![0u8; 16]))), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("lun.img");
+    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
+    let iqn = "iqn.2026-11.lab.storbench:noalloc";
+    let mut t = Tgtd::start().expect("start tgtd");
+    t.add_target(1, iqn).unwrap();
+    t.add_lun(1, 1, &backing).unwrap();
+
+    let spec = job("libiscsi", DEPTH, &[]);
+    let mut engine = storbench_engines::create(&spec).unwrap();
+    let arena = Arena::new(DEPTH, SLOT);
+    engine.setup(&arena.setup(DEPTH)).unwrap();
+    let file = FileSpec {
+        path: format!("iscsi://{}/{iqn}/1", t.portal()),
+        open: rw_open(false),
+    };
+    engine.open(&file).expect("open the LUN");
+    let mut done = Vec::with_capacity(DEPTH as usize);
+    let cases = [
+        (IoKind::Write, 256 << 10),
+        (IoKind::Read, 4096),
+        (IoKind::Read, 1 << 20),
+        (IoKind::Fsync, 0),
+    ];
+    for (kind, len) in cases {
+        run(engine.as_mut(), &arena, &mut done, kind, len, 200);
+        let n = counted(|| run(engine.as_mut(), &arena, &mut done, kind, len, 1000));
+        assert_eq!(n, 0, "{n} allocations in 1000 {kind:?}s of {len} bytes");
+    }
+    engine.close(0).unwrap();
+    let left = t
+        .wait_no_nexus(1, std::time::Duration::from_secs(5))
+        .unwrap();
+    assert!(left.is_empty(), "sessions left logged in: {left:?}");
+}

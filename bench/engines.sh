@@ -4,11 +4,13 @@
 #   bench/engines.sh            # all workloads, 5 s each
 #   RUNTIME=10 bench/engines.sh null psync
 #
-# Workloads (issue #1 speed goals):
+# Workloads (issue #2 speed goals):
 #   null    4k randread, ioengine=null, iodepth 1 and 32, numjobs 1 and 2   IOPS >= 1.5x fio
 #   psync   4k randread of a 1 GiB file in /dev/shm, psync QD1            IOPS >= 1.0x, CPU/IO <= fio
 #   uring   same file, io_uring QD32                                      IOPS >= 1.0x, CPU/IO <= fio
 #   direct  4k randread O_DIRECT, io_uring QD32, 1 GiB file on ext4       IOPS within +-5%
+#   article the TrueNAS article's randrw command (12 jobs x 256 MiB, posixaio QD32, O_DIRECT,
+#           ramp 10 s, runtime 10 s) in EXT4_DIR                          peak RSS <= fio
 #
 # Each run is timed with /usr/bin/time: CPU is user+sys of the whole process (every thread,
 # io_uring workers and AIO helpers included, start-up too, for both tools alike) divided by the
@@ -101,21 +103,22 @@ measure() {
 printf '%-26s %12s %12s %7s %10s %10s %7s %9s %9s  %s\n' workload "fio IOPS" "sb IOPS" ratio \
     "fio ns/IO" "sb ns/IO" ratio "fio RSS" "sb RSS" verdict
 
-# compare NAME GOAL ARGS...: GOAL is "min_iops_ratio max_cpu_ratio|- band|-"
+# compare NAME GOAL ARGS...: GOAL is "min_iops_ratio|- max_cpu_ratio|- band|- max_rss_ratio|-"
 compare() {
-    local name=$1 min_ratio=$2 max_cpu=$3 band=$4
-    shift 4
+    local name=$1 min_ratio=$2 max_cpu=$3 band=$4 max_rss=$5
+    shift 5
     local f s
     f=$(measure fio "$name" "$@") || { FAILED=1; return; }
     s=$(measure sb "$name" "$@") || { FAILED=1; return; }
     read -r fi fc fr <<<"$f"
     read -r si sc sr <<<"$s"
     awk -v n="$name" -v fi="$fi" -v si="$si" -v fc="$fc" -v sc="$sc" -v fr="$fr" -v sr="$sr" \
-        -v min="$min_ratio" -v maxc="$max_cpu" -v band="$band" 'BEGIN {
+        -v min="$min_ratio" -v maxc="$max_cpu" -v band="$band" -v maxr="$max_rss" 'BEGIN {
         r = si / (fi > 0 ? fi : 1); c = sc / (fc > 0 ? fc : 1); ok = 1; why = ""
         if (min != "-" && r < min) { ok = 0; why = why sprintf(" IOPS<%.2fx", min) }
         if (maxc != "-" && c > maxc) { ok = 0; why = why " CPU/IO>fio" }
         if (band != "-" && (r < 1 - band || r > 1 + band)) { ok = 0; why = why sprintf(" outside +-%d%%", band * 100) }
+        if (maxr != "-" && sr > fr * maxr) { ok = 0; why = why " RSS>fio" }
         printf "%-26s %12d %12d %6.2fx %10d %10d %6.2fx %8dK %8dK  %s%s\n", n, fi, si, r, fc, sc, c, fr, sr, ok ? "PASS" : "FAIL", why
         exit ok ? 0 : 1
     }' || FAILED=1
@@ -131,7 +134,7 @@ if selected null; then
             # engine_loop runs one thread: no numjobs comparison in that mode.
             [ -n "${LOOP:-}" ] && [ "$nj" = 2 ] && continue
             LOOP_ARGS=(null /dev/null 1073741824 4096 "$qd" "$RUNTIME" rand)
-            compare "null qd$qd jobs$nj" 1.5 - - --name=null --ioengine=null --size=1g \
+            compare "null qd$qd jobs$nj" 1.5 - - - --name=null --ioengine=null --size=1g \
                 "--iodepth=$qd" "--numjobs=$nj" "${common[@]}"
         done
     done
@@ -141,12 +144,12 @@ if selected psync || selected uring; then
     make_file "$SHM_FILE"
     if selected psync; then
         LOOP_ARGS=(psync "$SHM_FILE" 1073741824 4096 1 "$RUNTIME" rand)
-        compare "psync qd1 /dev/shm" 1.0 1.0 - --name=shm --filename="$SHM_FILE" \
+        compare "psync qd1 /dev/shm" 1.0 1.0 - - --name=shm --filename="$SHM_FILE" \
             --ioengine=psync --iodepth=1 "${common[@]}"
     fi
     if selected uring; then
         LOOP_ARGS=(io_uring "$SHM_FILE" 1073741824 4096 32 "$RUNTIME" rand)
-        compare "io_uring qd32 /dev/shm" 1.0 1.0 - --name=shm --filename="$SHM_FILE" \
+        compare "io_uring qd32 /dev/shm" 1.0 1.0 - - --name=shm --filename="$SHM_FILE" \
             --ioengine=io_uring --iodepth=32 "${common[@]}"
     fi
 fi
@@ -158,9 +161,35 @@ if selected direct; then
     else
         make_file "$EXT4_FILE"
         LOOP_ARGS=(io_uring "$EXT4_FILE" 1073741824 4096 32 "$RUNTIME" direct rand)
-        compare "io_uring qd32 direct ext4" - - 0.05 --name=ext4 --filename="$EXT4_FILE" \
+        compare "io_uring qd32 direct ext4" - - 0.05 - --name=ext4 --filename="$EXT4_FILE" \
             --ioengine=io_uring --iodepth=32 --direct=1 "${common[@]}"
     fi
+fi
+
+if selected article; then
+    # Read and write IOPS both count; the goal is memory. Both tools lay out their own files
+    # (randrw.N.0) in a fresh directory each, removed afterwards.
+    json_ios() {
+        jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
+               | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
+    }
+    ART_DIR=$(mktemp -d -p "$EXT4_DIR" storbench-article.XXXXXX)
+    trap 'cleanup; rm -rf "$ART_DIR"' EXIT
+    mkdir "$ART_DIR/fio" "$ART_DIR/sb"
+    article=(--bs=128k --direct=1 --gtod_reduce=1 --ioengine=posixaio --iodepth=32
+        --group_reporting --name=randrw --numjobs=12 --ramp_time=10 --runtime=10 --rw=randrw
+        --size=256M --time_based)
+    f=$(measure fio article --directory="$ART_DIR/fio" "${article[@]}") || FAILED=1
+    s=$(measure sb article --directory="$ART_DIR/sb" "${article[@]}") || FAILED=1
+    read -r fi fc fr <<<"$f"
+    read -r si sc sr <<<"$s"
+    awk -v fi="$fi" -v si="$si" -v fc="$fc" -v sc="$sc" -v fr="$fr" -v sr="$sr" 'BEGIN {
+        ok = sr <= fr
+        printf "%-26s %12d %12d %6.2fx %10d %10d %6.2fx %8dK %8dK  %s\n", "article randrw 12 jobs",
+            fi, si, si / (fi > 0 ? fi : 1), fc, sc, sc / (fc > 0 ? fc : 1), fr, sr,
+            ok ? "PASS" : "FAIL RSS>fio"
+        exit ok ? 0 : 1
+    }' || FAILED=1
 fi
 
 exit $FAILED

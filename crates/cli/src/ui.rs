@@ -2,6 +2,7 @@
 //! go. The runner calls the [`Observer`] methods from its one sampler thread.
 
 use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 use storbench_core::observer::{JobHeaderLine, Observer, Progress};
 use storbench_core::progress::WorkerState;
@@ -30,6 +31,28 @@ pub struct CliObserver<'a> {
     unit_base: u32,
     batch_index: u32,
     current_batch: Vec<String>,
+    timing: EtaTiming,
+    /// When the live line was last drawn, and when it last ended with a newline.
+    last_drawn: Option<Instant>,
+    line_started: Option<Instant>,
+}
+
+/// How often the live line is redrawn, and whether it scrolls (fio's `--eta-interval` and
+/// `--eta-newline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EtaTiming {
+    pub interval: Duration,
+    pub newline: Option<Duration>,
+}
+
+impl Default for EtaTiming {
+    /// fio's defaults: a redraw every second, on one line.
+    fn default() -> Self {
+        EtaTiming {
+            interval: Duration::from_secs(1),
+            newline: None,
+        }
+    }
 }
 
 impl<'a> CliObserver<'a> {
@@ -42,7 +65,40 @@ impl<'a> CliObserver<'a> {
             unit_base: 8,
             batch_index: 0,
             current_batch: Vec::new(),
+            timing: EtaTiming::default(),
+            last_drawn: None,
+            line_started: None,
         }
+    }
+
+    pub fn with_timing(mut self, timing: EtaTiming) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// Whether a redraw is due now; the first one always is. fio redraws once 95 % of the
+    /// interval has passed, so the sampler's own jitter does not skip a beat.
+    fn due(&mut self, now: Instant) -> bool {
+        let due = self
+            .last_drawn
+            .is_none_or(|t| now.duration_since(t) >= self.timing.interval * 95 / 100);
+        if due {
+            self.last_drawn = Some(now);
+        }
+        due
+    }
+
+    /// Whether this redraw should end its line so the next starts a new one.
+    fn newline_due(&mut self, now: Instant) -> bool {
+        let Some(every) = self.timing.newline else {
+            return false;
+        };
+        let started = *self.line_started.get_or_insert(now);
+        if now.duration_since(started) >= every {
+            self.line_started = Some(now);
+            return true;
+        }
+        false
     }
 
     /// Blanks the status line before the report is printed.
@@ -91,6 +147,11 @@ impl Observer for CliObserver<'_> {
             self.current_batch = p.jobs.clone();
             self.batch_index += 1;
         }
+        let now = Instant::now();
+        if self.live.is_none() || !self.due(now) {
+            return;
+        }
+        let newline = self.newline_due(now);
         let Some((style, line)) = &mut self.live else {
             return;
         };
@@ -98,7 +159,11 @@ impl Observer for CliObserver<'_> {
             LiveStyle::Fio => eta_line(&fio_status(p, self.kb_base, self.unit_base)),
             LiveStyle::Quick { tests } => quick_line(&quick_status(p, self.batch_index, *tests)),
         };
-        let _ = line.update(&text, &mut std::io::stderr());
+        let mut err = std::io::stderr();
+        let _ = line.update(&text, &mut err);
+        if newline {
+            let _ = line.end(&mut err);
+        }
     }
 }
 

@@ -162,6 +162,42 @@ fn live_status_line_only_where_asked_and_only_on_stderr() {
     assert!(live.stderr.contains('\r'), "the line is redrawn in place");
 }
 
+/// `--eta-newline` ends the live line every period so it scrolls; `--eta-interval` spaces the
+/// redraws (the first one is always drawn).
+#[test]
+fn eta_newline_scrolls_and_eta_interval_spaces_redraws() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = "--name=e --ioengine=null --size=64m --rw=read --time_based --output-format=json";
+    let scrolling = sb_fio(
+        dir.path(),
+        &words(&format!(
+            "--eta=always --eta-newline=500ms --eta-interval=250ms --runtime=2600ms {job}"
+        )),
+    );
+    scrolling.json();
+    let kept = scrolling
+        .stderr
+        .split('\n')
+        .filter(|l| l.contains("Jobs: 1 (f=1)"))
+        .count();
+    assert!(kept >= 2, "the line never scrolled: {:?}", scrolling.stderr);
+
+    let sparse = sb_fio(
+        dir.path(),
+        &words(&format!(
+            "--eta=always --eta-interval=5s --runtime=1500ms {job}"
+        )),
+    );
+    sparse.json();
+    assert_eq!(
+        sparse.stderr.matches("Jobs: 1 (f=1)").count(),
+        1,
+        "{:?}",
+        sparse.stderr
+    );
+    assert!(!sparse.stderr.contains('\n'), "{:?}", sparse.stderr);
+}
+
 /// A job that fails during IO still prints its report, exits non-zero, and says why on
 /// stderr (not only in the report's notes).
 #[test]

@@ -238,3 +238,53 @@ fn quick(extra: &[&str]) {
     assert!(text.contains("iSCSI") || text.contains(IQN), "{text}");
     lab.no_session_left();
 }
+
+#[test]
+fn ctrl_c_mid_run_logs_the_session_out() {
+    let Some(lab) = lab() else { return };
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args([
+            "--no-save",
+            "fio",
+            "--name=j",
+            "--ioengine=libiscsi",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16M",
+            "--iodepth=8",
+            "--time_based",
+            "--runtime=60",
+        ])
+        .arg(format!("--filename={}", lab.fio_url()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while lab.tgtd.nexus(1).unwrap().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "storbench never logged in"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill on the PID of a child we have not reaped yet.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("storbench did not stop within 15 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("  read: IOPS="), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    lab.no_session_left();
+}

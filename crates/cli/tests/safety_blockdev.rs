@@ -11,7 +11,8 @@ use std::path::Path;
 use common::system::{LoopDev, Mount, have_tool, sh};
 use common::{Run, sb_fio, storbench, words};
 
-const DEV_BYTES: u64 = 64 << 20;
+/// Large enough for mkfs.btrfs (at least 109 MiB).
+const DEV_BYTES: u64 = 128 << 20;
 
 fn quick_on(dev: &str, extra: &[&str]) -> Run {
     let mut c = storbench();
@@ -121,7 +122,12 @@ fn formatted() -> Vec<Signature> {
                 what: "XFS",
                 needle: "XFS file system",
                 make: |d| {
-                    sh("mkfs.xfs", &["-q", "-f", &d.dev]);
+                    // xfsprogs 5.19+ refuses file systems under 300 MB unless it runs under
+                    // fstests, which it recognises by these three variables.
+                    let fstests = ["TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1"];
+                    let mut args = fstests.to_vec();
+                    args.extend(["mkfs.xfs", "-q", "-f", &d.dev]);
+                    sh("env", &args);
                 },
             },
         ),

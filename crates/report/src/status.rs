@@ -257,6 +257,13 @@ impl StatusLine {
         out.flush()
     }
 
+    /// Keeps the line as drawn and moves to the next one (fio's `--eta-newline`).
+    pub fn end(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.last_len = 0;
+        writeln!(out)?;
+        out.flush()
+    }
+
     /// Blanks the line so the report that follows starts clean.
     pub fn clear(&mut self, out: &mut dyn Write) -> io::Result<()> {
         if self.last_len > 0 {

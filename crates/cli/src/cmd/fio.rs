@@ -14,7 +14,7 @@ use storbench_report::status::EtaMode;
 
 use crate::StoreArgs;
 use crate::running::{exit_code, route_network_targets};
-use crate::ui::{CliObserver, LiveStyle};
+use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 
 /// fio options and job files, exactly as fio takes them (see `storbench fio --cmdhelp`).
 /// storbench's own options may be mixed in: --allow-destructive, --label, --tag, --db,
@@ -51,7 +51,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         route_network_targets(job)?;
     }
     if let Some(cmd) = &inv.showcmd {
-        println!("{cmd}");
+        print!("{cmd}");
         return Ok(ExitCode::SUCCESS);
     }
     if inv.parse_only {
@@ -134,7 +134,11 @@ fn execute(
             normal.then_some(out.as_mut() as &mut dyn Write),
             eta,
             LiveStyle::Fio,
-        );
+        )
+        .with_timing(EtaTiming {
+            interval: inv.eta_interval.unwrap_or(EtaTiming::default().interval),
+            newline: inv.eta_newline,
+        });
         let r = run(req, &crate::running::engine_for, &mut observer);
         observer.finish();
         r

@@ -12,12 +12,16 @@
 #   article the TrueNAS article's randrw command (12 jobs x 256 MiB, posixaio QD32, O_DIRECT,
 #           ramp 10 s, runtime 10 s) in EXT4_DIR                          peak RSS <= fio
 #
-# Each run is timed with /usr/bin/time: CPU is user+sys of the whole process (every thread,
-# io_uring workers and AIO helpers included, start-up too, for both tools alike) divided by the
-# IOs done; RSS is the peak resident set.
+# Each workload runs ROUNDS times per tool, alternating which tool goes first (so neither
+# always meets a cache the other warmed), and the medians are compared. Each run goes through
+# bench/peakmem.py: CPU is user+sys of the whole process tree (every thread, io_uring workers,
+# AIO helpers and fio's forked jobs included, start-up too, for both tools alike) divided by
+# the IOs done; memory is the peak summed Pss of the process tree (fio forks one process per
+# job, so /usr/bin/time's largest-process RSS would leave most of fio out).
 #
 # Environment:
 #   RUNTIME     seconds per run (default 5)
+#   ROUNDS      runs per tool and workload (default 3)
 #   STORBENCH   storbench binary (default: built here with cargo --release)
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workload (default /var/tmp)
 #   ENGINE_LOOP=1  use crates/engines/examples/engine_loop instead of `storbench fio` (engine
@@ -25,6 +29,7 @@
 set -euo pipefail
 
 RUNTIME=${RUNTIME:-5}
+ROUNDS=${ROUNDS:-3}
 EXT4_DIR=${EXT4_DIR:-/var/tmp}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -39,7 +44,8 @@ trap cleanup EXIT
 need() { command -v "$1" >/dev/null || { echo "engines.sh: $1 is missing (apt-get install $2)" >&2; exit 2; }; }
 need fio fio
 need jq jq
-[ -x /usr/bin/time ] || { echo "engines.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+need python3 python3
+PEAKMEM="$ROOT/bench/peakmem.py"
 
 if [ "${ENGINE_LOOP:-0}" = 1 ]; then
     (cd "$ROOT" && cargo build --release -q -p storbench-engines --example engine_loop)
@@ -63,11 +69,11 @@ make_file() {
         --output=/dev/null >/dev/null
 }
 
-# timed OUT_PREFIX CMD...: runs CMD, JSON to OUT_PREFIX.json, "elapsed user sys maxrss_kb" to .time
+# timed OUT_PREFIX CMD...: runs CMD, JSON to OUT_PREFIX.json, "elapsed user sys pss_kb" to .time
 timed() {
     local out=$1
     shift
-    /usr/bin/time -f "%e %U %S %M" -o "$out.time" "$@" >"$out.json" 2>"$out.err" || {
+    "$PEAKMEM" "$out.time" "$@" >"$out.json" 2>"$out.err" || {
         echo "engines.sh: failed: $*" >&2
         cat "$out.err" >&2
         return 1
@@ -100,16 +106,52 @@ measure() {
         'BEGIN { printf "%.0f %.0f %d\n", iops, (u + s) * 1e9 / (ios > 0 ? ios : 1), rss }'
 }
 
+echo "# $(nproc) CPUs, $(uname -r), $(fio --version), $("${STORBENCH:-$LOOP}" --version 2>/dev/null | head -1)"
+echo "# medians of $ROUNDS runs per tool, ${RUNTIME}s each; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-26s %12s %12s %7s %10s %10s %7s %9s %9s  %s\n' workload "fio IOPS" "sb IOPS" ratio \
-    "fio ns/IO" "sb ns/IO" ratio "fio RSS" "sb RSS" verdict
+    "fio ns/IO" "sb ns/IO" ratio "fio PSS" "sb PSS" verdict
+
+# run_rounds NAME ARGS...: ROUNDS measurements per tool into RESULTS[tool,round]; fio goes
+# first in odd rounds, storbench in even ones.
+declare -A RESULTS
+run_rounds() {
+    local name=$1
+    shift
+    local r
+    for r in $(seq "$ROUNDS"); do
+        if [ $((r % 2)) = 1 ]; then
+            RESULTS[fio,$r]=$(measure fio "$name" "$@") || return 1
+            RESULTS[sb,$r]=$(measure sb "$name" "$@") || return 1
+        else
+            RESULTS[sb,$r]=$(measure sb "$name" "$@") || return 1
+            RESULTS[fio,$r]=$(measure fio "$name" "$@") || return 1
+        fi
+    done
+}
+# rounds TOOL: the per-column medians (IOPS, CPU per IO, PSS) of TOOL's rounds.
+rounds() {
+    local tool=$1 r
+    for r in $(seq "$ROUNDS"); do echo "${RESULTS[$tool,$r]}"; done | awk '
+        { for (c = 1; c <= 3; c++) v[c, NR] = $c }
+        END {
+            for (c = 1; c <= 3; c++) {
+                n = 0
+                for (i = 1; i <= NR; i++) a[++n] = v[c, i]
+                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                m[c] = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+            }
+            printf "%.0f %.0f %.0f\n", m[1], m[2], m[3]
+        }'
+}
 
 # compare NAME GOAL ARGS...: GOAL is "min_iops_ratio|- max_cpu_ratio|- band|- max_rss_ratio|-"
 compare() {
     local name=$1 min_ratio=$2 max_cpu=$3 band=$4 max_rss=$5
     shift 5
-    local f s
-    f=$(measure fio "$name" "$@") || { FAILED=1; return; }
-    s=$(measure sb "$name" "$@") || { FAILED=1; return; }
+    run_rounds "$name" "$@" || { FAILED=1; return; }
+    local f s fi fc fr si sc sr
+    f=$(rounds fio)
+    s=$(rounds sb)
     read -r fi fc fr <<<"$f"
     read -r si sc sr <<<"$s"
     awk -v n="$name" -v fi="$fi" -v si="$si" -v fc="$fc" -v sc="$sc" -v fr="$fr" -v sr="$sr" \
@@ -118,7 +160,7 @@ compare() {
         if (min != "-" && r < min) { ok = 0; why = why sprintf(" IOPS<%.2fx", min) }
         if (maxc != "-" && c > maxc) { ok = 0; why = why " CPU/IO>fio" }
         if (band != "-" && (r < 1 - band || r > 1 + band)) { ok = 0; why = why sprintf(" outside +-%d%%", band * 100) }
-        if (maxr != "-" && sr > fr * maxr) { ok = 0; why = why " RSS>fio" }
+        if (maxr != "-" && sr > fr * maxr) { ok = 0; why = why " PSS>fio" }
         printf "%-26s %12d %12d %6.2fx %10d %10d %6.2fx %8dK %8dK  %s%s\n", n, fi, si, r, fc, sc, c, fr, sr, ok ? "PASS" : "FAIL", why
         exit ok ? 0 : 1
     }' || FAILED=1
@@ -167,29 +209,17 @@ if selected direct; then
 fi
 
 if selected article; then
-    # Read and write IOPS both count; the goal is memory. Both tools lay out their own files
-    # (randrw.N.0) in a fresh directory each, removed afterwards.
+    # Read and write IOPS both count; the goal is memory. Each run lays out its own files
+    # (randrw.N.0) in a fresh directory, removed afterwards.
     json_ios() {
         jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
                | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
     }
     ART_DIR=$(mktemp -d -p "$EXT4_DIR" storbench-article.XXXXXX)
     trap 'cleanup; rm -rf "$ART_DIR"' EXIT
-    mkdir "$ART_DIR/fio" "$ART_DIR/sb"
-    article=(--bs=128k --direct=1 --gtod_reduce=1 --ioengine=posixaio --iodepth=32
-        --group_reporting --name=randrw --numjobs=12 --ramp_time=10 --runtime=10 --rw=randrw
-        --size=256M --time_based)
-    f=$(measure fio article --directory="$ART_DIR/fio" "${article[@]}") || FAILED=1
-    s=$(measure sb article --directory="$ART_DIR/sb" "${article[@]}") || FAILED=1
-    read -r fi fc fr <<<"$f"
-    read -r si sc sr <<<"$s"
-    awk -v fi="$fi" -v si="$si" -v fc="$fc" -v sc="$sc" -v fr="$fr" -v sr="$sr" 'BEGIN {
-        ok = sr <= fr
-        printf "%-26s %12d %12d %6.2fx %10d %10d %6.2fx %8dK %8dK  %s\n", "article randrw 12 jobs",
-            fi, si, si / (fi > 0 ? fi : 1), fc, sc, sc / (fc > 0 ? fc : 1), fr, sr,
-            ok ? "PASS" : "FAIL RSS>fio"
-        exit ok ? 0 : 1
-    }' || FAILED=1
+    compare "article randrw 12 jobs" - - - 1.0 --directory="$ART_DIR" --bs=128k --direct=1 \
+        --gtod_reduce=1 --ioengine=posixaio --iodepth=32 --group_reporting --name=randrw \
+        --numjobs=12 --ramp_time=10 --runtime=10 --rw=randrw --size=256M --time_based
 fi
 
 exit $FAILED

@@ -78,14 +78,9 @@ impl<'a> CliObserver<'a> {
 
     /// Whether a redraw is due now; the first one always is. fio redraws once 95 % of the
     /// interval has passed, so the sampler's own jitter does not skip a beat.
-    fn due(&mut self, now: Instant) -> bool {
-        let due = self
-            .last_drawn
-            .is_none_or(|t| now.duration_since(t) >= self.timing.interval * 95 / 100);
-        if due {
-            self.last_drawn = Some(now);
-        }
-        due
+    fn due(&self, now: Instant) -> bool {
+        self.last_drawn
+            .is_none_or(|t| now.duration_since(t) >= self.timing.interval * 95 / 100)
     }
 
     /// Whether this redraw should end its line so the next starts a new one.
@@ -143,14 +138,17 @@ impl Observer for CliObserver<'_> {
     }
 
     fn progress(&mut self, p: &Progress) {
-        if p.jobs != self.current_batch {
+        let new_batch = p.jobs != self.current_batch;
+        if new_batch {
             self.current_batch = p.jobs.clone();
             self.batch_index += 1;
         }
         let now = Instant::now();
-        if self.live.is_none() || !self.due(now) {
+        // A new set of jobs (quick's next test) is always shown, however short it is.
+        if self.live.is_none() || !(self.due(now) || new_batch) {
             return;
         }
+        self.last_drawn = Some(now);
         let newline = self.newline_due(now);
         let Some((style, line)) = &mut self.live else {
             return;

@@ -54,12 +54,17 @@ impl RingConfig {
         })
     }
 
-    /// Builds the ring; with `lean`, also the flags that cut per-IO kernel work where the
-    /// kernel has them (cooperative task running, one issuing thread), as fio does.
-    fn build_with(&self, entries: u32, lean: bool) -> io::Result<IoUring> {
+    /// Builds the ring with the flags of `lean` that cut per-IO kernel work.
+    fn build_with(&self, entries: u32, lean: Lean) -> io::Result<IoUring> {
         let mut builder = IoUring::builder();
-        if lean {
+        if lean >= Lean::Cooperative {
             builder.setup_coop_taskrun().setup_single_issuer();
+        }
+        if lean == Lean::Deferred {
+            // Completions of work punted to io-wq (buffered reads of tmpfs, for one) are
+            // then posted when this thread waits, not by a wake-up per completion; the flag
+            // makes non-waiting enters pick them up too (the crate adds GETEVENTS).
+            builder.setup_defer_taskrun().setup_taskrun_flag();
         }
         if self.iopoll {
             builder.setup_iopoll();
@@ -73,10 +78,26 @@ impl RingConfig {
         builder.build(entries)
     }
 
+    /// The leanest ring the kernel accepts: deferred task running (6.1), cooperative task
+    /// running with one issuer (5.19 and 6.0), then plain. Deferred task running rules out
+    /// an SQ polling thread.
     fn build(&self, entries: u32) -> io::Result<IoUring> {
-        match self.build_with(entries, true) {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => self.build_with(entries, false),
-            other => other,
+        let mut lean = if self.sqpoll.is_some() {
+            Lean::Cooperative
+        } else {
+            Lean::Deferred
+        };
+        loop {
+            match self.build_with(entries, lean) {
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && lean > Lean::Plain => {
+                    lean = if lean == Lean::Deferred {
+                        Lean::Cooperative
+                    } else {
+                        Lean::Plain
+                    };
+                }
+                other => return other,
+            }
         }
     }
 
@@ -94,6 +115,14 @@ impl RingConfig {
             parts.join(" and ")
         }
     }
+}
+
+/// Setup flags that trade generality for less kernel work per IO, newest last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Lean {
+    Plain,
+    Cooperative,
+    Deferred,
 }
 
 /// The error for a failed `io_uring_setup`, saying what to do instead.
@@ -314,6 +343,13 @@ impl IoUringEngine {
 
     /// Reads every ready CQE; returns how many IOs completed (resubmissions not counted).
     #[inline]
+    /// Whether the kernel holds completions that an enter would post.
+    fn work_pending(&mut self) -> bool {
+        self.ring
+            .as_mut()
+            .is_some_and(|ring| ring.submission().taskrun())
+    }
+
     fn drain(&mut self, out: &mut Vec<Completion>) -> usize {
         let Some(ring) = self.ring.as_mut() else {
             return 0;
@@ -479,7 +515,12 @@ impl Engine for IoUringEngine {
             if !self.retry.is_empty() {
                 self.resubmit()?;
             }
-            let must_poll = self.cfg.iopoll && !polled && got == 0 && self.outstanding > 0;
+            // Polled rings, and deferred task running with completions waiting to be posted
+            // (the kernel's TASKRUN flag), need an enter even when nothing is awaited.
+            let must_poll = !polled
+                && got == 0
+                && self.outstanding > 0
+                && (self.cfg.iopoll || self.work_pending());
             if got >= want && self.retry.is_empty() && !must_poll {
                 return Ok(());
             }

@@ -116,8 +116,25 @@ fn engines_section(out: &mut String) {
         };
         let _ = writeln!(out, "| {name} | {} | {depth} |", cell(e.about));
     }
-    out.push('\n');
+    out.push_str(NETWORK_ENGINES);
 }
+
+/// What the options about durability mean where there is no kernel page cache in between.
+const NETWORK_ENGINES: &str = "
+### `sync`, `direct` and `fsync` on the network engines
+
+storbench's NFS and iSCSI clients keep no cache, so every read and write reaches the server
+whatever `direct` says; `direct=1` is accepted and changes nothing.
+
+- **nfs**: writes are `UNSTABLE`; `fsync`/`fdatasync` points (`fsync=N`, `end_fsync=1`,
+  `fsync_on_close=1`) and the end of the job send `COMMIT`. With `sync=1` every WRITE is
+  `FILE_SYNC` and no COMMIT is needed. Details, and how writes survive a server restart:
+  [nfs.md](nfs.md).
+- **libiscsi**: `sync=1` sets FUA on every WRITE(16); `fsync`/`fdatasync` send
+  SYNCHRONIZE CACHE(16); trims are UNMAP (thin-provisioned LUNs only). Details:
+  [iscsi.md](iscsi.md).
+
+";
 
 fn flags_section(out: &mut String) {
     out.push_str("## Global flags\n\n| flag | supported | what it does |\n|---|---|---|\n");

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use super::{Slot, Worker, sleep_interruptible};
 use crate::engine::{IoKind, IoUnit, Queued};
 use crate::error::EngineError;
+use crate::stop;
 
 impl Worker<'_> {
     pub(super) fn commit(&mut self) -> Result<(), EngineError> {
@@ -117,8 +118,14 @@ impl Worker<'_> {
             .unwrap_or(now);
         let wait = next.saturating_sub(now);
         if self.inflight > 0 {
+            // As fio does before a rate sleep: let what is in flight complete first, waiting
+            // in the engine, so completions are seen when they happen (a busy loop that never
+            // enters the kernel would see io_uring's late) and latency stays exact.
             self.commit()?;
-            return self.reap(0);
+            while self.inflight > 0 && !stop::requested() {
+                self.reap(1)?;
+            }
+            return Ok(());
         }
         if wait > 0 {
             sleep_interruptible(Duration::from_nanos(wait.min(50_000_000)));

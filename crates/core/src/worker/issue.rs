@@ -34,10 +34,12 @@ impl Worker<'_> {
             }
             let Some(slot) = self.free.pop() else { break };
             let t_start = if self.measure.any() { self.clock() } else { 0 };
-            let (ddir, file, offset, len) = self.next_io();
+            let io = self.held.take().unwrap_or_else(|| self.next_io());
+            let (ddir, file, offset, len) = io;
             if let Some(rl) = &mut self.rate[ddir as usize] {
                 if !rl.ready(self.clock.now_ns()) {
                     self.free.push(slot);
+                    self.held = Some(io);
                     return Ok(false);
                 }
                 rl.charge(len as u64);

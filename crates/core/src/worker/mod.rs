@@ -163,6 +163,9 @@ struct Worker<'p> {
     seq_run: u64,
     last_end: u64,
     trim_then_write: Option<(u32, u64, u32)>,
+    /// An IO drawn (direction, file, offset, length) that the rate limiter held back; it is
+    /// issued next, so the offset sequence and random map lose nothing while waiting.
+    held: Option<(u8, u32, u64, u32)>,
     // Time.
     clock: Clock,
     job_start: Instant,
@@ -268,6 +271,7 @@ impl<'p> Worker<'p> {
             seq_run: 0,
             last_end: 0,
             trim_then_write: None,
+            held: None,
             clock: plan.clock,
             job_start: now,
             measuring: false,

@@ -5,7 +5,17 @@
 #   bench/bonnie.sh [DIR]            DIR defaults to a new directory under /tmp
 #
 # Environment:
-#   BONNIE_FLAGS   flags for both tools (default: -s 2g -r 1024 -n 16, the peer baseline)
+#   BONNIE_FLAGS   flags for both tools (default: -s 2g -r 1024 -n 64)
+#   MEM_LIMIT      memory (MiB) each run may use, page cache included, through a memory
+#                  cgroup (root only; default: the -r value). Without it a 2 GiB file lives
+#                  in this VM's 24 GiB page cache and the "device-bound" tests measure
+#                  memory copies; with it they hit the disk, as -r says they should.
+#                  MEM_LIMIT=0 turns it off.
+#   FRESH_FS       1 (default as root without a DIR argument): every run gets a newly made
+#                  ext4 on a loop device (direct IO to an image in /var/tmp), so no run
+#                  creates its files while ext4 still scans the inodes the previous run
+#                  deleted ("recently deleted" inodes slow creates for up to 5 minutes,
+#                  which otherwise decides the file-test figures); 0 uses DIR as it is.
 #   ROUNDS         rounds of (bonnie++, storbench), alternating who goes first (default 4:
 #                  even, because on ext4 the second run of a round creates its files while
 #                  the first run's deleted inodes are still held back, which slows it);
@@ -22,7 +32,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-FLAGS=${BONNIE_FLAGS:--s 2g -r 1024 -n 16}
+FLAGS=${BONNIE_FLAGS:--s 2g -r 1024 -n 64}
+RAM_FLAG=$(sed -n 's/.*-r \([0-9]*\).*/\1/p' <<<"$FLAGS")
+MEM_LIMIT=${MEM_LIMIT:-${RAM_FLAG:-0}}
 ROUNDS=${ROUNDS:-4}
 BONNIE=$(command -v bonnie++ || echo /usr/sbin/bonnie++)
 [ -x "$BONNIE" ] || { echo "bench/bonnie.sh: bonnie++ not installed (apt-get install bonnie++)" >&2; exit 2; }
@@ -46,18 +58,63 @@ AS_ROOT=()
 [ "$(id -u)" -eq 0 ] && AS_ROOT=(-u root)
 
 RESULTS=$(mktemp /tmp/storbench-bench-bonnie.csv.XXXXXX)
-trap 'cleanup; rm -f "$RESULTS"' EXIT
+CGROUP=
+trap 'cleanup; rm -f "$RESULTS"; [ -n "$CGROUP" ] && rmdir "$CGROUP"' EXIT
+
+# A memory cgroup of MEM_LIMIT MiB (v2, else v1) that each run is started in.
+if [ "$MEM_LIMIT" -gt 0 ] && [ "$(id -u)" -eq 0 ]; then
+    if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+        CGROUP=/sys/fs/cgroup/storbench-bench-bonnie.$$
+        mkdir "$CGROUP" && echo "${MEM_LIMIT}M" >"$CGROUP/memory.max"
+    elif [ -d /sys/fs/cgroup/memory ]; then
+        CGROUP=/sys/fs/cgroup/memory/storbench-bench-bonnie.$$
+        mkdir "$CGROUP" && echo "${MEM_LIMIT}M" >"$CGROUP/memory.limit_in_bytes"
+    fi
+fi
+# limited CMD...: runs CMD inside the cgroup, if there is one.
+limited() {
+    if [ -n "$CGROUP" ]; then
+        sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "$@"
+    else
+        "$@"
+    fi
+}
+
+FRESH_FS=${FRESH_FS:-$([ "$(id -u)" -eq 0 ] && [ "$OWN_DIR" = 1 ] && echo 1 || echo 0)}
+IMG= LOOP= MNT=
+if [ "$FRESH_FS" = 1 ]; then
+    IMG=$(mktemp /var/tmp/storbench-bench-bonnie.img.XXXXXX)
+    MNT="$DIR"
+fi
+# fresh_fs: a new ext4 mounted on DIR for the next run.
+fresh_fs() {
+    [ "$FRESH_FS" = 1 ] || return 0
+    truncate -s 0 "$IMG" && truncate -s 6G "$IMG"
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+    LOOP=$(losetup --direct-io=on -f --show "$IMG")
+    mount "$LOOP" "$MNT"
+}
+drop_fs() {
+    [ -n "$LOOP" ] || return 0
+    umount "$MNT" && losetup -d "$LOOP" && LOOP=
+}
+trap 'drop_fs; cleanup; rm -f "$RESULTS" ${IMG:+"$IMG"}; [ -n "$CGROUP" ] && rmdir "$CGROUP"' EXIT
 
 run_bonnie() {
+    fresh_fs
     # shellcheck disable=SC2086
-    "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 bonnie++ /" >>"$RESULTS"
+    limited "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 bonnie++ /" >>"$RESULTS"
+    drop_fs
 }
 run_storbench() {
+    fresh_fs
     # shellcheck disable=SC2086
-    "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+    limited "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+    drop_fs
 }
 
 echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"
+echo "  memory per run: $([ -n "$CGROUP" ] && echo "$MEM_LIMIT MiB (cgroup)" || echo "not limited"); fresh ext4 per run: $([ "$FRESH_FS" = 1 ] && echo "yes (loop, direct IO, on $(df --output=source /var/tmp | tail -1))" || echo no); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then run_bonnie "$r"; run_storbench "$r"; else run_storbench "$r"; run_bonnie "$r"; fi
     echo "  round $r done"

@@ -3,47 +3,12 @@
 //! record buffer, large ones placed directly) allocate nothing on the thread doing the IO.
 //! Against a real nfs-ganesha; skips with a printed reason when it is not installed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use storbench_nfs::{Client, Fh, NfsUrl, Stable};
+use storbench_testkit::alloc::{CountingAllocator, allocations_during};
 use storbench_testkit::ganesha::{self, Ganesha};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 const DEPTH: usize = 16;
 
@@ -82,14 +47,6 @@ fn rounds(c: &mut Client, fh: &Fh, bufs: &mut [Vec<u8>], write: bool, bs: u32, r
     }
 }
 
-fn counted(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    ALLOCATIONS.load(Ordering::Relaxed) - before
-}
-
 #[test]
 fn steady_state_io_does_not_allocate() {
     if let Some(why) = ganesha::unavailable() {
@@ -97,7 +54,10 @@ fn steady_state_io_does_not_allocate() {
         return;
     }
     // The counter sees this thread's allocations (or the test below would prove nothing).
-    assert_eq!(counted(|| drop(std::hint::black_box(vec![0u8; 16]))), 1);
+    assert_eq!(
+        allocations_during(|| drop(std::hint::black_box(vec![0u8; 16]))),
+        1
+    );
     let g = Ganesha::start().expect("start ganesha");
     // A 1 MiB uncommitted-write ring, so automatic COMMITs run many times in the test.
     let url = NfsUrl::parse(&(g.url("") + "&uncommitted=1m&wsize=65536")).unwrap();
@@ -108,7 +68,7 @@ fn steady_state_io_does_not_allocate() {
 
     for (write, bs) in [(true, 64 << 10), (false, 4096), (false, 256 << 10)] {
         rounds(&mut c, &fh, &mut bufs, write, bs, 40);
-        let n = counted(|| rounds(&mut c, &fh, &mut bufs, write, bs, 100));
+        let n = allocations_during(|| rounds(&mut c, &fh, &mut bufs, write, bs, 100));
         let what = if write { "write" } else { "read" };
         assert_eq!(n, 0, "{n} allocations in 1600 {what}s of {bs} bytes");
     }

@@ -2,6 +2,7 @@
 //!
 //! Adding an engine is one new file and one line in [`ALL`].
 
+pub mod dirfds;
 pub mod local;
 pub mod options;
 

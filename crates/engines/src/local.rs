@@ -9,6 +9,7 @@ use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use crate::dirfds::ParentDirs;
 use storbench_core::{
     Attr, EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, MetaOps, OpenOptions, Queued,
 };
@@ -43,24 +44,30 @@ impl LocalFile {
     /// Opens `spec` with O_DIRECT/O_SYNC/O_CREAT|O_EXCL/O_TRUNC as asked.
     pub fn open(spec: &FileSpec) -> Result<LocalFile, EngineError> {
         let fd = open_fd(&spec.path, &spec.open)?;
-        // A file this call created (O_CREAT|O_EXCL) is a regular file: no fstat needed, which
-        // keeps bonnie's create test at bonnie++'s two system calls per file.
-        let created = spec.open.create && spec.open.exclusive;
-        let block_dev = !created && is_block_dev(&fd, &spec.path)?;
-        let (mem_align, off_align) = if spec.open.direct {
+        let block_dev = is_block_dev(&fd, &spec.path)?;
+        Ok(LocalFile::from_fd(
+            fd,
+            &spec.path,
+            block_dev,
+            spec.open.direct,
+        ))
+    }
+
+    fn from_fd(fd: OwnedFd, path: &str, block_dev: bool, direct: bool) -> LocalFile {
+        let (mem_align, off_align) = if direct {
             dio_alignment(&fd, block_dev)
         } else {
             (1, 1)
         };
-        Ok(LocalFile {
+        LocalFile {
             fd,
-            path: spec.path.clone(),
+            path: path.to_owned(),
             block_dev,
-            direct: spec.open.direct,
+            direct,
             mem_mask: u64::from(mem_align) - 1,
             off_mask: u64::from(off_align) - 1,
             pos: 0,
-        })
+        }
     }
 
     #[inline]
@@ -461,6 +468,8 @@ fn statx_dio_align(fd: RawFd) -> Option<(u32, u32)> {
 #[derive(Debug, Default)]
 pub struct LocalFiles {
     files: Vec<Option<LocalFile>>,
+    /// Parent directories of the metadata operations' paths, kept open.
+    dirs: ParentDirs,
 }
 
 impl LocalFiles {
@@ -529,31 +538,57 @@ impl MetaOps for LocalFiles {
     }
 
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
+        self.dirs.forget(path);
         fs::remove_dir(path).map_err(meta_err("rmdir", path))
     }
 
+    /// O_CREAT|O_EXCL relative to the parent: a regular file by construction, so no fstat.
     fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
         let open = OpenOptions {
             create: true,
             exclusive: true,
             ..open.clone()
         };
-        self.open(&FileSpec {
-            path: path.to_owned(),
-            open,
-        })
+        let (dir, name) = self.dirs.split(path)?;
+        let fd = loop {
+            // SAFETY: valid directory descriptor and C string; mode applies with O_CREAT.
+            let fd = unsafe {
+                libc::openat(dir, name.as_ptr(), open_flags(&open), 0o644 as libc::c_uint)
+            };
+            if fd >= 0 {
+                // SAFETY: openat just returned this descriptor to us.
+                break unsafe { OwnedFd::from_raw_fd(fd) };
+            }
+            match last_errno() {
+                libc::EINTR => continue,
+                libc::EINVAL if open.direct => return Err(direct_refused(path)),
+                errno => return Err(EngineError::errno("create", path, errno)),
+            }
+        };
+        Ok(self.insert(LocalFile::from_fd(fd, path, false, open.direct)))
     }
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let meta = fs::metadata(path).map_err(meta_err("stat", path))?;
+        let (dir, name) = self.dirs.split(path)?;
+        // SAFETY: `stat` is plain data.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid directory descriptor, C string and out pointer.
+        if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, 0) } < 0 {
+            return Err(EngineError::errno("stat", path, last_errno()));
+        }
         Ok(Attr {
-            size: meta.len(),
-            is_dir: meta.is_dir(),
+            size: st.st_size as u64,
+            is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
         })
     }
 
     fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
-        fs::remove_file(path).map_err(meta_err("unlink", path))
+        let (dir, name) = self.dirs.split(path)?;
+        // SAFETY: valid directory descriptor and C string.
+        if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } < 0 {
+            return Err(EngineError::errno("unlink", path, last_errno()));
+        }
+        Ok(())
     }
 
     fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError> {

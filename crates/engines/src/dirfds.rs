@@ -1,0 +1,148 @@
+//! Directory-relative names for the local metadata operations.
+//!
+//! bonnie++ changes into its test directory and creates, stats and deletes bare names, so
+//! the kernel resolves one path component per operation. storbench runs several copies as
+//! threads of one process and cannot change directory per copy; instead it keeps each
+//! parent directory open (O_PATH) and calls `openat`/`fstatat`/`unlinkat` with the last
+//! component, which costs the kernel the same as bonnie++'s bare names.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use storbench_core::{EngineError, ErrorKind};
+
+/// Longest name kept on the stack; longer ones (rare) are copied to the heap.
+const STACK_NAME: usize = 256;
+
+/// Open parent directories by their path as the caller spells it.
+#[derive(Debug, Default)]
+pub struct ParentDirs {
+    open: HashMap<String, OwnedFd>,
+}
+
+/// A NUL-terminated file name, on the stack when short.
+// Large on purpose: it lives on the stack for one system call, instead of a heap copy.
+#[allow(clippy::large_enum_variant)]
+pub enum CName {
+    Stack([u8; STACK_NAME]),
+    Heap(CString),
+}
+
+impl CName {
+    fn new(name: &str) -> Result<CName, EngineError> {
+        if name.as_bytes().contains(&0) {
+            return Err(EngineError::new(
+                ErrorKind::Os,
+                format!("{}: the name contains a NUL byte", name.escape_debug()),
+            ));
+        }
+        if name.len() < STACK_NAME {
+            let mut buf = [0u8; STACK_NAME];
+            buf[..name.len()].copy_from_slice(name.as_bytes());
+            return Ok(CName::Stack(buf));
+        }
+        Ok(CName::Heap(CString::new(name).expect("checked above")))
+    }
+
+    pub fn as_ptr(&self) -> *const libc::c_char {
+        match self {
+            CName::Stack(buf) => buf.as_ptr().cast(),
+            CName::Heap(c) => c.as_ptr(),
+        }
+    }
+}
+
+impl ParentDirs {
+    /// The directory descriptor to resolve `path`'s last component against, and that
+    /// component. Paths without a `/` resolve against the working directory.
+    pub fn split(&mut self, path: &str) -> Result<(RawFd, CName), EngineError> {
+        let Some((dir, name)) = path.rsplit_once('/').filter(|(_, n)| !n.is_empty()) else {
+            return Ok((libc::AT_FDCWD, CName::new(path)?));
+        };
+        let dir = if dir.is_empty() { "/" } else { dir };
+        if let Some(fd) = self.open.get(dir) {
+            return Ok((fd.as_raw_fd(), CName::new(name)?));
+        }
+        let fd = open_dir(dir)?;
+        let raw = fd.as_raw_fd();
+        self.open.insert(dir.to_owned(), fd);
+        Ok((raw, CName::new(name)?))
+    }
+
+    /// Drops the descriptor of `dir` (it is being removed, and a new directory of the same
+    /// name must not be reached through the old one).
+    pub fn forget(&mut self, dir: &str) {
+        let dir = dir.trim_end_matches('/');
+        self.open.remove(dir);
+        let prefix = format!("{dir}/");
+        self.open.retain(|k, _| !k.starts_with(&prefix));
+    }
+}
+
+fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
+    let c = CString::new(dir).map_err(|_| {
+        EngineError::new(
+            ErrorKind::Os,
+            format!("{}: the path contains a NUL byte", dir.escape_debug()),
+        )
+    })?;
+    // SAFETY: c is a valid C string.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(EngineError::os(
+            "open directory",
+            dir,
+            std::io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: open just returned this descriptor to us.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_against_their_parent_and_removed_parents_are_forgotten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("d");
+        std::fs::create_dir(&dir).unwrap();
+        let file = format!("{}/f", dir.display());
+        let mut dirs = ParentDirs::default();
+        let (fd, name) = dirs.split(&file).unwrap();
+        assert_ne!(fd, libc::AT_FDCWD);
+        // SAFETY: valid directory descriptor and name.
+        let made =
+            unsafe { libc::openat(fd, name.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600) };
+        assert!(made >= 0);
+        // SAFETY: we own it.
+        unsafe { libc::close(made) };
+        assert!(std::path::Path::new(&file).exists());
+        assert_eq!(dirs.split(&file).unwrap().0, fd, "the parent stays open");
+
+        std::fs::remove_file(&file).unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        dirs.forget(&dir.display().to_string());
+        std::fs::create_dir(&dir).unwrap();
+        let (fd2, name) = dirs.split(&file).unwrap();
+        // SAFETY: valid directory descriptor and name.
+        let made =
+            unsafe { libc::openat(fd2, name.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600) };
+        assert!(made >= 0);
+        // SAFETY: we own it.
+        unsafe { libc::close(made) };
+        assert!(
+            std::path::Path::new(&file).exists(),
+            "a re-made directory is reached, not the removed one"
+        );
+        assert_eq!(dirs.split("bare").unwrap().0, libc::AT_FDCWD);
+        assert!(dirs.split("a\0b/c").is_err());
+    }
+}

@@ -608,6 +608,16 @@ impl MetaOps for LocalFiles {
         let dir = fs::File::open(path).map_err(meta_err("open directory", path))?;
         dir.sync_all().map_err(meta_err("fsync directory", path))
     }
+
+    /// syncfs(2): bonnie++'s sync() limited to the file system under test.
+    fn sync_fs(&mut self, path: &str) -> Result<(), EngineError> {
+        let dir = fs::File::open(path).map_err(meta_err("open directory", path))?;
+        // SAFETY: a descriptor we own.
+        if unsafe { libc::syncfs(dir.as_raw_fd()) } < 0 {
+            return Err(EngineError::errno("syncfs", path, last_errno()));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -80,10 +80,10 @@ timed() {
     }
 }
 
-# json_ios FILE: total read IOs and IOPS over all jobs ("ios iops").
+# json_ios FILE: total IOs (reads and writes) and IOPS over all jobs ("ios iops").
 json_ios() {
-    jq -r '[.jobs[].read.total_ios] as $n | [.jobs[].read.iops] as $i
-           | "\($n | add) \($i | add)"' "$1"
+    jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
+           | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
 }
 
 # measure TOOL NAME ARGS...: prints "iops cpu_ns_per_io rss_kb"
@@ -215,12 +215,8 @@ if selected direct; then
 fi
 
 if selected article; then
-    # Read and write IOPS both count; the goal is memory. Each run lays out its own files
-    # (randrw.N.0) in a fresh directory, removed afterwards.
-    json_ios() {
-        jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
-               | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
-    }
+    # The goal is memory. Both tools use the same files (randrw.N.0 in ART_DIR), laid out
+    # by the first run.
     ART_DIR=$(mktemp -d -p "$EXT4_DIR" storbench-article.XXXXXX)
     trap 'cleanup; rm -rf "$ART_DIR"' EXIT
     compare "article randrw 12 jobs" - - - 1.0 --directory="$ART_DIR" --bs=128k --direct=1 \

@@ -145,7 +145,7 @@ impl Observer for CliObserver<'_> {
         }
         let now = Instant::now();
         // A new set of jobs (quick's next test) is always shown, however short it is.
-        if self.live.is_none() || !(self.due(now) || new_batch) {
+        if !(new_batch || self.due(now)) {
             return;
         }
         self.last_drawn = Some(now);

@@ -2,58 +2,29 @@
 //! iscsi:// targets, against a real tgtd on 127.0.0.1 started by the test (skipped with a
 //! printed reason when tgt is missing). Every test also checks that no session is left.
 
-use std::path::PathBuf;
-use std::process::Command as StdCommand;
+mod common;
+
+use std::process::{Command as StdCommand, Stdio};
 use std::time::Duration;
 
 use assert_cmd::Command;
-use storbench_testkit::tgtd::{self, Tgtd};
+use common::system::{ChildGuard, wait_for};
+use storbench_testkit::tgtd::{self, OneLun};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:cli";
 const LUN_SIZE: u64 = 64 << 20;
 
-struct Lab {
-    tgtd: Tgtd,
-    backing: PathBuf,
-    _dir: tempfile::TempDir,
+/// The URL as fio users write it: colons of the IQN and port escaped.
+fn fio_url(lab: &OneLun) -> String {
+    format!(
+        "iscsi\\://127.0.0.1\\:{}/{}/1",
+        lab.tgtd.port(),
+        IQN.replace(':', "\\:")
+    )
 }
 
-impl Lab {
-    /// The URL as fio users write it: colons of the IQN and port escaped.
-    fn fio_url(&self) -> String {
-        format!(
-            "iscsi\\://127.0.0.1\\:{}/{}/1",
-            self.tgtd.port(),
-            IQN.replace(':', "\\:")
-        )
-    }
-
-    fn url(&self) -> String {
-        format!("iscsi://{}/{IQN}/1", self.tgtd.portal())
-    }
-
-    fn no_session_left(&self) {
-        let left = self.tgtd.wait_no_nexus(1, Duration::from_secs(5)).unwrap();
-        assert!(left.is_empty(), "sessions left logged in: {left:?}");
-    }
-}
-
-fn lab() -> Option<Lab> {
-    if let Some(why) = tgtd::unavailable() {
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let backing = dir.path().join("lun.img");
-    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
-    let mut tgtd = Tgtd::start().expect("start tgtd");
-    tgtd.add_target(1, IQN).unwrap();
-    tgtd.add_lun(1, 1, &backing).unwrap();
-    Some(Lab {
-        tgtd,
-        backing,
-        _dir: dir,
-    })
+fn lab() -> Option<OneLun> {
+    OneLun::start(IQN, LUN_SIZE)
 }
 
 fn storbench() -> Command {
@@ -62,7 +33,7 @@ fn storbench() -> Command {
     c
 }
 
-fn fio(lab: &Lab, rw: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+fn fio(lab: &OneLun, rw: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
     storbench()
         .args([
             "fio",
@@ -73,7 +44,7 @@ fn fio(lab: &Lab, rw: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
             "--iodepth=8",
         ])
         .arg(format!("--rw={rw}"))
-        .arg(format!("--filename={}", lab.fio_url()))
+        .arg(format!("--filename={}", fio_url(lab)))
         .args(extra)
         .timeout(Duration::from_secs(120))
         .assert()
@@ -97,7 +68,7 @@ fn discover_lists_targets_and_luns() {
         "{text}"
     );
     assert!(text.contains(&lab.url()), "{text}");
-    lab.no_session_left();
+    lab.assert_no_session_left();
 
     let out = storbench()
         .args(["iscsi", "discover", "--json", &lab.tgtd.portal()])
@@ -166,7 +137,7 @@ fn fio_writes_the_pattern_and_reads_it_back() {
         data[4 << 20..].iter().all(|&b| b == 0),
         "bytes beyond size= were written"
     );
-    lab.no_session_left();
+    lab.assert_no_session_left();
 
     let out = fio(&lab, "randread", &["--output-format=json"])
         .success()
@@ -175,7 +146,7 @@ fn fio_writes_the_pattern_and_reads_it_back() {
         .clone();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(json["jobs"][0]["read"]["io_bytes"], 4 << 20);
-    lab.no_session_left();
+    lab.assert_no_session_left();
 }
 
 #[test]
@@ -210,7 +181,7 @@ fn writes_to_a_lun_holding_ext4_are_refused_and_leave_it_unchanged() {
     );
     // Reads are always allowed.
     fio(&lab, "read", &[]).success();
-    lab.no_session_left();
+    lab.assert_no_session_left();
 }
 
 #[test]
@@ -236,13 +207,13 @@ fn quick(extra: &[&str]) {
         .clone();
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("iSCSI") || text.contains(IQN), "{text}");
-    lab.no_session_left();
+    lab.assert_no_session_left();
 }
 
 #[test]
 fn ctrl_c_mid_run_logs_the_session_out() {
     let Some(lab) = lab() else { return };
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("storbench"))
+    let child = common::storbench()
         .args([
             "--no-save",
             "fio",
@@ -255,36 +226,22 @@ fn ctrl_c_mid_run_logs_the_session_out() {
             "--time_based",
             "--runtime=60",
         ])
-        .arg(format!("--filename={}", lab.fio_url()))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .arg(format!("--filename={}", fio_url(&lab)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while lab.tgtd.nexus(1).unwrap().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "storbench never logged in"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let child = ChildGuard(Some(child));
+    let logged_in = wait_for(Duration::from_secs(20), || {
+        !lab.tgtd.nexus(1).unwrap().is_empty()
+    });
+    assert!(logged_in, "storbench never logged in");
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill on the PID of a child we have not reaped yet.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("storbench did not stop within 15 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(130), "{stdout}");
-    assert!(stdout.contains("  read: IOPS="), "{stdout}");
-    assert!(stdout.contains("interrupted"), "{stdout}");
-    lab.no_session_left();
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(15));
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert!(run.stdout.contains("  read: IOPS="), "{}", run.stdout);
+    assert!(run.stdout.contains("interrupted"), "{}", run.stdout);
+    lab.assert_no_session_left();
 }

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::system::{ChildGuard, wait_for};
-use common::{entries, storbench};
+use common::{Run, entries, storbench};
 
 fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
     let child = storbench()
@@ -85,26 +85,24 @@ fn sigterm_stops_fio_json_and_keeps_files_without_unlink() {
     );
 }
 
+/// Runs `storbench quick` (16 MiB, 5 s per test, `extra` flags) on `dir` and sends `sig`
+/// once the first test is under way.
+fn interrupt_quick(dir: &Path, extra: &[&str], sig: i32) -> Run {
+    let target = dir.to_str().unwrap();
+    let mut args = vec!["quick", "--size", "16m", "--runtime", "5s"];
+    args.extend_from_slice(extra);
+    args.extend([target, "--no-save"]);
+    let child = spawn(dir, &args);
+    wait_for_file(dir, "storbench-quick.");
+    std::thread::sleep(Duration::from_millis(600));
+    child.signal(sig);
+    child.wait_output(Duration::from_secs(10))
+}
+
 #[test]
 fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().to_str().unwrap();
-    let child = spawn(
-        dir.path(),
-        &[
-            "quick",
-            "--size",
-            "16m",
-            "--runtime",
-            "5s",
-            target,
-            "--no-save",
-        ],
-    );
-    wait_for_file(dir.path(), "storbench-quick.");
-    std::thread::sleep(Duration::from_millis(600));
-    child.signal(libc::SIGINT);
-    let run = child.wait_output(Duration::from_secs(10));
+    let run = interrupt_quick(dir.path(), &[], libc::SIGINT);
     assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
     common::assert_no_panic(&run.stderr);
     let first_row = run
@@ -119,24 +117,7 @@ fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
 #[test]
 fn sigterm_stops_quick_json_with_the_interruption_marked() {
     let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().to_str().unwrap();
-    let child = spawn(
-        dir.path(),
-        &[
-            "quick",
-            "--size",
-            "16m",
-            "--runtime",
-            "5s",
-            "--json",
-            target,
-            "--no-save",
-        ],
-    );
-    wait_for_file(dir.path(), "storbench-quick.");
-    std::thread::sleep(Duration::from_millis(600));
-    child.signal(libc::SIGTERM);
-    let run = child.wait_output(Duration::from_secs(10));
+    let run = interrupt_quick(dir.path(), &["--json"], libc::SIGTERM);
     assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(doc["interrupted"], true);

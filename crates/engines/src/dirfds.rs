@@ -10,12 +10,16 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::{EngineError, ErrorKind};
+use storbench_core::EngineError;
+
+use crate::local::cstring;
 
 /// Longest name kept on the stack; longer ones (rare) are copied to the heap.
 const STACK_NAME: usize = 256;
 
-/// Open parent directories by their path as the caller spells it.
+/// Open parent directories by their path as the caller spells it. Relative paths are kept
+/// as spelled, so the working directory must not change while an engine is open (bonnie
+/// changes into `-d` once, before it creates its engine).
 #[derive(Debug, Default)]
 pub struct ParentDirs {
     open: HashMap<String, OwnedFd>,
@@ -31,18 +35,12 @@ pub enum CName {
 
 impl CName {
     fn new(name: &str) -> Result<CName, EngineError> {
-        if name.as_bytes().contains(&0) {
-            return Err(EngineError::new(
-                ErrorKind::Os,
-                format!("{}: the name contains a NUL byte", name.escape_debug()),
-            ));
-        }
-        if name.len() < STACK_NAME {
+        if name.len() < STACK_NAME && !name.as_bytes().contains(&0) {
             let mut buf = [0u8; STACK_NAME];
             buf[..name.len()].copy_from_slice(name.as_bytes());
             return Ok(CName::Stack(buf));
         }
-        Ok(CName::Heap(CString::new(name).expect("checked above")))
+        cstring(name).map(CName::Heap)
     }
 
     pub fn as_ptr(&self) -> *const libc::c_char {
@@ -81,12 +79,7 @@ impl ParentDirs {
 }
 
 fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
-    let c = CString::new(dir).map_err(|_| {
-        EngineError::new(
-            ErrorKind::Os,
-            format!("{}: the path contains a NUL byte", dir.escape_debug()),
-        )
-    })?;
+    let c = cstring(dir)?;
     // SAFETY: c is a valid C string.
     let fd = unsafe {
         libc::open(

@@ -321,7 +321,7 @@ pub fn last_errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-fn cstring(path: &str) -> Result<CString, EngineError> {
+pub(crate) fn cstring(path: &str) -> Result<CString, EngineError> {
     CString::new(path).map_err(|_| {
         EngineError::new(
             ErrorKind::Os,

@@ -4,50 +4,27 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{Driver, job, pattern, rw_open};
-use storbench_core::{ErrorKind, IoKind, OpenOptions};
-use storbench_testkit::tgtd::{self, Tgtd};
+use common::{Driver, job, pattern, read_only, rw_open};
+use storbench_core::{ErrorKind, IoKind};
+use storbench_testkit::tgtd::{self, OneLun};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:engine";
 const LUN_SIZE: u64 = 32 << 20;
 const BS: u32 = 64 << 10;
 
-struct Lab {
-    tgtd: Tgtd,
-    backing: PathBuf,
-    _dir: tempfile::TempDir,
+/// fio's spelling, with escaped colons, must work as well as the plain one.
+fn url(lab: &OneLun) -> String {
+    format!(
+        "iscsi://{}/{}/1",
+        lab.tgtd.portal(),
+        IQN.replace(':', "\\:")
+    )
 }
 
-impl Lab {
-    fn url(&self) -> String {
-        // fio's spelling, with escaped colons, must work as well as the plain one.
-        format!(
-            "iscsi://{}/{}/1",
-            self.tgtd.portal(),
-            IQN.replace(':', "\\:")
-        )
-    }
-}
-
-fn lab() -> Option<Lab> {
-    if let Some(why) = tgtd::unavailable() {
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let backing = dir.path().join("lun.img");
-    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
-    let mut tgtd = Tgtd::start().expect("start tgtd");
-    tgtd.add_target(1, IQN).unwrap();
-    tgtd.add_lun(1, 1, &backing).unwrap();
-    Some(Lab {
-        tgtd,
-        backing,
-        _dir: dir,
-    })
+fn lab() -> Option<OneLun> {
+    OneLun::start(IQN, LUN_SIZE)
 }
 
 fn driver(depth: u32) -> Driver {
@@ -68,7 +45,7 @@ fn registered_under_fio_names() {
 fn writes_reach_the_lun_and_read_back() {
     let Some(lab) = lab() else { return };
     let mut d = driver(16);
-    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let f = d.open(&url(&lab), rw_open(true)).expect("open");
     assert_eq!(d.engine.size(f).unwrap(), LUN_SIZE);
     let n = 64;
     d.run(f, &blocks(IoKind::Write, n), pattern, |_, _, r| {
@@ -105,12 +82,7 @@ fn writes_reach_the_lun_and_read_back() {
     d.engine.close(f).unwrap();
     // The runner reads the facts after closing: they must survive the close.
     assert_eq!(d.engine.info(), info);
-    assert!(
-        lab.tgtd
-            .wait_no_nexus(1, Duration::from_secs(5))
-            .unwrap()
-            .is_empty()
-    );
+    lab.assert_no_session_left();
 
     // Cross-check with the backing file: the target really holds what we wrote.
     let file = std::fs::read(&lab.backing).unwrap();
@@ -129,15 +101,7 @@ fn writes_reach_the_lun_and_read_back() {
 fn unaligned_io_is_refused_with_the_block_size() {
     let Some(lab) = lab() else { return };
     let mut d = driver(1);
-    let f = d
-        .open(
-            &lab.url(),
-            OpenOptions {
-                read: true,
-                ..OpenOptions::default()
-            },
-        )
-        .unwrap();
+    let f = d.open(&url(&lab), read_only()).unwrap();
     let e = d.one(f, IoKind::Read, 100, 4096).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.message.contains("512-byte blocks"), "{}", e.message);
@@ -147,15 +111,7 @@ fn unaligned_io_is_refused_with_the_block_size() {
 fn reading_past_the_end_names_the_sense() {
     let Some(lab) = lab() else { return };
     let mut d = driver(4);
-    let f = d
-        .open(
-            &lab.url(),
-            OpenOptions {
-                read: true,
-                ..OpenOptions::default()
-            },
-        )
-        .unwrap();
+    let f = d.open(&url(&lab), read_only()).unwrap();
     let e = d.one(f, IoKind::Read, LUN_SIZE, 4096).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Protocol);
     assert!(e.message.contains("LBA out of range"), "{}", e.message);
@@ -193,7 +149,7 @@ fn unreachable_portal_and_unknown_target_fail_fast_and_clearly() {
 fn target_restart_mid_run_is_survived_and_noted() {
     let Some(mut lab) = lab() else { return };
     let mut d = driver(8);
-    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let f = d.open(&url(&lab), rw_open(true)).expect("open");
     let n = 256;
     d.run(f, &blocks(IoKind::Write, n), pattern, |_, _, r| {
         assert_eq!(r, BS as i64)
@@ -235,12 +191,7 @@ fn target_restart_mid_run_is_survived_and_noted() {
         info.notes[0]
     );
     d.engine.close(f).unwrap();
-    assert!(
-        lab.tgtd
-            .wait_no_nexus(1, Duration::from_secs(5))
-            .unwrap()
-            .is_empty()
-    );
+    lab.assert_no_session_left();
 }
 
 /// Whether `[start, end)` of `file` holds no allocated data (SEEK_DATA finds none before
@@ -257,7 +208,7 @@ fn is_hole(file: &std::path::Path, start: u64, end: u64) -> bool {
 fn trim_unmaps_a_thin_lun_and_is_refused_on_a_thick_one() {
     let Some(mut lab) = lab() else { return };
     let mut d = driver(8);
-    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let f = d.open(&url(&lab), rw_open(true)).expect("open");
     let e = d.one(f, IoKind::Trim, 0, BS).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.message.contains("not thin-provisioned"), "{}", e.message);
@@ -265,7 +216,7 @@ fn trim_unmaps_a_thin_lun_and_is_refused_on_a_thick_one() {
 
     lab.tgtd.thin_provisioning(1, 1).unwrap();
     let mut d = driver(8);
-    let f = d.open(&lab.url(), rw_open(true)).expect("open");
+    let f = d.open(&url(&lab), rw_open(true)).expect("open");
     let n = 64;
     d.run(f, &blocks(IoKind::Write, n), pattern, |_, _, r| {
         assert_eq!(r, BS as i64)

@@ -9,7 +9,7 @@ mod common;
 use common::{Arena, job, rw_open};
 use storbench_core::{Completion, Engine, FileSpec, IoKind, IoUnit, Queued};
 use storbench_testkit::alloc::{CountingAllocator, allocations_during};
-use storbench_testkit::tgtd::{self, Tgtd};
+use storbench_testkit::tgtd::OneLun;
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -73,29 +73,21 @@ fn run(
 
 #[test]
 fn steady_state_io_does_not_allocate() {
-    if let Some(why) = tgtd::unavailable() {
-        eprintln!("skipped: {why}");
-        return;
-    }
     // The counter sees this thread's allocations (or the test below would prove nothing).
     assert_eq!(
         allocations_during(|| drop(std::hint::black_box(vec![0u8; 16]))),
         1
     );
-    let dir = tempfile::tempdir().unwrap();
-    let backing = dir.path().join("lun.img");
-    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
-    let iqn = "iqn.2026-11.lab.storbench:noalloc";
-    let mut t = Tgtd::start().expect("start tgtd");
-    t.add_target(1, iqn).unwrap();
-    t.add_lun(1, 1, &backing).unwrap();
+    let Some(lab) = OneLun::start("iqn.2026-11.lab.storbench:noalloc", LUN_SIZE) else {
+        return;
+    };
 
     let spec = job("libiscsi", DEPTH, &[]);
     let mut engine = storbench_engines::create(&spec).unwrap();
     let arena = Arena::new(DEPTH, SLOT);
     engine.setup(&arena.setup(DEPTH)).unwrap();
     let file = FileSpec {
-        path: format!("iscsi://{}/{iqn}/1", t.portal()),
+        path: lab.url(),
         open: rw_open(false),
     };
     engine.open(&file).expect("open the LUN");
@@ -115,8 +107,5 @@ fn steady_state_io_does_not_allocate() {
         assert!(n <= 1, "{n} allocations in 1000 {kind:?}s of {len} bytes");
     }
     engine.close(0).unwrap();
-    let left = t
-        .wait_no_nexus(1, std::time::Duration::from_secs(5))
-        .unwrap();
-    assert!(left.is_empty(), "sessions left logged in: {left:?}");
+    lab.assert_no_session_left();
 }

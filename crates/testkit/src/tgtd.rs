@@ -9,7 +9,7 @@
 use std::io;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
@@ -452,4 +452,50 @@ fn pick_control() -> u32 {
 pub fn sparse_file(path: &Path, size: u64) -> io::Result<()> {
     let f = std::fs::File::create(path)?;
     f.set_len(size)
+}
+
+/// What most tests need: a started tgtd serving target 1 (`iqn`) with LUN 1 over a sparse
+/// file of `size` bytes in a temporary directory. Dropping it stops tgtd, then removes the
+/// file.
+pub struct OneLun {
+    pub tgtd: Tgtd,
+    pub backing: PathBuf,
+    pub iqn: String,
+    _dir: tempfile::TempDir,
+}
+
+impl OneLun {
+    /// None, with the reason printed, when tgt is not installed.
+    pub fn start(iqn: &str, size: u64) -> Option<OneLun> {
+        if let Some(why) = unavailable() {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let backing = dir.path().join("lun.img");
+        sparse_file(&backing, size).expect("sparse backing file");
+        let mut tgtd = Tgtd::start().expect("start tgtd");
+        tgtd.add_target(1, iqn).expect("add target");
+        tgtd.add_lun(1, 1, &backing).expect("add LUN");
+        Some(OneLun {
+            tgtd,
+            backing,
+            iqn: iqn.to_owned(),
+            _dir: dir,
+        })
+    }
+
+    /// `iscsi://127.0.0.1:PORT/IQN/1`.
+    pub fn url(&self) -> String {
+        format!("iscsi://{}/{}/1", self.tgtd.portal(), self.iqn)
+    }
+
+    /// Fails the test if an initiator is still logged in 5 s from now.
+    pub fn assert_no_session_left(&self) {
+        let left = self
+            .tgtd
+            .wait_no_nexus(1, Duration::from_secs(5))
+            .expect("tgtadm show");
+        assert!(left.is_empty(), "sessions left logged in: {left:?}");
+    }
 }

@@ -83,6 +83,13 @@ pub fn rw_open(direct: bool) -> OpenOptions {
     }
 }
 
+pub fn read_only() -> OpenOptions {
+    OpenOptions {
+        read: true,
+        ..OpenOptions::default()
+    }
+}
+
 /// One engine with its arena, driven like the runner drives it.
 pub struct Driver {
     pub engine: Box<dyn Engine>,

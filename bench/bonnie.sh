@@ -11,8 +11,10 @@
 #                  in this VM's 24 GiB page cache and the "device-bound" tests measure
 #                  memory copies; with it they hit the disk, as -r says they should.
 #                  MEM_LIMIT=0 turns it off.
+#   IMG_DIR        where the fresh file systems' image lives (default /var/tmp, on disk;
+#                  /dev/shm keeps the host disk's own noise out of file-test-only runs)
 #   FRESH_FS       1 (default as root without a DIR argument): every run gets a newly made
-#                  ext4 on a loop device (direct IO to an image in /var/tmp), so no run
+#                  ext4 on a loop device (direct IO to an image in IMG_DIR), so no run
 #                  creates its files while ext4 still scans the inodes the previous run
 #                  deleted ("recently deleted" inodes slow creates for up to 5 minutes,
 #                  which otherwise decides the file-test figures); 0 uses DIR as it is.
@@ -83,7 +85,7 @@ limited() {
 FRESH_FS=${FRESH_FS:-$([ "$(id -u)" -eq 0 ] && [ "$OWN_DIR" = 1 ] && echo 1 || echo 0)}
 IMG= LOOP= MNT=
 if [ "$FRESH_FS" = 1 ]; then
-    IMG=$(mktemp /var/tmp/storbench-bench-bonnie.img.XXXXXX)
+    IMG=$(mktemp "${IMG_DIR:-/var/tmp}"/storbench-bench-bonnie.img.XXXXXX)
     MNT="$DIR"
 fi
 # fresh_fs: a new ext4 mounted on DIR for the next run.
@@ -114,7 +116,7 @@ run_storbench() {
 }
 
 echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"
-echo "  memory per run: $([ -n "$CGROUP" ] && echo "$MEM_LIMIT MiB (cgroup)" || echo "not limited"); fresh ext4 per run: $([ "$FRESH_FS" = 1 ] && echo "yes (loop, direct IO, on $(df --output=source /var/tmp | tail -1))" || echo no); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  memory per run: $([ -n "$CGROUP" ] && echo "$MEM_LIMIT MiB (cgroup)" || echo "not limited"); fresh ext4 per run: $([ "$FRESH_FS" = 1 ] && echo "yes (loop, direct IO, image on $(df --output=source "$(dirname "$IMG")" | tail -1))" || echo no); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then run_bonnie "$r"; run_storbench "$r"; else run_storbench "$r"; run_bonnie "$r"; fi
     echo "  round $r done"
@@ -123,8 +125,9 @@ echo
 sed 's/^[0-9]* [a-z+]* //' "$RESULTS"
 echo
 
-# Per column: each tool's median (a +++++ round counts as missing) and the median of the
-# rounds' own storbench/bonnie++ ratios, which cancels the machine's slow drifts.
+# Per column: each tool's median (a +++++ round counts as missing), the median of the
+# rounds' own storbench/bonnie++ ratios, which cancels the machine's slow drifts, and the
+# lowest..highest round ratio (with the number of rounds) to show how much a round varies.
 awk -F'[ ,]' -v strict="${STRICT:-0}" '
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
@@ -146,7 +149,7 @@ BEGIN {
     }
 }
 END {
-    printf "%-11s %12s %12s %8s  %s\n", "column", "bonnie++", "storbench", "ratio", "goal"
+    printf "%-11s %12s %12s %8s  %-18s %s\n", "column", "bonnie++", "storbench", "ratio", "rounds", "goal"
     missed = 0
     for (i = 1; i <= 12; i++) {
         b = median(vals["bonnie++", i]); s = median(vals["storbench", i])
@@ -154,6 +157,12 @@ END {
         for (r in rounds) if ((("bonnie++", i, r) in by) && (("storbench", i, r) in by) && by["bonnie++", i, r] > 0)
             ratios = ratios " " by["storbench", i, r] / by["bonnie++", i, r]
         q = median(ratios)
+        spread = ""
+        if (q != "") {
+            n = split(ratios, rs, " "); lo = rs[1]; hi = rs[1]
+            for (k = 2; k <= n; k++) { if (rs[k] < lo) lo = rs[k]; if (rs[k] > hi) hi = rs[k] }
+            spread = sprintf("%.2f..%.2f (%d)", lo, hi, n)
+        }
         ratio = "n/a"; verdict = ""
         if (q != "") {
             ratio = sprintf("%.2fx", q)
@@ -164,7 +173,7 @@ END {
         } else if (fast["bonnie++", i] || fast["storbench", i]) {
             verdict = "+++++ in some rounds (under 0.5 s: use more files or a bigger -s)"
         }
-        printf "%-11s %12s %12s %8s  %s\n", names[i], (b == "" ? "-" : sprintf("%.0f", b)), (s == "" ? "-" : sprintf("%.0f", s)), ratio, verdict
+        printf "%-11s %12s %12s %8s  %-18s %s\n", names[i], (b == "" ? "-" : sprintf("%.0f", b)), (s == "" ? "-" : sprintf("%.0f", s)), ratio, spread, verdict
     }
     if (missed) printf "\n%d goal(s) missed\n", missed
     exit (strict && missed) ? 1 : 0

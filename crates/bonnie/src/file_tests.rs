@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use storbench_core::{IoKind, OpenOptions};
+use storbench_core::{DirCursor, IoKind, NameList, OpenOptions};
 
 use crate::error::{BonnieError, Result};
 use crate::io::short;
@@ -64,11 +64,11 @@ impl Phase for Create {
                 tree.names.get(0).to_owned()
             },
         };
+        let mut t = Instant::now();
         for i in 0..self.params.count {
             check_stop("the file creation")?;
-            let start = Instant::now();
             self.create_one(w, i, &first)?;
-            lat.record(start);
+            t = lat.lap(t);
         }
         w.io.meta().sync_fs(&w.dir_path)?;
         Ok(None)
@@ -182,6 +182,44 @@ fn file_dirs(num_dirs: u32) -> impl Iterator<Item = String> {
     (0..num_dirs).map(move |d| subdir(num_dirs, d))
 }
 
+/// Calls `each` with every name in `dir` (joined into `w.path`) while listing it in
+/// batches, as bonnie++'s readdir(3) loop does: an operation's latency includes the batch
+/// read it waited for. Returns how many names there were.
+fn for_each_listed(
+    w: &mut Worker,
+    dir: &str,
+    test: &'static str,
+    lat: &mut MaxLatency,
+    mut each: impl FnMut(&mut Worker) -> Result<()>,
+) -> Result<usize> {
+    let mut cursor = DirCursor::default();
+    let mut batch = NameList::default();
+    let (mut next, mut seen) = (0, 0);
+    let mut t = Instant::now();
+    loop {
+        if next == batch.len() {
+            if cursor.done {
+                return Ok(seen);
+            }
+            batch.clear();
+            next = 0;
+            w.io.meta().read_dir(dir, &mut cursor, &mut batch)?;
+            continue;
+        }
+        let name = batch.get(next);
+        next += 1;
+        // Our names never start with a dot; bonnie++ skips such entries too.
+        if name.starts_with('.') {
+            continue;
+        }
+        check_stop(test)?;
+        join_into(&mut w.path, dir, name);
+        each(w)?;
+        t = lat.lap(t);
+        seen += 1;
+    }
+}
+
 /// Stat (+read) in readdir order.
 pub(crate) struct StatSeq(pub FileParams);
 
@@ -198,41 +236,40 @@ impl Phase for StatSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            let start = Instant::now();
-            let entries = w.io.meta().readdir(&dir)?;
-            lat.record(start);
-            for name in entries.iter().filter(|n| !n.starts_with('.')) {
-                check_stop("the sequential stat")?;
-                let start = Instant::now();
-                join_into(&mut w.path, &dir, name);
-                stat_and_read(w, p.chunk)?;
-                lat.record(start);
-                seen += 1;
-            }
+            seen += for_each_listed(w, &dir, "the sequential stat", lat, |w| {
+                stat_and_read(w, p.chunk)
+            })?;
         }
         expect_files("stat", &w.dir_path, p.count, seen)?;
         Ok(None)
     }
 }
 
+/// The random names in a new random order, laid out in that order so the timed loop reads
+/// them front to back (as bonnie++ shuffles its array of name pointers beforehand).
+fn shuffled_names(w: &mut Worker, count: usize) -> NameList {
+    let order = shuffled(count, &mut w.rng);
+    let tree = w.tree.as_ref().expect("created");
+    tree.names.list.reordered(&order)
+}
+
 /// Stat (+read) in a random order of the random names.
 pub(crate) struct StatRandom(pub FileParams);
 
 impl Phase for StatRandom {
-    type Ready = Vec<u32>;
+    type Ready = NameList;
 
-    fn prepare(&self, w: &mut Worker) -> Result<Vec<u32>> {
-        Ok(shuffled(self.0.count, &mut w.rng))
+    fn prepare(&self, w: &mut Worker) -> Result<NameList> {
+        Ok(shuffled_names(w, self.0.count))
     }
 
-    fn run(&self, w: &mut Worker, order: Vec<u32>, lat: &mut MaxLatency) -> Result<Option<Span>> {
-        for i in order {
+    fn run(&self, w: &mut Worker, order: NameList, lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let mut t = Instant::now();
+        for name in order.iter() {
             check_stop("the random stat")?;
-            let start = Instant::now();
-            let tree = w.tree.as_ref().expect("created");
-            join_into(&mut w.path, &w.dir_path, tree.names.get(i as usize));
+            join_into(&mut w.path, &w.dir_path, name);
             stat_and_read(w, self.0.chunk)?;
-            lat.record(start);
+            t = lat.lap(t);
         }
         Ok(None)
     }
@@ -254,20 +291,13 @@ impl Phase for DeleteSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            let start = Instant::now();
-            let entries = w.io.meta().readdir(&dir)?;
-            lat.record(start);
-            for name in entries.iter().filter(|n| !n.starts_with('.')) {
-                check_stop("the sequential delete")?;
-                let start = Instant::now();
-                join_into(&mut w.path, &dir, name);
+            removed += for_each_listed(w, &dir, "the sequential delete", lat, |w| {
                 w.io.meta().unlink(&w.path)?;
                 if p.fsync_each {
                     w.io.meta().sync_dir(&dir)?;
                 }
-                lat.record(start);
-                removed += 1;
-            }
+                Ok(())
+            })?;
         }
         expect_files("delete", &w.dir_path, p.count, removed)?;
         remove_dirs(w)?;
@@ -279,23 +309,22 @@ impl Phase for DeleteSeq {
 pub(crate) struct DeleteRandom(pub FileParams);
 
 impl Phase for DeleteRandom {
-    type Ready = Vec<u32>;
+    type Ready = NameList;
 
-    fn prepare(&self, w: &mut Worker) -> Result<Vec<u32>> {
-        Ok(shuffled(self.0.count, &mut w.rng))
+    fn prepare(&self, w: &mut Worker) -> Result<NameList> {
+        Ok(shuffled_names(w, self.0.count))
     }
 
-    fn run(&self, w: &mut Worker, order: Vec<u32>, lat: &mut MaxLatency) -> Result<Option<Span>> {
-        for i in order {
+    fn run(&self, w: &mut Worker, order: NameList, lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let mut t = Instant::now();
+        for name in order.iter() {
             check_stop("the random delete")?;
-            let start = Instant::now();
-            let tree = w.tree.as_ref().expect("created");
-            join_into(&mut w.path, &w.dir_path, tree.names.get(i as usize));
+            join_into(&mut w.path, &w.dir_path, name);
             w.io.meta().unlink(&w.path)?;
             if self.0.fsync_each {
                 w.io.meta().sync_dir(&parent(&w.path))?;
             }
-            lat.record(start);
+            t = lat.lap(t);
         }
         remove_dirs(w)?;
         Ok(None)

@@ -1,9 +1,11 @@
 //! The small files' names, made as bonnie++ makes them: a 10-hex-digit sequence number and
 //! 0 to 12 random alphanumerics, number first for the sequential tests and last for the
 //! random ones; with several directories each name starts with its directory `NNNNN/`.
-//! All names live in one string, so the timed loops never allocate.
+//! All names live in one buffer, so the timed loops never allocate.
 
 use std::fmt::Write;
+
+use storbench_core::NameList;
 
 use crate::rng::Rng;
 
@@ -11,51 +13,44 @@ const RAND_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOP
 const MAX_RAND_LEN: u64 = 12;
 
 pub(crate) struct Names {
-    text: String,
-    /// End of each name in `text` (the start is the previous end).
-    ends: Vec<u32>,
+    pub list: NameList,
     pub num_dirs: u32,
 }
 
 impl Names {
     /// `count` names spread evenly over `num_dirs` directories.
     pub fn new(count: usize, num_dirs: u32, random_first: bool, rng: &mut Rng) -> Names {
-        let mut text = String::with_capacity(count * 24);
-        let mut ends = Vec::with_capacity(count);
+        let mut list = NameList::with_capacity(count, count * 24);
         let mut extra = [0u8; MAX_RAND_LEN as usize];
         for i in 0..count {
             let dir = (i as u64 * u64::from(num_dirs) / count as u64) as u32;
-            if num_dirs > 1 {
-                let _ = write!(text, "{dir:05}/");
-            }
             let len = rng.below(MAX_RAND_LEN + 1) as usize;
             for c in &mut extra[..len] {
                 *c = RAND_CHARS[rng.below(RAND_CHARS.len() as u64) as usize];
             }
             let extra = std::str::from_utf8(&extra[..len]).expect("ASCII");
-            if random_first {
-                let _ = write!(text, "{extra}{i:010x}");
-            } else {
-                let _ = write!(text, "{i:010x}{extra}");
-            }
-            ends.push(text.len() as u32);
+            list.push_with(|text| {
+                if num_dirs > 1 {
+                    let _ = write!(text, "{dir:05}/");
+                }
+                let _ = if random_first {
+                    write!(text, "{extra}{i:010x}")
+                } else {
+                    write!(text, "{i:010x}{extra}")
+                };
+            });
         }
-        Names {
-            text,
-            ends,
-            num_dirs,
-        }
+        Names { list, num_dirs }
     }
 
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.list.len()
     }
 
     /// Name `i` relative to the test directory.
     #[inline]
     pub fn get(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.text[start..self.ends[i] as usize]
+        self.list.get(i)
     }
 }
 

@@ -32,6 +32,19 @@ impl MaxLatency {
         }
     }
 
+    /// Records the operation that ran from `since` until now and returns now, where the
+    /// next one starts: loops of back-to-back operations read the clock once per operation
+    /// (the few instructions between two operations count towards the second).
+    #[inline]
+    pub fn lap(&mut self, since: Instant) -> Instant {
+        let now = Instant::now();
+        let ns = now.duration_since(since).as_nanos() as u64;
+        if ns > self.max_ns {
+            self.max_ns = ns;
+        }
+        now
+    }
+
     pub fn merge(&mut self, other: MaxLatency) {
         self.max_ns = self.max_ns.max(other.max_ns);
     }
@@ -88,5 +101,20 @@ mod tests {
         lat.record(Instant::now());
         assert_eq!(lat.max_ns, long);
         assert!(long >= 2_000_000);
+    }
+
+    #[test]
+    fn laps_measure_each_operation_from_the_end_of_the_one_before() {
+        let mut lat = MaxLatency::default();
+        let t0 = Instant::now();
+        let t1 = lat.lap(t0);
+        assert!(t1 >= t0);
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let t2 = lat.lap(t1);
+        assert!(lat.max_ns >= 3_000_000);
+        assert_eq!(lat.max_ns, t2.duration_since(t1).as_nanos() as u64);
+        let long = lat.max_ns;
+        lat.lap(t2);
+        assert_eq!(lat.max_ns, long, "a short lap keeps the longest");
     }
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use storbench_core::{EngineError, stop};
+use storbench_core::{EngineError, NameList, stop};
 
 use crate::buf::AlignedBuf;
 use crate::error::{BonnieError, Result};
@@ -107,13 +107,14 @@ impl Worker {
         for d in 0..dirs {
             let sub = subdir(tree.names.num_dirs, d);
             join_into(&mut self.path, &self.dir_path, &sub);
-            let entries = match self.io.meta().readdir(&self.path) {
+            let mut entries = NameList::default();
+            match self.io.meta().read_dir_all(&self.path, &mut entries) {
                 Err(e) if e.errno == Some(libc::ENOENT) => continue,
                 other => other?,
             };
-            for name in entries {
+            for name in entries.iter() {
                 let rel = if sub.is_empty() {
-                    name
+                    name.to_owned()
                 } else {
                     format!("{sub}/{name}")
                 };

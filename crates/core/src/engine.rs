@@ -9,6 +9,7 @@
 use std::ptr::NonNull;
 
 use crate::error::EngineError;
+use crate::names::{DirCursor, NameList};
 
 /// Index of an open file inside one engine instance (the order of `open` calls).
 pub type FileId = u32;
@@ -147,15 +148,30 @@ pub trait MetaOps {
     fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError>;
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError>;
     fn unlink(&mut self, path: &str) -> Result<(), EngineError>;
-    /// Names in a directory, without `.` and `..`.
-    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError>;
+    /// Appends the next batch of names in the directory (without `.` and `..`) to `names`
+    /// and moves `cursor` on; sets `cursor.done` once the listing has ended. A batch is
+    /// what one system call or RPC returns, so callers can time them one by one.
+    fn read_dir(
+        &mut self,
+        path: &str,
+        cursor: &mut DirCursor,
+        names: &mut NameList,
+    ) -> Result<(), EngineError>;
+    /// Appends every name in the directory (without `.` and `..`) to `names`.
+    fn read_dir_all(&mut self, path: &str, names: &mut NameList) -> Result<(), EngineError> {
+        let mut cursor = DirCursor::default();
+        while !cursor.done {
+            self.read_dir(path, &mut cursor, names)?;
+        }
+        Ok(())
+    }
     /// Set the size of an open file (truncate or extend).
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;
     /// Flush a directory's metadata (bonnie++ `-b`); a no-op where it means nothing.
     fn sync_dir(&mut self, path: &str) -> Result<(), EngineError>;
     /// Flush everything the file system holding `path` has not yet written (bonnie++'s
-    /// `sync()` at the end of its create and delete tests): `syncfs(2)` locally. The default
-    /// flushes only the directory.
+    /// `sync()` at the end of its create and delete tests): `sync(2)` locally, as bonnie++.
+    /// The default flushes only the directory.
     fn sync_fs(&mut self, path: &str) -> Result<(), EngineError> {
         self.sync_dir(path)
     }

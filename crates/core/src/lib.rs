@@ -16,6 +16,7 @@ pub mod gate;
 pub mod histogram;
 pub mod layout;
 pub mod merge;
+pub mod names;
 pub mod nic;
 pub mod observer;
 pub mod offsets;
@@ -37,3 +38,4 @@ pub use engine::{
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;
+pub use names::{DirCursor, NameList};

@@ -11,8 +11,8 @@
 use std::time::Instant;
 
 use storbench_core::{
-    Attr, Caps, Completion, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoKind,
-    IoUnit, MetaOps, OpenOptions, Queued,
+    Attr, Caps, Completion, DirCursor, Engine, EngineError, EngineInfo, ErrorKind, FileId,
+    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
@@ -439,9 +439,30 @@ impl MetaOps for NfsEngine {
         self.client_mut()?.remove(&rel).map_err(to_engine)
     }
 
-    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError> {
+    /// One READDIRPLUS page per batch, as the kernel's NFS client lists a directory.
+    fn read_dir(
+        &mut self,
+        path: &str,
+        cursor: &mut DirCursor,
+        names: &mut NameList,
+    ) -> Result<(), EngineError> {
+        if cursor.done {
+            return Ok(());
+        }
         let rel = self.target(path)?;
-        self.client_mut()?.readdir(&rel).map_err(to_engine)
+        let page = self
+            .client_mut()?
+            .readdir_page(&rel, cursor.offset, cursor.verifier)
+            .map_err(to_engine)?;
+        cursor.verifier = page.verf;
+        for (name, cookie) in &page.entries {
+            if name != "." && name != ".." {
+                names.push(name);
+            }
+            cursor.offset = *cookie;
+        }
+        cursor.done = page.eof || page.entries.is_empty();
+        Ok(())
     }
 
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Driver, job, pattern, rw_open};
-use storbench_core::{IoKind, OpenOptions};
+use storbench_core::{IoKind, NameList, OpenOptions};
 
 /// mkdir / create / set_size / stat / readdir / sync_dir / unlink / rmdir through `meta()`,
 /// and a file made by `create` is usable for IO through the same engine.
@@ -35,7 +35,9 @@ fn local_meta_ops_round_trip() {
         let attr = meta.stat(&file).unwrap();
         assert_eq!((attr.size, attr.is_dir), (1 << 20, false), "{engine}");
         assert!(meta.stat(&dir).unwrap().is_dir);
-        assert_eq!(meta.readdir(&dir).unwrap(), vec!["f".to_string()]);
+        let mut names = NameList::default();
+        meta.read_dir_all(&dir, &mut names).unwrap();
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["f"]);
         meta.sync_dir(&dir).unwrap();
 
         let mut expected = vec![0u8; 4096];
@@ -61,7 +63,9 @@ fn local_meta_ops_round_trip() {
 
         let meta = d.engine.meta().unwrap();
         meta.unlink(&file).unwrap();
-        assert!(meta.readdir(&dir).unwrap().is_empty());
+        let mut names = NameList::default();
+        meta.read_dir_all(&dir, &mut names).unwrap();
+        assert!(names.is_empty());
         let err = meta.stat(&file).unwrap_err();
         assert_eq!(err.errno, Some(libc::ENOENT));
         assert!(

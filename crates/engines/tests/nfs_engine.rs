@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Driver, job, pattern, rw_open};
-use storbench_core::{ErrorKind, IoKind, OpenOptions};
+use storbench_core::{DirCursor, ErrorKind, IoKind, NameList, OpenOptions};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 const BS: u32 = 256 << 10;
@@ -132,8 +132,10 @@ fn metadata_operations_and_cleanup() {
     }
     assert_eq!(m.stat(&name(7)).unwrap().size, 7000);
     assert!(m.stat(&dir).unwrap().is_dir);
-    let mut names = m.readdir(&dir).unwrap();
-    names.sort();
+    let mut listed = NameList::default();
+    m.read_dir_all(&dir, &mut listed).unwrap();
+    let mut names: Vec<&str> = listed.iter().collect();
+    names.sort_unstable();
     assert_eq!(names.len(), 20);
     let err = m.create(&name(3), &rw_open(false)).unwrap_err();
     assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
@@ -147,6 +149,45 @@ fn metadata_operations_and_cleanup() {
         0,
         "files left on the export"
     );
+}
+
+/// A listing read page by page while each listed name is removed (bonnie's sequential
+/// delete) sees every file once: READDIRPLUS cookies stay valid across the removals.
+#[test]
+fn listing_in_pages_while_removing_sees_every_file_once() {
+    let Some(g) = server() else { return };
+    let local = g.export_dir().join("many");
+    fs::create_dir(&local).unwrap();
+    for i in 0..3000 {
+        fs::write(local.join(format!("{i:07}-name-of-some-length")), b"").unwrap();
+    }
+    let mut d = nfs_driver(1, &[]);
+    let dir = g.url("many");
+    let file = |name: &str| dir.replace("many", &format!("many/{name}"));
+    let m = d.engine.meta().unwrap();
+    let (mut cursor, mut batch, mut seen, mut pages) =
+        (DirCursor::default(), NameList::default(), Vec::new(), 0);
+    while !cursor.done {
+        batch.clear();
+        m.read_dir(&dir, &mut cursor, &mut batch).unwrap();
+        pages += 1;
+        for name in batch.iter() {
+            m.unlink(&file(name)).unwrap();
+            seen.push(name.to_owned());
+        }
+    }
+    assert!(
+        pages > 2,
+        "3000 entries take several READDIRPLUS pages, took {pages}"
+    );
+    seen.sort_unstable();
+    let mut want: Vec<String> = (0..3000)
+        .map(|i| format!("{i:07}-name-of-some-length"))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(seen, want);
+    assert_eq!(fs::read_dir(&local).unwrap().count(), 0);
+    m.rmdir(&dir).unwrap();
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::error::{NfsError, Result};
-use crate::proto::{self, Fattr, Fh, FsInfo, NfsResult, NfsStat, nfsproc};
+use crate::proto::{self, DirPage, Fattr, Fh, FsInfo, NfsResult, NfsStat, Verf, nfsproc};
 use crate::rpc::{Auth, PROG_MOUNT, PROG_NFS, PROG_PORTMAP};
 use crate::transport::{Transport, TransportConfig};
 use crate::url::NfsUrl;
@@ -388,18 +388,9 @@ impl Client {
 
     /// Names in a directory (READDIRPLUS, all pages), without `.` and `..`.
     pub fn readdir(&mut self, rel: &str) -> Result<Vec<String>> {
-        let dir = self.dir(rel)?;
         let (mut cookie, mut verf, mut names) = (0u64, [0u8; 8], Vec::new());
         loop {
-            let mut args = Vec::new();
-            proto::args_readdirplus(&mut args, &dir, cookie, &verf, READDIR_MAX);
-            let page = self.meta(
-                "READDIRPLUS",
-                nfsproc::READDIRPLUS,
-                &args,
-                rel,
-                proto::res_readdirplus,
-            )?;
+            let page = self.readdir_page(rel, cookie, verf)?;
             verf = page.verf;
             let last_cookie = page.entries.last().map(|e| e.1);
             names.extend(
@@ -413,6 +404,21 @@ impl Client {
                 _ => return Ok(names),
             }
         }
+    }
+
+    /// One READDIRPLUS page of a directory, from `cookie` (0 at the start) with the
+    /// verifier of the page before; `.` and `..` as the server sent them.
+    pub fn readdir_page(&mut self, rel: &str, cookie: u64, verf: Verf) -> Result<DirPage> {
+        let dir = self.dir(rel)?;
+        let mut args = Vec::new();
+        proto::args_readdirplus(&mut args, &dir, cookie, &verf, READDIR_MAX);
+        self.meta(
+            "READDIRPLUS",
+            nfsproc::READDIRPLUS,
+            &args,
+            rel,
+            proto::res_readdirplus,
+        )
     }
 
     /// A COMMIT of a whole file that returns when it is done: everything written to it

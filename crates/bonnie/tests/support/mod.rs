@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use storbench_core::{
-    Attr, Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, OpenOptions, Queued,
+    Attr, Caps, DirCursor, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps,
+    NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 
@@ -188,14 +189,19 @@ impl MetaOps for FsEngine {
         fs::remove_file(path).map_err(err("unlink", path))
     }
 
-    fn readdir(&mut self, path: &str) -> Result<Vec<String>, EngineError> {
-        fs::read_dir(path)
-            .map_err(err("readdir", path))?
-            .map(|e| {
-                e.map(|e| e.file_name().to_string_lossy().into_owned())
-                    .map_err(err("readdir", path))
-            })
-            .collect()
+    /// The whole directory in one batch (the suite must not depend on batch sizes).
+    fn read_dir(
+        &mut self,
+        path: &str,
+        cursor: &mut DirCursor,
+        names: &mut NameList,
+    ) -> Result<(), EngineError> {
+        for entry in fs::read_dir(path).map_err(err("readdir", path))? {
+            let entry = entry.map_err(err("readdir", path))?;
+            names.push(&entry.file_name().to_string_lossy());
+        }
+        cursor.done = true;
+        Ok(())
     }
 
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {

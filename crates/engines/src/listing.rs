@@ -1,0 +1,219 @@
+//! Local directory listings read in getdents64 batches, as readdir(3) reads them: the
+//! directory stays open between batches, and each batch is one system call of up to
+//! 32 KiB of entries, so a caller timing its operations sees the listing spread over them
+//! as bonnie++ does.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use storbench_core::{DirCursor, EngineError, NameList};
+
+use crate::dirfds::CName;
+use crate::local::last_errno;
+
+/// glibc's readdir buffer size.
+const BATCH_BYTES: usize = 32 * 1024;
+
+/// The directory being listed, if any, and where its descriptor stands.
+#[derive(Debug, Default)]
+pub struct DirLister {
+    open: Option<OpenListing>,
+    /// The directory `open` lists (kept when it closes, to reuse the memory).
+    path: String,
+    buf: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct OpenListing {
+    fd: OwnedFd,
+    /// The descriptor's position: the cursor offset it continues from.
+    offset: u64,
+}
+
+impl DirLister {
+    /// The next batch of `path` after `cursor`.
+    pub fn read(
+        &mut self,
+        path: &str,
+        cursor: &mut DirCursor,
+        names: &mut NameList,
+    ) -> Result<(), EngineError> {
+        if cursor.done {
+            return Ok(());
+        }
+        let fd = self.descriptor(path, cursor.offset)?;
+        if self.buf.is_empty() {
+            self.buf = vec![0; BATCH_BYTES];
+        }
+        let len = loop {
+            // SAFETY: a directory descriptor we own and a buffer of the length given.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_getdents64,
+                    fd,
+                    self.buf.as_mut_ptr(),
+                    self.buf.len(),
+                )
+            };
+            if n >= 0 {
+                break n as usize;
+            }
+            match last_errno() {
+                libc::EINTR => continue,
+                errno => {
+                    self.open = None;
+                    return Err(EngineError::errno("readdir", path, errno));
+                }
+            }
+        };
+        if len == 0 {
+            cursor.done = true;
+            self.open = None;
+            return Ok(());
+        }
+        cursor.offset = parse_entries(&self.buf[..len], names, cursor.offset);
+        if let Some(open) = &mut self.open {
+            open.offset = cursor.offset;
+        }
+        Ok(())
+    }
+
+    /// Forgets a listing of `path` (the directory is being removed).
+    pub fn forget(&mut self, path: &str) {
+        if self.path == path {
+            self.open = None;
+        }
+    }
+
+    /// The open descriptor positioned at `offset`, reusing the one a previous batch left
+    /// there.
+    fn descriptor(&mut self, path: &str, offset: u64) -> Result<i32, EngineError> {
+        if let Some(open) = &self.open
+            && self.path == path
+            && open.offset == offset
+        {
+            return Ok(open.fd.as_raw_fd());
+        }
+        self.open = None;
+        let c = CName::new(path)?;
+        // SAFETY: a valid C string.
+        let raw = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(EngineError::errno("readdir", path, last_errno()));
+        }
+        // SAFETY: open just returned this descriptor to us.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: a descriptor we own.
+        if offset != 0 && unsafe { libc::lseek(raw, offset as libc::off_t, libc::SEEK_SET) } < 0 {
+            return Err(EngineError::errno("readdir (seek)", path, last_errno()));
+        }
+        self.path.clear();
+        self.path.push_str(path);
+        self.open = Some(OpenListing { fd, offset });
+        Ok(raw)
+    }
+}
+
+/// Appends the names of the `linux_dirent64` records in `buf` (without `.` and `..`) and
+/// returns the offset after the last record (`offset` if there is none).
+fn parse_entries(buf: &[u8], names: &mut NameList, mut offset: u64) -> u64 {
+    // Record layout: d_ino u64, d_off i64, d_reclen u16, d_type u8, NUL-terminated name.
+    const NAME_AT: usize = 19;
+    let mut at = 0;
+    while at + NAME_AT <= buf.len() {
+        let rec = &buf[at..];
+        let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
+        if reclen < NAME_AT || reclen > rec.len() {
+            break;
+        }
+        offset = u64::from_ne_bytes(rec[8..16].try_into().expect("8 bytes"));
+        let raw = &rec[NAME_AT..reclen];
+        let name = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
+        if name != b"." && name != b".." {
+            match std::str::from_utf8(name) {
+                Ok(name) => names.push(name),
+                Err(_) => names.push(&String::from_utf8_lossy(name)),
+            }
+        }
+        at += reclen;
+    }
+    offset
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_list_every_name_once_while_entries_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_str().unwrap();
+        let mut want: Vec<String> = (0..3000).map(|i| format!("{i:07}long-name")).collect();
+        for name in &want {
+            std::fs::write(format!("{dir}/{name}"), b"").unwrap();
+        }
+        let (mut lister, mut cursor, mut names) = (
+            DirLister::default(),
+            DirCursor::default(),
+            NameList::default(),
+        );
+        let mut got = Vec::new();
+        let mut batches = 0;
+        while !cursor.done {
+            names.clear();
+            lister.read(dir, &mut cursor, &mut names).unwrap();
+            batches += 1;
+            for name in names.iter() {
+                // As bonnie++'s sequential delete: remove each name as it is listed.
+                std::fs::remove_file(format!("{dir}/{name}")).unwrap();
+                got.push(name.to_owned());
+            }
+        }
+        assert!(batches > 2, "3000 entries take several 32 KiB batches");
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_cursor_continues_on_a_fresh_descriptor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_str().unwrap();
+        for i in 0..2000 {
+            std::fs::write(format!("{dir}/{i:05}-a-longer-name-here"), b"").unwrap();
+        }
+        let mut cursor = DirCursor::default();
+        let mut names = NameList::default();
+        DirLister::default()
+            .read(dir, &mut cursor, &mut names)
+            .unwrap();
+        let first = names.len();
+        assert!(first > 0 && first < 2000 && cursor.offset != 0);
+        // A new lister has no descriptor: it opens one and seeks to the cursor.
+        let mut lister = DirLister::default();
+        while !cursor.done {
+            lister.read(dir, &mut cursor, &mut names).unwrap();
+        }
+        let mut all: Vec<&str> = names.iter().collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 2000);
+    }
+
+    #[test]
+    fn a_missing_directory_is_named() {
+        let err = DirLister::default()
+            .read(
+                "/nonexistent/x",
+                &mut DirCursor::default(),
+                &mut NameList::default(),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/x"), "{err}");
+    }
+}

@@ -125,10 +125,18 @@ echo
 sed 's/^[0-9]* [a-z+]* //' "$RESULTS"
 echo
 
-# Per column: each tool's median (a +++++ round counts as missing), the median of the
-# rounds' own storbench/bonnie++ ratios, which cancels the machine's slow drifts, and the
-# lowest..highest round ratio (with the number of rounds) to show how much a round varies.
+# Per column: each tool's median (a +++++ round counts as missing); the median of the
+# rounds' own storbench/bonnie++ ratios, which cancels the machine's slow drifts (the goal
+# is judged on it); their geometric mean with a 95 % confidence interval (t interval of the
+# log ratios), which says whether a difference is larger than the rounds' scatter; and the
+# lowest..highest round ratio with the number of rounds.
 awk -F'[ ,]' -v strict="${STRICT:-0}" '
+# Two-sided 95 % Student t quantile for df degrees of freedom.
+function tq(df) {
+    if (df >= 30) return 2.04
+    split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09 2.08 2.07 2.07 2.06 2.06 2.06 2.05 2.05 2.05", t, " ")
+    return t[df]
+}
 function median(list,   n, a, i, j, t) {
     n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -149,7 +157,7 @@ BEGIN {
     }
 }
 END {
-    printf "%-11s %12s %12s %8s  %-18s %s\n", "column", "bonnie++", "storbench", "ratio", "rounds", "goal"
+    printf "%-11s %10s %10s %7s  %-22s %-18s %s\n", "column", "bonnie++", "storbench", "ratio", "geomean [95% CI]", "rounds", "goal"
     missed = 0
     for (i = 1; i <= 12; i++) {
         b = median(vals["bonnie++", i]); s = median(vals["storbench", i])
@@ -157,11 +165,19 @@ END {
         for (r in rounds) if ((("bonnie++", i, r) in by) && (("storbench", i, r) in by) && by["bonnie++", i, r] > 0)
             ratios = ratios " " by["storbench", i, r] / by["bonnie++", i, r]
         q = median(ratios)
-        spread = ""
+        spread = ""; geo = ""
         if (q != "") {
-            n = split(ratios, rs, " "); lo = rs[1]; hi = rs[1]
-            for (k = 2; k <= n; k++) { if (rs[k] < lo) lo = rs[k]; if (rs[k] > hi) hi = rs[k] }
+            n = split(ratios, rs, " "); lo = rs[1]; hi = rs[1]; sum = 0; sq = 0
+            for (k = 1; k <= n; k++) {
+                if (rs[k] < lo) lo = rs[k]; if (rs[k] > hi) hi = rs[k]
+                sum += log(rs[k]); sq += log(rs[k]) ^ 2
+            }
             spread = sprintf("%.2f..%.2f (%d)", lo, hi, n)
+            mean = sum / n; geo = sprintf("%.2fx", exp(mean))
+            if (n > 1) {
+                sd = sqrt((sq - n * mean ^ 2) / (n - 1)); half = tq(n - 1) * sd / sqrt(n)
+                geo = sprintf("%.2fx [%.2f..%.2f]", exp(mean), exp(mean - half), exp(mean + half))
+            }
         }
         ratio = "n/a"; verdict = ""
         if (q != "") {
@@ -173,7 +189,7 @@ END {
         } else if (fast["bonnie++", i] || fast["storbench", i]) {
             verdict = "+++++ in some rounds (under 0.5 s: use more files or a bigger -s)"
         }
-        printf "%-11s %12s %12s %8s  %-18s %s\n", names[i], (b == "" ? "-" : sprintf("%.0f", b)), (s == "" ? "-" : sprintf("%.0f", s)), ratio, spread, verdict
+        printf "%-11s %10s %10s %7s  %-22s %-18s %s\n", names[i], (b == "" ? "-" : sprintf("%.0f", b)), (s == "" ? "-" : sprintf("%.0f", s)), ratio, geo, spread, verdict
     }
     if (missed) printf "\n%d goal(s) missed\n", missed
     exit (strict && missed) ? 1 : 0

@@ -7,16 +7,12 @@
 //! component, which costs the kernel the same as bonnie++'s bare names.
 
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::mem::MaybeUninit;
+use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::EngineError;
+use storbench_core::{EngineError, ErrorKind};
 
 use crate::local::cstring;
-
-/// Longest name kept on the stack; longer ones (rare) are copied to the heap.
-const STACK_NAME: usize = 256;
 
 /// Open parent directories by their path as the caller spells it. Relative paths are kept
 /// as spelled, so the working directory must not change while an engine is open (bonnie
@@ -27,53 +23,38 @@ pub struct ParentDirs {
     /// The parent the last call resolved, checked first: the bonnie tests work in one
     /// directory for thousands of calls, and comparing beats hashing the path each time.
     last: Option<(String, RawFd)>,
+    /// The last component of the last call, NUL-terminated (reused: no copy per call).
+    name: Vec<u8>,
 }
 
-/// A NUL-terminated file name or path, on the stack when short.
-// Large on purpose: it lives on the stack for one system call, instead of a heap copy.
-#[allow(clippy::large_enum_variant)]
-pub enum CName {
-    Stack([MaybeUninit<u8>; STACK_NAME]),
-    Heap(CString),
-}
-
-impl CName {
-    pub fn new(name: &str) -> Result<CName, EngineError> {
-        let bytes = name.as_bytes();
-        if bytes.len() < STACK_NAME && !bytes.contains(&0) {
-            let mut buf = [MaybeUninit::uninit(); STACK_NAME];
-            for (slot, &b) in buf.iter_mut().zip(bytes) {
-                slot.write(b);
-            }
-            buf[bytes.len()].write(0);
-            return Ok(CName::Stack(buf));
-        }
-        cstring(name).map(CName::Heap)
-    }
-
-    pub fn as_ptr(&self) -> *const libc::c_char {
-        match self {
-            // Initialised up to and including the NUL that `new` wrote.
-            CName::Stack(buf) => buf.as_ptr().cast(),
-            CName::Heap(c) => c.as_ptr(),
-        }
-    }
+/// `s` as a C string in `buf` (reusing its memory); refuses an embedded NUL.
+pub fn c_str_in<'a>(buf: &'a mut Vec<u8>, s: &str) -> Result<&'a CStr, EngineError> {
+    buf.clear();
+    buf.extend_from_slice(s.as_bytes());
+    buf.push(0);
+    CStr::from_bytes_with_nul(buf).map_err(|_| {
+        EngineError::new(
+            ErrorKind::Os,
+            format!("open {}: the path contains a NUL byte", s.escape_debug()),
+        )
+    })
 }
 
 impl ParentDirs {
     /// The directory descriptor to resolve `path`'s last component against, and that
     /// component. Paths without a `/` resolve against the working directory.
-    pub fn split(&mut self, path: &str) -> Result<(RawFd, CName), EngineError> {
+    pub fn split(&mut self, path: &str) -> Result<(RawFd, &CStr), EngineError> {
         if let Some((last, fd)) = &self.last
             && let Some(name) = path.strip_prefix(last.as_str())
             && let Some(name) = name.strip_prefix('/')
             && !name.is_empty()
             && !name.bytes().any(|b| b == b'/')
         {
-            return Ok((*fd, CName::new(name)?));
+            let fd = *fd;
+            return Ok((fd, c_str_in(&mut self.name, name)?));
         }
         let Some((dir, name)) = path.rsplit_once('/').filter(|(_, n)| !n.is_empty()) else {
-            return Ok((libc::AT_FDCWD, CName::new(path)?));
+            return Ok((libc::AT_FDCWD, c_str_in(&mut self.name, path)?));
         };
         let dir = if dir.is_empty() { "/" } else { dir };
         let raw = match self.open.get(dir) {
@@ -89,7 +70,7 @@ impl ParentDirs {
         last.clear();
         last.push_str(dir);
         self.last = Some((last, raw));
-        Ok((raw, CName::new(name)?))
+        Ok((raw, c_str_in(&mut self.name, name)?))
     }
 
     /// Drops the descriptor of `dir` (it is being removed, and a new directory of the same

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use storbench_core::{DirCursor, EngineError, NameList};
 
-use crate::dirfds::CName;
+use crate::dirfds::c_str_in;
 use crate::local::last_errno;
 
 /// glibc's readdir buffer size.
@@ -19,6 +19,8 @@ pub struct DirLister {
     open: Option<OpenListing>,
     /// The directory `open` lists (kept when it closes, to reuse the memory).
     path: String,
+    /// `path` NUL-terminated, for opening it.
+    c_path: Vec<u8>,
     buf: Vec<u8>,
 }
 
@@ -94,7 +96,7 @@ impl DirLister {
             return Ok(open.fd.as_raw_fd());
         }
         self.open = None;
-        let c = CName::new(path)?;
+        let c = c_str_in(&mut self.c_path, path)?;
         // SAFETY: a valid C string.
         let raw = unsafe {
             libc::open(

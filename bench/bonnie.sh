@@ -24,6 +24,8 @@
 #                  each round's two runs are paired (they ran minutes apart at most), and
 #                  the ratio printed is the median of the rounds' ratios
 #   STORBENCH      the storbench binary (default: a release build of this checkout)
+#   AA=1           A/A calibration: bonnie++ in both places, to see how far two runs of the
+#                  same tool differ on this machine
 #   STRICT=1       exit 1 when a goal is missed
 #
 # Goals (issue "storbench bonnie"): the file tests' files/s at least 1.0x bonnie++'s, the
@@ -110,8 +112,13 @@ run_bonnie() {
 }
 run_storbench() {
     fresh_fs
-    # shellcheck disable=SC2086
-    limited "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+    if [ "${AA:-0}" = 1 ]; then
+        # shellcheck disable=SC2086
+        limited "$BONNIE" -d "$DIR" -q -m storbench $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+    else
+        # shellcheck disable=SC2086
+        limited "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+    fi
     drop_fs
 }
 

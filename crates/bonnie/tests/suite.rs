@@ -5,7 +5,7 @@ mod support;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once};
 use storbench_core::result::{BonnieTestId, RunMode};
-use support::{FailAfter, Log, factory, factory_logged};
+use support::{FailAfter, Log, factory, factory_logged, factory_slow_listing};
 
 fn host(pid: u32) -> Host {
     Host {
@@ -277,5 +277,43 @@ fn fsync_each_write_and_directory_syncs_with_b() {
         count(&synced, "sync_dir"),
         4 + 4 * files,
         "directory sync per create and delete"
+    );
+}
+
+/// The latency row of the sequential tests counts a directory batch in the operation that
+/// waited for it, except the listing's first batch, which bonnie++'s loop leaves outside
+/// every operation.
+#[test]
+fn listing_batches_count_in_latency_except_the_first() {
+    let delay = std::time::Duration::from_millis(300);
+    let seq_latencies = |batch: u64| {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(&dir, 110, |f| {
+            f.size = Some("0".into());
+            f.files = Some("1".into());
+        });
+        let r = run_once(&cfg, &factory_slow_listing(batch, delay), &mut |_| {}).unwrap();
+        assert!(leftovers(&dir).is_empty());
+        let b = r.bonnie.unwrap();
+        let lat = |id| {
+            let t = b.tests.iter().find(|t| t.id == id).unwrap();
+            assert!(
+                t.elapsed_ns >= delay.as_nanos() as u64,
+                "{id:?}: the wait is timed"
+            );
+            t.max_latency_ns.unwrap()
+        };
+        (lat(BonnieTestId::SeqStat), lat(BonnieTestId::SeqDel))
+    };
+    let delay_ns = delay.as_nanos() as u64;
+    let (stat, del) = seq_latencies(0);
+    assert!(
+        stat < delay_ns && del < delay_ns,
+        "first batch counted: {stat} {del}"
+    );
+    let (stat, del) = seq_latencies(3);
+    assert!(
+        stat >= delay_ns && del >= delay_ns,
+        "later batch not counted: {stat} {del}"
     );
 }

@@ -624,8 +624,8 @@ impl MetaOps for LocalFiles {
     }
 
     /// sync(2), as bonnie++ calls it: every file system, so the create and delete figures
-    /// include the same flushing as bonnie++'s. (syncfs(2) of the target alone left the
-    /// block device's write-back to run into the next test on ext4.)
+    /// include the same flushing as bonnie++'s. (After syncfs(2) of the target alone, the
+    /// next test's first directory read on ext4 took 2-5 times as long as after sync().)
     fn sync_fs(&mut self, _path: &str) -> Result<(), EngineError> {
         // SAFETY: no arguments; cannot fail.
         unsafe { libc::sync() };

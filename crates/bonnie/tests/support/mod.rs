@@ -7,6 +7,7 @@ use std::fs::{self, File};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use storbench_core::{
     Attr, Caps, DirCursor, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps,
@@ -35,6 +36,30 @@ pub struct FsEngine {
     files: Vec<Option<File>>,
     fail: FailAfter,
     log: Option<Log>,
+    /// The directory being listed, as read at the listing's start.
+    listing: Vec<String>,
+    /// Listing batch (0 = the first) that takes this long to read.
+    slow_batch: Option<(u64, Duration)>,
+}
+
+/// Names per listing batch.
+const LIST_BATCH: usize = 100;
+
+/// An engine whose directory listings come in batches of 100 names, batch `batch` of each
+/// listing taking `delay` to read.
+pub fn factory_slow_listing(
+    batch: u64,
+    delay: Duration,
+) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
+    move |_job: &JobSpec| {
+        Ok(Box::new(FsEngine {
+            files: Vec::new(),
+            fail: FailAfter::default(),
+            log: None,
+            listing: Vec::new(),
+            slow_batch: Some((batch, delay)),
+        }) as Box<dyn Engine>)
+    }
 }
 
 pub fn factory(
@@ -52,6 +77,8 @@ pub fn factory_logged(
             files: Vec::new(),
             fail: fail.clone(),
             log: log.clone(),
+            listing: Vec::new(),
+            slow_batch: None,
         }) as Box<dyn Engine>)
     }
 }
@@ -189,18 +216,34 @@ impl MetaOps for FsEngine {
         fs::remove_file(path).map_err(err("unlink", path))
     }
 
-    /// The whole directory in one batch (the suite must not depend on batch sizes).
+    /// Batches of LIST_BATCH names from the directory as it was when the listing began
+    /// (so removing listed names does not shift the batches).
     fn read_dir(
         &mut self,
         path: &str,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
-        for entry in fs::read_dir(path).map_err(err("readdir", path))? {
-            let entry = entry.map_err(err("readdir", path))?;
-            names.push(&entry.file_name().to_string_lossy());
+        if cursor.offset == 0 {
+            self.listing.clear();
+            for entry in fs::read_dir(path).map_err(err("readdir", path))? {
+                let entry = entry.map_err(err("readdir", path))?;
+                self.listing
+                    .push(entry.file_name().to_string_lossy().into_owned());
+            }
         }
-        cursor.done = true;
+        let start = cursor.offset as usize;
+        if let Some((batch, delay)) = self.slow_batch
+            && batch == (start / LIST_BATCH) as u64
+        {
+            std::thread::sleep(delay);
+        }
+        let end = (start + LIST_BATCH).min(self.listing.len());
+        for name in &self.listing[start..end] {
+            names.push(name);
+        }
+        cursor.offset = end as u64;
+        cursor.done = end == self.listing.len();
         Ok(())
     }
 

@@ -104,22 +104,24 @@ drop_fs() {
 }
 trap 'drop_fs; cleanup; rm -f "$RESULTS" ${IMG:+"$IMG"}; [ -n "$CGROUP" ] && rmdir "$CGROUP"' EXIT
 
-run_bonnie() {
+# one_run ROUND LABEL CMD...: CMD on a fresh file system; its CSV line, labelled, kept.
+one_run() {
+    local round=$1 label=$2
+    shift 2
     fresh_fs
-    # shellcheck disable=SC2086
-    limited "$BONNIE" -d "$DIR" -q -m bonnie++ $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 bonnie++ /" >>"$RESULTS"
+    limited "$@" -d "$DIR" -q -m "$label" 2>/dev/null | tail -n 1 | sed "s/^/$round $label /" >>"$RESULTS"
     drop_fs
 }
+# shellcheck disable=SC2086
+run_bonnie() { one_run "$1" bonnie++ "$BONNIE" $FLAGS "${AS_ROOT[@]}"; }
 run_storbench() {
-    fresh_fs
     if [ "${AA:-0}" = 1 ]; then
         # shellcheck disable=SC2086
-        limited "$BONNIE" -d "$DIR" -q -m storbench $FLAGS "${AS_ROOT[@]}" 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+        one_run "$1" storbench "$BONNIE" $FLAGS "${AS_ROOT[@]}"
     else
         # shellcheck disable=SC2086
-        limited "$STORBENCH" --no-save bonnie -d "$DIR" -q -m storbench --compressible $FLAGS 2>/dev/null | tail -n 1 | sed "s/^/$1 storbench /" >>"$RESULTS"
+        one_run "$1" storbench "$STORBENCH" --no-save bonnie --compressible $FLAGS
     fi
-    drop_fs
 }
 
 echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::{EngineError, ErrorKind};
+use storbench_core::EngineError;
 
-use crate::local::cstring;
+use crate::local::{cstring, nul_in_path};
 
 /// Open parent directories by their path as the caller spells it. Relative paths are kept
 /// as spelled, so the working directory must not change while an engine is open (bonnie
@@ -32,12 +32,7 @@ pub fn c_str_in<'a>(buf: &'a mut Vec<u8>, s: &str) -> Result<&'a CStr, EngineErr
     buf.clear();
     buf.extend_from_slice(s.as_bytes());
     buf.push(0);
-    CStr::from_bytes_with_nul(buf).map_err(|_| {
-        EngineError::new(
-            ErrorKind::Os,
-            format!("open {}: the path contains a NUL byte", s.escape_debug()),
-        )
-    })
+    CStr::from_bytes_with_nul(buf).map_err(|_| nul_in_path(s))
 }
 
 impl ParentDirs {

@@ -203,8 +203,10 @@ mod tests {
         }
         let mut all: Vec<&str> = names.iter().collect();
         all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), 2000);
+        let want: Vec<String> = (0..2000)
+            .map(|i| format!("{i:05}-a-longer-name-here"))
+            .collect();
+        assert_eq!(all, want, "every name once, none twice");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Engines keep their open files in a [`LocalFiles`] table, so a file created through
 //! `meta().create` is an ordinary [`FileId`] for `queue` afterwards.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -324,12 +324,15 @@ pub fn last_errno() -> i32 {
 }
 
 pub(crate) fn cstring(path: &str) -> Result<CString, EngineError> {
-    CString::new(path).map_err(|_| {
-        EngineError::new(
-            ErrorKind::Os,
-            format!("open {}: the path contains a NUL byte", path.escape_debug()),
-        )
-    })
+    CString::new(path).map_err(|_| nul_in_path(path))
+}
+
+#[cold]
+pub(crate) fn nul_in_path(path: &str) -> EngineError {
+    EngineError::new(
+        ErrorKind::Os,
+        format!("open {}: the path contains a NUL byte", path.escape_debug()),
+    )
 }
 
 fn open_flags(open: &OpenOptions) -> libc::c_int {
@@ -358,18 +361,31 @@ fn open_flags(open: &OpenOptions) -> libc::c_int {
 }
 
 fn open_fd(path: &str, open: &OpenOptions) -> Result<OwnedFd, EngineError> {
-    let c_path = cstring(path)?;
+    open_at(libc::AT_FDCWD, &cstring(path)?, path, open, "open")
+}
+
+/// openat(2) of `name` under `dir` as `open` asks, retried on EINTR; errors name `path`
+/// and `op`.
+fn open_at(
+    dir: RawFd,
+    name: &CStr,
+    path: &str,
+    open: &OpenOptions,
+    op: &str,
+) -> Result<OwnedFd, EngineError> {
     loop {
-        // SAFETY: c_path is a valid C string; mode applies only with O_CREAT.
-        let fd = unsafe { libc::open(c_path.as_ptr(), open_flags(open), 0o644 as libc::c_uint) };
+        // SAFETY: a directory descriptor (or AT_FDCWD) and a valid C string; the mode
+        // applies only with O_CREAT.
+        let fd =
+            unsafe { libc::openat(dir, name.as_ptr(), open_flags(open), 0o644 as libc::c_uint) };
         if fd >= 0 {
-            // SAFETY: open just returned this descriptor to us.
+            // SAFETY: openat just returned this descriptor to us.
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
         }
         match last_errno() {
             libc::EINTR => continue,
             libc::EINVAL if open.direct => return Err(direct_refused(path)),
-            errno => return Err(EngineError::errno("open", path, errno)),
+            errno => return Err(EngineError::errno(op, path, errno)),
         }
     }
 }
@@ -561,21 +577,7 @@ impl MetaOps for LocalFiles {
             ..open.clone()
         };
         let (dir, name) = self.dirs.split(path)?;
-        let fd = loop {
-            // SAFETY: valid directory descriptor and C string; mode applies with O_CREAT.
-            let fd = unsafe {
-                libc::openat(dir, name.as_ptr(), open_flags(&open), 0o644 as libc::c_uint)
-            };
-            if fd >= 0 {
-                // SAFETY: openat just returned this descriptor to us.
-                break unsafe { OwnedFd::from_raw_fd(fd) };
-            }
-            match last_errno() {
-                libc::EINTR => continue,
-                libc::EINVAL if open.direct => return Err(direct_refused(path)),
-                errno => return Err(EngineError::errno("create", path, errno)),
-            }
-        };
+        let fd = open_at(dir, name, path, &open, "create")?;
         let mut owned = std::mem::take(&mut self.spare_path);
         owned.clear();
         owned.push_str(path);

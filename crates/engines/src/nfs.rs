@@ -450,18 +450,12 @@ impl MetaOps for NfsEngine {
             return Ok(());
         }
         let rel = self.target(path)?;
-        let page = self
+        cursor.done = self
             .client_mut()?
-            .readdir_page(&rel, cursor.offset, cursor.verifier)
+            .readdir_next(&rel, &mut cursor.offset, &mut cursor.verifier, |n| {
+                names.push(n)
+            })
             .map_err(to_engine)?;
-        cursor.verifier = page.verf;
-        for (name, cookie) in &page.entries {
-            if name != "." && name != ".." {
-                names.push(name);
-            }
-            cursor.offset = *cookie;
-        }
-        cursor.done = page.eof || page.entries.is_empty();
         Ok(())
     }
 

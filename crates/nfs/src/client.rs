@@ -7,7 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use crate::error::{NfsError, Result};
-use crate::proto::{self, DirPage, Fattr, Fh, FsInfo, NfsResult, NfsStat, Verf, nfsproc};
+use crate::proto::{self, Fattr, Fh, FsInfo, NfsResult, NfsStat, Verf, nfsproc};
 use crate::rpc::{Auth, PROG_MOUNT, PROG_NFS, PROG_PORTMAP};
 use crate::transport::{Transport, TransportConfig};
 use crate::url::NfsUrl;
@@ -389,36 +389,38 @@ impl Client {
     /// Names in a directory (READDIRPLUS, all pages), without `.` and `..`.
     pub fn readdir(&mut self, rel: &str) -> Result<Vec<String>> {
         let (mut cookie, mut verf, mut names) = (0u64, [0u8; 8], Vec::new());
-        loop {
-            let page = self.readdir_page(rel, cookie, verf)?;
-            verf = page.verf;
-            let last_cookie = page.entries.last().map(|e| e.1);
-            names.extend(
-                page.entries
-                    .into_iter()
-                    .map(|e| e.0)
-                    .filter(|n| n != "." && n != ".."),
-            );
-            match last_cookie {
-                Some(c) if !page.eof => cookie = c,
-                _ => return Ok(names),
-            }
-        }
+        while !self.readdir_next(rel, &mut cookie, &mut verf, |n| names.push(n.to_owned()))? {}
+        Ok(names)
     }
 
-    /// One READDIRPLUS page of a directory, from `cookie` (0 at the start) with the
-    /// verifier of the page before; `.` and `..` as the server sent them.
-    pub fn readdir_page(&mut self, rel: &str, cookie: u64, verf: Verf) -> Result<DirPage> {
+    /// The next READDIRPLUS page of a directory after `cookie` (0 at the start): hands
+    /// each name but `.` and `..` to `each`, moves `cookie` and `verf` on, and returns
+    /// whether the listing has ended.
+    pub fn readdir_next(
+        &mut self,
+        rel: &str,
+        cookie: &mut u64,
+        verf: &mut Verf,
+        mut each: impl FnMut(&str),
+    ) -> Result<bool> {
         let dir = self.dir(rel)?;
         let mut args = Vec::new();
-        proto::args_readdirplus(&mut args, &dir, cookie, &verf, READDIR_MAX);
-        self.meta(
+        proto::args_readdirplus(&mut args, &dir, *cookie, verf, READDIR_MAX);
+        let page = self.meta(
             "READDIRPLUS",
             nfsproc::READDIRPLUS,
             &args,
             rel,
             proto::res_readdirplus,
-        )
+        )?;
+        *verf = page.verf;
+        for (name, next) in &page.entries {
+            if name != "." && name != ".." {
+                each(name);
+            }
+            *cookie = *next;
+        }
+        Ok(page.eof || page.entries.is_empty())
     }
 
     /// A COMMIT of a whole file that returns when it is done: everything written to it

@@ -52,13 +52,11 @@ pub fn factory_slow_listing(
     delay: Duration,
 ) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
     move |_job: &JobSpec| {
-        Ok(Box::new(FsEngine {
-            files: Vec::new(),
-            fail: FailAfter::default(),
-            log: None,
-            listing: Vec::new(),
-            slow_batch: Some((batch, delay)),
-        }) as Box<dyn Engine>)
+        Ok(FsEngine::boxed(
+            FailAfter::default(),
+            None,
+            Some((batch, delay)),
+        ))
     }
 }
 
@@ -72,15 +70,7 @@ pub fn factory_logged(
     fail: FailAfter,
     log: Option<Log>,
 ) -> impl Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync {
-    move |_job: &JobSpec| {
-        Ok(Box::new(FsEngine {
-            files: Vec::new(),
-            fail: fail.clone(),
-            log: log.clone(),
-            listing: Vec::new(),
-            slow_batch: None,
-        }) as Box<dyn Engine>)
-    }
+    move |_job: &JobSpec| Ok(FsEngine::boxed(fail.clone(), log.clone(), None))
 }
 
 fn err(op: &str, path: &str) -> impl FnOnce(std::io::Error) -> EngineError {
@@ -88,6 +78,20 @@ fn err(op: &str, path: &str) -> impl FnOnce(std::io::Error) -> EngineError {
 }
 
 impl FsEngine {
+    fn boxed(
+        fail: FailAfter,
+        log: Option<Log>,
+        slow_batch: Option<(u64, Duration)>,
+    ) -> Box<dyn Engine> {
+        Box::new(FsEngine {
+            files: Vec::new(),
+            fail,
+            log,
+            listing: Vec::new(),
+            slow_batch,
+        })
+    }
+
     fn note(&self, what: impl FnOnce() -> String) {
         if let Some(log) = &self.log {
             log.lock().unwrap().push(what());

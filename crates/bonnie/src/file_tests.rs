@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use storbench_core::{DirCursor, IoKind, NameList, OpenOptions};
+use storbench_core::{DirCursor, DirRef, IoKind, NameList, OpenOptions};
 
 use crate::error::{BonnieError, Result};
 use crate::io::short;
@@ -43,6 +43,7 @@ impl Phase for Create {
         let names = Names::new(p.count, p.num_dirs, self.random, &mut w.rng);
         w.tree = Some(Tree {
             names,
+            dir: None,
             dir_made: false,
             subdirs_made: 0,
             files_may_exist: false,
@@ -53,7 +54,9 @@ impl Phase for Create {
     }
 
     fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
+        let dir = w.io.meta().open_dir(&w.dir_path)?;
         let tree = w.tree.as_mut().expect("prepared");
+        tree.dir = Some(dir.clone());
         tree.files_may_exist = true;
         let first = Link {
             path: format!("{}/{}", w.dir_path, tree.names.get(0)),
@@ -67,7 +70,7 @@ impl Phase for Create {
         let mut t = Instant::now();
         for i in 0..self.params.count {
             check_stop("the file creation")?;
-            self.create_one(w, i, &first)?;
+            self.create_one(w, &dir, i, &first)?;
             t = lat.lap(t);
         }
         w.io.meta().sync_fs(&w.dir_path)?;
@@ -107,11 +110,11 @@ fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
 }
 
 impl Create {
-    fn create_one(&self, w: &mut Worker, i: usize, first: &Link) -> Result<()> {
+    fn create_one(&self, w: &mut Worker, dir: &DirRef, i: usize, first: &Link) -> Result<()> {
         let p = &self.params;
-        let tree = w.tree.as_ref().expect("prepared");
-        join_into(&mut w.path, &w.dir_path, tree.names.get(i));
+        let name = w.tree.as_ref().expect("prepared").names.get(i);
         if p.max_size < 0 && i > 0 {
+            join_into(&mut w.path, &w.dir_path, name);
             let meta = w.io.meta();
             if p.max_size == -1 {
                 meta.link(&first.path, &w.path)?;
@@ -128,11 +131,15 @@ impl Create {
             max if max as u64 > p.min_size => p.min_size + w.rng.below(max as u64 - p.min_size + 1),
             max => max as u64,
         };
+        if size == 0 && !p.fsync_each {
+            return Ok(w.io.meta().create_empty_in(dir, name)?);
+        }
         let open = OpenOptions {
             write: true,
             ..OpenOptions::default()
         };
-        let file = w.io.meta().create(&w.path, &open)?;
+        let file = w.io.meta().create_in(dir, name, &open)?;
+        join_into(&mut w.path, &w.dir_path, name);
         let mut offset = 0;
         while offset < size {
             let len = (size - offset).min(u64::from(p.chunk)) as u32;
@@ -152,12 +159,13 @@ impl Create {
     }
 }
 
-/// `stat` the file at `w.path` and read all its data, as bonnie++'s "Read" column does.
-fn stat_and_read(w: &mut Worker, chunk: u32) -> Result<()> {
-    let attr = w.io.meta().stat(&w.path)?;
+/// `stat` the file `name` in `dir` and read all its data, as bonnie++'s "Read" column does.
+fn stat_and_read(w: &mut Worker, dir: &DirRef, name: &str, chunk: u32) -> Result<()> {
+    let attr = w.io.meta().stat_in(dir, name)?;
     if attr.size == 0 {
         return Ok(());
     }
+    join_into(&mut w.path, &dir.path, name);
     let open = OpenOptions {
         read: true,
         ..OpenOptions::default()
@@ -182,17 +190,29 @@ fn file_dirs(num_dirs: u32) -> impl Iterator<Item = String> {
     (0..num_dirs).map(move |d| subdir(num_dirs, d))
 }
 
-/// Calls `each` with every name in `dir` (joined into `w.path`) while listing it in
-/// batches, as bonnie++'s readdir(3) loop does: an operation's latency includes the batch
+/// Calls `each` with every name in `dir` while listing it in batches, as bonnie++'s readdir(3) loop does: an operation's latency includes the batch
 /// read it waited for, except the listing's first, which bonnie++'s loop leaves outside
 /// every operation (it restarts its clock at the `.` and `..` entries that open a
 /// listing). Returns how many names there were.
 fn for_each_listed(
     w: &mut Worker,
-    dir: &str,
+    dir_path: &str,
     test: &'static str,
     lat: &mut MaxLatency,
-    mut each: impl FnMut(&mut Worker) -> Result<()>,
+    each: impl FnMut(&mut Worker, &DirRef, &str) -> Result<()>,
+) -> Result<usize> {
+    let dir = w.io.meta().open_dir(dir_path)?;
+    let listed = list_and_call(w, &dir, test, lat, each);
+    w.io.meta().close_dir(dir);
+    listed
+}
+
+fn list_and_call(
+    w: &mut Worker,
+    dir: &DirRef,
+    test: &'static str,
+    lat: &mut MaxLatency,
+    mut each: impl FnMut(&mut Worker, &DirRef, &str) -> Result<()>,
 ) -> Result<usize> {
     let mut cursor = DirCursor::default();
     let mut batch = NameList::default();
@@ -206,7 +226,7 @@ fn for_each_listed(
             let first = cursor == DirCursor::default();
             batch.clear();
             next = 0;
-            w.io.meta().read_dir(dir, &mut cursor, &mut batch)?;
+            w.io.meta().read_dir(&dir.path, &mut cursor, &mut batch)?;
             if first {
                 t = Instant::now();
             }
@@ -219,8 +239,7 @@ fn for_each_listed(
             continue;
         }
         check_stop(test)?;
-        join_into(&mut w.path, dir, name);
-        each(w)?;
+        each(w, dir, name)?;
         t = lat.lap(t);
         seen += 1;
     }
@@ -242,8 +261,8 @@ impl Phase for StatSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            seen += for_each_listed(w, &dir, "the sequential stat", lat, |w| {
-                stat_and_read(w, p.chunk)
+            seen += for_each_listed(w, &dir, "the sequential stat", lat, |w, dir, name| {
+                stat_and_read(w, dir, name, p.chunk)
             })?;
         }
         expect_files("stat", &w.dir_path, p.count, seen)?;
@@ -259,20 +278,24 @@ fn shuffled_names(w: &mut Worker, count: usize) -> NameList {
     tree.names.list.reordered(&order)
 }
 
-/// Calls `each` with every name of `names` in order (joined into `w.path`), one timed
-/// operation each.
+/// Calls `each` with every name of `names` in order (relative to the test directory),
+/// one timed operation each.
 fn for_each_named(
     w: &mut Worker,
     names: &NameList,
     test: &'static str,
     lat: &mut MaxLatency,
-    mut each: impl FnMut(&mut Worker) -> Result<()>,
+    mut each: impl FnMut(&mut Worker, &DirRef, &str) -> Result<()>,
 ) -> Result<()> {
+    let tree = w.tree.as_ref().expect("created");
+    let dir = tree
+        .dir
+        .clone()
+        .expect("opened when the files were created");
     let mut t = Instant::now();
     for name in names.iter() {
         check_stop(test)?;
-        join_into(&mut w.path, &w.dir_path, name);
-        each(w)?;
+        each(w, &dir, name)?;
         t = lat.lap(t);
     }
     Ok(())
@@ -289,8 +312,8 @@ impl Phase for StatRandom {
     }
 
     fn run(&self, w: &mut Worker, order: NameList, lat: &mut MaxLatency) -> Result<Option<Span>> {
-        for_each_named(w, &order, "the random stat", lat, |w| {
-            stat_and_read(w, self.0.chunk)
+        for_each_named(w, &order, "the random stat", lat, |w, dir, name| {
+            stat_and_read(w, dir, name, self.0.chunk)
         })?;
         Ok(None)
     }
@@ -312,10 +335,10 @@ impl Phase for DeleteSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            removed += for_each_listed(w, &dir, "the sequential delete", lat, |w| {
-                w.io.meta().unlink(&w.path)?;
+            removed += for_each_listed(w, &dir, "the sequential delete", lat, |w, dir, name| {
+                w.io.meta().unlink_in(dir, name)?;
                 if p.fsync_each {
-                    w.io.meta().sync_dir(&dir)?;
+                    w.io.meta().sync_dir(&dir.path)?;
                 }
                 Ok(())
             })?;
@@ -337,9 +360,10 @@ impl Phase for DeleteRandom {
     }
 
     fn run(&self, w: &mut Worker, order: NameList, lat: &mut MaxLatency) -> Result<Option<Span>> {
-        for_each_named(w, &order, "the random delete", lat, |w| {
-            w.io.meta().unlink(&w.path)?;
+        for_each_named(w, &order, "the random delete", lat, |w, dir, name| {
+            w.io.meta().unlink_in(dir, name)?;
             if self.0.fsync_each {
+                join_into(&mut w.path, &dir.path, name);
                 w.io.meta().sync_dir(&parent(&w.path))?;
             }
             Ok(())
@@ -353,6 +377,9 @@ impl Phase for DeleteRandom {
 fn remove_dirs(w: &mut Worker) -> Result<()> {
     let tree = w.tree.as_mut().expect("created");
     tree.files_may_exist = false;
+    if let Some(dir) = tree.dir.take() {
+        w.io.meta().close_dir(dir);
+    }
     while tree.subdirs_made > 0 {
         let d = tree.subdirs_made - 1;
         join_into(&mut w.path, &w.dir_path, &subdir(tree.names.num_dirs, d));

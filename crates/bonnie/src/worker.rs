@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use storbench_core::{EngineError, NameList, stop};
+use storbench_core::{DirRef, EngineError, NameList, stop};
 
 use crate::buf::AlignedBuf;
 use crate::error::{BonnieError, Result};
@@ -32,6 +32,8 @@ pub(crate) struct Worker {
 /// What exists of the file-test directory tree.
 pub(crate) struct Tree {
     pub names: Names,
+    /// The test directory, opened for name-relative calls once it exists.
+    pub dir: Option<DirRef>,
     pub dir_made: bool,
     pub subdirs_made: u32,
     /// Some of `names` may exist as files or links.
@@ -61,8 +63,8 @@ impl Worker {
                 Err(e) => failed.push(e.message),
             }
         }
-        if let Some(tree) = self.tree.take()
-            && let Err(e) = self.remove_tree(&tree)
+        if let Some(mut tree) = self.tree.take()
+            && let Err(e) = self.remove_tree(&mut tree)
         {
             failed.push(e.message);
             self.tree = Some(tree);
@@ -74,7 +76,10 @@ impl Worker {
         }
     }
 
-    fn remove_tree(&mut self, tree: &Tree) -> std::result::Result<(), EngineError> {
+    fn remove_tree(&mut self, tree: &mut Tree) -> std::result::Result<(), EngineError> {
+        if let Some(dir) = tree.dir.take() {
+            self.io.meta().close_dir(dir);
+        }
         if tree.files_may_exist {
             self.remove_our_files(tree)?;
         }

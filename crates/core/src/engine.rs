@@ -138,6 +138,24 @@ pub struct Attr {
     pub is_dir: bool,
 }
 
+/// A directory opened with [`MetaOps::open_dir`] for name-relative calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirRef {
+    /// The engine's slot for it (a kept-open descriptor); engines that work by path
+    /// leave it 0.
+    pub slot: u32,
+    /// The directory's path as given to `open_dir`: for errors, and for engines that work
+    /// by path.
+    pub path: String,
+}
+
+impl DirRef {
+    /// `name` under this directory, as a path the path-based calls take.
+    pub fn join(&self, name: &str) -> String {
+        format!("{}/{name}", self.path.trim_end_matches('/'))
+    }
+}
+
 /// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
 /// the bonnie suite. Paths are relative to the target root the engine was opened for, or
 /// absolute for local engines.
@@ -174,6 +192,40 @@ pub trait MetaOps {
     /// The default flushes only the directory.
     fn sync_fs(&mut self, path: &str) -> Result<(), EngineError> {
         self.sync_dir(path)
+    }
+    /// Opens directory `path` for the `*_in` calls, which name entries relative to it as
+    /// openat(2) does (a name may hold further `/`-separated components): loops over
+    /// thousands of files in one directory then do not resolve its path per call, as
+    /// bonnie++ works in its directory by bare names. The default keeps the path only.
+    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
+        Ok(DirRef {
+            slot: 0,
+            path: path.to_owned(),
+        })
+    }
+    /// Releases what `open_dir` holds for `dir`.
+    fn close_dir(&mut self, dir: DirRef) {
+        let _ = dir;
+    }
+    /// [`create`](MetaOps::create) of `name` in `dir`.
+    fn create_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        self.create(&dir.join(name), open)
+    }
+    /// Creates the new, empty file `name` in `dir` (fails if it exists) without keeping it
+    /// open: bonnie++'s small files of size 0, created and closed.
+    fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError>;
+    /// [`stat`](MetaOps::stat) of `name` in `dir`.
+    fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
+        self.stat(&dir.join(name))
+    }
+    /// [`unlink`](MetaOps::unlink) of `name` in `dir`.
+    fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        self.unlink(&dir.join(name))
     }
     /// Make `link` a hard link to `existing` (bonnie++ `-n N:-1`).
     fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {

@@ -33,8 +33,8 @@ pub mod stop;
 pub mod worker;
 
 pub use engine::{
-    Attr, Caps, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind, IoUnit,
-    MetaOps, OpenOptions, Queued,
+    Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
+    IoUnit, MetaOps, OpenOptions, Queued,
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::EngineError;
+use storbench_core::{EngineError, ErrorKind};
 
 use crate::local::{cstring, nul_in_path};
 
@@ -76,6 +76,61 @@ impl ParentDirs {
         self.open.remove(dir);
         let prefix = format!("{dir}/");
         self.open.retain(|k, _| !k.starts_with(&prefix));
+    }
+}
+
+/// Directories opened for name-relative calls ([`MetaOps::open_dir`]), by slot. A closed
+/// or removed directory's slot stays empty and is never given to another directory, so a
+/// stale [`DirRef`] fails instead of reaching some other directory.
+///
+/// [`MetaOps::open_dir`]: storbench_core::MetaOps::open_dir
+/// [`DirRef`]: storbench_core::DirRef
+#[derive(Debug, Default)]
+pub struct DirSlots {
+    slots: Vec<Option<(OwnedFd, String)>>,
+    /// The last name resolved, NUL-terminated (reused: no copy per call).
+    name: Vec<u8>,
+}
+
+impl DirSlots {
+    /// Opens `path` (O_PATH) into a new slot.
+    pub fn open(&mut self, path: &str) -> Result<u32, EngineError> {
+        let fd = open_dir(path)?;
+        self.slots.push(Some((fd, path.to_owned())));
+        Ok((self.slots.len() - 1) as u32)
+    }
+
+    /// The descriptor of `slot` and `name` as a C string.
+    #[inline]
+    pub fn resolve(&mut self, slot: u32, name: &str) -> Result<(RawFd, &CStr), EngineError> {
+        match self.slots.get(slot as usize) {
+            Some(Some((fd, _))) => Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?)),
+            _ => Err(EngineError::new(
+                ErrorKind::Os,
+                format!("{name}: its directory (slot {slot}) is not open in this engine"),
+            )),
+        }
+    }
+
+    pub fn close(&mut self, slot: u32) {
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            *s = None;
+        }
+    }
+
+    /// Closes the slots of `dir` and of directories under it (it is being removed).
+    pub fn forget(&mut self, dir: &str) {
+        let dir = dir.trim_end_matches('/');
+        for s in &mut self.slots {
+            if s.as_ref().is_some_and(|(_, p)| {
+                let p = p.trim_end_matches('/');
+                p == dir
+                    || p.strip_prefix(dir)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            }) {
+                *s = None;
+            }
+        }
     }
 }
 

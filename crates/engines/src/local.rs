@@ -9,11 +9,12 @@ use std::fs;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use crate::dirfds::ParentDirs;
+mod meta;
+
+use crate::dirfds::{DirSlots, ParentDirs};
 use crate::listing::DirLister;
 use storbench_core::{
-    Attr, DirCursor, EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, MetaOps, NameList,
-    OpenOptions, Queued,
+    EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued,
 };
 
 /// `_IOR(0x12, 114, u64)`: size of a block device in bytes (absent from the libc crate).
@@ -373,20 +374,32 @@ fn open_at(
     open: &OpenOptions,
     op: &str,
 ) -> Result<OwnedFd, EngineError> {
+    openat_retry(dir, name, open_flags(open)).map_err(|errno| open_error(open, op, path, errno))
+}
+
+/// openat(2) retried on EINTR; the errno on failure.
+fn openat_retry(dir: RawFd, name: &CStr, flags: libc::c_int) -> Result<OwnedFd, i32> {
     loop {
         // SAFETY: a directory descriptor (or AT_FDCWD) and a valid C string; the mode
         // applies only with O_CREAT.
-        let fd =
-            unsafe { libc::openat(dir, name.as_ptr(), open_flags(open), 0o644 as libc::c_uint) };
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) };
         if fd >= 0 {
             // SAFETY: openat just returned this descriptor to us.
             return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
         }
         match last_errno() {
             libc::EINTR => continue,
-            libc::EINVAL if open.direct => return Err(direct_refused(path)),
-            errno => return Err(EngineError::errno(op, path, errno)),
+            errno => return Err(errno),
         }
+    }
+}
+
+#[cold]
+fn open_error(open: &OpenOptions, op: &str, path: &str, errno: i32) -> EngineError {
+    if errno == libc::EINVAL && open.direct {
+        direct_refused(path)
+    } else {
+        EngineError::errno(op, path, errno)
     }
 }
 
@@ -488,6 +501,8 @@ pub struct LocalFiles {
     files: Vec<Option<LocalFile>>,
     /// Parent directories of the metadata operations' paths, kept open.
     dirs: ParentDirs,
+    /// Directories opened for the name-relative calls.
+    slots: DirSlots,
     /// The directory being listed in batches.
     lister: DirLister,
     /// A closed file's path buffer, reused by the next create so creating files does not
@@ -552,87 +567,6 @@ fn not_open(id: FileId) -> EngineError {
         ErrorKind::Os,
         format!("file id {id} is not open in this engine"),
     )
-}
-
-fn meta_err(op: &str, path: &str) -> impl FnOnce(io::Error) -> EngineError {
-    move |e| EngineError::os(op, path, e)
-}
-
-impl MetaOps for LocalFiles {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        fs::create_dir(path).map_err(meta_err("mkdir", path))
-    }
-
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
-        self.dirs.forget(path);
-        self.lister.forget(path);
-        fs::remove_dir(path).map_err(meta_err("rmdir", path))
-    }
-
-    /// O_CREAT|O_EXCL relative to the parent: a regular file by construction, so no fstat.
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        let open = OpenOptions {
-            create: true,
-            exclusive: true,
-            ..open.clone()
-        };
-        let (dir, name) = self.dirs.split(path)?;
-        let fd = open_at(dir, name, path, &open, "create")?;
-        let mut owned = std::mem::take(&mut self.spare_path);
-        owned.clear();
-        owned.push_str(path);
-        Ok(self.insert(LocalFile::from_fd(fd, owned, false, open.direct)))
-    }
-
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let (dir, name) = self.dirs.split(path)?;
-        // SAFETY: `stat` is plain data.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: valid directory descriptor, C string and out pointer.
-        if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, 0) } < 0 {
-            return Err(EngineError::errno("stat", path, last_errno()));
-        }
-        Ok(Attr {
-            size: st.st_size as u64,
-            is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
-        })
-    }
-
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
-        let (dir, name) = self.dirs.split(path)?;
-        // SAFETY: valid directory descriptor and C string.
-        if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } < 0 {
-            return Err(EngineError::errno("unlink", path, last_errno()));
-        }
-        Ok(())
-    }
-
-    fn read_dir(
-        &mut self,
-        path: &str,
-        cursor: &mut DirCursor,
-        names: &mut NameList,
-    ) -> Result<(), EngineError> {
-        self.lister.read(path, cursor, names)
-    }
-
-    fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
-        self.get(file)?.set_size(size)
-    }
-
-    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError> {
-        let dir = fs::File::open(path).map_err(meta_err("open directory", path))?;
-        dir.sync_all().map_err(meta_err("fsync directory", path))
-    }
-
-    /// sync(2), as bonnie++ calls it: every file system, so the create and delete figures
-    /// include the same flushing as bonnie++'s. (After syncfs(2) of the target alone, the
-    /// next test's first directory read on ext4 took 2-5 times as long as after sync().)
-    fn sync_fs(&mut self, _path: &str) -> Result<(), EngineError> {
-        // SAFETY: no arguments; cannot fail.
-        unsafe { libc::sync() };
-        Ok(())
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use storbench_core::{
-    Attr, Caps, Completion, DirCursor, Engine, EngineError, EngineInfo, ErrorKind, FileId,
+    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
     FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
@@ -423,6 +423,15 @@ impl MetaOps for NfsEngine {
             .create(&rel, FILE_MODE)
             .map_err(to_engine)?;
         self.add_file(fh, rel, open)
+    }
+
+    /// CREATE only: the reply's handle is not kept, as nothing is written.
+    fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        let rel = self.target(&dir.join(name))?;
+        self.client_mut()?
+            .create(&rel, FILE_MODE)
+            .map_err(to_engine)?;
+        Ok(())
     }
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {

@@ -151,6 +151,37 @@ fn metadata_operations_and_cleanup() {
     );
 }
 
+/// Names in a directory opened with open_dir (bonnie's timed loops): empty files created
+/// without keeping a handle, names with a subdirectory, stat and unlink by name.
+#[test]
+fn names_in_an_opened_directory() {
+    let Some(g) = server() else { return };
+    let mut d = nfs_driver(1, &[]);
+    let url = g.url("named");
+    let m = d.engine.meta().unwrap();
+    m.mkdir(&url).unwrap();
+    m.mkdir(&url.replace("named", "named/sub")).unwrap();
+    let dir = m.open_dir(&url).unwrap();
+    for name in ["a", "b", "sub/c"] {
+        m.create_empty_in(&dir, name).unwrap();
+    }
+    let kept = m.create_in(&dir, "d", &rw_open(false)).unwrap();
+    m.set_size(kept, 1234).unwrap();
+    let local = g.export_dir().join("named");
+    assert_eq!(fs::metadata(local.join("sub/c")).unwrap().len(), 0);
+    assert_eq!(m.stat_in(&dir, "d").unwrap().size, 1234);
+    assert_eq!(m.stat_in(&dir, "a").unwrap().size, 0);
+    let err = m.create_empty_in(&dir, "a").unwrap_err();
+    assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
+    for name in ["a", "b", "sub/c", "d"] {
+        m.unlink_in(&dir, name).unwrap();
+    }
+    assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);
+    assert_eq!(fs::read_dir(&local).unwrap().count(), 1, "only sub is left");
+    m.close_dir(dir);
+    d.engine.close(kept).unwrap();
+}
+
 /// A listing read page by page while each listed name is removed (bonnie's sequential
 /// delete) sees every file once: READDIRPLUS cookies stay valid across the removals.
 #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use storbench_core::{
-    Attr, Caps, DirCursor, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps,
+    Attr, Caps, DirCursor, DirRef, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps,
     NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
@@ -206,6 +206,15 @@ impl MetaOps for FsEngine {
             )));
         }
         self.open_with(path, open, true)
+    }
+
+    fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        let open = OpenOptions {
+            write: true,
+            ..OpenOptions::default()
+        };
+        let file = self.create(&dir.join(name), &open)?;
+        Engine::close(self, file)
     }
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {

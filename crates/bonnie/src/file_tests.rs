@@ -315,6 +315,7 @@ impl Phase for StatRandom {
         for_each_named(w, &order, "the random stat", lat, |w, dir, name| {
             stat_and_read(w, dir, name, self.0.chunk)
         })?;
+        w.retired.push(order);
         Ok(None)
     }
 }
@@ -368,6 +369,7 @@ impl Phase for DeleteRandom {
             }
             Ok(())
         })?;
+        w.retired.push(order);
         remove_dirs(w)?;
         Ok(None)
     }
@@ -387,7 +389,9 @@ fn remove_dirs(w: &mut Worker) -> Result<()> {
         tree.subdirs_made = d;
     }
     w.io.meta().rmdir(&w.dir_path)?;
-    w.tree = None;
+    if let Some(tree) = w.tree.take() {
+        w.retired.push(tree.names.list);
+    }
     w.io.meta().sync_fs(&parent(&w.dir_path))?;
     Ok(())
 }

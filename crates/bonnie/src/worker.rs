@@ -27,6 +27,9 @@ pub(crate) struct Worker {
     pub file_exists: bool,
     /// The file-test directory tree, while any of it exists.
     pub tree: Option<Tree>,
+    /// Name lists a timed part is done with, freed after its clock stops (releasing a
+    /// few MiB is not part of any test, as bonnie++ frees its names after its timers).
+    pub retired: Vec<NameList>,
 }
 
 /// What exists of the file-test directory tree.
@@ -51,6 +54,7 @@ impl Worker {
             path: String::with_capacity(base.len() + 64),
             file_exists: false,
             tree: None,
+            retired: Vec::with_capacity(2),
         }
     }
 

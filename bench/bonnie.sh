@@ -26,6 +26,10 @@
 #   STORBENCH      the storbench binary (default: a release build of this checkout)
 #   AA=1           A/A calibration: bonnie++ in both places, to see how far two runs of the
 #                  same tool differ on this machine
+#   PIN_CPU        a CPU number: both tools run on that CPU only (taskset). The scheduler
+#                  otherwise moves them between CPUs at phase boundaries, and a phase then
+#                  allocates from the other CPU's slab and page caches; on tmpfs pinning
+#                  narrows the spread of the rounds' ratios from about 0.7-1.4 to 0.9-1.1
 #   STRICT=1       exit 1 when a goal is missed
 #
 # Goals (issue "storbench bonnie"): the file tests' files/s at least 1.0x bonnie++'s, the
@@ -75,12 +79,14 @@ if [ "$MEM_LIMIT" -gt 0 ] && [ "$(id -u)" -eq 0 ]; then
         mkdir "$CGROUP" && echo "${MEM_LIMIT}M" >"$CGROUP/memory.limit_in_bytes"
     fi
 fi
-# limited CMD...: runs CMD inside the cgroup, if there is one.
+PIN=()
+[ -n "${PIN_CPU:-}" ] && PIN=(taskset -c "$PIN_CPU")
+# limited CMD...: runs CMD inside the cgroup, if there is one, on PIN_CPU if set.
 limited() {
     if [ -n "$CGROUP" ]; then
-        sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "$@"
+        sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROUP" "${PIN[@]}" "$@"
     else
-        "$@"
+        "${PIN[@]}" "$@"
     fi
 }
 
@@ -125,7 +131,7 @@ run_storbench() {
 }
 
 echo "bench/bonnie.sh: $ROUNDS round(s) of bonnie++ and storbench bonnie with: $FLAGS on $DIR"
-echo "  memory per run: $([ -n "$CGROUP" ] && echo "$MEM_LIMIT MiB (cgroup)" || echo "not limited"); fresh ext4 per run: $([ "$FRESH_FS" = 1 ] && echo "yes (loop, direct IO, image on $(df --output=source "$(dirname "$IMG")" | tail -1))" || echo no); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  memory per run: $([ -n "$CGROUP" ] && echo "$MEM_LIMIT MiB (cgroup)" || echo "not limited"); CPU: ${PIN_CPU:-any}; fresh ext4 per run: $([ "$FRESH_FS" = 1 ] && echo "yes (loop, direct IO, image on $(df --output=source "$(dirname "$IMG")" | tail -1))" || echo no); $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then run_bonnie "$r"; run_storbench "$r"; else run_storbench "$r"; run_bonnie "$r"; fi
     echo "  round $r done"

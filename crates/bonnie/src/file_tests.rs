@@ -190,10 +190,11 @@ fn file_dirs(num_dirs: u32) -> impl Iterator<Item = String> {
     (0..num_dirs).map(move |d| subdir(num_dirs, d))
 }
 
-/// Calls `each` with every name in `dir` while listing it in batches, as bonnie++'s readdir(3) loop does: an operation's latency includes the batch
-/// read it waited for, except the listing's first, which bonnie++'s loop leaves outside
-/// every operation (it restarts its clock at the `.` and `..` entries that open a
-/// listing). Returns how many names there were.
+/// Calls `each` with every name in `dir_path` while listing it in batches, as bonnie++'s
+/// readdir(3) loop does: an operation's latency includes the batch read it waited for,
+/// except the listing's first, which bonnie++'s loop leaves outside every operation (it
+/// restarts its clock at the `.` and `..` entries that open a listing). Returns how many
+/// names there were.
 fn for_each_listed(
     w: &mut Worker,
     dir_path: &str,
@@ -207,6 +208,7 @@ fn for_each_listed(
     listed
 }
 
+/// The listing loop of [`for_each_listed`], in a directory it has opened.
 fn list_and_call(
     w: &mut Worker,
     dir: &DirRef,

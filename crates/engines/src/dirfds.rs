@@ -4,7 +4,9 @@
 //! the kernel resolves one path component per operation. storbench runs several copies as
 //! threads of one process and cannot change directory per copy; instead it keeps each
 //! parent directory open (O_PATH) and calls `openat`/`fstatat`/`unlinkat` with the last
-//! component, which costs the kernel the same as bonnie++'s bare names.
+//! component, which costs the kernel the same as bonnie++'s bare names. Directories opened
+//! with `MetaOps::open_dir` are kept in slots here too, for calls that name a file by a
+//! directory slot and a name without any path to take apart.
 
 use std::collections::HashMap;
 use std::ffi::CStr;
@@ -71,11 +73,8 @@ impl ParentDirs {
     /// Drops the descriptor of `dir` (it is being removed, and a new directory of the same
     /// name must not be reached through the old one).
     pub fn forget(&mut self, dir: &str) {
-        let dir = dir.trim_end_matches('/');
         self.last = None;
-        self.open.remove(dir);
-        let prefix = format!("{dir}/");
-        self.open.retain(|k, _| !k.starts_with(&prefix));
+        self.open.retain(|path, _| !within(path, dir));
     }
 }
 
@@ -120,18 +119,19 @@ impl DirSlots {
 
     /// Closes the slots of `dir` and of directories under it (it is being removed).
     pub fn forget(&mut self, dir: &str) {
-        let dir = dir.trim_end_matches('/');
         for s in &mut self.slots {
-            if s.as_ref().is_some_and(|(_, p)| {
-                let p = p.trim_end_matches('/');
-                p == dir
-                    || p.strip_prefix(dir)
-                        .is_some_and(|rest| rest.starts_with('/'))
-            }) {
+            if s.as_ref().is_some_and(|(_, path)| within(path, dir)) {
                 *s = None;
             }
         }
     }
+}
+
+/// `path` is `dir` or lies under it (trailing slashes aside).
+fn within(path: &str, dir: &str) -> bool {
+    let (path, dir) = (path.trim_end_matches('/'), dir.trim_end_matches('/'));
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
@@ -157,6 +157,15 @@ fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn within_means_the_directory_or_under_it() {
+        assert!(within("/a/b", "/a/b"));
+        assert!(within("/a/b/", "/a/b"));
+        assert!(within("/a/b/c/d", "/a/b/"));
+        assert!(!within("/a/bc", "/a/b"), "a sibling sharing a prefix");
+        assert!(!within("/a", "/a/b"));
+    }
 
     #[test]
     fn names_resolve_against_their_parent_and_removed_parents_are_forgotten() {

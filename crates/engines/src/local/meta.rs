@@ -125,8 +125,13 @@ impl MetaOps for LocalFiles {
     /// openat(O_CREAT|O_EXCL) and close: no file table entry, no path kept.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
         let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
-        match openat_retry(fd, c_name, flags) {
+        let new_file = OpenOptions {
+            write: true,
+            create: true,
+            exclusive: true,
+            ..OpenOptions::default()
+        };
+        match openat_retry(fd, c_name, open_flags(&new_file)) {
             Ok(_closed_on_drop) => Ok(()),
             Err(errno) => Err(EngineError::errno("create", &dir.join(name), errno)),
         }

@@ -1,0 +1,169 @@
+//! What the local engine's metadata calls cost beyond the bare system calls bonnie++ makes:
+//! creates (empty, created and closed), stats and unlinks through libc directly, through
+//! the name-relative `MetaOps::*_in` calls bonnie's timed loops use, and through the
+//! path-based calls (a path joined per file, split again by the engine, and created files
+//! entered into its file table), in alternating batches of 2,000 (each side first in turn)
+//! so that this machine's drifts (±20 % over seconds) hit all three alike.
+//!
+//! usage: meta_cost DIR [FILES] [ROUNDS]      (DIR on tmpfs shows the most: its calls are
+//!                                             the cheapest, so overhead weighs the most)
+//! prints per round and operation: µs per call each way and the rate ratios to libc
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use storbench_core::{DirRef, MetaOps, NameList, OpenOptions};
+use storbench_engines::local::LocalFiles;
+
+const BATCH: usize = 2000;
+
+struct Bench {
+    files: LocalFiles,
+    /// Where each side works, so none finds another's files.
+    engine_dir: DirRef,
+    libc_dir: OwnedFd,
+    by_path_dir: String,
+    /// Scratch for the by-path side's paths.
+    path: String,
+    names: NameList,
+    c_names: Vec<CString>,
+    op: Op,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Create,
+    Stat,
+    Unlink,
+}
+
+impl Bench {
+    /// The operation on file `i` by a bare system call, as bonnie++ makes it.
+    fn libc(&mut self, i: usize) {
+        let (dir, name) = (self.libc_dir.as_raw_fd(), self.c_names[i].as_ptr());
+        // SAFETY: a directory descriptor, a C string and (for fstatat) a stat buffer.
+        let ok = unsafe {
+            match self.op {
+                Op::Create => {
+                    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+                    let fd = libc::openat(dir, name, flags, 0o644);
+                    fd >= 0 && libc::close(fd) == 0
+                }
+                Op::Stat => {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::fstatat(dir, name, &mut st, 0) == 0
+                }
+                Op::Unlink => libc::unlinkat(dir, name, 0) == 0,
+            }
+        };
+        assert!(ok, "{:?} {:?}", self.op, self.c_names[i]);
+    }
+
+    /// The operation on file `i` through the engine, as storbench bonnie makes it.
+    fn engine(&mut self, i: usize) {
+        let (dir, name) = (&self.engine_dir, self.names.get(i));
+        match self.op {
+            Op::Create => self.files.create_empty_in(dir, name).unwrap(),
+            Op::Stat => drop(self.files.stat_in(dir, name).unwrap()),
+            Op::Unlink => self.files.unlink_in(dir, name).unwrap(),
+        }
+    }
+
+    /// The operation on file `i` through the engine's path-based calls.
+    fn by_path(&mut self, i: usize) {
+        self.path.clear();
+        self.path.push_str(&self.by_path_dir);
+        self.path.push('/');
+        self.path.push_str(self.names.get(i));
+        let path = self.path.as_str();
+        match self.op {
+            Op::Create => {
+                let open = OpenOptions {
+                    write: true,
+                    ..OpenOptions::default()
+                };
+                let file = self.files.create(path, &open).unwrap();
+                drop(self.files.close(file).unwrap());
+            }
+            Op::Stat => drop(self.files.stat(path).unwrap()),
+            Op::Unlink => self.files.unlink(path).unwrap(),
+        }
+    }
+}
+
+/// Times `count` calls each way (libc, by name, by path) in alternating batches.
+fn compare(b: &mut Bench, count: usize) -> [Duration; 3] {
+    let mut times = [Duration::ZERO; 3];
+    let sides: [fn(&mut Bench, usize); 3] = [Bench::libc, Bench::engine, Bench::by_path];
+    for (batch, start) in (0..count).step_by(BATCH).enumerate() {
+        let end = (start + BATCH).min(count);
+        // Each side goes first, second and third equally often.
+        for k in 0..3 {
+            let s = (batch + k) % 3;
+            let t = Instant::now();
+            (start..end).for_each(|i| sides[s](b, i));
+            times[s] += t.elapsed();
+        }
+    }
+    times
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(base) = args.first() else {
+        eprintln!("usage: meta_cost DIR [FILES] [ROUNDS]");
+        std::process::exit(2);
+    };
+    let count: usize = args.get(1).map_or(200_000, |n| n.parse().expect("FILES"));
+    let rounds: usize = args.get(2).map_or(3, |n| n.parse().expect("ROUNDS"));
+    let root = format!("{base}/meta_cost.{}", std::process::id());
+    let engine_path = format!("{root}/engine");
+    let libc_path = format!("{root}/libc");
+    let by_path_dir = format!("{root}/by_path");
+    for dir in [&root, &engine_path, &libc_path, &by_path_dir] {
+        std::fs::create_dir(dir).expect("make the bench directories");
+    }
+    let mut files = LocalFiles::default();
+    let mut names = NameList::with_capacity(count, count * 20);
+    for i in 0..count {
+        names.push(&format!("{i:010x}abcdefg"));
+    }
+    let c_names = names.iter().map(|n| CString::new(n).unwrap()).collect();
+    let libc_dir = std::fs::File::open(&libc_path).unwrap().into();
+    let engine_dir = files.open_dir(&engine_path).unwrap();
+    let mut b = Bench {
+        files,
+        engine_dir,
+        libc_dir,
+        by_path_dir,
+        path: String::new(),
+        names,
+        c_names,
+        op: Op::Create,
+    };
+    println!("{count} files per round, batches of {BATCH}, in {base}");
+    for round in 1..=rounds {
+        for op in [Op::Create, Op::Stat, Op::Unlink] {
+            b.op = op;
+            let [libc, by_name, by_path] = compare(&mut b, count);
+            let per_call = |d: Duration| d.as_secs_f64() * 1e6 / count as f64;
+            let rate = |d: Duration| libc.as_secs_f64() / d.as_secs_f64();
+            println!(
+                "round {round} {op:<6?}: µs per call: libc {:.3}, by name {:.3}, by path {:.3}; rate vs libc: by name {:.3}, by path {:.3}",
+                per_call(libc),
+                per_call(by_name),
+                per_call(by_path),
+                rate(by_name),
+                rate(by_path)
+            );
+        }
+    }
+    let Bench {
+        files: mut f,
+        engine_dir,
+        ..
+    } = b;
+    f.close_dir(engine_dir);
+    std::fs::remove_dir_all(&root).expect("remove the bench directories");
+}

@@ -26,10 +26,10 @@
 #   STORBENCH      the storbench binary (default: a release build of this checkout)
 #   AA=1           A/A calibration: bonnie++ in both places, to see how far two runs of the
 #                  same tool differ on this machine
-#   PIN_CPU        a CPU number: both tools run on that CPU only (taskset). The scheduler
-#                  otherwise moves them between CPUs at phase boundaries, and a phase then
-#                  allocates from the other CPU's slab and page caches; on tmpfs pinning
-#                  narrows the spread of the rounds' ratios from about 0.7-1.4 to 0.9-1.1
+#   PIN_CPU        a CPU number: both tools run on that CPU only (taskset), so neither is
+#                  moved between CPUs (and their slab and page caches) at phase boundaries.
+#                  On this 2-vCPU VM it did not narrow the rounds' spread (0.7-1.4 either
+#                  way); the host's own load decides that
 #   STRICT=1       exit 1 when a goal is missed
 #
 # Goals (issue "storbench bonnie"): the file tests' files/s at least 1.0x bonnie++'s, the

@@ -1,5 +1,8 @@
 //! What every local engine shares: opening files and block devices, their size, O_DIRECT
-//! alignment, cache invalidation, trim, preallocation, and the local [`MetaOps`].
+//! alignment, cache invalidation, trim, preallocation; the local [`MetaOps`] are in
+//! `local/meta.rs`.
+//!
+//! [`MetaOps`]: storbench_core::MetaOps
 //!
 //! Engines keep their open files in a [`LocalFiles`] table, so a file created through
 //! `meta().create` is an ordinary [`FileId`] for `queue` afterwards.
@@ -495,7 +498,8 @@ fn statx_dio_align(fd: RawFd) -> Option<(u32, u32)> {
 }
 
 /// The open files of one local engine instance, indexed by [`FileId`]; also the local
-/// [`MetaOps`], so files it creates are usable for IO through the same ids.
+/// [`MetaOps`](storbench_core::MetaOps), so files it creates are usable for IO through
+/// the same ids.
 #[derive(Debug, Default)]
 pub struct LocalFiles {
     files: Vec<Option<LocalFile>>,

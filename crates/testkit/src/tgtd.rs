@@ -332,7 +332,9 @@ impl Tgtd {
         self.kill();
         std::thread::sleep(down);
         let script = std::mem::take(&mut self.script);
-        // The old control socket may linger; the new daemon gets a fresh one.
+        // The old control socket may linger; the new daemon gets a fresh one (and a new
+        // log: the old daemon's goes with it).
+        let _ = std::fs::remove_file(self.log_path());
         self.control = pick_control();
         self.spawn(None)?;
         for args in &script {

@@ -127,8 +127,9 @@ impl DirSlots {
     }
 }
 
-/// `path` is `dir` or lies under it (trailing slashes aside).
-fn within(path: &str, dir: &str) -> bool {
+/// `path` is `dir` or lies under it (trailing slashes aside): the rule for what a removed
+/// directory takes with it.
+pub(crate) fn within(path: &str, dir: &str) -> bool {
     let (path, dir) = (path.trim_end_matches('/'), dir.trim_end_matches('/'));
     path.strip_prefix(dir)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))

@@ -7,7 +7,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use storbench_core::{DirCursor, EngineError, NameList};
 
-use crate::dirfds::c_str_in;
+use crate::dirfds::{c_str_in, within};
 use crate::local::last_errno;
 
 /// glibc's readdir buffer size.
@@ -79,9 +79,9 @@ impl DirLister {
         Ok(())
     }
 
-    /// Forgets a listing of `path` (the directory is being removed).
-    pub fn forget(&mut self, path: &str) {
-        if self.path == path {
+    /// Forgets a listing of `dir` or of a directory under it (`dir` is being removed).
+    pub fn forget(&mut self, dir: &str) {
+        if within(&self.path, dir) {
             self.open = None;
         }
     }
@@ -207,6 +207,27 @@ mod tests {
             .map(|i| format!("{i:05}-a-longer-name-here"))
             .collect();
         assert_eq!(all, want, "every name once, none twice");
+    }
+
+    #[test]
+    fn removing_the_directory_or_a_parent_drops_the_listing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = format!("{}/sub", tmp.path().display());
+        std::fs::create_dir(&dir).unwrap();
+        let parent = format!("{}/", tmp.path().display());
+        for (forget, drops) in [
+            (dir.clone(), true),
+            (parent, true),
+            (format!("{dir}x"), false),
+        ] {
+            let mut lister = DirLister::default();
+            lister
+                .read(&dir, &mut DirCursor::default(), &mut NameList::default())
+                .unwrap();
+            assert!(lister.open.is_some(), "kept open between batches");
+            lister.forget(&forget);
+            assert_eq!(lister.open.is_none(), drops, "forget {forget}");
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::{EngineError, ErrorKind};
+use storbench_core::EngineError;
 
+use crate::dirtable::{DirTable, within};
 use crate::local::{cstring, nul_in_path};
 
 /// Open parent directories by their path as the caller spells it. Relative paths are kept
@@ -78,15 +79,10 @@ impl ParentDirs {
     }
 }
 
-/// Directories opened for name-relative calls ([`MetaOps::open_dir`]), by slot. A closed
-/// or removed directory's slot stays empty and is never given to another directory, so a
-/// stale [`DirRef`] fails instead of reaching some other directory.
-///
-/// [`MetaOps::open_dir`]: storbench_core::MetaOps::open_dir
-/// [`DirRef`]: storbench_core::DirRef
+/// Directories opened for name-relative calls, as O_PATH descriptors (see [`DirTable`]).
 #[derive(Debug, Default)]
 pub struct DirSlots {
-    slots: Vec<Option<(OwnedFd, String)>>,
+    table: DirTable<OwnedFd>,
     /// The last name resolved, NUL-terminated (reused: no copy per call).
     name: Vec<u8>,
 }
@@ -94,45 +90,24 @@ pub struct DirSlots {
 impl DirSlots {
     /// Opens `path` (O_PATH) into a new slot.
     pub fn open(&mut self, path: &str) -> Result<u32, EngineError> {
-        let fd = open_dir(path)?;
-        self.slots.push(Some((fd, path.to_owned())));
-        Ok((self.slots.len() - 1) as u32)
+        Ok(self.table.insert(open_dir(path)?, path))
     }
 
     /// The descriptor of `slot` and `name` as a C string.
     #[inline]
     pub fn resolve(&mut self, slot: u32, name: &str) -> Result<(RawFd, &CStr), EngineError> {
-        match self.slots.get(slot as usize) {
-            Some(Some((fd, _))) => Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?)),
-            _ => Err(EngineError::new(
-                ErrorKind::Os,
-                format!("{name}: its directory (slot {slot}) is not open in this engine"),
-            )),
-        }
+        let (fd, _) = self.table.get(slot, name)?;
+        Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?))
     }
 
     pub fn close(&mut self, slot: u32) {
-        if let Some(s) = self.slots.get_mut(slot as usize) {
-            *s = None;
-        }
+        self.table.close(slot);
     }
 
     /// Closes the slots of `dir` and of directories under it (it is being removed).
     pub fn forget(&mut self, dir: &str) {
-        for s in &mut self.slots {
-            if s.as_ref().is_some_and(|(_, path)| within(path, dir)) {
-                *s = None;
-            }
-        }
+        self.table.forget(dir);
     }
-}
-
-/// `path` is `dir` or lies under it (trailing slashes aside): the rule for what a removed
-/// directory takes with it.
-pub(crate) fn within(path: &str, dir: &str) -> bool {
-    let (path, dir) = (path.trim_end_matches('/'), dir.trim_end_matches('/'));
-    path.strip_prefix(dir)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
@@ -158,15 +133,6 @@ fn open_dir(dir: &str) -> Result<OwnedFd, EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn within_means_the_directory_or_under_it() {
-        assert!(within("/a/b", "/a/b"));
-        assert!(within("/a/b/", "/a/b"));
-        assert!(within("/a/b/c/d", "/a/b/"));
-        assert!(!within("/a/bc", "/a/b"), "a sibling sharing a prefix");
-        assert!(!within("/a", "/a/b"));
-    }
 
     #[test]
     fn names_resolve_against_their_parent_and_removed_parents_are_forgotten() {

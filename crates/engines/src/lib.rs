@@ -3,6 +3,7 @@
 //! Adding an engine is one new file and one line in [`ALL`].
 
 pub mod dirfds;
+pub mod dirtable;
 pub mod listing;
 pub mod local;
 pub mod options;

@@ -7,7 +7,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use storbench_core::{DirCursor, EngineError, NameList};
 
-use crate::dirfds::{c_str_in, within};
+use crate::dirfds::c_str_in;
+use crate::dirtable::within;
 use crate::local::last_errno;
 
 /// glibc's readdir buffer size.

@@ -11,13 +11,16 @@
 use std::time::Instant;
 
 use storbench_core::{
-    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued,
+    Caps, Completion, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
+    MetaOps, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
 
+use crate::dirtable::DirTable;
 use crate::options;
+
+mod meta;
 
 /// Modes of the files and directories storbench creates.
 const FILE_MODE: u32 = 0o644;
@@ -34,6 +37,9 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         files: Vec::new(),
         started: None,
         file_sync: false,
+        dirs: DirTable::default(),
+        sub_path: String::new(),
+        listed: (String::new(), String::new()),
     }))
 }
 
@@ -75,6 +81,12 @@ pub struct NfsEngine {
     started: Option<Instant>,
     /// Some file was opened for FILE_SYNC writes.
     file_sync: bool,
+    /// Directories opened with `open_dir`: their handles, by path inside the export.
+    dirs: DirTable<Fh>,
+    /// A subdirectory's path inside the export, built for a name holding `/` (reused).
+    sub_path: String,
+    /// The last directory listed, as given and inside the export.
+    listed: (String, String),
 }
 
 impl NfsEngine {
@@ -132,9 +144,7 @@ impl NfsEngine {
     }
 
     fn client_mut(&mut self) -> Result<&mut Client, EngineError> {
-        self.client
-            .as_mut()
-            .ok_or_else(|| EngineError::unsupported("nfs: no target opened yet"))
+        self.client.as_mut().ok_or_else(no_target)
     }
 
     fn file(&mut self, id: FileId) -> Result<&mut NfsFile, EngineError> {
@@ -402,84 +412,9 @@ impl Engine for NfsEngine {
     }
 }
 
-impl MetaOps for NfsEngine {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.client_mut()?
-            .mkdir(&rel, DIR_MODE)
-            .map_err(to_engine)?;
-        Ok(())
-    }
-
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.client_mut()?.rmdir(&rel).map_err(to_engine)
-    }
-
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        let rel = self.target(path)?;
-        let fh = self
-            .client_mut()?
-            .create(&rel, FILE_MODE)
-            .map_err(to_engine)?;
-        self.add_file(fh, rel, open)
-    }
-
-    /// CREATE only: the reply's handle is not kept, as nothing is written.
-    fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        let rel = self.target(&dir.join(name))?;
-        self.client_mut()?
-            .create(&rel, FILE_MODE)
-            .map_err(to_engine)?;
-        Ok(())
-    }
-
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let rel = self.target(path)?;
-        let (_, a) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
-        Ok(Attr {
-            size: a.size,
-            is_dir: a.is_dir(),
-        })
-    }
-
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.client_mut()?.remove(&rel).map_err(to_engine)
-    }
-
-    /// One READDIRPLUS page per batch, as the kernel's NFS client lists a directory.
-    fn read_dir(
-        &mut self,
-        path: &str,
-        cursor: &mut DirCursor,
-        names: &mut NameList,
-    ) -> Result<(), EngineError> {
-        if cursor.done {
-            return Ok(());
-        }
-        let rel = self.target(path)?;
-        cursor.done = self
-            .client_mut()?
-            .readdir_next(&rel, &mut cursor.offset, &mut cursor.verifier, |n| {
-                names.push(n)
-            })
-            .map_err(to_engine)?;
-        Ok(())
-    }
-
-    fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
-        let f = self.file(file)?;
-        let (fh, rel) = (f.fh, f.rel.clone());
-        self.client_mut()?
-            .set_size(&fh, size, &rel)
-            .map_err(to_engine)
-    }
-
-    /// NFSv3 servers commit directory changes before they reply: nothing to flush.
-    fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
-        Ok(())
-    }
+#[cold]
+fn no_target() -> EngineError {
+    EngineError::unsupported("nfs: no target opened yet")
 }
 
 /// What the result should say about unstable writes: restarts and what was rewritten,

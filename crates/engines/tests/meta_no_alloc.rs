@@ -1,12 +1,15 @@
 //! The hot-path rule for the metadata operations bonnie's file tests time: once warmed up,
 //! creating, closing, stat-ing, listing (in batches) and removing files through a local
-//! engine allocates nothing per file, by path or by name in an opened directory.
+//! engine allocates nothing per file, by path or by name in an opened directory; nor does
+//! the `nfs` engine by name (against a real nfs-ganesha; skipped with a printed reason when
+//! it is not installed).
 
 mod common;
 
 use common::{Driver, job, rw_open};
 use storbench_core::{DirCursor, DirRef, NameList};
 use storbench_testkit::alloc::{CountingAllocator, allocations_during};
+use storbench_testkit::ganesha::{self, Ganesha};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -94,4 +97,59 @@ fn name_relative_operations_allocate_nothing_per_file() {
     let meta = d.engine.meta().unwrap();
     meta.close_dir(dir);
     meta.rmdir(&path).unwrap();
+}
+
+/// Over NFS, by name as bonnie's timed loops call them: CREATE, LOOKUP, the listing's
+/// READDIRPLUS pages and REMOVE, in the opened directory and in a subdirectory of it.
+fn nfs_cycle(d: &mut Driver, dir: &DirRef, names: &NameList, listed: &mut NameList) {
+    let meta = d.engine.meta().unwrap();
+    for name in names.iter() {
+        meta.create_empty_in(dir, name).unwrap();
+    }
+    for name in names.iter() {
+        assert_eq!(meta.stat_in(dir, name).unwrap().size, 0);
+    }
+    let (mut cursor, mut count) = (DirCursor::default(), 0);
+    while !cursor.done {
+        listed.clear();
+        meta.read_dir(&dir.path, &mut cursor, listed).unwrap();
+        count += listed.len();
+    }
+    assert_eq!(count, names.len() / 2 + 1, "the top files and `sub`");
+    for name in names.iter() {
+        meta.unlink_in(dir, name).unwrap();
+    }
+}
+
+#[test]
+fn nfs_name_relative_operations_allocate_nothing_per_file() {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    const NFS_FILES: usize = 600;
+    let url = g.url("d");
+    let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(&url).unwrap();
+    meta.mkdir(&g.url("d/sub")).unwrap();
+    let dir = meta.open_dir(&url).unwrap();
+    let mut names = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
+    for i in 0..NFS_FILES {
+        let sub = if i % 2 == 0 { "" } else { "sub/" };
+        names.push(&format!("{sub}{i:010x}abc"));
+    }
+    let mut listed = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
+    nfs_cycle(&mut d, &dir, &names, &mut listed);
+    let counted = allocations_during(|| nfs_cycle(&mut d, &dir, &names, &mut listed));
+    assert_eq!(
+        counted, 0,
+        "allocations in {NFS_FILES} files' NFS operations"
+    );
+    let meta = d.engine.meta().unwrap();
+    meta.close_dir(dir);
+    meta.rmdir(&g.url("d/sub")).unwrap();
+    meta.rmdir(&url).unwrap();
+    assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

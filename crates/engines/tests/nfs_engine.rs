@@ -178,7 +178,19 @@ fn names_in_an_opened_directory() {
     }
     assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);
     assert_eq!(fs::read_dir(&local).unwrap().count(), 1, "only sub is left");
-    m.close_dir(dir);
+    let err = m.stat_in(&dir, "sub/missing").unwrap_err();
+    assert_eq!(err.errno, Some(libc::ENOENT), "{err}");
+    assert!(err.message.contains("/named/sub/missing"), "{err}");
+
+    // A closed directory, or one removed (even if made again), is never reached again.
+    let sub = m.open_dir(&url.replace("named", "named/sub")).unwrap();
+    m.close_dir(dir.clone());
+    assert!(m.create_empty_in(&dir, "x").is_err());
+    m.rmdir(&url.replace("named", "named/sub")).unwrap();
+    m.mkdir(&url.replace("named", "named/sub")).unwrap();
+    let err = m.create_empty_in(&sub, "y").unwrap_err();
+    assert!(err.message.contains("is not open"), "{err}");
+    assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);
     d.engine.close(kept).unwrap();
 }
 

@@ -1,14 +1,17 @@
-//! An NFSv3 client for one export: finds the ports (PORTMAP), mounts the export (MOUNT),
-//! learns the transfer sizes (FSINFO), and offers the metadata operations by path. Data
-//! requests go through [`Client::transport`], pipelined.
+//! An NFSv3 client for one export: finds the ports (PORTMAP), mounts the export (MOUNT,
+//! see `mount.rs`), learns the transfer sizes (FSINFO), and offers the metadata operations
+//! by path or by name in a directory handle. Once warmed up, a metadata call allocates
+//! nothing unless it fails, as the timed loops of bonnie's file tests need. Data requests
+//! go through [`Client::transport`], pipelined.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::error::{NfsError, Result};
+use crate::mount::{getport, machine_name, mount_export, one_shot, resolve, with_port};
 use crate::proto::{self, Fattr, Fh, FsInfo, NfsResult, NfsStat, Verf, nfsproc};
-use crate::rpc::{Auth, PROG_MOUNT, PROG_NFS, PROG_PORTMAP};
+use crate::rpc::{Auth, PROG_MOUNT, PROG_NFS};
 use crate::transport::{Transport, TransportConfig};
 use crate::url::NfsUrl;
 
@@ -34,105 +37,29 @@ pub struct Client {
     nfs: Transport,
     /// Directory handles by path relative to the export (not file data: that is never cached).
     dirs: HashMap<String, Fh>,
+    /// Arguments of the metadata call being made (reused: no allocation per call).
+    args: Vec<u8>,
 }
 
-fn machine_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "storbench".into())
+/// Where a metadata operation acts, for its error message; built into a path only when
+/// there is an error to report.
+#[derive(Clone, Copy, Debug)]
+pub enum At<'a> {
+    /// A path relative to the export.
+    Path(&'a str),
+    /// A name (which may hold `/`) in a directory given relative to the export.
+    In(&'a str, &'a str),
 }
 
-fn resolve(url: &NfsUrl) -> Result<Vec<SocketAddr>> {
-    let addrs: Vec<SocketAddr> = (url.host.as_str(), 0)
-        .to_socket_addrs()
-        .map_err(|source| NfsError::Resolve {
-            host: url.host.clone(),
-            source,
-        })?
-        .collect();
-    if addrs.is_empty() {
-        let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-        return Err(NfsError::Resolve {
-            host: url.host.clone(),
-            source,
-        });
-    }
-    Ok(addrs)
-}
-
-fn with_port(addrs: &[SocketAddr], port: u16) -> Vec<SocketAddr> {
-    addrs
-        .iter()
-        .map(|a| SocketAddr::new(a.ip(), port))
-        .collect()
-}
-
-/// A single-connection transport that gives up at the first loss (PORTMAP, MOUNT).
-fn one_shot(
-    url: &NfsUrl,
-    addrs: &[SocketAddr],
-    port: u16,
-    auth: &Auth,
+/// A malformed reply as an error; the server's name is copied only when there is one.
+pub(crate) fn garbage<'t>(
+    t: &'t Transport,
     op: &'static str,
-    timeout: Duration,
-) -> Result<Transport> {
-    let cfg = TransportConfig {
-        server: url.host_port(port),
-        addrs: with_port(addrs, port),
-        connections: 1,
-        timeout,
-        reconnect_window: Duration::ZERO,
-        recv_capacity: 64 * 1024,
-    };
-    Transport::connect(cfg, auth.clone(), op)
-}
-
-fn garbage(t: &Transport, op: &'static str) -> impl Fn(crate::DecodeError) -> NfsError + use<> {
-    let server = t.server().to_string();
+) -> impl Fn(crate::DecodeError) -> NfsError + 't {
     move |detail| NfsError::Garbage {
-        server: server.clone(),
+        server: t.server().to_string(),
         op,
         detail,
-    }
-}
-
-/// Asks the portmapper on port 111 for a program's TCP port.
-fn getport(
-    url: &NfsUrl,
-    addrs: &[SocketAddr],
-    auth: &Auth,
-    prog: u32,
-    vers: u32,
-    what: &str,
-) -> Result<u16> {
-    let op = "PORTMAP GETPORT";
-    let mut t = one_shot(url, addrs, 111, auth, op, url.timeout).map_err(|e| match e {
-        NfsError::Connect { server, source, .. } => NfsError::Connect {
-            server,
-            op: "PORTMAP GETPORT (give ?port= and ?mountport= to skip the portmapper)",
-            source,
-        },
-        e => e,
-    })?;
-    let mut args = Vec::new();
-    proto::args_getport(&mut args, prog, vers);
-    let body = t.call(
-        op,
-        PROG_PORTMAP,
-        proto::PORTMAP_V2,
-        proto::PMAPPROC_GETPORT,
-        &args,
-    )?;
-    let port = proto::res_getport(&body).map_err(garbage(&t, op))?;
-    match u16::try_from(port) {
-        Ok(p) if p > 0 => Ok(p),
-        _ => Err(NfsError::Rpc {
-            server: t.server().to_string(),
-            op,
-            reason: format!("{what} v{vers} over TCP is not registered with the portmapper"),
-        }),
     }
 }
 
@@ -193,6 +120,7 @@ impl Client {
             fsinfo,
             nfs,
             dirs: HashMap::new(),
+            args: Vec::new(),
         })
     }
 
@@ -249,55 +177,70 @@ impl Client {
         }
     }
 
-    fn full(&self, rel: &str) -> String {
-        match (self.export.as_str(), rel) {
+    fn full(&self, at: At<'_>) -> String {
+        let rel = match at {
+            At::Path(rel) => rel.to_string(),
+            At::In("", name) => name.to_string(),
+            At::In(dir, name) => format!("{dir}/{name}"),
+        };
+        match (self.export.as_str(), rel.as_str()) {
             (e, "") => e.to_string(),
             ("/", r) => format!("/{r}"),
             (e, r) => format!("{e}/{r}"),
         }
     }
 
-    /// One metadata call whose result decodes with `dec`; status failures become errors
-    /// naming `path` (relative to the export).
+    /// One metadata call: `encode` writes its arguments, `dec` decodes the result where it
+    /// arrived. Nothing is allocated unless it fails; status failures become errors naming
+    /// `at`.
     fn meta<T>(
         &mut self,
         op: &'static str,
         proc_: u32,
-        args: &[u8],
-        rel: &str,
-        dec: fn(&[u8]) -> NfsResult<T>,
+        at: At<'_>,
+        encode: impl FnOnce(&mut Vec<u8>),
+        dec: impl FnOnce(&[u8]) -> NfsResult<T>,
     ) -> Result<T> {
-        let body = self.nfs.call(op, PROG_NFS, 3, proc_, args)?;
-        match dec(&body).map_err(garbage(&self.nfs, op))? {
+        let mut args = std::mem::take(&mut self.args);
+        args.clear();
+        encode(&mut args);
+        let reply = self.nfs.call_with(op, PROG_NFS, 3, proc_, &args, dec);
+        self.args = args;
+        match reply?.map_err(garbage(&self.nfs, op))? {
             Ok(v) => Ok(v),
-            Err(status) => {
-                if status == NfsStat::STALE || status == NfsStat::BADHANDLE {
-                    self.dirs.clear();
-                }
-                Err(NfsError::Status {
-                    server: self.nfs.server().to_string(),
-                    op,
-                    path: self.full(rel),
-                    status,
-                })
-            }
+            Err(status) => Err(self.status_error(op, at, status)),
+        }
+    }
+
+    #[cold]
+    fn status_error(&mut self, op: &'static str, at: At<'_>, status: NfsStat) -> NfsError {
+        if status == NfsStat::STALE || status == NfsStat::BADHANDLE {
+            self.dirs.clear();
+        }
+        NfsError::Status {
+            server: self.nfs.server().to_string(),
+            op,
+            path: self.full(at),
+            status,
         }
     }
 
     pub fn getattr(&mut self, fh: &Fh, rel: &str) -> Result<Fattr> {
-        let mut args = Vec::new();
-        proto::args_fh(&mut args, fh);
-        self.meta("GETATTR", nfsproc::GETATTR, &args, rel, proto::res_getattr)
+        self.getattr_at(fh, At::Path(rel))
     }
 
-    /// LOOKUP of one name in a directory.
-    pub fn lookup_in(&mut self, dir: &Fh, name: &str, rel: &str) -> Result<(Fh, Fattr)> {
-        let mut args = Vec::new();
-        proto::args_dirop(&mut args, dir, name);
-        let (fh, attr) = self.meta("LOOKUP", nfsproc::LOOKUP, &args, rel, proto::res_lookup)?;
+    fn getattr_at(&mut self, fh: &Fh, at: At<'_>) -> Result<Fattr> {
+        let encode = |a: &mut Vec<u8>| proto::args_fh(a, fh);
+        self.meta("GETATTR", nfsproc::GETATTR, at, encode, proto::res_getattr)
+    }
+
+    /// LOOKUP of one name in a directory (attributes by GETATTR if the reply has none).
+    pub fn lookup_in(&mut self, dir: &Fh, name: &str, at: At<'_>) -> Result<(Fh, Fattr)> {
+        let encode = |a: &mut Vec<u8>| proto::args_dirop(a, dir, name);
+        let (fh, attr) = self.meta("LOOKUP", nfsproc::LOOKUP, at, encode, proto::res_lookup)?;
         let attr = match attr {
             Some(a) => a,
-            None => self.getattr(&fh, rel)?,
+            None => self.getattr_at(&fh, at)?,
         };
         Ok((fh, attr))
     }
@@ -312,15 +255,9 @@ impl Client {
         }
         let (parent, name) = split_parent(rel);
         let pfh = self.dir(parent)?;
-        let (fh, attr) = self.lookup_in(&pfh, name, rel)?;
+        let (fh, attr) = self.lookup_in(&pfh, name, At::Path(rel))?;
         if !attr.is_dir() {
-            let server = self.nfs.server().to_string();
-            return Err(NfsError::Status {
-                server,
-                op: "LOOKUP",
-                path: self.full(rel),
-                status: NfsStat::NOTDIR,
-            });
+            return Err(self.status_error("LOOKUP", At::Path(rel), NfsStat::NOTDIR));
         }
         self.dirs.insert(rel.to_string(), fh);
         Ok(fh)
@@ -334,56 +271,80 @@ impl Client {
         }
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        self.lookup_in(&dir, name, rel)
+        self.lookup_in(&dir, name, At::Path(rel))
     }
 
     /// CREATE in GUARDED mode: never takes over an existing file.
     pub fn create(&mut self, rel: &str, mode: u32) -> Result<Fh> {
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        let mut args = Vec::new();
-        proto::args_create_guarded(&mut args, &dir, name, mode);
-        match self.meta("CREATE", nfsproc::CREATE, &args, rel, proto::res_create)? {
-            (Some(fh), _) => Ok(fh),
-            (None, _) => Ok(self.lookup_in(&dir, name, rel)?.0),
+        match self.create_in(&dir, name, mode, At::Path(rel))? {
+            Some(fh) => Ok(fh),
+            None => Ok(self.lookup_in(&dir, name, At::Path(rel))?.0),
         }
+    }
+
+    /// CREATE (GUARDED) of `name` in `dir`: the new file's handle if the reply holds one.
+    pub fn create_in(&mut self, dir: &Fh, name: &str, mode: u32, at: At<'_>) -> Result<Option<Fh>> {
+        let encode = |a: &mut Vec<u8>| proto::args_create_guarded(a, dir, name, mode);
+        let (fh, _) = self.meta("CREATE", nfsproc::CREATE, at, encode, proto::res_create)?;
+        Ok(fh)
     }
 
     pub fn mkdir(&mut self, rel: &str, mode: u32) -> Result<Fh> {
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        let mut args = Vec::new();
-        proto::args_mkdir(&mut args, &dir, name, mode);
-        let fh = match self.meta("MKDIR", nfsproc::MKDIR, &args, rel, proto::res_create)? {
+        let encode = |a: &mut Vec<u8>| proto::args_mkdir(a, &dir, name, mode);
+        let fh = match self.meta(
+            "MKDIR",
+            nfsproc::MKDIR,
+            At::Path(rel),
+            encode,
+            proto::res_create,
+        )? {
             (Some(fh), _) => fh,
-            (None, _) => self.lookup_in(&dir, name, rel)?.0,
+            (None, _) => self.lookup_in(&dir, name, At::Path(rel))?.0,
         };
         self.dirs.insert(rel.to_string(), fh);
         Ok(fh)
     }
 
     pub fn remove(&mut self, rel: &str) -> Result<()> {
-        self.dirop("REMOVE", nfsproc::REMOVE, rel)
+        let (parent, name) = split_parent(rel);
+        let dir = self.dir(parent)?;
+        self.remove_in(&dir, name, At::Path(rel))
+    }
+
+    /// REMOVE of `name` in `dir`.
+    pub fn remove_in(&mut self, dir: &Fh, name: &str, at: At<'_>) -> Result<()> {
+        let encode = |a: &mut Vec<u8>| proto::args_dirop(a, dir, name);
+        self.meta("REMOVE", nfsproc::REMOVE, at, encode, proto::res_wcc)
     }
 
     pub fn rmdir(&mut self, rel: &str) -> Result<()> {
         self.dirs
             .retain(|k, _| k != rel && !k.starts_with(&format!("{rel}/")));
-        self.dirop("RMDIR", nfsproc::RMDIR, rel)
-    }
-
-    fn dirop(&mut self, op: &'static str, proc_: u32, rel: &str) -> Result<()> {
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        let mut args = Vec::new();
-        proto::args_dirop(&mut args, &dir, name);
-        self.meta(op, proc_, &args, rel, proto::res_wcc)
+        let encode = |a: &mut Vec<u8>| proto::args_dirop(a, &dir, name);
+        self.meta(
+            "RMDIR",
+            nfsproc::RMDIR,
+            At::Path(rel),
+            encode,
+            proto::res_wcc,
+        )
     }
 
     pub fn set_size(&mut self, fh: &Fh, size: u64, rel: &str) -> Result<()> {
-        let mut args = Vec::new();
-        proto::args_setattr_size(&mut args, fh, size);
-        self.meta("SETATTR", nfsproc::SETATTR, &args, rel, proto::res_wcc)
+        let encode = |a: &mut Vec<u8>| proto::args_setattr_size(a, fh, size);
+        self.meta(
+            "SETATTR",
+            nfsproc::SETATTR,
+            At::Path(rel),
+            encode,
+            proto::res_wcc,
+        )
     }
 
     /// Names in a directory (READDIRPLUS, all pages), without `.` and `..`.
@@ -394,8 +355,8 @@ impl Client {
     }
 
     /// The next READDIRPLUS page of a directory after `cookie` (0 at the start): hands
-    /// each name but `.` and `..` to `each`, moves `cookie` and `verf` on, and returns
-    /// whether the listing has ended.
+    /// each name but `.` and `..` to `each` (straight from the reply), moves `cookie` and
+    /// `verf` on, and returns whether the listing has ended.
     pub fn readdir_next(
         &mut self,
         rel: &str,
@@ -404,23 +365,30 @@ impl Client {
         mut each: impl FnMut(&str),
     ) -> Result<bool> {
         let dir = self.dir(rel)?;
-        let mut args = Vec::new();
-        proto::args_readdirplus(&mut args, &dir, *cookie, verf, READDIR_MAX);
-        let page = self.meta(
+        let (after, v) = (*cookie, *verf);
+        let encode = |a: &mut Vec<u8>| proto::args_readdirplus(a, &dir, after, &v, READDIR_MAX);
+        let mut last = after;
+        let end = self.meta(
             "READDIRPLUS",
             nfsproc::READDIRPLUS,
-            &args,
-            rel,
-            proto::res_readdirplus,
+            At::Path(rel),
+            encode,
+            |body| {
+                proto::res_readdirplus_each(body, &mut |name, next| {
+                    last = next;
+                    match name {
+                        b"." | b".." => {}
+                        _ => match std::str::from_utf8(name) {
+                            Ok(name) => each(name),
+                            Err(_) => each(&String::from_utf8_lossy(name)),
+                        },
+                    }
+                })
+            },
         )?;
-        *verf = page.verf;
-        for (name, next) in &page.entries {
-            if name != "." && name != ".." {
-                each(name);
-            }
-            *cookie = *next;
-        }
-        Ok(page.eof || page.entries.is_empty())
+        *cookie = last;
+        *verf = end.verf;
+        Ok(end.eof || end.entries == 0)
     }
 
     /// A COMMIT of a whole file that returns when it is done: everything written to it
@@ -479,86 +447,4 @@ pub fn uncommitted_limit(asked: usize, wsize: u32) -> usize {
 /// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`).
 fn split_parent(rel: &str) -> (&str, &str) {
     rel.rsplit_once('/').unwrap_or(("", rel))
-}
-
-/// Picks the export for `path` and mounts it. Exports listed by the server that prefix the
-/// path are tried longest first; then, for servers that list nothing useful, each shorter
-/// prefix of the path. The first successful MNT wins; a refusal other than "no such
-/// export" (e.g. MNT3ERR_ACCES) ends the search with that error.
-fn mount_export(
-    url: &NfsUrl,
-    addrs: &[SocketAddr],
-    port: u16,
-    auth: &Auth,
-) -> Result<(String, Fh)> {
-    let mut t = one_shot(url, addrs, port, auth, "MOUNT", url.timeout)?;
-    // A server may refuse to list its exports (PROC_UNAVAIL, …); then prefixes are tried.
-    let listed = match t.call(
-        "MOUNT EXPORT",
-        PROG_MOUNT,
-        proto::MOUNT_V3,
-        proto::MOUNTPROC_EXPORT,
-        &[],
-    ) {
-        Ok(body) => proto::res_export(&body).map_err(garbage(&t, "MOUNT EXPORT"))?,
-        Err(NfsError::Rpc { .. }) => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    let mut candidates: Vec<String> = listed
-        .iter()
-        .filter(|e| is_prefix(e, &url.path))
-        .cloned()
-        .collect();
-    candidates.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    let mut prefix = url.path.clone();
-    loop {
-        if !candidates.contains(&prefix) {
-            candidates.push(prefix.clone());
-        }
-        match prefix.rfind('/') {
-            Some(0) if prefix != "/" => prefix = "/".into(),
-            Some(i) if i > 0 => prefix.truncate(i),
-            _ => break,
-        }
-    }
-    for export in candidates {
-        let mut args = Vec::new();
-        proto::args_string(&mut args, &export);
-        let body = t.call(
-            "MOUNT MNT",
-            PROG_MOUNT,
-            proto::MOUNT_V3,
-            proto::MOUNTPROC_MNT,
-            &args,
-        )?;
-        match proto::res_mnt(&body).map_err(garbage(&t, "MOUNT MNT"))? {
-            Ok(fh) => return Ok((export, fh)),
-            // Not an export: try the next prefix. Any other refusal is the answer.
-            Err(st) if st.0 == 2 || st.0 == 20 => {}
-            Err(status) => {
-                return Err(NfsError::Mount {
-                    server: t.server().to_string(),
-                    export,
-                    status,
-                });
-            }
-        }
-    }
-    Err(NfsError::NoExport {
-        server: t.server().to_string(),
-        path: url.path.clone(),
-        exports: if listed.is_empty() {
-            "none listed".into()
-        } else {
-            listed.join(", ")
-        },
-    })
-}
-
-fn is_prefix(export: &str, path: &str) -> bool {
-    export == "/"
-        || path == export
-        || path
-            .strip_prefix(export)
-            .is_some_and(|r| r.starts_with('/'))
 }

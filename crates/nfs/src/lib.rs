@@ -6,6 +6,7 @@ pub mod client;
 pub mod conn;
 pub mod error;
 pub mod framing;
+mod mount;
 pub mod proto;
 mod reply;
 pub mod rpc;
@@ -13,7 +14,7 @@ pub mod transport;
 pub mod url;
 pub mod xdr;
 
-pub use client::Client;
+pub use client::{At, Client};
 pub use error::{DecodeError, MountStat, NfsError};
 pub use proto::{Fattr, Fh, FsInfo, NfsStat, Stable};
 pub use transport::{DurabilityStats, Outage, Transport, TransportConfig};

@@ -451,27 +451,59 @@ pub struct DirPage {
     pub eof: bool,
 }
 
+/// What a READDIRPLUS page says besides its entries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirPageEnd {
+    pub verf: Verf,
+    pub eof: bool,
+    /// Entries in the page, `.` and `..` included.
+    pub entries: usize,
+}
+
 pub fn res_readdirplus(body: &[u8]) -> NfsResult<DirPage> {
+    let mut entries = Vec::new();
+    let end = res_readdirplus_each(body, &mut |name, cookie| {
+        entries.push((String::from_utf8_lossy(name).into_owned(), cookie));
+    })?;
+    Ok(end.map(|end| DirPage {
+        entries,
+        verf: end.verf,
+        eof: end.eof,
+    }))
+}
+
+/// READDIRPLUS without building a page: hands each entry's name and cookie to `each`, in
+/// the reply buffer. The whole page is checked first, so a malformed reply hands out
+/// nothing.
+pub fn res_readdirplus_each(
+    body: &[u8],
+    each: &mut dyn FnMut(&[u8], u64),
+) -> NfsResult<DirPageEnd> {
+    match walk_readdirplus(body, &mut |_, _| {})? {
+        Ok(_) => walk_readdirplus(body, each),
+        Err(status) => Ok(Err(status)),
+    }
+}
+
+fn walk_readdirplus(body: &[u8], each: &mut dyn FnMut(&[u8], u64)) -> NfsResult<DirPageEnd> {
     let mut d = Dec::new(body);
     if let Some(s) = status(&mut d)? {
         return Ok(Err(s));
     }
     post_op_attr(&mut d)?;
-    let mut page = DirPage {
-        verf: verf(&mut d)?,
-        ..DirPage::default()
-    };
+    let verf = verf(&mut d)?;
+    let mut entries = 0;
     while d.bool()? {
         d.u64()?; // fileid
         let name = d.opaque(NAME_MAX, "file name")?;
         let cookie = d.u64()?;
         post_op_attr(&mut d)?;
         post_op_fh(&mut d)?;
-        page.entries
-            .push((String::from_utf8_lossy(name).into_owned(), cookie));
+        each(name, cookie);
+        entries += 1;
     }
-    page.eof = d.bool()?;
-    Ok(Ok(page))
+    let eof = d.bool()?;
+    Ok(Ok(DirPageEnd { verf, eof, entries }))
 }
 
 pub fn res_fsinfo(body: &[u8]) -> NfsResult<FsInfo> {

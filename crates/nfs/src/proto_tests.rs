@@ -120,6 +120,43 @@ fn readdirplus_page() {
     assert_eq!(page.verf, [9; 8]);
 }
 
+/// Names come straight from the reply, and only once the whole page has decoded: a page
+/// cut short hands out none.
+#[test]
+fn readdirplus_entries_in_place_only_from_a_whole_page() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(false).fixed(&[7; 8]);
+    for (i, name) in [".", "x", "yy"].iter().enumerate() {
+        e.bool(true)
+            .u64(i as u64)
+            .string(name)
+            .u64(10 + i as u64)
+            .bool(false)
+            .bool(false);
+    }
+    e.bool(false).bool(false);
+    let mut seen = Vec::new();
+    let end = res_readdirplus_each(&b, &mut |n, c| seen.push((n.to_vec(), c)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        seen,
+        [
+            (b".".to_vec(), 10),
+            (b"x".to_vec(), 11),
+            (b"yy".to_vec(), 12)
+        ]
+    );
+    assert_eq!((end.verf, end.eof, end.entries), ([7; 8], false, 3));
+    let mut called = false;
+    let cut = res_readdirplus_each(&b[..b.len() - 4], &mut |_, _| called = true);
+    assert!(
+        cut.is_err() && !called,
+        "a truncated page hands out no names"
+    );
+}
+
 #[test]
 fn export_list() {
     let mut b = Vec::new();

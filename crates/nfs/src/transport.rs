@@ -262,7 +262,7 @@ impl Transport {
         self.recover()
     }
 
-    /// One synchronous call (metadata, MOUNT, PORTMAP): returns the result body.
+    /// One synchronous call (MOUNT, PORTMAP, set-up): returns a copy of the result body.
     pub fn call(
         &mut self,
         name: &'static str,
@@ -271,6 +271,20 @@ impl Transport {
         proc_: u32,
         args: &[u8],
     ) -> Result<Vec<u8>> {
+        self.call_with(name, prog, vers, proc_, args, <[u8]>::to_vec)
+    }
+
+    /// One synchronous call whose result body `decode` reads where it arrived: the slot
+    /// keeps its reply buffer, so repeated calls (metadata in a timed loop) allocate nothing.
+    pub fn call_with<T>(
+        &mut self,
+        name: &'static str,
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        args: &[u8],
+        decode: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T> {
         let req = Req::Call {
             prog,
             vers,
@@ -289,7 +303,7 @@ impl Transport {
                 }
                 self.pump(true)?;
             }
-            Ok(std::mem::take(&mut self.slots[idx as usize].reply))
+            Ok(decode(&self.slots[idx as usize].reply))
         });
         self.release_call(idx);
         result

@@ -41,15 +41,17 @@ fn count() {
     // gone; those allocations are not the ones being measured.
     if COUNTING.try_with(Cell::get).unwrap_or(false) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // Counting pauses while this allocates (reading a set variable does), or the
+        // allocation would count itself without end.
+        COUNTING.with(|c| c.set(false));
         if std::env::var_os("STORBENCH_ALLOC_TRACE").is_some() {
-            // Where it came from, for finding it; counting pauses while the trace allocates.
-            COUNTING.with(|c| c.set(false));
+            // Where it came from, for finding it.
             eprintln!(
                 "counted allocation at:\n{}",
                 std::backtrace::Backtrace::force_capture()
             );
-            COUNTING.with(|c| c.set(true));
         }
+        COUNTING.with(|c| c.set(true));
     }
 }
 

@@ -17,6 +17,13 @@ impl NameList {
         }
     }
 
+    /// Room for `names` more names of `bytes` bytes in all, so pushing them does not grow
+    /// the buffers one step at a time.
+    pub fn reserve(&mut self, names: usize, bytes: usize) {
+        self.text.reserve(bytes);
+        self.ends.reserve(names);
+    }
+
     pub fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();

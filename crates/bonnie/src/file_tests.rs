@@ -3,9 +3,10 @@
 //! readdir order for stat and delete) and then with random names in random order. Create
 //! and delete end with a file-system sync inside the timed part, as bonnie++'s `sync()`.
 
+use std::ops::ControlFlow;
 use std::time::Instant;
 
-use storbench_core::{DirCursor, DirRef, IoKind, NameList, OpenOptions};
+use storbench_core::{DirCursor, DirRef, IoKind, Listed, NameList, OpenOptions, stop};
 
 use crate::error::{BonnieError, Result};
 use crate::io::short;
@@ -338,18 +339,49 @@ impl Phase for DeleteSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            removed += for_each_listed(w, &dir, "the sequential delete", lat, |w, dir, name| {
-                w.io.meta().unlink_in(dir, name)?;
-                if p.fsync_each {
+            removed += if p.fsync_each {
+                for_each_listed(w, &dir, "the sequential delete", lat, |w, dir, name| {
+                    w.io.meta().unlink_in(dir, name)?;
                     w.io.meta().sync_dir(&dir.path)?;
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                })?
+            } else {
+                unlink_listed(w, &dir, lat)?
+            };
         }
         expect_files("delete", &w.dir_path, p.count, removed)?;
         remove_dirs(w)?;
         Ok(None)
     }
+}
+
+/// Removes the files of `dir_path` as its listing comes, through the engine's own loop
+/// (names removed where the listing put them), timing each removal as
+/// [`for_each_listed`] times its operations.
+fn unlink_listed(w: &mut Worker, dir_path: &str, lat: &mut MaxLatency) -> Result<usize> {
+    const TEST: &str = "the sequential delete";
+    check_stop(TEST)?;
+    let dir = w.io.meta().open_dir(dir_path)?;
+    let (mut t, mut first) = (Instant::now(), true);
+    let removed = w.io.meta().unlink_listed(&dir, &mut |done| {
+        match done {
+            // The first batch read stays outside every operation, as in bonnie++.
+            Listed::Batch if first => {
+                first = false;
+                t = Instant::now();
+            }
+            Listed::Batch => {}
+            Listed::Removed => t = lat.lap(t),
+        }
+        if stop::requested() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    w.io.meta().close_dir(dir);
+    check_stop(TEST)?;
+    Ok(removed?)
 }
 
 /// Delete the random names in a random order, then the directories, then sync.

@@ -6,6 +6,7 @@
 //! `queue` and return [`Queued::Done`]. One engine instance belongs to one worker thread, so
 //! nothing here needs locking.
 
+use std::ops::ControlFlow;
 use std::ptr::NonNull;
 
 use crate::error::EngineError;
@@ -156,6 +157,15 @@ impl DirRef {
     }
 }
 
+/// What [`MetaOps::unlink_listed`] has just done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// Read the next batch of the listing.
+    Batch,
+    /// Removed one file.
+    Removed,
+}
+
 /// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
 /// the bonnie suite. Paths are relative to the target root the engine was opened for, or
 /// absolute for local engines.
@@ -182,6 +192,35 @@ pub trait MetaOps {
             self.read_dir(path, &mut cursor, names)?;
         }
         Ok(())
+    }
+    /// Removes the files of `dir` as a listing of it comes, batch by batch, as bonnie++'s
+    /// sequential delete does (readdir(3) and unlink(2) of each name), and returns how many
+    /// were removed. `step` hears of each batch read and each removal, and stops the loop
+    /// by returning `Break`. Names starting with `.` are left. The default lists with
+    /// `read_dir` and removes with `unlink_in`; the local engine removes names straight from
+    /// its listing buffer, and the NFS engine lists by the directory's handle into a list
+    /// it keeps.
+    fn unlink_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        let (mut cursor, mut batch, mut removed) = (DirCursor::default(), NameList::default(), 0);
+        while !cursor.done {
+            batch.clear();
+            self.read_dir(&dir.path, &mut cursor, &mut batch)?;
+            if step(Listed::Batch).is_break() {
+                break;
+            }
+            for name in batch.iter().filter(|n| !n.starts_with('.')) {
+                self.unlink_in(dir, name)?;
+                removed += 1;
+                if step(Listed::Removed).is_break() {
+                    return Ok(removed);
+                }
+            }
+        }
+        Ok(removed)
     }
     /// Set the size of an open file (truncate or extend).
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;

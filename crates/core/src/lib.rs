@@ -34,7 +34,7 @@ pub mod worker;
 
 pub use engine::{
     Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
-    IoUnit, MetaOps, OpenOptions, Queued,
+    IoUnit, Listed, MetaOps, OpenOptions, Queued,
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;

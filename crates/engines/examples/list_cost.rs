@@ -1,7 +1,10 @@
-//! What bonnie's sequential delete costs through the local engine beyond the bare system
-//! calls bonnie++ makes: a directory of FILES empty files is listed in batches and each
-//! name removed as it is listed, by two listings of the same directory taking turns batch
-//! by batch: one with `getdents64` + `unlinkat` straight from the listing buffer (bonnie++'s
+//! What a listing whose names are removed as they come costs through the local engine's
+//! `read_dir` + `unlink_in` (each batch's names copied into a `NameList`, each name again
+//! into a C string) beyond the bare system calls bonnie++ makes. This is what showed that
+//! bonnie's sequential delete needed `MetaOps::unlink_listed`, which removes the names
+//! where the listing put them; `read_dir` + `unlink_in` remain its path with `-b`.
+//! A directory of FILES empty files is emptied by two listings taking turns batch by
+//! batch: one with `getdents64` + `unlinkat` straight from the listing buffer (bonnie++'s
 //! readdir(3) + unlink(2)), one with `MetaOps::read_dir` + `unlink_in`. Taking turns in one
 //! directory gives both sides the same directory state and this machine's drifts alike
 //! (separate directories differ by ±15 % between rounds); the side that starts alternates.

@@ -129,6 +129,11 @@ impl DirSlots {
         Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?))
     }
 
+    /// The descriptor of `slot`; `path` names it in the error if it is not open.
+    pub fn fd(&self, slot: u32, path: &str) -> Result<RawFd, EngineError> {
+        Ok(self.table.get(slot, path)?.0.as_raw_fd())
+    }
+
     pub fn close(&mut self, slot: u32) {
         self.table.close(slot);
     }

@@ -4,6 +4,7 @@
 //! as bonnie++ does.
 
 use std::borrow::Cow;
+use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use storbench_core::{DirCursor, EngineError, NameList};
@@ -44,8 +45,23 @@ impl DirLister {
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
+        let batch = self.read_batch(path, cursor)?;
+        // Records are at least 24 bytes, and names shorter than their records.
+        names.reserve(batch.len() / 24, batch.len());
+        for name in records(batch) {
+            let name = name.to_bytes();
+            if name != b"." && name != b".." {
+                names.push(&name_text(name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The next batch of `path` after `cursor` as the kernel wrote it (empty at the end),
+    /// for callers that use the names where they lie: walk it with [`records`].
+    pub fn read_batch(&mut self, path: &str, cursor: &mut DirCursor) -> Result<&[u8], EngineError> {
         if cursor.done {
-            return Ok(());
+            return Ok(&[]);
         }
         let fd = self.descriptor(path, cursor.offset)?;
         if self.buf.is_empty() {
@@ -75,15 +91,14 @@ impl DirLister {
         if len == 0 {
             cursor.done = true;
             self.open = None;
-            return Ok(());
+            return Ok(&[]);
         }
-        // Records are at least 24 bytes, and names shorter than their records.
-        names.reserve(len / 24, len);
-        cursor.offset = parse_entries(&self.buf[..len], names, cursor.offset);
+        let batch = &self.buf[..len];
+        cursor.offset = last_offset(batch).unwrap_or(cursor.offset);
         if let Some(open) = &mut self.open {
             open.offset = cursor.offset;
         }
-        Ok(())
+        Ok(batch)
     }
 
     /// Forgets a listing of `dir` or of a directory under it (`dir` is being removed).
@@ -127,24 +142,38 @@ impl DirLister {
     }
 }
 
-/// Appends the names of the `linux_dirent64` records in `buf` (without `.` and `..`) and
-/// returns the offset after the last record (`offset` if there is none).
-fn parse_entries(buf: &[u8], names: &mut NameList, mut offset: u64) -> u64 {
+/// The whole records at the start of `buf`: where each starts, and its length.
+fn record_spans(buf: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut at = 0;
-    while at + NAME_AT <= buf.len() {
-        let rec = &buf[at..];
+    std::iter::from_fn(move || {
+        let rec = buf.get(at..).filter(|r| r.len() >= NAME_AT)?;
         let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
         if reclen < NAME_AT || reclen > rec.len() {
-            break;
+            return None;
         }
-        offset = u64::from_ne_bytes(rec[8..16].try_into().expect("8 bytes"));
-        let name = record_name(&rec[..reclen]);
-        if name != b"." && name != b".." {
-            names.push(&name_text(name));
-        }
+        let start = at;
         at += reclen;
-    }
-    offset
+        Some((start, reclen))
+    })
+}
+
+/// The `d_off` of the last record in `buf`: where the next batch starts.
+fn last_offset(buf: &[u8]) -> Option<u64> {
+    let (at, _) = record_spans(buf).last()?;
+    Some(u64::from_ne_bytes(
+        buf[at + 8..at + 16].try_into().expect("8 bytes"),
+    ))
+}
+
+/// The names of the `linux_dirent64` records in `buf` (a batch from
+/// [`DirLister::read_batch`]), `.` and `..` included, where they lie.
+pub fn records(buf: &[u8]) -> impl Iterator<Item = &CStr> + '_ {
+    record_spans(buf).filter_map(|(at, reclen)| {
+        let raw = &buf[at + NAME_AT..at + reclen];
+        let end = first_nul(raw)?;
+        // SAFETY: `end` is the first NUL, so `raw[..end]` holds none, and `raw[end]` is one.
+        Some(unsafe { CStr::from_bytes_with_nul_unchecked(&raw[..=end]) })
+    })
 }
 
 /// A listed name as text. ASCII, which the names storbench makes are, is checked eight
@@ -158,13 +187,6 @@ fn name_text(name: &[u8]) -> Cow<'_, str> {
     } else {
         String::from_utf8_lossy(name)
     }
-}
-
-/// The name in one record: up to its NUL.
-#[inline]
-fn record_name(rec: &[u8]) -> &[u8] {
-    let raw = &rec[NAME_AT..];
-    &raw[..first_nul(raw).unwrap_or(raw.len())]
 }
 
 #[cfg(test)]
@@ -182,14 +204,24 @@ mod tests {
             Cow::Borrowed("caf\u{e9}")
         ));
         assert_eq!(name_text(b"a\xffb"), "a\u{fffd}b");
-        let mut rec = vec![0u8; 32];
-        rec[NAME_AT..NAME_AT + 5].copy_from_slice(b"hello");
-        rec[NAME_AT + 6..].fill(b'x');
-        assert_eq!(
-            record_name(&rec),
-            b"hello",
-            "up to the NUL, not the padding"
-        );
+    }
+
+    /// Records are walked by their lengths; names end at their NUL, not at the padding.
+    #[test]
+    fn records_give_names_up_to_their_nul_and_the_next_offset() {
+        // Two records: d_off 7 and 9, lengths 32 and 24.
+        let mut buf = vec![0u8; 56];
+        buf[8..16].copy_from_slice(&7u64.to_ne_bytes());
+        buf[16..18].copy_from_slice(&32u16.to_ne_bytes());
+        buf[NAME_AT..NAME_AT + 5].copy_from_slice(b"hello");
+        buf[NAME_AT + 6..32].fill(b'x');
+        buf[40..48].copy_from_slice(&9u64.to_ne_bytes());
+        buf[48..50].copy_from_slice(&24u16.to_ne_bytes());
+        buf[32 + NAME_AT] = b'.';
+        let names: Vec<_> = records(&buf).map(|n| n.to_bytes().to_vec()).collect();
+        assert_eq!(names, [b"hello".to_vec(), b".".to_vec()]);
+        assert_eq!(last_offset(&buf), Some(9));
+        assert_eq!(records(&buf[..40]).count(), 1, "a cut record is not read");
     }
 
     #[test]

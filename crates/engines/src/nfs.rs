@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use storbench_core::{
     Caps, Completion, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
-    MetaOps, OpenOptions, Queued,
+    MetaOps, NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
@@ -40,6 +40,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         dirs: DirTable::default(),
         sub_path: String::new(),
         listed: (String::new(), String::new()),
+        listing: NameList::default(),
     }))
 }
 
@@ -87,6 +88,8 @@ pub struct NfsEngine {
     sub_path: String,
     /// The last directory listed, as given and inside the export.
     listed: (String, String),
+    /// The batch `unlink_listed` lists into (reused).
+    listing: NameList,
 }
 
 impl NfsEngine {

@@ -162,3 +162,79 @@ fn metadata_engines_refuse_nfs_without_the_nfs_engine() {
     let err = storbench_engines::create(&spec).err().unwrap();
     assert!(err.message.contains("needs the nfs engine"), "{err}");
 }
+
+/// The events `unlink_listed` gave, and what it returned.
+fn unlink_listed_events(
+    meta: &mut dyn storbench_core::MetaOps,
+    dir: &storbench_core::DirRef,
+    stop_after: usize,
+) -> (
+    Result<usize, storbench_core::EngineError>,
+    Vec<storbench_core::Listed>,
+) {
+    use std::ops::ControlFlow;
+    let mut events = Vec::new();
+    let removed = meta.unlink_listed(dir, &mut |e| {
+        events.push(e);
+        let done = events
+            .iter()
+            .filter(|&&e| e == storbench_core::Listed::Removed)
+            .count();
+        if done == stop_after {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    (removed, events)
+}
+
+/// bonnie's sequential delete through the local engine: every file of a directory too big
+/// for one listing batch is removed as the listing comes, a batch read opens the events,
+/// `Break` stops at once, dot files stay, and a failed removal names the file.
+#[test]
+fn unlink_listed_removes_files_as_they_are_listed() {
+    use storbench_core::Listed;
+    let root = tempfile::tempdir_in("/tmp").unwrap();
+    let path = format!("{}/d", root.path().display());
+    std::fs::create_dir(&path).unwrap();
+    for i in 0..3000 {
+        std::fs::write(format!("{path}/{i:07}-a-name-of-some-length"), b"").unwrap();
+    }
+    std::fs::write(format!("{path}/.kept"), b"").unwrap();
+    let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    let dir = meta.open_dir(&path).unwrap();
+
+    let (removed, events) = unlink_listed_events(meta, &dir, 100);
+    assert_eq!(
+        removed.unwrap(),
+        100,
+        "Break after the 100th removal stops there"
+    );
+    assert_eq!(events[0], Listed::Batch);
+    assert_eq!(std::fs::read_dir(&path).unwrap().count(), 2901);
+
+    let (removed, events) = unlink_listed_events(meta, &dir, usize::MAX);
+    assert_eq!(removed.unwrap(), 2900);
+    let batches = events.iter().filter(|&&e| e == Listed::Batch).count();
+    assert!(
+        batches > 2,
+        "2,900 names take several batches, took {batches}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".kept"], "dot files stay, as in bonnie++");
+
+    std::fs::create_dir(format!("{path}/sub")).unwrap();
+    let err = unlink_listed_events(meta, &dir, usize::MAX).0.unwrap_err();
+    assert_eq!(err.errno, Some(libc::EISDIR), "{err}");
+    assert!(err.message.contains(&format!("{path}/sub")), "{err}");
+    std::fs::remove_dir(format!("{path}/sub")).unwrap();
+
+    meta.close_dir(dir.clone());
+    let err = unlink_listed_events(meta, &dir, usize::MAX).0.unwrap_err();
+    assert!(err.message.contains("is not open"), "{err}");
+}

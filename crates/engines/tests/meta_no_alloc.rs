@@ -7,6 +7,8 @@
 mod common;
 
 use common::{Driver, job, rw_open};
+use std::ops::ControlFlow;
+
 use storbench_core::{DirCursor, DirRef, NameList};
 use storbench_testkit::alloc::{CountingAllocator, allocations_during};
 use storbench_testkit::ganesha::{self, Ganesha};
@@ -74,9 +76,19 @@ fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
     for name in names.iter() {
         assert_eq!(meta.stat_in(dir, name).unwrap().size, 0);
     }
-    for name in names.iter() {
+    // Half by name, the rest as a listing comes (bonnie's sequential delete).
+    for name in names.iter().step_by(2) {
         meta.unlink_in(dir, name).unwrap();
     }
+    let mut steps = 0;
+    let removed = meta
+        .unlink_listed(dir, &mut |_| {
+            steps += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(removed, names.len() / 2);
+    assert!(steps > removed, "a step per removal and per batch");
 }
 
 #[test]
@@ -100,8 +112,9 @@ fn name_relative_operations_allocate_nothing_per_file() {
 }
 
 /// Over NFS, by name as bonnie's timed loops call them: CREATE, LOOKUP, the listing's
-/// READDIRPLUS pages and REMOVE, in the opened directory and in a subdirectory of it.
-fn nfs_cycle(d: &mut Driver, dir: &DirRef, names: &NameList, listed: &mut NameList) {
+/// READDIRPLUS pages and REMOVE, in the opened directory and in a subdirectory of it (the
+/// subdirectory's files removed as its listing comes).
+fn nfs_cycle(d: &mut Driver, [dir, sub]: [&DirRef; 2], names: &NameList, listed: &mut NameList) {
     let meta = d.engine.meta().unwrap();
     for name in names.iter() {
         meta.create_empty_in(dir, name).unwrap();
@@ -116,9 +129,13 @@ fn nfs_cycle(d: &mut Driver, dir: &DirRef, names: &NameList, listed: &mut NameLi
         count += listed.len();
     }
     assert_eq!(count, names.len() / 2 + 1, "the top files and `sub`");
-    for name in names.iter() {
+    for name in names.iter().filter(|n| !n.starts_with("sub/")) {
         meta.unlink_in(dir, name).unwrap();
     }
+    let removed = meta
+        .unlink_listed(sub, &mut |_| ControlFlow::Continue(()))
+        .unwrap();
+    assert_eq!(removed, names.len() / 2);
 }
 
 #[test]
@@ -135,20 +152,22 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     meta.mkdir(&url).unwrap();
     meta.mkdir(&g.url("d/sub")).unwrap();
     let dir = meta.open_dir(&url).unwrap();
+    let sub = meta.open_dir(&g.url("d/sub")).unwrap();
     let mut names = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
     for i in 0..NFS_FILES {
         let sub = if i % 2 == 0 { "" } else { "sub/" };
         names.push(&format!("{sub}{i:010x}abc"));
     }
     let mut listed = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
-    nfs_cycle(&mut d, &dir, &names, &mut listed);
-    let counted = allocations_during(|| nfs_cycle(&mut d, &dir, &names, &mut listed));
+    nfs_cycle(&mut d, [&dir, &sub], &names, &mut listed);
+    let counted = allocations_during(|| nfs_cycle(&mut d, [&dir, &sub], &names, &mut listed));
     assert_eq!(
         counted, 0,
         "allocations in {NFS_FILES} files' NFS operations"
     );
     let meta = d.engine.meta().unwrap();
     meta.close_dir(dir);
+    meta.close_dir(sub);
     meta.rmdir(&g.url("d/sub")).unwrap();
     meta.rmdir(&url).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);

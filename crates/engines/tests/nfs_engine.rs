@@ -233,6 +233,51 @@ fn listing_in_pages_while_removing_sees_every_file_once() {
     m.rmdir(&dir).unwrap();
 }
 
+/// bonnie's sequential delete over NFS: every file removed as the READDIRPLUS pages come,
+/// `Break` stopping at once, dot files left.
+#[test]
+fn unlink_listed_removes_every_file_page_by_page() {
+    use std::ops::ControlFlow;
+    use storbench_core::Listed;
+    let Some(g) = server() else { return };
+    let local = g.export_dir().join("gone");
+    fs::create_dir(&local).unwrap();
+    for i in 0..3000 {
+        fs::write(local.join(format!("{i:07}-name-of-some-length")), b"").unwrap();
+    }
+    fs::write(local.join(".dot"), b"").unwrap();
+    let mut d = nfs_driver(1, &[]);
+    let m = d.engine.meta().unwrap();
+    let dir = m.open_dir(&g.url("gone")).unwrap();
+    let mut removals = 0;
+    let first = m
+        .unlink_listed(&dir, &mut |e| {
+            removals += usize::from(e == Listed::Removed);
+            if removals == 10 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+    assert_eq!(first, 10);
+    let mut batches = 0;
+    let rest = m
+        .unlink_listed(&dir, &mut |e| {
+            batches += usize::from(e == Listed::Batch);
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(rest, 2990);
+    assert!(batches > 2, "several READDIRPLUS pages, took {batches}");
+    let left: Vec<_> = fs::read_dir(&local)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".dot"]);
+    m.close_dir(dir);
+}
+
 #[test]
 fn exclusive_open_refuses_an_existing_file() {
     let Some(g) = server() else { return };

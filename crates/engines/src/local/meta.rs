@@ -5,11 +5,14 @@
 use std::ffi::CStr;
 use std::fs;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::fd::{OwnedFd, RawFd};
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, FileId, MetaOps, NameList, OpenOptions,
+    Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
 };
+
+use crate::listing::records;
 
 use super::{LocalFile, LocalFiles, last_errno, open_at, open_error, open_flags, openat_retry};
 
@@ -41,6 +44,11 @@ fn stat_at(dir: RawFd, name: &CStr) -> Result<Attr, i32> {
         size: st.st_size as u64,
         is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
     })
+}
+
+#[cold]
+fn unlink_error(dir: &DirRef, name: &CStr, errno: i32) -> EngineError {
+    EngineError::errno("unlink", &dir.join(&name.to_string_lossy()), errno)
 }
 
 /// unlinkat(2) of `name` under `dir`; the errno on failure.
@@ -154,6 +162,31 @@ impl MetaOps for LocalFiles {
         names: &mut NameList,
     ) -> Result<(), EngineError> {
         self.lister.read(path, cursor, names)
+    }
+
+    /// Each name is unlinked straight from the `getdents64` buffer, as bonnie++ unlinks
+    /// readdir(3)'s `d_name`: nothing is copied.
+    fn unlink_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        let fd = self.slots.fd(dir.slot, &dir.path)?;
+        let (mut cursor, mut removed) = (DirCursor::default(), 0);
+        while !cursor.done {
+            let batch = self.lister.read_batch(&dir.path, &mut cursor)?;
+            if step(Listed::Batch).is_break() {
+                break;
+            }
+            for name in records(batch).filter(|n| n.to_bytes().first() != Some(&b'.')) {
+                unlink_at(fd, name).map_err(|errno| unlink_error(dir, name, errno))?;
+                removed += 1;
+                if step(Listed::Removed).is_break() {
+                    return Ok(removed);
+                }
+            }
+        }
+        Ok(removed)
     }
 
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {

@@ -3,9 +3,11 @@
 //! file with no path to resolve and nothing allocated: the arguments are encoded into a
 //! reused buffer and the replies decoded where they arrive.
 
+use std::ops::ControlFlow;
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, FileId, MetaOps, NameList, OpenOptions,
+    Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
 };
+
 use storbench_nfs::{At, Client, Fh, NfsError};
 
 use super::{DIR_MODE, FILE_MODE, NfsEngine, no_target, to_engine};
@@ -35,6 +37,37 @@ impl NfsEngine {
             }
         };
         op(client, &fh, last, At::In(rel, name)).map_err(to_engine)
+    }
+
+    /// [`MetaOps::unlink_listed`], listing each page into `batch`.
+    fn unlink_listed_via(
+        &mut self,
+        dir: &DirRef,
+        batch: &mut NameList,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        let (mut cookie, mut verf, mut removed) = (0, [0; 8], 0);
+        loop {
+            batch.clear();
+            let client = self.client.as_mut().ok_or_else(no_target)?;
+            let (_, rel) = self.dirs.get(dir.slot, &dir.path)?;
+            let last = client
+                .readdir_next(rel, &mut cookie, &mut verf, |n| batch.push(n))
+                .map_err(to_engine)?;
+            if step(Listed::Batch).is_break() {
+                return Ok(removed);
+            }
+            for name in batch.iter().filter(|n| !n.starts_with('.')) {
+                self.in_dir(dir, name, |c, fh, last, at| c.remove_in(fh, last, at))?;
+                removed += 1;
+                if step(Listed::Removed).is_break() {
+                    return Ok(removed);
+                }
+            }
+            if last {
+                return Ok(removed);
+            }
+        }
     }
 
     /// The path inside the export that `path` names, remembered for the last path asked:
@@ -107,6 +140,19 @@ impl MetaOps for NfsEngine {
             )
             .map_err(to_engine)?;
         Ok(())
+    }
+
+    /// READDIRPLUS pages of the directory's handle, each listed into a list the engine
+    /// keeps (so nothing is allocated), then REMOVE of each name.
+    fn unlink_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        let mut batch = std::mem::take(&mut self.listing);
+        let removed = self.unlink_listed_via(dir, &mut batch, step);
+        self.listing = batch;
+        removed
     }
 
     /// The directory's handle, kept in a slot until `close_dir` or its removal.

@@ -264,9 +264,15 @@ impl Phase for StatSeq {
         let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
             join_into(&mut dir, &w.dir_path, &sub);
-            seen += for_each_listed(w, &dir, "the sequential stat", lat, |w, dir, name| {
-                stat_and_read(w, dir, name, p.chunk)
-            })?;
+            // Files without data (and links to one) need only the stat, which the
+            // engine makes where its listing put the name.
+            seen += if p.max_size <= 0 {
+                engine_listed(w, &dir, lat, "the sequential stat", ListedOp::Stat)?
+            } else {
+                for_each_listed(w, &dir, "the sequential stat", lat, |w, dir, name| {
+                    stat_and_read(w, dir, name, p.chunk)
+                })?
+            };
         }
         expect_files("stat", &w.dir_path, p.count, seen)?;
         Ok(None)
@@ -346,7 +352,7 @@ impl Phase for DeleteSeq {
                     Ok(())
                 })?
             } else {
-                unlink_listed(w, &dir, lat)?
+                engine_listed(w, &dir, lat, "the sequential delete", ListedOp::Unlink)?
             };
         }
         expect_files("delete", &w.dir_path, p.count, removed)?;
@@ -355,15 +361,27 @@ impl Phase for DeleteSeq {
     }
 }
 
-/// Removes the files of `dir_path` as its listing comes, through the engine's own loop
-/// (names removed where the listing put them), timing each removal as
-/// [`for_each_listed`] times its operations.
-fn unlink_listed(w: &mut Worker, dir_path: &str, lat: &mut MaxLatency) -> Result<usize> {
-    const TEST: &str = "the sequential delete";
-    check_stop(TEST)?;
+/// Which of the engine's own listing loops [`engine_listed`] runs.
+#[derive(Clone, Copy)]
+enum ListedOp {
+    Unlink,
+    Stat,
+}
+
+/// Removes or stats the files of `dir_path` as its listing comes, through the engine's own
+/// loop (names used where the listing put them), timing each operation as
+/// [`for_each_listed`] does. Returns how many files there were.
+fn engine_listed(
+    w: &mut Worker,
+    dir_path: &str,
+    lat: &mut MaxLatency,
+    test: &'static str,
+    op: ListedOp,
+) -> Result<usize> {
+    check_stop(test)?;
     let dir = w.io.meta().open_dir(dir_path)?;
     let (mut t, mut first) = (Instant::now(), true);
-    let removed = w.io.meta().unlink_listed(&dir, &mut |done| {
+    let mut step = |done| {
         match done {
             // The first batch read stays outside every operation, as in bonnie++.
             Listed::Batch if first => {
@@ -371,17 +389,22 @@ fn unlink_listed(w: &mut Worker, dir_path: &str, lat: &mut MaxLatency) -> Result
                 t = Instant::now();
             }
             Listed::Batch => {}
-            Listed::Removed => t = lat.lap(t),
+            Listed::Removed | Listed::Stat(_) => t = lat.lap(t),
         }
         if stop::requested() {
             ControlFlow::Break(())
         } else {
             ControlFlow::Continue(())
         }
-    });
+    };
+    let meta = w.io.meta();
+    let done = match op {
+        ListedOp::Unlink => meta.unlink_listed(&dir, &mut step),
+        ListedOp::Stat => meta.stat_listed(&dir, &mut step),
+    };
     w.io.meta().close_dir(dir);
-    check_stop(TEST)?;
-    Ok(removed?)
+    check_stop(test)?;
+    Ok(done?)
 }
 
 /// Delete the random names in a random order, then the directories, then sync.

@@ -157,13 +157,41 @@ impl DirRef {
     }
 }
 
-/// What [`MetaOps::unlink_listed`] has just done.
+/// What [`MetaOps::unlink_listed`] or [`MetaOps::stat_listed`] has just done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
     /// Read the next batch of the listing.
     Batch,
     /// Removed one file.
     Removed,
+    /// Stat-ed one file.
+    Stat(Attr),
+}
+
+/// The default of the `*_listed` calls: lists with `read_dir` and does `op` on each name
+/// not starting with `.`.
+fn each_listed_by_name<M: MetaOps + ?Sized>(
+    meta: &mut M,
+    dir: &DirRef,
+    step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    op: fn(&mut M, &DirRef, &str) -> Result<Listed, EngineError>,
+) -> Result<usize, EngineError> {
+    let (mut cursor, mut batch, mut done) = (DirCursor::default(), NameList::default(), 0);
+    while !cursor.done {
+        batch.clear();
+        meta.read_dir(&dir.path, &mut cursor, &mut batch)?;
+        if step(Listed::Batch).is_break() {
+            break;
+        }
+        for name in batch.iter().filter(|n| !n.starts_with('.')) {
+            let what = op(meta, dir, name)?;
+            done += 1;
+            if step(what).is_break() {
+                return Ok(done);
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
@@ -205,22 +233,20 @@ pub trait MetaOps {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        let (mut cursor, mut batch, mut removed) = (DirCursor::default(), NameList::default(), 0);
-        while !cursor.done {
-            batch.clear();
-            self.read_dir(&dir.path, &mut cursor, &mut batch)?;
-            if step(Listed::Batch).is_break() {
-                break;
-            }
-            for name in batch.iter().filter(|n| !n.starts_with('.')) {
-                self.unlink_in(dir, name)?;
-                removed += 1;
-                if step(Listed::Removed).is_break() {
-                    return Ok(removed);
-                }
-            }
-        }
-        Ok(removed)
+        each_listed_by_name(self, dir, step, |m, d, name| {
+            m.unlink_in(d, name).map(|()| Listed::Removed)
+        })
+    }
+    /// Stats the files of `dir` as a listing of it comes (bonnie++'s sequential stat of
+    /// empty files), handing each one's attributes to `step`, as `unlink_listed` does.
+    fn stat_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        each_listed_by_name(self, dir, step, |m, d, name| {
+            m.stat_in(d, name).map(Listed::Stat)
+        })
     }
     /// Set the size of an open file (truncate or extend).
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;

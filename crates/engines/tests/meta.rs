@@ -238,3 +238,45 @@ fn unlink_listed_removes_files_as_they_are_listed() {
     let err = unlink_listed_events(meta, &dir, usize::MAX).0.unwrap_err();
     assert!(err.message.contains("is not open"), "{err}");
 }
+
+/// bonnie's sequential stat through the local engine: each listed file's attributes, in
+/// a directory too big for one batch; dot files skipped.
+#[test]
+fn stat_listed_hands_out_each_files_attributes() {
+    use std::ops::ControlFlow;
+    use storbench_core::Listed;
+    let root = tempfile::tempdir_in("/tmp").unwrap();
+    let path = format!("{}/d", root.path().display());
+    std::fs::create_dir(&path).unwrap();
+    for i in 0..2500usize {
+        let data = vec![7u8; i % 5];
+        std::fs::write(format!("{path}/{i:07}-a-name-of-some-length"), data).unwrap();
+    }
+    std::fs::write(format!("{path}/.dot"), b"123456").unwrap();
+    let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    let dir = meta.open_dir(&path).unwrap();
+    let (mut sizes, mut batches) = (vec![0u64; 5], 0);
+    let seen = meta
+        .stat_listed(&dir, &mut |e| {
+            match e {
+                Listed::Stat(a) => sizes[a.size as usize] += 1,
+                Listed::Batch => batches += 1,
+                Listed::Removed => panic!("a stat removed something"),
+            }
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(seen, 2500);
+    assert_eq!(
+        sizes, [500; 5],
+        "every size seen as often as it was written"
+    );
+    assert!(batches > 2, "several batches, took {batches}");
+    assert_eq!(
+        std::fs::read_dir(&path).unwrap().count(),
+        2501,
+        "nothing removed"
+    );
+    meta.close_dir(dir);
+}

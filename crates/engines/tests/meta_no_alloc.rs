@@ -76,6 +76,10 @@ fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
     for name in names.iter() {
         assert_eq!(meta.stat_in(dir, name).unwrap().size, 0);
     }
+    let stat = meta
+        .stat_listed(dir, &mut |_| ControlFlow::Continue(()))
+        .unwrap();
+    assert_eq!(stat, names.len());
     // Half by name, the rest as a listing comes (bonnie's sequential delete).
     for name in names.iter().step_by(2) {
         meta.unlink_in(dir, name).unwrap();
@@ -129,6 +133,10 @@ fn nfs_cycle(d: &mut Driver, [dir, sub]: [&DirRef; 2], names: &NameList, listed:
         count += listed.len();
     }
     assert_eq!(count, names.len() / 2 + 1, "the top files and `sub`");
+    let stat = meta
+        .stat_listed(sub, &mut |_| ControlFlow::Continue(()))
+        .unwrap();
+    assert_eq!(stat, names.len() / 2);
     for name in names.iter().filter(|n| !n.starts_with("sub/")) {
         meta.unlink_in(dir, name).unwrap();
     }

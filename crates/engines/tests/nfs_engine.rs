@@ -233,10 +233,10 @@ fn listing_in_pages_while_removing_sees_every_file_once() {
     m.rmdir(&dir).unwrap();
 }
 
-/// bonnie's sequential delete over NFS: every file removed as the READDIRPLUS pages come,
-/// `Break` stopping at once, dot files left.
+/// bonnie's sequential stat and delete over NFS: every file stat-ed, then removed, as the
+/// READDIRPLUS pages come, `Break` stopping at once, dot files left.
 #[test]
-fn unlink_listed_removes_every_file_page_by_page() {
+fn stat_and_unlink_listed_reach_every_file_page_by_page() {
     use std::ops::ControlFlow;
     use storbench_core::Listed;
     let Some(g) = server() else { return };
@@ -249,6 +249,14 @@ fn unlink_listed_removes_every_file_page_by_page() {
     let mut d = nfs_driver(1, &[]);
     let m = d.engine.meta().unwrap();
     let dir = m.open_dir(&g.url("gone")).unwrap();
+    let mut empty = 0;
+    let stat = m
+        .stat_listed(&dir, &mut |e| {
+            empty += usize::from(e == Listed::Stat(storbench_core::Attr::default()));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!((stat, empty), (3000, 3000), "LOOKUP of every listed file");
     let mut removals = 0;
     let first = m
         .unlink_listed(&dir, &mut |e| {

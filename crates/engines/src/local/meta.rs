@@ -17,6 +17,33 @@ use crate::listing::records;
 use super::{LocalFile, LocalFiles, last_errno, open_at, open_error, open_flags, openat_retry};
 
 impl LocalFiles {
+    /// The `*_listed` calls: `op` on each name of `dir` not starting with `.`, in the
+    /// listing's buffer; `what` names the operation in errors.
+    fn each_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+        what: &str,
+        op: impl Fn(RawFd, &CStr) -> Result<Listed, i32>,
+    ) -> Result<usize, EngineError> {
+        let fd = self.slots.fd(dir.slot, &dir.path)?;
+        let (mut cursor, mut done) = (DirCursor::default(), 0);
+        while !cursor.done {
+            let batch = self.lister.read_batch(&dir.path, &mut cursor)?;
+            if step(Listed::Batch).is_break() {
+                break;
+            }
+            for name in records(batch).filter(|n| n.to_bytes().first() != Some(&b'.')) {
+                let event = op(fd, name).map_err(|errno| listed_error(what, dir, name, errno))?;
+                done += 1;
+                if step(event).is_break() {
+                    return Ok(done);
+                }
+            }
+        }
+        Ok(done)
+    }
+
     /// Enters a file just created into the table, its path written by `path` into the
     /// last closed file's buffer (creating files does not allocate per file).
     fn insert_created(
@@ -47,8 +74,8 @@ fn stat_at(dir: RawFd, name: &CStr) -> Result<Attr, i32> {
 }
 
 #[cold]
-fn unlink_error(dir: &DirRef, name: &CStr, errno: i32) -> EngineError {
-    EngineError::errno("unlink", &dir.join(&name.to_string_lossy()), errno)
+fn listed_error(what: &str, dir: &DirRef, name: &CStr, errno: i32) -> EngineError {
+    EngineError::errno(what, &dir.join(&name.to_string_lossy()), errno)
 }
 
 /// unlinkat(2) of `name` under `dir`; the errno on failure.
@@ -171,22 +198,20 @@ impl MetaOps for LocalFiles {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        let fd = self.slots.fd(dir.slot, &dir.path)?;
-        let (mut cursor, mut removed) = (DirCursor::default(), 0);
-        while !cursor.done {
-            let batch = self.lister.read_batch(&dir.path, &mut cursor)?;
-            if step(Listed::Batch).is_break() {
-                break;
-            }
-            for name in records(batch).filter(|n| n.to_bytes().first() != Some(&b'.')) {
-                unlink_at(fd, name).map_err(|errno| unlink_error(dir, name, errno))?;
-                removed += 1;
-                if step(Listed::Removed).is_break() {
-                    return Ok(removed);
-                }
-            }
-        }
-        Ok(removed)
+        self.each_listed(dir, step, "unlink", |fd, name| {
+            unlink_at(fd, name).map(|()| Listed::Removed)
+        })
+    }
+
+    /// Each name is stat-ed straight from the `getdents64` buffer, as `unlink_listed`.
+    fn stat_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        self.each_listed(dir, step, "stat", |fd, name| {
+            stat_at(fd, name).map(Listed::Stat)
+        })
     }
 
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {

@@ -39,14 +39,28 @@ impl NfsEngine {
         op(client, &fh, last, At::In(rel, name)).map_err(to_engine)
     }
 
-    /// [`MetaOps::unlink_listed`], listing each page into `batch`.
-    fn unlink_listed_via(
+    /// The `*_listed` calls: each READDIRPLUS page of `dir` listed into the list the
+    /// engine keeps (so nothing is allocated), then `op` on each name not starting with `.`.
+    fn each_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+        op: impl FnMut(&mut Client, &Fh, &str, At<'_>) -> Result<Listed, NfsError>,
+    ) -> Result<usize, EngineError> {
+        let mut batch = std::mem::take(&mut self.listing);
+        let done = self.each_listed_into(dir, &mut batch, step, op);
+        self.listing = batch;
+        done
+    }
+
+    fn each_listed_into(
         &mut self,
         dir: &DirRef,
         batch: &mut NameList,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+        mut op: impl FnMut(&mut Client, &Fh, &str, At<'_>) -> Result<Listed, NfsError>,
     ) -> Result<usize, EngineError> {
-        let (mut cookie, mut verf, mut removed) = (0, [0; 8], 0);
+        let (mut cookie, mut verf, mut done) = (0, [0; 8], 0);
         loop {
             batch.clear();
             let client = self.client.as_mut().ok_or_else(no_target)?;
@@ -55,17 +69,17 @@ impl NfsEngine {
                 .readdir_next(rel, &mut cookie, &mut verf, |n| batch.push(n))
                 .map_err(to_engine)?;
             if step(Listed::Batch).is_break() {
-                return Ok(removed);
+                return Ok(done);
             }
             for name in batch.iter().filter(|n| !n.starts_with('.')) {
-                self.in_dir(dir, name, |c, fh, last, at| c.remove_in(fh, last, at))?;
-                removed += 1;
-                if step(Listed::Removed).is_break() {
-                    return Ok(removed);
+                let event = self.in_dir(dir, name, &mut op)?;
+                done += 1;
+                if step(event).is_break() {
+                    return Ok(done);
                 }
             }
             if last {
-                return Ok(removed);
+                return Ok(done);
             }
         }
     }
@@ -149,10 +163,24 @@ impl MetaOps for NfsEngine {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        let mut batch = std::mem::take(&mut self.listing);
-        let removed = self.unlink_listed_via(dir, &mut batch, step);
-        self.listing = batch;
-        removed
+        self.each_listed(dir, step, |c, fh, last, at| {
+            c.remove_in(fh, last, at).map(|()| Listed::Removed)
+        })
+    }
+
+    /// As `unlink_listed`, with LOOKUP of each name.
+    fn stat_listed(
+        &mut self,
+        dir: &DirRef,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+    ) -> Result<usize, EngineError> {
+        self.each_listed(dir, step, |c, fh, last, at| {
+            let (_, a) = c.lookup_in(fh, last, at)?;
+            Ok(Listed::Stat(Attr {
+                size: a.size,
+                is_dir: a.is_dir(),
+            }))
+        })
     }
 
     /// The directory's handle, kept in a slot until `close_dir` or its removal.

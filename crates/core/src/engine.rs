@@ -168,18 +168,20 @@ pub enum Listed {
     Stat(Attr),
 }
 
-/// The default of the `*_listed` calls: lists with `read_dir` and does `op` on each name
-/// not starting with `.`.
-fn each_listed_by_name<M: MetaOps + ?Sized>(
+/// The `*_listed` calls by name: lists `dir` with `read_dir` into `batch` (an engine may
+/// keep one, so a listing allocates nothing) and does `op` on each name not starting with
+/// `.`. The default of those calls.
+pub fn each_listed_by_name<M: MetaOps + ?Sized>(
     meta: &mut M,
     dir: &DirRef,
+    batch: &mut NameList,
     step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     op: fn(&mut M, &DirRef, &str) -> Result<Listed, EngineError>,
 ) -> Result<usize, EngineError> {
-    let (mut cursor, mut batch, mut done) = (DirCursor::default(), NameList::default(), 0);
+    let (mut cursor, mut done) = (DirCursor::default(), 0);
     while !cursor.done {
         batch.clear();
-        meta.read_dir(&dir.path, &mut cursor, &mut batch)?;
+        meta.read_dir(&dir.path, &mut cursor, batch)?;
         if step(Listed::Batch).is_break() {
             break;
         }
@@ -192,6 +194,24 @@ fn each_listed_by_name<M: MetaOps + ?Sized>(
         }
     }
     Ok(done)
+}
+
+/// `unlink_in` as a `*_listed` operation.
+pub fn unlink_named<M: MetaOps + ?Sized>(
+    meta: &mut M,
+    dir: &DirRef,
+    name: &str,
+) -> Result<Listed, EngineError> {
+    meta.unlink_in(dir, name).map(|()| Listed::Removed)
+}
+
+/// `stat_in` as a `*_listed` operation.
+pub fn stat_named<M: MetaOps + ?Sized>(
+    meta: &mut M,
+    dir: &DirRef,
+    name: &str,
+) -> Result<Listed, EngineError> {
+    meta.stat_in(dir, name).map(Listed::Stat)
 }
 
 /// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
@@ -233,9 +253,7 @@ pub trait MetaOps {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        each_listed_by_name(self, dir, step, |m, d, name| {
-            m.unlink_in(d, name).map(|()| Listed::Removed)
-        })
+        each_listed_by_name(self, dir, &mut NameList::default(), step, unlink_named)
     }
     /// Stats the files of `dir` as a listing of it comes (bonnie++'s sequential stat of
     /// empty files), handing each one's attributes to `step`, as `unlink_listed` does.
@@ -244,9 +262,7 @@ pub trait MetaOps {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        each_listed_by_name(self, dir, step, |m, d, name| {
-            m.stat_in(d, name).map(Listed::Stat)
-        })
+        each_listed_by_name(self, dir, &mut NameList::default(), step, stat_named)
     }
     /// Set the size of an open file (truncate or extend).
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;

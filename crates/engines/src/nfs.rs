@@ -8,6 +8,7 @@
 //! Writes are UNSTABLE and made durable by COMMIT at fsync points and on close, or FILE_SYNC
 //! when the file is opened for synchronous writes (`sync=1`).
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use storbench_core::{
@@ -39,7 +40,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         file_sync: false,
         dirs: DirTable::default(),
         sub_path: String::new(),
-        listed: (String::new(), String::new()),
+        listed: HashMap::new(),
         listing: NameList::default(),
     }))
 }
@@ -86,8 +87,9 @@ pub struct NfsEngine {
     dirs: DirTable<Fh>,
     /// A subdirectory's path inside the export, built for a name holding `/` (reused).
     sub_path: String,
-    /// The last directory listed, as given and inside the export.
-    listed: (String, String),
+    /// Directories listed, as given and inside the export (a pure mapping, so it never
+    /// goes stale).
+    listed: HashMap<String, String>,
     /// The batch `unlink_listed` lists into (reused).
     listing: NameList,
 }

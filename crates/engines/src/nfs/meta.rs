@@ -4,10 +4,11 @@
 //! reused buffer and the replies decoded where they arrive.
 
 use std::ops::ControlFlow;
+
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
+    each_listed_by_name, stat_named, unlink_named,
 };
-
 use storbench_nfs::{At, Client, Fh, NfsError};
 
 use super::{DIR_MODE, FILE_MODE, NfsEngine, no_target, to_engine};
@@ -39,57 +40,26 @@ impl NfsEngine {
         op(client, &fh, last, At::In(rel, name)).map_err(to_engine)
     }
 
-    /// The `*_listed` calls: each READDIRPLUS page of `dir` listed into the list the
-    /// engine keeps (so nothing is allocated), then `op` on each name not starting with `.`.
+    /// The `*_listed` calls: `op` by name on each name of `dir`'s READDIRPLUS pages,
+    /// listed into the list the engine keeps (so nothing is allocated).
     fn each_listed(
         &mut self,
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
-        op: impl FnMut(&mut Client, &Fh, &str, At<'_>) -> Result<Listed, NfsError>,
+        op: fn(&mut Self, &DirRef, &str) -> Result<Listed, EngineError>,
     ) -> Result<usize, EngineError> {
         let mut batch = std::mem::take(&mut self.listing);
-        let done = self.each_listed_into(dir, &mut batch, step, op);
+        let done = each_listed_by_name(self, dir, &mut batch, step, op);
         self.listing = batch;
         done
     }
 
-    fn each_listed_into(
-        &mut self,
-        dir: &DirRef,
-        batch: &mut NameList,
-        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
-        mut op: impl FnMut(&mut Client, &Fh, &str, At<'_>) -> Result<Listed, NfsError>,
-    ) -> Result<usize, EngineError> {
-        let (mut cookie, mut verf, mut done) = (0, [0; 8], 0);
-        loop {
-            batch.clear();
-            let client = self.client.as_mut().ok_or_else(no_target)?;
-            let (_, rel) = self.dirs.get(dir.slot, &dir.path)?;
-            let last = client
-                .readdir_next(rel, &mut cookie, &mut verf, |n| batch.push(n))
-                .map_err(to_engine)?;
-            if step(Listed::Batch).is_break() {
-                return Ok(done);
-            }
-            for name in batch.iter().filter(|n| !n.starts_with('.')) {
-                let event = self.in_dir(dir, name, &mut op)?;
-                done += 1;
-                if step(event).is_break() {
-                    return Ok(done);
-                }
-            }
-            if last {
-                return Ok(done);
-            }
-        }
-    }
-
-    /// The path inside the export that `path` names, remembered for the last path asked:
-    /// a listing asks for the same directory once per page.
+    /// The path inside the export that `path` names, resolved once per path: a listing
+    /// asks for its directory once per page.
     fn listing_target(&mut self, path: &str) -> Result<(), EngineError> {
-        if self.listed.0 != path || self.listed.0.is_empty() {
+        if !self.listed.contains_key(path) {
             let rel = self.target(path)?;
-            self.listed = (path.to_owned(), rel);
+            self.listed.insert(path.to_owned(), rel);
         }
         Ok(())
     }
@@ -144,28 +114,26 @@ impl MetaOps for NfsEngine {
             return Ok(());
         }
         self.listing_target(path)?;
-        let client = self.client.as_mut().ok_or_else(no_target)?;
+        let (client, rel) = (
+            self.client.as_mut().ok_or_else(no_target)?,
+            &self.listed[path],
+        );
         cursor.done = client
-            .readdir_next(
-                &self.listed.1,
-                &mut cursor.offset,
-                &mut cursor.verifier,
-                |n| names.push(n),
-            )
+            .readdir_next(rel, &mut cursor.offset, &mut cursor.verifier, |n| {
+                names.push(n)
+            })
             .map_err(to_engine)?;
         Ok(())
     }
 
-    /// READDIRPLUS pages of the directory's handle, each listed into a list the engine
-    /// keeps (so nothing is allocated), then REMOVE of each name.
+    /// One READDIRPLUS page at a time into a list the engine keeps, then REMOVE of each
+    /// name.
     fn unlink_listed(
         &mut self,
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        self.each_listed(dir, step, |c, fh, last, at| {
-            c.remove_in(fh, last, at).map(|()| Listed::Removed)
-        })
+        self.each_listed(dir, step, unlink_named)
     }
 
     /// As `unlink_listed`, with LOOKUP of each name.
@@ -174,13 +142,7 @@ impl MetaOps for NfsEngine {
         dir: &DirRef,
         step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
     ) -> Result<usize, EngineError> {
-        self.each_listed(dir, step, |c, fh, last, at| {
-            let (_, a) = c.lookup_in(fh, last, at)?;
-            Ok(Listed::Stat(Attr {
-                size: a.size,
-                is_dir: a.is_dir(),
-            }))
-        })
+        self.each_listed(dir, step, stat_named)
     }
 
     /// The directory's handle, kept in a slot until `close_dir` or its removal.

@@ -171,7 +171,7 @@ fn stat_and_read(w: &mut Worker, dir: &DirRef, name: &str, chunk: u32) -> Result
         read: true,
         ..OpenOptions::default()
     };
-    let file = w.io.open(&w.path, open)?;
+    let file = w.io.meta().open_in(dir, name, &open)?;
     let mut offset = 0;
     while offset < attr.size {
         let len = (attr.size - offset).min(u64::from(chunk)) as u32;

@@ -297,6 +297,16 @@ pub trait MetaOps {
     ) -> Result<FileId, EngineError> {
         self.create(&dir.join(name), open)
     }
+    /// Opens the existing file `name` in `dir` for IO, as [`Engine::open`] opens a path:
+    /// bonnie++'s stat-and-read of files with data, with no path to resolve or keep per
+    /// file. New files are `create_in`'s, so options asking to create are refused
+    /// ([`refuse_create_in_open`]).
+    fn open_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError>;
     /// Creates the new, empty file `name` in `dir` (fails if it exists) without keeping it
     /// open: bonnie++'s small files of size 0, created and closed.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError>;
@@ -322,6 +332,22 @@ pub trait MetaOps {
             "symlink {link}: this engine cannot make symbolic links"
         )))
     }
+}
+
+/// What [`MetaOps::open_in`] answers to options asking it to create: a caller's mistake,
+/// named, rather than a file created or not depending on the engine.
+pub fn refuse_create_in_open(
+    open: &OpenOptions,
+    dir: &DirRef,
+    name: &str,
+) -> Result<(), EngineError> {
+    if open.create || open.exclusive || open.truncate {
+        return Err(EngineError::unsupported(format!(
+            "open {}: open_in opens existing files as they are; create_in makes new ones",
+            dir.join(name)
+        )));
+    }
+    Ok(())
 }
 
 /// Protocol and path details a result should carry, stated by the engine after opening.
@@ -368,5 +394,46 @@ pub trait Engine: Send {
     /// Details and notes for the result; called after the job ends.
     fn info(&mut self) -> EngineInfo {
         EngineInfo::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn open_in_refuses_only_the_options_that_would_make_or_change_a_file() {
+        let dir = DirRef {
+            slot: 0,
+            path: "/d".into(),
+        };
+        let plain = OpenOptions {
+            read: true,
+            write: true,
+            direct: true,
+            sync: true,
+            ..OpenOptions::default()
+        };
+        assert!(refuse_create_in_open(&plain, &dir, "f").is_ok());
+        let makes = [
+            OpenOptions {
+                create: true,
+                ..plain.clone()
+            },
+            OpenOptions {
+                exclusive: true,
+                ..plain.clone()
+            },
+            OpenOptions {
+                truncate: true,
+                ..plain.clone()
+            },
+        ];
+        for open in makes {
+            let err = refuse_create_in_open(&open, &dir, "f").unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Unsupported);
+            assert!(err.message.starts_with("open /d/f: "), "{err}");
+        }
     }
 }

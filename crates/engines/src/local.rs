@@ -38,6 +38,8 @@ pub struct LocalFile {
     pub path: String,
     pub block_dev: bool,
     pub direct: bool,
+    /// Opened for writing (the mmap engine maps it so).
+    pub writable: bool,
     /// Required buffer address alignment minus one (0 when not direct).
     pub mem_mask: u64,
     /// Required offset and length alignment minus one (0 when not direct).
@@ -55,12 +57,12 @@ impl LocalFile {
             fd,
             spec.path.clone(),
             block_dev,
-            spec.open.direct,
+            &spec.open,
         ))
     }
 
-    fn from_fd(fd: OwnedFd, path: String, block_dev: bool, direct: bool) -> LocalFile {
-        let (mem_align, off_align) = if direct {
+    fn from_fd(fd: OwnedFd, path: String, block_dev: bool, open: &OpenOptions) -> LocalFile {
+        let (mem_align, off_align) = if open.direct {
             dio_alignment(&fd, block_dev)
         } else {
             (1, 1)
@@ -69,7 +71,8 @@ impl LocalFile {
             fd,
             path,
             block_dev,
-            direct,
+            direct: open.direct,
+            writable: open.write,
             mem_mask: u64::from(mem_align) - 1,
             off_mask: u64::from(off_align) - 1,
             pos: 0,
@@ -586,6 +589,7 @@ mod tests {
             path: "/x".into(),
             block_dev: false,
             direct: true,
+            writable: false,
             mem_mask: mem - 1,
             off_mask: off - 1,
             pos: 0,

@@ -74,7 +74,6 @@ pub struct Mmap {
     files: LocalFiles,
     /// Mapping of each FileId; made at open, or at the first IO for files made by `meta()`.
     maps: Vec<Option<Mapping>>,
-    writable: Vec<bool>,
     /// Size files opened for writing are extended to.
     file_size: Option<u64>,
     advice: i32,
@@ -87,7 +86,6 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Mmap {
         files: LocalFiles::default(),
         maps: Vec::new(),
-        writable: Vec::new(),
         file_size: options::file_size(job),
         advice: if job.rw.kind.is_random() {
             libc::MADV_RANDOM
@@ -103,7 +101,7 @@ impl Mmap {
     #[cold]
     fn map(&mut self, id: FileId, min_len: u64) -> Result<(), EngineError> {
         let f = self.files.get(id)?;
-        let writable = self.writable.get(id as usize).copied().unwrap_or(true);
+        let writable = f.writable;
         let mut size = f.size()?;
         let want = self.file_size.unwrap_or(0).max(min_len);
         if writable && !f.block_dev && want > size {
@@ -135,11 +133,6 @@ impl Engine for Mmap {
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
         let id = self.files.open(spec)?;
-        let slot = id as usize;
-        if self.writable.len() <= slot {
-            self.writable.resize(slot + 1, true);
-        }
-        self.writable[slot] = spec.open.write;
         if let Err(e) = self.map(id, 0) {
             let _ = self.files.close(id);
             return Err(e);
@@ -192,10 +185,6 @@ impl Engine for Mmap {
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
         if let Some(m) = self.maps.get_mut(file as usize) {
             *m = None;
-        }
-        // The id may next name a file made by `meta().create`, opened read-write.
-        if let Some(w) = self.writable.get_mut(file as usize) {
-            *w = true;
         }
         self.files.close(file).map(drop)
     }

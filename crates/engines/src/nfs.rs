@@ -42,6 +42,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         sub_path: String::new(),
         listed: HashMap::new(),
         listing: NameList::default(),
+        spare_rel: String::new(),
     }))
 }
 
@@ -92,6 +93,9 @@ pub struct NfsEngine {
     listed: HashMap<String, String>,
     /// The batch `unlink_listed` lists into (reused).
     listing: NameList,
+    /// A closed file's path, reused by the next file opened by name so that opening files
+    /// does not allocate per file.
+    spare_rel: String,
 }
 
 impl NfsEngine {
@@ -169,11 +173,7 @@ impl NfsEngine {
             .position(Option::is_none)
             .unwrap_or(self.files.len());
         let client = self.client_mut()?;
-        let full = match client.export() {
-            "/" => format!("/{rel}"),
-            e => format!("{e}/{rel}"),
-        };
-        client.transport().set_path(id as u32, &full);
+        client.label_file(id as u32, &rel);
         // With no room to keep unstable writes for re-sending, only stable writes are safe.
         let sync = open.sync || client.url().uncommitted == 0;
         let stable = if sync {
@@ -244,7 +244,7 @@ impl Engine for NfsEngine {
                     server: client.transport().server().to_string(),
                     op: "open",
                     path: spec.path.clone(),
-                    status: NfsStat(21),
+                    status: NfsStat::ISDIR,
                 }));
             }
             Ok((fh, _)) => fh,
@@ -356,7 +356,9 @@ impl Engine for NfsEngine {
                 .commit_sync(&fh, label)
                 .map_err(to_engine)?;
         }
-        self.files[file as usize] = None;
+        if let Some(f) = self.files[file as usize].take() {
+            self.spare_rel = f.rel;
+        }
         Ok(())
     }
 

@@ -77,6 +77,23 @@ fn local_meta_ops_round_trip() {
     }
 }
 
+/// Files with data by name in an opened directory (bonnie's `-n N:max`), through every
+/// local engine's IO path.
+#[test]
+fn local_files_with_data_by_name() {
+    for engine in ["psync", "io_uring", "libaio", "mmap", "pvsync2"] {
+        if !common::available(&job(engine, 4, &[])) {
+            continue;
+        }
+        let root = tempfile::tempdir_in("/tmp").unwrap();
+        std::fs::create_dir(root.path().join("sub")).unwrap();
+        let mut d = Driver::new(&job(engine, 4, &[]), 4096).unwrap();
+        common::data_by_name(&mut d, root.path().to_str().unwrap());
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{engine}: only sub is left");
+    }
+}
+
 fn paths(root: &std::path::Path, n: usize) -> Vec<String> {
     (0..n)
         .map(|i| format!("{}/file.{i}", root.display()))

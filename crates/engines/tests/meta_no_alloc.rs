@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Driver, job, rw_open};
+use common::{Driver, job, read_only, rw_open};
 use std::ops::ControlFlow;
 
 use storbench_core::{DirCursor, DirRef, NameList};
@@ -56,7 +56,8 @@ fn file_metadata_operations_allocate_nothing_per_file() {
 }
 
 /// The same by name in an opened directory, as bonnie's timed loops call them: empty
-/// files created and closed in one call, files kept open, stats and unlinks.
+/// files created and closed in one call, files kept open (and opened again by name, as
+/// files with data are read), stats and unlinks.
 fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
     let open = rw_open(false);
     for (i, name) in names.iter().enumerate() {
@@ -71,6 +72,15 @@ fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
                 .unwrap();
             d.engine.close(file).unwrap();
         }
+    }
+    for name in names.iter().skip(1).step_by(2) {
+        let file = d
+            .engine
+            .meta()
+            .unwrap()
+            .open_in(dir, name, &read_only())
+            .unwrap();
+        d.engine.close(file).unwrap();
     }
     let meta = d.engine.meta().unwrap();
     for name in names.iter() {
@@ -115,14 +125,29 @@ fn name_relative_operations_allocate_nothing_per_file() {
     meta.rmdir(&path).unwrap();
 }
 
-/// Over NFS, by name as bonnie's timed loops call them: CREATE, LOOKUP, the listing's
+/// Over NFS, by name as bonnie's timed loops call them: CREATE (a third of the files kept
+/// open, closed, and opened again by LOOKUP, as files with data are), LOOKUP, the listing's
 /// READDIRPLUS pages and REMOVE, in the opened directory and in a subdirectory of it (the
 /// subdirectory's files removed as its listing comes).
 fn nfs_cycle(d: &mut Driver, [dir, sub]: [&DirRef; 2], names: &NameList, listed: &mut NameList) {
-    let meta = d.engine.meta().unwrap();
-    for name in names.iter() {
-        meta.create_empty_in(dir, name).unwrap();
+    let open = rw_open(false);
+    for (i, name) in names.iter().enumerate() {
+        let meta = d.engine.meta().unwrap();
+        if i % 3 > 0 {
+            meta.create_empty_in(dir, name).unwrap();
+            continue;
+        }
+        let file = meta.create_in(dir, name, &open).unwrap();
+        d.engine.close(file).unwrap();
+        let file = d
+            .engine
+            .meta()
+            .unwrap()
+            .open_in(dir, name, &read_only())
+            .unwrap();
+        d.engine.close(file).unwrap();
     }
+    let meta = d.engine.meta().unwrap();
     for name in names.iter() {
         assert_eq!(meta.stat_in(dir, name).unwrap().size, 0);
     }

@@ -194,6 +194,28 @@ fn names_in_an_opened_directory() {
     d.engine.close(kept).unwrap();
 }
 
+/// Files with data by name over NFS: CREATE and LOOKUP by the directory's handle, the
+/// data through the usual READ and WRITE; a directory is not opened as a file.
+#[test]
+fn files_with_data_by_name() {
+    let Some(g) = server() else { return };
+    let mut d = nfs_driver(2, &[]);
+    let url = g.url("data");
+    let m = d.engine.meta().unwrap();
+    m.mkdir(&url).unwrap();
+    m.mkdir(&g.url("data/sub")).unwrap();
+    common::data_by_name(&mut d, &url);
+    let m = d.engine.meta().unwrap();
+    let dir = m.open_dir(&url).unwrap();
+    let err = m.open_in(&dir, "sub", &common::read_only()).unwrap_err();
+    assert!(err.message.contains("NFS3ERR_ISDIR"), "{err}");
+    assert!(err.message.contains("/data/sub"), "{err}");
+    m.close_dir(dir);
+    let local = g.export_dir().join("data");
+    assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);
+    assert_eq!(fs::read_dir(&local).unwrap().count(), 1, "only sub is left");
+}
+
 /// A listing read page by page while each listed name is removed (bonnie's sequential
 /// delete) sees every file once: READDIRPLUS cookies stay valid across the removals.
 #[test]

@@ -148,6 +148,13 @@ impl Client {
         self.wsize
     }
 
+    /// Names the file `rel` (inside the export) that data requests with `label` refer to,
+    /// as the server's path, for messages.
+    pub fn label_file(&mut self, label: u32, rel: &str) {
+        let export = self.export.trim_end_matches('/');
+        self.nfs.set_path_parts(label, &[export, "/", rel]);
+    }
+
     pub fn transport(&mut self) -> &mut Transport {
         &mut self.nfs
     }

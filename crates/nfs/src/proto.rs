@@ -87,6 +87,7 @@ impl NfsStat {
     pub const NOENT: NfsStat = NfsStat(2);
     pub const EXIST: NfsStat = NfsStat(17);
     pub const NOTDIR: NfsStat = NfsStat(20);
+    pub const ISDIR: NfsStat = NfsStat(21);
     pub const STALE: NfsStat = NfsStat(70);
     pub const BADHANDLE: NfsStat = NfsStat(10001);
     pub const NOTSUPP: NfsStat = NfsStat(10004);

@@ -239,12 +239,19 @@ impl Transport {
 
     /// Names the file that data requests with `label` refer to, for messages.
     pub fn set_path(&mut self, label: u32, path: &str) {
+        self.set_path_parts(label, &[path]);
+    }
+
+    /// [`set_path`](Self::set_path) with the path in parts, written into the label's
+    /// previous path so that relabelling allocates nothing once warmed up.
+    pub fn set_path_parts(&mut self, label: u32, parts: &[&str]) {
         let i = label as usize;
         if self.paths.len() <= i {
             self.paths.resize(i + 1, String::new());
         }
-        self.paths[i].clear();
-        self.paths[i].push_str(path);
+        let path = &mut self.paths[i];
+        path.clear();
+        parts.iter().for_each(|p| path.push_str(p));
     }
 
     /// Calls in flight or waiting (data RPCs and metadata calls).

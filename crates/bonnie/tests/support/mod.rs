@@ -208,6 +208,15 @@ impl MetaOps for FsEngine {
         self.open_with(path, open, true)
     }
 
+    fn open_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        self.open_with(&dir.join(name), open, false)
+    }
+
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
         let open = OpenOptions {
             write: true,

@@ -7,9 +7,9 @@ use std::ops::ControlFlow;
 
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
-    each_listed_by_name, stat_named, unlink_named,
+    each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
 };
-use storbench_nfs::{At, Client, Fh, NfsError};
+use storbench_nfs::{At, Client, Fh, NfsError, NfsStat};
 
 use super::{DIR_MODE, FILE_MODE, NfsEngine, no_target, to_engine};
 
@@ -52,6 +52,38 @@ impl NfsEngine {
         let done = each_listed_by_name(self, dir, &mut batch, step, op);
         self.listing = batch;
         done
+    }
+
+    /// The path inside the export of `name` in `dir`, written into the last closed file's
+    /// path (so opening files by name allocates nothing once warmed up).
+    fn rel_in(&mut self, dir: &DirRef, name: &str) -> Result<String, EngineError> {
+        let (_, dir_rel) = self.dirs.get(dir.slot, name)?;
+        let mut rel = std::mem::take(&mut self.spare_rel);
+        rel.clear();
+        if !dir_rel.is_empty() {
+            rel.push_str(dir_rel);
+            rel.push('/');
+        }
+        rel.push_str(name);
+        Ok(rel)
+    }
+
+    /// `open_in` of a directory, named by its path on the server as the client's errors are.
+    #[cold]
+    fn is_a_directory(&mut self, dir: &DirRef, name: &str) -> EngineError {
+        let rel = match self.rel_in(dir, name) {
+            Ok(rel) => rel,
+            Err(e) => return e,
+        };
+        let Some(client) = self.client.as_mut() else {
+            return no_target();
+        };
+        to_engine(NfsError::Status {
+            path: format!("{}/{rel}", client.export().trim_end_matches('/')),
+            server: client.transport().server().to_string(),
+            op: "open",
+            status: NfsStat::ISDIR,
+        })
     }
 
     /// The path inside the export that `path` names, resolved once per path: a listing
@@ -157,6 +189,39 @@ impl MetaOps for NfsEngine {
 
     fn close_dir(&mut self, dir: DirRef) {
         self.dirs.close(dir.slot);
+    }
+
+    /// CREATE by the directory's handle (and LOOKUP if the reply carries no handle).
+    fn create_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        let fh = self.in_dir(dir, name, |c, fh, last, at| {
+            match c.create_in(fh, last, FILE_MODE, at)? {
+                Some(created) => Ok(created),
+                None => c.lookup_in(fh, last, at).map(|(found, _)| found),
+            }
+        })?;
+        let rel = self.rel_in(dir, name)?;
+        self.add_file(fh, rel, open)
+    }
+
+    /// LOOKUP by the directory's handle.
+    fn open_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        refuse_create_in_open(open, dir, name)?;
+        let (fh, attr) = self.in_dir(dir, name, |c, fh, last, at| c.lookup_in(fh, last, at))?;
+        if attr.is_dir() {
+            return Err(self.is_a_directory(dir, name));
+        }
+        let rel = self.rel_in(dir, name)?;
+        self.add_file(fh, rel, open)
     }
 
     /// CREATE only: the reply's handle is not kept, as nothing is written.

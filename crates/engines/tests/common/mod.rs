@@ -258,3 +258,58 @@ pub fn available(job: &JobSpec) -> bool {
         Err(e) => panic!("creating {}: {e}", job.ioengine),
     }
 }
+
+/// Files with data made and read back by name in a directory opened with `open_dir`, as
+/// bonnie's small-file tests with `-n N:max` do: `create_in`, a write, close; `open_in`, a
+/// read of the same bytes, the size, close (twice, so a closed file's slot is reused).
+/// Then `open_in`'s errors: a missing name, and options asking it to create. `dir_path`
+/// holds a subdirectory `sub`.
+pub fn data_by_name(d: &mut Driver, dir_path: &str) {
+    const LEN: u32 = 4096;
+    let dir = d.engine.meta().unwrap().open_dir(dir_path).unwrap();
+    for (i, name) in ["f", "sub/g"].into_iter().enumerate() {
+        let meta = d.engine.meta().unwrap();
+        let file = meta.create_in(&dir, name, &rw_open(false)).unwrap();
+        d.run(
+            file,
+            &[(IoKind::Write, 0, LEN)],
+            |_, b| pattern(i, b),
+            |_, _, r| assert_eq!(r, i64::from(LEN), "write {name}"),
+        )
+        .unwrap();
+        d.engine.close(file).unwrap();
+        let mut expected = vec![0u8; LEN as usize];
+        pattern(i, &mut expected);
+        for _ in 0..2 {
+            let file = d
+                .engine
+                .meta()
+                .unwrap()
+                .open_in(&dir, name, &read_only())
+                .unwrap();
+            d.run(
+                file,
+                &[(IoKind::Read, 0, LEN)],
+                |_, b| b.fill(0),
+                |_, b, r| {
+                    assert_eq!(r, i64::from(LEN), "read {name}");
+                    assert!(b == expected.as_slice(), "{name}: data read back differs");
+                },
+            )
+            .unwrap();
+            assert_eq!(d.engine.size(file).unwrap(), u64::from(LEN), "{name}");
+            d.engine.close(file).unwrap();
+        }
+    }
+    let meta = d.engine.meta().unwrap();
+    let err = meta.open_in(&dir, "sub/missing", &read_only()).unwrap_err();
+    assert_eq!(err.errno, Some(libc::ENOENT), "{err}");
+    assert!(err.message.contains("sub/missing"), "{err}");
+    let err = meta.open_in(&dir, "f", &rw_open(false)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unsupported, "{err}");
+    assert!(err.message.contains("create_in makes new ones"), "{err}");
+    for name in ["f", "sub/g"] {
+        meta.unlink_in(&dir, name).unwrap();
+    }
+    meta.close_dir(dir);
+}

@@ -1,5 +1,6 @@
 //! What the local engine's metadata calls cost beyond the bare system calls bonnie++ makes:
-//! creates (empty, created and closed), stats and unlinks through libc directly, through
+//! creates (empty, created and closed), stats and unlinks through libc directly (exactly
+//! bonnie++'s calls: bare names in the working directory), through
 //! the name-relative `MetaOps::*_in` calls bonnie's timed loops use, and through the
 //! path-based calls (a path joined per file, split again by the engine, and created files
 //! entered into its file table), in alternating batches of 2,000 (each side first in turn)
@@ -10,7 +11,6 @@
 //! prints per round and operation: µs per call each way and the rate ratios to libc
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use storbench_core::{DirRef, MetaOps, NameList, OpenOptions};
@@ -22,7 +22,6 @@ struct Bench {
     files: LocalFiles,
     /// Where each side works, so none finds another's files.
     engine_dir: DirRef,
-    libc_dir: OwnedFd,
     by_path_dir: String,
     /// Scratch for the by-path side's paths.
     path: String,
@@ -39,22 +38,24 @@ enum Op {
 }
 
 impl Bench {
-    /// The operation on file `i` by a bare system call, as bonnie++ makes it.
+    /// The operation on file `i` by a bare system call, exactly as bonnie++ 2.00a makes it
+    /// (strace): a bare name relative to the working directory, created with mode 0600 and
+    /// no O_CLOEXEC.
     fn libc(&mut self, i: usize) {
-        let (dir, name) = (self.libc_dir.as_raw_fd(), self.c_names[i].as_ptr());
-        // SAFETY: a directory descriptor, a C string and (for fstatat) a stat buffer.
+        let name = self.c_names[i].as_ptr();
+        // SAFETY: a C string and (for stat) a stat buffer.
         let ok = unsafe {
             match self.op {
                 Op::Create => {
-                    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
-                    let fd = libc::openat(dir, name, flags, 0o644);
+                    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+                    let fd = libc::openat(libc::AT_FDCWD, name, flags, 0o600);
                     fd >= 0 && libc::close(fd) == 0
                 }
                 Op::Stat => {
                     let mut st: libc::stat = std::mem::zeroed();
-                    libc::fstatat(dir, name, &mut st, 0) == 0
+                    libc::stat(name, &mut st) == 0
                 }
-                Op::Unlink => libc::unlinkat(dir, name, 0) == 0,
+                Op::Unlink => libc::unlink(name) == 0,
             }
         };
         assert!(ok, "{:?} {:?}", self.op, self.c_names[i]);
@@ -117,7 +118,9 @@ fn main() {
     };
     let count: usize = args.get(1).map_or(200_000, |n| n.parse().expect("FILES"));
     let rounds: usize = args.get(2).map_or(3, |n| n.parse().expect("ROUNDS"));
-    let root = format!("{base}/meta_cost.{}", std::process::id());
+    // Absolute, as the libc side changes the working directory.
+    let base = std::fs::canonicalize(base).expect("DIR exists");
+    let root = format!("{}/meta_cost.{}", base.display(), std::process::id());
     let engine_path = format!("{root}/engine");
     let libc_path = format!("{root}/libc");
     let by_path_dir = format!("{root}/by_path");
@@ -130,19 +133,22 @@ fn main() {
         names.push(&format!("{i:010x}abcdefg"));
     }
     let c_names = names.iter().map(|n| CString::new(n).unwrap()).collect();
-    let libc_dir = std::fs::File::open(&libc_path).unwrap().into();
+    // bonnie++ works in its directory by bare names.
+    std::env::set_current_dir(&libc_path).expect("change to the libc side's directory");
     let engine_dir = files.open_dir(&engine_path).unwrap();
     let mut b = Bench {
         files,
         engine_dir,
-        libc_dir,
         by_path_dir,
         path: String::new(),
         names,
         c_names,
         op: Op::Create,
     };
-    println!("{count} files per round, batches of {BATCH}, in {base}");
+    println!(
+        "{count} files per round, batches of {BATCH}, in {}",
+        base.display()
+    );
     for round in 1..=rounds {
         for op in [Op::Create, Op::Stat, Op::Unlink] {
             b.op = op;

@@ -45,6 +45,12 @@ impl AlignedBuf {
     }
 
     #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: the allocation is `size` initialised (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+
+    #[inline]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: the allocation is `size` initialised (zeroed) bytes owned by self.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }

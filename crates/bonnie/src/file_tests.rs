@@ -135,6 +135,10 @@ impl Create {
         if size == 0 && !p.fsync_each {
             return Ok(w.io.meta().create_empty_in(dir, name)?);
         }
+        let data = &w.buf.bytes()[..p.chunk as usize];
+        if !p.fsync_each && w.io.meta().create_written_in(dir, name, data, size)? {
+            return Ok(());
+        }
         let open = OpenOptions {
             write: true,
             ..OpenOptions::default()

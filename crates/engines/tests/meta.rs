@@ -77,6 +77,42 @@ fn local_meta_ops_round_trip() {
     }
 }
 
+/// bonnie's files with data in one call: created, written in pieces of the buffer's
+/// length (bonnie++'s chunk) from its start, closed; an existing name is refused and left
+/// as it was; nothing to write from is a named error.
+#[test]
+fn create_written_in_writes_the_buffer_in_pieces() {
+    let root = tempfile::tempdir_in("/tmp").unwrap();
+    let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    let dir = meta.open_dir(root.path().to_str().unwrap()).unwrap();
+    let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    assert!(meta.create_written_in(&dir, "f", &data, 2500).unwrap());
+    let written = std::fs::read(root.path().join("f")).unwrap();
+    let expected = [&data[..], &data[..], &data[..500]].concat();
+    assert!(written == expected, "pieces of the buffer from its start");
+    assert!(meta.create_written_in(&dir, "empty", &data, 0).unwrap());
+    assert_eq!(
+        std::fs::metadata(root.path().join("empty")).unwrap().len(),
+        0
+    );
+
+    let err = meta
+        .create_written_in(&dir, "f", &data[..10], 10)
+        .unwrap_err();
+    assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
+    assert!(
+        err.message
+            .contains(&format!("{}/f", root.path().display())),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(root.path().join("f")).unwrap(), expected);
+    let err = meta.create_written_in(&dir, "g", &[], 10).unwrap_err();
+    assert!(err.message.contains("empty buffer"), "{err}");
+    assert!(!root.path().join("g").exists());
+    meta.close_dir(dir);
+}
+
 /// Files with data by name in an opened directory (bonnie's `-n N:max`), through every
 /// local engine's IO path.
 #[test]

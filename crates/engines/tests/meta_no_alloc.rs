@@ -56,13 +56,18 @@ fn file_metadata_operations_allocate_nothing_per_file() {
 }
 
 /// The same by name in an opened directory, as bonnie's timed loops call them: empty
-/// files created and closed in one call, files kept open (and opened again by name, as
-/// files with data are read), stats and unlinks.
+/// files created and closed in one call (a quarter of them with data), files kept open
+/// (and opened again by name, as files with data are read), stats and unlinks.
 fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
+    const DATA: [u8; 100] = [7; 100];
+    let size = |i: usize| if i % 4 == 2 { 150 } else { 0 };
     let open = rw_open(false);
     for (i, name) in names.iter().enumerate() {
-        if i % 2 == 0 {
-            d.engine.meta().unwrap().create_empty_in(dir, name).unwrap();
+        let meta = d.engine.meta().unwrap();
+        if size(i) > 0 {
+            assert!(meta.create_written_in(dir, name, &DATA, size(i)).unwrap());
+        } else if i % 2 == 0 {
+            meta.create_empty_in(dir, name).unwrap();
         } else {
             let file = d
                 .engine
@@ -83,8 +88,8 @@ fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
         d.engine.close(file).unwrap();
     }
     let meta = d.engine.meta().unwrap();
-    for name in names.iter() {
-        assert_eq!(meta.stat_in(dir, name).unwrap().size, 0);
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(meta.stat_in(dir, name).unwrap().size, size(i));
     }
     let stat = meta
         .stat_listed(dir, &mut |_| ControlFlow::Continue(()))

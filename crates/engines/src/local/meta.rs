@@ -6,7 +6,7 @@ use std::ffi::CStr;
 use std::fs;
 use std::io;
 use std::ops::ControlFlow;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
@@ -15,7 +15,9 @@ use storbench_core::{
 
 use crate::listing::records;
 
-use super::{LocalFile, LocalFiles, last_errno, open_at, open_error, open_flags, openat_retry};
+use super::{
+    LocalFile, LocalFiles, last_errno, open_at, open_error, open_flags, openat_retry, retry_eintr,
+};
 
 impl LocalFiles {
     /// The `*_listed` calls: `op` on each name of `dir` not starting with `.`, in the
@@ -81,6 +83,18 @@ fn stat_at(dir: RawFd, name: &CStr) -> Result<Attr, i32> {
         size: st.st_size as u64,
         is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
     })
+}
+
+/// A write that moved nothing before the file had its bytes (the disk is full).
+#[cold]
+fn short_write(dir: &DirRef, name: &str, written: u64, len: u64) -> EngineError {
+    EngineError::new(
+        storbench_core::ErrorKind::Os,
+        format!(
+            "write {}: {written} of {len} bytes written (disk full?)",
+            dir.join(name)
+        ),
+    )
 }
 
 #[cold]
@@ -192,6 +206,40 @@ impl MetaOps for LocalFiles {
             Ok(_closed_on_drop) => Ok(()),
             Err(errno) => Err(EngineError::errno("create", &dir.join(name), errno)),
         }
+    }
+
+    /// openat(O_CREAT|O_EXCL), write(2) until `len` bytes are written, close: bonnie++'s
+    /// create_a_file, call for call.
+    fn create_written_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        data: &[u8],
+        len: u64,
+    ) -> Result<bool, EngineError> {
+        if data.is_empty() && len > 0 {
+            return Err(EngineError::unsupported(format!(
+                "create {}: {len} bytes to write from an empty buffer",
+                dir.join(name)
+            )));
+        }
+        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
+        let file = openat_retry(fd, c_name, flags)
+            .map_err(|errno| EngineError::errno("create", &dir.join(name), errno))?;
+        let mut written = 0;
+        while written < len {
+            let want = (len - written).min(data.len() as u64) as usize;
+            // SAFETY: our descriptor, and `data` holds `want` readable bytes.
+            match retry_eintr(|| unsafe {
+                libc::write(file.as_raw_fd(), data.as_ptr().cast(), want)
+            }) {
+                Ok(0) => return Err(short_write(dir, name, written, len)),
+                Ok(n) => written += n,
+                Err(errno) => return Err(EngineError::errno("write", &dir.join(name), errno)),
+            }
+        }
+        Ok(true)
     }
 
     fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {

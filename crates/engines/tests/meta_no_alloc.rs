@@ -55,13 +55,27 @@ fn file_metadata_operations_allocate_nothing_per_file() {
     d.engine.meta().unwrap().rmdir(&dir).unwrap();
 }
 
+/// `name` created in `dir` and kept open through `create_in`, then closed.
+fn create_kept(d: &mut Driver, dir: &DirRef, name: &str) {
+    let meta = d.engine.meta().unwrap();
+    let file = meta.create_in(dir, name, &rw_open(false)).unwrap();
+    d.engine.close(file).unwrap();
+}
+
+/// `name` in `dir` opened again by name (`open_in`), as files with data are read, then
+/// closed.
+fn reopen(d: &mut Driver, dir: &DirRef, name: &str) {
+    let meta = d.engine.meta().unwrap();
+    let file = meta.open_in(dir, name, &read_only()).unwrap();
+    d.engine.close(file).unwrap();
+}
+
 /// The same by name in an opened directory, as bonnie's timed loops call them: empty
 /// files created and closed in one call (a quarter of them with data), files kept open
 /// (and opened again by name, as files with data are read), stats and unlinks.
 fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
     const DATA: [u8; 100] = [7; 100];
     let size = |i: usize| if i % 4 == 2 { 150 } else { 0 };
-    let open = rw_open(false);
     for (i, name) in names.iter().enumerate() {
         let meta = d.engine.meta().unwrap();
         if size(i) > 0 {
@@ -69,23 +83,11 @@ fn cycle_in(d: &mut Driver, dir: &DirRef, names: &NameList) {
         } else if i % 2 == 0 {
             meta.create_empty_in(dir, name).unwrap();
         } else {
-            let file = d
-                .engine
-                .meta()
-                .unwrap()
-                .create_in(dir, name, &open)
-                .unwrap();
-            d.engine.close(file).unwrap();
+            create_kept(d, dir, name);
         }
     }
     for name in names.iter().skip(1).step_by(2) {
-        let file = d
-            .engine
-            .meta()
-            .unwrap()
-            .open_in(dir, name, &read_only())
-            .unwrap();
-        d.engine.close(file).unwrap();
+        reopen(d, dir, name);
     }
     let meta = d.engine.meta().unwrap();
     for (i, name) in names.iter().enumerate() {
@@ -135,22 +137,14 @@ fn name_relative_operations_allocate_nothing_per_file() {
 /// READDIRPLUS pages and REMOVE, in the opened directory and in a subdirectory of it (the
 /// subdirectory's files removed as its listing comes).
 fn nfs_cycle(d: &mut Driver, [dir, sub]: [&DirRef; 2], names: &NameList, listed: &mut NameList) {
-    let open = rw_open(false);
     for (i, name) in names.iter().enumerate() {
         let meta = d.engine.meta().unwrap();
         if i % 3 > 0 {
             meta.create_empty_in(dir, name).unwrap();
             continue;
         }
-        let file = meta.create_in(dir, name, &open).unwrap();
-        d.engine.close(file).unwrap();
-        let file = d
-            .engine
-            .meta()
-            .unwrap()
-            .open_in(dir, name, &read_only())
-            .unwrap();
-        d.engine.close(file).unwrap();
+        create_kept(d, dir, name);
+        reopen(d, dir, name);
     }
     let meta = d.engine.meta().unwrap();
     for name in names.iter() {

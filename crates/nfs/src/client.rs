@@ -51,6 +51,12 @@ pub enum At<'a> {
     In(&'a str, &'a str),
 }
 
+/// What a path inside the export follows on the server: the export without a trailing `/`
+/// (so `""` for the root export).
+fn export_prefix(export: &str) -> &str {
+    export.trim_end_matches('/')
+}
+
 /// A malformed reply as an error; the server's name is copied only when there is one.
 pub(crate) fn garbage<'t>(
     t: &'t Transport,
@@ -151,7 +157,7 @@ impl Client {
     /// Names the file `rel` (inside the export) that data requests with `label` refer to,
     /// as the server's path, for messages.
     pub fn label_file(&mut self, label: u32, rel: &str) {
-        let export = self.export.trim_end_matches('/');
+        let export = export_prefix(&self.export);
         self.nfs.set_path_parts(label, &[export, "/", rel]);
     }
 
@@ -190,10 +196,9 @@ impl Client {
             At::In("", name) => name.to_string(),
             At::In(dir, name) => format!("{dir}/{name}"),
         };
-        match (self.export.as_str(), rel.as_str()) {
-            (e, "") => e.to_string(),
-            ("/", r) => format!("/{r}"),
-            (e, r) => format!("{e}/{r}"),
+        match rel.as_str() {
+            "" => self.export.clone(),
+            r => format!("{}/{r}", export_prefix(&self.export)),
         }
     }
 
@@ -219,8 +224,10 @@ impl Client {
         }
     }
 
+    /// The error for `status` in answer to `op` on `at`, as the client's own calls report
+    /// it (and a stale handle empties the directory cache, as there).
     #[cold]
-    fn status_error(&mut self, op: &'static str, at: At<'_>, status: NfsStat) -> NfsError {
+    pub fn status_error(&mut self, op: &'static str, at: At<'_>, status: NfsStat) -> NfsError {
         if status == NfsStat::STALE || status == NfsStat::BADHANDLE {
             self.dirs.clear();
         }
@@ -285,9 +292,15 @@ impl Client {
     pub fn create(&mut self, rel: &str, mode: u32) -> Result<Fh> {
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        match self.create_in(&dir, name, mode, At::Path(rel))? {
+        self.create_fh_in(&dir, name, mode, At::Path(rel))
+    }
+
+    /// CREATE (GUARDED) of `name` in `dir` and the new file's handle, by LOOKUP if the
+    /// reply holds none.
+    pub fn create_fh_in(&mut self, dir: &Fh, name: &str, mode: u32, at: At<'_>) -> Result<Fh> {
+        match self.create_in(dir, name, mode, at)? {
             Some(fh) => Ok(fh),
-            None => Ok(self.lookup_in(&dir, name, At::Path(rel))?.0),
+            None => Ok(self.lookup_in(dir, name, at)?.0),
         }
     }
 

@@ -61,6 +61,20 @@ impl LocalFiles {
         self.insert(LocalFile::from_fd(fd, owned, false, open))
     }
 
+    /// `name` in `dir` made new (O_CREAT|O_EXCL) and open for writing, outside the file
+    /// table: bonnie's files created and closed in one call.
+    fn create_new_in(&mut self, dir: &DirRef, name: &str) -> Result<OwnedFd, EngineError> {
+        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let new_file = OpenOptions {
+            write: true,
+            create: true,
+            exclusive: true,
+            ..OpenOptions::default()
+        };
+        openat_retry(fd, c_name, open_flags(&new_file))
+            .map_err(|errno| EngineError::errno("create", &dir.join(name), errno))
+    }
+
     /// [`insert_opened`](Self::insert_opened) of `name` in `dir`.
     fn insert_in(&mut self, fd: OwnedFd, open: &OpenOptions, dir: &DirRef, name: &str) -> FileId {
         self.insert_opened(fd, open, |p| {
@@ -195,17 +209,7 @@ impl MetaOps for LocalFiles {
 
     /// openat(O_CREAT|O_EXCL) and close: no file table entry, no path kept.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
-        let new_file = OpenOptions {
-            write: true,
-            create: true,
-            exclusive: true,
-            ..OpenOptions::default()
-        };
-        match openat_retry(fd, c_name, open_flags(&new_file)) {
-            Ok(_closed_on_drop) => Ok(()),
-            Err(errno) => Err(EngineError::errno("create", &dir.join(name), errno)),
-        }
+        self.create_new_in(dir, name).map(drop)
     }
 
     /// openat(O_CREAT|O_EXCL), write(2) until `len` bytes are written, close: bonnie++'s
@@ -223,10 +227,7 @@ impl MetaOps for LocalFiles {
                 dir.join(name)
             )));
         }
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
-        let file = openat_retry(fd, c_name, flags)
-            .map_err(|errno| EngineError::errno("create", &dir.join(name), errno))?;
+        let file = self.create_new_in(dir, name)?;
         let mut written = 0;
         while written < len {
             let want = (len - written).min(data.len() as u64) as usize;

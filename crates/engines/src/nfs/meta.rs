@@ -68,24 +68,6 @@ impl NfsEngine {
         Ok(rel)
     }
 
-    /// `open_in` of a directory, named by its path on the server as the client's errors are.
-    #[cold]
-    fn is_a_directory(&mut self, dir: &DirRef, name: &str) -> EngineError {
-        let rel = match self.rel_in(dir, name) {
-            Ok(rel) => rel,
-            Err(e) => return e,
-        };
-        let Some(client) = self.client.as_mut() else {
-            return no_target();
-        };
-        to_engine(NfsError::Status {
-            path: format!("{}/{rel}", client.export().trim_end_matches('/')),
-            server: client.transport().server().to_string(),
-            op: "open",
-            status: NfsStat::ISDIR,
-        })
-    }
-
     /// The path inside the export that `path` names, resolved once per path: a listing
     /// asks for its directory once per page.
     fn listing_target(&mut self, path: &str) -> Result<(), EngineError> {
@@ -191,7 +173,7 @@ impl MetaOps for NfsEngine {
         self.dirs.close(dir.slot);
     }
 
-    /// CREATE by the directory's handle (and LOOKUP if the reply carries no handle).
+    /// CREATE by the directory's handle.
     fn create_in(
         &mut self,
         dir: &DirRef,
@@ -199,10 +181,7 @@ impl MetaOps for NfsEngine {
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
         let fh = self.in_dir(dir, name, |c, fh, last, at| {
-            match c.create_in(fh, last, FILE_MODE, at)? {
-                Some(created) => Ok(created),
-                None => c.lookup_in(fh, last, at).map(|(found, _)| found),
-            }
+            c.create_fh_in(fh, last, FILE_MODE, at)
         })?;
         let rel = self.rel_in(dir, name)?;
         self.add_file(fh, rel, open)
@@ -216,10 +195,12 @@ impl MetaOps for NfsEngine {
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
-        let (fh, attr) = self.in_dir(dir, name, |c, fh, last, at| c.lookup_in(fh, last, at))?;
-        if attr.is_dir() {
-            return Err(self.is_a_directory(dir, name));
-        }
+        let fh = self.in_dir(dir, name, |c, fh, last, at| {
+            match c.lookup_in(fh, last, at)? {
+                (_, attr) if attr.is_dir() => Err(c.status_error("open", at, NfsStat::ISDIR)),
+                (found, _) => Ok(found),
+            }
+        })?;
         let rel = self.rel_in(dir, name)?;
         self.add_file(fh, rel, open)
     }

@@ -66,10 +66,12 @@ fn parse_eta(s: &str) -> Result<EtaMode, String> {
 }
 
 pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    // Before anything is created (the O_DIRECT probe file too): a Ctrl-C from here on only
+    // asks for a stop, so what storbench made is still removed.
+    storbench_core::stop::install_handlers();
     crate::cmd::save::check_label(store)?;
     let target = args.target.clone().unwrap_or_else(|| ".".into());
     let plan = plan_target(&target, &args)?;
-    storbench_core::stop::install_handlers();
     let options = QuickOptions {
         target: target.clone(),
         device: plan.device,

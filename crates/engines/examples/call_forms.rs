@@ -8,10 +8,12 @@
 //! usage: call_forms DIR [FILES] [ROUNDS]     (DIR on tmpfs: the cheapest calls)
 //! prints per round: µs per call each way, and storbench's form's rate over bonnie++'s
 
-use std::ffi::CString;
-use std::time::{Duration, Instant};
+mod support;
 
-const BATCH: usize = 2000;
+use std::ffi::CString;
+use std::time::Duration;
+
+use support::{BATCH, take_turns};
 
 /// How a side makes its calls.
 #[derive(Clone, Copy)]
@@ -45,19 +47,7 @@ fn stat(form: Form, name: &CString) {
 
 /// Times `op` over both sides' names in alternating batches.
 fn compare(forms: [Form; 2], names: &[[CString; 2]], op: fn(Form, &CString)) -> [Duration; 2] {
-    let mut times = [Duration::ZERO; 2];
-    for (batch, start) in (0..names.len()).step_by(BATCH).enumerate() {
-        let end = (start + BATCH).min(names.len());
-        for k in 0..2 {
-            let side = (batch + k) % 2;
-            let t = Instant::now();
-            names[start..end]
-                .iter()
-                .for_each(|n| op(forms[side], &n[side]));
-            times[side] += t.elapsed();
-        }
-    }
-    times
+    take_turns(names.len(), |side, i| op(forms[side], &names[i][side]))
 }
 
 fn main() {

@@ -11,14 +11,16 @@
 //! usage: data_create DIR [FILES] [ROUNDS]    (DIR on tmpfs: the cheapest calls)
 //! prints per round: µs per file each way, and the engine's rate over bonnie++'s
 
+mod support;
+
 use std::ffi::CString;
 use std::ptr::NonNull;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use storbench_core::{DirRef, Engine, EngineSetup, IoKind, IoUnit, OpenOptions, Queued};
 use storbench_job::JobSpec;
 
-const BATCH: usize = 2000;
+use support::{BATCH, take_turns};
 
 /// What side 2 runs.
 #[derive(Clone, Copy, PartialEq)]
@@ -124,17 +126,7 @@ impl Bench {
 }
 
 fn round(b: &mut Bench) -> [Duration; 2] {
-    let mut times = [Duration::ZERO; 2];
-    let count = b.names.len();
-    for (batch, start) in (0..count).step_by(BATCH).enumerate() {
-        let end = (start + BATCH).min(count);
-        for k in 0..2 {
-            let side = (batch + k) % 2;
-            let t = Instant::now();
-            (start..end).for_each(|i| b.side(side, i));
-            times[side] += t.elapsed();
-        }
-    }
+    let times = take_turns(b.names.len(), |side, i| b.side(side, i));
     for n in b.names.iter().flatten() {
         std::fs::remove_file(n).expect("remove a bench file");
     }

@@ -10,13 +10,15 @@
 //!                                             the cheapest, so overhead weighs the most)
 //! prints per round and operation: µs per call each way and the rate ratios to libc
 
+mod support;
+
 use std::ffi::CString;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use storbench_core::{DirRef, MetaOps, NameList, OpenOptions};
 use storbench_engines::local::LocalFiles;
 
-const BATCH: usize = 2000;
+use support::{BATCH, take_turns};
 
 struct Bench {
     files: LocalFiles,
@@ -95,19 +97,8 @@ impl Bench {
 
 /// Times `count` calls each way (libc, by name, by path) in alternating batches.
 fn compare(b: &mut Bench, count: usize) -> [Duration; 3] {
-    let mut times = [Duration::ZERO; 3];
     let sides: [fn(&mut Bench, usize); 3] = [Bench::libc, Bench::engine, Bench::by_path];
-    for (batch, start) in (0..count).step_by(BATCH).enumerate() {
-        let end = (start + BATCH).min(count);
-        // Each side goes first, second and third equally often.
-        for k in 0..3 {
-            let s = (batch + k) % 3;
-            let t = Instant::now();
-            (start..end).for_each(|i| sides[s](b, i));
-            times[s] += t.elapsed();
-        }
-    }
-    times
+    take_turns(count, |side, i| sides[side](b, i))
 }
 
 fn main() {

@@ -209,12 +209,12 @@ fn files_with_data_by_name() {
     let dir = m.open_dir(&url).unwrap();
     let err = m.open_in(&dir, "sub", &common::read_only()).unwrap_err();
     assert!(err.message.contains("NFS3ERR_ISDIR"), "{err}");
+    assert!(err.message.contains("/data/sub"), "{err}");
     let one_call = m.create_written_in(&dir, "w", b"abc", 3).unwrap();
     assert!(
         !one_call,
         "NFS creates files with data through create_in and WRITE"
     );
-    assert!(err.message.contains("/data/sub"), "{err}");
     m.close_dir(dir);
     let local = g.export_dir().join("data");
     assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);

@@ -9,8 +9,8 @@ use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
-    refuse_create_in_open,
+    Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, NameList,
+    OpenOptions, refuse_create_in_open,
 };
 
 use crate::listing::records;
@@ -103,7 +103,7 @@ fn stat_at(dir: RawFd, name: &CStr) -> Result<Attr, i32> {
 #[cold]
 fn short_write(dir: &DirRef, name: &str, written: u64, len: u64) -> EngineError {
     EngineError::new(
-        storbench_core::ErrorKind::Os,
+        ErrorKind::Os,
         format!(
             "write {}: {written} of {len} bytes written (disk full?)",
             dir.join(name)

@@ -51,14 +51,12 @@ fn compare(forms: [Form; 2], names: &[[CString; 2]], op: fn(Form, &CString)) -> 
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(base) = args.first() else {
-        eprintln!("usage: call_forms DIR [FILES] [ROUNDS]");
-        std::process::exit(2);
-    };
-    let count: usize = args.get(1).map_or(200_000, |n| n.parse().expect("FILES"));
-    let rounds: usize = args.get(2).map_or(4, |n| n.parse().expect("ROUNDS"));
-    let dir = format!("{base}/call_forms.{}", std::process::id());
+    let support::Args {
+        base,
+        dir,
+        count,
+        rounds,
+    } = support::args("call_forms", 200_000, 4);
     std::fs::create_dir(&dir).expect("make the bench directory");
     std::env::set_current_dir(&dir).expect("change to the bench directory");
     let dot = CString::new(".").unwrap();
@@ -105,6 +103,6 @@ fn main() {
             );
         }
     }
-    std::env::set_current_dir(base).expect("leave the bench directory");
+    std::env::set_current_dir(&base).expect("leave the bench directory");
     std::fs::remove_dir(&dir).expect("remove the bench directory");
 }

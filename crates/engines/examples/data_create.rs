@@ -134,15 +134,12 @@ fn round(b: &mut Bench) -> [Duration; 2] {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(base) = args.first() else {
-        eprintln!("usage: data_create DIR [FILES] [ROUNDS]");
-        std::process::exit(2);
-    };
-    let count: usize = args.get(1).map_or(100_000, |n| n.parse().expect("FILES"));
-    let rounds: usize = args.get(2).map_or(4, |n| n.parse().expect("ROUNDS"));
-    let base = std::fs::canonicalize(base).expect("DIR exists");
-    let dir = format!("{}/data_create.{}", base.display(), std::process::id());
+    let support::Args {
+        base,
+        dir,
+        count,
+        rounds,
+    } = support::args("data_create", 100_000, 4);
     std::fs::create_dir(&dir).expect("make the bench directory");
     std::env::set_current_dir(&dir).expect("change to the bench directory");
     let mut job = JobSpec::new("data_create");

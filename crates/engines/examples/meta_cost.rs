@@ -102,16 +102,12 @@ fn compare(b: &mut Bench, count: usize) -> [Duration; 3] {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(base) = args.first() else {
-        eprintln!("usage: meta_cost DIR [FILES] [ROUNDS]");
-        std::process::exit(2);
-    };
-    let count: usize = args.get(1).map_or(200_000, |n| n.parse().expect("FILES"));
-    let rounds: usize = args.get(2).map_or(3, |n| n.parse().expect("ROUNDS"));
-    // Absolute, as the libc side changes the working directory.
-    let base = std::fs::canonicalize(base).expect("DIR exists");
-    let root = format!("{}/meta_cost.{}", base.display(), std::process::id());
+    let support::Args {
+        base,
+        dir: root,
+        count,
+        rounds,
+    } = support::args("meta_cost", 200_000, 3);
     let engine_path = format!("{root}/engine");
     let libc_path = format!("{root}/libc");
     let by_path_dir = format!("{root}/by_path");

@@ -27,6 +27,7 @@ mod notes;
 mod phase;
 mod rng;
 mod seeks;
+mod space;
 mod suite;
 pub mod target;
 mod timing;

@@ -28,6 +28,7 @@ pub fn run_once(
     factory: &Factory,
     observe: &mut dyn FnMut(Event),
 ) -> Result<RunResult> {
+    crate::space::check_space(cfg)?;
     let started = unix_ms();
     let mut workers = make_workers(cfg, factory)?;
     let outcome = run_tests(cfg, factory, &mut workers, observe);

@@ -162,6 +162,24 @@ fn no_space_while_laying_out() {
         &Run::of(&mut c).one_error_line(),
         &["not enough free space", "--size"],
     );
+    // So does bonnie (bonnie++ would write until ENOSPC, or fill the RAM on a big tmpfs).
+    let mut c = storbench();
+    c.args([
+        "bonnie",
+        "-d",
+        target,
+        "-s",
+        "4",
+        "-r",
+        "0",
+        "-n",
+        "0",
+        "--no-save",
+    ]);
+    assert_names(
+        &Run::of(&mut c).one_error_line(),
+        &["not enough space in", "small", "need 4 MiB", "-s"],
+    );
     assert!(common::entries(&small.point).is_empty());
 }
 

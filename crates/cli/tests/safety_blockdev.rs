@@ -61,7 +61,22 @@ fn jobs_on_a_blank_loop_device_work_like_fio() {
     }
     // The device now holds random data but no signature: quick may use it.
     let run = quick_on(dev, &["--json"]);
-    assert_eq!(run.json()["tests"].as_array().map(Vec::len), Some(8));
+    let doc = run.json();
+    assert_eq!(doc["tests"].as_array().map(Vec::len), Some(8));
+    // losetup without --direct-io: the host's page cache is under every IO, and says so.
+    let notes = doc["notes"].as_array().unwrap();
+    let cached = notes.iter().find(|n| n["code"] == "warn.loop-cache");
+    let message = cached
+        .and_then(|n| n["message"].as_str())
+        .unwrap_or_default();
+    assert!(
+        message.contains(dev.trim_start_matches("/dev/")) && message.contains("loop.img"),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().all(|n| n["code"] != "limit.device"),
+        "{notes:?}"
+    );
     assert!(
         dir.path().join("loop.img").exists(),
         "a device is never removed"

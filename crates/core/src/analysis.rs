@@ -17,7 +17,16 @@ pub fn annotate(run: &mut RunResult) {
             "the run was interrupted: figures cover only the part that ran".into(),
         ));
     }
-    device_limits(run, &mut notes);
+    let cached_loops = cached_loop_devices(run);
+    for (dev, backing) in &cached_loops {
+        notes.push(warn(
+            "warn.loop-cache",
+            format!(
+                "the target is on {dev}, a loop device over {backing} without direct IO: the host's page cache serves its reads and absorbs its writes, so figures are memory speed, not the disk's (losetup --direct-io=on)"
+            ),
+        ));
+    }
+    device_limits(run, &cached_loops, &mut notes);
     link_limits(run, &mut notes);
     if let Some(cpu) = &run.system_cpu
         && cpu.steal >= STEAL
@@ -59,9 +68,32 @@ pub fn annotate(run: &mut RunResult) {
     run.notes.extend(notes);
 }
 
-fn device_limits(run: &RunResult, notes: &mut Vec<Note>) {
+/// Loop devices under the targets that go through the host's page cache: (device, file).
+fn cached_loop_devices(run: &RunResult) -> Vec<(String, String)> {
+    let Some(env) = &run.environment else {
+        return Vec::new();
+    };
+    let mut loops: Vec<(String, String)> = env
+        .targets
+        .iter()
+        .filter(|t| t.loop_direct_io == Some(false))
+        .filter_map(|t| {
+            let backing = t
+                .loop_backing_file
+                .clone()
+                .unwrap_or_else(|| "a file".into());
+            Some((t.device.clone()?, backing))
+        })
+        .collect();
+    loops.dedup();
+    loops
+}
+
+/// A busy device is the limit, except a cached loop device: its busy time is the loop
+/// worker copying to and from the host's page cache.
+fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut Vec<Note>) {
     for d in &run.disks {
-        if d.util >= BUSY {
+        if d.util >= BUSY && !cached_loops.iter().any(|(dev, _)| *dev == d.name) {
             notes.push(limit(
                 "limit.device",
                 format!(
@@ -263,6 +295,42 @@ mod tests {
         annotate(&mut run);
         assert!(codes(&run).contains(&"limit.device"));
         assert!(codes(&run).contains(&"limit.cpu"));
+    }
+
+    #[test]
+    fn a_loop_device_without_direct_io_is_memory_speed_not_a_busy_device() {
+        for dio in [false, true] {
+            let mut run = run_with(job());
+            run.disks.push(DiskUtil {
+                name: "loop3".into(),
+                util: 97.0,
+                ..Default::default()
+            });
+            run.environment = Some(crate::result::Environment {
+                targets: vec![crate::result::TargetInfo {
+                    target: "/mnt/img".into(),
+                    device: Some("loop3".into()),
+                    loop_backing_file: Some("/var/tmp/disk.img".into()),
+                    loop_direct_io: Some(dio),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            });
+            annotate(&mut run);
+            let cached = run.notes.iter().find(|n| n.code == "warn.loop-cache");
+            if dio {
+                assert!(cached.is_none(), "{:?}", run.notes);
+                assert!(codes(&run).contains(&"limit.device"), "{:?}", run.notes);
+            } else {
+                let m = &cached.expect("warned").message;
+                assert!(
+                    m.contains("loop3") && m.contains("/var/tmp/disk.img"),
+                    "{m}"
+                );
+                assert!(m.contains("--direct-io=on"), "{m}");
+                assert!(!codes(&run).contains(&"limit.device"), "{:?}", run.notes);
+            }
+        }
     }
 
     #[test]

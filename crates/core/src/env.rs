@@ -68,6 +68,10 @@ pub fn target_info(target: &str) -> TargetInfo {
         info.size_bytes = q("size")
             .and_then(|s| s.parse::<u64>().ok())
             .map(|sectors| sectors * 512);
+        if dev.starts_with("loop") {
+            info.loop_backing_file = q("loop/backing_file");
+            info.loop_direct_io = q("loop/dio").map(|d| d == "1");
+        }
         info.device = Some(dev);
     }
     info

@@ -504,6 +504,12 @@ pub struct TargetInfo {
     pub server: Option<String>,
     pub interface: Option<String>,
     pub link_speed_mbps: Option<u64>,
+    /// For a loop device, the file behind it and whether the loop reaches that file with
+    /// direct IO: without it the host's page cache sits under every "device" IO.
+    #[serde(default)]
+    pub loop_backing_file: Option<String>,
+    #[serde(default)]
+    pub loop_direct_io: Option<bool>,
 }
 
 /// Result of a bonnie++-style suite.

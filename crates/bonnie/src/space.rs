@@ -28,12 +28,11 @@ pub(crate) fn check_space(cfg: &Config) -> Result<()> {
     if fs.blocks > 0 && fs.free < need {
         return Err(refusal(dir, need, fs.free, "free"));
     }
-    if fs.tmpfs {
-        if let Some(available) = mem_available() {
-            if available < need {
-                return Err(refusal(dir, need, available, IN_MEMORY));
-            }
-        }
+    if fs.tmpfs
+        && let Some(available) = mem_available()
+        && available < need
+    {
+        return Err(refusal(dir, need, available, IN_MEMORY));
     }
     Ok(())
 }

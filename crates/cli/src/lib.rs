@@ -69,14 +69,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // Bad input is one line: clap's first line names the problem; its usage and
-            // "try --help" lines are left out.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("storbench: {}", first.trim_start_matches("error: "));
+            eprintln!("storbench: {}", one_line_error(&e));
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -91,4 +84,70 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Bad input is one line: clap's message without its usage block and "try --help" line,
+/// its other lines (the missing argument, the possible values, a tip) kept on that line,
+/// since they often carry the point.
+pub fn one_line_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.render().to_string();
+    let usage = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(command_of)
+        .unwrap_or_else(|| "storbench".into());
+    let sub = usage.strip_prefix("storbench ").unwrap_or("");
+    if e.kind() == ErrorKind::MissingRequiredArgument
+        && let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg)
+    {
+        let what = if missing.len() == 1 {
+            "argument"
+        } else {
+            "arguments"
+        };
+        let whose = if sub.is_empty() {
+            String::new()
+        } else {
+            format!(" for {sub}")
+        };
+        return format!(
+            "missing {what} {}{whose} (see {usage} --help)",
+            missing.join(", ")
+        );
+    }
+    let mut line = String::new();
+    for part in text.lines().map(str::trim) {
+        if part.starts_with("Usage: ") {
+            break;
+        }
+        if part.is_empty() || part.starts_with("For more information") {
+            continue;
+        }
+        let part = part.trim_start_matches("error: ");
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') || part.starts_with('[') {
+                " "
+            } else {
+                "; "
+            });
+        }
+        line.push_str(part);
+    }
+    if line.is_empty() {
+        line = "invalid arguments".into();
+    }
+    if e.kind() == ErrorKind::MissingSubcommand {
+        line.push_str(&format!(" (see {usage} --help)"));
+    }
+    line
+}
+
+/// `storbench iscsi discover [OPTIONS] <HOST>` → `storbench iscsi discover`.
+fn command_of(usage: &str) -> String {
+    usage
+        .split_whitespace()
+        .take_while(|w| !w.starts_with(['<', '[', '-']))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -216,3 +216,42 @@ fn direct_io_refused_by_the_file_system() {
         assert_names(&line, &["O_DIRECT", "--direct=0"]);
     }
 }
+
+/// clap's errors are one line that names what is wrong: a missing argument by name and the
+/// subcommand it is missing for, a bad value with the values allowed.
+#[test]
+fn clap_errors_name_the_missing_argument() {
+    let error = |line: &str| {
+        let run = Run::of(storbench().args(words(line)));
+        assert_eq!(run.code, Some(2), "{run:?}");
+        run.one_error_line()
+    };
+    for (line, needles) in [
+        (
+            "compare",
+            &[
+                "missing argument <ID|LABEL>...",
+                "for compare",
+                "storbench compare --help",
+            ][..],
+        ),
+        ("import", &["missing argument <FILE>...", "for import"]),
+        (
+            "report 1 3",
+            &["missing argument --output <FILE>", "for report"],
+        ),
+        (
+            "report",
+            &["missing arguments --output <FILE>, <ID|LABEL>..."],
+        ),
+        ("iscsi discover", &["<HOST[:PORT]>", "for iscsi discover"]),
+        ("iscsi", &["requires a subcommand", "discover"]),
+        (
+            "compare 1 2 --format x",
+            &["'x'", "possible values: text, markdown"],
+        ),
+        ("compare --bogus 1", &["'--bogus'", "tip:"]),
+    ] {
+        assert_names(&error(line), needles);
+    }
+}

@@ -31,11 +31,19 @@ pub struct StoreArgs {
     #[arg(long, global = true)]
     pub no_save: bool,
     /// A label for this run, to find and compare it later.
-    #[arg(long, global = true, value_name = "TEXT")]
+    #[arg(long, global = true, value_name = "TEXT", value_parser = non_blank)]
     pub label: Option<String>,
     /// A free tag for this run (repeatable).
-    #[arg(long = "tag", global = true, value_name = "TEXT")]
+    #[arg(long = "tag", global = true, value_name = "TEXT", value_parser = non_blank)]
     pub tags: Vec<String>,
+}
+
+/// A label or tag must show in `history` and be typed back to `compare`: blank ones cannot.
+fn non_blank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an empty or blank text cannot find a run again; give some text".into());
+    }
+    Ok(s.to_string())
 }
 
 // One value per process, parsed once: boxing the large variants would buy nothing.

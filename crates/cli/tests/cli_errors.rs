@@ -255,3 +255,27 @@ fn clap_errors_name_the_missing_argument() {
         assert_names(&error(line), needles);
     }
 }
+
+/// Blank labels and tags are refused wherever they are accepted (clap's flags and fio's
+/// own), before anything runs.
+#[test]
+fn blank_labels_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in [
+        "quick . --size 1m --runtime 100ms --label",
+        "history --label",
+        "import x.json --label",
+        "quick . --size 1m --runtime 100ms --tag",
+    ] {
+        for blank in ["", " \t"] {
+            let mut c = storbench();
+            c.current_dir(dir.path()).args(words(line)).arg(blank);
+            let run = Run::of(&mut c);
+            assert_eq!(run.code, Some(2), "{line} {blank:?}: {run:?}");
+            assert_names(&run.one_error_line(), &["empty or blank"]);
+        }
+    }
+    let line = fio_error(dir.path(), "--name=a --ioengine=null --size=1m --label= ");
+    assert_names(&line, &["--label is empty"]);
+    assert!(common::entries(dir.path()).is_empty());
+}

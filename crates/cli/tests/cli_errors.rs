@@ -279,3 +279,53 @@ fn blank_labels_are_refused() {
     assert_names(&line, &["--label is empty"]);
     assert!(common::entries(dir.path()).is_empty());
 }
+
+/// quick measures data: engines that move none (null, the metadata engines), unknown ones
+/// and ones for another kind of target are refused, naming the engines allowed; a test file
+/// that cannot hold whole 1 MiB blocks is refused, naming the minimum. Nothing is left.
+#[test]
+fn quick_refuses_engines_without_data_and_sizes_below_a_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = |args: &str| {
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(words("quick --runtime 200ms --no-save"))
+            .args(words(args));
+        Run::of(&mut c)
+    };
+    for engine in [
+        "filecreate",
+        "filestat",
+        "filedelete",
+        "null",
+        "nosuch",
+        "nfs",
+    ] {
+        let run = quick(&format!(". --size 8m --engine {engine}"));
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert_names(
+            &run.one_error_line(),
+            &[
+                &format!("--engine {engine} "),
+                "psync",
+                "libaio",
+                "io_uring",
+            ],
+        );
+    }
+    let line = quick("nfs://127.0.0.1/x --engine psync").one_error_line();
+    assert_names(&line, &["--engine psync", "nfs:// target", "use: nfs"]);
+    for size in ["3k", "4k", "1536k", "0"] {
+        let run = quick(&format!(". --size {size}"));
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_names(
+            &run.one_error_line(),
+            &[&format!("'{size}'"), "at least 1 MiB"],
+        );
+    }
+    assert!(
+        common::entries(dir.path()).is_empty(),
+        "{:?}",
+        common::entries(dir.path())
+    );
+}

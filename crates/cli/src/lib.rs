@@ -87,6 +87,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     match cmd::dispatch(cli) {
         Ok(code) => code,
+        // A reader that stopped early (`| head`) is no error to report: standard tools die
+        // of SIGPIPE quietly, which a shell sees as 128+13.
+        Err(e) if running::is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("storbench: {e:#}");
             ExitCode::FAILURE

@@ -74,7 +74,7 @@ fn sigterm_stops_fio_json_and_keeps_files_without_unlink() {
     wait_for_file(dir.path(), "s.0.0");
     child.signal(libc::SIGTERM);
     let run = child.wait_output(Duration::from_secs(10));
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(143), "128 + SIGTERM: {run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(doc["storbench"]["interrupted"], true);
     assert!(doc["jobs"][0]["write"]["total_ios"].as_u64() > Some(0));
@@ -103,7 +103,7 @@ fn interrupt_quick(dir: &Path, extra: &[&str], sig: i32) -> Run {
 fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
     let run = interrupt_quick(dir.path(), &[], libc::SIGINT);
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(130), "128 + SIGINT: {run:?}");
     common::assert_no_panic(&run.stderr);
     let first_row = run
         .stdout
@@ -118,7 +118,7 @@ fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
 fn sigterm_stops_quick_json_with_the_interruption_marked() {
     let dir = tempfile::tempdir().unwrap();
     let run = interrupt_quick(dir.path(), &["--json"], libc::SIGTERM);
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(143), "128 + SIGTERM: {run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(doc["interrupted"], true);
     let tests = doc["tests"].as_array().unwrap();

@@ -44,7 +44,10 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
     };
     let path = db_path(store)?;
     if !path.exists() {
-        println!("no runs stored yet ({} does not exist)", path.display());
+        crate::running::print_out(&format!(
+            "no runs stored yet ({} does not exist)\n",
+            path.display()
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let runs = open_store(store)?.list(&filter)?;
@@ -55,7 +58,7 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
         "csv" => csv(&runs),
         _ => table(&runs),
     };
-    print!("{text}");
+    crate::running::print_out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -134,12 +134,14 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         );
     }
     let mut out = std::io::stdout();
-    if args.json {
-        storbench_report::quick::render_json(&run, &mut out)?;
+    let shown = if args.json {
+        storbench_report::quick::render_json(&run, &mut out)
     } else {
-        storbench_report::quick::render(&run, &mut out)?;
-    }
+        storbench_report::quick::render(&run, &mut out)
+    };
+    // Saved even when stdout's reader has gone (`| head`): the measurement is not lost.
     crate::cmd::save::save_run(store, &run)?;
+    shown?;
     crate::running::report_job_errors(&run);
     Ok(exit_code(&run))
 }

@@ -31,11 +31,19 @@ pub struct StoreArgs {
     #[arg(long, global = true)]
     pub no_save: bool,
     /// A label for this run, to find and compare it later.
-    #[arg(long, global = true, value_name = "TEXT")]
+    #[arg(long, global = true, value_name = "TEXT", value_parser = non_blank)]
     pub label: Option<String>,
     /// A free tag for this run (repeatable).
-    #[arg(long = "tag", global = true, value_name = "TEXT")]
+    #[arg(long = "tag", global = true, value_name = "TEXT", value_parser = non_blank)]
     pub tags: Vec<String>,
+}
+
+/// A label or tag must show in `history` and be typed back to `compare`: blank ones cannot.
+fn non_blank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an empty or blank text cannot find a run again; give some text".into());
+    }
+    Ok(s.to_string())
 }
 
 // One value per process, parsed once: boxing the large variants would buy nothing.
@@ -69,14 +77,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            // Bad input is one line: clap's first line names the problem; its usage and
-            // "try --help" lines are left out.
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("storbench: {}", first.trim_start_matches("error: "));
+            eprintln!("storbench: {}", one_line_error(&e));
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -86,9 +87,78 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     };
     match cmd::dispatch(cli) {
         Ok(code) => code,
+        // A reader that stopped early (`| head`) is no error to report: standard tools die
+        // of SIGPIPE quietly, which a shell sees as 128+13.
+        Err(e) if running::is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("storbench: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Bad input is one line: clap's message without its usage block and "try --help" line,
+/// its other lines (the missing argument, the possible values, a tip) kept on that line,
+/// since they often carry the point.
+pub fn one_line_error(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = e.render().to_string();
+    let usage = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(command_of)
+        .unwrap_or_else(|| "storbench".into());
+    let sub = usage.strip_prefix("storbench ").unwrap_or("");
+    if e.kind() == ErrorKind::MissingRequiredArgument
+        && let Some(ContextValue::Strings(missing)) = e.get(ContextKind::InvalidArg)
+    {
+        let what = if missing.len() == 1 {
+            "argument"
+        } else {
+            "arguments"
+        };
+        let whose = if sub.is_empty() {
+            String::new()
+        } else {
+            format!(" for {sub}")
+        };
+        return format!(
+            "missing {what} {}{whose} (see {usage} --help)",
+            missing.join(", ")
+        );
+    }
+    let mut line = String::new();
+    for part in text.lines().map(str::trim) {
+        if part.starts_with("Usage: ") {
+            break;
+        }
+        if part.is_empty() || part.starts_with("For more information") {
+            continue;
+        }
+        let part = part.trim_start_matches("error: ");
+        if !line.is_empty() {
+            line.push_str(if line.ends_with(':') || part.starts_with('[') {
+                " "
+            } else {
+                "; "
+            });
+        }
+        line.push_str(part);
+    }
+    if line.is_empty() {
+        line = "invalid arguments".into();
+    }
+    if e.kind() == ErrorKind::MissingSubcommand {
+        line.push_str(&format!(" (see {usage} --help)"));
+    }
+    line
+}
+
+/// `storbench iscsi discover [OPTIONS] <HOST>` → `storbench iscsi discover`.
+fn command_of(usage: &str) -> String {
+    usage
+        .split_whitespace()
+        .take_while(|w| !w.starts_with(['<', '[', '-']))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -91,10 +91,46 @@ pub fn exit_code(run: &RunResult) -> ExitCode {
         .flat_map(|g| &g.jobs)
         .any(|j| j.error != 0);
     if run.interrupted {
-        ExitCode::from(130)
+        interrupted_code()
     } else if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// 128 + the signal that stopped the run, as a shell reports a process the signal killed
+/// (SIGINT 130, SIGTERM 143).
+pub fn interrupted_code() -> ExitCode {
+    let sig = storbench_core::stop::signal().unwrap_or(libc::SIGINT);
+    ExitCode::from(128 + sig as u8)
+}
+
+/// Whether an error is stdout's reader having gone away (EPIPE), also when a JSON writer
+/// wrapped it.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    fn json_pipe(j: &serde_json::Error) -> bool {
+        j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe)
+    }
+    e.chain().any(|c| {
+        if let Some(j) = c.downcast_ref::<serde_json::Error>() {
+            return json_pipe(j);
+        }
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            io.kind() == std::io::ErrorKind::BrokenPipe
+                || io
+                    .get_ref()
+                    .and_then(|i| i.downcast_ref::<serde_json::Error>())
+                    .is_some_and(json_pipe)
+        })
+    })
+}
+
+/// Writes command output to stdout, returning EPIPE as an error instead of panicking as
+/// `print!` does.
+pub fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

@@ -234,3 +234,116 @@ fn direct_io_refused_by_the_file_system() {
         assert_names(&line, &["O_DIRECT", "--direct=0"]);
     }
 }
+
+/// clap's errors are one line that names what is wrong: a missing argument by name and the
+/// subcommand it is missing for, a bad value with the values allowed.
+#[test]
+fn clap_errors_name_the_missing_argument() {
+    let error = |line: &str| {
+        let run = Run::of(storbench().args(words(line)));
+        assert_eq!(run.code, Some(2), "{run:?}");
+        run.one_error_line()
+    };
+    for (line, needles) in [
+        (
+            "compare",
+            &[
+                "missing argument <ID|LABEL>...",
+                "for compare",
+                "storbench compare --help",
+            ][..],
+        ),
+        ("import", &["missing argument <FILE>...", "for import"]),
+        (
+            "report 1 3",
+            &["missing argument --output <FILE>", "for report"],
+        ),
+        (
+            "report",
+            &["missing arguments --output <FILE>, <ID|LABEL>..."],
+        ),
+        ("iscsi discover", &["<HOST[:PORT]>", "for iscsi discover"]),
+        ("iscsi", &["requires a subcommand", "discover"]),
+        (
+            "compare 1 2 --format x",
+            &["'x'", "possible values: text, markdown"],
+        ),
+        ("compare --bogus 1", &["'--bogus'", "tip:"]),
+    ] {
+        assert_names(&error(line), needles);
+    }
+}
+
+/// Blank labels and tags are refused wherever they are accepted (clap's flags and fio's
+/// own), before anything runs.
+#[test]
+fn blank_labels_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for line in [
+        "quick . --size 1m --runtime 100ms --label",
+        "history --label",
+        "import x.json --label",
+        "quick . --size 1m --runtime 100ms --tag",
+    ] {
+        for blank in ["", " \t"] {
+            let mut c = storbench();
+            c.current_dir(dir.path()).args(words(line)).arg(blank);
+            let run = Run::of(&mut c);
+            assert_eq!(run.code, Some(2), "{line} {blank:?}: {run:?}");
+            assert_names(&run.one_error_line(), &["empty or blank"]);
+        }
+    }
+    let line = fio_error(dir.path(), "--name=a --ioengine=null --size=1m --label= ");
+    assert_names(&line, &["--label is empty"]);
+    assert!(common::entries(dir.path()).is_empty());
+}
+
+/// quick measures data: engines that move none (null, the metadata engines), unknown ones
+/// and ones for another kind of target are refused, naming the engines allowed; a test file
+/// that cannot hold whole 1 MiB blocks is refused, naming the minimum. Nothing is left.
+#[test]
+fn quick_refuses_engines_without_data_and_sizes_below_a_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = |args: &str| {
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(words("quick --runtime 200ms --no-save"))
+            .args(words(args));
+        Run::of(&mut c)
+    };
+    for engine in [
+        "filecreate",
+        "filestat",
+        "filedelete",
+        "null",
+        "nosuch",
+        "nfs",
+    ] {
+        let run = quick(&format!(". --size 8m --engine {engine}"));
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert_names(
+            &run.one_error_line(),
+            &[
+                &format!("--engine {engine} "),
+                "psync",
+                "libaio",
+                "io_uring",
+            ],
+        );
+    }
+    let line = quick("nfs://127.0.0.1/x --engine psync").one_error_line();
+    assert_names(&line, &["--engine psync", "nfs:// target", "use: nfs"]);
+    for size in ["3k", "4k", "1536k", "0"] {
+        let run = quick(&format!(". --size {size}"));
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert_names(
+            &run.one_error_line(),
+            &[&format!("'{size}'"), "at least 1 MiB"],
+        );
+    }
+    assert!(
+        common::entries(dir.path()).is_empty(),
+        "{:?}",
+        common::entries(dir.path())
+    );
+}

@@ -194,6 +194,36 @@ fn quick_on_tmpfs_says_figures_are_memory_speed() {
     assert!(entries(dir.path()).is_empty());
 }
 
+/// quick's latency is the total latency (fio's `lat`, from just before submission): on
+/// tmpfs libaio completes the IO inside io_submit, so the completion latency alone reads a
+/// few µs at a few thousand IOPS. At queue depth 1, mean latency × IOPS is the busy share of
+/// the time (Little's law), close to 1 for the total latency.
+#[test]
+fn quick_latency_is_from_submission_with_libaio() {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    if !mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.contains(" tmpfs "))
+    {
+        eprintln!("SKIP: /dev/shm is not a tmpfs here");
+        return;
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let doc = quick(dir.path(), None, &["--json", "--engine", "libaio"]).json();
+    for t in doc["tests"].as_array().unwrap() {
+        assert_eq!(t["latency_ns"]["measured"], "total", "{t}");
+        if t["queue_depth"] == 1 {
+            let busy = t["latency_ns"]["mean"].as_f64().unwrap() * t["iops"].as_f64().unwrap();
+            assert!(
+                busy / 1e9 > 0.5,
+                "mean latency × IOPS = {:.3}: {t}",
+                busy / 1e9
+            );
+        }
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
 /// Where the file system refuses O_DIRECT (ramfs), quick falls back to buffered IO and
 /// warns that the page cache is in play, on stderr and in the result.
 #[test]

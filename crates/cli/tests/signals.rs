@@ -74,7 +74,7 @@ fn sigterm_stops_fio_json_and_keeps_files_without_unlink() {
     wait_for_file(dir.path(), "s.0.0");
     child.signal(libc::SIGTERM);
     let run = child.wait_output(Duration::from_secs(10));
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(143), "128 + SIGTERM: {run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(doc["storbench"]["interrupted"], true);
     assert!(doc["jobs"][0]["write"]["total_ios"].as_u64() > Some(0));
@@ -103,7 +103,7 @@ fn interrupt_quick(dir: &Path, extra: &[&str], sig: i32) -> Run {
 fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
     let run = interrupt_quick(dir.path(), &[], libc::SIGINT);
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(130), "128 + SIGINT: {run:?}");
     common::assert_no_panic(&run.stderr);
     let first_row = run
         .stdout
@@ -118,7 +118,7 @@ fn sigint_stops_quick_prints_what_ran_and_removes_the_test_file() {
 fn sigterm_stops_quick_json_with_the_interruption_marked() {
     let dir = tempfile::tempdir().unwrap();
     let run = interrupt_quick(dir.path(), &["--json"], libc::SIGTERM);
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(143), "128 + SIGTERM: {run:?}");
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(doc["interrupted"], true);
     let tests = doc["tests"].as_array().unwrap();
@@ -170,4 +170,71 @@ fn interruption_is_noted_once() {
         .filter(|l| l.contains("interrupted"))
         .count();
     assert_eq!(said, 1, "{}", run.stdout);
+}
+
+/// An interrupted quick run is saved marked: `history` flags it, `show` says so in its
+/// heading, and `compare`/`report` warn that its figures cover only part of the run.
+#[test]
+fn interrupted_runs_are_marked_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let sb = |args: &[&str]| {
+        let mut c = storbench();
+        c.env("STORBENCH_DB", &db).current_dir(&work).args(args);
+        c
+    };
+    Run::of(&mut sb(&["quick", "--size", "1m", "--runtime", "100ms"])).ok();
+    let child = ChildGuard(Some(
+        sb(&["quick", "--size", "16m", "--runtime", "5s"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
+    wait_for_file(&work, "storbench-quick.");
+    child.signal(libc::SIGINT);
+    let cut = child.wait_output(Duration::from_secs(10));
+    assert_eq!(cut.code, Some(130), "{cut:?}");
+    assert!(cut.stderr.contains("saved as run 2"), "{}", cut.stderr);
+    let history = Run::of(&mut sb(&["history"]));
+    let marked: Vec<&str> = history
+        .ok()
+        .lines()
+        .filter(|l| l.contains("quick*"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{}", history.stdout);
+    assert!(
+        marked[0].trim_start().starts_with("2 "),
+        "{}",
+        history.stdout
+    );
+    assert!(
+        history.stdout.contains("* interrupted"),
+        "{}",
+        history.stdout
+    );
+    let show = Run::of(&mut sb(&["show", "2"]));
+    assert!(
+        show.ok().lines().next().unwrap().contains("INTERRUPTED"),
+        "{}",
+        show.stdout
+    );
+    let html = dir.path().join("r.html");
+    for args in [
+        &["compare", "1", "2"][..],
+        &["report", "1", "2", "-o", html.to_str().unwrap()],
+    ] {
+        let run = Run::of(&mut sb(args));
+        run.ok();
+        assert!(
+            run.stderr.contains("warning: run 2 was interrupted"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("run 1 was"), "{}", run.stderr);
+    }
+    assert!(entries(&work).is_empty(), "{:?}", entries(&work));
 }

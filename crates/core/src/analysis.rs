@@ -2,7 +2,7 @@
 //! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
 //! interruptions). Works only from the result model, so imported runs can be analysed too.
 
-use crate::result::{JobResult, Note, NoteLevel, RunResult};
+use crate::result::{JobResult, Note, NoteLevel, RunMode, RunResult};
 
 /// Thresholds, in percent.
 const BUSY: f64 = 90.0;
@@ -61,7 +61,14 @@ pub fn annotate(run: &mut RunResult) {
             &group.jobs
         };
         for job in entries {
-            job_notes(job, mem, local_disks, device_read_bytes, &mut notes);
+            job_notes(
+                job,
+                run.mode,
+                mem,
+                local_disks,
+                device_read_bytes,
+                &mut notes,
+            );
         }
     }
     dedupe(&mut notes);
@@ -131,8 +138,31 @@ fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
     }
 }
 
+/// Warns of a run too short to trust; the advice names the option of the command that ran,
+/// since `runtime=` means nothing to `storbench quick` or bonnie.
+fn short_note(job: &JobResult, mode: RunMode, notes: &mut Vec<Note>) {
+    // A merged group entry sums its members' runtimes (fio's job_runtime).
+    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    if runtime_ms == 0 || runtime_ms >= 1000 {
+        return;
+    }
+    let advice = match mode {
+        RunMode::Fio => "use runtime= with time_based",
+        RunMode::Quick => "use a longer --runtime",
+        RunMode::Bonnie => "use a larger -s",
+    };
+    notes.push(warn(
+        "warn.short",
+        format!(
+            "{}: measured for only {runtime_ms} ms; figures from runs this short swing widely ({advice})",
+            job.name
+        ),
+    ));
+}
+
 fn job_notes(
     job: &JobResult,
+    mode: RunMode,
     mem: u64,
     local_disks: bool,
     device_read_bytes: u64,
@@ -145,13 +175,8 @@ fn job_notes(
             format!("{name}: stopped by an error: {err}"),
         ));
     }
-    // A merged group entry sums its members' runtimes (fio's job_runtime).
+    short_note(job, mode, notes);
     let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
-    if runtime_ms > 0 && runtime_ms < 1000 {
-        notes.push(warn("warn.short", format!(
-            "{name}: measured for only {runtime_ms} ms; figures from runs this short swing widely (use runtime= with time_based)"
-        )));
-    }
     let cpu_pct =
         (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (runtime_ms.max(1) as f64 * 1e6) * 100.0;
     if cpu_pct >= BUSY * f64::from(job.jobs.max(1)) {
@@ -399,5 +424,22 @@ mod tests {
         annotate(&mut run);
         assert!(codes(&run).contains(&"warn.short"));
         assert!(codes(&run).contains(&"warn.interrupted"));
+    }
+
+    #[test]
+    fn short_run_advice_names_the_commands_option() {
+        for (mode, advice) in [
+            (RunMode::Fio, "(use runtime= with time_based)"),
+            (RunMode::Quick, "(use a longer --runtime)"),
+            (RunMode::Bonnie, "(use a larger -s)"),
+        ] {
+            let mut j = job();
+            j.runtime_ms = 200;
+            let mut run = run_with(j);
+            run.mode = mode;
+            annotate(&mut run);
+            let short = run.notes.iter().find(|n| n.code == "warn.short").unwrap();
+            assert!(short.message.ends_with(advice), "{}", short.message);
+        }
     }
 }

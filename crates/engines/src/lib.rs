@@ -37,6 +37,30 @@ pub struct EngineDef {
     pub about: &'static str,
     /// Builds one instance for one worker thread of `job`.
     pub create: fn(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError>,
+    /// Where its IOs move data, so presets that measure data (quick) can refuse the
+    /// metadata engines and `null`, whose "IOs" move nothing.
+    pub data: DataPath,
+}
+
+/// The kind of target an engine reads and writes data on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataPath {
+    /// Local files and block devices.
+    Local,
+    /// nfs:// URLs.
+    Nfs,
+    /// iscsi:// URLs.
+    Iscsi,
+    /// Moves no data (null, filecreate, filestat, filedelete).
+    None,
+}
+
+/// The engines that move data on `path`'s kind of target, by fio name.
+pub fn data_engines(path: DataPath) -> Vec<&'static str> {
+    ALL.iter()
+        .filter(|d| d.data == path)
+        .map(|d| d.name)
+        .collect()
 }
 
 /// Every engine storbench has.
@@ -46,66 +70,77 @@ pub static ALL: &[EngineDef] = &[
         aliases: &[],
         about: "pread/pwrite, one IO at a time",
         create: psync::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "sync",
         aliases: &[],
         about: "read/write with lseek, one IO at a time",
         create: sync::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "pvsync2",
         aliases: &[],
         about: "preadv2/pwritev2 with per-IO flags (hipri, nowait, uncached)",
         create: pvsync2::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "io_uring",
         aliases: &[],
         about: "Linux io_uring (fixedbufs, registerfiles, hipri, sqthread_poll, nowait)",
         create: io_uring::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "libaio",
         aliases: &[],
         about: "Linux native AIO through the io_submit syscalls (no libaio.so needed)",
         create: libaio::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "posixaio",
         aliases: &[],
         about: "POSIX AIO (glibc aio_read/aio_write, helper threads)",
         create: posixaio::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "mmap",
         aliases: &[],
         about: "memcpy to/from a shared mapping of the file, msync for fsync",
         create: mmap::create,
+        data: DataPath::Local,
     },
     EngineDef {
         name: "null",
         aliases: &[],
         about: "moves no data: the overhead baseline",
         create: null::create,
+        data: DataPath::None,
     },
     EngineDef {
         name: "filecreate",
         aliases: &[],
         about: "each IO creates one file (metadata benchmark)",
         create: filecreate::create,
+        data: DataPath::None,
     },
     EngineDef {
         name: "filestat",
         aliases: &[],
         about: "each IO stats one file (metadata benchmark)",
         create: filestat::create,
+        data: DataPath::None,
     },
     EngineDef {
         name: "filedelete",
         aliases: &[],
         about: "each IO unlinks one file (metadata benchmark)",
         create: filedelete::create,
+        data: DataPath::None,
     },
     // Network engines: one line each for nfs and iscsi.
     EngineDef {
@@ -113,12 +148,14 @@ pub static ALL: &[EngineDef] = &[
         aliases: &[],
         about: "user-space NFSv3 client: nfs://host/export/file, pipelined RPCs (no mount, no root)",
         create: nfs::create,
+        data: DataPath::Nfs,
     },
     EngineDef {
         name: "libiscsi",
         aliases: &["iscsi"],
         about: "user-space iSCSI initiator: iscsi://host/iqn/lun, pipelined SCSI tasks (no kernel initiator, no root)",
         create: iscsi::create,
+        data: DataPath::Iscsi,
     },
 ];
 
@@ -139,4 +176,18 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         ))
     })?;
     (def.create)(job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_engines_by_target_kind() {
+        let local = data_engines(DataPath::Local);
+        assert!(local.contains(&"io_uring") && local.contains(&"libaio"));
+        assert!(!local.iter().any(|e| e.starts_with("file") || *e == "null"));
+        assert_eq!(data_engines(DataPath::Nfs), ["nfs"]);
+        assert_eq!(data_engines(DataPath::Iscsi), ["libiscsi"]);
+    }
 }

@@ -4,7 +4,10 @@
 //! jobs (one per thread) are named `"<TEST> <direction>"`, e.g. `"SEQ1M Q8T1 read"` or
 //! `"RND4K Q32T16 write"`, direction being `read`, `write` or `mix`. One row per group: the
 //! group's jobs merged, its directions together. Rates count all bytes over the longest job
-//! runtime; latency percentiles come from the completion latency (`lat` if clat was off);
+//! runtime; latency percentiles come from the total latency (fio's `lat`: from just before
+//! submission to completion), which is what people compare across engines; only where it was
+//! not measured (disable_lat, some imports) from the completion latency (`clat`), and the row
+//! says so;
 //! CPU is the client's user+system time over that runtime, in percent of one CPU.
 //!
 //! The JSON form (`--json`) is described by `docs/quick.schema.json`.
@@ -47,6 +50,20 @@ pub struct QuickLatency {
     pub p50: u64,
     pub p99: u64,
     pub p99_9: u64,
+    /// Which latency the figures are.
+    pub measured: LatencyKind,
+}
+
+/// fio's `lat` (total) or `clat` (completion): with libaio on a fast device the IO can end
+/// inside io_submit, so clat alone can read a few µs at a few thousand IOPS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyKind {
+    /// From just before submission to completion.
+    #[default]
+    Total,
+    /// From the end of submission to completion (total latency was not measured).
+    Completion,
 }
 
 /// The rows of a run, in test order; groups without jobs are skipped.
@@ -69,10 +86,10 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
             v * 1000.0 / runtime_ms as f64
         }
     };
-    let lat: &LatStats = if all.clat.samples > 0 {
-        &all.clat
+    let (lat, measured): (&LatStats, _) = if all.lat.samples > 0 || all.clat.samples == 0 {
+        (&all.lat, LatencyKind::Total)
     } else {
-        &all.lat
+        (&all.clat, LatencyKind::Completion)
     };
     let pct = lat.percentiles(&[50.0, 99.0, 99.9]);
     let cpu_ns: u64 = g.jobs.iter().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
@@ -99,6 +116,7 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
             p50: pct[0],
             p99: pct[1],
             p99_9: pct[2],
+            measured,
         },
         cpu_percent: if wall_ms == 0 {
             0.0
@@ -141,7 +159,8 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "storbench quick: {}", targets.join(", "))?;
     writeln!(out)?;
     let mut lines: Vec<[String; 9]> = vec![HEADER.map(String::from)];
-    for r in rows(run) {
+    let rows = rows(run);
+    for r in &rows {
         lines.push([
             r.test.clone(),
             r.direction.clone(),
@@ -180,9 +199,24 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, from submission to completion; CPU is the client's, in % of one CPU."
+        "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, {}; CPU is the client's, in % of one CPU.",
+        latency_meaning(&rows)
     )?;
     crate::notes::render(&run.notes, run.interrupted, out)
+}
+
+/// What the latency columns measure, in the footnote's words.
+fn latency_meaning(rows: &[QuickRow]) -> &'static str {
+    let completion = |r: &&QuickRow| r.latency_ns.measured == LatencyKind::Completion;
+    match rows.iter().filter(completion).count() {
+        0 => "from just before submission to completion",
+        n if n == rows.len() => {
+            "from the end of submission to completion (total latency was not measured)"
+        }
+        _ => {
+            "from just before submission to completion, or where that was not measured from the end of submission"
+        }
+    }
 }
 
 fn iops_text(iops: f64) -> String {

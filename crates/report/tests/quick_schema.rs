@@ -140,3 +140,32 @@ fn schema_rejects_what_it_should() {
         assert!(!errors_of(&bad).is_empty(), "accepted: {bad}");
     }
 }
+
+/// Rows show the total latency (fio's `lat`); only where it was not measured the
+/// completion latency, and then the row and the footnote say so.
+#[test]
+fn rows_use_total_latency_else_say_completion() {
+    use storbench_core::result::LatStats;
+    let mut run = common::sample::quick_run();
+    let row = &quick::rows(&run)[0];
+    let mut all = LatStats::default();
+    run.groups[0]
+        .jobs
+        .iter()
+        .for_each(|j| all.merge(&j.dirs[0].lat));
+    assert_eq!(row.latency_ns.p50, all.percentiles(&[50.0])[0]);
+    assert_eq!(row.latency_ns.measured, quick::LatencyKind::Total);
+    for j in run.groups.iter_mut().flat_map(|g| &mut g.jobs) {
+        j.dirs.iter_mut().for_each(|d| d.lat = LatStats::default());
+    }
+    let row = &quick::rows(&run)[0];
+    assert_eq!(row.latency_ns.measured, quick::LatencyKind::Completion);
+    assert!(row.latency_ns.p50 > 0);
+    let mut out = Vec::new();
+    quick::render(&run, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("from the end of submission to completion (total latency was not measured)"),
+        "{text}"
+    );
+}

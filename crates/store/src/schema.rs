@@ -41,6 +41,10 @@ pub const MIGRATIONS: &[&str] = &[
     // an index for filtering by mode.
     "ALTER TABLE runs ADD COLUMN source TEXT;
     CREATE INDEX runs_mode ON runs(mode);",
+    // 3: runs stopped by a signal, so history can mark them without loading each result
+    // (filled from the stored result for runs saved before).
+    "ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;
+    UPDATE runs SET interrupted = 1 WHERE json_extract(result_json, '$.interrupted') = 1;",
 ];
 
 /// The schema version this build writes.

@@ -45,6 +45,8 @@ pub struct RunSummary {
     pub tool_version: String,
     pub hostname: Option<String>,
     pub headline: Headline,
+    /// Stopped by a signal: its figures cover only the part that ran.
+    pub interrupted: bool,
 }
 
 /// Filters for [`Store::list`]; every field that is set must match.
@@ -377,8 +379,8 @@ fn insert_run(
     tx.execute(
         "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label,
              target, tool_version, hostname, read_bw, write_bw, read_iops, write_iops,
-             result_schema, result_json, source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             result_schema, result_json, source, interrupted)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             run.started_unix_ms as i64,
             run.finished_unix_ms as i64,
@@ -395,6 +397,7 @@ fn insert_run(
             run.schema,
             json,
             meta.source,
+            run.interrupted,
         ],
     )?;
     let id = tx.last_insert_rowid();
@@ -429,7 +432,7 @@ fn list_query(f: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value;
     let mut sql = String::from(
         "SELECT id, started_unix_ms, mode, label, source, target, tool_version, hostname,
-                read_bw, write_bw, read_iops, write_iops FROM runs WHERE 1=1",
+                read_bw, write_bw, read_iops, write_iops, interrupted FROM runs WHERE 1=1",
     );
     let mut args: Vec<Value> = Vec::new();
     let mut add = |cond: &str, v: Value| {
@@ -483,5 +486,6 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
             read_iops: r.get(10)?,
             write_iops: r.get(11)?,
         },
+        interrupted: r.get(12)?,
     })
 }

@@ -194,3 +194,42 @@ fn broken_json_names_file_and_line() {
     let err = import_text("x.json", "{\"jobs\": []}", 0).unwrap_err();
     assert!(err.to_string().contains("fio version"), "{err}");
 }
+
+/// Nothing to import is an error naming the file and the problem, not an empty run dated
+/// 1970 that sorts first in the history: no jobs, jobs without IO, no timestamp.
+#[test]
+fn empty_or_undated_documents_are_refused() {
+    let job = r#"{"jobname":"a","groupid":0,"error":0,"elapsed":1,"job_runtime":1,
+        "read":{"io_bytes":4096,"total_ios":1,"runtime":1,"bw":4,"iops":1}}"#;
+    let idle = job.replace(r#""total_ios":1"#, r#""total_ios":0"#);
+    for (doc, needle) in [
+        (
+            r#"{"fio version":"fio-3.33","timestamp":1700000000,"jobs":[]}"#.to_string(),
+            "no jobs",
+        ),
+        (
+            format!(r#"{{"fio version":"fio-3.33","timestamp":1700000000,"jobs":[{idle}]}}"#),
+            "no job did any IO",
+        ),
+        (
+            format!(r#"{{"fio version":"fio-3.33","jobs":[{job}]}}"#),
+            "timestamp",
+        ),
+        (
+            format!(r#"{{"fio version":"fio-3.33","timestamp":0,"jobs":[{job}]}}"#),
+            "timestamp",
+        ),
+    ] {
+        let err = import_text("n.json", &doc, 0).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("n.json: ") && text.contains(needle),
+            "{text}"
+        );
+    }
+    let ok = format!(r#"{{"fio version":"fio-3.33","timestamp":1700000000,"jobs":[{job}]}}"#);
+    let run = import_text("ok.json", &ok, 0).unwrap().remove(0);
+    assert_eq!(run.finished_unix_ms, 1_700_000_000_000);
+    let err = import_text("h.csv", "# only a comment\nname,file_size\n", 0).unwrap_err();
+    assert!(err.to_string().contains("no bonnie++ CSV line"), "{err}");
+}

@@ -75,3 +75,37 @@ fn migrating_twice_is_harmless() {
     let mut c = Connection::open(&path).unwrap();
     migrate_to(&mut c, LATEST).unwrap();
 }
+
+/// Version 3 marks interrupted runs in a column `history` lists: runs saved before it get
+/// the mark from their stored result, new runs when saved.
+#[test]
+fn interrupted_runs_are_marked_old_and_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    {
+        let mut c = Connection::open(&path).unwrap();
+        migrate_to(&mut c, 2).unwrap();
+        insert_v1_row(&c, "whole");
+        let mut cut = fio_run(2_000);
+        cut.interrupted = true;
+        c.execute(
+            "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label,
+                 target, tool_version, result_schema, result_json) VALUES (2000, 4000, 5000,
+                 'fio', 'cut', '/mnt/pool', 'storbench 0.1.0', 1, ?1)",
+            params![serde_json::to_string(&cut).unwrap()],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let mut new = fio_run(3_000);
+    new.interrupted = true;
+    store.save(&new, &RunMeta::default()).unwrap();
+    store.save(&fio_run(4_000), &RunMeta::default()).unwrap();
+    let marks: Vec<bool> = store
+        .list(&RunFilter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.interrupted)
+        .collect();
+    assert_eq!(marks, [false, true, true, false], "newest first");
+}

@@ -141,7 +141,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
             Ok(run) => run,
             Err(e @ BonnieError::Interrupted { .. }) => {
                 eprintln!("storbench: {e}");
-                return Ok(ExitCode::from(130));
+                return Ok(crate::running::interrupted_code());
             }
             Err(e) => return Err(e.into()),
         };

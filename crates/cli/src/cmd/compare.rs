@@ -77,7 +77,8 @@ pub fn resolve_one(db: &Store, token: &str) -> anyhow::Result<i64> {
 }
 
 /// Loads the runs named by `tokens` (and the baseline, put first when not among them);
-/// returns them with the baseline's index. Naming one run twice is an error.
+/// returns them with the baseline's index. Naming one run twice is an error; an interrupted
+/// run is compared with a warning, since its figures may not be like for like.
 pub fn select_runs(
     db: &Store,
     tokens: &[String],
@@ -106,6 +107,13 @@ pub fn select_runs(
         .iter()
         .map(|&id| db.load(id))
         .collect::<Result<Vec<_>, _>>()?;
+    for r in runs.iter().filter(|r| r.run.interrupted) {
+        eprintln!(
+            "storbench: warning: run {} was {}",
+            r.id,
+            crate::cmd::history::PARTIAL
+        );
+    }
     Ok((runs, base))
 }
 

@@ -40,7 +40,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let mut inv = parse_fio_args(&fio_args, &HostFacts::detect(), &env)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(text) = informational(&inv)? {
-        print!("{text}");
+        crate::running::print_out(&text)?;
         return Ok(ExitCode::SUCCESS);
     }
     for w in &inv.warnings {
@@ -51,7 +51,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         route_network_targets(job)?;
     }
     if let Some(cmd) = &inv.showcmd {
-        print!("{cmd}");
+        crate::running::print_out(cmd)?;
         return Ok(ExitCode::SUCCESS);
     }
     if inv.parse_only {

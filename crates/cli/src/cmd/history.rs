@@ -44,7 +44,10 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
     };
     let path = db_path(store)?;
     if !path.exists() {
-        println!("no runs stored yet ({} does not exist)", path.display());
+        crate::running::print_out(&format!(
+            "no runs stored yet ({} does not exist)\n",
+            path.display()
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let runs = open_store(store)?.list(&filter)?;
@@ -55,9 +58,13 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
         "csv" => csv(&runs),
         _ => table(&runs),
     };
-    print!("{text}");
+    crate::running::print_out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// What an interrupted run's mark means, in history, show, compare and report.
+pub const PARTIAL: &str =
+    "interrupted (Ctrl-C or SIGTERM): its figures cover only the part that ran";
 
 /// Bandwidth in MB/s and IOPS, short; `-` when the run has no such figure.
 fn mbs(v: Option<f64>) -> String {
@@ -95,7 +102,7 @@ fn table(runs: &[RunSummary]) -> String {
             r.id.to_string(),
             format_local(r.started_unix_ms),
             r.meta.label.clone().unwrap_or_else(|| "-".into()),
-            r.mode.clone(),
+            format!("{}{}", r.mode, if r.interrupted { "*" } else { "" }),
             r.target.clone(),
             mbs(h.read_bw),
             mbs(h.write_bw),
@@ -124,6 +131,9 @@ fn table(runs: &[RunSummary]) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    if runs.iter().any(|r| r.interrupted) {
+        out.push_str(&format!("* {PARTIAL}\n"));
+    }
     if runs.iter().any(|r| r.mode == "bonnie") {
         out.push_str("bonnie runs: block read/write as MB/s, random seeks/s as READ IOPS\n");
     }
@@ -145,12 +155,13 @@ fn json_row(r: &RunSummary) -> serde_json::Value {
         "write_bw_bytes": r.headline.write_bw,
         "read_iops": r.headline.read_iops,
         "write_iops": r.headline.write_iops,
+        "interrupted": r.interrupted,
     })
 }
 
 fn csv(runs: &[RunSummary]) -> String {
     let mut out = String::from(
-        "id,started_unix_ms,label,mode,target,read_bw_bytes,write_bw_bytes,read_iops,write_iops,tags\n",
+        "id,started_unix_ms,label,mode,target,read_bw_bytes,write_bw_bytes,read_iops,write_iops,tags,interrupted\n",
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let q = |s: &str| {
@@ -162,7 +173,7 @@ fn csv(runs: &[RunSummary]) -> String {
     };
     for r in runs {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
             r.id,
             r.started_unix_ms,
             q(r.meta.label.as_deref().unwrap_or("")),
@@ -173,6 +184,7 @@ fn csv(runs: &[RunSummary]) -> String {
             opt(r.headline.read_iops),
             opt(r.headline.write_iops),
             q(&r.meta.tags.join(" ")),
+            u8::from(r.interrupted),
         ));
     }
     out

@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use storbench_core::result::{Note, NoteLevel, RunMode};
 use storbench_core::runner::{RunRequest, run};
-use storbench_job::presets::quick::{QuickOptions, TESTS, workload};
+use storbench_engines::DataPath;
+use storbench_job::presets::quick::{QuickOptions, TESTS, check_size, workload};
 use storbench_job::{JobSpec, units};
 use storbench_report::status::EtaMode;
 
@@ -22,12 +23,13 @@ pub struct QuickArgs {
     /// iscsi://host/iqn/lun (default: the current directory).
     pub target: Option<String>,
     /// Size of the test file (fio units: 512M, 1g, 2GiB…).
+    /// At least 1 MiB, in whole MiB.
     #[arg(long, default_value = "1g", value_parser = parse_size)]
     pub size: u64,
     /// Time per test (5, 5s, 1500ms, 1m…).
     #[arg(long, default_value = "5s", value_parser = parse_runtime)]
     pub runtime: Duration,
-    /// IO engine for local targets (default: io_uring, else libaio).
+    /// IO engine for local targets (default: io_uring, else libaio); one that moves data.
     #[arg(long)]
     pub engine: Option<String>,
     /// Use the page cache even where direct I/O works.
@@ -45,10 +47,9 @@ pub struct QuickArgs {
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
-    match units::parse_size(s, 1024)? {
-        0 => Err("the test file needs at least one block".into()),
-        n => Ok(n),
-    }
+    let n = units::parse_size(s, 1024)?;
+    check_size(n)?;
+    Ok(n)
 }
 
 fn parse_runtime(s: &str) -> Result<Duration, String> {
@@ -82,6 +83,9 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         file_name: format!("storbench-quick.{}.tmp", std::process::id()),
         allow_destructive: args.allow_destructive,
     };
+    let local_file = (!plan.device && engine_for_url(&target).is_none())
+        .then(|| std::path::Path::new(&target).join(&options.file_name));
+    let _test_file = TestFileGuard::new(local_file)?;
     let wl = workload(&options);
     let req = RunRequest {
         workload: &wl,
@@ -130,14 +134,43 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         );
     }
     let mut out = std::io::stdout();
-    if args.json {
-        storbench_report::quick::render_json(&run, &mut out)?;
+    let shown = if args.json {
+        storbench_report::quick::render_json(&run, &mut out)
     } else {
-        storbench_report::quick::render(&run, &mut out)?;
-    }
+        storbench_report::quick::render(&run, &mut out)
+    };
+    // Saved even when stdout's reader has gone (`| head`): the measurement is not lost.
     crate::cmd::save::save_run(store, &run)?;
+    shown?;
     crate::running::report_job_errors(&run);
     Ok(exit_code(&run))
+}
+
+/// Removes quick's local test file when `run_quick` returns by any path, should the runner
+/// not have (an engine error after the file was made, a failed report or save). The name
+/// holds our pid and was free when the guard was made, so the file can only be ours.
+struct TestFileGuard(Option<std::path::PathBuf>);
+
+impl TestFileGuard {
+    fn new(path: Option<std::path::PathBuf>) -> anyhow::Result<TestFileGuard> {
+        if let Some(p) = &path
+            && p.symlink_metadata().is_ok()
+        {
+            bail!(
+                "{} already exists; remove it first (storbench creates only new files)",
+                p.display()
+            );
+        }
+        Ok(TestFileGuard(path))
+    }
+}
+
+impl Drop for TestFileGuard {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// How the quick run reaches its target.
@@ -150,6 +183,7 @@ struct TargetPlan {
 }
 
 fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
+    check_engine(target, args.engine.as_deref())?;
     if let Some(engine) = engine_for_url(target) {
         return Ok(TargetPlan {
             device: engine == "libiscsi",
@@ -197,6 +231,32 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
         direct: direct_ok,
         buffered_reason,
     })
+}
+
+/// Refuses an `--engine` that moves no data on this kind of target (null, the metadata
+/// engines, a local engine for a URL): quick would print rates of IOs that never happened.
+fn check_engine(target: &str, engine: Option<&str>) -> anyhow::Result<()> {
+    let Some(engine) = engine else {
+        return Ok(());
+    };
+    let (path, kind) = match engine_for_url(target) {
+        Some("nfs") => (DataPath::Nfs, "an nfs:// target"),
+        Some(_) => (DataPath::Iscsi, "an iscsi:// target"),
+        None => (DataPath::Local, "a local directory or device"),
+    };
+    let def = storbench_engines::find(engine);
+    if def.is_some_and(|d| d.data == path) {
+        return Ok(());
+    }
+    let why = match def {
+        None => "is not an engine storbench has",
+        Some(d) if d.data == DataPath::None => "moves no data, so quick cannot measure it",
+        Some(_) => "does not reach this kind of target",
+    };
+    bail!(
+        "--engine {engine} {why}; for {kind} quick can use: {}",
+        storbench_engines::data_engines(path).join(", ")
+    )
 }
 
 /// io_uring when this kernel lets us use it, else libaio.

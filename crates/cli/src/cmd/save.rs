@@ -34,9 +34,23 @@ pub fn open_existing_store(store: &StoreArgs) -> anyhow::Result<Store> {
     Ok(Store::open(path)?)
 }
 
-/// Rejects a `--label` that `compare` would read as a run id; call before a long run so
-/// the save at its end cannot fail on it.
+/// Rejects a `--label` that `compare` would read as a run id, and blank labels and tags
+/// (fio's own flags bypass clap); call before a long run so the save at its end cannot fail
+/// on it.
 pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
+    if store
+        .label
+        .iter()
+        .chain(&store.tags)
+        .any(|t| t.trim().is_empty())
+    {
+        let flag = if store.label.as_ref().is_some_and(|l| l.trim().is_empty()) {
+            "--label"
+        } else {
+            "--tag"
+        };
+        anyhow::bail!("{flag} is empty: an empty or blank text cannot find a run again");
+    }
     if let Some(l) = &store.label
         && l.trim_start_matches('#').parse::<i64>().is_ok()
     {

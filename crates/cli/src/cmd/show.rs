@@ -60,6 +60,9 @@ fn heading(s: &StoredRun) -> String {
         parts.push(format!("tags {}", s.meta.tags.join(", ")));
     }
     parts.push(format_local(s.run.started_unix_ms));
+    if s.run.interrupted {
+        parts.push("INTERRUPTED (partial)".into());
+    }
     if !s.run.command_line.is_empty() {
         parts.push(s.run.command_line.join(" "));
     }

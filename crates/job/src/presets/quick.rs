@@ -48,6 +48,24 @@ pub const TESTS: [QuickTest; 4] = [
     },
 ];
 
+/// Checks that a test file of `size` bytes holds whole blocks of every test: at least one
+/// of the largest block and a multiple of it (all block sizes are powers of two), since a
+/// shorter last IO would be counted under the test's block-size label.
+pub fn check_size(size: u64) -> Result<(), String> {
+    let block = TESTS.iter().map(|t| t.bs).max().unwrap_or(1);
+    let fits = TESTS
+        .iter()
+        .all(|t| size >= t.bs && size.is_multiple_of(t.bs));
+    if fits {
+        return Ok(());
+    }
+    let mib = block >> 20;
+    Err(format!(
+        "the test file must be at least {mib} MiB and a whole number of {mib} MiB blocks \
+         (its SEQ1M tests move {mib} MiB per IO)"
+    ))
+}
+
 /// What the user chose.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuickOptions {
@@ -178,6 +196,17 @@ mod tests {
         assert_eq!(w.jobs[4].iodepth, 32);
         assert_eq!(w.jobs[4].rw.kind, RwKind::RandRead);
         assert!(w.jobs[5].end_fsync && !w.jobs[4].end_fsync);
+    }
+
+    #[test]
+    fn sizes_must_hold_whole_1m_blocks() {
+        for ok in [1 << 20, 8 << 20, 1 << 30] {
+            assert_eq!(check_size(ok), Ok(()));
+        }
+        for bad in [0, 3 << 10, 4096, (1 << 20) - 4096, (3 << 20) / 2] {
+            let e = check_size(bad).unwrap_err();
+            assert!(e.contains("at least 1 MiB"), "{e}");
+        }
     }
 
     #[test]

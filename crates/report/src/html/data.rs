@@ -201,10 +201,12 @@ fn sources_of(run: &RunResult) -> Vec<Source> {
                     continue;
                 }
                 let test = unique_name(out.iter().map(|s| s.test.as_str()), &name);
-                let lat = if dir.clat.samples > 0 {
-                    dir.clat
-                } else {
+                // quick's rows are total latency (see quick.rs); fio's entries are clat.
+                let total_first = run.mode == RunMode::Quick && dir.lat.samples > 0;
+                let lat = if total_first || dir.clat.samples == 0 {
                     dir.lat
+                } else {
+                    dir.clat
                 };
                 let points = job.timeline.iter().map(|p| project(p, d)).collect();
                 out.push(Source { test, lat, points });

@@ -84,6 +84,7 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
         .get("fio version")
         .and_then(Value::as_str)
         .ok_or("no \"fio version\" key: not fio JSON output")?;
+    // fio always writes both; without them the run would sort as 1970 in the history.
     let finished = root
         .get("timestamp_ms")
         .and_then(Value::as_u64)
@@ -92,10 +93,14 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
                 .and_then(Value::as_u64)
                 .map(|s| s.saturating_mul(1000))
         })
-        .unwrap_or(0);
+        .filter(|&ms| ms > 0)
+        .ok_or("no usable \"timestamp\" or \"timestamp_ms\" (fio writes both): cannot date the run; is the file complete?")?;
     let mut run = empty_run(RunMode::Fio, version.to_string(), finished);
     run.global_options = string_pairs(root.get("global options"));
     let jobs = job_values(root)?;
+    if jobs.is_empty() {
+        return Err("no jobs: nothing to import".into());
+    }
     let mut groups: BTreeMap<u32, Vec<JobResult>> = BTreeMap::new();
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
@@ -112,6 +117,13 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
         .map(|j| j.elapsed_ms)
         .max()
         .unwrap_or(0);
+    let did_io = groups
+        .values()
+        .flatten()
+        .any(|j| j.dirs.iter().any(|d| d.total_ios > 0) || j.sync.total_ios > 0);
+    if !did_io {
+        return Err("no job did any IO: nothing measured to import".into());
+    }
     run.started_unix_ms = finished.saturating_sub(longest);
     run.groups = groups
         .into_iter()

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use storbench_core::result::RunResult;
+use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
@@ -66,9 +66,32 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The run's result, or its error with the warnings about what it left behind printed
+/// first (a set-up error may come after a file was created that could not be removed).
+pub fn finished(
+    result: Result<RunResult, storbench_core::runner::RunError>,
+) -> anyhow::Result<RunResult> {
+    match result {
+        Ok(run) => Ok(run),
+        Err(e) => {
+            warn_leftovers(&e.notes);
+            Err(anyhow::anyhow!("{}", e.error))
+        }
+    }
+}
+
+/// Says on stderr which files the run created and could not remove (the notes block has
+/// them too, but stdout may be JSON or a file): the user has to remove them by hand.
+pub fn warn_leftovers(notes: &[Note]) {
+    for n in notes.iter().filter(|n| n.code == "warn.cleanup") {
+        eprintln!("storbench: warning: {}", n.message);
+    }
+}
+
 /// Says on stderr why jobs stopped early (the report has it too, but stdout may be a file
 /// or JSON): one line per distinct error.
 pub fn report_job_errors(run: &RunResult) {
+    warn_leftovers(&run.notes);
     let mut seen: Vec<String> = Vec::new();
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
         if job.error == 0 {

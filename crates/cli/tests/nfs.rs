@@ -229,3 +229,57 @@ fn bonnie_runs_on_an_export_and_cleans_up() {
     let left: Vec<_> = fs::read_dir(g.export_dir().join("b")).unwrap().collect();
     assert!(left.is_empty(), "files left on the export: {left:?}");
 }
+
+/// QA: a server that dies for good mid-run used to leave stdout empty, say only that the
+/// reconnect's MOUNT was refused, and leave the test file on the export unmentioned.
+#[test]
+fn a_server_lost_mid_quick_keeps_finished_tests_and_names_the_leftover_file() {
+    let Some(mut g) = server() else { return };
+    let url = format!("{}&reconnect=1", g.url(""));
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "8m", "--runtime", "1s"])
+        .args(["--eta", "never", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past the first test (lay-out and one second of reads), into the second.
+    std::thread::sleep(std::time::Duration::from_millis(1700));
+    g.crash();
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // Default timeout=30: a call on the given-up connection must not wait for it.
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("SEQ1M Q8T1") && l.contains("read")),
+        "finished tests not printed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("connection") && stderr.contains("lost"),
+        "the loss is not named:\n{stderr}"
+    );
+    let left: Vec<String> = fs::read_dir(g.export_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("warning") && l.contains(&left[0]))
+        .unwrap_or_else(|| panic!("no warning names {}:\n{stderr}", left[0]));
+    assert!(warning.contains("could not remove"), "{warning}");
+    for line in stderr.lines() {
+        assert!(!line.contains("panicked"), "{stderr}");
+    }
+}

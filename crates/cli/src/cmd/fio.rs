@@ -143,7 +143,7 @@ fn execute(
         observer.finish();
         r
     };
-    let run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let run = crate::running::finished(result)?;
     render_many(&run, &formats, &FioOpts::default(), out.as_mut())?;
     out.flush()?;
     crate::cmd::save::save_run(store, &run)?;

@@ -112,7 +112,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         observer.finish();
         r
     };
-    let mut run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut run = crate::running::finished(result)?;
     // History lists the target the user named, not the temporary test file in it.
     if let Some(env) = &mut run.environment {
         for t in &mut env.targets {

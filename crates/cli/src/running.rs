@@ -7,6 +7,7 @@ use anyhow::bail;
 use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
+use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).
 pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
@@ -22,6 +23,52 @@ pub fn engine_for_url(target: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Checks an `nfs://` URL as the user typed it, before storbench joins its own file names
+/// to it, so that errors quote that URL and name the export asked for: it must parse and
+/// name an export, and a directory (where storbench creates files) must mount, which is
+/// tried once here (MOUNT, then UMNT).
+pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
+    let parsed = NfsUrl::parse(url)?;
+    let rest = &url["nfs://".len()..];
+    if !rest
+        .trim_start_matches(|c| c != '/' && c != '?')
+        .starts_with('/')
+    {
+        bail!(
+            "no export path in URL {url}: write nfs://host/export (nfs://host/ for a server \
+             that exports /)"
+        );
+    }
+    if directory {
+        Client::mount(&parsed).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
+    }
+    Ok(())
+}
+
+/// [`check_nfs_target`] for every NFS URL a fio job names (each checked once).
+pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
+    let mut checked: Vec<(&str, bool)> = Vec::new();
+    for job in jobs {
+        let files = job.filenames.iter().map(|f| (f.as_str(), false));
+        let dirs = job.directories.iter().map(|d| (d.as_str(), true));
+        let base = options_value(job, "nfs_url").map(|u| (u, true));
+        for (url, dir) in files.chain(dirs).chain(base) {
+            if NfsUrl::is_nfs(url) && !checked.contains(&(url, dir)) {
+                check_nfs_target(url, dir)?;
+                checked.push((url, dir));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn options_value<'j>(job: &'j JobSpec, key: &str) -> Option<&'j str> {
+    job.engine_options
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Makes jobs that name a network URL use the matching engine: when the job left the

@@ -126,6 +126,10 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     args.refuse_unsupported()?;
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
+    // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
+    if let (Target::Nfs(_), Some(dir)) = (&cfg.target, &args.dir) {
+        crate::running::check_nfs_target(dir, true)?;
+    }
     let store = &enter_target_dir(&mut cfg, store)?;
     storbench_core::stop::install_handlers();
     let mut stdout = io::stdout();

@@ -57,6 +57,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     if inv.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    crate::running::check_nfs_targets(&inv.workload.jobs)?;
     execute(inv, &own.store, std::env::args().collect())
 }
 

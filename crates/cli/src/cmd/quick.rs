@@ -151,6 +151,9 @@ struct TargetPlan {
 
 fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     if let Some(engine) = engine_for_url(target) {
+        if engine == "nfs" {
+            crate::running::check_nfs_target(target, true)?;
+        }
         return Ok(TargetPlan {
             device: engine == "libiscsi",
             engine: engine.into(),

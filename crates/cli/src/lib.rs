@@ -76,6 +76,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("invalid arguments");
+            let first = storbench_core::redact::text(first);
             eprintln!("storbench: {}", first.trim_start_matches("error: "));
             return ExitCode::from(2);
         }
@@ -87,7 +88,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("storbench: {e:#}");
+            // Errors may quote a URL as typed, CHAP secret included.
+            eprintln!(
+                "storbench: {}",
+                storbench_core::redact::text(&format!("{e:#}"))
+            );
             ExitCode::FAILURE
         }
     }

@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
+use storbench_core::redact;
 use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
@@ -122,16 +123,22 @@ pub fn finished(
         Ok(run) => Ok(run),
         Err(e) => {
             warn_leftovers(&e.notes);
-            Err(anyhow::anyhow!("{}", e.error))
+            Err(anyhow::anyhow!("{}", redact::text(&e.error.message)))
         }
     }
+}
+
+/// Masks the secrets (CHAP passwords of iSCSI URLs) in every string of a finished run,
+/// before anything prints, saves or renders it.
+pub fn redact_run(run: &mut RunResult) -> anyhow::Result<()> {
+    redact::run(run).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Says on stderr which files the run created and could not remove (the notes block has
 /// them too, but stdout may be JSON or a file): the user has to remove them by hand.
 pub fn warn_leftovers(notes: &[Note]) {
     for n in notes.iter().filter(|n| n.code == "warn.cleanup") {
-        eprintln!("storbench: warning: {}", n.message);
+        eprintln!("storbench: warning: {}", redact::text(&n.message));
     }
 }
 

@@ -150,6 +150,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
             Err(e) => return Err(e.into()),
         };
         run.command_line = std::env::args().collect();
+        crate::running::redact_run(&mut run)?;
         print_run(&cfg, &run, args.format, &mut stdout)?;
         save_run(store, &run)?;
     }

@@ -90,7 +90,8 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         always_remove_created: true,
     };
     eprintln!(
-        "storbench quick: {target} — {} {}, {} per test, {} IO",
+        "storbench quick: {} — {} {}, {} per test, {} IO",
+        storbench_core::redact::text(&target),
         human_bytes(args.size),
         if plan.device {
             "at the start of the device (its data is overwritten)"
@@ -119,6 +120,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
             t.target.clone_from(&target);
         }
     }
+    crate::running::redact_run(&mut run)?;
     if let Some(why) = &plan.buffered_reason {
         run.notes.insert(
             0,

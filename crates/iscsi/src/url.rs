@@ -68,7 +68,11 @@ impl Url {
             Some((u, h)) => (Some(u), h),
             None => (None, authority),
         };
-        let (host, port) = split_host_port(hostport).ok_or_else(|| bad("bad host or port"))?;
+        let (host, port) = split_host_port(hostport).ok_or_else(|| {
+            bad(&format!(
+                "bad host or port {hostport:?}: a host name or address, and a port from 1 to 65535"
+            ))
+        })?;
         let (target, lun) = split_path(path).ok_or_else(|| bad("the LUN must be a number"))?;
         let mut url = Url {
             host,
@@ -290,6 +294,9 @@ mod tests {
         ] {
             let e = Url::parse(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
+            if bad.contains("99999") {
+                assert!(e.contains("\"h:99999\"") && e.contains("1 to 65535"), "{e}");
+            }
             assert!(!e.contains("pw"), "{e}");
         }
     }

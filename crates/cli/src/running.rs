@@ -26,6 +26,32 @@ pub fn engine_for_url(target: &str) -> Option<&'static str> {
     }
 }
 
+/// Refuses a target written as a URL (`scheme://…` or `scheme:/…`) of a kind storbench
+/// cannot reach, instead of taking it for a local path; a local path that exists (a
+/// directory named `foo:`) is still a path.
+pub fn check_scheme(target: &str) -> anyhow::Result<()> {
+    let Some((scheme, rest)) = target.split_once(':') else {
+        return Ok(());
+    };
+    let is_scheme = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme || !rest.starts_with('/') || engine_for_url(target).is_some() {
+        return Ok(());
+    }
+    if std::path::Path::new(target).exists() {
+        return Ok(());
+    }
+    bail!(
+        "unsupported URL scheme {scheme:?} in {target}: use a path, nfs://host/export or \
+         iscsi://host/iqn/lun"
+    );
+}
+
 /// Checks an `nfs://` URL as the user typed it, before storbench joins its own file names
 /// to it, so that errors quote that URL and name the export asked for: it must parse and
 /// name an export, and a directory (where storbench creates files) must mount, which is
@@ -48,7 +74,8 @@ pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [`check_nfs_target`] for every NFS URL a fio job names (each checked once).
+/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] for every
+/// NFS URL (each checked once).
 pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     let mut checked: Vec<(&str, bool)> = Vec::new();
     for job in jobs {
@@ -56,6 +83,7 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
         let dirs = job.directories.iter().map(|d| (d.as_str(), true));
         let base = options_value(job, "nfs_url").map(|u| (u, true));
         for (url, dir) in files.chain(dirs).chain(base) {
+            check_scheme(url)?;
             if NfsUrl::is_nfs(url) && !checked.contains(&(url, dir)) {
                 check_nfs_target(url, dir)?;
                 checked.push((url, dir));

@@ -203,6 +203,51 @@ fn a_job_that_cannot_start_after_others_ran_keeps_their_results() {
     assert!(common::entries(&small.point).is_empty());
 }
 
+/// QA: URLs of unknown schemes were taken for local paths (`target http://…: No such file
+/// or directory`); a local directory whose name merely looks like one still works.
+#[test]
+fn unknown_url_schemes_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, scheme) in [
+        ("http://127.0.0.1/export", "http"),
+        ("nfsx://127.0.0.1/export", "nfsx"),
+        ("nfs:/127.0.0.1/export", "nfs"),
+    ] {
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["quick", "--size", "1m", target, "--no-save"]);
+        let line = Run::of(&mut c).one_error_line();
+        let want = format!("unsupported URL scheme \"{scheme}\" in {target}: use a path, nfs://");
+        assert_names(&line, &[&want]);
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["bonnie", "-d", target, "--no-save"]);
+        assert_names(&Run::of(&mut c).one_error_line(), &[&want]);
+        // fio splits directory= at a single ':' (its list separator), as fio does.
+        if target.contains("://") {
+            let line = fio_error(
+                dir.path(),
+                &format!("--name=j --ioengine=null --size=1m --directory={target}"),
+            );
+            assert_names(&line, &[&want]);
+        }
+    }
+    let odd = dir.path().join("foo:");
+    std::fs::create_dir_all(odd.join("bar")).unwrap();
+    let mut c = storbench();
+    c.current_dir(dir.path()).args([
+        "quick",
+        "--size",
+        "1m",
+        "--runtime",
+        "100ms",
+        "--no-save",
+        "foo:/bar",
+    ]);
+    Run::of(&mut c).ok();
+    assert!(common::entries(&odd.join("bar")).is_empty());
+}
+
 /// io_uring refused by the kernel (as with kernel.io_uring_disabled=2), simulated for the
 /// child only with a seccomp filter: an explicit io_uring job fails with one line, quick
 /// falls back to libaio.

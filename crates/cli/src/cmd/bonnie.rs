@@ -124,6 +124,9 @@ impl BonnieArgs {
 
 pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     args.refuse_unsupported()?;
+    if let Some(dir) = &args.dir {
+        crate::running::check_scheme(dir)?;
+    }
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
     // As typed (the target has lost a trailing slash: nfs://host/ names the export /).

@@ -152,6 +152,7 @@ struct TargetPlan {
 }
 
 fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
+    crate::running::check_scheme(target)?;
     if let Some(engine) = engine_for_url(target) {
         if engine == "nfs" {
             crate::running::check_nfs_target(target, true)?;

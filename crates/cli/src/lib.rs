@@ -77,7 +77,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            eprintln!("storbench: {}", one_line_error(&e));
+            eprintln!(
+                "storbench: {}",
+                storbench_core::redact::text(&one_line_error(&e))
+            );
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -91,7 +94,11 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         // of SIGPIPE quietly, which a shell sees as 128+13.
         Err(e) if running::is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
-            eprintln!("storbench: {e:#}");
+            // Errors may quote a URL as typed, CHAP secret included.
+            eprintln!(
+                "storbench: {}",
+                storbench_core::redact::text(&format!("{e:#}"))
+            );
             ExitCode::FAILURE
         }
     }

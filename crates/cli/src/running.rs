@@ -4,9 +4,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use storbench_core::result::RunResult;
+use storbench_core::redact;
+use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
+use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).
 pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
@@ -22,6 +24,80 @@ pub fn engine_for_url(target: &str) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Refuses a target written as a URL (`scheme://…` or `scheme:/…`) of a kind storbench
+/// cannot reach, instead of taking it for a local path; a local path that exists (a
+/// directory named `foo:`) is still a path.
+pub fn check_scheme(target: &str) -> anyhow::Result<()> {
+    let Some((scheme, rest)) = target.split_once(':') else {
+        return Ok(());
+    };
+    let is_scheme = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !is_scheme || !rest.starts_with('/') || engine_for_url(target).is_some() {
+        return Ok(());
+    }
+    if std::path::Path::new(target).exists() {
+        return Ok(());
+    }
+    bail!(
+        "unsupported URL scheme {scheme:?} in {target}: use a path, nfs://host/export or \
+         iscsi://host/iqn/lun"
+    );
+}
+
+/// Checks an `nfs://` URL as the user typed it, before storbench joins its own file names
+/// to it, so that errors quote that URL and name the export asked for: it must parse and
+/// name an export, and a directory (where storbench creates files) must mount, which is
+/// tried once here (MOUNT, then UMNT).
+pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
+    let parsed = NfsUrl::parse(url)?;
+    let rest = &url["nfs://".len()..];
+    if !rest
+        .trim_start_matches(|c| c != '/' && c != '?')
+        .starts_with('/')
+    {
+        bail!(
+            "no export path in URL {url}: write nfs://host/export (nfs://host/ for a server \
+             that exports /)"
+        );
+    }
+    if directory {
+        Client::mount(&parsed).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
+    }
+    Ok(())
+}
+
+/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] for every
+/// NFS URL (each checked once).
+pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
+    let mut checked: Vec<(&str, bool)> = Vec::new();
+    for job in jobs {
+        let files = job.filenames.iter().map(|f| (f.as_str(), false));
+        let dirs = job.directories.iter().map(|d| (d.as_str(), true));
+        let base = options_value(job, "nfs_url").map(|u| (u, true));
+        for (url, dir) in files.chain(dirs).chain(base) {
+            check_scheme(url)?;
+            if NfsUrl::is_nfs(url) && !checked.contains(&(url, dir)) {
+                check_nfs_target(url, dir)?;
+                checked.push((url, dir));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn options_value<'j>(job: &'j JobSpec, key: &str) -> Option<&'j str> {
+    job.engine_options
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Makes jobs that name a network URL use the matching engine: when the job left the
@@ -66,9 +142,38 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The run's result, or its error with the warnings about what it left behind printed
+/// first (a set-up error may come after a file was created that could not be removed).
+pub fn finished(
+    result: Result<RunResult, storbench_core::runner::RunError>,
+) -> anyhow::Result<RunResult> {
+    match result {
+        Ok(run) => Ok(run),
+        Err(e) => {
+            warn_leftovers(&e.notes);
+            Err(anyhow::anyhow!("{}", redact::text(&e.error.message)))
+        }
+    }
+}
+
+/// Masks the secrets (CHAP passwords of iSCSI URLs) in every string of a finished run,
+/// before anything prints, saves or renders it.
+pub fn redact_run(run: &mut RunResult) -> anyhow::Result<()> {
+    redact::run(run).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Says on stderr which files the run created and could not remove (the notes block has
+/// them too, but stdout may be JSON or a file): the user has to remove them by hand.
+pub fn warn_leftovers(notes: &[Note]) {
+    for n in notes.iter().filter(|n| n.code == "warn.cleanup") {
+        eprintln!("storbench: warning: {}", redact::text(&n.message));
+    }
+}
+
 /// Says on stderr why jobs stopped early (the report has it too, but stdout may be a file
 /// or JSON): one line per distinct error.
 pub fn report_job_errors(run: &RunResult) {
+    warn_leftovers(&run.notes);
     let mut seen: Vec<String> = Vec::new();
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
         if job.error == 0 {

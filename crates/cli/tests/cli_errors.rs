@@ -183,6 +183,89 @@ fn no_space_while_laying_out() {
     assert!(common::entries(&small.point).is_empty());
 }
 
+/// QA: a later job that cannot start (here ENOSPC while laying out its file, after the
+/// first job ran) used to discard the finished job's results; now they are printed, the
+/// failed job carries the error, the exit code says so, and unlink=1 still removes both.
+#[test]
+fn a_job_that_cannot_start_after_others_ran_keeps_their_results() {
+    if !root_or_skip("mounting a small tmpfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let small = Mount::new("tmpfs", "e2e-small", &dir.path().join("small"), "size=4m");
+    let target = small.point.to_str().unwrap();
+    let run = sb_fio(
+        dir.path(),
+        &words(&format!(
+            "--ioengine=psync --unlink=1 --directory={target} --output-format=json \
+             --name=a --size=1m --rw=write --name=b --stonewall --size=8m --rw=read"
+        )),
+    );
+    assert_eq!(run.code, Some(1), "{}\n{}", run.stdout, run.stderr);
+    common::assert_no_panic(&run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{}", run.stdout);
+    assert_eq!(
+        (&jobs[0]["jobname"], &jobs[0]["error"]),
+        (&"a".into(), &0.into())
+    );
+    assert_eq!(jobs[0]["write"]["io_bytes"], 1 << 20);
+    assert_eq!(jobs[1]["error"], libc::ENOSPC);
+    assert!(
+        run.stderr.contains("b: could not start") && run.stderr.contains("No space left"),
+        "{}",
+        run.stderr
+    );
+    assert!(common::entries(&small.point).is_empty());
+}
+
+/// QA: URLs of unknown schemes were taken for local paths (`target http://…: No such file
+/// or directory`); a local directory whose name merely looks like one still works.
+#[test]
+fn unknown_url_schemes_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, scheme) in [
+        ("http://127.0.0.1/export", "http"),
+        ("nfsx://127.0.0.1/export", "nfsx"),
+        ("nfs:/127.0.0.1/export", "nfs"),
+    ] {
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["quick", "--size", "1m", target, "--no-save"]);
+        let line = Run::of(&mut c).one_error_line();
+        let want = format!("unsupported URL scheme \"{scheme}\" in {target}: use a path, nfs://");
+        assert_names(&line, &[&want]);
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["bonnie", "-d", target, "--no-save"]);
+        assert_names(&Run::of(&mut c).one_error_line(), &[&want]);
+        // fio splits directory= at a single ':' (its list separator), as fio does.
+        if target.contains("://") {
+            let line = fio_error(
+                dir.path(),
+                &format!("--name=j --ioengine=null --size=1m --directory={target}"),
+            );
+            assert_names(&line, &[&want]);
+        }
+    }
+    let odd = dir.path().join("foo:");
+    std::fs::create_dir_all(odd.join("bar")).unwrap();
+    let mut c = storbench();
+    c.current_dir(dir.path()).args([
+        "quick",
+        "--size",
+        "1m",
+        "--runtime",
+        "100ms",
+        "--no-save",
+        "foo:/bar",
+    ]);
+    Run::of(&mut c).ok();
+    assert!(common::entries(&odd.join("bar")).is_empty());
+}
+
 /// io_uring refused by the kernel (as with kernel.io_uring_disabled=2), simulated for the
 /// child only with a seccomp filter: an explicit io_uring job fails with one line, quick
 /// falls back to libaio.

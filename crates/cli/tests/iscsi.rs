@@ -245,3 +245,81 @@ fn ctrl_c_mid_run_logs_the_session_out() {
     assert!(run.stdout.contains("interrupted"), "{}", run.stdout);
     lab.assert_no_session_left();
 }
+
+/// QA: CHAP secrets typed in the URL (`user%secret@`, mutual `target_password=`) reached the
+/// saved command line and target, so `history`, `show`, the HTML report and the database
+/// file carried them; URL errors showed the mutual secret.
+#[test]
+fn chap_secrets_are_never_printed_saved_or_rendered() {
+    const SECRETS: [&str; 2] = ["InitSecr3t1234", "TgtSecr3t56789"];
+    let Some(mut lab) = lab() else { return };
+    lab.tgtd.require_chap(1, "alice", SECRETS[0]).unwrap();
+    lab.tgtd.mutual_chap(1, "bob", SECRETS[1]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let url = format!(
+        "iscsi://alice%{}@{}/{IQN}/1?target_user=bob&target_password={}",
+        SECRETS[0],
+        lab.tgtd.portal(),
+        SECRETS[1]
+    );
+    let sb = |args: &[&str]| {
+        let out = Command::cargo_bin("storbench")
+            .unwrap()
+            .env("STORBENCH_DB", &db)
+            .args(args)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), all)
+    };
+    let clean = |what: &str, text: &str| {
+        for s in SECRETS {
+            assert!(!text.contains(s), "{what} shows a secret:\n{text}");
+        }
+    };
+    let (ok, text) = sb(&["quick", "--runtime=300ms", "--size=8M", &url]);
+    assert!(ok, "{text}");
+    clean("quick", &text);
+    let fio_file = format!("--filename={url}");
+    let (ok, text) = sb(&[
+        "fio",
+        "--name=j",
+        "--rw=read",
+        "--bs=64k",
+        "--size=1M",
+        &fio_file,
+    ]);
+    assert!(ok, "{text}");
+    clean("fio", &text);
+    for args in [
+        &["history"][..],
+        &["show", "1"],
+        &["show", "2", "--format", "json"],
+    ] {
+        let (ok, text) = sb(args);
+        assert!(ok, "{args:?}: {text}");
+        clean(&format!("{args:?}"), &text);
+    }
+    let html = dir.path().join("r.html");
+    let (ok, text) = sb(&["report", "1", "2", "-o", html.to_str().unwrap()]);
+    assert!(ok, "{text}");
+    clean("the HTML report", &std::fs::read_to_string(&html).unwrap());
+    // The database and its write-ahead log, byte for byte.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        clean(&path.display().to_string(), &bytes);
+    }
+    // A URL error names the URL without its secrets.
+    let bad = url.replace(&format!("{IQN}/1"), &format!("{IQN}/x"));
+    let (ok, text) = sb(&["--no-save", "quick", &bad]);
+    assert!(!ok && text.contains("LUN"), "{text}");
+    clean("a URL error", &text);
+    lab.assert_no_session_left();
+}

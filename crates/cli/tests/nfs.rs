@@ -229,3 +229,150 @@ fn bonnie_runs_on_an_export_and_cleans_up() {
     let left: Vec<_> = fs::read_dir(g.export_dir().join("b")).unwrap().collect();
     assert!(left.is_empty(), "files left on the export: {left:?}");
 }
+
+/// QA: a server that dies for good mid-run used to leave stdout empty, say only that the
+/// reconnect's MOUNT was refused, and leave the test file on the export unmentioned.
+#[test]
+fn a_server_lost_mid_quick_keeps_finished_tests_and_names_the_leftover_file() {
+    let Some(mut g) = server() else { return };
+    let url = format!("{}&reconnect=1", g.url(""));
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "8m", "--runtime", "1s"])
+        .args(["--eta", "never", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Past the first test (lay-out and one second of reads), into the second.
+    std::thread::sleep(std::time::Duration::from_millis(1700));
+    g.crash();
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // Default timeout=30: a call on the given-up connection must not wait for it.
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("SEQ1M Q8T1") && l.contains("read")),
+        "finished tests not printed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("connection") && stderr.contains("lost"),
+        "the loss is not named:\n{stderr}"
+    );
+    let left: Vec<String> = fs::read_dir(g.export_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("warning") && l.contains(&left[0]))
+        .unwrap_or_else(|| panic!("no warning names {}:\n{stderr}", left[0]));
+    assert!(warning.contains("could not remove"), "{warning}");
+    for line in stderr.lines() {
+        assert!(!line.contains("panicked"), "{stderr}");
+    }
+}
+
+/// The one error line of a failed `storbench <args>` (besides quick's banner).
+fn error_line(args: &[&str]) -> String {
+    let out = storbench()
+        .args(args)
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("storbench quick: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    lines[0].to_string()
+}
+
+/// QA: URL errors named quick's temp file (`cannot resolve NFS server storbench-quick.N.tmp`,
+/// `MOUNT /nope/storbench-quick.N.tmp`) or bonnie's and fio's generated names instead of
+/// the URL the user typed and the export asked for.
+#[test]
+fn url_errors_quote_the_url_as_typed() {
+    let Some(g) = server() else { return };
+    let (p, m) = (g.nfs_port, g.mount_port);
+    let no_path = format!("nfs://127.0.0.1:{p}?mountport={m}");
+    let nope = format!("nfs://127.0.0.1:{p}/nope?mountport={m}");
+    let bad_port = format!("nfs://127.0.0.1:99999/export?mountport={m}");
+    let dir = |u: &str| format!("--directory={u}");
+    let fio = ["fio", "--name=j", "--rw=write", "--size=1m"];
+    let cases: Vec<(Vec<String>, Vec<String>)> = vec![
+        (
+            vec!["quick".into(), "nfs://".into()],
+            vec!["\"nfs://\"".into()],
+        ),
+        (
+            vec!["quick".into(), no_path.clone()],
+            vec![format!("no export path in URL {no_path}")],
+        ),
+        (
+            vec!["quick".into(), nope.clone()],
+            vec!["MOUNT /nope ".into()],
+        ),
+        (
+            vec!["quick".into(), bad_port.clone()],
+            vec![format!("{bad_port:?}"), "bad port".into()],
+        ),
+        (
+            vec!["bonnie".into(), "-d".into(), nope.clone()],
+            vec!["MOUNT /nope ".into()],
+        ),
+        (
+            vec!["bonnie".into(), "-d".into(), no_path.clone()],
+            vec!["no export path".into()],
+        ),
+        (
+            fio.iter()
+                .map(|s| s.to_string())
+                .chain([dir(&nope)])
+                .collect(),
+            vec!["MOUNT /nope ".into()],
+        ),
+        (
+            fio.iter()
+                .map(|s| s.to_string())
+                .chain([dir(&bad_port)])
+                .collect(),
+            vec![format!("{bad_port:?}")],
+        ),
+        (
+            fio.iter()
+                .map(|s| s.to_string())
+                .chain([format!("--filename={no_path}")])
+                .collect(),
+            vec!["no export path".into()],
+        ),
+    ];
+    for (args, needles) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let line = error_line(&args);
+        for n in &needles {
+            assert!(
+                line.contains(n.as_str()),
+                "{args:?}: {n:?} missing from: {line}"
+            );
+        }
+        for generated in ["storbench-quick", "Bonnie", "j.0.0"] {
+            assert!(!line.contains(generated), "{args:?}: {line}");
+        }
+    }
+    assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}

@@ -23,6 +23,7 @@ pub mod offsets;
 pub mod plan;
 pub mod progress;
 pub mod rate;
+pub mod redact;
 pub mod result;
 pub mod rng;
 pub mod runner;

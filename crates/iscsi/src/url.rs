@@ -68,7 +68,11 @@ impl Url {
             Some((u, h)) => (Some(u), h),
             None => (None, authority),
         };
-        let (host, port) = split_host_port(hostport).ok_or_else(|| bad("bad host or port"))?;
+        let (host, port) = split_host_port(hostport).ok_or_else(|| {
+            bad(&format!(
+                "bad host or port {hostport:?}: a host name or address, and a port from 1 to 65535"
+            ))
+        })?;
         let (target, lun) = split_path(path).ok_or_else(|| bad("the LUN must be a number"))?;
         let mut url = Url {
             host,
@@ -202,15 +206,35 @@ fn parse_digest(v: &str) -> Result<Digest, String> {
     }
 }
 
-/// The URL with any password replaced, for error messages.
+/// The URL with its CHAP secrets replaced, for error messages: the password before `@`
+/// and the value of every query option whose name holds `password` or `secret`
+/// (`target_password`, `target-password`).
 fn redact(raw: &str) -> String {
-    let Some(at) = raw.rfind('@') else {
-        return raw.to_string();
+    let (head, query) = match raw.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (raw, None),
     };
-    match raw[..at].find('%') {
-        Some(pct) => format!("{}%***{}", &raw[..pct], &raw[at..]),
-        None => raw.to_string(),
+    let mut out = match (head.rfind('@'), head.find('%')) {
+        (Some(at), Some(pct)) if pct < at => format!("{}%***{}", &head[..pct], &head[at..]),
+        _ => head.to_string(),
+    };
+    if let Some(q) = query {
+        let pairs: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if is_secret_key(k) => format!("{k}=***"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
     }
+    out
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    k.contains("password") || k.contains("secret")
 }
 
 #[cfg(test)]
@@ -265,10 +289,15 @@ mod tests {
             "iscsi://h/t/x",
             "iscsi://u%pw@h/t/1?bogus=1",
             "iscsi:///t/1",
+            "iscsi://u%pw@h/t/x?target_user=t&target_password=pw",
+            "iscsi://u%pw@h/t/1?target-password=pw&bogus=1",
         ] {
             let e = Url::parse(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
-            assert!(!e.contains("pw@"), "{e}");
+            if bad.contains("99999") {
+                assert!(e.contains("\"h:99999\"") && e.contains("1 to 65535"), "{e}");
+            }
+            assert!(!e.contains("pw"), "{e}");
         }
     }
 

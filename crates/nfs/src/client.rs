@@ -16,7 +16,7 @@ use crate::transport::{Transport, TransportConfig};
 use crate::url::NfsUrl;
 
 /// Largest READ/WRITE we issue even if the server allows more.
-const MAX_TRANSFER: u32 = 1 << 20;
+const MAX_TRANSFER: u32 = crate::url::MAX_WSIZE;
 /// Reply size asked for in READDIRPLUS.
 const READDIR_MAX: u32 = 64 * 1024;
 /// How long the best-effort UMNT at the end may take.

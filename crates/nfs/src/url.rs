@@ -76,9 +76,17 @@ impl NfsUrl {
             reconnect: Duration::from_secs(60),
             uncommitted: DEFAULT_UNCOMMITTED,
         };
+        let mut uncommitted = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if k == "uncommitted" {
+                uncommitted = Some(v);
+            }
             u.set_option(k, v).map_err(bad)?;
+        }
+        // After every option: its lower bound depends on wsize=.
+        if let Some(v) = uncommitted {
+            u.check_uncommitted(v).map_err(bad)?;
         }
         Ok(u)
     }
@@ -97,18 +105,17 @@ impl NfsUrl {
             }
             "uid" => self.uid = num(key, value)?,
             "gid" => self.gid = num(key, value)?,
-            "port" | "nfsport" => self.port = Some(num(key, value)?),
-            "mountport" => self.mount_port = Some(num(key, value)?),
-            "nconnect" => {
-                self.nconnect = num(key, value)?;
-                if !(1..=16).contains(&self.nconnect) {
-                    return Err(format!("nconnect={value} must be between 1 and 16"));
-                }
-            }
+            "port" | "nfsport" => self.port = Some(ranged(key, value, 1, 65535, "")? as u16),
+            "mountport" => self.mount_port = Some(ranged(key, value, 1, 65535, "")? as u16),
+            "nconnect" => self.nconnect = ranged(key, value, 1, 16, "")? as usize,
             "rsize" => self.rsize = Some(size_opt(key, value)?),
             "wsize" => self.wsize = Some(size_opt(key, value)?),
-            "timeout" => self.timeout = Duration::from_secs(num::<u64>(key, value)?.max(1)),
-            "reconnect" => self.reconnect = Duration::from_secs(num(key, value)?),
+            "timeout" => {
+                self.timeout = Duration::from_secs(ranged(key, value, 1, MAX_SECS, " s")?);
+            }
+            "reconnect" => {
+                self.reconnect = Duration::from_secs(ranged(key, value, 0, MAX_SECS, " s")?);
+            }
             "uncommitted" => self.uncommitted = bytes_opt(key, value)?,
             "readahead" if value == "0" => {}
             "readahead" => {
@@ -117,6 +124,20 @@ impl NfsUrl {
                 );
             }
             _ => return Err(format!("unknown option {key:?}; known: {KNOWN}")),
+        }
+        Ok(())
+    }
+
+    /// `uncommitted=` keeps nothing (0) or at least four WRITEs, so that one always fits
+    /// while the rest waits for a COMMIT.
+    fn check_uncommitted(&self, value: &str) -> Result<(), String> {
+        let min = 4 * self.wsize.unwrap_or(MAX_WSIZE) as usize;
+        if self.uncommitted != 0 && self.uncommitted < min {
+            return Err(format!(
+                "uncommitted={value} is out of range: 0 (write FILE_SYNC) or at least {} \
+                 (4 x wsize)",
+                human(min)
+            ));
         }
         Ok(())
     }
@@ -155,14 +176,32 @@ impl fmt::Display for NfsUrl {
     }
 }
 
-fn size_opt(key: &str, v: &str) -> Result<u32, String> {
-    let n: u32 = v
-        .parse()
-        .map_err(|_| format!("{key}={v} is not a valid number of bytes"))?;
-    if n < 4096 {
-        return Err(format!("{key}={v} is below 4096 bytes"));
+/// Largest `timeout=` / `reconnect=`: a day.
+const MAX_SECS: u64 = 86_400;
+/// Largest READ/WRITE the client issues (and so the largest `rsize=` / `wsize=`).
+pub const MAX_WSIZE: u32 = 1 << 20;
+
+/// A whole number in `min..=max`, or an error naming the option, its value and the range.
+fn ranged(key: &str, v: &str, min: u64, max: u64, unit: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{key}={v} is out of range: a whole number from {min} to {max}{unit}"
+        )),
     }
-    Ok(n)
+}
+
+fn size_opt(key: &str, v: &str) -> Result<u32, String> {
+    Ok(ranged(key, v, 4096, u64::from(MAX_WSIZE), " bytes")? as u32)
+}
+
+/// `4m`, `512k` or bytes, for messages.
+fn human(n: usize) -> String {
+    match n {
+        n if n % (1 << 20) == 0 => format!("{}m", n >> 20),
+        n if n % (1 << 10) == 0 => format!("{}k", n >> 10),
+        n => n.to_string(),
+    }
 }
 
 /// A byte count with an optional binary suffix (`64m`, `1G`, `512k`).
@@ -326,7 +365,20 @@ mod tests {
         assert!(msg("http://h/x").contains("nfs://"));
         assert!(msg("nfs://h/x?version=4").contains("NFSv3"));
         assert!(msg("nfs://h/x?bogus=1").contains("unknown option \"bogus\""));
-        assert!(msg("nfs://h/x?nconnect=0").contains("between 1 and 16"));
+        assert!(
+            msg("nfs://h/x?nconnect=0")
+                .contains("nconnect=0 is out of range: a whole number from 1 to 16")
+        );
+        assert!(msg("nfs://h/x?timeout=0").contains("timeout=0 is out of range"));
+        assert!(msg("nfs://h/x?timeout=-1").contains("from 1 to 86400 s"));
+        assert!(msg("nfs://h/x?reconnect=99999999").contains("reconnect=99999999 is out of range"));
+        assert!(msg("nfs://h/x?mountport=0").contains("mountport=0 is out of range"));
+        assert!(msg("nfs://h/x?port=70000").contains("from 1 to 65535"));
+        assert!(
+            msg("nfs://h/x?rsize=512")
+                .contains("rsize=512 is out of range: a whole number from 4096 to 1048576 bytes")
+        );
+        assert!(msg("nfs://h/x?wsize=4194304").contains("wsize=4194304 is out of range"));
         assert!(msg("nfs://h:0/x").contains("bad port"));
         assert!(msg("nfs://::1/x").contains("brackets"));
         assert!(msg("nfs:///x").contains("no server"));
@@ -340,7 +392,13 @@ mod tests {
         let u = |q: &str| NfsUrl::parse(&format!("nfs://h/x?{q}")).map(|u| u.uncommitted);
         assert_eq!(u("").unwrap(), 64 << 20);
         assert_eq!(u("uncommitted=8M").unwrap(), 8 << 20);
-        assert_eq!(u("uncommitted=512k").unwrap(), 512 << 10);
+        assert_eq!(u("uncommitted=512k&wsize=131072").unwrap(), 512 << 10);
+        let err = |q: &str| u(q).unwrap_err().to_string();
+        assert!(err("uncommitted=1k").contains(
+            "uncommitted=1k is out of range: 0 (write FILE_SYNC) or at least 4m (4 x wsize)"
+        ));
+        assert!(err("uncommitted=512k").contains("at least 4m"));
+        assert!(err("uncommitted=64k&wsize=65536").contains("at least 256k"));
         assert_eq!(u("uncommitted=1g").unwrap(), 1 << 30);
         assert_eq!(u("uncommitted=0").unwrap(), 0);
         assert!(

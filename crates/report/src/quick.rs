@@ -66,7 +66,8 @@ pub enum LatencyKind {
     Completion,
 }
 
-/// The rows of a run, in test order; groups without jobs are skipped.
+/// The rows of a run, in test order; groups without jobs, or whose jobs failed before any
+/// IO (the run stopped there), are skipped: the notes say why.
 pub fn rows(run: &RunResult) -> Vec<QuickRow> {
     run.groups.iter().filter_map(row).collect()
 }
@@ -77,6 +78,9 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
     let mut all = DirResult::default();
     for d in &merged.dirs {
         merge_dir_into(&mut all, d);
+    }
+    if all.total_ios == 0 && g.jobs.iter().any(|j| j.error != 0) {
+        return None;
     }
     let runtime_ms = all.runtime_ms;
     let per_sec = |v: f64| {

@@ -7,7 +7,6 @@
 //! SIGKILL of our own PID.
 
 use std::io;
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -427,10 +426,7 @@ fn spawn_from_keeper(cmd: Command) -> io::Result<Child> {
         .map_err(|_| io::Error::other("tgtd spawner is gone"))?
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; tgtd takes it right after).
-pub fn free_port() -> io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
+pub use crate::ports::free_port;
 
 /// A control socket number no other tgtd of this machine uses.
 fn pick_control() -> u32 {

@@ -124,8 +124,15 @@ impl BonnieArgs {
 
 pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     args.refuse_unsupported()?;
+    if let Some(dir) = &args.dir {
+        crate::running::check_scheme(dir)?;
+    }
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
+    // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
+    if let (Target::Nfs(_), Some(dir)) = (&cfg.target, &args.dir) {
+        crate::running::check_nfs_target(dir, true)?;
+    }
     let store = &enter_target_dir(&mut cfg, store)?;
     storbench_core::stop::install_handlers();
     let mut stdout = io::stdout();
@@ -146,6 +153,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
             Err(e) => return Err(e.into()),
         };
         run.command_line = std::env::args().collect();
+        crate::running::redact_run(&mut run)?;
         print_run(&cfg, &run, args.format, &mut stdout)?;
         save_run(store, &run)?;
     }

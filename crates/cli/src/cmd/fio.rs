@@ -44,7 +44,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for w in &inv.warnings {
-        eprintln!("storbench: warning: {w}");
+        eprintln!("storbench: warning: {}", storbench_core::redact::text(w));
     }
     for job in &mut inv.workload.jobs {
         job.allow_destructive |= own.allow_destructive;
@@ -57,6 +57,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     if inv.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    crate::running::check_nfs_targets(&inv.workload.jobs)?;
     execute(inv, &own.store, std::env::args().collect())
 }
 
@@ -143,7 +144,8 @@ fn execute(
         observer.finish();
         r
     };
-    let run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut run = crate::running::finished(result)?;
+    crate::running::redact_run(&mut run)?;
     render_many(&run, &formats, &FioOpts::default(), out.as_mut())?;
     out.flush()?;
     crate::cmd::save::save_run(store, &run)?;

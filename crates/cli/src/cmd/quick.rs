@@ -94,7 +94,8 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         always_remove_created: true,
     };
     eprintln!(
-        "storbench quick: {target} — {} {}, {} per test, {} IO",
+        "storbench quick: {} — {} {}, {} per test, {} IO",
+        storbench_core::redact::text(&target),
         human_bytes(args.size),
         if plan.device {
             "at the start of the device (its data is overwritten)"
@@ -116,13 +117,14 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         observer.finish();
         r
     };
-    let mut run = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut run = crate::running::finished(result)?;
     // History lists the target the user named, not the temporary test file in it.
     if let Some(env) = &mut run.environment {
         for t in &mut env.targets {
             t.target.clone_from(&target);
         }
     }
+    crate::running::redact_run(&mut run)?;
     if let Some(why) = &plan.buffered_reason {
         run.notes.insert(
             0,
@@ -183,8 +185,12 @@ struct TargetPlan {
 }
 
 fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
+    crate::running::check_scheme(target)?;
     check_engine(target, args.engine.as_deref())?;
     if let Some(engine) = engine_for_url(target) {
+        if engine == "nfs" {
+            crate::running::check_nfs_target(target, true)?;
+        }
         return Ok(TargetPlan {
             device: engine == "libiscsi",
             engine: engine.into(),

@@ -28,7 +28,7 @@ impl Cleanup<'_> {
                 self.notes.push(Note {
                     level: NoteLevel::Warning,
                     code: "warn.cleanup".into(),
-                    message: format!("could not remove {}: {e}", c.path),
+                    message: format!("could not remove {}, it is left behind: {e}", c.path),
                 });
             }
         }

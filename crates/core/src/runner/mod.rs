@@ -40,19 +40,36 @@ pub struct RunRequest<'a> {
     pub always_remove_created: bool,
 }
 
-/// Runs the workload to the end (or until a stop is requested). Set-up errors (missing
-/// directory, refused device, engine unavailable) return `Err` before any IO; errors during
-/// IO end up in the jobs' `error` fields and the run is still returned.
+/// A run that stopped before any job measured anything, with warnings about what it could
+/// not clean up (a file it created and could not remove), which the caller must still show.
+#[derive(Debug)]
+pub struct RunError {
+    pub error: EngineError,
+    pub notes: Vec<Note>,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs the workload to the end (or until a stop is requested). Set-up errors before any
+/// job ran (missing directory, refused device, engine unavailable) return `Err`; errors
+/// during IO end up in the jobs' `error` fields, and a later batch that cannot start (its
+/// server gone) ends the run there: either way the run is returned with what finished.
 pub fn run(
     req: RunRequest,
     factory: &EngineFactory,
     observer: &mut dyn Observer,
-) -> Result<RunResult, EngineError> {
+) -> Result<RunResult, RunError> {
     let started_unix_ms = unix_ms();
     let epoch = Instant::now();
     let clock = Clock::new(epoch);
     let jobs: Vec<Arc<JobSpec>> = req.workload.jobs.iter().cloned().map(Arc::new).collect();
-    check_directories(&jobs)?;
+    check_directories(&jobs).map_err(RunError::alone)?;
     observer.starting(
         &jobs
             .iter()
@@ -73,12 +90,25 @@ pub fn run(
     let mut results: Vec<(u32, JobResult)> = Vec::new();
     let mut notes: Vec<Note> = Vec::new();
     let mut interfaces: Vec<String> = Vec::new();
-    check_devices(&jobs, factory)?;
-    for batch in batches(&jobs) {
+    check_devices(&jobs, factory).map_err(RunError::alone)?;
+    let all_batches = batches(&jobs);
+    for (i, batch) in all_batches.iter().enumerate() {
         if stop::requested() {
             break;
         }
-        let outcome = run_batch(&batch, &req, factory, observer, clock, &mut cleanup)?;
+        let outcome = match run_batch(batch, &req, factory, observer, clock, &mut cleanup) {
+            Ok(outcome) => outcome,
+            Err(error) if results.is_empty() => {
+                cleanup.run();
+                let notes = std::mem::take(&mut cleanup.notes);
+                return Err(RunError { error, notes });
+            }
+            Err(error) => {
+                let later = all_batches[i + 1..].iter().map(Vec::len).sum();
+                not_started(batch, error, later)
+            }
+        };
+        let stopped = outcome.stopped;
         for (_, r) in &outcome.results {
             for (k, v) in &r.engine_details {
                 if k == "interface" && !interfaces.contains(v) {
@@ -88,6 +118,9 @@ pub fn run(
         }
         results.extend(outcome.results);
         notes.extend(outcome.notes);
+        if stopped {
+            break;
+        }
     }
     let wall_ms = epoch.elapsed().as_millis() as u64;
     // Before cleanup: the file system of a relative target is found from files that exist.
@@ -129,6 +162,51 @@ pub fn run(
 struct BatchOutcome {
     results: Vec<(u32, JobResult)>,
     notes: Vec<Note>,
+    /// The batch could not start: the run ends with it.
+    stopped: bool,
+}
+
+impl RunError {
+    fn alone(error: EngineError) -> RunError {
+        RunError {
+            error,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A batch that could not start after earlier ones ran (the server went away, the disk
+/// filled): as fio does, each of its jobs is reported failed with no IO, so what finished is
+/// still printed, saved and judged, and the exit code says the run failed.
+fn not_started(batch: &[Arc<JobSpec>], error: EngineError, later: usize) -> BatchOutcome {
+    let error = EngineError {
+        message: format!("could not start: {}", error.message),
+        ..error
+    };
+    let results = batch
+        .iter()
+        .map(|job| {
+            let counters = Arc::new(WorkerCounters::default());
+            let mut samples = WorkerSamples::new(counters, job.bwavgtime_ms, job.iopsavgtime_ms);
+            let out = failed_output(error.clone());
+            let r = crate::collect::job_result(job, 0, out, &mut samples, 0, &[]);
+            (job.group, r)
+        })
+        .collect();
+    let names: Vec<&str> = batch.iter().map(|j| j.name.as_str()).collect();
+    let notes = vec![Note {
+        level: NoteLevel::Warning,
+        code: "warn.stopped".into(),
+        message: format!(
+            "the run stopped at {} (it could not start); {later} later job(s) did not run",
+            names.join(", ")
+        ),
+    }];
+    BatchOutcome {
+        results,
+        notes,
+        stopped: true,
+    }
 }
 
 /// One worker thread's bookkeeping on the sampler side.
@@ -223,7 +301,11 @@ fn run_batch(
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
-    Ok(BatchOutcome { results, notes })
+    Ok(BatchOutcome {
+        results,
+        notes,
+        stopped: false,
+    })
 }
 
 /// Samples counters and reports progress until every worker thread has finished.
@@ -283,16 +365,21 @@ fn sample_until_done(
 }
 
 fn panic_output() -> WorkerOutput {
+    failed_output(EngineError::new(
+        ErrorKind::Os,
+        "internal error: a worker thread panicked",
+    ))
+}
+
+/// What a worker that did no IO because of `error` hands back.
+fn failed_output(error: EngineError) -> WorkerOutput {
     WorkerOutput {
         stats: Default::default(),
         cpu: Usage::default(),
         measure_start: Duration::ZERO,
         measure_end: Duration::ZERO,
         elapsed: Duration::ZERO,
-        error: Some(EngineError::new(
-            ErrorKind::Os,
-            "internal error: a worker thread panicked",
-        )),
+        error: Some(error),
         engine_name: "",
         engine_info: Default::default(),
     }

@@ -51,6 +51,11 @@ impl Transport {
     pub(super) fn check_timeouts(&mut self) {
         let now = Instant::now();
         for c in &mut self.conns {
+            // A connection given up on by an earlier failed reconnect has no socket to
+            // wait on: a new call there tries to reconnect at once, not after the timeout.
+            if c.inflight > 0 && c.broken.is_none() && c.sock.is_none() {
+                c.broken = Some(Broken::Closed);
+            }
             if c.inflight > 0
                 && c.broken.is_none()
                 && now.duration_since(c.last_rx) > self.cfg.timeout

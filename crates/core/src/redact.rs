@@ -1,0 +1,160 @@
+//! Secrets out of everything storbench prints, logs, saves or renders. iSCSI URLs carry
+//! CHAP secrets (`iscsi://user%secret@…`, `?target_password=…`) that engines need as typed,
+//! so they flow through job names, errors and the result; they are masked on the way out.
+
+use std::borrow::Cow;
+
+use crate::result::RunResult;
+
+/// What a secret is replaced with.
+pub const MASK: &str = "***";
+
+/// `text` with every URL password (`scheme://user%secret@` or `user:secret@`) and every
+/// value of an option whose name holds `password` or `secret` masked.
+pub fn text(text: &str) -> Cow<'_, str> {
+    let masked = mask_options(&mask_userinfo(text));
+    if masked == text {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(masked)
+    }
+}
+
+/// Masks the password of every `scheme://user%password@host` (or `user:password@`).
+fn mask_userinfo(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c == '?' || c == '"' || c == '\'' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                let user_end = authority[..at].find(['%', ':']).unwrap_or(at);
+                out.push_str(&authority[..user_end]);
+                if user_end < at {
+                    out.push_str(&authority[user_end..=user_end]);
+                    out.push_str(MASK);
+                }
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Masks the value of every `…password…=value` or `…secret…=value` (up to `&`, a quote or
+/// white space).
+fn mask_options(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(eq) = rest.find('=') {
+        let key_start = rest[..eq]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |i| i + 1);
+        let key = rest[key_start..eq].to_ascii_lowercase();
+        out.push_str(&rest[..=eq]);
+        rest = &rest[eq + 1..];
+        if key.contains("password") || key.contains("secret") {
+            let end = rest
+                .find(|c: char| c == '&' || c == '"' || c == '\'' || c.is_whitespace())
+                .unwrap_or(rest.len());
+            if end > 0 {
+                out.push_str(MASK);
+            }
+            rest = &rest[end..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Masks secrets in every string of a result (command line, targets, options, errors,
+/// notes), so nothing rendered or saved from it carries them.
+pub fn run(run: &mut RunResult) -> Result<(), String> {
+    let mut value = serde_json::to_value(&*run).map_err(|e| e.to_string())?;
+    if !mask_strings(&mut value) {
+        return Ok(());
+    }
+    *run = serde_json::from_value(value).map_err(|e| format!("masking secrets: {e}"))?;
+    Ok(())
+}
+
+/// Masks every string in `v`; true if any changed.
+fn mask_strings(v: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => match text(s) {
+            Cow::Owned(masked) => {
+                *s = masked;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |c, i| mask_strings(i) | c),
+        Value::Object(map) => map.values_mut().fold(false, |c, i| mask_strings(i) | c),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_in_urls_and_options_are_masked() {
+        let t = |s: &str| text(s).into_owned();
+        assert_eq!(
+            t(
+                "iscsi://alice%s3cret@10.0.0.7:3261/iqn.x:d/1?target_user=t&target_password=p2&data_digest=none"
+            ),
+            "iscsi://alice%***@10.0.0.7:3261/iqn.x:d/1?target_user=t&target_password=***&data_digest=none"
+        );
+        assert_eq!(
+            t("storbench fio --filename=iscsi://u%pw@h/iqn.a:b/0 --name=x"),
+            "storbench fio --filename=iscsi://u%***@h/iqn.a:b/0 --name=x"
+        );
+        assert_eq!(t("http://bob:hunter2@h/x"), "http://bob:***@h/x");
+        assert_eq!(t("x?chap-secret=abc"), "x?chap-secret=***");
+        assert_eq!(t("iscsi://u@h/t/1"), "iscsi://u@h/t/1");
+        assert!(matches!(text("nfs://h/export?uid=1"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn every_string_of_a_result_is_masked() {
+        use crate::result::{Note, NoteLevel, RESULT_SCHEMA, RunMode};
+        let secret = "iscsi://u%pw@h/t/1?target_password=pw2";
+        let mut r = RunResult {
+            schema: RESULT_SCHEMA,
+            mode: RunMode::Quick,
+            tool_version: "t".into(),
+            started_unix_ms: 0,
+            finished_unix_ms: 0,
+            command_line: vec!["storbench".into(), secret.into()],
+            job_files: vec![],
+            global_options: vec![("filename".into(), secret.into())],
+            groups: vec![],
+            disks: vec![],
+            nics: vec![],
+            system_cpu: None,
+            notes: vec![Note {
+                level: NoteLevel::Warning,
+                code: "warn.x".into(),
+                message: format!("could not open {secret}"),
+            }],
+            environment: None,
+            bonnie: None,
+            interrupted: false,
+        };
+        run(&mut r).unwrap();
+        let all = serde_json::to_string(&r).unwrap();
+        assert!(!all.contains("pw"), "{all}");
+        assert_eq!(r.command_line[1], "iscsi://u%***@h/t/1?target_password=***");
+    }
+}

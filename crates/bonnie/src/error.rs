@@ -37,7 +37,7 @@ pub enum BonnieError {
     Flag(#[from] FlagError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// SIGINT/SIGTERM arrived; everything the run created has been removed.
+    /// A stop signal arrived; everything the run created has been removed.
     #[error("interrupted during {test}; removed the files the run had created")]
     Interrupted { test: &'static str },
     /// Refused to protect data that is not ours (a `Bonnie.<pid>` left by someone else).

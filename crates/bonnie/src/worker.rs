@@ -175,7 +175,8 @@ fn gone(r: std::result::Result<(), EngineError>) -> std::result::Result<(), Engi
     }
 }
 
-/// Fails with `Interrupted` once SIGINT/SIGTERM has arrived; polled once per operation.
+/// Fails with `Interrupted` once a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) has
+/// arrived; polled once per operation.
 #[inline]
 pub(crate) fn check_stop(test: &'static str) -> Result<()> {
     if stop::requested() {

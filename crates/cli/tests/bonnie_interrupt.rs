@@ -19,15 +19,28 @@ impl Drop for Reap {
 }
 
 fn start(dir: &std::path::Path, args: &[&str]) -> Reap {
-    let child = Command::new(assert_cmd::cargo::cargo_bin("storbench"))
-        .args(["--no-save", "bonnie", "-d", dir.to_str().unwrap(), "-q"])
+    start_with(dir, args, None)
+}
+
+/// Starts a run with `ignored` set to SIG_IGN, as `nohup` leaves SIGHUP.
+fn start_with(dir: &std::path::Path, args: &[&str], ignored: Option<libc::c_int>) -> Reap {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("storbench"));
+    cmd.args(["--no-save", "bonnie", "-d", dir.to_str().unwrap(), "-q"])
         .args(args)
         .env_remove("STORBENCH_DB")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start storbench");
-    Reap(Some(child))
+        .stderr(Stdio::piped());
+    if let Some(sig) = ignored {
+        // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(sig, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    Reap(Some(cmd.spawn().expect("start storbench")))
 }
 
 /// Waits until the run has created something (so the signal lands mid-run), then `extra`.
@@ -40,10 +53,15 @@ fn wait_until_busy(dir: &std::path::Path, extra: Duration) {
     std::thread::sleep(extra);
 }
 
-fn interrupt(mut run: Reap, dir: &std::path::Path) -> String {
-    // SAFETY: kill with a valid pid and signal number.
+fn interrupt(run: Reap, dir: &std::path::Path) -> String {
+    stop_with(run, dir, libc::SIGINT)
+}
+
+/// Sends `sig`; the run must end with 128 + `sig` and nothing left in `dir`.
+fn stop_with(mut run: Reap, dir: &std::path::Path, sig: libc::c_int) -> String {
     let child = run.0.take().expect("started");
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    // SAFETY: kill with a valid pid and signal number.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
     assert_eq!(rc, 0);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -51,7 +69,7 @@ fn interrupt(mut run: Reap, dir: &std::path::Path) -> String {
         !out.status.success(),
         "the run finished before the signal: {stderr}"
     );
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(out.status.code(), Some(128 + sig), "{stderr}");
     let left: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -86,4 +104,39 @@ fn interrupted_during_the_file_tests() {
         let stderr = interrupt(run, dir.path());
         assert!(stderr.contains("interrupted during"), "{stderr}");
     }
+}
+
+/// A hang-up (the ssh session dropped) and SIGQUIT clean up like Ctrl-C.
+#[test]
+fn hang_up_and_quit_remove_everything() {
+    for sig in [libc::SIGHUP, libc::SIGQUIT] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = start(dir.path(), &["-s", "0", "-n", "64:1k:0:4"]);
+        wait_until_busy(dir.path(), Duration::from_millis(100));
+        let stderr = stop_with(run, dir.path(), sig);
+        assert!(stderr.contains("interrupted during"), "{sig}: {stderr}");
+    }
+}
+
+/// Under `nohup` SIGHUP stays ignored: the run goes on to the end and cleans up itself.
+#[test]
+fn an_ignored_hang_up_stays_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start_with(dir.path(), &["-s", "0", "-n", "4"], Some(libc::SIGHUP));
+    wait_until_busy(dir.path(), Duration::ZERO);
+    let child = run.0.as_ref().expect("started");
+    // SAFETY: kill with a valid pid and signal number.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGHUP) },
+        0
+    );
+    let mut run = run;
+    let out = run.0.take().unwrap().wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(",4,"),
+        "a CSV line with -n 4"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

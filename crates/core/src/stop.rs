@@ -1,25 +1,44 @@
-//! Cooperative stop on SIGINT/SIGTERM: the handler only sets a flag; workers and suites
-//! poll it, stop issuing IO, and the caller cleans up what it created before exiting with a
-//! non-zero code. A third signal exits at once for a user who really wants out.
+//! Cooperative stop on SIGINT, SIGTERM, SIGHUP and SIGQUIT: the handler only sets a flag;
+//! workers and suites poll it, stop issuing IO, and the caller cleans up what it created
+//! before exiting with 128 + the signal. A hang-up (a dropped ssh session) must not leave a
+//! test file of twice the RAM behind any more than Ctrl-C may. A signal the parent set to be
+//! ignored (`nohup`, a background job's SIGINT) stays ignored. A third signal exits at once
+//! for a user who really wants out, and says what that may leave.
 
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static COUNT: AtomicU32 = AtomicU32::new(0);
 
+/// The signals that stop a run.
+pub const STOP_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+const AT_ONCE: &[u8] =
+    b"storbench: third signal: exiting at once; files this run created may be left behind\n";
+
 extern "C" fn on_signal(sig: libc::c_int) {
     SIGNAL.store(sig, Ordering::SeqCst);
     if COUNT.fetch_add(1, Ordering::SeqCst) >= 2 {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + sig) };
+        // SAFETY: write and _exit are async-signal-safe; the message is static.
+        unsafe {
+            libc::write(2, AT_ONCE.as_ptr().cast(), AT_ONCE.len());
+            libc::_exit(128 + sig);
+        }
     }
 }
 
-/// Installs the SIGINT and SIGTERM handlers (idempotent).
+/// Installs the stop handlers (idempotent), leaving ignored signals ignored.
 pub fn install_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a plain sigaction with an async-signal-safe handler.
+    for sig in STOP_SIGNALS {
+        // SAFETY: sigaction queries and sets a plain handler that is async-signal-safe.
         unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
             let mut act: libc::sigaction = std::mem::zeroed();
             act.sa_sigaction = on_signal as *const () as usize;
             libc::sigemptyset(&mut act.sa_mask);

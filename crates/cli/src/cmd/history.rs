@@ -64,7 +64,7 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
 
 /// What an interrupted run's mark means, in history, show, compare and report.
 pub const PARTIAL: &str =
-    "interrupted (Ctrl-C or SIGTERM): its figures cover only the part that ran";
+    "interrupted (Ctrl-C, SIGTERM or a hang-up): its figures cover only the part that ran";
 
 /// Bandwidth in MB/s and IOPS, short; `-` when the run has no such figure.
 fn mbs(v: Option<f64>) -> String {

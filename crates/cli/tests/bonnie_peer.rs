@@ -71,6 +71,24 @@ fn file_tests_only_with_sizes_and_directories() {
     assert_eq!((ours[24].as_str(), ours[25].as_str()), ("2", ""));
 }
 
+/// `-n N:-1` and `-n N:-2`: every file but the first a hard or symbolic link to it.
+#[test]
+fn hard_and_symbolic_links() {
+    // (bonnie++ 2.00a cannot stat its own symlinks across directories: `1:-2:0:2` fails
+    // there; storbench's links point at `../name`, tested in the bonnie crate.)
+    for (files, kind) in [("1:-1:0:2", "link"), ("1:-2", "symlink")] {
+        let Some((theirs, ours)) = both(&["-s", "0", "-n", files, "-z", "7"]) else {
+            return;
+        };
+        agree(&theirs, &ours, &[24, 25]);
+        assert_eq!(
+            (theirs[22].as_str(), ours[22].as_str()),
+            (kind, kind),
+            "{files}"
+        );
+    }
+}
+
 #[test]
 fn io_tests_without_per_char_and_with_own_chunk_seeks_and_seekers() {
     let Some((theirs, ours)) = both(&["-s", "16:4k:100:2", "-r", "0", "-n", "0", "-f", "-z", "7"])

@@ -134,6 +134,16 @@ impl MetaOps for LocalFiles {
         fs::create_dir(path).map_err(meta_err("mkdir", path))
     }
 
+    /// link(2): bonnie++'s `-n N:-1` file tests make every file but the first a hard link.
+    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+        fs::hard_link(existing, link).map_err(meta_err("link", link))
+    }
+
+    /// symlink(2): `-n N:-2`, every file but the first a symbolic link to it.
+    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+        std::os::unix::fs::symlink(target, link).map_err(meta_err("symlink", link))
+    }
+
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
         self.dirs.forget(path);
         self.slots.forget(path);

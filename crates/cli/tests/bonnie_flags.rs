@@ -83,7 +83,47 @@ const REFUSED: &[(&[&str], &str)] = &[
     ),
     (&["-p", "2", "-s", "0", "-n", "1"], "-p/-y"),
     (&["-y", "s", "-s", "0", "-n", "1"], "-p/-y"),
+    // Negative numbers reach the flag's own check (not "unexpected argument '-5'").
+    (&["-s", "-5", "-r", "0"], "-s -5: expected a size"),
+    (
+        &["-r", "-1", "-s", "0", "-n", "1"],
+        "-r -1: expected a RAM size",
+    ),
+    (&["-n", "-1", "-s", "0"], "-n -1: bad file count"),
+    (
+        &["-x", "-1", "-s", "0", "-n", "1"],
+        "-x -1: expected a whole number",
+    ),
+    (
+        &["-z", "-5", "-s", "0", "-n", "1"],
+        "-z -5: expected a whole number",
+    ),
+    (
+        &["-c", "-2", "-s", "0", "-n", "1"],
+        "-c -2: expected a whole number",
+    ),
+    // Given twice, the last value counts, as with bonnie++'s getopt.
+    (&["-s", "0", "-n", "1", "-n", "0"], "leaves nothing to test"),
 ];
+
+/// A flag given twice takes its last value (wrappers append overrides to a base set).
+#[test]
+fn repeated_flags_take_the_last_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = storbench()
+        .args(["--no-save", "bonnie", "-d", &path_str(&dir), "-q"])
+        .args([
+            "-s", "0", "-n", "9", "-n", "1", "-m", "a", "-m", "b", "-b", "-b",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let csv = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = csv.trim_end().split(',').collect();
+    assert_eq!((fields[2], fields[21]), ("b", "1"), "{csv}");
+    assert!(entries(dir.path()).is_empty());
+}
 
 #[test]
 fn each_refusal_is_one_line_and_creates_nothing() {

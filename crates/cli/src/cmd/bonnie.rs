@@ -15,7 +15,10 @@ use crate::running::engine_for;
 
 /// bonnie++'s flags, taken as given; storbench-bonnie checks them with bonnie++'s rules.
 #[derive(clap::Args, Debug)]
+// As with bonnie++'s getopt, a flag given twice takes the last value, so wrappers can append
+// overrides to a base set.
 #[command(
+    args_override_self = true,
     after_help = "Sizes follow bonnie++: -s in MiB (or g/t), chunks in bytes (or k), \
     -n in units of 1024 files. Without -q the table goes to stdout before the CSV line; with \
     -q the table goes to stderr and stdout holds only CSV."
@@ -25,19 +28,27 @@ pub struct BonnieArgs {
     #[arg(short = 'd', value_name = "DIR")]
     pub dir: Option<String>,
     /// File size in MiB (default 2 x RAM), chunk (8k), seeks (8192), seeker threads (5).
-    #[arg(short = 's', value_name = "SIZE[:CHUNK[:SEEKS[:SEEKERS]]]")]
+    #[arg(
+        short = 's',
+        allow_negative_numbers = true,
+        value_name = "SIZE[:CHUNK[:SEEKS[:SEEKERS]]]"
+    )]
     pub size: Option<String>,
     /// Files x 1024 (16), max and min size in bytes (0; -1 links, -2 symlinks), dirs, chunk.
-    #[arg(short = 'n', value_name = "FILES[:MAX[:MIN[:DIRS[:CHUNK]]]]")]
+    #[arg(
+        short = 'n',
+        allow_negative_numbers = true,
+        value_name = "FILES[:MAX[:MIN[:DIRS[:CHUNK]]]]"
+    )]
     pub files: Option<String>,
     /// Name for the result rows [default: the host name].
     #[arg(short = 'm', value_name = "NAME")]
     pub machine: Option<String>,
     /// RAM in MiB assumed by the size checks (0 disables them) [default: this machine's].
-    #[arg(short = 'r', value_name = "MiB")]
+    #[arg(short = 'r', allow_negative_numbers = true, value_name = "MiB")]
     pub ram: Option<String>,
     /// Run the suite this many times and print only CSV lines (with a header if more than 1).
-    #[arg(short = 'x', value_name = "RUNS")]
+    #[arg(short = 'x', allow_negative_numbers = true, value_name = "RUNS")]
     pub runs: Option<String>,
     /// Accepted for compatibility; storbench runs as the user that started it.
     #[arg(short = 'u', value_name = "USER[:GROUP]")]
@@ -58,10 +69,10 @@ pub struct BonnieArgs {
     #[arg(short = 'D')]
     pub direct: bool,
     /// Seed for file names, sizes and seek positions [default: pid ^ time].
-    #[arg(short = 'z', value_name = "SEED")]
+    #[arg(short = 'z', allow_negative_numbers = true, value_name = "SEED")]
     pub seed: Option<String>,
     /// Copies of the suite run at the same time (1 to 200).
-    #[arg(short = 'c', value_name = "COPIES")]
+    #[arg(short = 'c', allow_negative_numbers = true, value_name = "COPIES")]
     pub concurrency: Option<String>,
     /// Not supported: read the seed from a file (use -z).
     #[arg(short = 'Z', value_name = "FILE", hide = true)]

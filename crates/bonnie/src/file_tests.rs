@@ -135,6 +135,10 @@ impl Create {
         if size == 0 && !p.fsync_each {
             return Ok(w.io.meta().create_empty_in(dir, name)?);
         }
+        if !p.compressible {
+            let file_no = i as u64 | u64::from(self.random) << 63;
+            mark_file(&mut w.buf.bytes_mut()[..p.chunk as usize], file_no);
+        }
         let data = &w.buf.bytes()[..p.chunk as usize];
         if !p.fsync_each && w.io.meta().create_written_in(dir, name, data, size)? {
             return Ok(());
@@ -162,6 +166,19 @@ impl Create {
         w.io.close(file)?;
         Ok(())
     }
+}
+
+/// Makes each file's data differ from every other's, as block writes do per chunk: a
+/// word derived from the buffer's random second word and the file's number, so a
+/// deduplicating file system cannot fold the files into one.
+#[inline]
+fn mark_file(data: &mut [u8], file_no: u64) {
+    let base = u64::from_le_bytes(
+        data[8..16]
+            .try_into()
+            .expect("chunks are at least 256 bytes"),
+    );
+    data[..8].copy_from_slice(&crate::rng::mix(base ^ file_no).to_le_bytes());
 }
 
 /// `stat` the file `name` in `dir` and read all its data, as bonnie++'s "Read" column does.
@@ -464,4 +481,24 @@ fn expect_files(test: &str, dir: &str, want: usize, got: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_file_gets_its_own_data() {
+        let mut buf: Vec<u8> = (0..256u32).map(|b| (b * 7 + 3) as u8).collect();
+        let rest = buf[8..].to_vec();
+        let mut firsts = std::collections::HashSet::new();
+        for file_no in (0..4096).chain((0..4096).map(|i| i | 1 << 63)) {
+            mark_file(&mut buf, file_no);
+            assert!(
+                firsts.insert(buf[..8].to_vec()),
+                "file {file_no} repeats an earlier one"
+            );
+            assert_eq!(buf[8..], rest[..], "only the first word changes");
+        }
+    }
 }

@@ -9,7 +9,8 @@ use crate::flags::Flags;
 
 pub fn for_config(cfg: &Config, f: &Flags, host: &Host) -> Vec<Note> {
     let mut notes = Vec::new();
-    if cfg.io_tests() {
+    // The small files of `-n N:max` get the same data as the block writes.
+    if cfg.io_tests() || cfg.max_size > 0 {
         notes.push(buffers(cfg));
     }
     if cfg.direct {
@@ -55,15 +56,17 @@ fn buffers(cfg: &Config) -> Note {
     if cfg.compressible {
         warning(
             "bonnie.compressible",
-            "--compressible: block writes use bonnie++'s near-zero buffers; compressing or \
-             deduplicating file systems (ZFS, btrfs) shrink them, inflating Block and Rewrite"
+            "--compressible: block writes and file data use bonnie++'s near-zero buffers; \
+             compressing or deduplicating file systems (ZFS, btrfs) shrink them, inflating \
+             Block, Rewrite and the creates of files with data"
                 .into(),
         )
     } else {
         info(
             "bonnie.incompressible",
-            "block writes use incompressible data, unique per chunk (bonnie++ writes near-zero \
-             buffers that ZFS and btrfs compress away); --compressible restores bonnie++'s"
+            "block writes and file data are incompressible, unique per chunk and per file \
+             (bonnie++ writes near-zero buffers that ZFS and btrfs compress away); \
+             --compressible restores bonnie++'s"
                 .into(),
         )
     }

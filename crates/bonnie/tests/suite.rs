@@ -186,10 +186,12 @@ fn refuses_a_test_file_it_did_not_create() {
 #[test]
 fn the_buffer_choice_is_stated_in_the_result() {
     let dir = tempfile::tempdir().unwrap();
-    for compressible in [false, true] {
+    // Block writes, and (with -s 0) small files with data.
+    let runs = [("1", "0"), ("0", "1:4k:1k")];
+    for ((size, files), compressible) in runs.iter().flat_map(|r| [(*r, false), (*r, true)]) {
         let cfg = config(&dir, 108, |f| {
-            f.size = Some("1".into());
-            f.files = Some("0".into());
+            f.size = Some(size.into());
+            f.files = Some(files.into());
             f.char_io = Some(None);
             f.compressible = compressible;
         });

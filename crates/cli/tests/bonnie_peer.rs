@@ -166,3 +166,27 @@ fn text_table_shows_the_csv_file_rates() {
         &csv[26..38].iter().map(String::as_str).collect::<Vec<_>>()[..]
     );
 }
+
+/// The text table's parameter cell and the empty line that ends a table without file
+/// tests, beside bonnie++'s own (stdout without -q: table, then the CSV line).
+#[test]
+fn table_size_cell_and_ending_match() {
+    let Some(bin) = bonnie_pp() else {
+        skip("bonnie++ is not installed (apt-get install bonnie++)");
+        return;
+    };
+    for size in ["16:8k:100:2", "16:8k:8192:3", "16:4k:100:2"] {
+        let args = ["-s", size, "-r", "0", "-n", "0", "-f", "-m", "peer"];
+        let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let theirs = bonnie_pp_ok(bin, &[&["-d", &path_str(&d1)], &args[..]].concat());
+        let ours = bonnie_ok(&[&["-d", &path_str(&d2)], &args[..]].concat());
+        let table = |out: &std::process::Output| {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            let row = lines.iter().find(|l| l.starts_with("peer")).cloned();
+            let before_csv = lines.iter().rev().nth(1).cloned();
+            (row.map(|r| r[..20].to_owned()), before_csv)
+        };
+        assert_eq!(table(&ours), table(&theirs), "-s {size}");
+    }
+}

@@ -46,7 +46,7 @@ pub fn header(format: CsvFormat) -> &'static str {
     match format {
         CsvFormat::V198 => concat!(
             "format_version,bonnie_version,name,concurrency,seed,file_size,io_chunk_size,",
-            "seeks,seek_proc_count,putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu,",
+            "seek_count,seek_proc_count,putc,putc_cpu,put_block,put_block_cpu,rewrite,rewrite_cpu,",
             "getc,getc_cpu,get_block,get_block_cpu,seeks,seeks_cpu,num_files,max_size,",
             "min_size,num_dirs,file_chunk_size,seq_create,seq_create_cpu,seq_stat,",
             "seq_stat_cpu,seq_del,seq_del_cpu,ran_create,ran_create_cpu,ran_stat,ran_stat_cpu,",
@@ -419,5 +419,11 @@ mod tests {
         assert!("csv-2".parse::<CsvFormat>().is_err());
         assert_eq!(header(CsvFormat::V198).split(',').count(), 50);
         assert_eq!(header(CsvFormat::V103).split(',').count(), 27);
+        // Each name once, so csv.DictReader and friends keep every column.
+        for format in [CsvFormat::V198, CsvFormat::V103] {
+            let names: Vec<&str> = header(format).split(',').collect();
+            let unique: std::collections::HashSet<&&str> = names.iter().collect();
+            assert_eq!(unique.len(), names.len(), "{names:?}");
+        }
     }
 }

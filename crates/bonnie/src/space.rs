@@ -22,8 +22,17 @@ pub(crate) fn check_space(cfg: &Config) -> Result<()> {
         Target::Local(dir) | Target::Cwd(dir) => dir,
         Target::Nfs(_) => return Ok(()),
     };
-    let need = bytes_needed(cfg);
     let fs = statfs(dir)?;
+    let need = bytes_needed(cfg, fs.block);
+    let files = cfg.num_files * 1024 * u64::from(cfg.concurrency);
+    if fs.inodes > 0 && fs.free_inodes < files {
+        return Err(BonnieError::Refused(format!(
+            "not enough inodes in {}: the file tests make {files} files but only {} more fit; \
+             give fewer -n files",
+            dir.display(),
+            fs.free_inodes
+        )));
+    }
     // File systems without a capacity (ramfs, some FUSE) report no blocks at all.
     if fs.blocks > 0 && fs.free < need {
         return Err(refusal(dir, need, fs.free, "free"));
@@ -37,9 +46,10 @@ pub(crate) fn check_space(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
-/// The test file of every copy, plus the small files at their largest.
-fn bytes_needed(cfg: &Config) -> u64 {
-    let per_file = cfg.max_size.max(0) as u64;
+/// The test file of every copy, plus the small files at their largest, each taking whole
+/// blocks of `block` bytes.
+fn bytes_needed(cfg: &Config, block: u64) -> u64 {
+    let per_file = (cfg.max_size.max(0) as u64).next_multiple_of(block.max(1));
     let per_copy = cfg.file_mib * MIB + cfg.num_files * 1024 * per_file;
     per_copy * u64::from(cfg.concurrency)
 }
@@ -57,6 +67,9 @@ fn refusal(dir: &Path, need: u64, have: u64, what: &str) -> BonnieError {
 struct FsSpace {
     blocks: u64,
     free: u64,
+    block: u64,
+    inodes: u64,
+    free_inodes: u64,
     tmpfs: bool,
 }
 
@@ -75,6 +88,9 @@ fn statfs(dir: &Path) -> Result<FsSpace> {
     Ok(FsSpace {
         blocks: st.f_blocks,
         free: st.f_bavail.saturating_mul(st.f_bsize as u64),
+        block: st.f_bsize as u64,
+        inodes: st.f_files,
+        free_inodes: st.f_ffree,
         tmpfs: st.f_type as i64 == TMPFS_MAGIC,
     })
 }
@@ -118,9 +134,15 @@ mod tests {
         let dir = std::env::temp_dir();
         let dir = dir.to_str().unwrap();
         let cfg = config(dir, "100", "2:4096:1024", "3");
-        assert_eq!(bytes_needed(&cfg), 3 * (100 * MIB + 2 * 1024 * 4096));
+        assert_eq!(bytes_needed(&cfg, 4096), 3 * (100 * MIB + 2 * 1024 * 4096));
+        let cfg = config(dir, "0", "1:1000:10", "1");
+        assert_eq!(
+            bytes_needed(&cfg, 4096),
+            1024 * 4096,
+            "whole blocks per file"
+        );
         let cfg = config(dir, "0", "2:-1", "1");
-        assert_eq!(bytes_needed(&cfg), 0);
+        assert_eq!(bytes_needed(&cfg, 4096), 0);
     }
 
     #[test]

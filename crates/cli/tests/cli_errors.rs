@@ -181,6 +181,39 @@ fn no_space_while_laying_out() {
         &["not enough space in", "small", "need 4 MiB", "-s"],
     );
     assert!(common::entries(&small.point).is_empty());
+    // Small files take whole pages (1024 files of 1 KiB need 4 MiB here), and inodes.
+    let mut c = storbench();
+    c.args([
+        "bonnie",
+        "-d",
+        target,
+        "-s",
+        "0",
+        "-n",
+        "1:1024:1024",
+        "--no-save",
+    ]);
+    assert_names(
+        &Run::of(&mut c).one_error_line(),
+        &["need 4 MiB", "-n files"],
+    );
+    let few = Mount::new("tmpfs", "e2e-few", &dir.path().join("few"), "nr_inodes=100");
+    let mut c = storbench();
+    c.args([
+        "bonnie",
+        "-d",
+        few.point.to_str().unwrap(),
+        "-s",
+        "0",
+        "-n",
+        "1",
+        "--no-save",
+    ]);
+    assert_names(
+        &Run::of(&mut c).one_error_line(),
+        &["not enough inodes", "1024 files", "fewer -n files"],
+    );
+    assert!(common::entries(&few.point).is_empty());
 }
 
 /// QA: a later job that cannot start (here ENOSPC while laying out its file, after the

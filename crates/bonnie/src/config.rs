@@ -114,6 +114,7 @@ impl Config {
     /// bonnie++'s defaults, refusals and limits applied to `f`.
     pub fn from_flags(f: &Flags, host: &Host) -> Result<Config, FlagError> {
         let target = Target::resolve(f.dir.as_deref().unwrap_or("."))?;
+        flags::check_user_group(f.user.as_deref(), f.group.as_deref())?;
         let ram_mib = match &f.ram {
             Some(r) => flags::parse_ram(r)?.min(MAX_FILE_MIB),
             None => host.ram_mib,

@@ -196,6 +196,73 @@ pub fn parse_ram(text: &str) -> Result<u64, FlagError> {
     scaled("-r", text, &[('m', 1), ('g', 1024)], "a RAM size in MiB")
 }
 
+/// `-u user[:group]` and `-g group` name an existing user and group (or give numeric ids),
+/// as bonnie++ checks; storbench then runs as whoever started it.
+pub fn check_user_group(user: Option<&str>, group: Option<&str>) -> Result<(), FlagError> {
+    if let Some(spec) = user {
+        let (name, grp) = spec.split_once(':').unwrap_or((spec, ""));
+        if !known(name, Db::User) {
+            return Err(FlagError::bad("-u", spec, format!("no user '{name}' here")));
+        }
+        if !grp.is_empty() && !known(grp, Db::Group) {
+            return Err(FlagError::bad("-u", spec, format!("no group '{grp}' here")));
+        }
+    }
+    if let Some(grp) = group
+        && !known(grp, Db::Group)
+    {
+        return Err(FlagError::bad("-g", grp, format!("no group '{grp}' here")));
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Db {
+    User,
+    Group,
+}
+
+/// A numeric id, or a name the passwd or group database knows.
+fn known(name: &str, db: Db) -> bool {
+    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
+        return true;
+    }
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    let mut buf = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: the reentrant lookups fill the entry and `buf` (of the length given) and set
+    // the out pointer to the entry or null; nothing outlives this call.
+    unsafe {
+        match db {
+            Db::User => {
+                let mut entry: libc::passwd = std::mem::zeroed();
+                let mut out: *mut libc::passwd = std::ptr::null_mut();
+                let rc = libc::getpwnam_r(
+                    c.as_ptr(),
+                    &mut entry,
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut out,
+                );
+                rc == 0 && !out.is_null()
+            }
+            Db::Group => {
+                let mut entry: libc::group = std::mem::zeroed();
+                let mut out: *mut libc::group = std::ptr::null_mut();
+                let rc = libc::getgrnam_r(
+                    c.as_ptr(),
+                    &mut entry,
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut out,
+                );
+                rc == 0 && !out.is_null()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +344,21 @@ mod tests {
             let _ = parse_files(&text);
             let _ = parse_char_io(&text);
         }
+    }
+
+    #[test]
+    fn users_and_groups_must_exist() {
+        check_user_group(Some("root"), None).unwrap();
+        check_user_group(Some("root:root"), Some("root")).unwrap();
+        check_user_group(Some("1234:5678"), Some("42")).unwrap();
+        let e = check_user_group(Some("nosuchuser-sb"), None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "-u nosuchuser-sb: no user 'nosuchuser-sb' here"
+        );
+        let e = check_user_group(Some("root:nosuchgroup-sb"), None).unwrap_err();
+        assert!(e.to_string().contains("no group 'nosuchgroup-sb'"), "{e}");
+        let e = check_user_group(None, Some("nosuchgroup-sb")).unwrap_err();
+        assert!(e.to_string().starts_with("-g nosuchgroup-sb: "), "{e}");
     }
 }

@@ -102,6 +102,12 @@ const REFUSED: &[(&[&str], &str)] = &[
         &["-c", "-2", "-s", "0", "-n", "1"],
         "-c -2: expected a whole number",
     ),
+    // -u and -g are accepted for compatibility, but name a user and group that exist.
+    (
+        &["-u", "nosuchuser-sb", "-s", "0", "-n", "1"],
+        "-u nosuchuser-sb: no user 'nosuchuser-sb' here",
+    ),
+    (&["-g", "nosuchgroup-sb", "-s", "0", "-n", "1"], "no group"),
     // Given twice, the last value counts, as with bonnie++'s getopt.
     (&["-s", "0", "-n", "1", "-n", "0"], "leaves nothing to test"),
 ];

@@ -2,6 +2,8 @@
 //! bonnie++ output, list, show, compare, report, delete; concurrent savers; unreadable input
 //! and foreign databases.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -252,20 +254,6 @@ fn concurrent_imports_all_succeed() {
     assert_eq!(csv.lines().count(), 1 + 4 * 5);
 }
 
-/// Runs `c` with stdout a pipe whose reader is already gone, as `storbench … | head` once
-/// head has exited.
-fn into_closed_pipe(c: &mut Command) -> std::process::Output {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0; 2];
-    // SAFETY: pipe fills two new descriptors; we close the read end and own the write end.
-    let w = unsafe {
-        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
-        libc::close(fds[0]);
-        std::os::fd::OwnedFd::from_raw_fd(fds[1])
-    };
-    c.stdout(std::process::Stdio::from(w)).output().unwrap()
-}
-
 /// A reader that stops early (`| head`) ends the command quietly, as it ends standard tools
 /// (status 141, 128 + SIGPIPE), without "Broken pipe" on stderr or a panic.
 #[test]
@@ -279,7 +267,7 @@ fn a_closed_pipe_ends_output_quietly() {
         &["history"],
         &["fio", "--cmdhelp"],
     ] {
-        let out = into_closed_pipe(&mut s.cmd(args));
+        let out = common::into_closed_pipe(&mut s.cmd(args));
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
         assert!(err.is_empty(), "{args:?}: {err}");

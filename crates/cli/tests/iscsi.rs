@@ -87,6 +87,20 @@ fn discover_lists_targets_and_luns() {
         .unwrap();
     assert_eq!(disk["size_bytes"], LUN_SIZE);
     assert_eq!(disk["block_size"], 512);
+
+    // `| head` that has already exited: a quiet 141, no panic, no "Broken pipe".
+    for json in [false, true] {
+        let mut c = StdCommand::new(assert_cmd::cargo::cargo_bin("storbench"));
+        c.args(["iscsi", "discover", &lab.tgtd.portal()]);
+        if json {
+            c.arg("--json");
+        }
+        let out = common::into_closed_pipe(&mut c);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "json={json}: {err}");
+        assert!(err.is_empty(), "json={json}: {err}");
+    }
+    lab.assert_no_session_left();
 }
 
 #[test]

@@ -78,35 +78,42 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             addresses: t.addresses,
         })
         .collect();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&url, &found))?);
+    let text = if args.json {
+        serde_json::to_string_pretty(&to_json(&url, &found))? + "\n"
     } else {
-        print_table(&url, &found, args.targets_only);
-    }
+        table(&url, &found, args.targets_only)
+    };
+    // Through print_out: a reader that went away (`| head`) ends quietly, not in a panic.
+    crate::running::print_out(&storbench_core::redact::text(&text))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_table(url: &Url, found: &[Found], targets_only: bool) {
-    println!("portal {}: {} target(s)", url.portal(), found.len());
+fn table(url: &Url, found: &[Found], targets_only: bool) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "portal {}: {} target(s)", url.portal(), found.len());
     for t in found {
-        println!();
-        println!("{}  ({})", t.name, t.addresses.join(", "));
+        let _ = writeln!(s, "\n{}  ({})", t.name, t.addresses.join(", "));
         if targets_only {
             continue;
         }
         match &t.luns {
-            Err(e) => println!("  cannot list LUNs: {e}"),
+            Err(e) => {
+                let _ = writeln!(s, "  cannot list LUNs: {e}");
+            }
             Ok(luns) => {
-                println!(
+                let _ = writeln!(
+                    s,
                     "  {:>4}  {:<10}  {:>10}  {:>6}  {:<8}  {:<16}  URL",
                     "LUN", "TYPE", "SIZE", "BLOCK", "VENDOR", "PRODUCT"
                 );
                 for l in luns {
-                    println!("{}", lun_row(url, &t.name, l));
+                    let _ = writeln!(s, "{}", lun_row(url, &t.name, l));
                 }
             }
         }
     }
+    s
 }
 
 fn lun_row(url: &Url, target: &str, l: &LunInfo) -> String {

@@ -226,3 +226,17 @@ pub fn par_each<T: Sync>(items: &[T], check: impl Fn(&T) + Sync) {
 pub fn words(s: &str) -> Vec<&str> {
     s.split_whitespace().collect()
 }
+
+/// Runs `c` with stdout a pipe whose reader is already gone, as `storbench … | head` once
+/// head has exited.
+pub fn into_closed_pipe(c: &mut std::process::Command) -> std::process::Output {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe fills two new descriptors; we close the read end and own the write end.
+    let w = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        libc::close(fds[0]);
+        std::os::fd::OwnedFd::from_raw_fd(fds[1])
+    };
+    c.stdout(std::process::Stdio::from(w)).output().unwrap()
+}

@@ -425,7 +425,10 @@ fn decode_result(id: RunId, json: &str) -> Result<RunResult, StoreError> {
         });
     }
     // Result schema 1 is the only one so far; older shapes would be upgraded here.
-    serde_json::from_value(value).map_err(bad)
+    let mut run: RunResult = serde_json::from_value(value).map_err(bad)?;
+    // Runs saved before secrets were masked on the way in are masked on the way out.
+    storbench_core::redact::run(&mut run).map_err(|detail| StoreError::BadResult { id, detail })?;
+    Ok(run)
 }
 
 fn list_query(f: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
@@ -477,7 +480,8 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
             tags: Vec::new(),
             source: r.get(4)?,
         },
-        target: r.get(5)?,
+        // Runs saved before secrets were masked on the way in are masked on the way out.
+        target: storbench_core::redact::text(&r.get::<_, String>(5)?).into_owned(),
         tool_version: r.get(6)?,
         hostname: r.get(7)?,
         headline: Headline {

@@ -109,3 +109,38 @@ fn interrupted_runs_are_marked_old_and_new() {
         .collect();
     assert_eq!(marks, [false, true, true, false], "newest first");
 }
+
+/// A run saved before secrets were masked on the way in (CHAP password in the target and
+/// the command line) comes back masked from `list` and `load`.
+#[test]
+fn secrets_saved_by_older_versions_are_masked_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let url = "iscsi://alice%s3cret@127.0.0.1:3260/iqn.2026-11.lab:d/1?target_password=t0ps3cret";
+    {
+        let mut c = Connection::open(&path).unwrap();
+        migrate_to(&mut c, LATEST).unwrap();
+        let mut run = fio_run(1_000);
+        run.command_line = vec!["storbench".into(), "quick".into(), url.into()];
+        c.execute(
+            "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label,
+                 target, tool_version, result_schema, result_json)
+             VALUES (1000, 4000, 5000, 'fio', 'old', ?1, 'storbench 0.1.0', 1, ?2)",
+            params![url, serde_json::to_string(&run).unwrap()],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let listed = store.list(&RunFilter::default()).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert!(!listed[0].target.contains("s3cret"), "{}", listed[0].target);
+    assert!(
+        listed[0].target.contains("alice%***@"),
+        "{}",
+        listed[0].target
+    );
+    let loaded = store.load(listed[0].id).unwrap();
+    let json = serde_json::to_string(&loaded.run).unwrap();
+    assert!(!json.contains("s3cret"), "{json}");
+    assert!(json.contains("target_password=***"), "{json}");
+}

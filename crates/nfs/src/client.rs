@@ -19,6 +19,8 @@ use crate::url::NfsUrl;
 const MAX_TRANSFER: u32 = crate::url::MAX_WSIZE;
 /// Reply size asked for in READDIRPLUS.
 const READDIR_MAX: u32 = 64 * 1024;
+/// Mode asked for symbolic links (as the Linux client asks; most servers ignore it).
+const SYMLINK_MODE: u32 = 0o777;
 /// How long the best-effort UMNT at the end may take.
 const UMNT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -339,6 +341,50 @@ impl Client {
     pub fn remove_in(&mut self, dir: &Fh, name: &str, at: At<'_>) -> Result<()> {
         let encode = |a: &mut Vec<u8>| proto::args_dirop(a, dir, name);
         self.meta("REMOVE", nfsproc::REMOVE, at, encode, proto::res_wcc)
+    }
+
+    /// LINK: makes `rel` a new name for the file at `existing` (both relative paths; the
+    /// file is found by LOOKUP). Returns the file's attributes after the link when the
+    /// reply holds them.
+    pub fn link(&mut self, existing: &str, rel: &str) -> Result<Option<Fattr>> {
+        let (file, _) = self.lookup(existing)?;
+        let (parent, name) = split_parent(rel);
+        let dir = self.dir(parent)?;
+        self.link_in(&file, &dir, name, At::Path(rel))
+    }
+
+    /// LINK of the file `file` as `name` in `dir`; errors name `at`, the new name.
+    pub fn link_in(
+        &mut self,
+        file: &Fh,
+        dir: &Fh,
+        name: &str,
+        at: At<'_>,
+    ) -> Result<Option<Fattr>> {
+        let encode = |a: &mut Vec<u8>| proto::args_link(a, file, dir, name);
+        self.meta("LINK", nfsproc::LINK, at, encode, proto::res_link)
+    }
+
+    /// SYMLINK: makes `rel` (a relative path) a symbolic link holding `target`, which is
+    /// stored as given (relative to the link's directory unless it starts with `/`).
+    pub fn symlink(&mut self, target: &str, rel: &str) -> Result<Option<Fh>> {
+        let (parent, name) = split_parent(rel);
+        let dir = self.dir(parent)?;
+        self.symlink_in(&dir, name, target, At::Path(rel))
+    }
+
+    /// SYMLINK of `name` in `dir` holding `target`: the link's handle if the reply holds
+    /// one. Errors name `at`.
+    pub fn symlink_in(
+        &mut self,
+        dir: &Fh,
+        name: &str,
+        target: &str,
+        at: At<'_>,
+    ) -> Result<Option<Fh>> {
+        let encode = |a: &mut Vec<u8>| proto::args_symlink(a, dir, name, SYMLINK_MODE, target);
+        let (fh, _) = self.meta("SYMLINK", nfsproc::SYMLINK, at, encode, proto::res_create)?;
+        Ok(fh)
     }
 
     pub fn rmdir(&mut self, rel: &str) -> Result<()> {

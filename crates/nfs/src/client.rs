@@ -348,9 +348,14 @@ impl Client {
     /// reply holds them.
     pub fn link(&mut self, existing: &str, rel: &str) -> Result<Option<Fattr>> {
         let (file, _) = self.lookup(existing)?;
+        self.link_fh(&file, rel)
+    }
+
+    /// LINK: makes `rel` (a relative path) a new name for the file `file`.
+    pub fn link_fh(&mut self, file: &Fh, rel: &str) -> Result<Option<Fattr>> {
         let (parent, name) = split_parent(rel);
         let dir = self.dir(parent)?;
-        self.link_in(&file, &dir, name, At::Path(rel))
+        self.link_in(file, &dir, name, At::Path(rel))
     }
 
     /// LINK of the file `file` as `name` in `dir`; errors name `at`, the new name.

@@ -233,7 +233,7 @@ impl Engine for NfsEngine {
         let rel = self.target(&spec.path)?;
         let o = &spec.open;
         let client = self.client_mut()?;
-        let fh = match client.lookup(&rel) {
+        let fh = match client.lookup_follow(&rel) {
             Ok(_) if o.create && o.exclusive => {
                 return Err(EngineError {
                     kind: ErrorKind::Refused,

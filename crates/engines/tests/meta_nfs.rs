@@ -95,6 +95,14 @@ fn hard_and_symbolic_links_over_nfs() {
             std::path::Path::new("../first")
         );
 
+        // stat follows a symbolic link, as stat(2) does: the empty first file.
+        let soft = meta.stat(&g.url("ln/sub/soft")).unwrap();
+        assert_eq!((soft.size, soft.is_dir), (0, false));
+        let sub = meta.open_dir(&g.url("ln/sub")).unwrap();
+        assert_eq!(meta.stat_in(&sub, "soft").unwrap().size, 0);
+        meta.close_dir(sub);
+        assert_eq!(meta.stat_in(&dir, "sub/soft").unwrap().size, 0);
+
         let e = meta.link(&first, &g.url("ln/hard")).unwrap_err();
         assert_eq!(e.errno, Some(17), "{e}");
         assert!(

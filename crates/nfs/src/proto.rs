@@ -17,6 +17,7 @@ pub mod nfsproc {
     pub const GETATTR: u32 = 1;
     pub const SETATTR: u32 = 2;
     pub const LOOKUP: u32 = 3;
+    pub const READLINK: u32 = 5;
     pub const READ: u32 = 6;
     pub const WRITE: u32 = 7;
     pub const CREATE: u32 = 8;
@@ -365,6 +366,18 @@ fn verf(d: &mut Dec<'_>) -> Result<Verf, DecodeError> {
     let mut v = [0u8; 8];
     v.copy_from_slice(d.fixed(8)?);
     Ok(v)
+}
+
+/// READLINK: where the link's text lies within `body` (start, length).
+pub fn res_readlink(body: &[u8]) -> NfsResult<(usize, usize)> {
+    let mut d = Dec::new(body);
+    if let Some(s) = status(&mut d)? {
+        return Ok(Err(s));
+    }
+    post_op_attr(&mut d)?;
+    let start = d.pos() + 4; // after the length
+    let text = d.opaque(NAME_MAX, "symbolic link text")?;
+    Ok(Ok((start, text.len())))
 }
 
 /// READ: (count, eof, start of the data within `body`).

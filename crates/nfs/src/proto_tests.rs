@@ -264,6 +264,32 @@ fn short_link_and_symlink_replies_are_errors() {
 }
 
 #[test]
+fn readlink_reply_points_at_the_text() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true);
+    fattr_bytes(&mut e, 5, 8);
+    e.string("../first");
+    let (start, len) = res_readlink(&b).unwrap().unwrap();
+    assert_eq!(&b[start..start + len], b"../first");
+    let mut fail = Vec::new();
+    Enc::new(&mut fail).u32(22).bool(false);
+    assert_eq!(res_readlink(&fail).unwrap(), Err(NfsStat(22)));
+    let mut short = Vec::new();
+    Enc::new(&mut short).u32(0).bool(false).u32(9).fixed(b"abc");
+    assert!(
+        res_readlink(&short).is_err(),
+        "text shorter than its length"
+    );
+    for cut in 0..b.len() {
+        assert!(
+            res_readlink(&b[..cut]).is_err(),
+            "READLINK reply cut at {cut}"
+        );
+    }
+}
+
+#[test]
 fn export_list() {
     let mut b = Vec::new();
     let mut e = Enc::new(&mut b);
@@ -298,6 +324,7 @@ proptest! {
         let _ = res_create(&data);
         let _ = res_wcc(&data);
         let _ = res_link(&data);
+        let _ = res_readlink(&data);
         let _ = res_readdirplus(&data);
         let _ = res_fsinfo(&data);
         let _ = res_mnt(&data);

@@ -227,6 +227,32 @@ fn link_and_symlink() {
         assert_eq!(fs::read_link(&path).unwrap().to_str(), Some(text));
         assert!(fs::metadata(&path).unwrap().is_file(), "{link} resolves");
     }
+    let mut text = String::new();
+    let (sym, _) = c.lookup("l/sub/sym").unwrap();
+    c.readlink(&sym, storbench_nfs::At::Path("l/sub/sym"), &mut text)
+        .unwrap();
+    assert_eq!(text, "../first");
+    // Followed as stat(2) follows it: to the file, from the link's own directory.
+    for link in ["l/sym", "l/sub/sym"] {
+        let (_, to) = c.lookup_follow(link).unwrap();
+        assert_eq!((to.fileid, to.ftype), (first.fileid, 1), "{link}");
+    }
+    c.symlink("sym", "l/chain").unwrap();
+    assert_eq!(c.lookup_follow("l/chain").unwrap().1.fileid, first.fileid);
+    c.symlink("missing", "l/dangling").unwrap();
+    let err = c.lookup_follow("l/dangling").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::NOENT), "{err}");
+    assert!(
+        err.to_string().contains("LOOKUP /export/l/missing"),
+        "{err}"
+    );
+    c.symlink("loop", "l/loop").unwrap();
+    let err = c.lookup_follow("l/loop").unwrap_err();
+    assert!(err.to_string().contains("too many levels"), "{err}");
+    c.symlink("../../outside", "l/out").unwrap();
+    let err = c.lookup_follow("l/out").unwrap_err();
+    assert!(err.to_string().contains("out of the export"), "{err}");
+
     let err = c.symlink("first", "l/second").unwrap_err();
     assert_eq!(err.nfs_status(), Some(NfsStat::EXIST), "{err}");
     assert!(
@@ -234,7 +260,16 @@ fn link_and_symlink() {
         "{err}"
     );
 
-    for f in ["l/sym", "l/sub/sym", "l/sub/third", "l/second"] {
+    for f in [
+        "l/sym",
+        "l/sub/sym",
+        "l/sub/third",
+        "l/second",
+        "l/chain",
+        "l/dangling",
+        "l/loop",
+        "l/out",
+    ] {
         c.remove(f).unwrap();
     }
     assert_eq!(c.lookup("l/first").unwrap().1.nlink, 1);

@@ -118,9 +118,10 @@ impl MetaOps for NfsEngine {
         self.add_file(fh, rel, open)
     }
 
+    /// LOOKUP, following symbolic links as stat(2) does.
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
         let rel = self.target(path)?;
-        let (_, a) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
+        let (_, a) = self.client_mut()?.lookup_follow(&rel).map_err(to_engine)?;
         Ok(Attr {
             size: a.size,
             is_dir: a.is_dir(),
@@ -225,7 +226,7 @@ impl MetaOps for NfsEngine {
         self.add_file(fh, rel, open)
     }
 
-    /// LOOKUP by the directory's handle.
+    /// LOOKUP by the directory's handle, following a symbolic link as open(2) does.
     fn open_in(
         &mut self,
         dir: &DirRef,
@@ -234,7 +235,7 @@ impl MetaOps for NfsEngine {
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
         let fh = self.in_dir(dir, name, |c, fh, last, at| {
-            match c.lookup_in(fh, last, at)? {
+            match c.lookup_follow_in(fh, last, at)? {
                 (_, attr) if attr.is_dir() => Err(c.status_error("open", at, NfsStat::ISDIR)),
                 (found, _) => Ok(found),
             }
@@ -250,8 +251,12 @@ impl MetaOps for NfsEngine {
         })
     }
 
+    /// LOOKUP by the directory's handle; a symbolic link is followed (READLINK, LOOKUP of
+    /// its target) as stat(2) follows it.
     fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
-        let (_, a) = self.in_dir(dir, name, |c, fh, last, at| c.lookup_in(fh, last, at))?;
+        let (_, a) = self.in_dir(dir, name, |c, fh, last, at| {
+            c.lookup_follow_in(fh, last, at)
+        })?;
         Ok(Attr {
             size: a.size,
             is_dir: a.is_dir(),

@@ -252,22 +252,6 @@ impl Config {
                 self.ram_mib
             )));
         }
-        if self.max_size < 0 && self.num_files > 0 && self.target.is_network() {
-            // Refused before the IO tests run, not at the first link an hour later.
-            let what = if self.max_size == -1 {
-                "hard links"
-            } else {
-                "symbolic links"
-            };
-            return Err(FlagError::Unsupported {
-                flag: "-n",
-                reason: format!(
-                    "{what} (max {}) are not made over NFS yet: storbench's NFS client has no \
-                     LINK or SYMLINK; use a local directory",
-                    self.max_size
-                ),
-            });
-        }
         if self.direct && self.file_mib > 0 && self.chunk < 512 {
             return Err(FlagError::Conflict(format!(
                 "-D needs a chunk of at least 512 bytes for O_DIRECT, -s gives {}",
@@ -436,15 +420,12 @@ mod tests {
     }
 
     #[test]
-    fn links_over_nfs_are_refused_before_anything_runs() {
-        for (max, what) in [("-1", "hard links"), ("-2", "symbolic links")] {
+    fn links_over_nfs_are_accepted() {
+        for max in ["-1", "-2"] {
             let mut f = flags(&[("-n", &format!("1:{max}")), ("-s", "0")]);
             f.dir = Some("nfs://127.0.0.1/export".into());
-            let e = Config::from_flags(&f, &host()).unwrap_err().to_string();
-            assert!(
-                e.starts_with("-n: ") && e.contains(what) && e.contains("NFS"),
-                "{e}"
-            );
+            let c = Config::from_flags(&f, &host()).unwrap();
+            assert_eq!(c.max_size.to_string(), max);
         }
     }
 

@@ -90,3 +90,32 @@ fn nfs_runs_record_the_engines_details() {
     let left = entries(&g.export_dir());
     assert!(left.is_empty(), "left on the export: {left:?}");
 }
+
+/// `-n N:-1` and `-n N:-2` over NFS: every file but the first a hard link (LINK) or a
+/// symbolic link (SYMLINK) to it, in one directory or across two (`../name`), and nothing
+/// left on the export.
+#[test]
+fn hard_and_symbolic_links_over_nfs() {
+    if let Some(why) = ganesha::unavailable() {
+        return skip(&why);
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    std::fs::create_dir(g.export_dir().join("bench")).unwrap();
+    let url = g.url("bench");
+    for (files, kind) in [
+        ("1:-1", "link"),
+        ("1:-1:0:2", "link"),
+        ("1:-2", "symlink"),
+        ("1:-2:0:2", "symlink"),
+    ] {
+        let out = bonnie_ok(&["-d", &url, "-q", "-s", "0", "-n", files, "-z", "7"]);
+        let f = fields(&last_line(&out));
+        assert_eq!(f.len(), 50, "{files}");
+        assert_eq!((f[21].as_str(), f[22].as_str()), ("1", kind), "{files}");
+        for i in [26, 28, 30, 32, 34, 36] {
+            assert!(!f[i].is_empty(), "{files}: file test column {i} ran");
+        }
+        let left = entries(&g.export_dir().join("bench"));
+        assert!(left.is_empty(), "{files}: left on the export: {left:?}");
+    }
+}

@@ -43,6 +43,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         listed: HashMap::new(),
         listing: NameList::default(),
         spare_rel: String::new(),
+        link_source: None,
     }))
 }
 
@@ -96,6 +97,10 @@ pub struct NfsEngine {
     /// A closed file's path, reused by the next file opened by name so that opening files
     /// does not allocate per file.
     spare_rel: String,
+    /// The file `link` last made links to: its path as given and its handle, so that
+    /// bonnie's `-n N:-1` links cost one LINK each. Forgotten on any removal (a new file
+    /// may then take the path).
+    link_source: Option<(String, Fh)>,
 }
 
 impl NfsEngine {
@@ -228,7 +233,7 @@ impl Engine for NfsEngine {
         let rel = self.target(&spec.path)?;
         let o = &spec.open;
         let client = self.client_mut()?;
-        let fh = match client.lookup(&rel) {
+        let fh = match client.lookup_follow(&rel) {
             Ok(_) if o.create && o.exclusive => {
                 return Err(EngineError {
                     kind: ErrorKind::Refused,

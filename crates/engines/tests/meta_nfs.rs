@@ -62,3 +62,76 @@ fn filecreate_filestat_filedelete_over_nfs() {
         );
     }
 }
+
+/// `MetaOps::link` and `symlink` on the nfs engine (bonnie's `-n N:-1` and `-n N:-2`):
+/// links to the first file, errors naming the link, and a first file made again after the
+/// links were removed is linked to afresh (its old handle is not reused).
+#[test]
+fn hard_and_symbolic_links_over_nfs() {
+    let Some(g) = server() else { return };
+    let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(&g.url("ln")).unwrap();
+    meta.mkdir(&g.url("ln/sub")).unwrap();
+    let dir = meta.open_dir(&g.url("ln")).unwrap();
+    for round in 0..2 {
+        let first = g.url("ln/first");
+        meta.create_empty_in(&dir, "first").unwrap();
+        meta.link(&first, &g.url("ln/hard")).unwrap();
+        meta.link(&first, &g.url("ln/sub/hard")).unwrap();
+        meta.symlink("first", &g.url("ln/soft")).unwrap();
+        meta.symlink("../first", &g.url("ln/sub/soft")).unwrap();
+        let ino = |p: &str| {
+            std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(g.export_dir().join(p)).unwrap())
+        };
+        let nlink = std::os::unix::fs::MetadataExt::nlink(
+            &std::fs::metadata(g.export_dir().join("ln/first")).unwrap(),
+        );
+        assert_eq!(nlink, 3, "round {round}");
+        assert_eq!(ino("ln/hard"), ino("ln/first"));
+        assert_eq!(ino("ln/sub/soft"), ino("ln/first"), "the symlink resolves");
+        assert_eq!(
+            std::fs::read_link(g.export_dir().join("ln/sub/soft")).unwrap(),
+            std::path::Path::new("../first")
+        );
+
+        // stat follows a symbolic link, as stat(2) does: the empty first file.
+        let soft = meta.stat(&g.url("ln/sub/soft")).unwrap();
+        assert_eq!((soft.size, soft.is_dir), (0, false));
+        let sub = meta.open_dir(&g.url("ln/sub")).unwrap();
+        assert_eq!(meta.stat_in(&sub, "soft").unwrap().size, 0);
+        meta.close_dir(sub);
+        assert_eq!(meta.stat_in(&dir, "sub/soft").unwrap().size, 0);
+
+        let e = meta.link(&first, &g.url("ln/hard")).unwrap_err();
+        assert_eq!(e.errno, Some(17), "{e}");
+        assert!(
+            e.message.contains("LINK /export/ln/hard: NFS3ERR_EXIST"),
+            "{e}"
+        );
+        let e = meta.symlink("first", &g.url("ln/sub/soft")).unwrap_err();
+        assert_eq!(e.errno, Some(17), "{e}");
+        assert!(
+            e.message
+                .contains("SYMLINK /export/ln/sub/soft: NFS3ERR_EXIST"),
+            "{e}"
+        );
+        for f in [
+            "ln/first",
+            "ln/hard",
+            "ln/sub/hard",
+            "ln/soft",
+            "ln/sub/soft",
+        ] {
+            meta.unlink(&g.url(f)).unwrap();
+        }
+    }
+    let e = meta
+        .link(&g.url("ln/first"), &g.url("ln/again"))
+        .unwrap_err();
+    assert!(e.message.contains("/export/ln/first: NFS3ERR_NOENT"), "{e}");
+    meta.close_dir(dir);
+    meta.rmdir(&g.url("ln/sub")).unwrap();
+    meta.rmdir(&g.url("ln")).unwrap();
+    assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}

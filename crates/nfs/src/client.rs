@@ -19,6 +19,10 @@ use crate::url::NfsUrl;
 const MAX_TRANSFER: u32 = crate::url::MAX_WSIZE;
 /// Reply size asked for in READDIRPLUS.
 const READDIR_MAX: u32 = 64 * 1024;
+/// Mode asked for symbolic links (as the Linux client asks; most servers ignore it).
+const SYMLINK_MODE: u32 = 0o777;
+/// Symbolic links followed in one lookup before giving up (Linux's limit).
+const MAX_SYMLINKS: usize = 40;
 /// How long the best-effort UMNT at the end may take.
 const UMNT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -39,6 +43,9 @@ pub struct Client {
     dirs: HashMap<String, Fh>,
     /// Arguments of the metadata call being made (reused: no allocation per call).
     args: Vec<u8>,
+    /// A symbolic link's text, and the paths a link being followed leads to (reused).
+    link_text: String,
+    link_paths: [String; 2],
 }
 
 /// Where a metadata operation acts, for its error message; built into a path only when
@@ -127,6 +134,8 @@ impl Client {
             nfs,
             dirs: HashMap::new(),
             args: Vec::new(),
+            link_text: String::new(),
+            link_paths: Default::default(),
         })
     }
 
@@ -259,6 +268,94 @@ impl Client {
         Ok((fh, attr))
     }
 
+    /// LOOKUP of `name` in `dir` following symbolic links, as stat(2) and open(2) do:
+    /// the handle and attributes of what the name finally leads to. A link's text is
+    /// resolved against the link's directory (`at`), inside the export only.
+    pub fn lookup_follow_in(&mut self, dir: &Fh, name: &str, at: At<'_>) -> Result<(Fh, Fattr)> {
+        let found = self.lookup_in(dir, name, at)?;
+        match found.1.is_symlink() {
+            true => self.follow(&found.0, at),
+            false => Ok(found),
+        }
+    }
+
+    /// LOOKUP by relative path following symbolic links (see `lookup_follow_in`).
+    pub fn lookup_follow(&mut self, rel: &str) -> Result<(Fh, Fattr)> {
+        let found = self.lookup(rel)?;
+        match found.1.is_symlink() {
+            true => self.follow(&found.0, At::Path(rel)),
+            false => Ok(found),
+        }
+    }
+
+    /// READLINK: the text of the symbolic link `fh` (at `at`), into `out` (replacing it;
+    /// bytes that are not UTF-8 are replaced).
+    pub fn readlink(&mut self, fh: &Fh, at: At<'_>, out: &mut String) -> Result<()> {
+        out.clear();
+        let encode = |a: &mut Vec<u8>| proto::args_fh(a, fh);
+        self.meta("READLINK", nfsproc::READLINK, at, encode, |body| {
+            Ok(proto::res_readlink(body)?.map(|(start, len)| {
+                out.push_str(&String::from_utf8_lossy(&body[start..start + len]));
+            }))
+        })
+    }
+
+    /// Follows the symbolic link `link`, found at `at`, to what is not a link. The
+    /// buffers it works in are the client's, so following allocates nothing once warm.
+    fn follow(&mut self, link: &Fh, at: At<'_>) -> Result<(Fh, Fattr)> {
+        let mut text = std::mem::take(&mut self.link_text);
+        let [mut path, mut next] = std::mem::take(&mut self.link_paths);
+        path.clear();
+        match at {
+            At::Path(rel) | At::In("", rel) => path.push_str(rel),
+            At::In(dir, name) => {
+                path.push_str(dir);
+                path.push('/');
+                path.push_str(name);
+            }
+        }
+        let mut link = *link;
+        let mut found = Err(NfsError::Unsupported(String::new()));
+        for _ in 0..MAX_SYMLINKS {
+            found = self.follow_one(&link, &mut path, &mut next, &mut text);
+            match &found {
+                Ok((fh, attr)) if attr.is_symlink() => link = *fh,
+                _ => break,
+            }
+        }
+        if let Ok((_, attr)) = &found
+            && attr.is_symlink()
+        {
+            found = Err(NfsError::Unsupported(format!(
+                "{}: too many levels of symbolic links",
+                self.full(at)
+            )));
+        }
+        self.link_text = text;
+        self.link_paths = [path, next];
+        found
+    }
+
+    /// One step of `follow`: READLINK of the link at `path`, then LOOKUP of where its text
+    /// leads, which becomes `path`.
+    fn follow_one(
+        &mut self,
+        link: &Fh,
+        path: &mut String,
+        next: &mut String,
+        text: &mut String,
+    ) -> Result<(Fh, Fattr)> {
+        self.readlink(link, At::Path(path), text)?;
+        if let Err(why) = resolve_link(path, text, next) {
+            return Err(NfsError::Unsupported(format!(
+                "{}: symbolic link to {text:?} {why}",
+                self.full(At::Path(path))
+            )));
+        }
+        std::mem::swap(path, next);
+        self.lookup(path)
+    }
+
     /// The handle of a directory (relative path), through the directory cache.
     pub fn dir(&mut self, rel: &str) -> Result<Fh> {
         if rel.is_empty() {
@@ -339,6 +436,55 @@ impl Client {
     pub fn remove_in(&mut self, dir: &Fh, name: &str, at: At<'_>) -> Result<()> {
         let encode = |a: &mut Vec<u8>| proto::args_dirop(a, dir, name);
         self.meta("REMOVE", nfsproc::REMOVE, at, encode, proto::res_wcc)
+    }
+
+    /// LINK: makes `rel` a new name for the file at `existing` (both relative paths; the
+    /// file is found by LOOKUP). Returns the file's attributes after the link when the
+    /// reply holds them.
+    pub fn link(&mut self, existing: &str, rel: &str) -> Result<Option<Fattr>> {
+        let (file, _) = self.lookup(existing)?;
+        self.link_fh(&file, rel)
+    }
+
+    /// LINK: makes `rel` (a relative path) a new name for the file `file`.
+    pub fn link_fh(&mut self, file: &Fh, rel: &str) -> Result<Option<Fattr>> {
+        let (parent, name) = split_parent(rel);
+        let dir = self.dir(parent)?;
+        self.link_in(file, &dir, name, At::Path(rel))
+    }
+
+    /// LINK of the file `file` as `name` in `dir`; errors name `at`, the new name.
+    pub fn link_in(
+        &mut self,
+        file: &Fh,
+        dir: &Fh,
+        name: &str,
+        at: At<'_>,
+    ) -> Result<Option<Fattr>> {
+        let encode = |a: &mut Vec<u8>| proto::args_link(a, file, dir, name);
+        self.meta("LINK", nfsproc::LINK, at, encode, proto::res_link)
+    }
+
+    /// SYMLINK: makes `rel` (a relative path) a symbolic link holding `target`, which is
+    /// stored as given (relative to the link's directory unless it starts with `/`).
+    pub fn symlink(&mut self, target: &str, rel: &str) -> Result<Option<Fh>> {
+        let (parent, name) = split_parent(rel);
+        let dir = self.dir(parent)?;
+        self.symlink_in(&dir, name, target, At::Path(rel))
+    }
+
+    /// SYMLINK of `name` in `dir` holding `target`: the link's handle if the reply holds
+    /// one. Errors name `at`.
+    pub fn symlink_in(
+        &mut self,
+        dir: &Fh,
+        name: &str,
+        target: &str,
+        at: At<'_>,
+    ) -> Result<Option<Fh>> {
+        let encode = |a: &mut Vec<u8>| proto::args_symlink(a, dir, name, SYMLINK_MODE, target);
+        let (fh, _) = self.meta("SYMLINK", nfsproc::SYMLINK, at, encode, proto::res_create)?;
+        Ok(fh)
     }
 
     pub fn rmdir(&mut self, rel: &str) -> Result<()> {
@@ -464,7 +610,53 @@ pub fn uncommitted_limit(asked: usize, wsize: u32) -> usize {
     }
 }
 
+/// Where the symbolic link at `link` (a path inside the export) leads with `text`, into
+/// `out`; why not, for an absolute text or one leading out of the export.
+fn resolve_link(link: &str, text: &str, out: &mut String) -> Result<(), &'static str> {
+    if text.starts_with('/') {
+        return Err("is not followed over NFS: an absolute path means the client's file tree");
+    }
+    out.clear();
+    out.push_str(split_parent(link).0);
+    for part in text.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if out.is_empty() => return Err("leads out of the export"),
+            ".." => out.truncate(out.rfind('/').unwrap_or(0)),
+            part => {
+                if !out.is_empty() {
+                    out.push('/');
+                }
+                out.push_str(part);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`).
 fn split_parent(rel: &str) -> (&str, &str) {
     rel.rsplit_once('/').unwrap_or(("", rel))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_link;
+
+    #[test]
+    fn link_texts_resolve_against_the_links_directory() {
+        let mut out = String::new();
+        for (link, text, want) in [
+            ("d/ln", "first", "d/first"),
+            ("d/00/ln", "../first", "d/first"),
+            ("ln", "./a//b/", "a/b"),
+            ("d/e/ln", "../../x", "x"),
+            ("d/ln", "..", ""),
+        ] {
+            resolve_link(link, text, &mut out).unwrap();
+            assert_eq!(out, want, "{link} -> {text}");
+        }
+        assert!(resolve_link("d/ln", "../../x", &mut out).is_err());
+        assert!(resolve_link("d/ln", "/etc/passwd", &mut out).is_err());
+    }
 }

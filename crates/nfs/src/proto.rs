@@ -17,12 +17,15 @@ pub mod nfsproc {
     pub const GETATTR: u32 = 1;
     pub const SETATTR: u32 = 2;
     pub const LOOKUP: u32 = 3;
+    pub const READLINK: u32 = 5;
     pub const READ: u32 = 6;
     pub const WRITE: u32 = 7;
     pub const CREATE: u32 = 8;
     pub const MKDIR: u32 = 9;
+    pub const SYMLINK: u32 = 10;
     pub const REMOVE: u32 = 12;
     pub const RMDIR: u32 = 13;
+    pub const LINK: u32 = 15;
     pub const READDIRPLUS: u32 = 17;
     pub const FSINFO: u32 = 19;
     pub const COMMIT: u32 = 21;
@@ -153,9 +156,11 @@ impl fmt::Display for NfsStat {
 /// The attributes storbench uses, out of fattr3.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Fattr {
-    /// ftype3: 1 regular, 2 directory, …
+    /// ftype3: 1 regular, 2 directory, 5 symbolic link, …
     pub ftype: u32,
     pub mode: u32,
+    /// Number of hard links.
+    pub nlink: u32,
     pub size: u64,
     pub fileid: u64,
 }
@@ -163,6 +168,11 @@ pub struct Fattr {
 impl Fattr {
     pub fn is_dir(&self) -> bool {
         self.ftype == 2
+    }
+
+    /// NF3LNK: a symbolic link.
+    pub fn is_symlink(&self) -> bool {
+        self.ftype == 5
     }
 }
 
@@ -260,6 +270,21 @@ pub fn args_mkdir(buf: &mut Vec<u8>, dir: &Fh, name: &str, mode: u32) {
     sattr(&mut Enc::new(buf), Some(mode), None);
 }
 
+/// LINK: a new name `name` in `dir` for the file `file`.
+pub fn args_link(buf: &mut Vec<u8>, file: &Fh, dir: &Fh, name: &str) {
+    fh(&mut Enc::new(buf), file);
+    args_dirop(buf, dir, name);
+}
+
+/// SYMLINK: `name` in `dir`, a symbolic link holding `target` (stored as is, never
+/// resolved by the server).
+pub fn args_symlink(buf: &mut Vec<u8>, dir: &Fh, name: &str, mode: u32, target: &str) {
+    args_dirop(buf, dir, name);
+    let mut e = Enc::new(buf);
+    sattr(&mut e, Some(mode), None);
+    e.string(target);
+}
+
 pub fn args_setattr_size(buf: &mut Vec<u8>, h: &Fh, size: u64) {
     let mut e = Enc::new(buf);
     fh(&mut e, h);
@@ -299,7 +324,8 @@ fn fattr(d: &mut Dec<'_>) -> Result<Fattr, DecodeError> {
         });
     }
     let mode = d.u32()?;
-    d.skip(12)?; // nlink, uid, gid
+    let nlink = d.u32()?;
+    d.skip(8)?; // uid, gid
     let size = d.u64()?;
     d.skip(8 + 8 + 8)?; // used, rdev, fsid
     let fileid = d.u64()?;
@@ -307,6 +333,7 @@ fn fattr(d: &mut Dec<'_>) -> Result<Fattr, DecodeError> {
     Ok(Fattr {
         ftype,
         mode,
+        nlink,
         size,
         fileid,
     })
@@ -339,6 +366,18 @@ fn verf(d: &mut Dec<'_>) -> Result<Verf, DecodeError> {
     let mut v = [0u8; 8];
     v.copy_from_slice(d.fixed(8)?);
     Ok(v)
+}
+
+/// READLINK: where the link's text lies within `body` (start, length).
+pub fn res_readlink(body: &[u8]) -> NfsResult<(usize, usize)> {
+    let mut d = Dec::new(body);
+    if let Some(s) = status(&mut d)? {
+        return Ok(Err(s));
+    }
+    post_op_attr(&mut d)?;
+    let start = d.pos() + 4; // after the length
+    let text = d.opaque(NAME_MAX, "symbolic link text")?;
+    Ok(Ok((start, text.len())))
 }
 
 /// READ: (count, eof, start of the data within `body`).
@@ -423,7 +462,7 @@ pub fn res_lookup(body: &[u8]) -> NfsResult<(Fh, Option<Fattr>)> {
     Ok(Ok((h, attr)))
 }
 
-/// CREATE and MKDIR: the new handle and attributes, when the server sends them.
+/// CREATE, MKDIR and SYMLINK: the new handle and attributes, when the server sends them.
 pub fn res_create(body: &[u8]) -> NfsResult<(Option<Fh>, Option<Fattr>)> {
     let mut d = Dec::new(body);
     if let Some(s) = status(&mut d)? {
@@ -433,6 +472,18 @@ pub fn res_create(body: &[u8]) -> NfsResult<(Option<Fh>, Option<Fattr>)> {
     let attr = post_op_attr(&mut d)?;
     wcc_data(&mut d)?;
     Ok(Ok((h, attr)))
+}
+
+/// LINK: the file's attributes after the link, when the server sends them. A failure's
+/// status is all that is read of it (the attributes that follow it are of no use).
+pub fn res_link(body: &[u8]) -> NfsResult<Option<Fattr>> {
+    let mut d = Dec::new(body);
+    if let Some(s) = status(&mut d)? {
+        return Ok(Err(s));
+    }
+    let attr = post_op_attr(&mut d)?;
+    wcc_data(&mut d)?;
+    Ok(Ok(attr))
 }
 
 /// REMOVE, RMDIR, SETATTR: only a status and wcc_data.

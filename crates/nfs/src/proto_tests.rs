@@ -158,6 +158,138 @@ fn readdirplus_entries_in_place_only_from_a_whole_page() {
 }
 
 #[test]
+fn link_args_layout() {
+    let (file, dir) = (Fh::new(&[0x11; 12]).unwrap(), Fh::new(&[0x22; 8]).unwrap());
+    let mut b = Vec::new();
+    args_link(&mut b, &file, &dir, "abcde");
+    let mut d = Dec::new(&b);
+    assert_eq!(d.opaque(64, "file").unwrap(), &[0x11; 12]);
+    assert_eq!(d.opaque(64, "dir").unwrap(), &[0x22; 8]);
+    assert_eq!(d.opaque(255, "name").unwrap(), b"abcde");
+    assert_eq!(
+        d.remaining(),
+        0,
+        "the name is padded to 4 bytes, nothing follows"
+    );
+    assert_eq!(b.len(), 4 + 12 + 4 + 8 + 4 + 8);
+}
+
+#[test]
+fn symlink_args_layout() {
+    let dir = Fh::new(&[0x33; 8]).unwrap();
+    let mut b = Vec::new();
+    args_symlink(&mut b, &dir, "ln", 0o777, "../target");
+    let mut d = Dec::new(&b);
+    assert_eq!(d.opaque(64, "dir").unwrap(), &[0x33; 8]);
+    assert_eq!(d.opaque(255, "name").unwrap(), b"ln");
+    // sattr3: mode set, uid, gid and size not, atime and mtime DONT_CHANGE.
+    let sattr: Vec<u32> = (0..7).map(|_| d.u32().unwrap()).collect();
+    assert_eq!(sattr, [1, 0o777, 0, 0, 0, 0, 0]);
+    assert_eq!(d.opaque(4096, "path").unwrap(), b"../target");
+    assert_eq!(d.remaining(), 0);
+}
+
+#[test]
+fn link_reply_with_and_without_attributes() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true);
+    fattr_bytes(&mut e, 1, 0);
+    e.bool(false).bool(false); // wcc_data: no before, no after
+    // fattr_bytes says nlink 1; make it 2, as after a LINK.
+    b[4 + 4 + 8..4 + 4 + 12].copy_from_slice(&2u32.to_be_bytes());
+    let attr = res_link(&b).unwrap().unwrap().unwrap();
+    assert_eq!((attr.ftype, attr.nlink, attr.fileid), (1, 2, 77));
+
+    let mut none = Vec::new();
+    Enc::new(&mut none)
+        .u32(0)
+        .bool(false)
+        .bool(false)
+        .bool(false);
+    assert_eq!(res_link(&none).unwrap(), Ok(None));
+}
+
+#[test]
+fn link_and_symlink_failures_give_the_status() {
+    let mut b = Vec::new();
+    Enc::new(&mut b).u32(17).bool(false).bool(false).bool(false);
+    assert_eq!(res_link(&b).unwrap(), Err(NfsStat::EXIST));
+    // A status alone is enough to report it.
+    assert_eq!(res_link(&b[..4]).unwrap(), Err(NfsStat::EXIST));
+    let mut s = Vec::new();
+    Enc::new(&mut s).u32(10004).bool(false).bool(false);
+    assert_eq!(res_create(&s).unwrap(), Err(NfsStat::NOTSUPP));
+}
+
+#[test]
+fn symlink_reply_handle_and_type() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true).opaque(&[5; 16]).bool(true);
+    fattr_bytes(&mut e, 5, 9);
+    e.bool(false).bool(false);
+    let (fh, attr) = res_create(&b).unwrap().unwrap();
+    assert_eq!(fh.unwrap().as_bytes(), &[5; 16]);
+    assert!(attr.unwrap().is_symlink());
+}
+
+#[test]
+fn short_link_and_symlink_replies_are_errors() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true);
+    fattr_bytes(&mut e, 1, 0);
+    e.bool(true).u64(0).u64(0).u64(0).bool(false);
+    assert!(res_link(&b).unwrap().is_ok());
+    for cut in 0..b.len() {
+        assert!(res_link(&b[..cut]).is_err(), "LINK reply cut at {cut}");
+    }
+    let mut s = Vec::new();
+    let mut e = Enc::new(&mut s);
+    e.u32(0)
+        .bool(true)
+        .opaque(&[5; 16])
+        .bool(false)
+        .bool(false)
+        .bool(false);
+    assert!(res_create(&s).unwrap().is_ok());
+    for cut in 0..s.len() {
+        assert!(res_create(&s[..cut]).is_err(), "SYMLINK reply cut at {cut}");
+    }
+    // A handle longer than NFSv3 allows is refused, not truncated.
+    let mut long = Vec::new();
+    Enc::new(&mut long).u32(0).bool(true).opaque(&[0; 65]);
+    assert!(res_create(&long).is_err());
+}
+
+#[test]
+fn readlink_reply_points_at_the_text() {
+    let mut b = Vec::new();
+    let mut e = Enc::new(&mut b);
+    e.u32(0).bool(true);
+    fattr_bytes(&mut e, 5, 8);
+    e.string("../first");
+    let (start, len) = res_readlink(&b).unwrap().unwrap();
+    assert_eq!(&b[start..start + len], b"../first");
+    let mut fail = Vec::new();
+    Enc::new(&mut fail).u32(22).bool(false);
+    assert_eq!(res_readlink(&fail).unwrap(), Err(NfsStat(22)));
+    let mut short = Vec::new();
+    Enc::new(&mut short).u32(0).bool(false).u32(9).fixed(b"abc");
+    assert!(
+        res_readlink(&short).is_err(),
+        "text shorter than its length"
+    );
+    for cut in 0..b.len() {
+        assert!(
+            res_readlink(&b[..cut]).is_err(),
+            "READLINK reply cut at {cut}"
+        );
+    }
+}
+
+#[test]
 fn export_list() {
     let mut b = Vec::new();
     let mut e = Enc::new(&mut b);
@@ -191,6 +323,8 @@ proptest! {
         let _ = res_lookup(&data);
         let _ = res_create(&data);
         let _ = res_wcc(&data);
+        let _ = res_link(&data);
+        let _ = res_readlink(&data);
         let _ = res_readdirplus(&data);
         let _ = res_fsinfo(&data);
         let _ = res_mnt(&data);

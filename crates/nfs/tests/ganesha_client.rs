@@ -187,6 +187,98 @@ fn metadata_operations() {
     );
 }
 
+/// LINK makes a second name for the same file; SYMLINK a link of type NF3LNK holding its
+/// text as given; an existing name fails with NFS3ERR_EXIST naming it.
+#[test]
+fn link_and_symlink() {
+    let Some(g) = server() else { return };
+    let mut c = client(&g, "");
+    c.mkdir("l", 0o755).unwrap();
+    c.mkdir("l/sub", 0o755).unwrap();
+    c.create("l/first", 0o644).unwrap();
+
+    let after = c.link("l/first", "l/second").unwrap();
+    let (_, first) = c.lookup("l/first").unwrap();
+    let (_, second) = c.lookup("l/second").unwrap();
+    assert_eq!((first.nlink, second.nlink), (2, 2));
+    assert_eq!(first.fileid, second.fileid, "one file, two names");
+    if let Some(a) = after {
+        assert_eq!((a.fileid, a.nlink), (first.fileid, 2));
+    }
+    c.link("l/first", "l/sub/third").unwrap();
+    assert_eq!(c.lookup("l/sub/third").unwrap().1.nlink, 3);
+    let meta = fs::metadata(g.export_dir().join("l/sub/third")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&meta), 3);
+
+    let err = c.link("l/first", "l/second").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::EXIST), "{err}");
+    assert!(err.to_string().contains("LINK /export/l/second"), "{err}");
+    let err = c.link("l/nothing", "l/fourth").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::NOENT), "{err}");
+    assert!(err.to_string().contains("/export/l/nothing"), "{err}");
+
+    c.symlink("first", "l/sym").unwrap();
+    c.symlink("../first", "l/sub/sym").unwrap();
+    let (_, attr) = c.lookup("l/sym").unwrap();
+    assert!(attr.is_symlink() && !attr.is_dir(), "{attr:?}");
+    assert_ne!(attr.fileid, first.fileid);
+    for (link, text) in [("l/sym", "first"), ("l/sub/sym", "../first")] {
+        let path = g.export_dir().join(link);
+        assert_eq!(fs::read_link(&path).unwrap().to_str(), Some(text));
+        assert!(fs::metadata(&path).unwrap().is_file(), "{link} resolves");
+    }
+    let mut text = String::new();
+    let (sym, _) = c.lookup("l/sub/sym").unwrap();
+    c.readlink(&sym, storbench_nfs::At::Path("l/sub/sym"), &mut text)
+        .unwrap();
+    assert_eq!(text, "../first");
+    // Followed as stat(2) follows it: to the file, from the link's own directory.
+    for link in ["l/sym", "l/sub/sym"] {
+        let (_, to) = c.lookup_follow(link).unwrap();
+        assert_eq!((to.fileid, to.ftype), (first.fileid, 1), "{link}");
+    }
+    c.symlink("sym", "l/chain").unwrap();
+    assert_eq!(c.lookup_follow("l/chain").unwrap().1.fileid, first.fileid);
+    c.symlink("missing", "l/dangling").unwrap();
+    let err = c.lookup_follow("l/dangling").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::NOENT), "{err}");
+    assert!(
+        err.to_string().contains("LOOKUP /export/l/missing"),
+        "{err}"
+    );
+    c.symlink("loop", "l/loop").unwrap();
+    let err = c.lookup_follow("l/loop").unwrap_err();
+    assert!(err.to_string().contains("too many levels"), "{err}");
+    c.symlink("../../outside", "l/out").unwrap();
+    let err = c.lookup_follow("l/out").unwrap_err();
+    assert!(err.to_string().contains("out of the export"), "{err}");
+
+    let err = c.symlink("first", "l/second").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::EXIST), "{err}");
+    assert!(
+        err.to_string().contains("SYMLINK /export/l/second"),
+        "{err}"
+    );
+
+    for f in [
+        "l/sym",
+        "l/sub/sym",
+        "l/sub/third",
+        "l/second",
+        "l/chain",
+        "l/dangling",
+        "l/loop",
+        "l/out",
+    ] {
+        c.remove(f).unwrap();
+    }
+    assert_eq!(c.lookup("l/first").unwrap().1.nlink, 1);
+    c.remove("l/first").unwrap();
+    c.rmdir("l/sub").unwrap();
+    c.rmdir("l").unwrap();
+    assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}
+
 #[test]
 fn export_resolution_and_mount_errors() {
     let Some(g) = server() else { return };

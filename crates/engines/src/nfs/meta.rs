@@ -68,6 +68,20 @@ impl NfsEngine {
         Ok(rel)
     }
 
+    /// The handle of the file `existing` names, for `link`: looked up once while the same
+    /// path comes again (so nothing is allocated per link after the first).
+    fn link_source(&mut self, existing: &str) -> Result<Fh, EngineError> {
+        if let Some((path, fh)) = &self.link_source
+            && path == existing
+        {
+            return Ok(*fh);
+        }
+        let rel = self.target(existing)?;
+        let (fh, _) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
+        self.link_source = Some((existing.to_owned(), fh));
+        Ok(fh)
+    }
+
     /// The path inside the export that `path` names, resolved once per path: a listing
     /// asks for its directory once per page.
     fn listing_target(&mut self, path: &str) -> Result<(), EngineError> {
@@ -89,6 +103,7 @@ impl MetaOps for NfsEngine {
     }
 
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
+        self.link_source = None;
         let rel = self.target(path)?;
         self.dirs.forget(&rel);
         self.client_mut()?.rmdir(&rel).map_err(to_engine)
@@ -103,9 +118,10 @@ impl MetaOps for NfsEngine {
         self.add_file(fh, rel, open)
     }
 
+    /// LOOKUP, following symbolic links as stat(2) does.
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
         let rel = self.target(path)?;
-        let (_, a) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
+        let (_, a) = self.client_mut()?.lookup_follow(&rel).map_err(to_engine)?;
         Ok(Attr {
             size: a.size,
             is_dir: a.is_dir(),
@@ -113,8 +129,31 @@ impl MetaOps for NfsEngine {
     }
 
     fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
+        self.link_source = None;
         let rel = self.target(path)?;
         self.client_mut()?.remove(&rel).map_err(to_engine)
+    }
+
+    /// LINK of the file `existing` names (looked up once, see `link_source`) as `link`.
+    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+        let file = self.link_source(existing)?;
+        let rel = self.target(link)?;
+        let made = self.client_mut()?.link_fh(&file, &rel);
+        if let Err(e) = &made
+            && matches!(e.nfs_status(), Some(NfsStat::STALE | NfsStat::BADHANDLE))
+        {
+            self.link_source = None;
+        }
+        made.map(drop).map_err(to_engine)
+    }
+
+    /// SYMLINK: `link` holds `target` as given (relative to the link's directory).
+    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+        let rel = self.target(link)?;
+        self.client_mut()?
+            .symlink(target, &rel)
+            .map(drop)
+            .map_err(to_engine)
     }
 
     /// One READDIRPLUS page per batch, as the kernel's NFS client lists a directory.
@@ -187,7 +226,7 @@ impl MetaOps for NfsEngine {
         self.add_file(fh, rel, open)
     }
 
-    /// LOOKUP by the directory's handle.
+    /// LOOKUP by the directory's handle, following a symbolic link as open(2) does.
     fn open_in(
         &mut self,
         dir: &DirRef,
@@ -196,7 +235,7 @@ impl MetaOps for NfsEngine {
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
         let fh = self.in_dir(dir, name, |c, fh, last, at| {
-            match c.lookup_in(fh, last, at)? {
+            match c.lookup_follow_in(fh, last, at)? {
                 (_, attr) if attr.is_dir() => Err(c.status_error("open", at, NfsStat::ISDIR)),
                 (found, _) => Ok(found),
             }
@@ -212,8 +251,12 @@ impl MetaOps for NfsEngine {
         })
     }
 
+    /// LOOKUP by the directory's handle; a symbolic link is followed (READLINK, LOOKUP of
+    /// its target) as stat(2) follows it.
     fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
-        let (_, a) = self.in_dir(dir, name, |c, fh, last, at| c.lookup_in(fh, last, at))?;
+        let (_, a) = self.in_dir(dir, name, |c, fh, last, at| {
+            c.lookup_follow_in(fh, last, at)
+        })?;
         Ok(Attr {
             size: a.size,
             is_dir: a.is_dir(),
@@ -221,6 +264,7 @@ impl MetaOps for NfsEngine {
     }
 
     fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        self.link_source = None;
         self.in_dir(dir, name, |c, fh, last, at| c.remove_in(fh, last, at))
     }
 

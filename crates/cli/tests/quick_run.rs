@@ -172,18 +172,24 @@ fn codes(doc: &Value) -> Vec<String> {
         .collect()
 }
 
-/// On tmpfs every figure is memory speed, and the result says so.
-#[test]
-fn quick_on_tmpfs_says_figures_are_memory_speed() {
+/// A directory of the test's own on /dev/shm, or None (with the reason printed) where
+/// /dev/shm is not a tmpfs.
+fn shm_dir() -> Option<tempfile::TempDir> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     if !mounts
         .lines()
         .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.contains(" tmpfs "))
     {
         eprintln!("SKIP: /dev/shm is not a tmpfs here");
-        return;
+        return None;
     }
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    Some(tempfile::tempdir_in("/dev/shm").unwrap())
+}
+
+/// On tmpfs every figure is memory speed, and the result says so.
+#[test]
+fn quick_on_tmpfs_says_figures_are_memory_speed() {
+    let Some(dir) = shm_dir() else { return };
     // The default target, ".": relative, and its test file is gone when the run ends.
     let doc = quick(dir.path(), None, &["--json"]).json();
     assert!(
@@ -200,15 +206,7 @@ fn quick_on_tmpfs_says_figures_are_memory_speed() {
 /// the time (Little's law), close to 1 for the total latency.
 #[test]
 fn quick_latency_is_from_submission_with_libaio() {
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    if !mounts
-        .lines()
-        .any(|l| l.split(' ').nth(1) == Some("/dev/shm") && l.contains(" tmpfs "))
-    {
-        eprintln!("SKIP: /dev/shm is not a tmpfs here");
-        return;
-    }
-    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let Some(dir) = shm_dir() else { return };
     let doc = quick(dir.path(), None, &["--json", "--engine", "libaio"]).json();
     for t in doc["tests"].as_array().unwrap() {
         assert_eq!(t["latency_ns"]["measured"], "total", "{t}");

@@ -337,3 +337,53 @@ fn chap_secrets_are_never_printed_saved_or_rendered() {
     clean("a URL error", &text);
     lab.assert_no_session_left();
 }
+
+/// tgtd killed in the middle of quick: the engine tries to log in again for `reconnect=`
+/// seconds, then what finished is still printed, the loss is named on stderr, nothing
+/// panics, and the exit code says the run failed.
+#[test]
+fn a_target_lost_mid_quick_keeps_finished_tests() {
+    let Some(mut lab) = lab() else { return };
+    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "8m", "--runtime", "1s"])
+        .args(["--eta", "never", &format!("{}?reconnect=5", lab.url())])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    // Past the first test (one second of reads), into the second.
+    std::thread::sleep(Duration::from_millis(1700));
+    lab.tgtd.crash();
+    let t0 = std::time::Instant::now();
+    let run = child.wait_output(Duration::from_secs(60));
+    let (stdout, stderr) = (run.stdout.as_str(), run.stderr.as_str());
+    // One reconnect window, not one more per call that follows (draining, closing).
+    assert!(
+        t0.elapsed() < Duration::from_millis(9500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(run.code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Connection reset") || stderr.contains("connection"),
+        "the loss is not named:\n{stderr}"
+    );
+    assert!(stderr.contains("no new login within 5 s"), "{stderr}");
+    // The test the loss stopped is marked: its figures include the wait.
+    let write = stdout
+        .lines()
+        .find(|l| l.starts_with("SEQ1M Q8T1") && l.contains("write"));
+    assert!(write.is_some_and(|l| l.ends_with("  FAILED")), "{stdout}");
+    assert!(
+        stdout.contains("FAILED: the test stopped on an error"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("SEQ1M Q8T1") && l.contains("read")),
+        "finished tests not printed:\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

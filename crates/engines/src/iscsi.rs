@@ -17,9 +17,6 @@ use storbench_core::{
 use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
 use storbench_job::JobSpec;
 
-/// How long a lost connection may take to come back before the job fails.
-const RECONNECT_BUDGET: Duration = Duration::from_secs(60);
-
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(IscsiEngine {
         depth: job.iodepth.max(1),
@@ -29,6 +26,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         outages: Vec::new(),
         peak_in_flight: 0,
         closed_info: None,
+        gave_up: None,
     }))
 }
 
@@ -82,6 +80,9 @@ pub struct IscsiEngine {
     peak_in_flight: usize,
     /// What [`Engine::info`] said just before the LUN was closed.
     closed_info: Option<EngineInfo>,
+    /// Why reconnecting was given up: the runner's later calls (draining what is in
+    /// flight, closing) fail at once with it instead of waiting out `reconnect=` again.
+    gave_up: Option<String>,
 }
 
 impl IscsiEngine {
@@ -94,13 +95,20 @@ impl IscsiEngine {
         }
     }
 
-    /// Re-establishes a lost connection within [`RECONNECT_BUDGET`] and re-issues the
-    /// unfinished tasks.
+    /// Re-establishes a lost connection within the URL's `reconnect=` seconds and re-issues
+    /// the unfinished tasks.
     fn recover(&mut self, cause: Error) -> Result<(), EngineError> {
         let Some(lun) = self.lun.as_mut() else {
             return Err(to_engine(cause));
         };
+        if let Some(why) = &self.gave_up {
+            return Err(EngineError::new(ErrorKind::Disconnected, why.clone()));
+        }
         let started = Instant::now();
+        let budget = lun.url.reconnect;
+        if budget.is_zero() {
+            return Err(self.give_up(format!("{cause}; not reconnecting (reconnect=0)")));
+        }
         let mut pause = Duration::from_millis(100);
         loop {
             if storbench_core::stop::requested() {
@@ -119,14 +127,11 @@ impl IscsiEngine {
                     });
                     return Ok(());
                 }
-                Err(e) if started.elapsed() >= RECONNECT_BUDGET => {
-                    return Err(EngineError::new(
-                        ErrorKind::Disconnected,
-                        format!(
-                            "{cause}; no new login within {} s (last attempt: {e})",
-                            RECONNECT_BUDGET.as_secs()
-                        ),
-                    ));
+                Err(e) if started.elapsed() >= budget => {
+                    return Err(self.give_up(format!(
+                        "{cause}; no new login within {} s (last attempt: {e})",
+                        budget.as_secs()
+                    )));
                 }
                 Err(_) => {
                     std::thread::sleep(pause);
@@ -134,6 +139,11 @@ impl IscsiEngine {
                 }
             }
         }
+    }
+
+    fn give_up(&mut self, why: String) -> EngineError {
+        self.gave_up = Some(why.clone());
+        EngineError::new(ErrorKind::Disconnected, why)
     }
 
     fn cdb_for(&mut self, io: &IoUnit) -> Result<(scsi::Cdb, Dir, *mut u8, u32), EngineError> {

@@ -46,7 +46,13 @@ pub struct Url {
     pub initiator: String,
     pub header_digest: Digest,
     pub data_digest: Digest,
+    /// How long to keep logging in again after a lost connection (0: fail at once).
+    pub reconnect: std::time::Duration,
 }
+
+/// `reconnect=`'s default and largest value, seconds (as for NFS URLs).
+pub const DEFAULT_RECONNECT_SECS: u64 = 60;
+const MAX_RECONNECT_SECS: u64 = 86_400;
 
 impl Url {
     /// Parses a URL; the LUN and target are optional here, callers that need them check.
@@ -83,6 +89,7 @@ impl Url {
             initiator: DEFAULT_INITIATOR.to_string(),
             header_digest: Digest::None,
             data_digest: Digest::None,
+            reconnect: std::time::Duration::from_secs(DEFAULT_RECONNECT_SECS),
         };
         if let Some(q) = query {
             url.apply_query(q).map_err(|r| bad(&r))?;
@@ -106,6 +113,17 @@ impl Url {
                 }
                 "header_digest" | "header-digest" => self.header_digest = parse_digest(v)?,
                 "data_digest" | "data-digest" => self.data_digest = parse_digest(v)?,
+                "reconnect" => match v.parse::<u64>() {
+                    Ok(secs) if secs <= MAX_RECONNECT_SECS => {
+                        self.reconnect = std::time::Duration::from_secs(secs)
+                    }
+                    _ => {
+                        return Err(format!(
+                            "reconnect={v} is out of range: a whole number from 0 to \
+                             {MAX_RECONNECT_SECS} s"
+                        ));
+                    }
+                },
                 _ => return Err(format!("unknown option {k:?}")),
             }
         }
@@ -271,6 +289,21 @@ mod tests {
             (3260, "iqn.2026-11.lab:disk", Some(1))
         );
         assert_eq!(u.initiator, DEFAULT_INITIATOR);
+    }
+
+    #[test]
+    fn reconnect_window() {
+        let secs = |q: &str| Url::parse(&format!("iscsi://h/iqn.x:d/1{q}")).map(|u| u.reconnect);
+        assert_eq!(secs("").unwrap().as_secs(), DEFAULT_RECONNECT_SECS);
+        assert_eq!(secs("?reconnect=5").unwrap().as_secs(), 5);
+        assert!(secs("?reconnect=0").unwrap().is_zero());
+        for bad in ["-1", "abc", "", "86401"] {
+            let e = secs(&format!("?reconnect={bad}")).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("reconnect={bad} is out of range")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub struct QuickRow {
     pub latency_ns: QuickLatency,
     /// Client CPU (user + system) in percent of one CPU.
     pub cpu_percent: f64,
+    /// The test stopped on an error (the notes name it): its figures cover the time until
+    /// then, a wait for a lost server included.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 /// Latency summary of one row, ns.
@@ -127,6 +131,7 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
         } else {
             cpu_ns as f64 / (wall_ms as f64 * 1e6) * 100.0
         },
+        failed: g.jobs.iter().any(|j| j.error != 0),
     })
 }
 
@@ -186,7 +191,9 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 .unwrap_or(0)
         })
         .collect();
-    for l in &lines {
+    // The header line, then one per row.
+    let failed = std::iter::once(false).chain(rows.iter().map(|r| r.failed));
+    for (l, failed) in lines.iter().zip(failed) {
         let mut s = String::new();
         for (c, cell) in l.iter().enumerate() {
             let pad = widths[c] - cell.chars().count();
@@ -198,7 +205,8 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                 s.push_str(cell);
             }
         }
-        writeln!(out, "{}", s.trim_end())?;
+        let mark = if failed { "  FAILED" } else { "" };
+        writeln!(out, "{}{mark}", s.trim_end())?;
     }
     writeln!(out)?;
     writeln!(
@@ -206,6 +214,12 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, {}; CPU is the client's, in % of one CPU.",
         latency_meaning(&rows)
     )?;
+    if rows.iter().any(|r| r.failed) {
+        writeln!(
+            out,
+            "FAILED: the test stopped on an error (see the notes); its figures cover the time until then, including any wait for a lost server."
+        )?;
+    }
     crate::notes::render(&run.notes, run.interrupted, out)
 }
 

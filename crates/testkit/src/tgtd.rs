@@ -343,6 +343,11 @@ impl Tgtd {
         Ok(())
     }
 
+    /// Kills tgtd as a crash would (SIGKILL by PID, reaped), leaving the portal closed.
+    pub fn crash(&mut self) {
+        self.kill();
+    }
+
     fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             // SAFETY: kill(2) of our own child's PID, which we have not reaped yet.

@@ -201,29 +201,32 @@ pub fn parse_ram(text: &str) -> Result<u64, FlagError> {
 pub fn check_user_group(user: Option<&str>, group: Option<&str>) -> Result<(), FlagError> {
     if let Some(spec) = user {
         let (name, grp) = spec.split_once(':').unwrap_or((spec, ""));
-        if !known(name, Db::User) {
+        if !known(name, libc::getpwnam_r) {
             return Err(FlagError::bad("-u", spec, format!("no user '{name}' here")));
         }
-        if !grp.is_empty() && !known(grp, Db::Group) {
+        if !grp.is_empty() && !known(grp, libc::getgrnam_r) {
             return Err(FlagError::bad("-u", spec, format!("no group '{grp}' here")));
         }
     }
     if let Some(grp) = group
-        && !known(grp, Db::Group)
+        && !known(grp, libc::getgrnam_r)
     {
         return Err(FlagError::bad("-g", grp, format!("no group '{grp}' here")));
     }
     Ok(())
 }
 
-#[derive(Clone, Copy)]
-enum Db {
-    User,
-    Group,
-}
+/// getpwnam_r(3) or getgrnam_r(3): the same shape over their own entry type.
+type LookupR<T> = unsafe extern "C" fn(
+    *const libc::c_char,
+    *mut T,
+    *mut libc::c_char,
+    libc::size_t,
+    *mut *mut T,
+) -> libc::c_int;
 
-/// A numeric id, or a name the passwd or group database knows.
-fn known(name: &str, db: Db) -> bool {
+/// A numeric id, or a name the passwd or group database (`lookup`) knows.
+fn known<T>(name: &str, lookup: LookupR<T>) -> bool {
     if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) {
         return true;
     }
@@ -231,36 +234,20 @@ fn known(name: &str, db: Db) -> bool {
         return false;
     };
     let mut buf = vec![0 as libc::c_char; 16 * 1024];
-    // SAFETY: the reentrant lookups fill the entry and `buf` (of the length given) and set
-    // the out pointer to the entry or null; nothing outlives this call.
-    unsafe {
-        match db {
-            Db::User => {
-                let mut entry: libc::passwd = std::mem::zeroed();
-                let mut out: *mut libc::passwd = std::ptr::null_mut();
-                let rc = libc::getpwnam_r(
-                    c.as_ptr(),
-                    &mut entry,
-                    buf.as_mut_ptr(),
-                    buf.len(),
-                    &mut out,
-                );
-                rc == 0 && !out.is_null()
-            }
-            Db::Group => {
-                let mut entry: libc::group = std::mem::zeroed();
-                let mut out: *mut libc::group = std::ptr::null_mut();
-                let rc = libc::getgrnam_r(
-                    c.as_ptr(),
-                    &mut entry,
-                    buf.as_mut_ptr(),
-                    buf.len(),
-                    &mut out,
-                );
-                rc == 0 && !out.is_null()
-            }
-        }
-    }
+    let mut entry = std::mem::MaybeUninit::<T>::zeroed();
+    let mut out: *mut T = std::ptr::null_mut();
+    // SAFETY: the reentrant lookup fills `entry` and `buf` (of the length given) and sets
+    // `out` to the entry or null; nothing outlives this call.
+    let rc = unsafe {
+        lookup(
+            c.as_ptr(),
+            entry.as_mut_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    rc == 0 && !out.is_null()
 }
 
 #[cfg(test)]

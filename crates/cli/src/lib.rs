@@ -38,10 +38,13 @@ pub struct StoreArgs {
     pub tags: Vec<String>,
 }
 
-/// A label or tag must show in `history` and be typed back to `compare`: blank ones cannot.
+/// Why a blank label or tag is refused: it must show in `history` and be typed back to
+/// `compare`.
+pub(crate) const BLANK: &str = "an empty or blank text cannot find a run again";
+
 fn non_blank(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
-        return Err("an empty or blank text cannot find a run again; give some text".into());
+        return Err(format!("{BLANK}; give some text"));
     }
     Ok(s.to_string())
 }

@@ -107,9 +107,9 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
     if job.ioengine == "nfs"
         && job.filenames.is_empty()
         && job.directories.is_empty()
-        && let Some((_, url)) = job.engine_options.iter().find(|(k, _)| k == "nfs_url")
+        && let Some(url) = options_value(job, "nfs_url")
     {
-        job.directories = vec![url.clone()];
+        job.directories = vec![url.to_owned()];
     }
     let target = job
         .filenames

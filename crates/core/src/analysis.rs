@@ -140,9 +140,7 @@ fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
 
 /// Warns of a run too short to trust; the advice names the option of the command that ran,
 /// since `runtime=` means nothing to `storbench quick` or bonnie.
-fn short_note(job: &JobResult, mode: RunMode, notes: &mut Vec<Note>) {
-    // A merged group entry sums its members' runtimes (fio's job_runtime).
-    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+fn short_note(job: &JobResult, runtime_ms: u64, mode: RunMode, notes: &mut Vec<Note>) {
     if runtime_ms == 0 || runtime_ms >= 1000 {
         return;
     }
@@ -175,8 +173,9 @@ fn job_notes(
             format!("{name}: stopped by an error: {err}"),
         ));
     }
-    short_note(job, mode, notes);
+    // A merged group entry sums its members' runtimes (fio's job_runtime).
     let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    short_note(job, runtime_ms, mode, notes);
     let cpu_pct =
         (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (runtime_ms.max(1) as f64 * 1e6) * 100.0;
     if cpu_pct >= BUSY * f64::from(job.jobs.max(1)) {

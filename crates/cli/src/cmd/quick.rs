@@ -83,9 +83,9 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         file_name: format!("storbench-quick.{}.tmp", std::process::id()),
         allow_destructive: args.allow_destructive,
     };
-    let local_file = (!plan.device && engine_for_url(&target).is_none())
-        .then(|| std::path::Path::new(&target).join(&options.file_name));
-    let _test_file = TestFileGuard::new(local_file)?;
+    if !plan.device && engine_for_url(&target).is_none() {
+        refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
+    }
     let wl = workload(&options);
     let req = RunRequest {
         workload: &wl,
@@ -148,31 +148,18 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     Ok(exit_code(&run))
 }
 
-/// Removes quick's local test file when `run_quick` returns by any path, should the runner
-/// not have (an engine error after the file was made, a failed report or save). The name
-/// holds our pid and was free when the guard was made, so the file can only be ours.
-struct TestFileGuard(Option<std::path::PathBuf>);
-
-impl TestFileGuard {
-    fn new(path: Option<std::path::PathBuf>) -> anyhow::Result<TestFileGuard> {
-        if let Some(p) = &path
-            && p.symlink_metadata().is_ok()
-        {
-            bail!(
-                "{} already exists; remove it first (storbench creates only new files)",
-                p.display()
-            );
-        }
-        Ok(TestFileGuard(path))
+/// Refuses a test file name that is taken: the runner would take an existing file as the
+/// job's (fio keeps such files), and quick only ever writes and removes a file it made.
+/// Everything quick creates is removed by the runner (`always_remove_created`), on every
+/// exit path.
+fn refuse_existing(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.symlink_metadata().is_ok() {
+        bail!(
+            "{} already exists; remove it first (storbench creates only new files)",
+            path.display()
+        );
     }
-}
-
-impl Drop for TestFileGuard {
-    fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
+    Ok(())
 }
 
 /// How the quick run reaches its target.

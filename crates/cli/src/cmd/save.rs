@@ -38,18 +38,11 @@ pub fn open_existing_store(store: &StoreArgs) -> anyhow::Result<Store> {
 /// (fio's own flags bypass clap); call before a long run so the save at its end cannot fail
 /// on it.
 pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
-    if store
-        .label
-        .iter()
-        .chain(&store.tags)
-        .any(|t| t.trim().is_empty())
-    {
-        let flag = if store.label.as_ref().is_some_and(|l| l.trim().is_empty()) {
-            "--label"
-        } else {
-            "--tag"
-        };
-        anyhow::bail!("{flag} is empty: an empty or blank text cannot find a run again");
+    let blank = |t: &String| t.trim().is_empty();
+    let flag = (store.label.iter().any(blank).then_some("--label"))
+        .or_else(|| store.tags.iter().any(blank).then_some("--tag"));
+    if let Some(flag) = flag {
+        anyhow::bail!("{flag} is empty: {}", crate::BLANK);
     }
     if let Some(l) = &store.label
         && l.trim_start_matches('#').parse::<i64>().is_ok()

@@ -59,31 +59,21 @@ impl Phase for Create {
         let tree = w.tree.as_mut().expect("prepared");
         tree.dir = Some(dir.clone());
         tree.files_may_exist = true;
-        let first = Link {
-            path: format!("{}/{}", w.dir_path, tree.names.get(0)),
-            // A symlink's text is relative to the link's own directory.
-            text: if self.params.num_dirs > 1 {
-                format!("../{}", tree.names.get(0))
-            } else {
-                tree.names.get(0).to_owned()
-            },
+        // A symlink's text is relative to the link's own directory.
+        let symlink_text = if self.params.num_dirs > 1 {
+            format!("../{}", tree.names.get(0))
+        } else {
+            tree.names.get(0).to_owned()
         };
         let mut t = Instant::now();
         for i in 0..self.params.count {
             check_stop("the file creation")?;
-            self.create_one(w, &dir, i, &first)?;
+            self.create_one(w, &dir, i, &symlink_text)?;
             t = lat.lap(t);
         }
         w.io.meta().sync_fs(&w.dir_path)?;
         Ok(None)
     }
-}
-
-/// What `-n N:-1` (hard links) and `-n N:-2` (symlinks) point every other name at: the
-/// first file.
-struct Link {
-    path: String,
-    text: String,
 }
 
 /// The test directory (refusing one that exists) and its numbered subdirectories.
@@ -111,18 +101,21 @@ fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
 }
 
 impl Create {
-    fn create_one(&self, w: &mut Worker, dir: &DirRef, i: usize, first: &Link) -> Result<()> {
+    /// Creates file `i`; with `-n N:-1` or `N:-2` every file after the first is a hard
+    /// link to it or a symbolic link holding `symlink_text`.
+    fn create_one(&self, w: &mut Worker, dir: &DirRef, i: usize, symlink_text: &str) -> Result<()> {
         let p = &self.params;
-        let name = w.tree.as_ref().expect("prepared").names.get(i);
+        let names = &w.tree.as_ref().expect("prepared").names;
+        let name = names.get(i);
         if p.max_size < 0 && i > 0 {
-            join_into(&mut w.path, &w.dir_path, name);
             let meta = w.io.meta();
             if p.max_size == -1 {
-                meta.link(&first.path, &w.path)?;
+                meta.link_in(dir, names.get(0), name)?;
             } else {
-                meta.symlink(&first.text, &w.path)?;
+                meta.symlink_in(dir, symlink_text, name)?;
             }
             if p.fsync_each {
+                join_into(&mut w.path, &w.dir_path, name);
                 w.io.meta().sync_dir(&parent(&w.path))?;
             }
             return Ok(());

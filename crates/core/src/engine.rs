@@ -349,6 +349,15 @@ pub trait MetaOps {
             "symlink {link}: this engine cannot make symbolic links"
         )))
     }
+    /// [`link`](MetaOps::link) of `existing` in `dir` as `name` in `dir`: bonnie's timed
+    /// loop of hard links, with no path to resolve or build per link.
+    fn link_in(&mut self, dir: &DirRef, existing: &str, name: &str) -> Result<(), EngineError> {
+        self.link(&dir.join(existing), &dir.join(name))
+    }
+    /// [`symlink`](MetaOps::symlink) of `name` in `dir`, holding `target` as given.
+    fn symlink_in(&mut self, dir: &DirRef, target: &str, name: &str) -> Result<(), EngineError> {
+        self.symlink(target, &dir.join(name))
+    }
 }
 
 /// What [`MetaOps::open_in`] answers to options asking it to create: a caller's mistake,

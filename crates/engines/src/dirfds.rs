@@ -114,6 +114,8 @@ pub struct DirSlots {
     table: DirTable<OwnedFd>,
     /// The last name resolved, NUL-terminated (reused: no copy per call).
     name: Vec<u8>,
+    /// The other name of a call that takes two (link, symlink), as `name`.
+    other: Vec<u8>,
 }
 
 impl DirSlots {
@@ -127,6 +129,21 @@ impl DirSlots {
     pub fn resolve(&mut self, slot: u32, name: &str) -> Result<(RawFd, &CStr), EngineError> {
         let (fd, _) = self.table.get(slot, name)?;
         Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?))
+    }
+
+    /// The descriptor of `slot`, `name` and `other` as C strings: calls naming two files
+    /// (a hard link's source, a symbolic link's text) with no copy per call.
+    #[inline]
+    pub fn resolve_two(
+        &mut self,
+        slot: u32,
+        name: &str,
+        other: &str,
+    ) -> Result<(RawFd, &CStr, &CStr), EngineError> {
+        let (fd, _) = self.table.get(slot, name)?;
+        let fd = fd.as_raw_fd();
+        let name = c_str_in(&mut self.name, name)?;
+        Ok((fd, name, c_str_in(&mut self.other, other)?))
     }
 
     /// The descriptor of `slot`; `path` names it in the error if it is not open.

@@ -44,6 +44,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         listing: NameList::default(),
         spare_rel: String::new(),
         link_source: None,
+        link_source_path: String::new(),
     }))
 }
 
@@ -97,10 +98,13 @@ pub struct NfsEngine {
     /// A closed file's path, reused by the next file opened by name so that opening files
     /// does not allocate per file.
     spare_rel: String,
-    /// The file `link` last made links to: its path as given and its handle, so that
-    /// bonnie's `-n N:-1` links cost one LINK each. Forgotten on any removal (a new file
-    /// may then take the path).
-    link_source: Option<(String, Fh)>,
+    /// The handle of the file `link` or `link_in` last made links to, so that bonnie's
+    /// `-n N:-1` links cost one LINK each. Forgotten on any removal (a new file may then
+    /// take the path).
+    link_source: Option<Fh>,
+    /// That file's path as given (kept when the handle is forgotten, so that looking up
+    /// the source again does not allocate).
+    link_source_path: String,
 }
 
 impl NfsEngine {

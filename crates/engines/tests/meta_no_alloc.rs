@@ -204,3 +204,130 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     meta.rmdir(&url).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }
+
+/// What a symbolic link named `name` in the test directory holds to reach `first`.
+fn link_text(name: &str) -> &'static str {
+    if name.starts_with("sub/") {
+        "../first"
+    } else {
+        "first"
+    }
+}
+
+/// bonnie's `-n N:-1` and `-n N:-2` loops by name: every other name a hard link to
+/// `first`, the rest symbolic links to it (in the directory and in `sub/`, as bonnie's
+/// numbered subdirectories), each stat-ed through the link, then all removed. Returns the
+/// link count `first` had with every link in place.
+fn link_cycle(d: &mut Driver, dir: &DirRef, names: &NameList, nlink: impl Fn() -> u64) -> u64 {
+    let meta = d.engine.meta().unwrap();
+    meta.create_empty_in(dir, "first").unwrap();
+    for (i, name) in names.iter().enumerate() {
+        if i % 2 == 0 {
+            meta.link_in(dir, "first", name).unwrap();
+        } else {
+            meta.symlink_in(dir, link_text(name), name).unwrap();
+        }
+    }
+    for name in names.iter() {
+        let attr = meta.stat_in(dir, name).unwrap();
+        assert_eq!((attr.size, attr.is_dir), (0, false));
+    }
+    let links = nlink();
+    for name in names.iter() {
+        meta.unlink_in(dir, name).unwrap();
+    }
+    meta.unlink_in(dir, "first").unwrap();
+    links
+}
+
+/// `count` names, half of them in `sub/`.
+fn link_names(count: usize) -> NameList {
+    let mut names = NameList::with_capacity(count, count * 24);
+    for i in 0..count {
+        let sub = if i % 4 < 2 { "" } else { "sub/" };
+        names.push(&format!("{sub}{i:010x}ln"));
+    }
+    names
+}
+
+#[test]
+fn links_by_name_allocate_nothing_per_file() {
+    let root = tempfile::tempdir_in("/tmp").unwrap();
+    let path = format!("{}/d", root.path().display());
+    let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(&path).unwrap();
+    meta.mkdir(&format!("{path}/sub")).unwrap();
+    let dir = meta.open_dir(&path).unwrap();
+    let names = link_names(FILES);
+    let first = std::path::PathBuf::from(format!("{path}/first"));
+    let nlink = || std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&first).unwrap());
+    let soft = format!("{path}/{}", names.get(3));
+    let nlink_and_text = || {
+        let text = std::fs::read_link(&soft).unwrap();
+        assert_eq!(text, std::path::Path::new("../first"), "{soft}");
+        nlink()
+    };
+    assert_eq!(
+        link_cycle(&mut d, &dir, &names, nlink_and_text),
+        1 + FILES as u64 / 2
+    );
+    link_cycle(&mut d, &dir, &names, nlink);
+    let counted = allocations_during(|| {
+        link_cycle(&mut d, &dir, &names, || 0);
+    });
+    assert_eq!(counted, 0, "allocations in {FILES} links");
+    let meta = d.engine.meta().unwrap();
+    let e = meta.symlink_in(&dir, "first", "sub").unwrap_err();
+    assert_eq!(e.errno, Some(libc::EEXIST), "{e}");
+    assert!(e.message.contains(&format!("{path}/sub")), "{e}");
+    let e = meta.link_in(&dir, "missing", "x").unwrap_err();
+    assert_eq!(e.errno, Some(libc::ENOENT), "{e}");
+    meta.close_dir(dir);
+    meta.rmdir(&format!("{path}/sub")).unwrap();
+    meta.rmdir(&path).unwrap();
+}
+
+#[test]
+fn nfs_links_by_name_allocate_nothing_per_file() {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    const NFS_FILES: usize = 400;
+    let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(&g.url("d")).unwrap();
+    meta.mkdir(&g.url("d/sub")).unwrap();
+    let dir = meta.open_dir(&g.url("d")).unwrap();
+    let names = link_names(NFS_FILES);
+    let first = g.export_dir().join("d/first");
+    let nlink = || std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&first).unwrap());
+    assert_eq!(
+        link_cycle(&mut d, &dir, &names, nlink),
+        1 + NFS_FILES as u64 / 2
+    );
+    link_cycle(&mut d, &dir, &names, nlink);
+    let counted = allocations_during(|| {
+        link_cycle(&mut d, &dir, &names, || 0);
+    });
+    assert_eq!(counted, 0, "allocations in {NFS_FILES} NFS links");
+    let meta = d.engine.meta().unwrap();
+    // A first file made again after the links were removed is linked to afresh.
+    meta.create_empty_in(&dir, "first").unwrap();
+    meta.link_in(&dir, "first", "again").unwrap();
+    assert_eq!(nlink(), 2);
+    let e = meta.link_in(&dir, "first", "again").unwrap_err();
+    assert_eq!(e.errno, Some(libc::EEXIST), "{e}");
+    assert!(e.message.contains("LINK /export/d/again"), "{e}");
+    for name in ["again", "first"] {
+        meta.unlink_in(&dir, name).unwrap();
+    }
+    let e = meta.link_in(&dir, "first", "again").unwrap_err();
+    assert!(e.message.contains("NFS3ERR_NOENT"), "{e}");
+    meta.close_dir(dir);
+    meta.rmdir(&g.url("d/sub")).unwrap();
+    meta.rmdir(&g.url("d")).unwrap();
+    assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}

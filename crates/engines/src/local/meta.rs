@@ -144,6 +144,26 @@ impl MetaOps for LocalFiles {
         std::os::unix::fs::symlink(target, link).map_err(meta_err("symlink", link))
     }
 
+    /// linkat(2), both names relative to the directory's descriptor.
+    fn link_in(&mut self, dir: &DirRef, existing: &str, name: &str) -> Result<(), EngineError> {
+        let (fd, c_name, c_existing) = self.slots.resolve_two(dir.slot, name, existing)?;
+        // SAFETY: a valid directory descriptor and two C strings.
+        if unsafe { libc::linkat(fd, c_existing.as_ptr(), fd, c_name.as_ptr(), 0) } < 0 {
+            return Err(EngineError::errno("link", &dir.join(name), last_errno()));
+        }
+        Ok(())
+    }
+
+    /// symlinkat(2) relative to the directory's descriptor.
+    fn symlink_in(&mut self, dir: &DirRef, target: &str, name: &str) -> Result<(), EngineError> {
+        let (fd, c_name, c_target) = self.slots.resolve_two(dir.slot, name, target)?;
+        // SAFETY: a valid directory descriptor and two C strings.
+        if unsafe { libc::symlinkat(c_target.as_ptr(), fd, c_name.as_ptr()) } < 0 {
+            return Err(EngineError::errno("symlink", &dir.join(name), last_errno()));
+        }
+        Ok(())
+    }
+
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
         self.dirs.forget(path);
         self.slots.forget(path);

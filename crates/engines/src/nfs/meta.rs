@@ -71,15 +71,40 @@ impl NfsEngine {
     /// The handle of the file `existing` names, for `link`: looked up once while the same
     /// path comes again (so nothing is allocated per link after the first).
     fn link_source(&mut self, existing: &str) -> Result<Fh, EngineError> {
-        if let Some((path, fh)) = &self.link_source
-            && path == existing
+        if let Some(fh) = self.link_source
+            && self.link_source_path == existing
         {
-            return Ok(*fh);
+            return Ok(fh);
         }
         let rel = self.target(existing)?;
         let (fh, _) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
-        self.link_source = Some((existing.to_owned(), fh));
+        self.keep_link_source(fh, |path| path.push_str(existing));
         Ok(fh)
+    }
+
+    /// [`link_source`](Self::link_source) of `existing` in `dir`, looked up by the
+    /// directory's handle; kept under the path `dir.join(existing)` names, compared
+    /// without building it.
+    fn link_source_in(&mut self, dir: &DirRef, existing: &str) -> Result<Fh, EngineError> {
+        if let Some(fh) = self.link_source
+            && names_joined(&self.link_source_path, &dir.path, existing)
+        {
+            return Ok(fh);
+        }
+        let (fh, _) = self.in_dir(dir, existing, |c, fh, last, at| c.lookup_in(fh, last, at))?;
+        self.keep_link_source(fh, |path| {
+            path.push_str(dir.path.trim_end_matches('/'));
+            path.push('/');
+            path.push_str(existing);
+        });
+        Ok(fh)
+    }
+
+    /// Keeps `fh` as the link source, its path written by `path` into the kept buffer.
+    fn keep_link_source(&mut self, fh: Fh, path: impl FnOnce(&mut String)) {
+        self.link_source_path.clear();
+        path(&mut self.link_source_path);
+        self.link_source = Some(fh);
     }
 
     /// The path inside the export that `path` names, resolved once per path: a listing
@@ -91,6 +116,13 @@ impl NfsEngine {
         }
         Ok(())
     }
+}
+
+/// Whether `path` is `name` joined to `dir` as [`DirRef::join`] joins them.
+fn names_joined(path: &str, dir: &str, name: &str) -> bool {
+    path.strip_prefix(dir.trim_end_matches('/'))
+        .and_then(|rest| rest.strip_prefix('/'))
+        == Some(name)
 }
 
 impl MetaOps for NfsEngine {
@@ -145,6 +177,26 @@ impl MetaOps for NfsEngine {
             self.link_source = None;
         }
         made.map(drop).map_err(to_engine)
+    }
+
+    /// LINK by the directory's handle, of `existing` (looked up once) as `name`.
+    fn link_in(&mut self, dir: &DirRef, existing: &str, name: &str) -> Result<(), EngineError> {
+        let file = self.link_source_in(dir, existing)?;
+        let made = self.in_dir(dir, name, |c, fh, last, at| {
+            c.link_in(&file, fh, last, at).map(drop)
+        });
+        if made.is_err() {
+            // The source may be gone or its handle stale: look it up again next time.
+            self.link_source = None;
+        }
+        made
+    }
+
+    /// SYMLINK by the directory's handle: `name` holds `target` as given.
+    fn symlink_in(&mut self, dir: &DirRef, target: &str, name: &str) -> Result<(), EngineError> {
+        self.in_dir(dir, name, |c, fh, last, at| {
+            c.symlink_in(fh, last, target, at).map(drop)
+        })
     }
 
     /// SYMLINK: `link` holds `target` as given (relative to the link's directory).

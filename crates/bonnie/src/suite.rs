@@ -72,6 +72,7 @@ fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {
             } else {
                 mix(cfg.seed ^ u64::from(i))
             };
+            storbench_core::stop::name_leftovers(&cfg.target.shown(&name));
             Ok(Worker::new(io, buf, &cfg.target.join(&name), seed))
         })
         .collect()

@@ -67,6 +67,15 @@ impl Target {
         }
     }
 
+    /// `name` inside the target directory as a user finds it from anywhere: an absolute
+    /// path where [`join`](Self::join) gives one relative to the working directory.
+    pub fn shown(&self, name: &str) -> String {
+        match self {
+            Target::Cwd(dir) => dir.join(name).display().to_string(),
+            _ => self.join(name),
+        }
+    }
+
     /// The engine job for this target: psync locally, the user-space NFS client otherwise.
     pub fn job(&self, direct: bool) -> JobSpec {
         let mut job = JobSpec::new("bonnie");
@@ -106,6 +115,7 @@ mod tests {
         assert_eq!(t.join("Bonnie.1"), "/Bonnie.1");
         assert!(!t.is_network());
         assert_eq!(Target::Cwd("/x".into()).join("Bonnie.1"), "Bonnie.1");
+        assert_eq!(Target::Cwd("/x".into()).shown("Bonnie.1"), "/x/Bonnie.1");
         let n = Target::resolve("nfs://127.0.0.1/export/").unwrap();
         assert_eq!(n.join("Bonnie.1"), "nfs://127.0.0.1/export/Bonnie.1");
         assert!(n.is_network());

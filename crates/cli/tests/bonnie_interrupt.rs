@@ -140,3 +140,31 @@ fn an_ignored_hang_up_stays_ignored() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// Three signals in a row exit at once and name where the run's files are, so the user
+/// can remove them by hand (this test removes them itself).
+#[test]
+fn a_third_signal_exits_at_once_naming_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = start(dir.path(), &["-s", "1024", "-r", "0", "-n", "1"]);
+    wait_until_busy(dir.path(), Duration::from_millis(200));
+    let child = run.0.take().expect("started");
+    let pid = child.id() as libc::pid_t;
+    // Three different signals: one sent twice could merge with the first while pending.
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: kill with a valid pid and signal number.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    assert!(
+        [130, 143, 129].map(Some).contains(&code),
+        "{code:?}: {stderr}"
+    );
+    let named = format!(
+        "third signal: exiting at once; files this run created may be left behind (such as {}/Bonnie.{pid})",
+        dir.path().display()
+    );
+    assert!(stderr.contains(&named), "{stderr}");
+}

@@ -5,10 +5,13 @@
 //! ignored (`nohup`, a background job's SIGINT) stays ignored. A third signal exits at once
 //! for a user who really wants out, and says what that may leave.
 
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static COUNT: AtomicU32 = AtomicU32::new(0);
+/// The third signal's message naming what may be left, once [`name_leftovers`] has been
+/// called: written whole by the handler, which cannot format.
+static AT_ONCE_NAMED: AtomicPtr<&'static [u8]> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The signals that stop a run.
 pub const STOP_SIGNALS: [libc::c_int; 4] =
@@ -20,9 +23,16 @@ const AT_ONCE: &[u8] =
 extern "C" fn on_signal(sig: libc::c_int) {
     SIGNAL.store(sig, Ordering::SeqCst);
     if COUNT.fetch_add(1, Ordering::SeqCst) >= 2 {
-        // SAFETY: write and _exit are async-signal-safe; the message is static.
+        let named = AT_ONCE_NAMED.load(Ordering::SeqCst);
+        // SAFETY: a non-null pointer is a leaked, never-freed `&'static [u8]`.
+        let message: &[u8] = if named.is_null() {
+            AT_ONCE
+        } else {
+            unsafe { *named }
+        };
+        // SAFETY: write and _exit are async-signal-safe; the message is never freed.
         unsafe {
-            libc::write(2, AT_ONCE.as_ptr().cast(), AT_ONCE.len());
+            libc::write(2, message.as_ptr().cast(), message.len());
             libc::_exit(128 + sig);
         }
     }
@@ -44,6 +54,30 @@ pub fn install_handlers() {
             libc::sigemptyset(&mut act.sa_mask);
             libc::sigaction(sig, &act, std::ptr::null_mut());
         }
+    }
+}
+
+/// Names `path` (the first of the files a run creates and would remove) in the message a
+/// third signal prints, so that a user who forces the exit knows where to clean up. The
+/// first call of a process wins: one message is built and kept for its life.
+pub fn name_leftovers(path: &str) {
+    if !AT_ONCE_NAMED.load(Ordering::SeqCst).is_null() {
+        return;
+    }
+    let text = format!(
+        "storbench: third signal: exiting at once; files this run created may be left behind \
+         (such as {})\n",
+        crate::redact::text(path)
+    );
+    let message: &'static [u8] = Box::leak(text.into_bytes().into_boxed_slice());
+    let boxed = Box::into_raw(Box::new(message));
+    let null = std::ptr::null_mut();
+    if AT_ONCE_NAMED
+        .compare_exchange(null, boxed, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // SAFETY: `boxed` was never shared; the leaked text stays (a few bytes, once).
+        drop(unsafe { Box::from_raw(boxed) });
     }
 }
 

@@ -159,10 +159,14 @@ pub(super) fn prepare_job(
                 }
             };
             if created {
+                let remove = job.unlink || req.always_remove_created;
+                if remove {
+                    crate::stop::name_leftovers(&f.path);
+                }
                 cleanup.files.push(Created {
                     job: job.clone(),
                     path: f.path.clone(),
-                    remove: job.unlink || req.always_remove_created,
+                    remove,
                 });
             }
             let prepared = laid_out?;

@@ -46,6 +46,9 @@ pub struct Client {
     /// A symbolic link's text, and the paths a link being followed leads to (reused).
     link_text: String,
     link_paths: [String; 2],
+    /// How many directory links `dir` is following inside one another (see
+    /// `follow_dir_link`).
+    dir_links_nested: usize,
 }
 
 /// Where a metadata operation acts, for its error message; built into a path only when
@@ -136,6 +139,7 @@ impl Client {
             args: Vec::new(),
             link_text: String::new(),
             link_paths: Default::default(),
+            dir_links_nested: 0,
         })
     }
 
@@ -366,12 +370,32 @@ impl Client {
         }
         let (parent, name) = split_parent(rel);
         let pfh = self.dir(parent)?;
-        let (fh, attr) = self.lookup_in(&pfh, name, At::Path(rel))?;
+        let (mut fh, mut attr) = self.lookup_in(&pfh, name, At::Path(rel))?;
+        if attr.is_symlink() {
+            (fh, attr) = self.follow_dir_link(&fh, rel)?;
+        }
         if !attr.is_dir() {
             return Err(self.status_error("LOOKUP", At::Path(rel), NfsStat::NOTDIR));
         }
         self.dirs.insert(rel.to_string(), fh);
         Ok(fh)
+    }
+
+    /// Follows the symbolic link at `rel`, met as a directory in a longer path, as a path
+    /// walk on a mount does. Following one may meet further links in its text's own
+    /// directories; the nesting is bounded, so a link into itself (`a` -> `a/b`) fails
+    /// as too many levels of symbolic links rather than recursing without end.
+    fn follow_dir_link(&mut self, link: &Fh, rel: &str) -> Result<(Fh, Fattr)> {
+        if self.dir_links_nested >= MAX_SYMLINKS {
+            return Err(NfsError::Unsupported(format!(
+                "{}: too many levels of symbolic links",
+                self.full(At::Path(rel))
+            )));
+        }
+        self.dir_links_nested += 1;
+        let found = self.follow(link, At::Path(rel));
+        self.dir_links_nested -= 1;
+        found
     }
 
     /// LOOKUP by relative path.

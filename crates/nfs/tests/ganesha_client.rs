@@ -327,3 +327,36 @@ fn host_names_resolve() {
     c.null().unwrap();
     assert!(c.transport().server().starts_with("localhost:"));
 }
+
+/// A symbolic link met as a directory in a longer path is followed, as a path walk on a
+/// mount follows it: files are made and found through it; a link into itself, or to a
+/// file, fails with an error naming it.
+#[test]
+fn directory_links_inside_a_path_are_followed() {
+    let Some(g) = server() else { return };
+    let mut c = client(&g, "");
+    c.mkdir("dl", 0o755).unwrap();
+    c.mkdir("dl/real", 0o755).unwrap();
+    c.symlink("real", "dl/alias").unwrap();
+    c.symlink("alias", "dl/chain").unwrap();
+    c.create("dl/alias/f", 0o644).unwrap();
+    assert!(g.export_dir().join("dl/real/f").is_file(), "made in real");
+    let (_, by_link) = c.lookup("dl/chain/f").unwrap();
+    let (_, by_name) = c.lookup("dl/real/f").unwrap();
+    assert_eq!(by_link.fileid, by_name.fileid);
+
+    c.symlink("self/x", "dl/self").unwrap();
+    let err = c.lookup("dl/self/y").unwrap_err();
+    assert!(err.to_string().contains("too many levels"), "{err}");
+    c.symlink("real/f", "dl/file").unwrap();
+    let err = c.lookup("dl/file/y").unwrap_err();
+    assert_eq!(err.nfs_status(), Some(NfsStat::NOTDIR), "{err}");
+    assert!(err.to_string().contains("/export/dl/file"), "{err}");
+
+    for f in ["dl/alias/f", "dl/alias", "dl/chain", "dl/self", "dl/file"] {
+        c.remove(f).unwrap();
+    }
+    c.rmdir("dl/real").unwrap();
+    c.rmdir("dl").unwrap();
+    assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}

@@ -96,6 +96,13 @@ pub struct OpenOptions {
     pub truncate: bool,
 }
 
+/// The access pattern a job announces for an open file (fio's `fadvise_hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Random,
+    Sequential,
+}
+
 /// A file or device to open, as the engine sees it: a local path or a URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSpec {
@@ -403,6 +410,11 @@ pub trait Engine: Send {
     fn close(&mut self, file: FileId) -> Result<(), EngineError>;
     /// Drop cached pages of a file before a job (fio's `invalidate`).
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Tell the kernel how the job will access a file, so its readahead matches fio's
+    /// (posix_fadvise); engines without a local page cache keep the default no-op.
+    fn advise(&mut self, _file: FileId, _access: Access) -> Result<(), EngineError> {
         Ok(())
     }
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {

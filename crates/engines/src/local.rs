@@ -17,7 +17,7 @@ mod meta;
 use crate::dirfds::{DirSlots, ParentDirs};
 use crate::listing::DirLister;
 use storbench_core::{
-    EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued,
+    Access, EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued,
 };
 
 /// `_IOR(0x12, 114, u64)`: size of a block device in bytes (absent from the libc crate).
@@ -229,6 +229,21 @@ impl LocalFile {
         Ok(())
     }
 
+    /// Announces the job's access pattern (posix_fadvise RANDOM or SEQUENTIAL), as fio
+    /// does on open: without it buffered random reads get readahead fio's runs do not.
+    pub fn advise(&self, access: Access) -> Result<(), EngineError> {
+        let advice = match access {
+            Access::Random => libc::POSIX_FADV_RANDOM,
+            Access::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        };
+        // SAFETY: plain syscall on an fd we own.
+        let rc = unsafe { libc::posix_fadvise(self.raw(), 0, 0, advice) };
+        if rc != 0 {
+            return Err(EngineError::errno("fadvise", &self.path, rc));
+        }
+        Ok(())
+    }
+
     /// Reserves `len` bytes from `offset` (fio's `fallocate=native|keep`).
     pub fn allocate(&self, offset: u64, len: u64, keep_size: bool) -> Result<(), EngineError> {
         let mode = if keep_size {
@@ -305,6 +320,13 @@ macro_rules! delegate_local_files {
             file: storbench_core::FileId,
         ) -> Result<(), storbench_core::EngineError> {
             self.files.get(file)?.invalidate()
+        }
+        fn advise(
+            &mut self,
+            file: storbench_core::FileId,
+            access: storbench_core::Access,
+        ) -> Result<(), storbench_core::EngineError> {
+            self.files.get(file)?.advise(access)
         }
         fn meta(&mut self) -> Option<&mut dyn storbench_core::MetaOps> {
             Some(&mut self.files)

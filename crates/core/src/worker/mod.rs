@@ -11,12 +11,14 @@ mod issue;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use storbench_job::JobSpec;
+use storbench_job::{FadviseHint, JobSpec};
 
 use crate::buffers::{Arena, BufferFiller};
 use crate::clock::Clock;
 use crate::cpu::Usage;
-use crate::engine::{Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind};
+use crate::engine::{
+    Access, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
+};
 use crate::error::EngineError;
 use crate::gate::StartGate;
 use crate::offsets::{OffsetGen, OffsetParams};
@@ -80,6 +82,18 @@ struct OpenFile {
     id: FileId,
     offsets: OffsetGen,
     written: bool,
+}
+
+/// The access pattern announced for the job's files: fio's `fadvise_hint`, whose default
+/// says random for rand* workloads and sequential otherwise.
+fn access_hint(job: &JobSpec) -> Option<Access> {
+    match job.fadvise_hint {
+        FadviseHint::None => None,
+        FadviseHint::Random => Some(Access::Random),
+        FadviseHint::Sequential => Some(Access::Sequential),
+        FadviseHint::Pattern if job.rw.kind.is_random() => Some(Access::Random),
+        FadviseHint::Pattern => Some(Access::Sequential),
+    }
 }
 
 /// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
@@ -202,6 +216,10 @@ impl<'p> Worker<'p> {
         let mut files = Vec::with_capacity(plan.files.len());
         for (i, f) in plan.files.iter().enumerate() {
             let id = engine.open(&f.spec)?;
+            if let Some(access) = access_hint(job) {
+                // As in fio, a refused hint is no reason to fail the job.
+                let _ = engine.advise(id, access);
+            }
             let block = job
                 .bs
                 .iter()
@@ -420,5 +438,100 @@ pub fn sleep_interruptible(d: Duration) {
             return;
         }
         std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use storbench_job::RwKind;
+
+    use super::*;
+    use crate::engine::{Caps, IoUnit, OpenOptions, Queued};
+
+    /// Completes every IO at once and records the cache calls the worker makes.
+    struct Recorder(Arc<Mutex<Vec<String>>>);
+
+    impl Engine for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn caps(&self) -> Caps {
+            Caps {
+                synchronous: true,
+                ..Caps::default()
+            }
+        }
+        fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
+            Ok(0)
+        }
+        fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
+            Ok(BLOCKS * 4096)
+        }
+        fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+            Ok(Queued::Done(u64::from(io.len)))
+        }
+        fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
+            self.0.lock().unwrap().push("invalidate".into());
+            Ok(())
+        }
+        fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {
+            self.0.lock().unwrap().push(format!("{access:?}"));
+            Ok(())
+        }
+    }
+
+    const BLOCKS: u64 = 4;
+
+    /// Runs `job` for `ios` 4 KiB IOs over a 4-block file; returns the recorded calls.
+    fn calls(job: JobSpec, ios: u64) -> Vec<String> {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let plan = WorkerPlan {
+            job: Arc::new(job),
+            clone: 0,
+            seed: 1,
+            files: vec![WorkerFile {
+                spec: FileSpec {
+                    path: "f".into(),
+                    open: OpenOptions::default(),
+                },
+                start: 0,
+                len: BLOCKS * 4096,
+            }],
+            io_limit: Some(ios * 4096),
+            counters: Arc::new(crate::progress::WorkerCounters::default()),
+            clock: Clock::new(Instant::now()),
+        };
+        let engine_log = log.clone();
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder(engine_log.clone())))
+        };
+        let out = run_worker(plan, &factory, &StartGate::new(1));
+        assert!(out.error.is_none(), "{:?}", out.error);
+        let done: u64 = out.stats.dirs.iter().map(|d| d.total_ios).sum();
+        assert_eq!(done, ios);
+        log.lock().unwrap().clone()
+    }
+
+    fn job(kind: RwKind) -> JobSpec {
+        let mut j = JobSpec::new("t");
+        j.rw.kind = kind;
+        j
+    }
+
+    #[test]
+    fn files_are_advised_as_fio_does() {
+        assert_eq!(calls(job(RwKind::RandRead), 1), ["Random"]);
+        assert_eq!(calls(job(RwKind::Write), 1), ["Sequential"]);
+        let mut j = job(RwKind::RandRead);
+        j.fadvise_hint = FadviseHint::Sequential;
+        assert_eq!(calls(j, 1), ["Sequential"]);
+        let mut j = job(RwKind::RandRead);
+        j.fadvise_hint = FadviseHint::None;
+        assert!(calls(j, 1).is_empty());
     }
 }

@@ -21,7 +21,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "offset_align",
     "allrandrepeat",
     "openfiles",
-    "fadvise_hint",
     "write_barrier",
     "sync_file_range",
     "atomic",

@@ -188,7 +188,7 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Bool,
         C::Files,
         "1",
-        "Drop the file's page cache before the job (BLKFLSBUF for devices)",
+        "Drop the file's page cache before the job (BLKFLSBUF for devices), and again each time a time-based or looping buffered job starts a new pass over it",
         |b, v| {
             b.spec.invalidate = parse_bool(val(v)?)?;
             Ok(())

@@ -412,6 +412,16 @@ pub trait Engine: Send {
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
         Ok(())
     }
+    /// Drop the cached pages of `len` bytes from `offset` (0: to the end): a worker
+    /// starting a new pass over its region leaves the rest of the file alone, as fio does.
+    fn invalidate_range(
+        &mut self,
+        file: FileId,
+        _offset: u64,
+        _len: u64,
+    ) -> Result<(), EngineError> {
+        self.invalidate(file)
+    }
     /// Tell the kernel how the job will access a file, so its readahead matches fio's
     /// (posix_fadvise); engines without a local page cache keep the default no-op.
     fn advise(&mut self, _file: FileId, _access: Access) -> Result<(), EngineError> {

@@ -199,6 +199,11 @@ impl OffsetGen {
         }
     }
 
+    /// Where the region starts in the file.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
     /// Bytes in the region.
     pub fn len(&self) -> u64 {
         self.len

@@ -550,6 +550,10 @@ impl Engine for IoUringEngine {
         self.files.get(file)?.invalidate()
     }
 
+    fn invalidate_range(&mut self, file: FileId, offset: u64, len: u64) -> Result<(), EngineError> {
+        self.files.get(file)?.invalidate_range(offset, len)
+    }
+
     fn advise(&mut self, file: FileId, access: Access) -> Result<(), EngineError> {
         self.files.get(file)?.advise(access)
     }

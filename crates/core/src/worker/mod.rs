@@ -171,6 +171,9 @@ struct Worker<'p> {
     no_data: bool,
     /// Drop a file's page cache each time a pass over it ends (buffered IO, invalidate=1).
     invalidate_on_wrap: bool,
+    /// The job's IO is over and only its closing syncs run: fio times them into the
+    /// runtime but does not count them as sync IOs.
+    closing: bool,
     inflight: u32,
     // Issue accounting for stop rules.
     issued_bytes: u64,
@@ -285,6 +288,7 @@ impl<'p> Worker<'p> {
             synchronous: caps.synchronous,
             no_data: caps.no_data,
             invalidate_on_wrap: job.invalidate && !job.direct,
+            closing: false,
             inflight: 0,
             issued_bytes: 0,
             issued_ios: 0,
@@ -379,7 +383,9 @@ impl<'p> Worker<'p> {
         }
         self.drain()?;
         self.plan.counters.set_state(WorkerState::Finishing);
-        if job.end_fsync && self.files.iter().any(|f| f.written) {
+        self.closing = true;
+        // fio syncs for fsync_on_close here too, inside the runtime, and again at close.
+        if (job.end_fsync || job.fsync_on_close) && self.files.iter().any(|f| f.written) {
             self.sync_all(IoKind::Fsync)?;
         }
         Ok(())
@@ -421,6 +427,7 @@ impl<'p> Worker<'p> {
 
     /// End of job: fsync_on_close, then close every file.
     fn finish(&mut self) -> Result<(), EngineError> {
+        self.closing = true;
         let mut first_err = None;
         if self.job.fsync_on_close
             && self.files.iter().any(|f| f.written)
@@ -488,6 +495,10 @@ mod tests {
             Ok(REGION_START + BLOCKS * 4096)
         }
         fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+            if io.kind == IoKind::Fsync {
+                self.0.lock().unwrap().push("fsync".into());
+                std::thread::sleep(SYNC_TIME);
+            }
             Ok(Queued::Done(u64::from(io.len)))
         }
         fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
@@ -512,11 +523,18 @@ mod tests {
     }
 
     const BLOCKS: u64 = 4;
+    /// How long the recorder's fsync takes.
+    const SYNC_TIME: Duration = Duration::from_millis(30);
     /// The worker's region starts inside the file (offset=, or a clone's share).
     const REGION_START: u64 = 8192;
 
     /// Runs `job` for `ios` 4 KiB IOs over a 4-block region; returns the recorded calls.
     fn calls(job: JobSpec, ios: u64) -> Vec<String> {
+        run(job, ios).0
+    }
+
+    /// Like [`calls`], with the worker's output.
+    fn run(job: JobSpec, ios: u64) -> (Vec<String>, WorkerOutput) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let plan = WorkerPlan {
             job: Arc::new(job),
@@ -542,7 +560,8 @@ mod tests {
         assert!(out.error.is_none(), "{:?}", out.error);
         let done: u64 = out.stats.dirs.iter().map(|d| d.total_ios).sum();
         assert_eq!(done, ios);
-        log.lock().unwrap().clone()
+        let calls = log.lock().unwrap().clone();
+        (calls, out)
     }
 
     fn job(kind: RwKind) -> JobSpec {
@@ -581,6 +600,27 @@ mod tests {
             j.direct = false;
             j.invalidate = false;
             assert!(calls(j, 10).is_empty(), "{kind:?}: invalidate=0");
+        }
+    }
+
+    #[test]
+    fn closing_syncs_are_timed_but_not_counted_as_in_fio() {
+        for (end_fsync, fsync_on_close) in [(true, false), (false, true)] {
+            let mut j = job(RwKind::Write);
+            j.fadvise_hint = FadviseHint::None;
+            j.fsync = 2;
+            j.end_fsync = end_fsync;
+            j.fsync_on_close = fsync_on_close;
+            let what = format!("end_fsync={end_fsync} fsync_on_close={fsync_on_close}");
+            let (calls, out) = run(j, 4);
+            // 4 writes at fsync=2 make one sync of the job's own (the due one after the
+            // last write is left to the closing sync); fio's JSON says sync total_ios=1.
+            let syncs = calls.iter().filter(|c| *c == "fsync").count();
+            assert!(syncs >= 2, "{what}: {calls:?}");
+            assert_eq!(out.stats.sync.total_ios, 1, "{what}");
+            // The closing sync is inside the measured runtime, as fio's bandwidth has it.
+            let measured = out.measure_end - out.measure_start;
+            assert!(measured >= SYNC_TIME * 2, "{what}: measured {measured:?}");
         }
     }
 }

@@ -31,6 +31,8 @@ pub mod safety;
 pub mod sampler;
 pub mod stats;
 pub mod stop;
+#[cfg(test)]
+mod testing;
 pub mod worker;
 
 pub use engine::{

@@ -473,58 +473,10 @@ mod tests {
     use storbench_job::RwKind;
 
     use super::*;
-    use crate::engine::{Caps, IoUnit, OpenOptions, Queued};
-
-    /// Completes every IO at once and records the cache calls the worker makes.
-    struct Recorder(Arc<Mutex<Vec<String>>>);
-
-    impl Engine for Recorder {
-        fn name(&self) -> &'static str {
-            "recorder"
-        }
-        fn caps(&self) -> Caps {
-            Caps {
-                synchronous: true,
-                ..Caps::default()
-            }
-        }
-        fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-            Ok(0)
-        }
-        fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
-            Ok(REGION_START + BLOCKS * 4096)
-        }
-        fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-            if io.kind == IoKind::Fsync {
-                self.0.lock().unwrap().push("fsync".into());
-                std::thread::sleep(SYNC_TIME);
-            }
-            Ok(Queued::Done(u64::from(io.len)))
-        }
-        fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
-            Ok(())
-        }
-        fn invalidate_range(
-            &mut self,
-            _file: FileId,
-            offset: u64,
-            len: u64,
-        ) -> Result<(), EngineError> {
-            self.0
-                .lock()
-                .unwrap()
-                .push(format!("invalidate {offset}+{len}"));
-            Ok(())
-        }
-        fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {
-            self.0.lock().unwrap().push(format!("{access:?}"));
-            Ok(())
-        }
-    }
+    use crate::engine::OpenOptions;
+    use crate::testing::{Recorder, SYNC_TIME};
 
     const BLOCKS: u64 = 4;
-    /// How long the recorder's fsync takes.
-    const SYNC_TIME: Duration = Duration::from_millis(30);
     /// The worker's region starts inside the file (offset=, or a clone's share).
     const REGION_START: u64 = 8192;
 
@@ -554,7 +506,10 @@ mod tests {
         };
         let engine_log = log.clone();
         let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder(engine_log.clone())))
+            Ok(Box::new(Recorder::new(
+                engine_log.clone(),
+                REGION_START + BLOCKS * 4096,
+            )))
         };
         let out = run_worker(plan, &factory, &StartGate::new(1));
         assert!(out.error.is_none(), "{:?}", out.error);

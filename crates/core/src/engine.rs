@@ -96,6 +96,13 @@ pub struct OpenOptions {
     pub truncate: bool,
 }
 
+/// The access pattern a job announces for an open file (fio's `fadvise_hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Random,
+    Sequential,
+}
+
 /// A file or device to open, as the engine sees it: a local path or a URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSpec {
@@ -412,6 +419,21 @@ pub trait Engine: Send {
     fn close(&mut self, file: FileId) -> Result<(), EngineError>;
     /// Drop cached pages of a file before a job (fio's `invalidate`).
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Drop the cached pages of `len` bytes from `offset` (0: to the end): a worker
+    /// starting a new pass over its region leaves the rest of the file alone, as fio does.
+    fn invalidate_range(
+        &mut self,
+        file: FileId,
+        _offset: u64,
+        _len: u64,
+    ) -> Result<(), EngineError> {
+        self.invalidate(file)
+    }
+    /// Tell the kernel how the job will access a file, so its readahead matches fio's
+    /// (posix_fadvise); engines without a local page cache keep the default no-op.
+    fn advise(&mut self, _file: FileId, _access: Access) -> Result<(), EngineError> {
         Ok(())
     }
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {

@@ -31,12 +31,14 @@ pub mod safety;
 pub mod sampler;
 pub mod stats;
 pub mod stop;
+#[cfg(test)]
+mod testing;
 pub mod worker;
 
 pub use engine::{
-    Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
-    IoUnit, Listed, MetaOps, OpenOptions, Queued, each_listed_by_name, refuse_create_in_open,
-    stat_named, unlink_named,
+    Access, Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec,
+    IoKind, IoUnit, Listed, MetaOps, OpenOptions, Queued, each_listed_by_name,
+    refuse_create_in_open, stat_named, unlink_named,
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;

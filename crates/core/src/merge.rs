@@ -46,6 +46,7 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
         merge_dir_into(d, s);
     }
     dst.sync.total_ios += src.sync.total_ios;
+    dst.sync.closing += src.sync.closing;
     dst.sync.lat.merge(&src.sync.lat);
     dst.cpu.merge(&src.cpu);
     dst.depth.merge(&src.depth);

@@ -148,6 +148,8 @@ pub struct OffsetGen {
     seq_next: u64,
     hole: u64,
     draw: Draw,
+    /// Set when a pass over the region ended (sequential wrap, random map refilled).
+    wrapped: bool,
 }
 
 /// Parameters for [`OffsetGen::new`].
@@ -193,7 +195,13 @@ impl OffsetGen {
             seq_next: 0,
             hole: p.hole,
             draw,
+            wrapped: false,
         }
+    }
+
+    /// Where the region starts in the file.
+    pub fn start(&self) -> u64 {
+        self.start
     }
 
     /// Bytes in the region.
@@ -217,10 +225,18 @@ impl OffsetGen {
     pub fn next_sequential(&mut self, bs: u64) -> u64 {
         if self.seq_next + bs > self.len {
             self.seq_next = 0;
+            self.wrapped = true;
         }
         let off = self.start + self.seq_next;
         self.seq_next += bs + self.hole;
         off
+    }
+
+    /// True once after each pass over the region ended: fio drops the page cache there,
+    /// so a buffered time-based job re-reads from the device, not from memory.
+    #[inline]
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).
@@ -237,6 +253,7 @@ impl OffsetGen {
             Draw::Map { perm, pass_pos } => {
                 if *pass_pos >= n {
                     *pass_pos = 0;
+                    self.wrapped = true;
                 }
                 let b = perm.at(*pass_pos);
                 *pass_pos += 1;
@@ -332,6 +349,30 @@ mod tests {
             .collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..100).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn wrap_is_reported_once_per_pass() {
+        let mut rng = Rng::seeded(1);
+        let mut random = OffsetGen::new(params(4 * 4096, 4096));
+        let marks: Vec<bool> = (0..9)
+            .map(|_| {
+                random.next_random(&mut rng, 4096);
+                random.take_wrapped()
+            })
+            .collect();
+        assert_eq!(
+            marks,
+            [false, false, false, false, true, false, false, false, true]
+        );
+        let mut seq = OffsetGen::new(params(2 * 4096, 4096));
+        let marks: Vec<bool> = (0..5)
+            .map(|_| {
+                seq.next_sequential(4096);
+                seq.take_wrapped()
+            })
+            .collect();
+        assert_eq!(marks, [false, false, true, false, true]);
     }
 
     #[test]

@@ -13,8 +13,8 @@ use std::io;
 
 use io_uring::{IoUring, opcode, squeue, types};
 use storbench_core::{
-    Caps, Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId, FileSpec,
-    IoKind, IoUnit, MetaOps, Queued,
+    Access, Caps, Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId,
+    FileSpec, IoKind, IoUnit, MetaOps, Queued,
 };
 use storbench_job::JobSpec;
 
@@ -548,6 +548,14 @@ impl Engine for IoUringEngine {
 
     fn invalidate(&mut self, file: FileId) -> Result<(), EngineError> {
         self.files.get(file)?.invalidate()
+    }
+
+    fn invalidate_range(&mut self, file: FileId, offset: u64, len: u64) -> Result<(), EngineError> {
+        self.files.get(file)?.invalidate_range(offset, len)
+    }
+
+    fn advise(&mut self, file: FileId, access: Access) -> Result<(), EngineError> {
+        self.files.get(file)?.advise(access)
     }
 
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {

@@ -17,7 +17,7 @@ mod meta;
 use crate::dirfds::{DirSlots, ParentDirs};
 use crate::listing::DirLister;
 use storbench_core::{
-    EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued,
+    Access, EngineError, ErrorKind, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued,
 };
 
 /// `_IOR(0x12, 114, u64)`: size of a block device in bytes (absent from the libc crate).
@@ -198,6 +198,12 @@ impl LocalFile {
 
     /// Drops cached pages: posix_fadvise(DONTNEED) for files, BLKFLSBUF for devices.
     pub fn invalidate(&self) -> Result<(), EngineError> {
+        self.invalidate_range(0, 0)
+    }
+
+    /// Drops the cached pages of `len` bytes from `offset` (0: to the end of the file); a
+    /// device's whole cache goes, as BLKFLSBUF has no range.
+    pub fn invalidate_range(&self, offset: u64, len: u64) -> Result<(), EngineError> {
         if self.block_dev {
             // SAFETY: BLKFLSBUF takes no argument.
             if unsafe { libc::ioctl(self.raw(), BLKFLSBUF, 0) } < 0 {
@@ -222,9 +228,31 @@ impl LocalFile {
             return Ok(());
         }
         // SAFETY: plain syscall on an fd we own.
-        let rc = unsafe { libc::posix_fadvise(self.raw(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let rc = unsafe {
+            libc::posix_fadvise(
+                self.raw(),
+                offset as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            )
+        };
         if rc != 0 {
             return Err(EngineError::errno("invalidate (fadvise)", &self.path, rc));
+        }
+        Ok(())
+    }
+
+    /// Announces the job's access pattern (posix_fadvise RANDOM or SEQUENTIAL), as fio
+    /// does on open: without it buffered random reads get readahead fio's runs do not.
+    pub fn advise(&self, access: Access) -> Result<(), EngineError> {
+        let advice = match access {
+            Access::Random => libc::POSIX_FADV_RANDOM,
+            Access::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        };
+        // SAFETY: plain syscall on an fd we own.
+        let rc = unsafe { libc::posix_fadvise(self.raw(), 0, 0, advice) };
+        if rc != 0 {
+            return Err(EngineError::errno("fadvise", &self.path, rc));
         }
         Ok(())
     }
@@ -305,6 +333,21 @@ macro_rules! delegate_local_files {
             file: storbench_core::FileId,
         ) -> Result<(), storbench_core::EngineError> {
             self.files.get(file)?.invalidate()
+        }
+        fn invalidate_range(
+            &mut self,
+            file: storbench_core::FileId,
+            offset: u64,
+            len: u64,
+        ) -> Result<(), storbench_core::EngineError> {
+            self.files.get(file)?.invalidate_range(offset, len)
+        }
+        fn advise(
+            &mut self,
+            file: storbench_core::FileId,
+            access: storbench_core::Access,
+        ) -> Result<(), storbench_core::EngineError> {
+            self.files.get(file)?.advise(access)
         }
         fn meta(&mut self) -> Option<&mut dyn storbench_core::MetaOps> {
             Some(&mut self.files)

@@ -153,8 +153,8 @@ fn flags_section(out: &mut String) {
 fn unsupported_section(out: &mut String) {
     out.push_str(
         "## fio options storbench does not support\n\n\
-         These fio 3.33 option names (and aliases, and options of fio engines storbench does \
-         not have) are refused with `fio option 'NAME' is not supported by storbench`:\n\n",
+         These fio 3.33 option names (and aliases, options of fio engines storbench does \
+         not have, and options of fio's tiobench and act profiles) are refused with `fio option 'NAME' is not supported by storbench`:\n\n",
     );
     out.push_str(&backticked(UNSUPPORTED));
     out.push_str("\n\n## fio engines storbench does not have\n\n");

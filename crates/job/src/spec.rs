@@ -157,6 +157,17 @@ pub enum Fallocate {
     Truncate,
 }
 
+/// What a job tells the kernel about its access pattern (fio's `fadvise_hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// Say nothing: the kernel's readahead heuristics apply.
+    None,
+    /// Random for rand* workloads, sequential otherwise (fio's default).
+    Pattern,
+    Random,
+    Sequential,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnifiedRw {
     None,
@@ -270,6 +281,7 @@ pub struct JobSpec {
     pub overwrite: bool,
     pub unlink: bool,
     pub fallocate: Fallocate,
+    pub fadvise_hint: FadviseHint,
     pub buffers: BufferSpec,
 
     // --- measurement and reporting ---
@@ -356,6 +368,7 @@ impl JobSpec {
             overwrite: false,
             unlink: false,
             fallocate: Fallocate::Native,
+            fadvise_hint: FadviseHint::Pattern,
             buffers: BufferSpec::default(),
             group_reporting: false,
             disable_lat: false,

@@ -276,6 +276,26 @@ fn errors_are_one_line_and_say_where() {
             "--verify: fio option 'verify' is not supported by storbench",
         ),
         (
+            // fio's own examples/rand-zones.fio line.
+            "--name=x --random_distribution=zoned:50/5:30/15:20/",
+            "--random_distribution=zoned:50/5:30/15:20/: fio's 'zoned' distribution is not supported by storbench",
+        ),
+        (
+            "--name=x --random_distribution=zoned_abs:60/10:40/90",
+            "--random_distribution=zoned_abs:60/10:40/90: fio's 'zoned_abs' distribution is not supported by storbench",
+        ),
+        (
+            // fio's own examples/backwards-read.fio line.
+            "--name=x --rw=read:-8k",
+            "--rw=read:-8k: backward sequential IO (':-8k') is not supported by storbench",
+        ),
+        (
+            // An option of fio's tiobench profile, in fio's own examples/waitfor.fio: not
+            // a misspelt 'thread'.
+            "--threads=1 --name=x",
+            "--threads: fio option 'threads' is not supported by storbench",
+        ),
+        (
             "--name=x --iodpeth=4",
             "--iodpeth: unknown option 'iodpeth'; did you mean 'iodepth'?",
         ),

@@ -415,7 +415,54 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use storbench_job::{FadviseHint, SizeSpec};
+
     use super::*;
+    use crate::engine::Engine;
+    use crate::testing::Recorder;
+
+    /// A block device node a job can name; the recorder engine never touches it.
+    fn some_block_device() -> Option<String> {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::read_dir("/dev")
+            .ok()?
+            .flatten()
+            .find(|e| e.file_type().is_ok_and(|t| t.is_block_device()))
+            .map(|e| e.path().display().to_string())
+    }
+
+    #[test]
+    fn block_devices_are_invalidated_before_the_job_like_files() {
+        let Some(dev) = some_block_device() else {
+            eprintln!("skipped: no block device node in /dev");
+            return;
+        };
+        let mut job = JobSpec::new("d");
+        job.filenames = vec![dev];
+        job.size = Some(SizeSpec::Bytes(16384));
+        job.fadvise_hint = FadviseHint::None;
+        let workload = Workload {
+            jobs: vec![job],
+            global_options: vec![],
+            job_files: vec![],
+        };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let engine_log = log.clone();
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder::new(engine_log.clone(), 1 << 30)))
+        };
+        let req = RunRequest {
+            workload: &workload,
+            mode: RunMode::Fio,
+            command_line: vec![],
+            always_remove_created: false,
+        };
+        run(req, &factory, &mut NoObserver).unwrap();
+        // fio drops a device's cache (BLKFLSBUF) when the job opens it, as a file's.
+        assert_eq!(*log.lock().unwrap(), ["invalidate"]);
+    }
 
     #[test]
     fn stonewall_splits_batches() {

@@ -170,7 +170,9 @@ pub(super) fn prepare_job(
                 });
             }
             let prepared = laid_out?;
-            if job.invalidate && !plan::is_device_like(&f.path) {
+            // Block devices too (BLKFLSBUF), as fio does on open; an iSCSI LUN has no local
+            // cache and opening one costs a login.
+            if job.invalidate && !f.path.starts_with("iscsi://") {
                 invalidate(engine.as_mut(), &f.path);
             }
             let size = prepared.size;

@@ -74,8 +74,12 @@ impl Worker<'_> {
         self.free.push(slot);
         let s = self.slots[slot as usize];
         if s.sync {
-            self.stats
-                .sync_done(self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)));
+            if self.closing {
+                self.stats.closing_sync_done();
+            } else {
+                self.stats
+                    .sync_done(self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)));
+            }
             return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
         }
         if result < 0 {

@@ -190,6 +190,9 @@ impl Worker<'_> {
         } else {
             offsets.next_sequential(len)
         };
+        if offsets.take_wrapped() {
+            self.pass_ended(file);
+        }
         self.last_end = offset + len;
         if matches!(job.rw.kind, RwKind::TrimWrite | RwKind::RandTrimWrite) {
             self.trim_then_write = Some((file as u32, offset, len as u32));

@@ -11,12 +11,14 @@ mod issue;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use storbench_job::JobSpec;
+use storbench_job::{FadviseHint, JobSpec};
 
 use crate::buffers::{Arena, BufferFiller};
 use crate::clock::Clock;
 use crate::cpu::Usage;
-use crate::engine::{Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind};
+use crate::engine::{
+    Access, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
+};
 use crate::error::EngineError;
 use crate::gate::StartGate;
 use crate::offsets::{OffsetGen, OffsetParams};
@@ -80,6 +82,18 @@ struct OpenFile {
     id: FileId,
     offsets: OffsetGen,
     written: bool,
+}
+
+/// The access pattern announced for the job's files: fio's `fadvise_hint`, whose default
+/// says random for rand* workloads and sequential otherwise.
+fn access_hint(job: &JobSpec) -> Option<Access> {
+    match job.fadvise_hint {
+        FadviseHint::None => None,
+        FadviseHint::Random => Some(Access::Random),
+        FadviseHint::Sequential => Some(Access::Sequential),
+        FadviseHint::Pattern if job.rw.kind.is_random() => Some(Access::Random),
+        FadviseHint::Pattern => Some(Access::Sequential),
+    }
 }
 
 /// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
@@ -155,6 +169,11 @@ struct Worker<'p> {
     depth: u32,
     synchronous: bool,
     no_data: bool,
+    /// Drop a file's page cache each time a pass over it ends (buffered IO, invalidate=1).
+    invalidate_on_wrap: bool,
+    /// The job's IO is over and only its closing syncs run: fio times them into the
+    /// runtime but does not count them as sync IOs.
+    closing: bool,
     inflight: u32,
     // Issue accounting for stop rules.
     issued_bytes: u64,
@@ -202,6 +221,10 @@ impl<'p> Worker<'p> {
         let mut files = Vec::with_capacity(plan.files.len());
         for (i, f) in plan.files.iter().enumerate() {
             let id = engine.open(&f.spec)?;
+            if let Some(access) = access_hint(job) {
+                // As in fio, a refused hint is no reason to fail the job.
+                let _ = engine.advise(id, access);
+            }
             let block = job
                 .bs
                 .iter()
@@ -264,6 +287,8 @@ impl<'p> Worker<'p> {
             depth,
             synchronous: caps.synchronous,
             no_data: caps.no_data,
+            invalidate_on_wrap: job.invalidate && !job.direct,
+            closing: false,
             inflight: 0,
             issued_bytes: 0,
             issued_ios: 0,
@@ -283,6 +308,21 @@ impl<'p> Worker<'p> {
             cpu_start: Usage::default(),
             cpu: Usage::default(),
         })
+    }
+
+    /// A pass over `file` ended: as fio does when a time-based or looping job starts over,
+    /// drop its cached pages so the next pass is measured against the device again.
+    #[cold]
+    fn pass_ended(&mut self, file: usize) {
+        if self.invalidate_on_wrap {
+            // Best effort, like fio's: a failed drop only makes the next pass faster.
+            // Only this worker's region: dropping the whole file also dropped readahead
+            // past the region's end and made each new pass start measurably slower than
+            // fio's (and would drop other clones' regions of a shared file).
+            let f = &self.files[file];
+            let (start, len) = (f.offsets.start(), f.offsets.len());
+            let _ = self.engine.invalidate_range(f.id, start, len);
+        }
     }
 
     /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
@@ -343,7 +383,9 @@ impl<'p> Worker<'p> {
         }
         self.drain()?;
         self.plan.counters.set_state(WorkerState::Finishing);
-        if job.end_fsync && self.files.iter().any(|f| f.written) {
+        self.closing = true;
+        // fio syncs for fsync_on_close here too, inside the runtime, and again at close.
+        if (job.end_fsync || job.fsync_on_close) && self.files.iter().any(|f| f.written) {
             self.sync_all(IoKind::Fsync)?;
         }
         Ok(())
@@ -385,6 +427,7 @@ impl<'p> Worker<'p> {
 
     /// End of job: fsync_on_close, then close every file.
     fn finish(&mut self) -> Result<(), EngineError> {
+        self.closing = true;
         let mut first_err = None;
         if self.job.fsync_on_close
             && self.files.iter().any(|f| f.written)
@@ -420,5 +463,119 @@ pub fn sleep_interruptible(d: Duration) {
             return;
         }
         std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use storbench_job::RwKind;
+
+    use super::*;
+    use crate::engine::OpenOptions;
+    use crate::testing::{Recorder, SYNC_TIME};
+
+    const BLOCKS: u64 = 4;
+    /// The worker's region starts inside the file (offset=, or a clone's share).
+    const REGION_START: u64 = 8192;
+
+    /// Runs `job` for `ios` 4 KiB IOs over a 4-block region; returns the recorded calls.
+    fn calls(job: JobSpec, ios: u64) -> Vec<String> {
+        run(job, ios).0
+    }
+
+    /// Like [`calls`], with the worker's output.
+    fn run(job: JobSpec, ios: u64) -> (Vec<String>, WorkerOutput) {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let plan = WorkerPlan {
+            job: Arc::new(job),
+            clone: 0,
+            seed: 1,
+            files: vec![WorkerFile {
+                spec: FileSpec {
+                    path: "f".into(),
+                    open: OpenOptions::default(),
+                },
+                start: REGION_START,
+                len: BLOCKS * 4096,
+            }],
+            io_limit: Some(ios * 4096),
+            counters: Arc::new(crate::progress::WorkerCounters::default()),
+            clock: Clock::new(Instant::now()),
+        };
+        let engine_log = log.clone();
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder::new(
+                engine_log.clone(),
+                REGION_START + BLOCKS * 4096,
+            )))
+        };
+        let out = run_worker(plan, &factory, &StartGate::new(1));
+        assert!(out.error.is_none(), "{:?}", out.error);
+        let done: u64 = out.stats.dirs.iter().map(|d| d.total_ios).sum();
+        assert_eq!(done, ios);
+        let calls = log.lock().unwrap().clone();
+        (calls, out)
+    }
+
+    fn job(kind: RwKind) -> JobSpec {
+        let mut j = JobSpec::new("t");
+        j.rw.kind = kind;
+        j
+    }
+
+    #[test]
+    fn files_are_advised_as_fio_does() {
+        assert_eq!(calls(job(RwKind::RandRead), 1), ["Random"]);
+        assert_eq!(calls(job(RwKind::Write), 1), ["Sequential"]);
+        let mut j = job(RwKind::RandRead);
+        j.fadvise_hint = FadviseHint::Sequential;
+        assert_eq!(calls(j, 1), ["Sequential"]);
+        let mut j = job(RwKind::RandRead);
+        j.fadvise_hint = FadviseHint::None;
+        assert!(calls(j, 1).is_empty());
+    }
+
+    #[test]
+    fn each_new_pass_of_buffered_io_drops_the_cache() {
+        // 10 IOs over 4 blocks: passes start at the 5th and the 9th IO, and only the
+        // region's pages go (fio's range; the whole file also dropped readahead past it).
+        for kind in [RwKind::Read, RwKind::RandRead] {
+            let mut j = job(kind);
+            j.fadvise_hint = FadviseHint::None;
+            assert_eq!(
+                calls(j.clone(), 10),
+                ["invalidate 8192+16384"; 2],
+                "{kind:?}"
+            );
+            assert!(calls(j.clone(), 4).is_empty(), "{kind:?}: one pass");
+            j.direct = true;
+            assert!(calls(j.clone(), 10).is_empty(), "{kind:?}: direct");
+            j.direct = false;
+            j.invalidate = false;
+            assert!(calls(j, 10).is_empty(), "{kind:?}: invalidate=0");
+        }
+    }
+
+    #[test]
+    fn closing_syncs_are_timed_but_not_counted_as_in_fio() {
+        for (end_fsync, fsync_on_close) in [(true, false), (false, true)] {
+            let mut j = job(RwKind::Write);
+            j.fadvise_hint = FadviseHint::None;
+            j.fsync = 2;
+            j.end_fsync = end_fsync;
+            j.fsync_on_close = fsync_on_close;
+            let what = format!("end_fsync={end_fsync} fsync_on_close={fsync_on_close}");
+            let (calls, out) = run(j, 4);
+            // 4 writes at fsync=2 make one sync of the job's own (the due one after the
+            // last write is left to the closing sync); fio's JSON says sync total_ios=1.
+            let syncs = calls.iter().filter(|c| *c == "fsync").count();
+            assert!(syncs >= 2, "{what}: {calls:?}");
+            assert_eq!(out.stats.sync.total_ios, 1, "{what}");
+            // The closing sync is inside the measured runtime, as fio's bandwidth has it.
+            let measured = out.measure_end - out.measure_start;
+            assert!(measured >= SYNC_TIME * 2, "{what}: measured {measured:?}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Files, devices and URLs: names, sizes, offsets, and the file life cycle.
 
 use super::{Category as C, Kind as K, OptDef, val};
-use crate::spec::{Fallocate, FileService, SizeSpec};
+use crate::spec::{FadviseHint, Fallocate, FileService, SizeSpec};
 use crate::units::{
     SizeOrPercent, parse_bool, parse_size, parse_size_or_percent, parse_u32, split_range,
 };
@@ -23,6 +23,13 @@ const FALLOCATE: &[(&str, &str)] = &[
     ("truncate", "Extend with ftruncate()"),
     ("0", "Same as none"),
     ("1", "Same as posix"),
+];
+
+const FADVISE_HINT: &[(&str, &str)] = &[
+    ("0", "Give no hint"),
+    ("1", "Random for rand* workloads, sequential otherwise"),
+    ("random", "Always POSIX_FADV_RANDOM"),
+    ("sequential", "Always POSIX_FADV_SEQUENTIAL"),
 ];
 
 pub(super) const DEFS: &[OptDef] = &[
@@ -181,12 +188,34 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Bool,
         C::Files,
         "1",
-        "Drop the file's page cache before the job (BLKFLSBUF for devices)",
+        "Drop the file's page cache before the job (BLKFLSBUF for devices), and again each time a time-based or looping buffered job starts a new pass over it",
         |b, v| {
             b.spec.invalidate = parse_bool(val(v)?)?;
             Ok(())
         },
     ),
+    OptDef::new(
+        "fadvise_hint",
+        K::Choice(FADVISE_HINT),
+        C::Files,
+        "1",
+        "Tell the kernel the access pattern with posix_fadvise when the job opens its files",
+        |b, v| {
+            b.spec.fadvise_hint = match val(v)? {
+                "0" => FadviseHint::None,
+                "1" => FadviseHint::Pattern,
+                "random" => FadviseHint::Random,
+                "sequential" => FadviseHint::Sequential,
+                other => {
+                    return Err(format!(
+                        "'{other}' is not one of 0, 1, random, sequential"
+                    ));
+                }
+            };
+            Ok(())
+        },
+    )
+    .note("Buffered random reads depend on it: without the hint the kernel reads ahead around each miss. No effect with ioengine=mmap and the network engines."),
     OptDef::new(
         "create_on_open",
         K::Bool,

@@ -108,7 +108,8 @@ pub(super) const DEFS: &[OptDef] = &[
         "IO direction; ':N' gets a new random offset every N IOs, or for sequential IO skips N bytes after each IO",
         apply_rw,
     )
-    .aliases(&["readwrite"]),
+    .aliases(&["readwrite"])
+    .note("A negative ':N' (fio's backward sequential IO, as in `rw=read:-8k`) is not supported."),
     OptDef::new(
         "rwmixread",
         K::Percent,
@@ -238,6 +239,12 @@ fn apply_rw(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String> {
             if rw.nr == 0 {
                 return Err("the ':N' suffix must be at least 1".into());
             }
+        }
+        Some(s) if s.starts_with('-') => {
+            // fio seeks backwards by that much after each IO; not "a negative number".
+            return Err(format!(
+                "backward sequential IO (':{s}') is not supported by storbench (see docs/fio-compat.md)"
+            ));
         }
         Some(s) => rw.hole = parse_size(s, b.spec.kb_base)?,
         None => {}

@@ -117,6 +117,13 @@ fn apply_distribution(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String>
     let v = val(v)?;
     let mut parts = v.splitn(3, ':');
     let word = parts.next().unwrap_or("").trim();
+    // Before the parameter is read: zoned's 'pct/pct:…' list is not a number, and saying so
+    // would hide that the distribution itself is what storbench lacks.
+    if matches!(word, "zoned" | "zoned_abs") {
+        return Err(format!(
+            "fio's '{word}' distribution is not supported by storbench (see docs/fio-compat.md)"
+        ));
+    }
     let param = parts.next().map(parse_float).transpose()?;
     if parts.next().is_some() {
         return Err("the ':center' parameter is not supported by storbench".into());
@@ -144,11 +151,6 @@ fn apply_distribution(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String>
                 return Err("normal deviation must be from 0 to below 100".into());
             }
             RandomDistribution::Normal(dev)
-        }
-        "zoned" | "zoned_abs" => {
-            return Err(format!(
-                "fio's '{word}' distribution is not supported by storbench (see docs/fio-compat.md)"
-            ));
         }
         other => {
             return Err(format!(

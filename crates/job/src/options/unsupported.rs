@@ -21,7 +21,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "offset_align",
     "allrandrepeat",
     "openfiles",
-    "fadvise_hint",
     "write_barrier",
     "sync_file_range",
     "atomic",
@@ -208,6 +207,20 @@ pub const UNSUPPORTED: &[&str] = &[
     // Options of storbench's engines that the engines do not implement.
     "userspace_reap",
     "initiator",
+    // Options of fio's built-in profiles (tiobench, act): fio accepts them in any job, so
+    // job files carry them (fio's own examples/waitfor.fio has threads=1). tiobench's
+    // `size` is fio's general option.
+    "block",
+    "numruns",
+    "dir",
+    "threads",
+    "device-names",
+    "load",
+    "test-duration",
+    "threads-per-queue",
+    "read-req-num-512-blocks",
+    "large-block-op-kbytes",
+    "prep",
 ];
 
 /// fio engine names storbench does not have.

@@ -210,6 +210,8 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
                 .transpose()
                 .map_err(|m| format!("sync: {m}"))?
                 .unwrap_or_default(),
+            // fio's JSON leaves end-of-job syncs out entirely.
+            closing: 0,
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),

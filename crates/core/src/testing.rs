@@ -1,0 +1,73 @@
+//! Test doubles shared by the unit tests.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::engine::{Access, Caps, Engine, FileId, FileSpec, IoKind, IoUnit, Queued};
+use crate::error::EngineError;
+
+/// How long the recorder's fsync takes.
+pub const SYNC_TIME: Duration = Duration::from_millis(30);
+
+/// An engine that completes every IO at once and records the calls that shape what the
+/// kernel caches (advise, invalidate) and the syncs, in order.
+pub struct Recorder {
+    log: Arc<Mutex<Vec<String>>>,
+    size: u64,
+}
+
+impl Recorder {
+    /// Records into `log`; every file it opens is `size` bytes.
+    pub fn new(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
+        Recorder { log, size }
+    }
+
+    fn note(&self, call: String) {
+        self.log.lock().unwrap().push(call);
+    }
+}
+
+impl Engine for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            synchronous: true,
+            ..Caps::default()
+        }
+    }
+    fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
+        Ok(0)
+    }
+    fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
+        Ok(self.size)
+    }
+    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        if io.kind == IoKind::Fsync {
+            self.note("fsync".into());
+            std::thread::sleep(SYNC_TIME);
+        }
+        Ok(Queued::Done(u64::from(io.len)))
+    }
+    fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
+        self.note("invalidate".into());
+        Ok(())
+    }
+    fn invalidate_range(
+        &mut self,
+        _file: FileId,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), EngineError> {
+        self.note(format!("invalidate {offset}+{len}"));
+        Ok(())
+    }
+    fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {
+        self.note(format!("{access:?}"));
+        Ok(())
+    }
+}

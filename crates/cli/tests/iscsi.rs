@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use common::system::{ChildGuard, wait_for};
+use storbench_testkit::netns::{self, NetNs};
 use storbench_testkit::tgtd::{self, OneLun};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:cli";
@@ -386,4 +387,63 @@ fn a_target_lost_mid_quick_keeps_finished_tests() {
         "finished tests not printed:\n{stdout}\n{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// QA: quick over a veth shaped to 1 Gbit/s ran its sequential tests at the line rate
+/// (119 MB/s), yet nothing named the link: a veth states 10000 Mbit/s, and the interface's
+/// counters were judged over all eight tests at once, so the link looked half idle.
+#[test]
+fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
+    if let Some(why) = tgtd::unavailable().or_else(netns::unavailable) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ns = match NetNs::create() {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("skipped: cannot create a network namespace here: {e}");
+            return;
+        }
+    };
+    ns.shape("1gbit").expect("tbf on both veth ends");
+    ns.verify_route().expect("peer reached over our veth only");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("remote.img");
+    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
+    let addr = ns.ns_addr.to_string();
+    let port = tgtd::free_port().unwrap();
+    let mut tgtd = tgtd::Tgtd::start_at(&addr, port, Some(&ns.name)).expect("tgtd in the ns");
+    tgtd.add_target(1, IQN).unwrap();
+    tgtd.add_lun(1, 1, &backing).unwrap();
+
+    let url = format!("iscsi://{addr}:{port}/{IQN}/1");
+    let out = storbench()
+        .args(["quick", "--runtime=1s", "--size=32M", "--json", &url])
+        .timeout(Duration::from_secs(180))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let links: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.link")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        links
+            .iter()
+            .any(|m| m.starts_with("SEQ1M Q1T1 read") && m.contains(&ns.host_if)),
+        "the link is not named: {}",
+        doc["notes"]
+    );
+    assert!(links.iter().all(|m| m.contains("1000 Mbit/s")), "{links:?}");
+    assert!(
+        tgtd.wait_no_nexus(1, Duration::from_secs(5))
+            .unwrap()
+            .is_empty()
+    );
 }

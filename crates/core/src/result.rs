@@ -445,7 +445,8 @@ pub struct NicUsage {
     pub rx_bytes: u64,
     pub tx_bytes: u64,
     pub duration_ms: u64,
-    /// Link speed in Mbit/s, if the interface states one.
+    /// Link speed in Mbit/s: the lower of what the interface states and a shaping qdisc's
+    /// rate (tbf), if either is known.
     pub speed_mbps: Option<u64>,
 }
 

@@ -2,7 +2,7 @@
 //! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
 //! interruptions). Works only from the result model, so imported runs can be analysed too.
 
-use crate::result::{JobResult, NicUsage, Note, NoteLevel, RunMode, RunResult};
+use crate::result::{DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunMode, RunResult};
 
 /// Thresholds, in percent.
 const BUSY: f64 = 90.0;
@@ -97,19 +97,45 @@ fn cached_loop_devices(run: &RunResult) -> Vec<(String, String)> {
 }
 
 /// A busy device is the limit, except a cached loop device: its busy time is the loop
-/// worker copying to and from the host's page cache.
+/// worker copying to and from the host's page cache. Each job is judged on its own batch's
+/// figures when the run has them (a device that one of quick's tests kept busy is idle in
+/// the others, and the run-wide figure averages them); else on the run's.
 fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut Vec<Note>) {
-    for d in &run.disks {
-        if d.util >= BUSY && !cached_loops.iter().any(|(dev, _)| *dev == d.name) {
-            notes.push(limit(
-                "limit.device",
-                format!(
-                    "device {} was busy {:.0}% of the time: the device is the limit",
-                    d.name, d.util
-                ),
-            ));
+    let cached = |name: &str| cached_loops.iter().any(|(dev, _)| dev == name);
+    let jobs: Vec<JobResult> = judged_jobs(run)
+        .into_iter()
+        .filter(|j| !j.disks.is_empty())
+        .collect();
+    if jobs.is_empty() {
+        for d in run
+            .disks
+            .iter()
+            .filter(|d| d.util >= BUSY && !cached(&d.name))
+        {
+            notes.push(busy_device(None, d));
+        }
+        return;
+    }
+    for job in &jobs {
+        for d in job
+            .disks
+            .iter()
+            .filter(|d| d.util >= BUSY && !cached(&d.name))
+        {
+            notes.push(busy_device(Some(&job.name), d));
         }
     }
+}
+
+fn busy_device(job: Option<&str>, d: &DiskUtil) -> Note {
+    let who = job.map(|j| format!("{j}: ")).unwrap_or_default();
+    limit(
+        "limit.device",
+        format!(
+            "{who}device {} was busy {:.0}% of the time: the device is the limit",
+            d.name, d.util
+        ),
+    )
 }
 
 /// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
@@ -362,6 +388,7 @@ mod tests {
             lat_buckets: Default::default(),
             timeline: vec![],
             engine_details: vec![],
+            disks: Vec::new(),
         }
     }
 
@@ -460,6 +487,45 @@ mod tests {
             links[0].starts_with("SEQ1M Q8T1 read: 119.5 MB/s") && links[0].contains("veth1"),
             "{}",
             links[0]
+        );
+    }
+
+    /// quick runs its tests one after another: the device a sequential test kept busy is
+    /// idle between tests and less busy in others, so the run-wide figure stays below the
+    /// threshold while the test itself was device-bound.
+    #[test]
+    fn a_job_whose_batch_kept_the_device_busy_names_the_device() {
+        let local_job = |name: &str, util: f64| {
+            let mut j = job();
+            j.name = name.into();
+            j.disks = vec![DiskUtil {
+                name: "vda".into(),
+                util,
+                ..Default::default()
+            }];
+            j
+        };
+        let mut run = run_with(local_job("SEQ1M Q8T1 read", 99.0));
+        run.groups.push(GroupResult {
+            id: 1,
+            group_reporting: false,
+            jobs: vec![local_job("RND4K Q1T1 write", 40.0)],
+        });
+        run.disks.push(DiskUtil {
+            name: "vda".into(),
+            util: 80.0,
+            ..Default::default()
+        });
+        annotate(&mut run);
+        let busy: Vec<&str> = run
+            .notes
+            .iter()
+            .filter(|n| n.code == "limit.device")
+            .map(|n| n.message.as_str())
+            .collect();
+        assert_eq!(
+            busy,
+            ["SEQ1M Q8T1 read: device vda was busy 99% of the time: the device is the limit"]
         );
     }
 

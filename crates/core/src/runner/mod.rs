@@ -16,7 +16,9 @@ use crate::layout;
 use crate::nic::NicSample;
 use crate::plan;
 use crate::progress::WorkerCounters;
-use crate::result::{GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use crate::result::{
+    DiskUtil, GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
+};
 use crate::sampler::WorkerSamples;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
@@ -248,6 +250,7 @@ fn run_batch(
         }
     }
     let gate = StartGate::new(clones.len());
+    let disks = BatchDisks::start(batch);
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
@@ -277,6 +280,7 @@ fn run_batch(
             .collect()
     });
     let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
+    let batch_disks = disks.finish();
     let mut notes = Vec::new();
     let mut results = Vec::new();
     let total_ios: u64 = outputs
@@ -298,7 +302,9 @@ fn run_batch(
                 message: format!("{}: {n}", job.name),
             });
         }
-        let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
+        let mut result =
+            crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
+        result.disks.clone_from(&batch_disks);
         results.push((job.group, result));
     }
     Ok(BatchOutcome {
@@ -306,6 +312,33 @@ fn run_batch(
         notes,
         stopped: false,
     })
+}
+
+/// The counters of the block devices under one batch's files, from just before its workers
+/// start (after lay-out, which is not the batch's IO) to when the last one has finished.
+struct BatchDisks {
+    start: Vec<DiskSample>,
+    at: Instant,
+}
+
+impl BatchDisks {
+    fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
+        BatchDisks {
+            start: local_devices(batch)
+                .iter()
+                .filter_map(|d| DiskSample::read(d))
+                .collect(),
+            at: Instant::now(),
+        }
+    }
+
+    fn finish(&self) -> Vec<DiskUtil> {
+        let ms = self.at.elapsed().as_millis() as u64;
+        self.start
+            .iter()
+            .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, ms)))
+            .collect()
+    }
 }
 
 /// Samples counters and reports progress until every worker thread has finished.

@@ -280,7 +280,6 @@ fn run_batch(
             .collect()
     });
     let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
-    let batch_disks = disks.finish();
     let mut notes = Vec::new();
     let mut results = Vec::new();
     let total_ios: u64 = outputs
@@ -302,10 +301,13 @@ fn run_batch(
                 message: format!("{}: {n}", job.name),
             });
         }
-        let mut result =
-            crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
-        result.disks.clone_from(&batch_disks);
+        let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
+    }
+    let measured_ms = results.iter().map(|(_, r)| r.runtime_ms).max();
+    let batch_disks = disks.finish(measured_ms);
+    for (_, r) in &mut results {
+        r.disks.clone_from(&batch_disks);
     }
     Ok(BatchOutcome {
         results,
@@ -332,8 +334,13 @@ impl BatchDisks {
         }
     }
 
-    fn finish(&self) -> Vec<DiskUtil> {
-        let ms = self.at.elapsed().as_millis() as u64;
+    /// Utilisation over the time the batch's IO was measured (its longest job runtime), not
+    /// the batch's wall time: starting workers (engines, buffers, opening files) and
+    /// reaping them does no IO and would make a device kept busy throughout look idle for
+    /// a tenth of a one-second test.
+    fn finish(&self, measured_ms: Option<u64>) -> Vec<DiskUtil> {
+        let wall = self.at.elapsed().as_millis() as u64;
+        let ms = measured_ms.filter(|&m| m > 0).map_or(wall, |m| m.min(wall));
         self.start
             .iter()
             .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, ms)))

@@ -417,7 +417,11 @@ fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
     tgtd.add_lun(1, 1, &backing).unwrap();
 
     let url = format!("iscsi://{addr}:{port}/{IQN}/1");
-    let out = storbench()
+    let db = dir.path().join("results.db");
+    let out = Command::cargo_bin("storbench")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
         .args(["quick", "--runtime=1s", "--size=32M", "--json", &url])
         .timeout(Duration::from_secs(180))
         .assert()
@@ -441,6 +445,22 @@ fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
         doc["notes"]
     );
     assert!(links.iter().all(|m| m.contains("1000 Mbit/s")), "{links:?}");
+    // QA: the environment of network targets (reports' "interface", "link speed") was
+    // always empty.
+    let raw = Command::cargo_bin("storbench")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["show", "1", "-f", "raw"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let raw: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    let target = &raw["environment"]["targets"][0];
+    assert_eq!(target["interface"], ns.host_if.as_str(), "{target}");
+    assert_eq!(target["link_speed_mbps"], 1000, "{target}");
     assert!(
         tgtd.wait_no_nexus(1, Duration::from_secs(5))
             .unwrap()

@@ -157,8 +157,42 @@ pub fn run(
         bonnie: None,
         interrupted: stop::requested(),
     };
+    name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);
     Ok(run)
+}
+
+/// Fills each network target's interface and link speed from the jobs that reached it
+/// (their engine's `interface` detail) and that interface's counters, so the environment
+/// in reports says which link a figure crossed.
+fn name_target_links(run: &mut RunResult, jobs: &[Arc<JobSpec>]) {
+    let Some(env) = run.environment.as_mut() else {
+        return;
+    };
+    for t in env.targets.iter_mut().filter(|t| t.server.is_some()) {
+        let iface = jobs
+            .iter()
+            .filter(|j| targets_of(std::slice::from_ref(j)).contains(&t.target))
+            .flat_map(|j| {
+                run.groups
+                    .iter()
+                    .flat_map(|g| &g.jobs)
+                    .filter(|r| r.name == j.name)
+            })
+            .find_map(|r| {
+                r.engine_details
+                    .iter()
+                    .find(|(k, _)| k == "interface")
+                    .map(|(_, v)| v.clone())
+            });
+        let Some(iface) = iface else { continue };
+        t.link_speed_mbps = run
+            .nics
+            .iter()
+            .find(|n| n.name == iface)
+            .and_then(|n| n.speed_mbps);
+        t.interface = Some(iface);
+    }
 }
 
 struct BatchOutcome {

@@ -100,6 +100,35 @@ fn quick_bad_input() {
     assert!(common::entries(dir.path()).is_empty());
 }
 
+/// QA: a mistyped iscsi:// URL was reported under quick's banner, which had just said the
+/// LUN's data would be overwritten: the URL is checked before anything is printed.
+#[test]
+fn quick_bad_iscsi_urls_fail_before_the_banner() {
+    for (url, needle) in [
+        (
+            "iscsi://127.0.0.1:99999/iqn.2026-11.lab:x/1",
+            "port from 1 to 65535",
+        ),
+        (
+            "iscsi://127.0.0.1/iqn.2026-11.lab:x",
+            "needs a target and a LUN",
+        ),
+        (
+            "iscsi://127.0.0.1/iqn.2026-11.lab:x/one",
+            "the LUN must be a number",
+        ),
+        ("iscsi:///iqn.2026-11.lab:x/1", "bad host or port"),
+    ] {
+        let mut c = storbench();
+        c.args(["--no-save", "quick", "--size", "1m", url]);
+        let run = Run::of(&mut c);
+        assert_eq!(run.code, Some(1), "{run:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", run.stderr);
+        assert_names(lines[0], &["iqn.2026-11.lab:x", needle]);
+    }
+}
+
 /// A directory we may not write to: as an unprivileged user when we are root (root ignores
 /// permissions), else a read-only directory of our own.
 #[test]

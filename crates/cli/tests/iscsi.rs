@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use common::system::{ChildGuard, wait_for};
+use storbench_testkit::netns::{self, NetNs};
 use storbench_testkit::tgtd::{self, OneLun};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:cli";
@@ -386,4 +387,109 @@ fn a_target_lost_mid_quick_keeps_finished_tests() {
         "finished tests not printed:\n{stdout}\n{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// QA: quick over a veth shaped to 1 Gbit/s ran its sequential tests at the line rate
+/// (119 MB/s), yet nothing named the link: a veth states 10000 Mbit/s, and the interface's
+/// counters were judged over all eight tests at once, so the link looked half idle.
+#[test]
+fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
+    if let Some(why) = tgtd::unavailable().or_else(netns::unavailable) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ns = match NetNs::create() {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("skipped: cannot create a network namespace here: {e}");
+            return;
+        }
+    };
+    ns.shape("1gbit").expect("tbf on both veth ends");
+    ns.verify_route().expect("peer reached over our veth only");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("remote.img");
+    tgtd::sparse_file(&backing, LUN_SIZE).unwrap();
+    let addr = ns.ns_addr.to_string();
+    let port = tgtd::free_port().unwrap();
+    let mut tgtd = tgtd::Tgtd::start_at(&addr, port, Some(&ns.name)).expect("tgtd in the ns");
+    tgtd.add_target(1, IQN).unwrap();
+    tgtd.add_lun(1, 1, &backing).unwrap();
+
+    let url = format!("iscsi://{addr}:{port}/{IQN}/1");
+    let db = dir.path().join("results.db");
+    let out = Command::cargo_bin("storbench")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["quick", "--runtime=1s", "--size=32M", "--json", &url])
+        .timeout(Duration::from_secs(180))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let links: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.link")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        links
+            .iter()
+            .any(|m| m.starts_with("SEQ1M ") && m.contains(&ns.host_if)),
+        "the link is not named: {}",
+        doc["notes"]
+    );
+    assert!(links.iter().all(|m| m.contains("1000 Mbit/s")), "{links:?}");
+    // QA: the environment of network targets (reports' "interface", "link speed") was
+    // always empty.
+    let raw = Command::cargo_bin("storbench")
+        .unwrap()
+        .arg("--db")
+        .arg(&db)
+        .args(["show", "1", "-f", "raw"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let raw: serde_json::Value = serde_json::from_slice(&raw).unwrap();
+    let target = &raw["environment"]["targets"][0];
+    assert_eq!(target["interface"], ns.host_if.as_str(), "{target}");
+    assert_eq!(target["link_speed_mbps"], 1000, "{target}");
+    assert!(
+        tgtd.wait_no_nexus(1, Duration::from_secs(5))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// QA: a LUN number the target does not have was refused as "LUN is a none device, not a
+/// disk": the target answers INQUIRY for it with "no device here", which is a missing LUN.
+#[test]
+fn a_missing_lun_is_named_with_the_luns_the_target_has() {
+    let Some(lab) = lab() else { return };
+    let url = format!("iscsi://{}/{IQN}/7", lab.tgtd.portal());
+    let out = storbench()
+        .args(["quick", "--size=8M", "--runtime=300ms", "--eta=never", &url])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    let line = err
+        .lines()
+        .find(|l| l.contains("LUN 7"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("target {IQN} has no LUN 7 (its LUNs: 0, 1)")),
+        "{line}"
+    );
+    lab.assert_no_session_left();
 }

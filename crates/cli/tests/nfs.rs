@@ -1,9 +1,13 @@
 //! `storbench fio` and `storbench quick` on nfs:// targets, against a real nfs-ganesha on
 //! 127.0.0.1 started by the test (skipped with a printed reason when ganesha is missing).
 
+mod common;
+
 use std::fs;
+use std::time::Duration;
 
 use assert_cmd::Command;
+use common::system::{ChildGuard, wait_for};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 fn server() -> Option<Ganesha> {
@@ -375,4 +379,42 @@ fn url_errors_quote_the_url_as_typed() {
         }
     }
     assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}
+
+/// QA: Ctrl-C in the middle of quick on an export gave up the NFS calls in flight at once:
+/// the test then running was marked FAILED ("WRITE interrupted by a stop request"), and the
+/// clean-up's own calls were cut off as well, so the test file was reported left behind
+/// (removed in fact, its REMOVE having gone out) or, when a LOOKUP had to come first, was.
+#[test]
+fn ctrl_c_mid_quick_drains_its_ios_and_removes_the_test_file() {
+    let Some(g) = server() else { return };
+    let sub = g.export_dir().join("sub");
+    fs::create_dir(&sub).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "64m", "--runtime", "2s"])
+        .args(["--eta", "never", &g.url("sub")])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    let created = wait_for(Duration::from_secs(20), || {
+        fs::read_dir(&sub).is_ok_and(|mut d| d.next().is_some())
+    });
+    assert!(created, "no test file appeared");
+    // Into the second test (sequential writes, 8 in flight).
+    std::thread::sleep(Duration::from_millis(3000));
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(30));
+    let (stdout, stderr) = (run.stdout.as_str(), run.stderr.as_str());
+    assert_eq!(run.code, Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert!(!stdout.contains("FAILED"), "{stdout}\n{stderr}");
+    assert!(
+        !stderr.contains("stop request") && !stderr.contains("left behind"),
+        "{stderr}"
+    );
+    let left: Vec<_> = fs::read_dir(&sub).unwrap().collect();
+    assert!(left.is_empty(), "files left on the export: {left:?}");
 }

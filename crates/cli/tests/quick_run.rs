@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::system::{Mount, root_or_skip};
+use common::system::{LoopDev, Mount, root_or_skip, sh};
 use common::{Run, entries, storbench};
 use serde_json::Value;
 
@@ -263,4 +263,45 @@ fn quick_progress_only_on_stderr() {
     assert_eq!(lines.len(), 1, "{:?}", quiet.stderr);
     assert!(lines[0].starts_with("storbench quick: "), "{}", lines[0]);
     assert!(entries(dir.path()).is_empty());
+}
+
+/// QA: quick on a device its tests kept busy named no limit: the device's busy time was
+/// measured over the whole run, gaps and lighter tests included (86% on a loop device whose
+/// sequential tests had it busy all the time), under the 90% threshold.
+#[test]
+fn quick_on_a_device_names_it_as_the_limit_of_the_tests_that_kept_it_busy() {
+    if !LoopDev::available() {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dev = LoopDev::new(dir.path(), 64 << 20);
+    // Direct IO to the backing file: a cached loop device is memory speed, not a device.
+    sh("losetup", &["--direct-io=on", &dev.dev]);
+    let mut c = storbench();
+    c.args([
+        "quick",
+        "--size",
+        "32m",
+        "--runtime",
+        "1s",
+        "--no-save",
+        "--json",
+    ])
+    .arg(&dev.dev);
+    let doc = Run::of(&mut c).json();
+    let name = dev.dev.trim_start_matches("/dev/");
+    let busy: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.device")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        busy.iter().any(|m| TESTS
+            .iter()
+            .any(|t| m.starts_with(&format!("{t}: device {name} ")))),
+        "{:#}",
+        doc["notes"]
+    );
 }

@@ -2,7 +2,7 @@
 //! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
 //! interruptions). Works only from the result model, so imported runs can be analysed too.
 
-use crate::result::{JobResult, Note, NoteLevel, RunMode, RunResult};
+use crate::result::{DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunMode, RunResult};
 
 /// Thresholds, in percent.
 const BUSY: f64 = 90.0;
@@ -97,27 +97,82 @@ fn cached_loop_devices(run: &RunResult) -> Vec<(String, String)> {
 }
 
 /// A busy device is the limit, except a cached loop device: its busy time is the loop
-/// worker copying to and from the host's page cache.
+/// worker copying to and from the host's page cache. Each job is judged on its own batch's
+/// figures when the run has them (a device that one of quick's tests kept busy is idle in
+/// the others, and the run-wide figure averages them); else on the run's.
 fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut Vec<Note>) {
-    for d in &run.disks {
-        if d.util >= BUSY && !cached_loops.iter().any(|(dev, _)| *dev == d.name) {
-            notes.push(limit(
-                "limit.device",
-                format!(
-                    "device {} was busy {:.0}% of the time: the device is the limit",
-                    d.name, d.util
-                ),
-            ));
+    let cached = |name: &str| cached_loops.iter().any(|(dev, _)| dev == name);
+    let jobs: Vec<JobResult> = judged_jobs(run)
+        .into_iter()
+        .filter(|j| !j.disks.is_empty())
+        .collect();
+    if jobs.is_empty() {
+        for d in run
+            .disks
+            .iter()
+            .filter(|d| d.util >= BUSY && !cached(&d.name))
+        {
+            notes.push(busy_device(None, d));
+        }
+        return;
+    }
+    for job in &jobs {
+        for d in job
+            .disks
+            .iter()
+            .filter(|d| d.util >= BUSY && !cached(&d.name))
+        {
+            notes.push(busy_device(Some(&job.name), d));
         }
     }
 }
 
+fn busy_device(job: Option<&str>, d: &DiskUtil) -> Note {
+    let who = job.map(|j| format!("{j}: ")).unwrap_or_default();
+    limit(
+        "limit.device",
+        format!(
+            "{who}device {} was busy {:.0}% of the time: the device is the limit",
+            d.name, d.util
+        ),
+    )
+}
+
+/// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
+/// 90% of that has filled the link.
+const LINK_FULL: f64 = 0.94 * 0.9;
+
+/// Names the network link as the limit. Each job is judged on its own data rate over the
+/// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the
+/// interface's counters over all of them and a link that a sequential test filled would
+/// look half idle. The run-wide counters still catch jobs that shared the link at once.
 fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
-    for n in &run.nics {
-        let Some(speed) = n
-            .speed_mbps
-            .or_else(|| crate::nic::shaped_rate_mbps(&n.name))
-        else {
+    let mut named: Vec<&str> = Vec::new();
+    for job in judged_jobs(run) {
+        let Some((nic, speed)) = job_link(run, &job) else {
+            continue;
+        };
+        let rate = job_payload_mbps(&job);
+        if rate >= speed as f64 * LINK_FULL {
+            notes.push(limit(
+                "limit.link",
+                format!(
+                    "{}: {:.1} MB/s of data over {} fills its {} Mbit/s link: the network link is the limit",
+                    job.name,
+                    rate / 8.0,
+                    nic.name,
+                    speed
+                ),
+            ));
+            named.push(&nic.name);
+        }
+    }
+    for n in run
+        .nics
+        .iter()
+        .filter(|n| !named.contains(&n.name.as_str()))
+    {
+        let Some(speed) = n.speed_mbps else {
             continue;
         };
         if n.duration_ms == 0 {
@@ -125,8 +180,7 @@ fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
         }
         let secs = n.duration_ms as f64 / 1000.0;
         let peak = n.rx_bytes.max(n.tx_bytes) as f64 * 8.0 / secs / 1e6;
-        // TCP/IP over Ethernet carries about 94% of the line rate as payload.
-        if peak >= speed as f64 * 0.94 * 0.9 {
+        if peak >= speed as f64 * LINK_FULL {
             notes.push(limit(
                 "limit.link",
                 format!(
@@ -136,6 +190,42 @@ fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
             ));
         }
     }
+}
+
+/// The entries the reports show: a group_reporting group's merged entry, else each job.
+fn judged_jobs(run: &RunResult) -> Vec<JobResult> {
+    let mut out = Vec::new();
+    for group in &run.groups {
+        if group.group_reporting {
+            out.extend(crate::merge::merge_jobs(&group.jobs));
+        } else {
+            out.extend(group.jobs.iter().cloned());
+        }
+    }
+    out
+}
+
+/// The interface a network job used (its engine's `interface` detail) and that
+/// interface's speed, when the run recorded one.
+fn job_link<'r>(run: &'r RunResult, job: &JobResult) -> Option<(&'r NicUsage, u64)> {
+    let iface = job
+        .engine_details
+        .iter()
+        .find(|(k, _)| k == "interface")
+        .map(|(_, v)| v.as_str())?;
+    let nic = run.nics.iter().find(|n| n.name == iface)?;
+    Some((nic, nic.speed_mbps?))
+}
+
+/// The job's busier direction in Mbit/s of payload (reads and writes travel opposite ways
+/// on a full-duplex link). A merged entry's runtime is the sum of its members'.
+fn job_payload_mbps(job: &JobResult) -> f64 {
+    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    if runtime_ms == 0 {
+        return 0.0;
+    }
+    let bytes = job.dirs[0].io_bytes.max(job.dirs[1].io_bytes);
+    bytes as f64 * 8.0 / (runtime_ms as f64 / 1000.0) / 1e6
 }
 
 /// Warns of a run too short to trust; the advice names the option of the command that ran,
@@ -299,6 +389,7 @@ mod tests {
             lat_buckets: Default::default(),
             timeline: vec![],
             engine_details: vec![],
+            disks: Vec::new(),
         }
     }
 
@@ -375,6 +466,87 @@ mod tests {
                 assert!(!codes(&run).contains(&"limit.device"), "{:?}", run.notes);
             }
         }
+    }
+
+    /// quick runs eight tests in turn over one link: the sequential ones fill it while the
+    /// run-wide counters, spread over all eight, stay far below the line rate.
+    #[test]
+    fn a_job_that_fills_its_link_names_the_link_though_the_run_average_is_low() {
+        let network_job = |name: &str, bytes: u64| {
+            let mut j = job();
+            j.name = name.into();
+            j.targets = vec!["nfs://10.0.0.2/export/f".into()];
+            j.runtime_ms = 2000;
+            j.dirs[0].io_bytes = bytes;
+            j.engine_details = vec![("interface".into(), "veth1".into())];
+            j
+        };
+        // 119.5 MB/s for 2 s, then a test at 20 MB/s.
+        let mut run = run_with(network_job("SEQ1M Q8T1 read", 239_000_000));
+        run.groups.push(GroupResult {
+            id: 1,
+            group_reporting: false,
+            jobs: vec![network_job("RND4K Q1T1 read", 40_000_000)],
+        });
+        run.nics.push(NicUsage {
+            name: "veth1".into(),
+            rx_bytes: 300_000_000,
+            tx_bytes: 10_000_000,
+            duration_ms: 19_000,
+            speed_mbps: Some(1000),
+        });
+        annotate(&mut run);
+        let links: Vec<&str> = run
+            .notes
+            .iter()
+            .filter(|n| n.code == "limit.link")
+            .map(|n| n.message.as_str())
+            .collect();
+        assert_eq!(links.len(), 1, "{:?}", run.notes);
+        assert!(
+            links[0].starts_with("SEQ1M Q8T1 read: 119.5 MB/s") && links[0].contains("veth1"),
+            "{}",
+            links[0]
+        );
+    }
+
+    /// quick runs its tests one after another: the device a sequential test kept busy is
+    /// idle between tests and less busy in others, so the run-wide figure stays below the
+    /// threshold while the test itself was device-bound.
+    #[test]
+    fn a_job_whose_batch_kept_the_device_busy_names_the_device() {
+        let local_job = |name: &str, util: f64| {
+            let mut j = job();
+            j.name = name.into();
+            j.disks = vec![DiskUtil {
+                name: "vda".into(),
+                util,
+                ..Default::default()
+            }];
+            j
+        };
+        let mut run = run_with(local_job("SEQ1M Q8T1 read", 99.0));
+        run.groups.push(GroupResult {
+            id: 1,
+            group_reporting: false,
+            jobs: vec![local_job("RND4K Q1T1 write", 40.0)],
+        });
+        run.disks.push(DiskUtil {
+            name: "vda".into(),
+            util: 80.0,
+            ..Default::default()
+        });
+        annotate(&mut run);
+        let busy: Vec<&str> = run
+            .notes
+            .iter()
+            .filter(|n| n.code == "limit.device")
+            .map(|n| n.message.as_str())
+            .collect();
+        assert_eq!(
+            busy,
+            ["SEQ1M Q8T1 read: device vda was busy 99% of the time: the device is the limit"]
+        );
     }
 
     #[test]

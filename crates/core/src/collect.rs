@@ -122,5 +122,6 @@ pub fn job_result(
         lat_buckets: out.stats.lat_buckets,
         timeline: std::mem::take(&mut samples.timeline),
         engine_details,
+        disks: Vec::new(),
     }
 }

@@ -227,6 +227,7 @@ mod tests {
             lat_buckets: LatBuckets::default(),
             timeline: vec![],
             engine_details: vec![],
+            disks: Vec::new(),
         }
     }
 

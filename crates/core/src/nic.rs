@@ -32,12 +32,24 @@ impl NicSample {
             rx_bytes: self.rx_bytes.saturating_sub(earlier.rx_bytes),
             tx_bytes: self.tx_bytes.saturating_sub(earlier.tx_bytes),
             duration_ms,
-            speed_mbps: link_speed_mbps(&self.name),
+            speed_mbps: effective_speed_mbps(&self.name),
         }
     }
 }
 
-/// Link speed in Mbit/s; None where the interface states none (loopback, virtio, veth).
+/// The rate the interface can really carry: the lower of its stated speed and a shaping
+/// qdisc's rate. A veth states 10000 Mbit/s whatever tbf lets through, so taking the stated
+/// speed alone would never name a shaped 1 Gbit/s link as the limit. Read once per run,
+/// at its end, so the result keeps it (the qdisc may be gone when the run is analysed).
+pub fn effective_speed_mbps(name: &str) -> Option<u64> {
+    match (link_speed_mbps(name), shaped_rate_mbps(name)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Link speed in Mbit/s as the interface states it; None where it states none (loopback,
+/// virtio).
 pub fn link_speed_mbps(name: &str) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{name}/speed")).ok()?;
     text.trim()

@@ -168,6 +168,12 @@ pub struct JobResult {
     pub timeline: Vec<TimelinePoint>,
     /// Engine facts (protocol version, transfer sizes, server, ...), in order.
     pub engine_details: Vec<(String, String)>,
+    /// The block devices under the job's files, over the batch the job ran in: what "the
+    /// device is the limit" is judged on, since quick's tests run one after another and
+    /// the run-wide figures average a busy test with the idle gaps and lighter tests
+    /// around it. Empty for network targets, imported and older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskUtil>,
 }
 
 /// Figures for one data direction of a job.
@@ -453,7 +459,8 @@ pub struct NicUsage {
     pub rx_bytes: u64,
     pub tx_bytes: u64,
     pub duration_ms: u64,
-    /// Link speed in Mbit/s, if the interface states one.
+    /// Link speed in Mbit/s: the lower of what the interface states and a shaping qdisc's
+    /// rate (tbf), if either is known.
     pub speed_mbps: Option<u64>,
 }
 

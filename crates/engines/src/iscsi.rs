@@ -30,6 +30,40 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     }))
 }
 
+/// Why a LUN cannot be measured. A LUN number the target does not have still answers
+/// INQUIRY, with "no device here" (peripheral qualifier 3, type 0x1f): that is said as a
+/// missing LUN, with the ones the target has, instead of "a none device".
+fn not_a_disk(session: Session, url: &Url, inquiry: &scsi::Inquiry) -> EngineError {
+    if inquiry.qualifier != 3 && inquiry.device_type != 0x1f {
+        return EngineError::unsupported(format!(
+            "{url}: LUN is a {} device, not a disk",
+            inquiry.device_type_name()
+        ));
+    }
+    drop(session);
+    let luns = match target_luns(url) {
+        Some(l) if !l.is_empty() => l.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        _ => "none reported".into(),
+    };
+    EngineError::unsupported(format!(
+        "{url}: target {} has no LUN {} (its LUNs: {luns})",
+        url.target,
+        url.lun.unwrap_or_default()
+    ))
+}
+
+/// The target's LUNs, from REPORT LUNS in a session of its own addressed to LUN 0 (which
+/// every target answers; a missing LUN may refuse it); None if that fails.
+fn target_luns(url: &Url) -> Option<Vec<u64>> {
+    let mut lun0 = url.clone();
+    lun0.lun = Some(0);
+    let mut session = Session::connect(Config::new(lun0)).ok()?;
+    let mut luns = session.report_luns().ok()?;
+    luns.sort_unstable();
+    let _ = session.logout();
+    Some(luns)
+}
+
 /// An initiator error as an engine error: one line naming the portal and the operation.
 fn to_engine(e: Error) -> EngineError {
     let kind = match &e {
@@ -246,10 +280,7 @@ impl Engine for IscsiEngine {
         let _ = session.test_unit_ready();
         let inquiry = session.inquiry().map_err(to_engine)?;
         if inquiry.device_type != 0 || inquiry.qualifier != 0 {
-            return Err(EngineError::unsupported(format!(
-                "{url}: LUN is a {} device, not a disk",
-                inquiry.device_type_name()
-            )));
+            return Err(not_a_disk(session, &url, &inquiry));
         }
         let capacity = session.read_capacity().map_err(to_engine)?;
         session.fua = spec.open.sync;

@@ -154,10 +154,19 @@ impl Exchange<'_, '_> {
         }
         let Some(creds) = self.p.credentials else {
             text::push(&mut data, "AuthMethod", "None");
-            let keys = self.round(stage::SECURITY, stage::OPERATIONAL, true, &data)?;
+            // A target that insists on CHAP either answers AuthMethod=CHAP or, as tgtd
+            // does, rejects the login outright as an authentication failure: both mean the
+            // URL lacks credentials, which is what the user needs to read.
+            let keys = match self.round(stage::SECURITY, stage::OPERATIONAL, true, &data) {
+                Err(Error::LoginRejected {
+                    class: 2,
+                    detail: 1,
+                    ..
+                }) => return Err(self.chap_required()),
+                keys => keys?,
+            };
             return match text::get(&keys, "AuthMethod") {
-                Some(m) if m.contains("CHAP") => Err(self
-                    .auth_err("the target requires CHAP: give user%password@ in the URL".into())),
+                Some(m) if m.contains("CHAP") => Err(self.chap_required()),
                 _ => self.finish_security(),
             };
         };
@@ -273,6 +282,10 @@ impl Exchange<'_, '_> {
         Err(self
             .wire
             .proto("login", "operational negotiation did not converge".into()))
+    }
+
+    fn chap_required(&self) -> Error {
+        self.auth_err("the target requires CHAP: give user%password@ in the URL".into())
     }
 
     fn auth_err(&self, reason: String) -> Error {

@@ -80,11 +80,14 @@ pub enum NfsError {
     },
     #[error("{server}: reply for unknown XID {xid:#010x} (protocol error)")]
     UnknownXid { server: String, xid: u32 },
-    #[error("{server}: MOUNT {export} failed: {status}")]
+    /// `exports` is the server's export list: servers such as ganesha answer a path that is
+    /// no export with MNT3ERR_ACCES, which alone reads as a permission problem.
+    #[error("{server}: MOUNT {export} failed: {status} (the server's exports: {exports})")]
     Mount {
         server: String,
         export: String,
         status: MountStat,
+        exports: String,
     },
     #[error("{server}: no export contains {path} (exports: {exports})")]
     NoExport {

@@ -161,6 +161,7 @@ pub(crate) fn mount_export(
                     server: t.server().to_string(),
                     export,
                     status,
+                    exports: export_list(&listed),
                 });
             }
         }
@@ -168,12 +169,17 @@ pub(crate) fn mount_export(
     Err(NfsError::NoExport {
         server: t.server().to_string(),
         path: url.path.clone(),
-        exports: if listed.is_empty() {
-            "none listed".into()
-        } else {
-            listed.join(", ")
-        },
+        exports: export_list(&listed),
     })
+}
+
+/// The export list for messages.
+fn export_list(listed: &[String]) -> String {
+    if listed.is_empty() {
+        "none listed".into()
+    } else {
+        listed.join(", ")
+    }
 }
 
 fn is_prefix(export: &str, path: &str) -> bool {

@@ -34,6 +34,14 @@ pub(crate) const NO_ENTRY: u64 = u64::MAX;
 /// How long a JUKEBOX ("busy, try later") reply delays the retry.
 pub(crate) const JUKEBOX_DELAY: Duration = Duration::from_millis(100);
 
+/// How long calls may still be answered after a stop request (Ctrl-C) before waiting for
+/// them is given up. A server that is there answers within milliseconds, so an interrupted
+/// job's IOs in flight complete instead of failing it, and the clean-up after it (COMMIT at
+/// close, REMOVE of the test file) is done rather than cut off after its request went out
+/// (the file was gone, yet reported left behind) or before (it stayed). A silent server
+/// holds the stop up no longer than this.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
+
 /// Where to connect and how patient to be.
 #[derive(Clone, Debug)]
 pub struct TransportConfig {
@@ -168,6 +176,8 @@ pub struct Transport {
     dur: Durability,
     outages: Vec<Outage>,
     abort: fn() -> bool,
+    /// When `abort` first answered yes: waits end [`STOP_GRACE`] after it.
+    stopping: Option<Instant>,
 }
 
 // SAFETY: the only non-Send parts are the raw buffer pointers of data requests; the
@@ -212,6 +222,7 @@ impl Transport {
             dur: Durability::new(0),
             outages: Vec::new(),
             abort: never,
+            stopping: None,
         })
     }
 
@@ -228,7 +239,8 @@ impl Transport {
         self.conns.first()?.sock.as_ref()?.local_addr().ok()
     }
 
-    /// A check polled while waiting, so a stop request ends long waits.
+    /// A check polled while waiting, so a stop request ends long waits: at once while
+    /// reconnecting, after [`STOP_GRACE`] while calls are outstanding.
     pub fn set_abort(&mut self, abort: fn() -> bool) {
         self.abort = abort;
     }
@@ -378,7 +390,7 @@ impl Transport {
         if progressed || !block {
             return Ok(progressed);
         }
-        if (self.abort)() {
+        if self.stop_grace_over() {
             return Err(NfsError::Aborted {
                 server: self.cfg.server.clone(),
                 op: self.oldest_op_name(),
@@ -388,6 +400,16 @@ impl Transport {
         self.check_timeouts();
         self.recover()?;
         Ok(false)
+    }
+
+    /// Whether a stop was requested at least [`STOP_GRACE`] ago (counted from when this
+    /// transport first saw it).
+    fn stop_grace_over(&mut self) -> bool {
+        if !(self.abort)() {
+            return false;
+        }
+        let since = *self.stopping.get_or_insert_with(Instant::now);
+        since.elapsed() >= STOP_GRACE
     }
 
     fn oldest_op_name(&self) -> &'static str {

@@ -59,6 +59,7 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
         lat_buckets: LatBuckets::default(),
         timeline,
         engine_details: Vec::new(),
+        disks: Vec::new(),
     }
 }
 

@@ -177,6 +177,8 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     if let Some(engine) = engine_for_url(target) {
         if engine == "nfs" {
             crate::running::check_nfs_target(target, true)?;
+        } else {
+            check_iscsi_url(target)?;
         }
         return Ok(TargetPlan {
             device: engine == "libiscsi",
@@ -224,6 +226,14 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
         direct: direct_ok,
         buffered_reason,
     })
+}
+
+/// Checks an `iscsi://` URL's syntax (portal, target, LUN) before the banner, which says
+/// the LUN's data will be overwritten: a typo is one line of its own, not an error under a
+/// warning about a LUN that was never reached.
+fn check_iscsi_url(target: &str) -> anyhow::Result<()> {
+    storbench_iscsi::Url::parse(target)?.require_lun()?;
+    Ok(())
 }
 
 /// Refuses an `--engine` that moves no data on this kind of target (null, the metadata

@@ -16,7 +16,9 @@ use crate::layout;
 use crate::nic::NicSample;
 use crate::plan;
 use crate::progress::WorkerCounters;
-use crate::result::{GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use crate::result::{
+    DiskUtil, GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
+};
 use crate::sampler::WorkerSamples;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
@@ -155,8 +157,42 @@ pub fn run(
         bonnie: None,
         interrupted: stop::requested(),
     };
+    name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);
     Ok(run)
+}
+
+/// Fills each network target's interface and link speed from the jobs that reached it
+/// (their engine's `interface` detail) and that interface's counters, so the environment
+/// in reports says which link a figure crossed.
+fn name_target_links(run: &mut RunResult, jobs: &[Arc<JobSpec>]) {
+    let Some(env) = run.environment.as_mut() else {
+        return;
+    };
+    for t in env.targets.iter_mut().filter(|t| t.server.is_some()) {
+        let iface = jobs
+            .iter()
+            .filter(|j| targets_of(std::slice::from_ref(j)).contains(&t.target))
+            .flat_map(|j| {
+                run.groups
+                    .iter()
+                    .flat_map(|g| &g.jobs)
+                    .filter(|r| r.name == j.name)
+            })
+            .find_map(|r| {
+                r.engine_details
+                    .iter()
+                    .find(|(k, _)| k == "interface")
+                    .map(|(_, v)| v.clone())
+            });
+        let Some(iface) = iface else { continue };
+        t.link_speed_mbps = run
+            .nics
+            .iter()
+            .find(|n| n.name == iface)
+            .and_then(|n| n.speed_mbps);
+        t.interface = Some(iface);
+    }
 }
 
 struct BatchOutcome {
@@ -248,6 +284,7 @@ fn run_batch(
         }
     }
     let gate = StartGate::new(clones.len());
+    let disks = BatchDisks::start(batch);
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
@@ -301,11 +338,48 @@ fn run_batch(
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
+    let measured_ms = results.iter().map(|(_, r)| r.runtime_ms).max();
+    let batch_disks = disks.finish(measured_ms);
+    for (_, r) in &mut results {
+        r.disks.clone_from(&batch_disks);
+    }
     Ok(BatchOutcome {
         results,
         notes,
         stopped: false,
     })
+}
+
+/// The counters of the block devices under one batch's files, from just before its workers
+/// start (after lay-out, which is not the batch's IO) to when the last one has finished.
+struct BatchDisks {
+    start: Vec<DiskSample>,
+    at: Instant,
+}
+
+impl BatchDisks {
+    fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
+        BatchDisks {
+            start: local_devices(batch)
+                .iter()
+                .filter_map(|d| DiskSample::read(d))
+                .collect(),
+            at: Instant::now(),
+        }
+    }
+
+    /// Utilisation over the time the batch's IO was measured (its longest job runtime), not
+    /// the batch's wall time: starting workers (engines, buffers, opening files) and
+    /// reaping them does no IO and would make a device kept busy throughout look idle for
+    /// a tenth of a one-second test.
+    fn finish(&self, measured_ms: Option<u64>) -> Vec<DiskUtil> {
+        let wall = self.at.elapsed().as_millis() as u64;
+        let ms = measured_ms.filter(|&m| m > 0).map_or(wall, |m| m.min(wall));
+        self.start
+            .iter()
+            .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, ms)))
+            .collect()
+    }
 }
 
 /// Samples counters and reports progress until every worker thread has finished.

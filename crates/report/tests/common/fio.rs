@@ -308,6 +308,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         },
         timeline: vec![],
         engine_details: vec![],
+        disks: Vec::new(),
     }
 }
 

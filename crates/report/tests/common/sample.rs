@@ -198,6 +198,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         lat_buckets,
         timeline: vec![],
         engine_details: vec![("engine".into(), s.ioengine.into())],
+        disks: Vec::new(),
     }
 }
 

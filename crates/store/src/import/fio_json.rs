@@ -233,6 +233,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         },
         timeline: Vec::new(),
         engine_details,
+        disks: Vec::new(),
     })
 }
 

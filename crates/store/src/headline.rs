@@ -1,12 +1,13 @@
 //! The few figures `history` lists for each run, computed once when the run is saved.
 
-use storbench_core::result::{BonnieTestId, RunMode, RunResult};
+use storbench_core::result::{BonnieTestId, GroupResult, RunMode, RunResult};
 
 /// Peak figures of a run, in bytes/s and operations/s.
 ///
-/// fio and quick: the best reporting-group aggregate per direction (a group's bytes over its
-/// longest job runtime), so a quick run shows its sequential MB/s and its random IOPS.
-/// bonnie: block write and block read as bandwidth, random seeks/s as read IOPS.
+/// fio: the best reporting-group aggregate per direction (a group's bytes over its longest
+/// job runtime). quick: the best of its sequential tests as MB/s and of its random tests as
+/// IOPS, so a run stopped before the random tests lists no IOPS rather than the sequential
+/// tests' few. bonnie: block write and block read as bandwidth, random seeks/s as read IOPS.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Headline {
     pub read_bw: Option<f64>,
@@ -27,13 +28,24 @@ impl Headline {
                     write_iops: None,
                 }
             }
-            _ => Self::of_groups(run),
+            (RunMode::Quick, _) => {
+                let seq = Self::of_groups(run, |g| !is_random(g));
+                let random = Self::of_groups(run, is_random);
+                Headline {
+                    read_bw: seq.read_bw,
+                    write_bw: seq.write_bw,
+                    read_iops: random.read_iops,
+                    write_iops: random.write_iops,
+                }
+            }
+            _ => Self::of_groups(run, |_| true),
         }
     }
 
-    fn of_groups(run: &RunResult) -> Headline {
+    /// The best of the groups `pick` takes.
+    fn of_groups(run: &RunResult, pick: impl Fn(&GroupResult) -> bool) -> Headline {
         let mut best = [(None::<f64>, None::<f64>); 2];
-        for group in &run.groups {
+        for group in run.groups.iter().filter(|g| pick(g)) {
             for (dir, slot) in best.iter_mut().enumerate() {
                 let (bytes, ios, runtime) = group.jobs.iter().fold((0u64, 0u64, 0u64), |a, j| {
                     let d = &j.dirs[dir];
@@ -59,6 +71,11 @@ impl Headline {
             write_iops: best[1].1,
         }
     }
+}
+
+/// Whether a group's jobs do random IO (`randread`, `randwrite`, `randrw`, ...).
+fn is_random(group: &GroupResult) -> bool {
+    group.jobs.iter().any(|j| j.header.rw.starts_with("rand"))
 }
 
 /// What a run measured, for listing and filtering: the environment's targets, else the jobs'

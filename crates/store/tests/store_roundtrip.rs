@@ -131,11 +131,34 @@ fn list_filters_and_headline() {
     assert_eq!(h.read_iops, Some(1024.0));
     assert_eq!(h.write_iops, Some(512.0));
     assert_eq!(all[0].target, "/mnt/pool");
+    // quick: MB/s from the sequential test, IOPS from the random one (though the
+    // sequential test moved more bytes per second than the random one and the random
+    // test more IOs).
+    let hq = all[1].headline;
+    assert_eq!(
+        (hq.read_bw, hq.write_bw),
+        (Some(100.0 * 1048576.0), Some(50.0 * 1048576.0))
+    );
+    assert_eq!((hq.read_iops, hq.write_iops), (Some(8000.0), Some(4000.0)));
     // bonnie: block write KiB/s as bytes/s; block read was +++++; seeks/s as read IOPS.
     let hb = all[2].headline;
     assert_eq!(hb.write_bw, Some(250_784.0 * 1024.0));
     assert_eq!(hb.read_bw, None);
     assert_eq!(hb.read_iops, Some(14_015.0));
+}
+
+/// A quick run stopped before its random tests lists no IOPS: the sequential tests' few
+/// large IOs per second are no random IOPS figure.
+#[test]
+fn quick_stopped_before_the_random_tests_lists_no_iops() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db")).unwrap();
+    let mut run = quick_run(2_000);
+    run.groups.truncate(1);
+    store.save(&run, &meta("seq-only", &[])).unwrap();
+    let h = store.list(&RunFilter::default()).unwrap()[0].headline;
+    assert_eq!(h.read_bw, Some(100.0 * 1048576.0));
+    assert_eq!((h.read_iops, h.write_iops), (None, None));
 }
 
 #[test]

@@ -139,15 +139,25 @@ pub fn fio_run(started: u64) -> RunResult {
     run
 }
 
+/// A sequential test (1 MiB IOs: 100 MiB read, 50 MiB written in 1 s) and a random one
+/// (4 KiB IOs: 8,000 reads and 4,000 writes in 1 s).
 pub fn quick_run(started: u64) -> RunResult {
     let mut run = base_run(RunMode::Quick, started);
-    run.groups = ["SEQ1M Q8T1", "RND4K Q32T1"]
-        .iter()
+    let seq = job("SEQ1M Q8T1", (100 << 20, 100), (50 << 20, 50), 1000);
+    let mut random = job("RND4K Q32T1", (8000 << 12, 8000), (4000 << 12, 4000), 1000);
+    random.header.rw = "randrw".into();
+    run.groups = [seq, random]
+        .into_iter()
         .enumerate()
-        .map(|(i, name)| GroupResult {
-            id: i as u32,
-            group_reporting: true,
-            jobs: vec![job(name, (100 << 20, 100), (50 << 20, 50), 1000)],
+        .map(|(i, mut job)| {
+            if i == 0 {
+                job.header.rw = "rw".into();
+            }
+            GroupResult {
+                id: i as u32,
+                group_reporting: true,
+                jobs: vec![job],
+            }
         })
         .collect();
     run

@@ -239,28 +239,36 @@ fn interrupted_runs_are_marked_in_the_history() {
     assert!(entries(&work).is_empty(), "{:?}", entries(&work));
 }
 
-/// A third signal exits at once and names the test file the run would have removed.
+/// A third signal exits at once and names the test file the run would have removed, also
+/// while the file is still being laid out (2 GiB: the likeliest time to lose patience).
 #[test]
 fn a_third_signal_names_the_test_file_left_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().to_str().unwrap();
-    let args = [
-        "quick",
-        "--size",
-        "16m",
-        "--runtime",
-        "5s",
-        target,
-        "--no-save",
-    ];
-    let child = spawn(dir.path(), &args);
-    wait_for_file(dir.path(), "storbench-quick.");
-    // Three different signals: one sent twice could merge with the first while pending.
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        child.signal(sig);
+    for (size, laying_out) in [("16m", false), ("2g", true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().to_str().unwrap();
+        let args = [
+            "quick",
+            "--size",
+            size,
+            "--runtime",
+            "5s",
+            target,
+            "--no-save",
+        ];
+        let child = spawn(dir.path(), &args);
+        if laying_out {
+            let seen = wait_for(Duration::from_secs(8), || !entries(dir.path()).is_empty());
+            assert!(seen, "no test file appeared");
+        } else {
+            wait_for_file(dir.path(), "storbench-quick.");
+        }
+        // Three different signals: one sent twice could merge with the first while pending.
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            child.signal(sig);
+        }
+        let run = child.wait_output(Duration::from_secs(10));
+        assert!([130, 143, 129].map(Some).contains(&run.code), "{run:?}");
+        let named = format!("may be left behind (such as {target}/storbench-quick.");
+        assert!(run.stderr.contains(&named), "{size}: {}", run.stderr);
     }
-    let run = child.wait_output(Duration::from_secs(10));
-    assert!([130, 143, 129].map(Some).contains(&run.code), "{run:?}");
-    let named = format!("may be left behind (such as {target}/storbench-quick.");
-    assert!(run.stderr.contains(&named), "{}", run.stderr);
 }

@@ -116,13 +116,18 @@ fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut
         }
         return;
     }
+    // numjobs clones without group_reporting share their name: one note per job and device.
+    let mut named: Vec<(&str, &str)> = Vec::new();
     for job in &jobs {
         for d in job
             .disks
             .iter()
             .filter(|d| d.util >= BUSY && !cached(&d.name))
         {
-            notes.push(busy_device(Some(&job.name), d));
+            if !named.contains(&(job.name.as_str(), d.name.as_str())) {
+                named.push((&job.name, &d.name));
+                notes.push(busy_device(Some(&job.name), d));
+            }
         }
     }
 }
@@ -218,14 +223,14 @@ fn job_link<'r>(run: &'r RunResult, job: &JobResult) -> Option<(&'r NicUsage, u6
 }
 
 /// The job's busier direction in Mbit/s of payload (reads and writes travel opposite ways
-/// on a full-duplex link). A merged entry's runtime is the sum of its members'.
+/// on a full-duplex link), over that direction's runtime: for a merged entry the longest
+/// member's, as fio's group bandwidth.
 fn job_payload_mbps(job: &JobResult) -> f64 {
-    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
-    if runtime_ms == 0 {
-        return 0.0;
-    }
-    let bytes = job.dirs[0].io_bytes.max(job.dirs[1].io_bytes);
-    bytes as f64 * 8.0 / (runtime_ms as f64 / 1000.0) / 1e6
+    let rate = |d: &crate::result::DirResult| match d.runtime_ms {
+        0 => 0.0,
+        ms => d.io_bytes as f64 * 8.0 / (ms as f64 / 1000.0) / 1e6,
+    };
+    rate(&job.dirs[0]).max(rate(&job.dirs[1]))
 }
 
 /// Warns of a run too short to trust; the advice names the option of the command that ran,
@@ -477,6 +482,7 @@ mod tests {
             j.name = name.into();
             j.targets = vec!["nfs://10.0.0.2/export/f".into()];
             j.runtime_ms = 2000;
+            j.dirs[0].runtime_ms = 2000;
             j.dirs[0].io_bytes = bytes;
             j.engine_details = vec![("interface".into(), "veth1".into())];
             j
@@ -508,6 +514,59 @@ mod tests {
             "{}",
             links[0]
         );
+    }
+
+    /// A group's rate is its bytes over its longest member's runtime (fio's group
+    /// bandwidth), not over their average: 1,000 MB in 10 s beside 10 MB in 1 s is
+    /// 101 MB/s (the average runtime would make it 184 MB/s and fill a 1 Gbit/s link).
+    #[test]
+    fn a_groups_link_rate_is_over_its_longest_member() {
+        let member = |bytes: u64, ms: u64| {
+            let mut j = job();
+            j.targets = vec!["nfs://10.0.0.2/export/f".into()];
+            j.runtime_ms = ms;
+            j.dirs[0].runtime_ms = ms;
+            j.dirs[0].io_bytes = bytes;
+            j.engine_details = vec![("interface".into(), "veth1".into())];
+            j
+        };
+        let mut run = run_with(member(1_000_000_000, 10_000));
+        run.groups[0].jobs.push(member(10_000_000, 1_000));
+        run.groups[0].group_reporting = true;
+        run.nics.push(NicUsage {
+            name: "veth1".into(),
+            rx_bytes: 1_010_000_000,
+            tx_bytes: 0,
+            duration_ms: 10_000,
+            speed_mbps: Some(1000),
+        });
+        annotate(&mut run);
+        assert!(!codes(&run).contains(&"limit.link"), "{:?}", run.notes);
+        // On a 900 Mbit/s link the same 101 MB/s (808 Mbit/s) does fill it.
+        run.nics[0].speed_mbps = Some(900);
+        run.notes.clear();
+        annotate(&mut run);
+        assert!(codes(&run).contains(&"limit.link"), "{:?}", run.notes);
+    }
+
+    /// numjobs clones without group_reporting share a name: a device they kept busy is
+    /// named once for them, not once per clone.
+    #[test]
+    fn clones_sharing_a_name_name_their_busy_device_once() {
+        let mut j = job();
+        j.disks = vec![DiskUtil {
+            name: "sda".into(),
+            util: 97.0,
+            ..Default::default()
+        }];
+        let mut run = run_with(j.clone());
+        run.groups[0].jobs.extend([j.clone(), j]);
+        annotate(&mut run);
+        let busy = codes(&run)
+            .into_iter()
+            .filter(|c| *c == "limit.device")
+            .count();
+        assert_eq!(busy, 1, "{:?}", run.notes);
     }
 
     /// quick runs its tests one after another: the device a sequential test kept busy is

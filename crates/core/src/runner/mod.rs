@@ -316,6 +316,8 @@ fn run_batch(
     let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
     let mut notes = Vec::new();
     let mut results = Vec::new();
+    let active_ms = active_span_ms(&outputs);
+    let mut job_devices = Vec::new();
     let total_ios: u64 = outputs
         .iter()
         .filter(|o| uses_helpers(o.engine_name))
@@ -337,11 +339,15 @@ fn run_batch(
         }
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
+        job_devices.push(local_devices(std::slice::from_ref(job)));
     }
-    let measured_ms = results.iter().map(|(_, r)| r.runtime_ms).max();
-    let batch_disks = disks.finish(measured_ms);
-    for (_, r) in &mut results {
-        r.disks.clone_from(&batch_disks);
+    let batch_disks = disks.finish(active_ms);
+    for ((_, r), devices) in results.iter_mut().zip(&job_devices) {
+        r.disks = batch_disks
+            .iter()
+            .filter(|d| devices.contains(&d.name))
+            .cloned()
+            .collect();
     }
     Ok(BatchOutcome {
         results,
@@ -368,18 +374,31 @@ impl BatchDisks {
         }
     }
 
-    /// Utilisation over the time the batch's IO was measured (its longest job runtime), not
-    /// the batch's wall time: starting workers (engines, buffers, opening files) and
-    /// reaping them does no IO and would make a device kept busy throughout look idle for
-    /// a tenth of a one-second test.
-    fn finish(&self, measured_ms: Option<u64>) -> Vec<DiskUtil> {
+    /// Utilisation over the time the batch's jobs were doing IO (`active_ms`, see
+    /// [`active_span_ms`]), not the batch's wall time: starting workers (engines, buffers,
+    /// opening files) and reaping them does no IO and would make a device kept busy
+    /// throughout look idle for a tenth of a one-second test.
+    fn finish(&self, active_ms: Option<u64>) -> Vec<DiskUtil> {
         let wall = self.at.elapsed().as_millis() as u64;
-        let ms = measured_ms.filter(|&m| m > 0).map_or(wall, |m| m.min(wall));
+        let ms = active_ms.filter(|&m| m > 0).map_or(wall, |m| m.min(wall));
         self.start
             .iter()
             .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, ms)))
             .collect()
     }
+}
+
+/// From the first job's start to the last one's end, ramp and start delays included: the
+/// device counters are read around the whole batch, so busy time during a ramp counts, and
+/// dividing it by the measured runtime alone would make a half-busy device look full.
+fn active_span_ms(outputs: &[WorkerOutput]) -> Option<u64> {
+    let ran = outputs.iter().filter(|o| !o.elapsed.is_zero());
+    let first = ran
+        .clone()
+        .map(|o| o.measure_end.saturating_sub(o.elapsed))
+        .min()?;
+    let last = ran.map(|o| o.measure_end).max()?;
+    Some(last.saturating_sub(first).as_millis() as u64)
 }
 
 /// Samples counters and reports progress until every worker thread has finished.
@@ -489,6 +508,27 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn ran(start_ms: u64, elapsed_ms: u64) -> WorkerOutput {
+        let mut out = panic_output();
+        out.error = None;
+        out.elapsed = Duration::from_millis(elapsed_ms);
+        out.measure_end = Duration::from_millis(start_ms + elapsed_ms);
+        out
+    }
+
+    /// The devices' busy time is read around the whole batch, so it is divided by the
+    /// span the jobs were active (ramp and start delays included), not by a runtime.
+    #[test]
+    fn the_active_span_runs_from_the_first_start_to_the_last_end() {
+        assert_eq!(active_span_ms(&[ran(100, 10_000)]), Some(10_000));
+        // A job delayed by 3 s that ends 1 s after the first one.
+        let outputs = [ran(100, 10_000), ran(3_100, 8_000), panic_output()];
+        assert_eq!(active_span_ms(&outputs), Some(11_000));
+        assert_eq!(active_span_ms(&[panic_output()]), None);
+    }
+
     use std::sync::Mutex;
 
     use storbench_job::{FadviseHint, SizeSpec};

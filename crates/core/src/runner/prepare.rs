@@ -140,6 +140,11 @@ pub(super) fn prepare_job(
                     announced = true;
                 }
             };
+            let remove = job.unlink || req.always_remove_created;
+            if remove && known.is_none() && basis.is_none() {
+                // Named before the lay-out, the likeliest time for a third Ctrl-C.
+                crate::stop::name_leftovers(&f.path);
+            }
             let laid_out = layout::prepare_file(
                 engine.as_mut(),
                 job,
@@ -159,10 +164,6 @@ pub(super) fn prepare_job(
                 }
             };
             if created {
-                let remove = job.unlink || req.always_remove_created;
-                if remove {
-                    crate::stop::name_leftovers(&f.path);
-                }
                 cleanup.files.push(Created {
                     job: job.clone(),
                     path: f.path.clone(),

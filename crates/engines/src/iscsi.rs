@@ -31,17 +31,26 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 }
 
 /// Why a LUN cannot be measured. A LUN number the target does not have still answers
-/// INQUIRY, with "no device here" (peripheral qualifier 3, type 0x1f): that is said as a
-/// missing LUN, with the ones the target has, instead of "a none device".
+/// INQUIRY, with "no device here" (peripheral qualifier 3, or type 0x1f): that is said as
+/// a missing LUN, with the ones the target has, instead of "a none device", unless the
+/// target lists the LUN (a real unit of unknown type).
 fn not_a_disk(session: Session, url: &Url, inquiry: &scsi::Inquiry) -> EngineError {
-    if inquiry.qualifier != 3 && inquiry.device_type != 0x1f {
-        return EngineError::unsupported(format!(
+    let wrong_type = || {
+        EngineError::unsupported(format!(
             "{url}: LUN is a {} device, not a disk",
             inquiry.device_type_name()
-        ));
+        ))
+    };
+    if inquiry.qualifier != 3 && inquiry.device_type != 0x1f {
+        return wrong_type();
     }
     drop(session);
-    let luns = match target_luns(url) {
+    let listed = target_luns(url);
+    let lun = url.lun.unwrap_or_default();
+    if inquiry.qualifier != 3 && listed.as_ref().is_some_and(|l| l.contains(&lun)) {
+        return wrong_type();
+    }
+    let luns = match listed {
         Some(l) if !l.is_empty() => l.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
         _ => "none reported".into(),
     };

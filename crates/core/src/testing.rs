@@ -14,12 +14,26 @@ pub const SYNC_TIME: Duration = Duration::from_millis(30);
 pub struct Recorder {
     log: Arc<Mutex<Vec<String>>>,
     size: u64,
+    /// Cache drops fail, as BLKFLSBUF does for a user who is not root.
+    refuse_drops: bool,
 }
 
 impl Recorder {
     /// Records into `log`; every file it opens is `size` bytes.
     pub fn new(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
-        Recorder { log, size }
+        Recorder {
+            log,
+            size,
+            refuse_drops: false,
+        }
+    }
+
+    /// As [`new`](Self::new), with every cache drop refused.
+    pub fn refusing_drops(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
+        Recorder {
+            refuse_drops: true,
+            ..Recorder::new(log, size)
+        }
     }
 
     fn note(&self, call: String) {
@@ -55,6 +69,12 @@ impl Engine for Recorder {
     }
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
         self.note("invalidate".into());
+        if self.refuse_drops {
+            return Err(EngineError::new(
+                crate::error::ErrorKind::Os,
+                "only root may drop a block device's cache",
+            ));
+        }
         Ok(())
     }
     fn invalidate_range(

@@ -578,6 +578,50 @@ mod tests {
         assert_eq!(*log.lock().unwrap(), ["invalidate"]);
     }
 
+    /// A cache drop that fails (BLKFLSBUF for a user who is not root) does not stop a
+    /// job, as in fio, but a buffered job is warned that its reads may come from memory.
+    #[test]
+    fn a_refused_cache_drop_warns_buffered_jobs() {
+        for direct in [false, true] {
+            let mut job = JobSpec::new("d");
+            job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+            job.size = Some(SizeSpec::Bytes(16384));
+            job.direct = direct;
+            let workload = Workload {
+                jobs: vec![job],
+                global_options: vec![],
+                job_files: vec![],
+            };
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+                Ok(Box::new(Recorder::refusing_drops(log.clone(), 1 << 20)))
+            };
+            let req = RunRequest {
+                workload: &workload,
+                mode: RunMode::Fio,
+                command_line: vec![],
+                always_remove_created: false,
+            };
+            let run = run(req, &factory, &mut NoObserver).unwrap();
+            let warned: Vec<&str> = run
+                .notes
+                .iter()
+                .filter(|n| n.code == "warn.cache-drop")
+                .map(|n| n.message.as_str())
+                .collect();
+            if direct {
+                assert!(warned.is_empty(), "{warned:?}");
+            } else {
+                assert_eq!(
+                    warned,
+                    [
+                        "d: the page cache of /nonexistent/storbench-recorder-only was not dropped (only root may drop a block device's cache): buffered reads may be served from memory"
+                    ]
+                );
+            }
+        }
+    }
+
     #[test]
     fn stonewall_splits_batches() {
         let mut a = JobSpec::new("a");

@@ -173,8 +173,20 @@ pub(super) fn prepare_job(
             let prepared = laid_out?;
             // Block devices too (BLKFLSBUF), as fio does on open; an iSCSI LUN has no local
             // cache and opening one costs a login.
-            if job.invalidate && !f.path.starts_with("iscsi://") {
-                invalidate(engine.as_mut(), &f.path);
+            if job.invalidate
+                && !f.path.starts_with("iscsi://")
+                && let Err(e) = invalidate(engine.as_mut(), &f.path)
+                && !job.direct
+            {
+                // Not fatal, as in fio; but buffered reads may now come from memory.
+                cleanup.notes.push(Note {
+                    level: NoteLevel::Warning,
+                    code: "warn.cache-drop".into(),
+                    message: format!(
+                        "{}: the page cache of {} was not dropped ({e}): buffered reads may be served from memory",
+                        job.name, f.path
+                    ),
+                });
             }
             let size = prepared.size;
             files.insert(f.path.clone(), PreparedFile { size, len, basis });
@@ -183,7 +195,12 @@ pub(super) fn prepare_job(
     Ok(PreparedJob { files })
 }
 
-pub(super) fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {
+/// Drops the page cache of `path`. A file that cannot be opened is no error here: the job
+/// opening it says why.
+pub(super) fn invalidate(
+    engine: &mut dyn crate::engine::Engine,
+    path: &str,
+) -> Result<(), EngineError> {
     let spec = crate::engine::FileSpec {
         path: path.to_string(),
         open: crate::engine::OpenOptions {
@@ -191,10 +208,12 @@ pub(super) fn invalidate(engine: &mut dyn crate::engine::Engine, path: &str) {
             ..Default::default()
         },
     };
-    if let Ok(id) = engine.open(&spec) {
-        let _ = engine.invalidate(id);
-        let _ = engine.close(id);
-    }
+    let Ok(id) = engine.open(&spec) else {
+        return Ok(());
+    };
+    let dropped = engine.invalidate(id);
+    let _ = engine.close(id);
+    dropped
 }
 
 /// Before any IO of the run: every device-like target (block device, LUN) that a job will

@@ -6,9 +6,9 @@
 use std::ptr::NonNull;
 
 use storbench_core::{
-    Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, Queued,
+    Access, Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, Queued,
 };
-use storbench_job::JobSpec;
+use storbench_job::{FadviseHint, JobSpec};
 
 use crate::local::{LocalFile, LocalFiles, SYNC_CAPS, last_errno};
 use crate::options;
@@ -87,12 +87,20 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         files: LocalFiles::default(),
         maps: Vec::new(),
         file_size: options::file_size(job),
-        advice: if job.rw.kind.is_random() {
-            libc::MADV_RANDOM
-        } else {
-            libc::MADV_SEQUENTIAL
-        },
+        advice: map_advice(job),
     }))
+}
+
+/// The madvise for each mapping: fio's `fadvise_hint`, as its mmap engine applies it
+/// (`fadvise_hint=0` leaves the kernel's default read-ahead).
+fn map_advice(job: &JobSpec) -> i32 {
+    match job.fadvise_hint {
+        FadviseHint::None => libc::MADV_NORMAL,
+        FadviseHint::Random => libc::MADV_RANDOM,
+        FadviseHint::Sequential => libc::MADV_SEQUENTIAL,
+        FadviseHint::Pattern if job.rw.kind.is_random() => libc::MADV_RANDOM,
+        FadviseHint::Pattern => libc::MADV_SEQUENTIAL,
+    }
 }
 
 impl Mmap {
@@ -193,7 +201,50 @@ impl Engine for Mmap {
         self.files.get(file)?.invalidate()
     }
 
+    fn invalidate_range(&mut self, file: FileId, offset: u64, len: u64) -> Result<(), EngineError> {
+        self.files.get(file)?.invalidate_range(offset, len)
+    }
+
+    /// posix_fadvise on the descriptor too, as fio does for every file it opens.
+    fn advise(&mut self, file: FileId, access: Access) -> Result<(), EngineError> {
+        self.files.get(file)?.advise(access)
+    }
+
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {
         Some(&mut self.files)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storbench_job::RwKind;
+
+    use super::*;
+
+    #[test]
+    fn mappings_take_fios_fadvise_hint() {
+        let advice = |kind: RwKind, hint: FadviseHint| {
+            let mut job = JobSpec::new("m");
+            job.rw.kind = kind;
+            job.fadvise_hint = hint;
+            map_advice(&job)
+        };
+        assert_eq!(
+            advice(RwKind::RandRead, FadviseHint::Pattern),
+            libc::MADV_RANDOM
+        );
+        assert_eq!(
+            advice(RwKind::Read, FadviseHint::Pattern),
+            libc::MADV_SEQUENTIAL
+        );
+        assert_eq!(
+            advice(RwKind::RandRead, FadviseHint::None),
+            libc::MADV_NORMAL
+        );
+        assert_eq!(advice(RwKind::Read, FadviseHint::Random), libc::MADV_RANDOM);
+        assert_eq!(
+            advice(RwKind::RandRead, FadviseHint::Sequential),
+            libc::MADV_SEQUENTIAL
+        );
     }
 }

@@ -215,7 +215,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("Buffered random reads depend on it: without the hint the kernel reads ahead around each miss. No effect with ioengine=mmap and the network engines."),
+    .note("Buffered random reads depend on it: without the hint the kernel reads ahead around each miss. With ioengine=mmap it also sets each mapping's madvise; no effect with the network engines."),
     OptDef::new(
         "create_on_open",
         K::Bool,

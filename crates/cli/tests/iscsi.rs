@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 use common::system::{ChildGuard, wait_for};
-use storbench_testkit::netns::{self, NetNs};
+use storbench_testkit::netns;
 use storbench_testkit::tgtd::{self, OneLun};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:cli";
@@ -394,19 +394,13 @@ fn a_target_lost_mid_quick_keeps_finished_tests() {
 /// counters were judged over all eight tests at once, so the link looked half idle.
 #[test]
 fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
-    if let Some(why) = tgtd::unavailable().or_else(netns::unavailable) {
+    if let Some(why) = tgtd::unavailable() {
         eprintln!("skipped: {why}");
         return;
     }
-    let ns = match NetNs::create() {
-        Ok(ns) => ns,
-        Err(e) => {
-            eprintln!("skipped: cannot create a network namespace here: {e}");
-            return;
-        }
+    let Some(ns) = netns::shaped("1gbit") else {
+        return;
     };
-    ns.shape("1gbit").expect("tbf on both veth ends");
-    ns.verify_route().expect("peer reached over our veth only");
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("remote.img");
     tgtd::sparse_file(&backing, LUN_SIZE).unwrap();

@@ -27,6 +27,26 @@ pub fn unavailable() -> Option<String> {
     }
 }
 
+/// A namespace whose veth is shaped to `rate` (tc's spelling: `1gbit`) and whose peer is
+/// checked to be reached over it, for tests that need a real link; `None`, with the
+/// reason printed, where namespaces cannot be made here.
+pub fn shaped(rate: &str) -> Option<NetNs> {
+    if let Some(why) = unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let ns = match NetNs::create() {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("skipped: cannot create a network namespace here: {e}");
+            return None;
+        }
+    };
+    ns.shape(rate).expect("tbf on both veth ends");
+    ns.verify_route().expect("peer reached over our veth only");
+    Some(ns)
+}
+
 /// A namespace `name` with `ns_if` (address `ns_addr`) inside, `host_if` (`host_addr`) outside.
 pub struct NetNs {
     pub name: String,

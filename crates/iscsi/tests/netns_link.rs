@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use storbench_iscsi::{Config, Dir, Session, Url};
-use storbench_testkit::netns::{self, NetNs};
+use storbench_testkit::netns;
 use storbench_testkit::tgtd::{self, Tgtd};
 
 const IQN: &str = "iqn.2026-11.lab.storbench:remote";

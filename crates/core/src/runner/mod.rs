@@ -508,7 +508,13 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use storbench_job::{FadviseHint, SizeSpec};
+
     use super::*;
+    use crate::engine::Engine;
+    use crate::testing::Recorder;
 
     fn ran(start_ms: u64, elapsed_ms: u64) -> WorkerOutput {
         let mut out = panic_output();
@@ -528,14 +534,6 @@ mod tests {
         assert_eq!(active_span_ms(&outputs), Some(11_000));
         assert_eq!(active_span_ms(&[panic_output()]), None);
     }
-
-    use std::sync::Mutex;
-
-    use storbench_job::{FadviseHint, SizeSpec};
-
-    use super::*;
-    use crate::engine::Engine;
-    use crate::testing::Recorder;
 
     /// A block device node a job can name; the recorder engine never touches it.
     fn some_block_device() -> Option<String> {

@@ -71,6 +71,7 @@ impl Worker<'_> {
 
     pub(super) fn limit_reached(&self) -> bool {
         self.plan.io_limit.is_some_and(|l| self.issued_bytes >= l)
+            || self.issued_bytes >= self.loop_end
             || self.job.number_ios.is_some_and(|n| self.issued_ios >= n)
     }
 
@@ -207,7 +208,7 @@ impl Worker<'_> {
         let Some(limit) = self.plan.io_limit else {
             return len;
         };
-        let left = limit.saturating_sub(self.issued_bytes);
+        let left = limit.min(self.loop_end).saturating_sub(self.issued_bytes);
         if len <= left {
             return len;
         }

@@ -96,6 +96,18 @@ fn access_hint(job: &JobSpec) -> Option<Access> {
     }
 }
 
+/// Where the first of a size-bound job's loops ends, and each loop's bytes, when the job
+/// ends each loop with its closing syncs (as fio does); else no boundary.
+fn loop_bounds(job: &JobSpec, io_limit: Option<u64>) -> (u64, u64) {
+    let loops = u64::from(job.loops.max(1));
+    match io_limit {
+        Some(limit) if loops > 1 && (job.end_fsync || job.fsync_on_close) => {
+            (limit / loops, limit / loops)
+        }
+        _ => (u64::MAX, 0),
+    }
+}
+
 /// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
 pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
     plan.counters.set_state(WorkerState::Setup);
@@ -171,6 +183,10 @@ struct Worker<'p> {
     no_data: bool,
     /// Drop a file's page cache each time a pass over it ends (buffered IO, invalidate=1).
     invalidate_on_wrap: bool,
+    /// Issued bytes at which the current loop ends, when a size-bound job of several
+    /// loops ends each with its closing syncs (u64::MAX otherwise), and a loop's bytes.
+    loop_end: u64,
+    loop_bytes: u64,
     /// The job's IO is over and only its closing syncs run: fio times them into the
     /// runtime but does not count them as sync IOs.
     closing: bool,
@@ -260,6 +276,7 @@ impl<'p> Worker<'p> {
             lat: !job.disable_lat,
         };
         let now = Instant::now();
+        let (loop_end, loop_bytes) = loop_bounds(job, plan.io_limit);
         Ok(Worker {
             plan,
             job,
@@ -289,6 +306,8 @@ impl<'p> Worker<'p> {
             no_data: caps.no_data,
             invalidate_on_wrap: job.invalidate && !job.direct,
             closing: false,
+            loop_end,
+            loop_bytes,
             inflight: 0,
             issued_bytes: 0,
             issued_ios: 0,
@@ -359,11 +378,48 @@ impl<'p> Worker<'p> {
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
-        let job = self.job;
-        self.ramp_end_ns = self.clock() + job.ramp_time.as_nanos() as u64;
+        self.ramp_end_ns = self.clock() + self.job.ramp_time.as_nanos() as u64;
         let mut checks = 0u32;
         loop {
-            if self.should_stop_issuing(&mut checks) {
+            self.issue_until_stop(&mut checks)?;
+            self.drain()?;
+            if !self.another_loop_follows() {
+                break;
+            }
+            // fio ends each of a job's loops as it ends the job (end_fsync,
+            // fsync_on_close): an overwrite of the same region is written out per loop,
+            // not absorbed by the page cache until a single sync at the end.
+            self.closing_sync()?;
+            self.closing = false;
+            self.loop_end = self.loop_end.saturating_add(self.loop_bytes);
+        }
+        self.plan.counters.set_state(WorkerState::Finishing);
+        self.closing_sync()
+    }
+
+    /// The syncs that end a job (or one of its loops): timed into the runtime, not counted
+    /// as sync IOs, as in fio. fio syncs for fsync_on_close here too, and again at close.
+    fn closing_sync(&mut self) -> Result<(), EngineError> {
+        self.closing = true;
+        let job = self.job;
+        if (job.end_fsync || job.fsync_on_close) && self.files.iter().any(|f| f.written) {
+            self.sync_all(IoKind::Fsync)?;
+        }
+        Ok(())
+    }
+
+    /// True when the issuing stopped at the end of one of the job's loops (see
+    /// `loop_end`) rather than for good.
+    fn another_loop_follows(&self) -> bool {
+        self.issued_bytes >= self.loop_end
+            && self.plan.io_limit.is_some_and(|l| self.issued_bytes < l)
+            && !stop::requested()
+    }
+
+    fn issue_until_stop(&mut self, checks: &mut u32) -> Result<(), EngineError> {
+        let job = self.job;
+        loop {
+            if self.should_stop_issuing(checks) {
                 break;
             }
             if !self.fill_queue()? {
@@ -380,13 +436,6 @@ impl<'p> Worker<'p> {
                 };
                 self.reap(min)?;
             }
-        }
-        self.drain()?;
-        self.plan.counters.set_state(WorkerState::Finishing);
-        self.closing = true;
-        // fio syncs for fsync_on_close here too, inside the runtime, and again at close.
-        if (job.end_fsync || job.fsync_on_close) && self.files.iter().any(|f| f.written) {
-            self.sync_all(IoKind::Fsync)?;
         }
         Ok(())
     }
@@ -555,6 +604,34 @@ mod tests {
             j.direct = false;
             j.invalidate = false;
             assert!(calls(j, 10).is_empty(), "{kind:?}: invalidate=0");
+        }
+    }
+
+    /// fio ends each of a job's loops with its closing syncs, so overwriting one region
+    /// three times writes it out three times instead of once (measured: buffered
+    /// `loops=4 end_fsync=1` ran at twice fio's rate with one sync at the end).
+    #[test]
+    fn each_loop_ends_with_the_closing_syncs() {
+        for (end_fsync, fsync_on_close, expected) in [
+            (true, false, 3),
+            (false, true, 4), // and once more, untimed, at close
+            (false, false, 0),
+        ] {
+            let mut j = job(RwKind::Write);
+            j.fadvise_hint = FadviseHint::None;
+            j.loops = 3;
+            j.end_fsync = end_fsync;
+            j.fsync_on_close = fsync_on_close;
+            let what = format!("end_fsync={end_fsync} fsync_on_close={fsync_on_close}");
+            // Three loops over the 4-block region.
+            let (calls, out) = run(j, 3 * BLOCKS);
+            let syncs = calls.iter().filter(|c| *c == "fsync").count();
+            assert_eq!(syncs, expected, "{what}: {calls:?}");
+            assert_eq!(out.stats.sync.total_ios, 0, "{what}");
+            let measured = out.measure_end - out.measure_start;
+            if end_fsync || fsync_on_close {
+                assert!(measured >= SYNC_TIME * 3, "{what}: measured {measured:?}");
+            }
         }
     }
 

@@ -187,7 +187,7 @@ pub(super) const SYNC: &[OptDef] = &[
         K::Bool,
         C::Sync,
         "0",
-        "fsync when the job's writes are done (counted in its run time)",
+        "fsync when the job's writes are done, and at the end of each of its loops (counted in its run time, not as sync IOs)",
         |b, v| {
             b.spec.end_fsync = parse_bool(val(v)?)?;
             Ok(())

@@ -76,6 +76,7 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
     }
     let mut tests = Vec::new();
     let mut notes = Vec::new();
+    let mut too_fast = Vec::new();
     let mut unshared: Vec<Vec<&str>> = vec![Vec::new(); runs.len()];
     for name in order {
         let found: Vec<Option<&TestFigures>> = per_run
@@ -100,6 +101,7 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
                 runs[baseline].name, runs[reference].name
             ));
         }
+        too_fast.extend(too_fast_notes(name, &found, runs));
         tests.push(table(name, reference, &found));
     }
     for (i, names) in unshared.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
@@ -109,7 +111,7 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
             names.join(", ")
         ));
     }
-    notes.extend(too_fast_notes(&tests, runs));
+    notes.extend(too_fast);
     Comparison {
         runs: runs
             .iter()
@@ -170,21 +172,28 @@ pub fn pct_change(base: Option<f64>, v: Option<f64>) -> Option<f64> {
     }
 }
 
-/// bonnie's `+++++`: a test too short to time gives no rate.
-fn too_fast_notes(tests: &[TestTable], runs: &[NamedRun<'_>]) -> Vec<String> {
-    let mut out = Vec::new();
-    for t in tests {
-        for row in t.rows.iter().filter(|r| r.metric.is_rate()) {
-            for (i, v) in row.values.iter().enumerate() {
-                if v.is_none() && row.values.iter().any(Option::is_some) {
-                    out.push(format!(
-                        "{}: {} finished too fast to measure (bonnie's +++++)",
-                        t.test, runs[i].name
-                    ));
-                }
-            }
-        }
-    }
-    out.dedup();
-    out
+/// bonnie's `+++++`: a test too short to time gives no rate. Only a run that has the test
+/// can have finished it too fast (a run without it is listed as not sharing it), and a
+/// `+++++` is worth saying even when every run printed it, since the table shows `-` for it.
+fn too_fast_notes(
+    test: &str,
+    found: &[Option<&TestFigures>],
+    runs: &[NamedRun<'_>],
+) -> Vec<String> {
+    found
+        .iter()
+        .zip(runs)
+        .filter_map(|(t, run)| t.map(|t| (t, run)))
+        .filter(|(t, _)| {
+            t.figures
+                .iter()
+                .any(|f| f.metric.is_rate() && f.value.is_none())
+        })
+        .map(|(_, run)| {
+            format!(
+                "{test}: {} finished too fast to measure (bonnie's +++++)",
+                run.name
+            )
+        })
+        .collect()
 }

@@ -298,6 +298,35 @@ fn bonnie_columns() {
     approx(&v, &[Some(5000.0), Some(5000.0)]);
 }
 
+/// A `+++++` is named once per run and test, also when every run printed it; a run that did
+/// not run the test at all is not said to have been too fast.
+#[test]
+fn too_fast_notes_name_only_runs_that_printed_plus() {
+    let mut no_io = bonnie_run(None, None, 0.0);
+    if let Some(b) = no_io.bonnie.as_mut() {
+        b.tests.retain(|t| t.id == BonnieTestId::SeqCreate);
+    }
+    let runs = [
+        (1, "a", bonnie_run(Some(1.0), None, 1.0)),
+        (2, "b", bonnie_run(Some(2.0), None, 1.0)),
+        (3, "files-only", no_io),
+    ];
+    let c = compare(&named(&runs), 0);
+    let too_fast: Vec<&str> = c
+        .notes
+        .iter()
+        .filter(|n| n.contains("too fast"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        too_fast,
+        [
+            "Sequential Input Block: a finished too fast to measure (bonnie's +++++)",
+            "Sequential Input Block: b finished too fast to measure (bonnie's +++++)",
+        ]
+    );
+}
+
 #[test]
 fn nothing_shared_is_said_plainly() {
     let runs = [

@@ -233,3 +233,22 @@ fn empty_or_undated_documents_are_refused() {
     let err = import_text("h.csv", "# only a comment\nname,file_size\n", 0).unwrap_err();
     assert!(err.to_string().contains("no bonnie++ CSV line"), "{err}");
 }
+
+/// fio's terse and normal outputs are named as such with what to do, instead of being read as
+/// a malformed bonnie++ CSV line.
+#[test]
+fn fio_text_outputs_are_named() {
+    let terse = format!("3;fio-3.33;t;0;0;{}\n", ["0"; 125].join(";"));
+    let err = import_text("t.txt", &terse, 0).unwrap_err().to_string();
+    assert!(
+        err.starts_with("t.txt:1: this is fio's terse output") && err.contains("json"),
+        "{err}"
+    );
+    let normal = "a: (g=0): rw=read, bs=(R) 4096B-4096B\nfio-3.33\n\
+        a: (groupid=0, jobs=1): err= 0: pid=1\n\nRun status group 0 (all jobs):\n";
+    let err = import_text("n.txt", normal, 0).unwrap_err().to_string();
+    assert!(
+        err.starts_with("n.txt: this is fio's normal (text) output"),
+        "{err}"
+    );
+}

@@ -51,8 +51,42 @@ pub fn import_text(name: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResul
     match first {
         None => Err(ImportError::new(name, None, "the file is empty")),
         Some(_) if json_start(text).is_some() => parse_fio_json(name, text).map(|r| vec![r]),
+        Some(line) if fio_terse(line) => {
+            Err(ImportError::new(name, Some(1), FIO_TEXT_HINT).with_kind("fio's terse output"))
+        }
+        Some(_) if fio_normal(text) => {
+            Err(ImportError::new(name, None, FIO_TEXT_HINT).with_kind("fio's normal (text) output"))
+        }
         Some(_) => parse_bonnie_csv(name, text, mtime_ms),
     }
+}
+
+/// What to do instead when a file holds fio output other than JSON.
+const FIO_TEXT_HINT: &str = "it cannot be imported (it lacks the histograms and options); rerun fio with \
+     --output-format=json or json+";
+
+impl ImportError {
+    /// Prefixes the message with what the file turned out to be.
+    fn with_kind(mut self, kind: &str) -> Self {
+        self.message = format!("this is {kind}: {}", self.message);
+        self
+    }
+}
+
+/// fio's terse lines (`--output-format=terse`, `--minimal`) are `;`-separated with a small
+/// version number first: without this they were reported as a bonnie++ line of 1 field.
+fn fio_terse(line: &str) -> bool {
+    let mut fields = line.split(';');
+    let version_ok = fields
+        .next()
+        .is_some_and(|v| matches!(v.trim(), "2" | "3" | "4" | "5"));
+    version_ok && line.matches(';').count() >= 100
+}
+
+/// fio's normal output names each job's group and ends with its run status.
+fn fio_normal(text: &str) -> bool {
+    text.lines()
+        .any(|l| l.contains("(groupid=") || l.starts_with("Run status group"))
 }
 
 /// Byte offset of the first line that opens a JSON object (fio may print text before it).

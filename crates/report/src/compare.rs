@@ -75,7 +75,7 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
         }
     }
     let mut tests = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = mixed_modes_note(runs).into_iter().collect();
     let mut too_fast = Vec::new();
     let mut unshared: Vec<Vec<&str>> = vec![Vec::new(); runs.len()];
     for name in order {
@@ -126,6 +126,26 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
         tests,
         notes,
     }
+}
+
+/// Runs of different kinds (fio, quick, bonnie) name their tests differently, so comparing
+/// them finds little or nothing in common; this says why rather than leaving a bare "share
+/// no test".
+fn mixed_modes_note(runs: &[NamedRun<'_>]) -> Option<String> {
+    let mode = |r: &NamedRun<'_>| format!("{:?}", r.run.mode).to_lowercase();
+    let first = runs.first().map(mode)?;
+    if runs.iter().all(|r| mode(r) == first) {
+        return None;
+    }
+    let kinds: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{} is a {} run", r.name, mode(r)))
+        .collect();
+    Some(format!(
+        "{}: runs of different kinds measure different tests; only tests they share are \
+         compared",
+        kinds.join(", ")
+    ))
 }
 
 /// Rows for every metric any run has for this test, in the metrics' fixed order.

@@ -343,6 +343,10 @@ fn nothing_shared_is_said_plainly() {
         text.contains("only in fio, not compared: copy read"),
         "{text}"
     );
+    assert!(
+        text.contains("fio is a fio run, bonnie is a bonnie run: runs of different kinds"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -156,6 +156,8 @@ fn import_list_show_compare_report_rm() {
     assert!((bw("pata") - fio_bw(&original)).abs() < 1e-3 * fio_bw(&original));
     assert!((bw("nfs") - fio_bw(&nfs_doc)).abs() < 1e-3 * fio_bw(&nfs_doc));
     let text = s.ok(&["compare", "pata", "nfs"]);
+    // `table`, as history names its plain layout, is the same as `text`.
+    assert_eq!(s.ok(&["compare", "pata", "nfs", "--format", "table"]), text);
     assert!(
         text.starts_with("Comparing pata (#1), nfs (#2); changes against pata (#1)"),
         "{text}"

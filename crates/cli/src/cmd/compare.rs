@@ -19,8 +19,8 @@ pub struct CompareArgs {
     /// The run changes are measured against (default: the first); added if not listed.
     #[arg(long, value_name = "ID|LABEL")]
     pub baseline: Option<String>,
-    /// Output format.
-    #[arg(long, default_value = "text", value_parser = ["text", "markdown", "csv", "json"])]
+    /// Output format; `table` is the same as `text`, the name `history --format` uses for it.
+    #[arg(long, default_value = "text", value_parser = ["text", "table", "markdown", "csv", "json"])]
     pub format: String,
     /// Colour improvements and regressions (text format; NO_COLOR turns it off).
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]

@@ -191,3 +191,23 @@ fn csv_from_the_installed_bonnie() {
         assert!(t.max_latency_ns.is_some(), "{:?}", t.id);
     }
 }
+
+/// bonnie++ 2.00a without `-q` (real output): the table, then the CSV line, both on stdout.
+/// The table is skipped; a stray line elsewhere is still an error.
+#[test]
+fn table_before_the_csv_line_is_skipped() {
+    let out = "Version 2.00a       ------Sequential Create------ --------Random Create--------
+hostD               -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--
+              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP
+                  1 +++++ +++ +++++ +++ +++++ +++ +++++ +++ +++++ +++ +++++ +++
+Latency                98us      38us     209us      61us      10us      35us
+1.98,2.00a,hostD,1,1796067220,,,,,,,,,,,,,,,,,1,,,,,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,+++++,+++,,,,,,,98us,38us,209us,61us,10us,35us
+";
+    let runs = import_text("nq.out", out, 0).unwrap();
+    assert_eq!(runs.len(), 1);
+    let b = bonnie(&runs, 0);
+    assert_eq!(b.name, "hostD");
+    assert_eq!(test(b, T::SeqDel), (None, None, Some(209_000)));
+    let err = import_text("x.csv", &format!("{LINE_200A}\nstray text\n"), 0).unwrap_err();
+    assert!(err.to_string().starts_with("x.csv:2: "), "{err}");
+}

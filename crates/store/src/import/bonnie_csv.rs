@@ -1,7 +1,8 @@
 //! bonnie++ CSV lines into the result model, one run per line. Formats: 1.03 (27 fields, no
 //! version), 1.9x (48 fields) and 1.98 (50 fields, bonnie++ 1.98 to 2.00a). Header lines
 //! (`name,…`, `format_version,…`, which in 2.00a names only 48 of the 50 fields), blank lines
-//! and `#` comments are skipped.
+//! and `#` comments are skipped, and so is the table bonnie++ prints before its CSV line
+//! without `-q`.
 
 use storbench_core::result::{BonnieResult, BonnieTest, BonnieTestId, RunMode, RunResult};
 
@@ -19,12 +20,14 @@ pub fn parse_bonnie_csv(
     mtime_ms: u64,
 ) -> Result<Vec<RunResult>, ImportError> {
     let mut runs = Vec::new();
+    let has_table = text.lines().any(is_table_heading);
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty()
             || line.starts_with('#')
             || line.starts_with("name,")
             || line.starts_with("format_version,")
+            || (has_table && !line.contains(','))
         {
             continue;
         }
@@ -48,6 +51,13 @@ pub fn parse_bonnie_csv(
         return Err(ImportError::new(file, None, "no bonnie++ CSV line found"));
     }
     Ok(runs)
+}
+
+/// bonnie++ without `-q` prints its table before the CSV line on stdout, so a saved run
+/// (`bonnie++ … > result.txt`) holds both. The table's heading is `Version 2.00a  ------…`
+/// (`Version  1.03 …` in 1.03); once one is seen, lines without a comma are table text.
+fn is_table_heading(line: &str) -> bool {
+    line.starts_with("Version ") && line.contains("------")
 }
 
 /// One line of any known format.

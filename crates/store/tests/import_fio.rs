@@ -252,3 +252,45 @@ fn fio_text_outputs_are_named() {
         "{err}"
     );
 }
+
+/// Concatenated results of separate runs (`cat a.json b.json`) are separate runs; status
+/// reports of one run (same jobs, growing counters) stay one run, the last report.
+#[test]
+fn concatenated_results_are_separate_runs() {
+    let doc = |name: &str, bytes: u64, ts: u64| {
+        format!(
+            r#"{{"fio version":"fio-3.33","timestamp":{ts},"jobs":[{{"jobname":"{name}",
+            "groupid":0,"error":0,"elapsed":1,"job_runtime":1000,
+            "read":{{"io_bytes":{bytes},"total_ios":{},"runtime":1000}}}}]}}"#,
+            bytes / 4096
+        )
+    };
+    let status = [doc("a", 4096, 1), doc("a", 8192, 2), doc("a", 16384, 3)].join("\n");
+    let runs = import_text("s.json", &status, 0).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].groups[0].jobs[0].dirs[0].io_bytes, 16384);
+
+    let cat = [
+        doc("a", 8192, 1),
+        doc("b", 4096, 2),
+        doc("b", 4096 * 3, 3),
+        doc("b", 4096, 4),
+    ]
+    .join("\n");
+    let runs = import_text("c.json", &cat, 0).unwrap();
+    let got: Vec<(String, u64)> = runs
+        .iter()
+        .map(|r| {
+            let j = &r.groups[0].jobs[0];
+            (j.name.clone(), j.dirs[0].io_bytes)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a".into(), 8192),
+            ("b".into(), 4096 * 3),
+            ("b".into(), 4096)
+        ]
+    );
+}

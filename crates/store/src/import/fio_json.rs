@@ -14,25 +14,22 @@ use storbench_core::result::{
 use super::{ImportError, empty_run, info_note, json_start};
 
 /// Parses fio's JSON output. With `--status-interval` fio writes several documents; the last
-/// one holds the final figures and is the one imported.
-pub fn parse_fio_json(file: &str, text: &str) -> Result<RunResult, ImportError> {
+/// one holds the final figures and is the one imported. Documents that cannot be status
+/// reports of one run (see [`same_run`]), as from `cat a.json b.json`, are separate runs.
+pub fn parse_fio_json(file: &str, text: &str) -> Result<Vec<RunResult>, ImportError> {
     let start = json_start(text).ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
     let skipped_lines = text[..start].matches('\n').count();
     let body = &text[start..];
     let mut docs = serde_json::Deserializer::from_str(body).into_iter::<Value>();
-    let mut last = None;
-    let mut count = 0;
+    let mut all: Vec<Value> = Vec::new();
     let mut trailing_text = false;
     loop {
         let offset = docs.byte_offset();
         match docs.next() {
             None => break,
-            Some(Ok(doc)) => {
-                count += 1;
-                last = Some(doc);
-            }
+            Some(Ok(doc)) => all.push(doc),
             // fio's normal output may follow the JSON (`--output-format=json,normal`).
-            Some(Err(_)) if count > 0 && !body[offset..].trim_start().starts_with('{') => {
+            Some(Err(_)) if !all.is_empty() && !body[offset..].trim_start().starts_with('{') => {
                 trailing_text = true;
                 break;
             }
@@ -42,29 +39,90 @@ pub fn parse_fio_json(file: &str, text: &str) -> Result<RunResult, ImportError> 
             }
         }
     }
-    let doc = last.ok_or_else(|| ImportError::new(file, None, "no JSON object"))?;
-    let mut run = convert(&doc).map_err(|m| ImportError::new(file, None, m))?;
-    let mut docs_note = if count > 1 {
-        format!(" (the last of {count} status reports)")
-    } else {
-        String::new()
-    };
-    if trailing_text {
-        docs_note.push_str("; the text after the JSON was not read");
+    if all.is_empty() {
+        return Err(ImportError::new(file, None, "no JSON object"));
     }
-    run.notes.push(info_note(
-        "import.fio",
-        format!("imported from {file}{docs_note}"),
-    ));
-    if run_has_given_percentiles_only(&run) {
+    let mut runs = Vec::new();
+    for (first, count) in run_spans(&all) {
+        let doc = &all[first + count - 1];
+        let where_ = if runs.is_empty() && first + count == all.len() {
+            String::new()
+        } else {
+            format!(" document {}", first + count)
+        };
+        let mut run = convert(doc).map_err(|m| {
+            let m = if where_.is_empty() {
+                m
+            } else {
+                format!("{}: {m}", where_.trim_start())
+            };
+            ImportError::new(file, None, m)
+        })?;
+        let mut docs_note = if count > 1 {
+            format!(" (the last of {count} status reports)")
+        } else {
+            String::new()
+        };
+        if trailing_text {
+            docs_note.push_str("; the text after the JSON was not read");
+        }
         run.notes.push(info_note(
-            "import.no-histogram",
-            "fio's JSON carried percentiles but no histogram (json+ keeps one); only fio's own \
-             percentile list is available"
-                .into(),
+            "import.fio",
+            format!("imported from {file}{where_}{docs_note}"),
         ));
+        if run_has_given_percentiles_only(&run) {
+            run.notes.push(info_note(
+                "import.no-histogram",
+                "fio's JSON carried percentiles but no histogram (json+ keeps one); only fio's \
+                 own percentile list is available"
+                    .into(),
+            ));
+        }
+        runs.push(run);
     }
-    Ok(run)
+    Ok(runs)
+}
+
+/// Splits the documents into runs: (index of the first, number of documents).
+fn run_spans(docs: &[Value]) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for i in 0..docs.len() {
+        match spans.last_mut() {
+            Some((_, n)) if same_run(&docs[i - 1], &docs[i]) => *n += 1,
+            _ => spans.push((i, 1)),
+        }
+    }
+    spans
+}
+
+/// Status reports of one run list the same jobs, and their counters only grow: other jobs
+/// or fewer bytes done mean a new run. Without this, all but the last of several
+/// concatenated results were dropped as if they were status reports.
+fn same_run(prev: &Value, next: &Value) -> bool {
+    let jobs = |d: &Value| -> Vec<(String, u64)> {
+        d.get("jobs")
+            .or_else(|| d.get("client_stats"))
+            .and_then(Value::as_array)
+            .map(|jobs| {
+                jobs.iter()
+                    .map(|j| {
+                        let name = j.get("jobname").and_then(Value::as_str).unwrap_or("");
+                        let bytes = ["read", "write", "trim", "mixed"]
+                            .iter()
+                            .filter_map(|k| j.get(*k))
+                            .map(|d| u_of(d, "io_bytes"))
+                            .sum();
+                        (name.to_string(), bytes)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (a, b) = (jobs(prev), jobs(next));
+    a.len() == b.len()
+        && a.iter()
+            .zip(&b)
+            .all(|((na, ba), (nb, bb))| na == nb && ba <= bb)
 }
 
 fn run_has_given_percentiles_only(run: &RunResult) -> bool {

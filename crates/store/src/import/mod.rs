@@ -50,7 +50,7 @@ pub fn import_text(name: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResul
     let first = text.lines().map(str::trim).find(|l| !l.is_empty());
     match first {
         None => Err(ImportError::new(name, None, "the file is empty")),
-        Some(_) if json_start(text).is_some() => parse_fio_json(name, text).map(|r| vec![r]),
+        Some(_) if json_start(text).is_some() => parse_fio_json(name, text),
         Some(line) if fio_terse(line) => {
             Err(ImportError::new(name, Some(1), FIO_TEXT_HINT).with_kind("fio's terse output"))
         }

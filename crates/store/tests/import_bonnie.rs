@@ -211,3 +211,12 @@ Latency                98us      38us     209us      61us      10us      35us
     let err = import_text("x.csv", &format!("{LINE_200A}\nstray text\n"), 0).unwrap_err();
     assert!(err.to_string().starts_with("x.csv:2: "), "{err}");
 }
+
+/// A 1.03 line's first field is the machine name (`-m`), which may well be a number.
+#[test]
+fn format_103_with_a_numeric_machine_name() {
+    let line = LINE_103.replacen("antique", "2024", 1);
+    let runs = import_text("n.csv", &line, 0).unwrap();
+    assert_eq!(bonnie(&runs, 0).name, "2024");
+    assert_eq!(bonnie(&runs, 0).version, "1.03");
+}

@@ -75,7 +75,8 @@ fn parse_line(line: &str) -> Result<BonnieResult, String> {
             Ok(b)
         }
         (v, 48) if v.starts_with("1.9") => parse_19x(&fields),
-        (_, 27) if version.parse::<f64>().is_err() => parse_103(&fields),
+        // 1.03 has no version field: the first is the machine name, which may be a number.
+        (v, 27) if !v.starts_with("1.9") => parse_103(&fields),
         (v, n) if v.starts_with("1.9") => Err(format!(
             "bonnie++ CSV format {v} has {} fields, this line has {n}",
             if v == "1.98" { 50 } else { 48 }

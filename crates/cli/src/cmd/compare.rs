@@ -20,11 +20,23 @@ pub struct CompareArgs {
     #[arg(long, value_name = "ID|LABEL")]
     pub baseline: Option<String>,
     /// Output format; `table` is the same as `text`, the name `history --format` uses for it.
-    #[arg(long, default_value = "text", value_parser = ["text", "table", "markdown", "csv", "json"])]
+    #[arg(long, default_value = "text", value_parser = format_values())]
     pub format: String,
     /// Colour improvements and regressions (text format; NO_COLOR turns it off).
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
+}
+
+/// The `--format` values; `table` is a hidden alias of `text`, so the listed choices stay
+/// those of the help while `history`'s name for its plain layout also works.
+fn format_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("text").alias("table"),
+        PossibleValue::new("markdown"),
+        PossibleValue::new("csv"),
+        PossibleValue::new("json"),
+    ])
 }
 
 pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {

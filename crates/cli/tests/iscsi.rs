@@ -468,19 +468,16 @@ fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
 fn a_missing_lun_is_named_with_the_luns_the_target_has() {
     let Some(lab) = lab() else { return };
     let url = format!("iscsi://{}/{IQN}/7", lab.tgtd.portal());
-    let out = storbench()
-        .args(["quick", "--size=8M", "--runtime=300ms", "--eta=never", &url])
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .failure()
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&out);
-    let line = err
-        .lines()
-        .find(|l| l.contains("LUN 7"))
-        .unwrap_or_else(|| panic!("{err}"));
+    let mut quick = common::storbench();
+    quick.args([
+        "--no-save",
+        "quick",
+        "--size=8M",
+        "--runtime=300ms",
+        "--eta=never",
+        &url,
+    ]);
+    let line = common::Run::of(&mut quick).one_error_line();
     assert!(
         line.contains(&format!("target {IQN} has no LUN 7 (its LUNs: 0, 1)")),
         "{line}"

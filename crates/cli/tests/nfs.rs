@@ -148,29 +148,21 @@ fn a_wrong_export_is_one_clear_line() {
         "nfs://127.0.0.1:{}/nothere/f?mountport={}",
         g.nfs_port, g.mount_port
     );
-    let out = storbench()
-        .args([
-            "fio",
-            "--name=x",
-            "--ioengine=nfs",
-            "--rw=read",
-            "--bs=4k",
-            "--size=1M",
-        ])
-        .arg(format!("--filename={url}"))
-        .assert()
-        .failure()
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&out);
-    let line = err
-        .lines()
-        .find(|l| l.contains("nfs:"))
-        .unwrap_or_else(|| panic!("{err}"));
+    let mut fio = common::storbench();
+    fio.args([
+        "--no-save",
+        "fio",
+        "--name=x",
+        "--ioengine=nfs",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1M",
+    ])
+    .arg(format!("--filename={url}"));
+    let line = common::Run::of(&mut fio).one_error_line();
     assert!(
         line.contains(&format!("127.0.0.1:{}", g.mount_port)) && line.contains("/nothere"),
-        "{err}"
+        "{line}"
     );
 }
 

@@ -2,6 +2,8 @@
 //! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
 //! interruptions). Works only from the result model, so imported runs can be analysed too.
 
+use std::borrow::Cow;
+
 use crate::result::{DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunMode, RunResult};
 
 /// Thresholds, in percent.
@@ -26,8 +28,11 @@ pub fn annotate(run: &mut RunResult) {
             ),
         ));
     }
-    device_limits(run, &cached_loops, &mut notes);
-    link_limits(run, &mut notes);
+    // Under group_reporting the reports show one merged entry: judge that one, not each
+    // clone (whose notes would repeat under the same name).
+    let entries = judged_jobs(run);
+    device_limits(run, &entries, &cached_loops, &mut notes);
+    link_limits(run, &entries, &mut notes);
     if let Some(cpu) = &run.system_cpu
         && cpu.steal >= STEAL
     {
@@ -50,26 +55,15 @@ pub fn annotate(run: &mut RunResult) {
     }
     let device_read_bytes: u64 = run.disks.iter().map(|d| d.read_bytes).sum();
     let local_disks = !run.disks.is_empty();
-    for group in &run.groups {
-        // Under group_reporting the reports show one merged entry: judge that one, not
-        // each clone (whose notes would repeat under the same name).
-        let merged;
-        let entries: &[JobResult] = if group.group_reporting {
-            merged = crate::merge::merge_jobs(&group.jobs);
-            merged.as_slice()
-        } else {
-            &group.jobs
-        };
-        for job in entries {
-            job_notes(
-                job,
-                run.mode,
-                mem,
-                local_disks,
-                device_read_bytes,
-                &mut notes,
-            );
-        }
+    for job in entries.iter() {
+        job_notes(
+            job,
+            run.mode,
+            mem,
+            local_disks,
+            device_read_bytes,
+            &mut notes,
+        );
     }
     dedupe(&mut notes);
     run.notes.extend(notes);
@@ -100,10 +94,17 @@ fn cached_loop_devices(run: &RunResult) -> Vec<(String, String)> {
 /// worker copying to and from the host's page cache. Each job is judged on its own batch's
 /// figures when the run has them (a device that one of quick's tests kept busy is idle in
 /// the others, and the run-wide figure averages them); else on the run's.
-fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut Vec<Note>) {
+/// Clones sharing a name give the same note, which `dedupe` keeps once.
+fn device_limits(
+    run: &RunResult,
+    entries: &[Cow<'_, JobResult>],
+    cached_loops: &[(String, String)],
+    notes: &mut Vec<Note>,
+) {
     let cached = |name: &str| cached_loops.iter().any(|(dev, _)| dev == name);
-    let jobs: Vec<JobResult> = judged_jobs(run)
-        .into_iter()
+    let jobs: Vec<&JobResult> = entries
+        .iter()
+        .map(|j| j.as_ref())
         .filter(|j| !j.disks.is_empty())
         .collect();
     if jobs.is_empty() {
@@ -116,18 +117,13 @@ fn device_limits(run: &RunResult, cached_loops: &[(String, String)], notes: &mut
         }
         return;
     }
-    // numjobs clones without group_reporting share their name: one note per job and device.
-    let mut named: Vec<(&str, &str)> = Vec::new();
-    for job in &jobs {
+    for job in jobs {
         for d in job
             .disks
             .iter()
             .filter(|d| d.util >= BUSY && !cached(&d.name))
         {
-            if !named.contains(&(job.name.as_str(), d.name.as_str())) {
-                named.push((&job.name, &d.name));
-                notes.push(busy_device(Some(&job.name), d));
-            }
+            notes.push(busy_device(Some(&job.name), d));
         }
     }
 }
@@ -151,13 +147,13 @@ const LINK_FULL: f64 = 0.94 * 0.9;
 /// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the
 /// interface's counters over all of them and a link that a sequential test filled would
 /// look half idle. The run-wide counters still catch jobs that shared the link at once.
-fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
+fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<Note>) {
     let mut named: Vec<&str> = Vec::new();
-    for job in judged_jobs(run) {
-        let Some((nic, speed)) = job_link(run, &job) else {
+    for job in entries {
+        let Some((nic, speed)) = job_link(run, job) else {
             continue;
         };
-        let rate = job_payload_mbps(&job);
+        let rate = job_payload_mbps(job);
         if rate >= speed as f64 * LINK_FULL {
             notes.push(limit(
                 "limit.link",
@@ -197,14 +193,19 @@ fn link_limits(run: &RunResult, notes: &mut Vec<Note>) {
     }
 }
 
-/// The entries the reports show: a group_reporting group's merged entry, else each job.
-fn judged_jobs(run: &RunResult) -> Vec<JobResult> {
+/// The entries the reports show: a group_reporting group's merged entry, else each job
+/// (borrowed, not copied).
+fn judged_jobs(run: &RunResult) -> Vec<Cow<'_, JobResult>> {
     let mut out = Vec::new();
     for group in &run.groups {
         if group.group_reporting {
-            out.extend(crate::merge::merge_jobs(&group.jobs));
+            out.extend(
+                crate::merge::merge_jobs(&group.jobs)
+                    .into_iter()
+                    .map(Cow::Owned),
+            );
         } else {
-            out.extend(group.jobs.iter().cloned());
+            out.extend(group.jobs.iter().map(Cow::Borrowed));
         }
     }
     out
@@ -473,34 +474,41 @@ mod tests {
         }
     }
 
+    /// A job that read `bytes` in `ms` over NFS through interface `veth1`.
+    fn veth_job(name: &str, bytes: u64, ms: u64) -> JobResult {
+        let mut j = job();
+        j.name = name.into();
+        j.targets = vec!["nfs://10.0.0.2/export/f".into()];
+        j.runtime_ms = ms;
+        j.dirs[0].runtime_ms = ms;
+        j.dirs[0].io_bytes = bytes;
+        j.engine_details = vec![("interface".into(), "veth1".into())];
+        j
+    }
+
+    /// `veth1`'s counters over the run: `rx` and `tx` bytes in `ms`, on a `speed` link.
+    fn veth(rx: u64, tx: u64, ms: u64, speed: u64) -> NicUsage {
+        NicUsage {
+            name: "veth1".into(),
+            rx_bytes: rx,
+            tx_bytes: tx,
+            duration_ms: ms,
+            speed_mbps: Some(speed),
+        }
+    }
+
     /// quick runs eight tests in turn over one link: the sequential ones fill it while the
     /// run-wide counters, spread over all eight, stay far below the line rate.
     #[test]
     fn a_job_that_fills_its_link_names_the_link_though_the_run_average_is_low() {
-        let network_job = |name: &str, bytes: u64| {
-            let mut j = job();
-            j.name = name.into();
-            j.targets = vec!["nfs://10.0.0.2/export/f".into()];
-            j.runtime_ms = 2000;
-            j.dirs[0].runtime_ms = 2000;
-            j.dirs[0].io_bytes = bytes;
-            j.engine_details = vec![("interface".into(), "veth1".into())];
-            j
-        };
         // 119.5 MB/s for 2 s, then a test at 20 MB/s.
-        let mut run = run_with(network_job("SEQ1M Q8T1 read", 239_000_000));
+        let mut run = run_with(veth_job("SEQ1M Q8T1 read", 239_000_000, 2000));
         run.groups.push(GroupResult {
             id: 1,
             group_reporting: false,
-            jobs: vec![network_job("RND4K Q1T1 read", 40_000_000)],
+            jobs: vec![veth_job("RND4K Q1T1 read", 40_000_000, 2000)],
         });
-        run.nics.push(NicUsage {
-            name: "veth1".into(),
-            rx_bytes: 300_000_000,
-            tx_bytes: 10_000_000,
-            duration_ms: 19_000,
-            speed_mbps: Some(1000),
-        });
+        run.nics.push(veth(300_000_000, 10_000_000, 19_000, 1000));
         annotate(&mut run);
         let links: Vec<&str> = run
             .notes
@@ -521,25 +529,10 @@ mod tests {
     /// 101 MB/s (the average runtime would make it 184 MB/s and fill a 1 Gbit/s link).
     #[test]
     fn a_groups_link_rate_is_over_its_longest_member() {
-        let member = |bytes: u64, ms: u64| {
-            let mut j = job();
-            j.targets = vec!["nfs://10.0.0.2/export/f".into()];
-            j.runtime_ms = ms;
-            j.dirs[0].runtime_ms = ms;
-            j.dirs[0].io_bytes = bytes;
-            j.engine_details = vec![("interface".into(), "veth1".into())];
-            j
-        };
-        let mut run = run_with(member(1_000_000_000, 10_000));
-        run.groups[0].jobs.push(member(10_000_000, 1_000));
+        let mut run = run_with(veth_job("j", 1_000_000_000, 10_000));
+        run.groups[0].jobs.push(veth_job("j", 10_000_000, 1_000));
         run.groups[0].group_reporting = true;
-        run.nics.push(NicUsage {
-            name: "veth1".into(),
-            rx_bytes: 1_010_000_000,
-            tx_bytes: 0,
-            duration_ms: 10_000,
-            speed_mbps: Some(1000),
-        });
+        run.nics.push(veth(1_010_000_000, 0, 10_000, 1000));
         annotate(&mut run);
         assert!(!codes(&run).contains(&"limit.link"), "{:?}", run.notes);
         // On a 900 Mbit/s link the same 101 MB/s (808 Mbit/s) does fill it.

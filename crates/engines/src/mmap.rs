@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use storbench_core::{
     Access, Caps, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps, Queued,
 };
-use storbench_job::{FadviseHint, JobSpec};
+use storbench_job::JobSpec;
 
 use crate::local::{LocalFile, LocalFiles, SYNC_CAPS, last_errno};
 use crate::options;
@@ -39,11 +39,16 @@ impl Mapping {
         if ptr == libc::MAP_FAILED {
             return Err(EngineError::errno("mmap", &f.path, last_errno()));
         }
-        // SAFETY: the range was just mapped; advice is only a hint.
-        unsafe { libc::madvise(ptr, len, advice) };
         let ptr = NonNull::new(ptr.cast())
             .ok_or_else(|| EngineError::errno("mmap", &f.path, libc::EFAULT))?;
-        Ok(Mapping { ptr, len })
+        let mapping = Mapping { ptr, len };
+        mapping.advise(advice);
+        Ok(mapping)
+    }
+
+    fn advise(&self, advice: i32) {
+        // SAFETY: the range this Mapping owns; advice is only a hint.
+        unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, advice) };
     }
 
     /// Bytes of an IO at `offset` that lie inside the mapping (short at the end of file).
@@ -87,20 +92,8 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         files: LocalFiles::default(),
         maps: Vec::new(),
         file_size: options::file_size(job),
-        advice: map_advice(job),
+        advice: libc::MADV_NORMAL,
     }))
-}
-
-/// The madvise for each mapping: fio's `fadvise_hint`, as its mmap engine applies it
-/// (`fadvise_hint=0` leaves the kernel's default read-ahead).
-fn map_advice(job: &JobSpec) -> i32 {
-    match job.fadvise_hint {
-        FadviseHint::None => libc::MADV_NORMAL,
-        FadviseHint::Random => libc::MADV_RANDOM,
-        FadviseHint::Sequential => libc::MADV_SEQUENTIAL,
-        FadviseHint::Pattern if job.rw.kind.is_random() => libc::MADV_RANDOM,
-        FadviseHint::Pattern => libc::MADV_SEQUENTIAL,
-    }
 }
 
 impl Mmap {
@@ -205,8 +198,18 @@ impl Engine for Mmap {
         self.files.get(file)?.invalidate_range(offset, len)
     }
 
-    /// posix_fadvise on the descriptor too, as fio does for every file it opens.
+    /// The job's access pattern (fio's `fadvise_hint`, which fio's mmap engine also turns
+    /// into madvise): for the file's mapping and the ones made after it, and posix_fadvise
+    /// on the descriptor, as fio does for every file it opens. Without it mappings keep
+    /// the kernel's default read-ahead.
     fn advise(&mut self, file: FileId, access: Access) -> Result<(), EngineError> {
+        self.advice = match access {
+            Access::Random => libc::MADV_RANDOM,
+            Access::Sequential => libc::MADV_SEQUENTIAL,
+        };
+        if let Some(Some(mapping)) = self.maps.get(file as usize) {
+            mapping.advise(self.advice);
+        }
         self.files.get(file)?.advise(access)
     }
 
@@ -217,34 +220,36 @@ impl Engine for Mmap {
 
 #[cfg(test)]
 mod tests {
-    use storbench_job::RwKind;
+    use storbench_core::OpenOptions;
 
     use super::*;
 
+    /// Mappings keep the kernel's default read-ahead until the job's hint arrives, which
+    /// then sets the advice for later mappings too (a file grown by a write is remapped).
     #[test]
-    fn mappings_take_fios_fadvise_hint() {
-        let advice = |kind: RwKind, hint: FadviseHint| {
-            let mut job = JobSpec::new("m");
-            job.rw.kind = kind;
-            job.fadvise_hint = hint;
-            map_advice(&job)
+    fn mappings_take_the_advice_the_job_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m");
+        std::fs::write(&path, [7u8; 8192]).unwrap();
+        let mut engine = Mmap {
+            files: LocalFiles::default(),
+            maps: Vec::new(),
+            file_size: None,
+            advice: libc::MADV_NORMAL,
         };
-        assert_eq!(
-            advice(RwKind::RandRead, FadviseHint::Pattern),
-            libc::MADV_RANDOM
-        );
-        assert_eq!(
-            advice(RwKind::Read, FadviseHint::Pattern),
-            libc::MADV_SEQUENTIAL
-        );
-        assert_eq!(
-            advice(RwKind::RandRead, FadviseHint::None),
-            libc::MADV_NORMAL
-        );
-        assert_eq!(advice(RwKind::Read, FadviseHint::Random), libc::MADV_RANDOM);
-        assert_eq!(
-            advice(RwKind::RandRead, FadviseHint::Sequential),
-            libc::MADV_SEQUENTIAL
-        );
+        let spec = FileSpec {
+            path: path.display().to_string(),
+            open: OpenOptions {
+                read: true,
+                ..OpenOptions::default()
+            },
+        };
+        let id = engine.open(&spec).unwrap();
+        assert_eq!(engine.advice, libc::MADV_NORMAL, "no hint: fadvise_hint=0");
+        engine.advise(id, Access::Random).unwrap();
+        assert_eq!(engine.advice, libc::MADV_RANDOM);
+        engine.advise(id, Access::Sequential).unwrap();
+        assert_eq!(engine.advice, libc::MADV_SEQUENTIAL);
+        engine.close(id).unwrap();
     }
 }

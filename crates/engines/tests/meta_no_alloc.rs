@@ -250,6 +250,25 @@ fn link_names(count: usize) -> NameList {
     names
 }
 
+/// Two warm-up cycles (the first checked by `first_check`, the second by `nlink`: every
+/// other name a hard link, so the first file has 1 + half as many links), then a third
+/// counted one that must allocate nothing.
+fn links_allocate_nothing(
+    d: &mut Driver,
+    dir: &DirRef,
+    names: &NameList,
+    first_check: impl Fn() -> u64,
+    nlink: impl Fn() -> u64,
+) {
+    let links = 1 + names.len() as u64 / 2;
+    assert_eq!(link_cycle(d, dir, names, first_check), links);
+    assert_eq!(link_cycle(d, dir, names, nlink), links);
+    let counted = allocations_during(|| {
+        link_cycle(d, dir, names, || 0);
+    });
+    assert_eq!(counted, 0, "allocations in {} links", names.len());
+}
+
 #[test]
 fn links_by_name_allocate_nothing_per_file() {
     let root = tempfile::tempdir_in("/tmp").unwrap();
@@ -268,15 +287,7 @@ fn links_by_name_allocate_nothing_per_file() {
         assert_eq!(text, std::path::Path::new("../first"), "{soft}");
         nlink()
     };
-    assert_eq!(
-        link_cycle(&mut d, &dir, &names, nlink_and_text),
-        1 + FILES as u64 / 2
-    );
-    link_cycle(&mut d, &dir, &names, nlink);
-    let counted = allocations_during(|| {
-        link_cycle(&mut d, &dir, &names, || 0);
-    });
-    assert_eq!(counted, 0, "allocations in {FILES} links");
+    links_allocate_nothing(&mut d, &dir, &names, nlink_and_text, nlink);
     let meta = d.engine.meta().unwrap();
     let e = meta.symlink_in(&dir, "first", "sub").unwrap_err();
     assert_eq!(e.errno, Some(libc::EEXIST), "{e}");
@@ -304,15 +315,7 @@ fn nfs_links_by_name_allocate_nothing_per_file() {
     let names = link_names(NFS_FILES);
     let first = g.export_dir().join("d/first");
     let nlink = || std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&first).unwrap());
-    assert_eq!(
-        link_cycle(&mut d, &dir, &names, nlink),
-        1 + NFS_FILES as u64 / 2
-    );
-    link_cycle(&mut d, &dir, &names, nlink);
-    let counted = allocations_during(|| {
-        link_cycle(&mut d, &dir, &names, || 0);
-    });
-    assert_eq!(counted, 0, "allocations in {NFS_FILES} NFS links");
+    links_allocate_nothing(&mut d, &dir, &names, nlink, nlink);
     let meta = d.engine.meta().unwrap();
     // A first file made again after the links were removed is linked to afresh.
     meta.create_empty_in(&dir, "first").unwrap();

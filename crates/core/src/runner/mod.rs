@@ -317,7 +317,11 @@ fn run_batch(
     let mut notes = Vec::new();
     let mut results = Vec::new();
     let active_ms = active_span_ms(&outputs);
-    let mut job_devices = Vec::new();
+    // The devices under each job's own files: a job is judged only on those.
+    let job_devices: Vec<Vec<String>> = batch
+        .iter()
+        .map(|job| local_devices(std::slice::from_ref(job)))
+        .collect();
     let total_ios: u64 = outputs
         .iter()
         .filter(|o| uses_helpers(o.engine_name))
@@ -339,10 +343,11 @@ fn run_batch(
         }
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
-        job_devices.push(local_devices(std::slice::from_ref(job)));
     }
     let batch_disks = disks.finish(active_ms);
-    for ((_, r), devices) in results.iter_mut().zip(&job_devices) {
+    // Results are in the clones' order.
+    for ((_, r), c) in results.iter_mut().zip(&clones) {
+        let devices = &job_devices[c.job_index];
         r.disks = batch_disks
             .iter()
             .filter(|d| devices.contains(&d.name))

@@ -119,3 +119,21 @@ fn hard_and_symbolic_links_over_nfs() {
         assert!(left.is_empty(), "{files}: left on the export: {left:?}");
     }
 }
+
+/// Over NFS the client sends bonnie++'s owner-only modes, as a kernel client applies the
+/// umask before it asks the server: seen on the server's side of the export.
+#[test]
+fn files_over_nfs_are_owner_only() {
+    if let Some(why) = ganesha::unavailable() {
+        return skip(&why);
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    let bench = g.export_dir().join("bench");
+    std::fs::create_dir(&bench).unwrap();
+    let run = bonnie_spawn(
+        &g.url("bench"),
+        &["-s", "8", "-r", "0", "-f", "-n", "1:1k:0:2", "-q"],
+    );
+    assert_eq!(modes_while_running(run, &bench), OWNER_ONLY);
+    assert!(entries(&bench).is_empty(), "left on the export");
+}

@@ -190,3 +190,31 @@ fn table_size_cell_and_ending_match() {
         assert_eq!(table(&ours), table(&theirs), "-s {size}");
     }
 }
+
+/// bonnie++ makes its test file and small files 0600 and its directories 0700 (it passes
+/// those modes to open and mkdir); so does storbench, whatever the umask.
+#[test]
+fn files_and_directories_are_owner_only_as_in_bonnie_pp() {
+    let args = ["-s", "16:8k:256", "-r", "8", "-f", "-n", "4:1k:0:2", "-q"];
+    let ours_dir = tempfile::tempdir().unwrap();
+    let ours = bonnie_spawn(ours_dir.path().to_str().unwrap(), &args);
+    assert_eq!(modes_while_running(ours, ours_dir.path()), OWNER_ONLY);
+    let Some(bin) = bonnie_pp() else {
+        return skip("bonnie++ is not installed (apt-get install bonnie++)");
+    };
+    let theirs_dir = tempfile::tempdir().unwrap();
+    let mut theirs = std::process::Command::new(bin);
+    theirs
+        .args(["-d", theirs_dir.path().to_str().unwrap()])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        theirs.args(["-u", "root"]);
+    }
+    assert_eq!(
+        modes_while_running(theirs.spawn().unwrap(), theirs_dir.path()),
+        OWNER_ONLY
+    );
+}

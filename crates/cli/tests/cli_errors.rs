@@ -303,13 +303,16 @@ fn unknown_url_schemes_are_named() {
         c.current_dir(dir.path())
             .args(["bonnie", "-d", target, "--no-save"]);
         assert_names(&Run::of(&mut c).one_error_line(), &[&want]);
-        // fio splits directory= at a single ':' (its list separator), as fio does.
+        // fio's directory= is a ':'-separated list, so `nfs:/…` is said to miss a slash
+        // rather than split into a directory `nfs` and another path.
+        let line = fio_error(
+            dir.path(),
+            &format!("--name=j --ioengine=null --size=1m --directory={target}"),
+        );
         if target.contains("://") {
-            let line = fio_error(
-                dir.path(),
-                &format!("--name=j --ioengine=null --size=1m --directory={target}"),
-            );
             assert_names(&line, &[&want]);
+        } else {
+            assert_names(&line, &[target, "'nfs:' must be followed by two slashes"]);
         }
     }
     let odd = dir.path().join("foo:");

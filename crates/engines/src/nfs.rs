@@ -23,9 +23,27 @@ use crate::options;
 
 mod meta;
 
-/// Modes of the files and directories storbench creates.
+/// Modes of the files and directories storbench creates, before the umask.
 const FILE_MODE: u32 = 0o644;
 const DIR_MODE: u32 = 0o755;
+
+/// The modes to send in CREATE and MKDIR: ours less the process umask, which a kernel
+/// NFS client applies before it asks the server (so `storbench bonnie`'s umask of 077
+/// gives bonnie++'s owner-only files over NFS too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Modes {
+    file: u32,
+    dir: u32,
+}
+
+impl Modes {
+    fn masked(umask: u32) -> Modes {
+        Modes {
+            file: FILE_MODE & !umask,
+            dir: DIR_MODE & !umask,
+        }
+    }
+}
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let base = options::value(job, "nfs_url")
@@ -45,6 +63,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         spare_rel: String::new(),
         link_source: None,
         link_source_path: String::new(),
+        modes: Modes::masked(crate::umask::current()),
     }))
 }
 
@@ -105,6 +124,7 @@ pub struct NfsEngine {
     /// That file's path as given (kept when the handle is forgotten, so that looking up
     /// the source again does not allocate).
     link_source_path: String,
+    modes: Modes,
 }
 
 impl NfsEngine {
@@ -235,7 +255,7 @@ impl Engine for NfsEngine {
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
         let rel = self.target(&spec.path)?;
-        let o = &spec.open;
+        let (o, file_mode) = (&spec.open, self.modes.file);
         let client = self.client_mut()?;
         let fh = match client.lookup_follow(&rel) {
             Ok(_) if o.create && o.exclusive => {
@@ -258,7 +278,7 @@ impl Engine for NfsEngine {
             }
             Ok((fh, _)) => fh,
             Err(e) if o.create && e.nfs_status() == Some(NfsStat::NOENT) => {
-                client.create(&rel, FILE_MODE).map_err(to_engine)?
+                client.create(&rel, file_mode).map_err(to_engine)?
             }
             Err(e) => return Err(to_engine(e)),
         };

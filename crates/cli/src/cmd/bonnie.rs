@@ -145,6 +145,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         crate::running::check_nfs_target(dir, true)?;
     }
     let store = &enter_target_dir(&mut cfg, store)?;
+    owner_only_files();
     storbench_core::stop::install_handlers();
     let mut stdout = io::stdout();
     if cfg.runs.is_some() {
@@ -185,6 +186,13 @@ fn enter_target_dir(cfg: &mut Config, store: &StoreArgs) -> anyhow::Result<Store
         cfg.target = Target::Cwd(dir.clone());
     }
     Ok(store)
+}
+
+/// bonnie++ makes its test file and small files 0600 and its directories 0700: a umask of
+/// 077 gives the same from the engines' 0644 and 0755, locally and over NFS.
+fn owner_only_files() {
+    // SAFETY: umask(2) cannot fail.
+    unsafe { libc::umask(0o077) };
 }
 
 /// bonnie++'s layout: the table (stdout, or stderr with -q; none with -x), then the CSV.

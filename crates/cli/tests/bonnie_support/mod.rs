@@ -102,3 +102,48 @@ pub fn is_latency(s: &str) -> bool {
         && digits.bytes().all(|b| b.is_ascii_digit())
         && ["us", "ms", "s"].contains(&unit)
 }
+
+/// Starts `storbench --no-save bonnie -d <dir> <args>` in the background, output discarded.
+pub fn bonnie_spawn(dir: &str, args: &[&str]) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "bonnie", "-d", dir])
+        .args(args)
+        .env_remove("STORBENCH_DB")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start storbench")
+}
+
+/// What bonnie++ makes: files 0600, directories 0700, as (is a directory, mode).
+pub const OWNER_ONLY: [(bool, u32); 2] = [(false, 0o600), (true, 0o700)];
+
+/// The modes of everything seen under `dir` while `run` works there: (is a directory, mode).
+pub fn modes_while_running(
+    mut run: std::process::Child,
+    dir: &std::path::Path,
+) -> Vec<(bool, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut seen = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while run.try_wait().unwrap().is_none() {
+        let Some(at) = stack.pop() else {
+            stack.push(dir.to_path_buf());
+            continue;
+        };
+        // Entries come and go under us: whatever vanishes is skipped.
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            let mode = meta.permissions().mode() & 0o777;
+            if !seen.contains(&(meta.is_dir(), mode)) {
+                seen.push((meta.is_dir(), mode));
+            }
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    assert!(run.wait().unwrap().success(), "the run failed");
+    seen.sort();
+    seen
+}

@@ -11,7 +11,7 @@ use storbench_core::{
 };
 use storbench_nfs::{At, Client, Fh, NfsError, NfsStat};
 
-use super::{DIR_MODE, FILE_MODE, NfsEngine, no_target, to_engine};
+use super::{NfsEngine, no_target, to_engine};
 
 impl NfsEngine {
     /// Calls `op` with the handle of the directory that holds `name` in `dir`, the name's
@@ -127,10 +127,8 @@ fn names_joined(path: &str, dir: &str, name: &str) -> bool {
 
 impl MetaOps for NfsEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.client_mut()?
-            .mkdir(&rel, DIR_MODE)
-            .map_err(to_engine)?;
+        let (rel, mode) = (self.target(path)?, self.modes.dir);
+        self.client_mut()?.mkdir(&rel, mode).map_err(to_engine)?;
         Ok(())
     }
 
@@ -142,11 +140,8 @@ impl MetaOps for NfsEngine {
     }
 
     fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        let rel = self.target(path)?;
-        let fh = self
-            .client_mut()?
-            .create(&rel, FILE_MODE)
-            .map_err(to_engine)?;
+        let (rel, mode) = (self.target(path)?, self.modes.file);
+        let fh = self.client_mut()?.create(&rel, mode).map_err(to_engine)?;
         self.add_file(fh, rel, open)
     }
 
@@ -271,8 +266,9 @@ impl MetaOps for NfsEngine {
         name: &str,
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
+        let mode = self.modes.file;
         let fh = self.in_dir(dir, name, |c, fh, last, at| {
-            c.create_fh_in(fh, last, FILE_MODE, at)
+            c.create_fh_in(fh, last, mode, at)
         })?;
         let rel = self.rel_in(dir, name)?;
         self.add_file(fh, rel, open)
@@ -298,8 +294,9 @@ impl MetaOps for NfsEngine {
 
     /// CREATE only: the reply's handle is not kept, as nothing is written.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        let mode = self.modes.file;
         self.in_dir(dir, name, |c, fh, last, at| {
-            c.create_in(fh, last, FILE_MODE, at).map(drop)
+            c.create_in(fh, last, mode, at).map(drop)
         })
     }
 

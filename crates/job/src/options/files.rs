@@ -40,7 +40,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "File, block device or URL (nfs://, iscsi://) to use; ':' separates several, '\\:' is a literal colon",
         |b, v| {
-            b.spec.filenames = split_paths(val(v)?);
+            b.spec.filenames = split_paths(val(v)?)?;
             Ok(())
         },
     )
@@ -52,7 +52,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "Directory (or nfs:// URL) for generated file names; ':' separates several, handed out to clones in turn",
         |b, v| {
-            b.spec.directories = split_paths(val(v)?);
+            b.spec.directories = split_paths(val(v)?)?;
             Ok(())
         },
     ),
@@ -275,7 +275,7 @@ pub(super) const DEFS: &[OptDef] = &[
 
 /// Splits fio's `:`-separated list. `\:` is a literal colon. In a URL (`scheme://…`) a
 /// colon belongs to the URL (port, IQN) unless another `scheme://` follows it.
-pub(crate) fn split_paths(s: &str) -> Vec<String> {
+pub(crate) fn split_paths(s: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut rest = s;
@@ -291,6 +291,9 @@ pub(crate) fn split_paths(s: &str) -> Vec<String> {
             continue;
         }
         let scheme_sep = rest.starts_with("//");
+        if !scheme_sep && is_our_scheme(&cur) {
+            return Err(missing_slashes(&cur));
+        }
         let inside_url = cur.contains("://");
         if scheme_sep || (inside_url && !starts_with_url(rest)) {
             cur.push(':');
@@ -301,7 +304,21 @@ pub(crate) fn split_paths(s: &str) -> Vec<String> {
     if !cur.is_empty() {
         out.push(cur);
     }
-    out
+    Ok(out)
+}
+
+/// `nfs` or `iscsi` as a whole list item: a URL typed with one slash or none (`nfs:/h/e`)
+/// would otherwise become a local directory `nfs` and a second path.
+fn is_our_scheme(item: &str) -> bool {
+    item.eq_ignore_ascii_case("nfs") || item.eq_ignore_ascii_case("iscsi")
+}
+
+#[cold]
+fn missing_slashes(scheme: &str) -> String {
+    format!(
+        "'{scheme}:' must be followed by two slashes, as in {scheme}://host/…; \
+         for a local path named {scheme}, write ./{scheme}"
+    )
 }
 
 /// `nfs://…`, `iscsi://…`: letters, digits, `+.-` then `://`.
@@ -320,26 +337,47 @@ mod tests {
 
     #[test]
     fn plain_lists_and_escapes() {
-        assert_eq!(split_paths("/dev/sdb:/dev/sdc"), ["/dev/sdb", "/dev/sdc"]);
-        assert_eq!(split_paths(r"F\:\file"), [r"F:\file"]);
-        assert_eq!(split_paths(":a::b:"), ["a", "b"]);
-        assert_eq!(split_paths("one"), ["one"]);
+        assert_eq!(
+            split_paths("/dev/sdb:/dev/sdc").unwrap(),
+            ["/dev/sdb", "/dev/sdc"]
+        );
+        assert_eq!(split_paths(r"F\:\file").unwrap(), [r"F:\file"]);
+        assert_eq!(split_paths(":a::b:").unwrap(), ["a", "b"]);
+        assert_eq!(split_paths("one").unwrap(), ["one"]);
     }
 
     #[test]
     fn urls_keep_their_colons() {
         assert_eq!(
-            split_paths("iscsi://127.0.0.1:3260/iqn.2026-11.lab:disk/1"),
+            split_paths("iscsi://127.0.0.1:3260/iqn.2026-11.lab:disk/1").unwrap(),
             ["iscsi://127.0.0.1:3260/iqn.2026-11.lab:disk/1"]
         );
         assert_eq!(
-            split_paths(r"iscsi\://127.0.0.1/iqn.2016-02.com.fio\:system\:fio/1"),
+            split_paths(r"iscsi\://127.0.0.1/iqn.2016-02.com.fio\:system\:fio/1").unwrap(),
             ["iscsi://127.0.0.1/iqn.2016-02.com.fio:system:fio/1"]
         );
         assert_eq!(
-            split_paths("nfs://h:2049/e/a:nfs://h2/e/b:/local"),
+            split_paths("nfs://h:2049/e/a:nfs://h2/e/b:/local").unwrap(),
             ["nfs://h:2049/e/a", "nfs://h2/e/b:/local"]
         );
-        assert_eq!(split_paths("/local:nfs://h/e/x"), ["/local", "nfs://h/e/x"]);
+        assert_eq!(
+            split_paths("/local:nfs://h/e/x").unwrap(),
+            ["/local", "nfs://h/e/x"]
+        );
+    }
+
+    #[test]
+    fn a_url_with_one_slash_is_refused_not_split() {
+        for typed in [
+            "nfs:/127.0.0.1/export",
+            "/a:NFS:/h/e",
+            "iscsi:h/iqn/1",
+            "nfs:",
+        ] {
+            let err = split_paths(typed).unwrap_err();
+            assert!(err.contains("two slashes"), "{typed}: {err}");
+        }
+        assert_eq!(split_paths("./nfs:/b").unwrap(), ["./nfs", "/b"]);
+        assert_eq!(split_paths(r"nfs\:/x").unwrap(), ["nfs:/x"]);
     }
 }

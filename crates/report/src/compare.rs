@@ -60,6 +60,21 @@ pub struct MetricRow {
     pub values: Vec<Option<f64>>,
     /// Percentage change against the reference run's value.
     pub change_pct: Vec<Option<f64>>,
+    /// The run finished the test too fast to time it (bonnie's `+++++`): no rate, no CPU.
+    pub too_fast: Vec<bool>,
+}
+
+impl MetricRow {
+    /// Run `i`'s value as a table shows it: bonnie++'s marks for a test too fast to time
+    /// (`+++++` for the rate, `+++` for %CP), `-` where the run lacks the figure.
+    pub fn cell(&self, i: usize, fmt: impl Fn(f64) -> String) -> String {
+        match self.values[i] {
+            Some(v) => fmt(v),
+            None if self.too_fast[i] && self.metric.is_rate() => "+++++".to_string(),
+            None if self.too_fast[i] && self.metric == MetricId::CpuPct => "+++".to_string(),
+            None => "-".to_string(),
+        }
+    }
 }
 
 /// Builds the comparison; `baseline` indexes `runs` (clamped).
@@ -166,12 +181,14 @@ fn table(name: &str, reference: usize, found: &[Option<&TestFigures>]) -> TestTa
                 .collect();
             let base = values[reference];
             let change_pct = values.iter().map(|v| pct_change(base, *v)).collect();
+            let too_fast = found.iter().map(|t| t.is_some_and(was_too_fast)).collect();
             MetricRow {
                 metric,
                 unit,
                 better,
                 values,
                 change_pct,
+                too_fast,
             }
         })
         .collect();
@@ -192,9 +209,16 @@ pub fn pct_change(base: Option<f64>, v: Option<f64>) -> Option<f64> {
     }
 }
 
+/// A test without a rate: bonnie's `+++++`, the only way a run that has a test lacks it.
+fn was_too_fast(t: &TestFigures) -> bool {
+    t.figures
+        .iter()
+        .any(|f| f.metric.is_rate() && f.value.is_none())
+}
+
 /// bonnie's `+++++`: a test too short to time gives no rate. Only a run that has the test
 /// can have finished it too fast (a run without it is listed as not sharing it), and a
-/// `+++++` is worth saying even when every run printed it, since the table shows `-` for it.
+/// `+++++` is worth explaining even when every run printed it.
 fn too_fast_notes(
     test: &str,
     found: &[Option<&TestFigures>],
@@ -204,11 +228,7 @@ fn too_fast_notes(
         .iter()
         .zip(runs)
         .filter_map(|(t, run)| t.map(|t| (t, run)))
-        .filter(|(t, _)| {
-            t.figures
-                .iter()
-                .any(|f| f.metric.is_rate() && f.value.is_none())
-        })
+        .filter(|(t, _)| was_too_fast(t))
         .map(|(_, run)| {
             format!(
                 "{test}: {} finished too fast to measure (bonnie's +++++)",

@@ -325,6 +325,30 @@ fn too_fast_notes_name_only_runs_that_printed_plus() {
             "Sequential Input Block: b finished too fast to measure (bonnie's +++++)",
         ]
     );
+    // The tables print bonnie's own mark where a run has the test, `-` where it lacks it.
+    let input = c
+        .tests
+        .iter()
+        .find(|t| t.test == "Sequential Input Block")
+        .unwrap();
+    let cells = |metric| {
+        let row = input.rows.iter().find(|r| r.metric == metric).unwrap();
+        assert_eq!(row.too_fast, [true, true, false]);
+        (0..3)
+            .map(|i| row.cell(i, |v| v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cells(MetricId::BandwidthMb), ["+++++", "+++++", "-"]);
+    assert_eq!(cells(MetricId::CpuPct), ["+++", "+++", "-"]);
+    let mut out = Vec::new();
+    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = text
+        .lines()
+        .skip_while(|l| *l != "Sequential Input Block")
+        .find(|l| l.trim_start().starts_with("bandwidth MB/s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(line.matches("+++++").count(), 2, "{line}");
 }
 
 #[test]

@@ -230,6 +230,10 @@ fn chromium_renders_bonnie_runs() {
         dom.contains("b0 finished too fast to measure"),
         "+++++ note in the tables"
     );
+    assert!(
+        dom.contains("<td class=\"num\">+++++</td>"),
+        "+++++ cell in the tables"
+    );
     assert_eq!(log_problems(&log), Vec::<String>::new());
 }
 

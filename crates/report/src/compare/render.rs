@@ -122,7 +122,7 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
         let (unit, div) = display_unit(row);
         let mut line = vec![(row_title(row, unit), None)];
         for i in 0..c.runs.len() {
-            let v = row.values[i].map_or_else(|| "-".to_string(), |v| fmt_value(v / div));
+            let v = row.cell(i, |v| fmt_value(v / div));
             line.push((v, None));
             if i != t.reference {
                 let good = row.change_pct[i]

@@ -109,7 +109,7 @@ fn table(html: &mut String, c: &Comparison, t: &TestTable) {
         };
         let _ = write!(html, "<tr><td>{}</td>", escape(&title));
         for i in 0..c.runs.len() {
-            let v = row.values[i].map_or("-".to_string(), fmt_value);
+            let v = row.cell(i, fmt_value);
             let _ = write!(html, "<td class=\"num\">{v}</td>");
             if i == t.reference {
                 continue;

@@ -102,7 +102,13 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
                 "storbench: {}",
                 storbench_core::redact::text(&format!("{e:#}"))
             );
-            ExitCode::FAILURE
+            // A signal that cut a stage short (a lay-out, a login) ends the run like one
+            // that cut the measurement: 128 + the signal, not a plain failure.
+            if storbench_core::stop::signal().is_some() {
+                running::interrupted_code()
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -22,15 +22,36 @@ fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
     ChildGuard(Some(child))
 }
 
-/// Waits until a file whose name starts with `prefix` exists in `dir`, then a little more
-/// so IO is under way.
-fn wait_for_file(dir: &Path, prefix: &str) {
+/// Waits until a file whose name starts with `prefix` exists in `dir` and `child` has
+/// written `laid_out` bytes (its lay-out is done), then a little more so the measured IO is
+/// under way. A signal during the lay-out ends the run before it has results, which the
+/// tests of partial results must not race into.
+fn wait_for_file(child: &ChildGuard, dir: &Path, prefix: &str, laid_out: u64) {
     let seen = wait_for(Duration::from_secs(8), || {
         entries(dir).iter().any(|e| e.starts_with(prefix))
     });
     assert!(seen, "no {prefix}* file appeared in {}", dir.display());
+    let written = wait_for(Duration::from_secs(30), || {
+        bytes_written(child.pid()) >= laid_out
+    });
+    assert!(written, "the lay-out of {prefix}* did not finish");
     std::thread::sleep(Duration::from_millis(400));
 }
+
+/// What /proc/PID/io says the process wrote: `wchar` counts write calls (buffered psync),
+/// `write_bytes` what reached the block layer (direct IO through libaio or io_uring).
+fn bytes_written(pid: i32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let field = |name: &str| -> u64 {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    field("wchar:").max(field("write_bytes:"))
+}
+
+const MIB: u64 = 1 << 20;
 
 const LONG_FIO: [&str; 9] = [
     "fio",
@@ -50,7 +71,7 @@ fn sigint_stops_fio_prints_partial_results_and_unlinks() {
     let mut args = LONG_FIO.to_vec();
     args.push("--unlink=1");
     let child = spawn(dir.path(), &args);
-    wait_for_file(dir.path(), "s.0.0");
+    wait_for_file(&child, dir.path(), "s.0.0", 8 * MIB);
     child.signal(libc::SIGINT);
     let run = child.wait_output(Duration::from_secs(10));
     assert_eq!(run.code, Some(130), "{run:?}");
@@ -71,7 +92,7 @@ fn sigterm_stops_fio_json_and_keeps_files_without_unlink() {
     let mut args = LONG_FIO.to_vec();
     args.push("--output-format=json");
     let child = spawn(dir.path(), &args);
-    wait_for_file(dir.path(), "s.0.0");
+    wait_for_file(&child, dir.path(), "s.0.0", 8 * MIB);
     child.signal(libc::SIGTERM);
     let run = child.wait_output(Duration::from_secs(10));
     assert_eq!(run.code, Some(143), "128 + SIGTERM: {run:?}");
@@ -93,7 +114,7 @@ fn interrupt_quick(dir: &Path, extra: &[&str], sig: i32) -> Run {
     args.extend_from_slice(extra);
     args.extend([target, "--no-save"]);
     let child = spawn(dir, &args);
-    wait_for_file(dir, "storbench-quick.");
+    wait_for_file(&child, dir, "storbench-quick.", 16 * MIB);
     std::thread::sleep(Duration::from_millis(600));
     child.signal(sig);
     child.wait_output(Duration::from_secs(10))
@@ -130,7 +151,8 @@ fn sigterm_stops_quick_json_with_the_interruption_marked() {
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }
 
-/// Interrupted while the test file is still being written: it is removed all the same.
+/// Interrupted while the test file is still being written: it is removed all the same, and
+/// the run ends as one cut during the tests does (128 + SIGINT, not a plain failure).
 #[test]
 fn sigint_during_quick_lay_out_removes_the_partial_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,7 +173,8 @@ fn sigint_during_quick_lay_out_removes_the_partial_file() {
     assert!(seen, "no test file appeared");
     child.signal(libc::SIGINT);
     let run = child.wait_output(Duration::from_secs(10));
-    assert!(run.code.is_some_and(|c| c != 0), "{run:?}");
+    assert_eq!(run.code, Some(130), "{run:?}");
+    assert!(run.stderr.contains("lay-out of"), "{}", run.stderr);
     common::assert_no_panic(&run.stderr);
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }
@@ -161,7 +184,7 @@ fn sigint_during_quick_lay_out_removes_the_partial_file() {
 fn interruption_is_noted_once() {
     let dir = tempfile::tempdir().unwrap();
     let child = spawn(dir.path(), &LONG_FIO);
-    wait_for_file(dir.path(), "s.0.0");
+    wait_for_file(&child, dir.path(), "s.0.0", 8 * MIB);
     child.signal(libc::SIGINT);
     let run = child.wait_output(Duration::from_secs(10));
     let said = run
@@ -194,7 +217,7 @@ fn interrupted_runs_are_marked_in_the_history() {
             .spawn()
             .unwrap(),
     ));
-    wait_for_file(&work, "storbench-quick.");
+    wait_for_file(&child, &work, "storbench-quick.", 16 * MIB);
     child.signal(libc::SIGINT);
     let cut = child.wait_output(Duration::from_secs(10));
     assert_eq!(cut.code, Some(130), "{cut:?}");
@@ -260,7 +283,7 @@ fn a_third_signal_names_the_test_file_left_behind() {
             let seen = wait_for(Duration::from_secs(8), || !entries(dir.path()).is_empty());
             assert!(seen, "no test file appeared");
         } else {
-            wait_for_file(dir.path(), "storbench-quick.");
+            wait_for_file(&child, dir.path(), "storbench-quick.", 16 * MIB);
         }
         // Three different signals: one sent twice could merge with the first while pending.
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {

@@ -322,14 +322,19 @@ impl DataOut {
 /// A NOP-Out: a ping of ours (`itt` fresh, `ttt` reserved) or the answer to a target's
 /// NOP-In (`itt` reserved, `ttt` echoed).
 pub fn nop_out(out: &mut Bhs, itt: u32, ttt: u32, cmd_sn: u32, exp_stat_sn: u32, dlen: u32) {
+    immediate_final(out, op::NOP_OUT, [itt, ttt, cmd_sn, exp_stat_sn], dlen);
+}
+
+/// The layout NOP-Out and Text Request share: immediate, final, no LUN, then the ITT, the
+/// TTT, CmdSN and ExpStatSN (`words`, at bytes 16 to 31).
+fn immediate_final(out: &mut Bhs, opcode: u8, words: [u32; 4], dlen: u32) {
     out.0 = [0; BHS_LEN];
-    out.0[0] = op::NOP_OUT | IMMEDIATE;
+    out.0[0] = opcode | IMMEDIATE;
     out.0[1] = flag::FINAL;
     out.set_data_len(dlen);
-    out.set_u32(16, itt);
-    out.set_u32(20, ttt);
-    out.set_u32(24, cmd_sn);
-    out.set_u32(28, exp_stat_sn);
+    for (i, word) in words.into_iter().enumerate() {
+        out.set_u32(16 + 4 * i, word);
+    }
 }
 
 /// Login stages (CSG/NSG).
@@ -377,14 +382,7 @@ impl LoginRequest {
 
 /// A Text Request (final, no continuation) carrying `dlen` bytes of key=value text.
 pub fn text_request(out: &mut Bhs, itt: u32, ttt: u32, cmd_sn: u32, exp_stat_sn: u32, dlen: u32) {
-    out.0 = [0; BHS_LEN];
-    out.0[0] = op::TEXT_REQ | IMMEDIATE;
-    out.0[1] = flag::FINAL;
-    out.set_data_len(dlen);
-    out.set_u32(16, itt);
-    out.set_u32(20, ttt);
-    out.set_u32(24, cmd_sn);
-    out.set_u32(28, exp_stat_sn);
+    immediate_final(out, op::TEXT_REQ, [itt, ttt, cmd_sn, exp_stat_sn], dlen);
 }
 
 /// A Logout Request closing the whole session (reason 0).

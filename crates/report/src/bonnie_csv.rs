@@ -91,7 +91,8 @@ pub fn line(b: &BonnieResult, format: CsvFormat) -> String {
     }
 }
 
-const IO_TESTS: [BonnieTestId; 6] = [
+/// The columns of bonnie++'s IO tests and file tests, in its order.
+pub(crate) const IO_TESTS: [BonnieTestId; 6] = [
     BonnieTestId::Putc,
     BonnieTestId::PutBlock,
     BonnieTestId::Rewrite,
@@ -99,7 +100,7 @@ const IO_TESTS: [BonnieTestId; 6] = [
     BonnieTestId::GetBlock,
     BonnieTestId::Seeks,
 ];
-const FILE_TESTS: [BonnieTestId; 6] = [
+pub(crate) const FILE_TESTS: [BonnieTestId; 6] = [
     BonnieTestId::SeqCreate,
     BonnieTestId::SeqStat,
     BonnieTestId::SeqDel,

@@ -8,25 +8,9 @@ use std::io::{self, Write};
 
 use storbench_core::result::{BonnieResult, BonnieTestId, Note, NoteLevel, RunResult};
 
-use crate::bonnie_csv::{bonnie_of, files_spec, latency, size_units, test};
+use crate::bonnie_csv::{FILE_TESTS, IO_TESTS, bonnie_of, files_spec, latency, size_units, test};
 use crate::notes::level_name;
 
-const IO_TESTS: [BonnieTestId; 6] = [
-    BonnieTestId::Putc,
-    BonnieTestId::PutBlock,
-    BonnieTestId::Rewrite,
-    BonnieTestId::Getc,
-    BonnieTestId::GetBlock,
-    BonnieTestId::Seeks,
-];
-const FILE_TESTS: [BonnieTestId; 6] = [
-    BonnieTestId::SeqCreate,
-    BonnieTestId::SeqStat,
-    BonnieTestId::SeqDel,
-    BonnieTestId::RanCreate,
-    BonnieTestId::RanStat,
-    BonnieTestId::RanDel,
-];
 const RATE_HEADER: &str = " /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP";
 
 /// Writes the notes, then the IO table and the file table of the tests that ran.

@@ -239,32 +239,24 @@ impl Tgtd {
 
     /// Requires CHAP for `tid`: the initiator must log in as `user`/`secret`.
     pub fn require_chap(&mut self, tid: u32, user: &str, secret: &str) -> io::Result<()> {
-        self.tgtadm(&[
-            "--mode",
-            "account",
-            "--op",
-            "new",
-            "--user",
-            user,
-            "--password",
-            secret,
-        ])?;
-        self.tgtadm(&[
-            "--mode",
-            "account",
-            "--op",
-            "bind",
-            "--tid",
-            &tid.to_string(),
-            "--user",
-            user,
-        ])?;
-        Ok(())
+        self.bind_account(tid, user, secret, false)
     }
 
     /// Adds the target's own account for mutual CHAP (tgtd's "outgoing" account).
     pub fn mutual_chap(&mut self, tid: u32, user: &str, secret: &str) -> io::Result<()> {
-        self.tgtadm(&[
+        self.bind_account(tid, user, secret, true)
+    }
+
+    /// Makes the account `user`/`secret` and binds it to `tid`, as the target's own
+    /// (outgoing) account or as the one initiators log in with.
+    fn bind_account(
+        &mut self,
+        tid: u32,
+        user: &str,
+        secret: &str,
+        outgoing: bool,
+    ) -> io::Result<()> {
+        let new = [
             "--mode",
             "account",
             "--op",
@@ -273,19 +265,16 @@ impl Tgtd {
             user,
             "--password",
             secret,
-        ])?;
-        self.tgtadm(&[
-            "--mode",
-            "account",
-            "--op",
-            "bind",
-            "--tid",
-            &tid.to_string(),
-            "--user",
-            user,
-            "--outgoing",
-        ])?;
-        Ok(())
+        ];
+        self.tgtadm(&new)?;
+        let tid = tid.to_string();
+        let mut bind = vec![
+            "--mode", "account", "--op", "bind", "--tid", &tid, "--user", user,
+        ];
+        if outgoing {
+            bind.push("--outgoing");
+        }
+        self.tgtadm(&bind).map(drop)
     }
 
     /// The I_T nexus lines of `tgtadm --mode target --op show` for `tid` (one per logged-in

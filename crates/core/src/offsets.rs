@@ -137,6 +137,21 @@ enum Draw {
     },
 }
 
+/// How a pass over a region ended: fio treats each kind differently when it decides whether
+/// to drop the file's page cache (see `worker::passes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PassEnd {
+    #[default]
+    None,
+    /// A sequential run reached the region's end (or too little of it is left for the next
+    /// IO, where fio would shorten that IO and then reach the end).
+    End,
+    /// A skip (`rw=read:N`) stepped past the region's end while the last IO ended inside it.
+    Skip,
+    /// The random map has visited every block.
+    MapFull,
+}
+
 /// Offsets within one file region, in units of `block` bytes.
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
@@ -148,8 +163,8 @@ pub struct OffsetGen {
     seq_next: u64,
     hole: u64,
     draw: Draw,
-    /// Set when a pass over the region ended (sequential wrap, random map refilled).
-    wrapped: bool,
+    /// How the last pass over the region ended, until taken.
+    pass_end: PassEnd,
 }
 
 /// Parameters for [`OffsetGen::new`].
@@ -195,7 +210,7 @@ impl OffsetGen {
             seq_next: 0,
             hole: p.hole,
             draw,
-            wrapped: false,
+            pass_end: PassEnd::None,
         }
     }
 
@@ -224,19 +239,41 @@ impl OffsetGen {
     #[inline]
     pub fn next_sequential(&mut self, bs: u64) -> u64 {
         if self.seq_next + bs > self.len {
+            self.pass_end = self.seq_end_kind();
             self.seq_next = 0;
-            self.wrapped = true;
         }
         let off = self.start + self.seq_next;
         self.seq_next += bs + self.hole;
         off
     }
 
-    /// True once after each pass over the region ended: fio drops the page cache there,
-    /// so a buffered time-based job re-reads from the device, not from memory.
+    /// Why the sequential run cannot go on: fio wraps a skip silently but ends the pass at
+    /// the region's end (`get_next_seq_offset`), so the two must be told apart.
+    #[cold]
+    fn seq_end_kind(&self) -> PassEnd {
+        let last_end = self.seq_next.saturating_sub(self.hole);
+        if self.hole > 0 && last_end < self.len && self.seq_next >= self.len {
+            PassEnd::Skip
+        } else {
+            PassEnd::End
+        }
+    }
+
+    /// How a pass ended, once, at the first IO after it: fio decides there whether to drop
+    /// the page cache, so a buffered time-based job re-reads from the device.
     #[inline]
-    pub fn take_wrapped(&mut self) -> bool {
-        std::mem::take(&mut self.wrapped)
+    pub fn take_pass_end(&mut self) -> PassEnd {
+        std::mem::take(&mut self.pass_end)
+    }
+
+    /// Starts over at the region's start with a fresh random map, as fio's `fio_file_reset`
+    /// does when it opens a file again for a new round of a job.
+    pub fn restart(&mut self) {
+        self.seq_next = 0;
+        self.pass_end = PassEnd::None;
+        if let Draw::Map { pass_pos, .. } = &mut self.draw {
+            *pass_pos = 0;
+        }
     }
 
     /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).
@@ -253,7 +290,7 @@ impl OffsetGen {
             Draw::Map { perm, pass_pos } => {
                 if *pass_pos >= n {
                     *pass_pos = 0;
-                    self.wrapped = true;
+                    self.pass_end = PassEnd::MapFull;
                 }
                 let b = perm.at(*pass_pos);
                 *pass_pos += 1;
@@ -352,27 +389,66 @@ mod tests {
     }
 
     #[test]
-    fn wrap_is_reported_once_per_pass() {
+    fn a_pass_end_is_reported_once_with_its_kind() {
+        use PassEnd::{End, MapFull, None};
         let mut rng = Rng::seeded(1);
         let mut random = OffsetGen::new(params(4 * 4096, 4096));
-        let marks: Vec<bool> = (0..9)
+        let marks: Vec<PassEnd> = (0..9)
             .map(|_| {
                 random.next_random(&mut rng, 4096);
-                random.take_wrapped()
+                random.take_pass_end()
             })
             .collect();
         assert_eq!(
             marks,
-            [false, false, false, false, true, false, false, false, true]
+            [None, None, None, None, MapFull, None, None, None, MapFull]
         );
         let mut seq = OffsetGen::new(params(2 * 4096, 4096));
-        let marks: Vec<bool> = (0..5)
+        let marks: Vec<PassEnd> = (0..5)
             .map(|_| {
                 seq.next_sequential(4096);
-                seq.take_wrapped()
+                seq.take_pass_end()
             })
             .collect();
-        assert_eq!(marks, [false, false, true, false, true]);
+        assert_eq!(marks, [None, None, End, None, End]);
+    }
+
+    /// fio wraps a skip that steps past the end silently, but a last block that ends at the
+    /// region's end ends the pass (`get_next_seq_offset`): 4 KiB reads with 4 KiB holes end
+    /// 4 KiB short of a 16 KiB region (a skip), and right at the end of a 12 KiB one.
+    #[test]
+    fn a_skip_past_the_end_is_not_the_end_of_the_region() {
+        for (blocks, kind) in [(4, PassEnd::Skip), (3, PassEnd::End)] {
+            let mut g = OffsetGen::new(OffsetParams {
+                hole: 4096,
+                ..params(blocks * 4096, 4096)
+            });
+            let ends: Vec<PassEnd> = (0..3)
+                .map(|_| {
+                    g.next_sequential(4096);
+                    g.take_pass_end()
+                })
+                .collect();
+            assert_eq!(
+                ends,
+                [PassEnd::None, PassEnd::None, kind],
+                "{blocks} blocks"
+            );
+        }
+    }
+
+    #[test]
+    fn restart_begins_a_fresh_pass() {
+        let mut rng = Rng::seeded(1);
+        let mut g = OffsetGen::new(params(4 * 4096, 4096));
+        g.next_sequential(4096);
+        g.next_random(&mut rng, 4096);
+        g.restart();
+        assert_eq!(g.next_sequential(4096), 0);
+        let mut seen: Vec<u64> = (0..4).map(|_| g.next_random(&mut rng, 4096)).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, [0, 4096, 8192, 12288]);
+        assert_eq!(g.take_pass_end(), PassEnd::None);
     }
 
     #[test]

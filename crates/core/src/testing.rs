@@ -16,6 +16,8 @@ pub struct Recorder {
     size: u64,
     /// Cache drops fail, as BLKFLSBUF does for a user who is not root.
     refuse_drops: bool,
+    /// Says it queues IO (as libaio does), though it still completes each IO at once.
+    queued: bool,
 }
 
 impl Recorder {
@@ -25,6 +27,15 @@ impl Recorder {
             log,
             size,
             refuse_drops: false,
+            queued: false,
+        }
+    }
+
+    /// As [`new`](Self::new), for an engine that is not synchronous.
+    pub fn queued(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
+        Recorder {
+            queued: true,
+            ..Recorder::new(log, size)
         }
     }
 
@@ -47,7 +58,7 @@ impl Engine for Recorder {
     }
     fn caps(&self) -> Caps {
         Caps {
-            synchronous: true,
+            synchronous: !self.queued,
             ..Caps::default()
         }
     }

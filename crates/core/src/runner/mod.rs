@@ -625,6 +625,46 @@ mod tests {
         }
     }
 
+    /// The runner tells a worker whether its region ends the file, which fio's rule needs:
+    /// a time-based `rw=read:4k` over a whole 16 KiB file wraps past its end silently and
+    /// keeps the cache, while over the first 16 KiB of a larger file each pass ends the file
+    /// and reopening it drops the region's cache.
+    #[test]
+    fn a_skip_wraps_silently_only_where_the_region_ends_the_file() {
+        for (file_size, drops) in [(16384, 0), (1 << 20, 3)] {
+            let mut job = JobSpec::new("s");
+            job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+            job.size = Some(SizeSpec::Bytes(16384));
+            job.rw.hole = 4096;
+            job.time_based = true;
+            job.runtime = Some(Duration::from_secs(60));
+            // 2 reads per pass: the 3rd, 5th and 7th start a new one.
+            job.number_ios = Some(7);
+            job.fadvise_hint = FadviseHint::None;
+            let workload = Workload {
+                jobs: vec![job],
+                global_options: vec![],
+                job_files: vec![],
+            };
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let engine_log = log.clone();
+            let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+                Ok(Box::new(Recorder::new(engine_log.clone(), file_size)))
+            };
+            let req = RunRequest {
+                workload: &workload,
+                mode: RunMode::Fio,
+                command_line: vec![],
+                always_remove_created: false,
+            };
+            run(req, &factory, &mut NoObserver).unwrap();
+            let calls = log.lock().unwrap().clone();
+            // The first drop is the runner's, when the job opens its file.
+            assert_eq!(calls[0], "invalidate", "{file_size}");
+            assert_eq!(calls[1..], vec!["invalidate 0+16384"; drops], "{file_size}");
+        }
+    }
+
     #[test]
     fn stonewall_splits_batches() {
         let mut a = JobSpec::new("a");

@@ -40,6 +40,7 @@ impl PreparedJob {
                     },
                     start,
                     len,
+                    ends_file: start + len >= p.size,
                 }
             })
             .collect()

@@ -6,6 +6,7 @@ use storbench_job::{FileService, RwKind};
 use super::{Slot, Worker};
 use crate::engine::{IoKind, IoUnit, Queued};
 use crate::error::EngineError;
+use crate::offsets::PassEnd;
 
 impl Worker<'_> {
     /// Queues IOs until the depth is reached. False if the rate limiter holds us back.
@@ -173,32 +174,41 @@ impl Worker<'_> {
         };
         let bs = self.block_size(ddir as usize);
         let len = self.fit_to_limit(ddir as usize, bs);
+        if self.issued_bytes >= self.round_end {
+            self.new_round();
+        }
         let file = self.pick_file();
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
-        let offsets = &mut self.files[file].offsets;
-        let len = len.min(offsets.len()).max(1);
-        let offset = if random {
-            if self.seq_run > 0 {
-                self.seq_run -= 1;
-                offsets.next_sequential(len)
-            } else {
-                self.seq_run = job.rw.nr.saturating_sub(1);
-                let off = offsets.next_random(&mut self.rng, len);
-                offsets.continue_from(off);
-                offsets.next_sequential(len)
-            }
-        } else {
-            offsets.next_sequential(len)
-        };
-        if offsets.take_wrapped() {
-            self.pass_ended(file);
-        }
+        let len = len.min(self.files[file].offsets.len()).max(1);
+        let offset = self.next_offset(file, len, random);
         self.last_end = offset + len;
         if matches!(job.rw.kind, RwKind::TrimWrite | RwKind::RandTrimWrite) {
             self.trim_then_write = Some((file as u32, offset, len as u32));
         }
         (ddir, file as u32, offset, len as u32)
+    }
+
+    /// The offset of the next IO of `len` bytes in `file`; where a pass over the file
+    /// ends, fio's rule decides about its page cache (and may move the offset).
+    #[inline]
+    fn next_offset(&mut self, file: usize, len: u64, random: bool) -> u64 {
+        let offsets = &mut self.files[file].offsets;
+        let offset = if !random {
+            offsets.next_sequential(len)
+        } else if self.seq_run > 0 {
+            self.seq_run -= 1;
+            offsets.next_sequential(len)
+        } else {
+            self.seq_run = self.job.rw.nr.saturating_sub(1);
+            let off = offsets.next_random(&mut self.rng, len);
+            offsets.continue_from(off);
+            offsets.next_sequential(len)
+        };
+        match offsets.take_pass_end() {
+            PassEnd::None => offset,
+            end => self.pass_ended(file, end, len, offset),
+        }
     }
 
     /// Like fio, never issues more than a size-bound job's bytes: with mixed block sizes the

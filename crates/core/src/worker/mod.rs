@@ -3,10 +3,12 @@
 //!
 //! The IO path touches only this thread's own state: slots and buffers allocated at set-up,
 //! plain counters and histograms, and a relaxed store into the worker's published counters.
-//! `issue.rs` decides and queues the next IOs, `complete.rs` submits, reaps and accounts.
+//! `issue.rs` decides and queues the next IOs, `complete.rs` submits, reaps and accounts,
+//! `passes.rs` decides, as fio does, when the end of a pass over a file drops its page cache.
 
 mod complete;
 mod issue;
+mod passes;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -37,6 +39,9 @@ pub struct WorkerFile {
     pub spec: FileSpec,
     pub start: u64,
     pub len: u64,
+    /// The region runs to the end of the file: fio wraps a skip there silently, and a
+    /// random job's sequential run jumps, where a shorter region ends the file.
+    pub ends_file: bool,
 }
 
 /// Everything the runner prepared for one job clone.
@@ -82,6 +87,7 @@ struct OpenFile {
     id: FileId,
     offsets: OffsetGen,
     written: bool,
+    ends_file: bool,
 }
 
 /// The access pattern announced for the job's files: fio's `fadvise_hint`, whose default
@@ -181,8 +187,12 @@ struct Worker<'p> {
     depth: u32,
     synchronous: bool,
     no_data: bool,
-    /// Drop a file's page cache each time a pass over it ends (buffered IO, invalidate=1).
-    invalidate_on_wrap: bool,
+    /// When a pass over a file drops its page cache, as fio decides (`passes.rs`).
+    cache: passes::CacheRule,
+    /// Issued bytes at which the current round ends (fio reopens the files) and a
+    /// round's bytes; u64::MAX when the job makes one round.
+    round_end: u64,
+    round_bytes: u64,
     /// Issued bytes at which the current loop ends, when a size-bound job of several
     /// loops ends each with its closing syncs (u64::MAX otherwise), and a loop's bytes.
     loop_end: u64,
@@ -261,6 +271,7 @@ impl<'p> Worker<'p> {
                 id,
                 offsets,
                 written: false,
+                ends_file: f.ends_file,
             });
         }
         let mut filler = BufferFiller::new(job.buffers.clone(), plan.seed.rotate_left(17));
@@ -277,6 +288,8 @@ impl<'p> Worker<'p> {
         };
         let now = Instant::now();
         let (loop_end, loop_bytes) = loop_bounds(job, plan.io_limit);
+        let round_bytes = passes::round_bytes(plan.io_limit, job.loops, caps.synchronous);
+        let cache = passes::CacheRule::new(job, files.len());
         Ok(Worker {
             plan,
             job,
@@ -304,7 +317,9 @@ impl<'p> Worker<'p> {
             depth,
             synchronous: caps.synchronous,
             no_data: caps.no_data,
-            invalidate_on_wrap: job.invalidate && !job.direct,
+            cache,
+            round_end: round_bytes,
+            round_bytes,
             closing: false,
             loop_end,
             loop_bytes,
@@ -327,21 +342,6 @@ impl<'p> Worker<'p> {
             cpu_start: Usage::default(),
             cpu: Usage::default(),
         })
-    }
-
-    /// A pass over `file` ended: as fio does when a time-based or looping job starts over,
-    /// drop its cached pages so the next pass is measured against the device again.
-    #[cold]
-    fn pass_ended(&mut self, file: usize) {
-        if self.invalidate_on_wrap {
-            // Best effort, like fio's: a failed drop only makes the next pass faster.
-            // Only this worker's region: dropping the whole file also dropped readahead
-            // past the region's end and made each new pass start measurably slower than
-            // fio's (and would drop other clones' regions of a shared file).
-            let f = &self.files[file];
-            let (start, len) = (f.offsets.start(), f.offsets.len());
-            let _ = self.engine.invalidate_range(f.id, start, len);
-        }
     }
 
     /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
@@ -536,29 +536,62 @@ mod tests {
 
     /// Like [`calls`], with the worker's output.
     fn run(job: JobSpec, ios: u64) -> (Vec<String>, WorkerOutput) {
+        let setup = Setup {
+            io_limit: Some(ios * 4096),
+            ..Setup::default()
+        };
+        run_on(job, &setup, ios)
+    }
+
+    /// Where and how a test worker runs.
+    struct Setup {
+        /// Region starts, one file each (a drop is logged with its region's start).
+        starts: Vec<u64>,
+        ends_file: bool,
+        io_limit: Option<u64>,
+        queued: bool,
+    }
+
+    impl Default for Setup {
+        fn default() -> Self {
+            Setup {
+                starts: vec![REGION_START],
+                ends_file: true,
+                io_limit: None,
+                queued: false,
+            }
+        }
+    }
+
+    /// Runs `job` as `setup` says until it has done `ios` 4 KiB IOs over 4-block regions.
+    fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) {
         let log = Arc::new(Mutex::new(Vec::new()));
+        let file = |start: &u64| WorkerFile {
+            spec: FileSpec {
+                path: "f".into(),
+                open: OpenOptions::default(),
+            },
+            start: *start,
+            len: BLOCKS * 4096,
+            ends_file: setup.ends_file,
+        };
         let plan = WorkerPlan {
             job: Arc::new(job),
             clone: 0,
             seed: 1,
-            files: vec![WorkerFile {
-                spec: FileSpec {
-                    path: "f".into(),
-                    open: OpenOptions::default(),
-                },
-                start: REGION_START,
-                len: BLOCKS * 4096,
-            }],
-            io_limit: Some(ios * 4096),
+            files: setup.starts.iter().map(file).collect(),
+            io_limit: setup.io_limit,
             counters: Arc::new(crate::progress::WorkerCounters::default()),
             clock: Clock::new(Instant::now()),
         };
-        let engine_log = log.clone();
+        let (engine_log, queued) = (log.clone(), setup.queued);
         let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::new(
-                engine_log.clone(),
-                REGION_START + BLOCKS * 4096,
-            )))
+            let size = REGION_START + BLOCKS * 4096;
+            Ok(Box::new(if queued {
+                Recorder::queued(engine_log.clone(), size)
+            } else {
+                Recorder::new(engine_log.clone(), size)
+            }))
         };
         let out = run_worker(plan, &factory, &StartGate::new(1));
         assert!(out.error.is_none(), "{:?}", out.error);
@@ -566,6 +599,15 @@ mod tests {
         assert_eq!(done, ios);
         let calls = log.lock().unwrap().clone();
         (calls, out)
+    }
+
+    /// The cache drops of a time-based `job` doing `ios` IOs as `setup` says.
+    fn time_based_drops(mut job: JobSpec, setup: &Setup, ios: u64) -> Vec<String> {
+        job.time_based = true;
+        job.runtime = Some(Duration::from_secs(60));
+        job.number_ios = Some(ios);
+        job.fadvise_hint = FadviseHint::None;
+        run_on(job, setup, ios).0
     }
 
     fn job(kind: RwKind) -> JobSpec {
@@ -586,24 +628,124 @@ mod tests {
         assert!(calls(j, 1).is_empty());
     }
 
+    /// A size-bound job on a synchronous engine makes one round in fio: a file whose pass
+    /// ends is done, and fio drops its cache when it opens it again, direct IO too.
     #[test]
-    fn each_new_pass_of_buffered_io_drops_the_cache() {
+    fn a_pass_that_ends_a_file_drops_its_cache_on_reopening_direct_or_not() {
         // 10 IOs over 4 blocks: passes start at the 5th and the 9th IO, and only the
         // region's pages go (fio's range; the whole file also dropped readahead past it).
         for kind in [RwKind::Read, RwKind::RandRead] {
             let mut j = job(kind);
             j.fadvise_hint = FadviseHint::None;
-            assert_eq!(
-                calls(j.clone(), 10),
-                ["invalidate 8192+16384"; 2],
-                "{kind:?}"
-            );
+            let drops = ["invalidate 8192+16384"; 2];
+            assert_eq!(calls(j.clone(), 10), drops, "{kind:?}");
             assert!(calls(j.clone(), 4).is_empty(), "{kind:?}: one pass");
             j.direct = true;
-            assert!(calls(j.clone(), 10).is_empty(), "{kind:?}: direct");
-            j.direct = false;
+            assert_eq!(calls(j.clone(), 10), drops, "{kind:?}: direct");
             j.invalidate = false;
             assert!(calls(j, 10).is_empty(), "{kind:?}: invalidate=0");
+        }
+    }
+
+    /// fio's `loop_cache_invalidate`: a time-based job over one file wraps a sequential
+    /// pass, or starts a full random map over, in place, and drops buffered pages only.
+    #[test]
+    fn a_time_based_pass_wraps_in_place_and_drops_buffered_pages_only() {
+        let one = Setup::default();
+        for kind in [RwKind::Read, RwKind::RandRead] {
+            let drops = ["invalidate 8192+16384"; 2];
+            assert_eq!(time_based_drops(job(kind), &one, 10), drops, "{kind:?}");
+            let mut direct = job(kind);
+            direct.direct = true;
+            assert!(time_based_drops(direct, &one, 10).is_empty(), "{kind:?}");
+        }
+    }
+
+    /// With several files, a time-based sequential pass ends the file: fio waits for the
+    /// others and reopens them all, dropping each one's cache, direct IO too.
+    #[test]
+    fn a_time_based_job_over_several_files_drops_them_on_reopening() {
+        let two = Setup {
+            starts: vec![REGION_START, 65536],
+            ..Setup::default()
+        };
+        for direct in [false, true] {
+            let mut j = job(RwKind::Read);
+            j.direct = direct;
+            // 20 IOs round robin: 10 per file, passes start at their 5th and 9th IO.
+            let calls = time_based_drops(j, &two, 20);
+            let mut drops = calls.clone();
+            drops.sort();
+            assert_eq!(
+                drops,
+                ["invalidate 65536+16384", "invalidate 65536+16384"]
+                    .into_iter()
+                    .chain(["invalidate 8192+16384"; 2])
+                    .collect::<Vec<_>>(),
+                "direct={direct}: {calls:?}"
+            );
+        }
+    }
+
+    /// `rw=read:4k`: the skip after the last block steps past the end of the file and fio
+    /// wraps silently, keeping the cache; a region short of the end of the file is done
+    /// there instead, and reopened.
+    #[test]
+    fn a_skip_past_the_end_of_the_file_keeps_the_cache() {
+        let mut j = job(RwKind::Read);
+        j.rw.hole = 4096;
+        // 2 reads per pass over 4 blocks: 9 reads wrap 4 times.
+        assert!(time_based_drops(j.clone(), &Setup::default(), 9).is_empty());
+        let short = Setup {
+            ends_file: false,
+            ..Setup::default()
+        };
+        let calls = time_based_drops(j, &short, 9);
+        assert_eq!(calls, ["invalidate 8192+16384"; 4]);
+    }
+
+    /// A random job's sequential IOs (`percentage_random`, `rw=randread:N`) that reach the
+    /// end of the file jump to a random block in fio, keeping the cache, unless the job is
+    /// time-based over one file (then they wrap in place).
+    #[test]
+    fn a_random_jobs_sequential_run_jumps_at_the_end_of_the_file() {
+        let mut j = job(RwKind::RandRead);
+        j.percentage_random = [0; 3];
+        j.norandommap = true;
+        let two = Setup {
+            starts: vec![REGION_START, 65536],
+            ..Setup::default()
+        };
+        assert!(time_based_drops(j.clone(), &two, 40).is_empty());
+        let size_bound = Setup {
+            io_limit: Some(40 * 4096),
+            ..Setup::default()
+        };
+        let mut sized = j.clone();
+        sized.fadvise_hint = FadviseHint::None;
+        assert!(run_on(sized, &size_bound, 40).0.is_empty());
+        let drops = time_based_drops(j, &Setup::default(), 10);
+        assert_eq!(drops, ["invalidate 8192+16384"; 2]);
+    }
+
+    /// fio's `do_io` ends a round after size= bytes when the engine queues IO, and the next
+    /// round reopens the files: loops of a job whose files never end (norandommap, skips)
+    /// drop the cache per loop on libaio but not on psync, which makes one round.
+    #[test]
+    fn a_queued_engine_reopens_the_files_each_loop() {
+        let mut j = job(RwKind::RandRead);
+        j.norandommap = true;
+        j.fadvise_hint = FadviseHint::None;
+        for (queued, drops) in [(true, 2), (false, 0)] {
+            let loops = Setup {
+                io_limit: Some(3 * BLOCKS * 4096),
+                queued,
+                ..Setup::default()
+            };
+            let mut j = j.clone();
+            j.loops = 3;
+            let calls = run_on(j, &loops, 3 * BLOCKS).0;
+            assert_eq!(calls.len(), drops, "queued={queued}: {calls:?}");
         }
     }
 

@@ -188,7 +188,7 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Bool,
         C::Files,
         "1",
-        "Drop the file's page cache before the job (BLKFLSBUF for devices), and again each time a time-based or looping buffered job starts a new pass over it",
+        "Drop the file's page cache before the job (BLKFLSBUF for devices), and again where fio does: on reopening a file that is done or starting a new loop, and for buffered IO when a time-based job wraps in place (a pass over its one file, a full random map)",
         |b, v| {
             b.spec.invalidate = parse_bool(val(v)?)?;
             Ok(())

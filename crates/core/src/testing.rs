@@ -16,6 +16,8 @@ pub struct Recorder {
     size: u64,
     /// Cache drops fail, as BLKFLSBUF does for a user who is not root.
     refuse_drops: bool,
+    /// The server it says it is connected to.
+    server: Option<std::net::SocketAddr>,
 }
 
 impl Recorder {
@@ -25,6 +27,19 @@ impl Recorder {
             log,
             size,
             refuse_drops: false,
+            server: None,
+        }
+    }
+
+    /// As [`new`](Self::new), saying it is connected to a server at `addr`.
+    pub fn connected_to(
+        log: Arc<Mutex<Vec<String>>>,
+        size: u64,
+        addr: std::net::SocketAddr,
+    ) -> Self {
+        Recorder {
+            server: Some(addr),
+            ..Recorder::new(log, size)
         }
     }
 
@@ -89,5 +104,8 @@ impl Engine for Recorder {
     fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {
         self.note(format!("{access:?}"));
         Ok(())
+    }
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.server
     }
 }

@@ -313,18 +313,17 @@ mod tests {
         let mine = listener.local_addr().unwrap();
         assert_eq!(ServerProcess::find(mine), None);
         drop(listener);
-        // A shell that listens through a child would need netcat; instead, a child that
-        // inherits a listening socket stands in for a server.
+        // A child that inherits a listening socket stands in for a server.
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let at = listener.local_addr().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
         // SAFETY: clearing FD_CLOEXEC on our own open descriptor.
         unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
         let mut child = std::process::Command::new("sh")
-            .args([
-                "-c",
-                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 5",
-            ])
+            // A builtin loop: an external command would outlive the shell we kill.
+            .args(["-c", "while :; do :; done"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         let found = ServerProcess::find(at);
@@ -340,6 +339,7 @@ mod tests {
         assert_eq!(found.name, "sh");
         let cpu = b.unwrap().since(&a.unwrap(), &found);
         assert!(cpu.duration_ms >= 300, "{cpu:?}");
+        assert!(cpu.cpu_ns() > 0, "the spinning child used no CPU: {cpu:?}");
         assert_eq!(cpu.addr, at.to_string());
     }
 }

@@ -18,6 +18,8 @@ pub struct Recorder {
     refuse_drops: bool,
     /// The server it says it is connected to.
     server: Option<std::net::SocketAddr>,
+    /// How long closing a file takes (an iSCSI logout, an NFS COMMIT).
+    close_time: Duration,
 }
 
 impl Recorder {
@@ -28,6 +30,15 @@ impl Recorder {
             size,
             refuse_drops: false,
             server: None,
+            close_time: Duration::ZERO,
+        }
+    }
+
+    /// As [`new`](Self::new), taking `close_time` to close each file.
+    pub fn closing_slowly(log: Arc<Mutex<Vec<String>>>, size: u64, close_time: Duration) -> Self {
+        Recorder {
+            close_time,
+            ..Recorder::new(log, size)
         }
     }
 
@@ -80,6 +91,7 @@ impl Engine for Recorder {
         Ok(Queued::Done(u64::from(io.len)))
     }
     fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
+        std::thread::sleep(self.close_time);
         Ok(())
     }
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {

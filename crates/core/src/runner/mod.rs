@@ -330,6 +330,13 @@ fn run_batch(
         .filter(|o| uses_helpers(o.engine_name))
         .map(total_ios_of)
         .sum();
+    // The timelines end when the batch's last measurement did, not when its workers had
+    // also closed their files; one end for all, so clones' last points still merge.
+    let measured_until = outputs
+        .iter()
+        .map(|o| o.measure_end)
+        .max()
+        .unwrap_or_default();
     for (c, out) in clones.iter_mut().zip(outputs) {
         let job = &batch[c.job_index];
         let share = if uses_helpers(out.engine_name) && total_ios > 0 {
@@ -344,6 +351,7 @@ fn run_batch(
                 message: format!("{}: {n}", job.name),
             });
         }
+        c.samples.finish(measured_until.as_nanos() as u64);
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
@@ -456,11 +464,9 @@ fn sample_until_done(
             last_ui = Instant::now();
         }
         if all_done {
+            // The timelines' last points are closed in run_batch, at each worker's own
+            // measurement end.
             servers.finish();
-            let end_ns = clock.now_ns();
-            for c in clones.iter_mut() {
-                c.samples.finish(end_ns);
-            }
             return;
         }
         let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
@@ -685,6 +691,56 @@ mod tests {
         // Two busy threads (client, server) on a machine this test shares: the spinning
         // shell gets a good part of a CPU, never more than one.
         assert!(s.percent() > 20.0 && s.percent() < 110.0, "{s:?}");
+    }
+
+    /// QA: an iSCSI job's timeline ended in a point far below the rest: the last partial
+    /// second was stamped when the sampler saw the worker gone, after it had closed its
+    /// files (an iSCSI logout), so the final completions were spread over time with no IO.
+    /// The point ends where the measurement ended.
+    #[test]
+    fn the_last_timeline_point_ends_with_the_measurement_not_the_close() {
+        let mut job = JobSpec::new("j");
+        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+        job.size = Some(SizeSpec::Bytes(1 << 20));
+        job.time_based = true;
+        job.runtime = Some(Duration::from_millis(1500));
+        job.numjobs = 2;
+        let workload = Workload {
+            jobs: vec![job],
+            global_options: vec![],
+            job_files: vec![],
+        };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder::closing_slowly(
+                log.clone(),
+                1 << 20,
+                Duration::from_millis(400),
+            )))
+        };
+        let req = RunRequest {
+            workload: &workload,
+            mode: RunMode::Fio,
+            command_line: vec![],
+            always_remove_created: false,
+        };
+        let run = run(req, &factory, &mut NoObserver).unwrap();
+        let jobs = &run.groups[0].jobs;
+        assert_eq!(jobs.len(), 2);
+        // Both clones' last points end when the later of them stopped measuring (one end
+        // for all, so clones' timelines still line up), far from the 400 ms of closing.
+        let last_end = jobs.iter().map(|j| j.runtime_ms).max().unwrap();
+        for job in jobs {
+            let last = job.timeline.last().expect("a timeline");
+            assert!(
+                last.t_ms <= last_end + 100,
+                "the last point ends at {} ms, the measurement at {} ms",
+                last.t_ms,
+                job.runtime_ms
+            );
+            let total: u64 = job.timeline.iter().map(|p| p.ios[0]).sum();
+            assert_eq!(total, job.dirs[0].total_ios);
+        }
     }
 
     #[test]

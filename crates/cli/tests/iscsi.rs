@@ -389,6 +389,90 @@ fn a_target_lost_mid_quick_keeps_finished_tests() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// A target on this host shares the client's CPUs, so its CPU is measured from /proc (the
+/// owner of the portal's listening socket, utime + stime around the measured phase),
+/// recorded under storbench's own JSON key, shown in the text outputs and judged: tgtd is
+/// named as the limit whenever it was measured busy.
+#[test]
+fn a_loopback_run_records_the_servers_cpu() {
+    let Some(lab) = lab() else { return };
+    let pid = u64::from(lab.tgtd.pid().expect("tgtd runs"));
+    let out = storbench()
+        .args(["quick", "--runtime=1s", "--size=16M", &lab.url()])
+        .timeout(Duration::from_secs(180))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    eprintln!("{text}");
+    assert!(text.contains("  Server CPU\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "Server CPU is that of tgtd (pid {pid}) on this host"
+        )),
+        "{text}"
+    );
+
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=rnd",
+            "--ioengine=libiscsi",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--iodepth=32",
+            "--size=16M",
+            "--time_based",
+            "--runtime=2",
+            "--output-format=json",
+            "--allow-destructive",
+        ])
+        .arg(format!("--filename={}", fio_url(&lab)))
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    // fio's own job object is left as fio has it.
+    assert!(
+        doc["jobs"][0].get("server_cpu").is_none(),
+        "{}",
+        doc["jobs"][0]
+    );
+    let server = &doc["storbench"]["jobs"][0]["server_cpu"][0];
+    eprintln!("server_cpu: {server}");
+    assert_eq!(server["process"], "tgtd", "{server}");
+    assert_eq!(server["pid"], pid, "{server}");
+    assert_eq!(server["same_host"], true, "{server}");
+    assert_eq!(server["addr"], lab.tgtd.portal().as_str(), "{server}");
+    let cpu_ns = server["usr_ns"].as_u64().unwrap() + server["sys_ns"].as_u64().unwrap();
+    let ms = server["duration_ms"].as_u64().unwrap();
+    assert!(cpu_ns > 0, "{server}");
+    assert!((1500..=3000).contains(&ms), "{server}");
+    let percent = cpu_ns as f64 / (ms as f64 * 1e6) * 100.0;
+    let notes: Vec<&str> = doc["storbench"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.server-cpu")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    eprintln!("tgtd used {percent:.0}% CPU; notes: {notes:?}");
+    if percent >= 90.0 {
+        assert!(
+            notes
+                .iter()
+                .any(|m| m.starts_with("rnd: tgtd on this host used ")),
+            "{notes:?}"
+        );
+    }
+    lab.assert_no_session_left();
+}
+
 /// QA: quick over a veth shaped to 1 Gbit/s ran its sequential tests at the line rate
 /// (119 MB/s), yet nothing named the link: a veth states 10000 Mbit/s, and the interface's
 /// counters were judged over all eight tests at once, so the link looked half idle.

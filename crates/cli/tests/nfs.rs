@@ -24,6 +24,48 @@ fn storbench() -> Command {
     c
 }
 
+/// ganesha on this host shares the client's CPUs: its CPU over the job (the owner of the
+/// NFS port's listening socket, found through /proc) is recorded under storbench's key.
+#[test]
+fn a_loopback_run_records_the_servers_cpu() {
+    let Some(g) = server() else { return };
+    let pid = u64::from(g.pid().expect("ganesha runs"));
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=r",
+            "--ioengine=nfs",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=16",
+            "--size=8M",
+            "--time_based",
+            "--runtime=2",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", g.url("cpu.dat")))
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        doc["jobs"][0].get("server_cpu").is_none(),
+        "{}",
+        doc["jobs"][0]
+    );
+    let server = &doc["storbench"]["jobs"][0]["server_cpu"][0];
+    eprintln!("server_cpu: {server}; notes: {}", doc["storbench"]["notes"]);
+    assert_eq!(server["process"], "ganesha.nfsd", "{server}");
+    assert_eq!(server["pid"], pid, "{server}");
+    assert_eq!(server["same_host"], true, "{server}");
+    let cpu_ns = server["usr_ns"].as_u64().unwrap() + server["sys_ns"].as_u64().unwrap();
+    assert!(cpu_ns > 0, "{server}");
+    assert!(server["duration_ms"].as_u64().unwrap() >= 1500, "{server}");
+}
+
 #[test]
 fn fio_writes_the_pattern_and_reads_it_back() {
     let Some(g) = server() else { return };

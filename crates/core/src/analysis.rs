@@ -33,6 +33,7 @@ pub fn annotate(run: &mut RunResult) {
     let entries = judged_jobs(run);
     device_limits(run, &entries, &cached_loops, &mut notes);
     link_limits(run, &entries, &mut notes);
+    server_limits(run, &entries, &mut notes);
     if let Some(cpu) = &run.system_cpu
         && cpu.steal >= STEAL
     {
@@ -189,6 +190,53 @@ fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<
                     n.name, peak, speed
                 ),
             ));
+        }
+    }
+}
+
+/// A server on this host (an NFS or iSCSI target on 127.0.0.1) shares the client's CPUs:
+/// it is named as the limit when it kept a CPU busy, or when it and the client together
+/// kept all of the machine's CPUs busy. The client's share counts every job clone measured
+/// against the same server figure (one batch), so a many-threaded test is judged on all
+/// its threads, not one clone's.
+fn server_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<Note>) {
+    let ncpus = run
+        .environment
+        .as_ref()
+        .map(|e| e.ncpus)
+        .or(run.system_cpu.as_ref().map(|c| c.ncpus))
+        .filter(|&n| n > 0)
+        .unwrap_or(1);
+    let cpus = if ncpus == 1 {
+        "1 CPU".to_string()
+    } else {
+        format!("{ncpus} CPUs")
+    };
+    for job in entries {
+        for s in job.server_cpu.iter().filter(|s| s.duration_ms > 0) {
+            let server = s.percent();
+            let client_ns: u64 = run
+                .groups
+                .iter()
+                .flat_map(|g| &g.jobs)
+                .filter(|j| j.server_cpu.contains(s))
+                .map(|j| j.cpu.usr_ns + j.cpu.sys_ns)
+                .sum();
+            let client = client_ns as f64 / (s.duration_ms as f64 * 1e6) * 100.0;
+            let message = if server >= BUSY {
+                format!(
+                    "{}: {} on this host used {server:.0}% CPU: the server, sharing this machine's {cpus}, is the limit, not the storage",
+                    job.name, s.process
+                )
+            } else if server + client >= BUSY * f64::from(ncpus) {
+                format!(
+                    "{}: {} on this host used {server:.0}% CPU and the client {client:.0}%: together they kept this machine's {cpus} busy, so CPU, not the storage, is the limit",
+                    job.name, s.process
+                )
+            } else {
+                continue;
+            };
+            notes.push(limit("limit.server-cpu", message));
         }
     }
 }
@@ -396,6 +444,7 @@ mod tests {
             timeline: vec![],
             engine_details: vec![],
             disks: Vec::new(),
+            server_cpu: Vec::new(),
         }
     }
 
@@ -599,6 +648,114 @@ mod tests {
             busy,
             ["SEQ1M Q8T1 read: device vda was busy 99% of the time: the device is the limit"]
         );
+    }
+
+    /// A job against tgtd on 127.0.0.1 that ran 2 s, while tgtd used `server_ms` of CPU
+    /// and the job's client thread `client_ms`.
+    fn loopback_job(name: &str, server_ms: u64, client_ms: u64) -> JobResult {
+        let mut j = job();
+        j.name = name.into();
+        j.targets = vec!["iscsi://127.0.0.1:3260/iqn.2026-11.lab:t/1".into()];
+        j.runtime_ms = 2000;
+        j.cpu.usr_ns = client_ms * 400_000;
+        j.cpu.sys_ns = client_ms * 600_000;
+        j.server_cpu = vec![ServerCpu {
+            process: "tgtd".into(),
+            pid: 4242,
+            addr: "127.0.0.1:3260".into(),
+            same_host: true,
+            usr_ns: server_ms * 300_000,
+            sys_ns: server_ms * 700_000,
+            duration_ms: 2000,
+        }];
+        j
+    }
+
+    fn on_cpus(job: JobResult, ncpus: u32) -> RunResult {
+        let mut run = run_with(job);
+        run.environment = Some(Environment {
+            ncpus,
+            ..Default::default()
+        });
+        run
+    }
+
+    fn server_notes(run: &RunResult) -> Vec<&str> {
+        run.notes
+            .iter()
+            .filter(|n| n.code == "limit.server-cpu")
+            .map(|n| n.message.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_server_on_this_host_that_kept_a_cpu_busy_is_the_limit() {
+        let mut run = on_cpus(loopback_job("RND4K Q32T1 write", 1940, 600), 2);
+        annotate(&mut run);
+        assert_eq!(
+            server_notes(&run),
+            [
+                "RND4K Q32T1 write: tgtd on this host used 97% CPU: the server, sharing this machine's 2 CPUs, is the limit, not the storage"
+            ]
+        );
+        assert_eq!(run.notes[0].level, NoteLevel::Limit);
+        // The client's 30% is no limit of its own.
+        assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
+    }
+
+    #[test]
+    fn a_server_and_client_that_together_fill_the_machine_are_the_limit() {
+        // 60% + 130% of 2 CPUs.
+        let mut run = on_cpus(loopback_job("SEQ1M Q8T1 read", 1200, 2600), 2);
+        annotate(&mut run);
+        assert_eq!(
+            server_notes(&run),
+            [
+                "SEQ1M Q8T1 read: tgtd on this host used 60% CPU and the client 130%: together they kept this machine's 2 CPUs busy, so CPU, not the storage, is the limit"
+            ]
+        );
+        // On 4 CPUs the same figures leave half the machine idle.
+        let mut run = on_cpus(loopback_job("SEQ1M Q8T1 read", 1200, 2600), 4);
+        annotate(&mut run);
+        assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+    }
+
+    #[test]
+    fn a_quiet_server_or_none_measured_gives_no_note() {
+        let mut run = on_cpus(loopback_job("j", 400, 400), 2);
+        annotate(&mut run);
+        assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+        let mut j = loopback_job("j", 2000, 400);
+        j.server_cpu.clear();
+        let mut run = on_cpus(j, 2);
+        annotate(&mut run);
+        assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+        // A figure over no time says nothing.
+        let mut j = loopback_job("j", 2000, 400);
+        j.server_cpu[0].duration_ms = 0;
+        let mut run = on_cpus(j, 2);
+        annotate(&mut run);
+        assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+    }
+
+    /// Four threads of one test each used 40% of a CPU against a server at 30%: no thread
+    /// fills the machine, all four with the server do.
+    #[test]
+    fn the_client_share_counts_every_thread_against_the_same_server() {
+        let t = loopback_job("RND4K Q1T4 read", 600, 800);
+        for group_reporting in [false, true] {
+            let mut run = on_cpus(t.clone(), 2);
+            run.groups[0].jobs.extend([t.clone(), t.clone(), t.clone()]);
+            run.groups[0].group_reporting = group_reporting;
+            annotate(&mut run);
+            assert_eq!(
+                server_notes(&run),
+                [
+                    "RND4K Q1T4 read: tgtd on this host used 30% CPU and the client 160%: together they kept this machine's 2 CPUs busy, so CPU, not the storage, is the limit"
+                ],
+                "group_reporting={group_reporting}"
+            );
+        }
     }
 
     #[test]

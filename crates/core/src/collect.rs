@@ -123,5 +123,6 @@ pub fn job_result(
         timeline: std::mem::take(&mut samples.timeline),
         engine_details,
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     }
 }

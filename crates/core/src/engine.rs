@@ -443,6 +443,12 @@ pub trait Engine: Send {
     fn info(&mut self) -> EngineInfo {
         EngineInfo::default()
     }
+    /// The address of the server a network engine's connection reaches (its socket's
+    /// peer), asked once the files are open: when it is on this host, the runner measures
+    /// that server's CPU alongside the client's.
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod rng;
 pub mod runner;
 pub mod safety;
 pub mod sampler;
+pub mod server;
 pub mod stats;
 pub mod stop;
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! - CPU times, context switches, faults, depth and latency-bucket counts add.
 //! - Name, pid, options, settings and header are the first member's; the error is the first
 //!   member's non-zero error.
+//! - Server CPU figures are the members' distinct ones (clones of one batch share one).
 
 use crate::result::{DirResult, JobResult, SampleStats, TimelinePoint};
 
@@ -52,6 +53,12 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
     dst.depth.merge(&src.depth);
     dst.lat_buckets.merge(&src.lat_buckets);
     merge_timeline(&mut dst.timeline, &src.timeline);
+    // Clones of one batch carry the same measurement of the same server: keep it once.
+    for server in &src.server_cpu {
+        if !dst.server_cpu.contains(server) {
+            dst.server_cpu.push(server.clone());
+        }
+    }
 }
 
 /// Adds one direction's figures to another's.
@@ -228,6 +235,7 @@ mod tests {
             timeline: vec![],
             engine_details: vec![],
             disks: Vec::new(),
+            server_cpu: Vec::new(),
         }
     }
 

@@ -86,6 +86,49 @@ fn parse_tc_rate(rate: &str) -> Option<u64> {
     Some(mbps.round() as u64)
 }
 
+/// The local interface holding `ip` (a socket's local address), for NIC statistics; also
+/// tells an address of this host from another's.
+pub fn interface_of(ip: std::net::IpAddr) -> Option<String> {
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, released by freeifaddrs below.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut cur = list;
+    while !cur.is_null() && found.is_none() {
+        // SAFETY: `cur` is a node of the list getifaddrs returned.
+        let ifa = unsafe { &*cur };
+        if !ifa.ifa_addr.is_null() && sockaddr_ip(ifa.ifa_addr) == Some(ip) {
+            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
+            found = Some(name.to_string_lossy().into_owned());
+        }
+        cur = ifa.ifa_next;
+    }
+    // SAFETY: the list from getifaddrs, released once.
+    unsafe { libc::freeifaddrs(list) };
+    found
+}
+
+/// The IP address in a `sockaddr` of family AF_INET or AF_INET6.
+fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<std::net::IpAddr> {
+    // SAFETY: `sa` is non-null and points to a sockaddr of the family it states.
+    unsafe {
+        match i32::from((*sa).sa_family) {
+            libc::AF_INET => {
+                let v4 = &*(sa as *const libc::sockaddr_in);
+                Some(std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr)).into())
+            }
+            libc::AF_INET6 => {
+                let v6 = &*(sa as *const libc::sockaddr_in6);
+                Some(std::net::Ipv6Addr::from(v6.sin6_addr.s6_addr).into())
+            }
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

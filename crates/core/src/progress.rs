@@ -3,6 +3,8 @@
 //! Each worker is the single writer of its own cache-line-aligned block, so publishing is a
 //! plain relaxed store (no read-modify-write, no lock); the sampler only loads.
 
+use std::net::SocketAddr;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 /// What a worker is doing, as fio's status characters show it.
@@ -45,6 +47,8 @@ pub struct WorkerCounters {
     pre_bytes: AtomicU64,
     /// When measurement began, ns since the run epoch (0: not yet).
     measure_start_ns: AtomicU64,
+    /// The server the worker's engine is connected to, once its files are open.
+    server: OnceLock<SocketAddr>,
 }
 
 /// A copy of one worker's counters.
@@ -89,6 +93,15 @@ impl WorkerCounters {
             0 => None,
             v => Some(v),
         }
+    }
+
+    /// Publishes the server the worker's engine reached (set once, before measuring).
+    pub fn set_server(&self, addr: SocketAddr) {
+        let _ = self.server.set(addr);
+    }
+
+    pub fn server(&self) -> Option<SocketAddr> {
+        self.server.get().copied()
     }
 
     #[inline]

@@ -174,6 +174,45 @@ pub struct JobResult {
     /// around it. Empty for network targets, imported and older results.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disks: Vec<DiskUtil>,
+    /// The servers on this host that the job's connections reached (an NFS or iSCSI
+    /// target on 127.0.0.1), with the CPU they used over the batch the job ran in: they
+    /// share the client's CPUs. Empty for local and remote targets, imported and older
+    /// results, and where the server process cannot be seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_cpu: Vec<ServerCpu>,
+}
+
+/// CPU used by a server process on the benchmark's own host during a batch, measured from
+/// /proc/<pid>/stat (all its threads) from when the batch's first job began measuring to
+/// when its last one ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerCpu {
+    /// Command name of the process (`tgtd`, `ganesha.nfsd`).
+    pub process: String,
+    pub pid: u32,
+    /// The address the connection reached (`127.0.0.1:3260`).
+    pub addr: String,
+    /// The server runs on the host that ran the benchmark (always so today: servers
+    /// elsewhere are not measured).
+    pub same_host: bool,
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// The time the CPU was measured over.
+    pub duration_ms: u64,
+}
+
+impl ServerCpu {
+    pub fn cpu_ns(&self) -> u64 {
+        self.usr_ns + self.sys_ns
+    }
+
+    /// Its CPU in percent of one CPU (so up to 100 × CPUs for a multi-threaded server).
+    pub fn percent(&self) -> f64 {
+        match self.duration_ms {
+            0 => 0.0,
+            ms => self.cpu_ns() as f64 / (ms as f64 * 1e6) * 100.0,
+        }
+    }
 }
 
 /// Figures for one data direction of a job.

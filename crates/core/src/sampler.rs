@@ -105,15 +105,33 @@ impl WorkerSamples {
         snap
     }
 
-    /// Records the final partial second of the timeline once the worker is done.
+    /// Records the final partial second of the timeline once the worker is done. `end_ns`
+    /// is when the worker's measurement ended, not when the sampler saw it gone: closing
+    /// its files (an iSCSI logout, an NFS COMMIT) came between, and the last point's IO
+    /// spread over that time would read as a near-idle second. A remainder shorter than a
+    /// tenth of a second joins the point before it (which then ends at `end_ns`): alone,
+    /// the few IOs that completed in it would read as a spike or a dip.
     pub fn finish(&mut self, end_ns: u64) {
         if !self.started {
             return;
         }
         let snap = self.counters.snapshot();
         let d = snap.since(&self.timeline_series.last);
-        if d.ios.iter().any(|&n| n > 0) {
-            self.push_point(end_ns, &d);
+        if !d.ios.iter().any(|&n| n > 0) {
+            return;
+        }
+        let end_ns = end_ns.max(self.timeline_series.last_ns);
+        let short = end_ns - self.timeline_series.last_ns < self.timeline_series.period_ns / 10;
+        match self.timeline.last_mut() {
+            Some(last) if short => {
+                last.t_ms = end_ns.saturating_sub(self.start_ns) / 1_000_000;
+                for dir in 0..3 {
+                    last.bytes[dir] += d.bytes[dir];
+                    last.ios[dir] += d.ios[dir];
+                    last.lat_sum_ns[dir] += d.lat_sum_ns[dir];
+                }
+            }
+            _ => self.push_point(end_ns, &d),
         }
     }
 
@@ -180,5 +198,32 @@ mod tests {
         let (bw, _) = s.take_samples([true, false, false]);
         assert_eq!(bw[0].len(), 2);
         assert!(bw[1].is_empty());
+    }
+
+    /// The last IOs of a job that ended just after a full second join that second's point
+    /// (which then ends with the job), instead of standing alone as a spike.
+    #[test]
+    fn a_short_remainder_joins_the_last_point() {
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 1000, 1000);
+        c.set_measure_start(1_000_000_000);
+        s.poll(1_000_000_000);
+        c.publish(1, 100_000_000, 1000, 0);
+        s.poll(2_000_000_000);
+        c.publish(1, 100_400_000, 1004, 0);
+        s.finish(2_008_000_000);
+        assert_eq!(s.timeline.len(), 1);
+        assert_eq!(s.timeline[0].t_ms, 1008);
+        assert_eq!(s.timeline[0].ios[1], 1004);
+        assert_eq!(s.timeline[0].bytes[1], 100_400_000);
+        // A job shorter than a tenth of a second has only its remainder.
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 1000, 1000);
+        c.set_measure_start(1_000_000_000);
+        s.poll(1_000_000_000);
+        c.publish(0, 4096, 1, 0);
+        s.finish(1_050_000_000);
+        assert_eq!(s.timeline.len(), 1);
+        assert_eq!((s.timeline[0].t_ms, s.timeline[0].ios[0]), (50, 1));
     }
 }

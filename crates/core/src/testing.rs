@@ -18,6 +18,10 @@ pub struct Recorder {
     refuse_drops: bool,
     /// Says it queues IO (as libaio does), though it still completes each IO at once.
     queued: bool,
+    /// The server it says it is connected to.
+    server: Option<std::net::SocketAddr>,
+    /// How long closing a file takes (an iSCSI logout, an NFS COMMIT).
+    close_time: Duration,
 }
 
 impl Recorder {
@@ -28,6 +32,8 @@ impl Recorder {
             size,
             refuse_drops: false,
             queued: false,
+            server: None,
+            close_time: Duration::ZERO,
         }
     }
 
@@ -35,6 +41,26 @@ impl Recorder {
     pub fn queued(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
         Recorder {
             queued: true,
+            ..Recorder::new(log, size)
+        }
+    }
+
+    /// As [`new`](Self::new), taking `close_time` to close each file.
+    pub fn closing_slowly(log: Arc<Mutex<Vec<String>>>, size: u64, close_time: Duration) -> Self {
+        Recorder {
+            close_time,
+            ..Recorder::new(log, size)
+        }
+    }
+
+    /// As [`new`](Self::new), saying it is connected to a server at `addr`.
+    pub fn connected_to(
+        log: Arc<Mutex<Vec<String>>>,
+        size: u64,
+        addr: std::net::SocketAddr,
+    ) -> Self {
+        Recorder {
+            server: Some(addr),
             ..Recorder::new(log, size)
         }
     }
@@ -76,6 +102,7 @@ impl Engine for Recorder {
         Ok(Queued::Done(u64::from(io.len)))
     }
     fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
+        std::thread::sleep(self.close_time);
         Ok(())
     }
     fn invalidate(&mut self, _file: FileId) -> Result<(), EngineError> {
@@ -100,5 +127,8 @@ impl Engine for Recorder {
     fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {
         self.note(format!("{access:?}"));
         Ok(())
+    }
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.server
     }
 }

@@ -394,6 +394,10 @@ impl Engine for IscsiEngine {
         }
     }
 
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.lun.as_ref()?.session.peer_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let Some(lun) = self.lun.as_ref() else {
             return self.closed_info.clone().unwrap_or_default();
@@ -433,7 +437,10 @@ impl Engine for IscsiEngine {
                 if lun.session.uses_cdb10() { "10" } else { "16" }.to_string(),
             ),
         ];
-        let interface = lun.session.local_addr().and_then(|a| interface_of(a.ip()));
+        let interface = lun
+            .session
+            .local_addr()
+            .and_then(|a| storbench_core::nic::interface_of(a.ip()));
         EngineInfo {
             details: details
                 .into_iter()
@@ -466,47 +473,5 @@ impl Drop for IscsiEngine {
     /// A job that failed before `close` still logs out (the session's own drop does it).
     fn drop(&mut self) {
         self.lun.take();
-    }
-}
-
-/// The local interface holding `ip` (the session's source address), for NIC statistics.
-fn interface_of(ip: std::net::IpAddr) -> Option<String> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list`, released by freeifaddrs below.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cur = list;
-    while !cur.is_null() && found.is_none() {
-        // SAFETY: `cur` is a node of the list getifaddrs returned.
-        let ifa = unsafe { &*cur };
-        if !ifa.ifa_addr.is_null() && sockaddr_ip(ifa.ifa_addr) == Some(ip) {
-            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
-            found = Some(name.to_string_lossy().into_owned());
-        }
-        cur = ifa.ifa_next;
-    }
-    // SAFETY: the list from getifaddrs, released once.
-    unsafe { libc::freeifaddrs(list) };
-    found
-}
-
-/// The IP address in a `sockaddr` of family AF_INET or AF_INET6.
-fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<std::net::IpAddr> {
-    // SAFETY: `sa` is non-null and points to a sockaddr of the family it states.
-    unsafe {
-        match i32::from((*sa).sa_family) {
-            libc::AF_INET => {
-                let v4 = &*(sa as *const libc::sockaddr_in);
-                Some(std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr)).into())
-            }
-            libc::AF_INET6 => {
-                let v6 = &*(sa as *const libc::sockaddr_in6);
-                Some(std::net::Ipv6Addr::from(v6.sin6_addr.s6_addr).into())
-            }
-            _ => None,
-        }
     }
 }

@@ -213,6 +213,10 @@ impl Engine for MetaEngine {
         self.inner.meta()
     }
 
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.inner.server_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let mut info = self.inner.info();
         info.details

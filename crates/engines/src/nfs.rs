@@ -395,6 +395,10 @@ impl Engine for NfsEngine {
         Some(self)
     }
 
+    fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.client.as_ref()?.server_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let Some(c) = self.client.as_mut() else {
             return EngineInfo::default();
@@ -439,7 +443,7 @@ impl Engine for NfsEngine {
         let interface = c
             .transport()
             .local_addr()
-            .and_then(|a| interface_of(a.ip()));
+            .and_then(|a| storbench_core::nic::interface_of(a.ip()));
         EngineInfo {
             details,
             notes,
@@ -482,45 +486,4 @@ fn durability_notes(d: &DurabilityStats) -> Vec<String> {
         ));
     }
     notes
-}
-
-/// The name of the local interface that holds `ip` (the socket's local address).
-fn interface_of(ip: std::net::IpAddr) -> Option<String> {
-    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills `list`, which freeifaddrs releases below.
-    if unsafe { libc::getifaddrs(&mut list) } != 0 {
-        return None;
-    }
-    let mut found = None;
-    let mut cur = list;
-    while !cur.is_null() && found.is_none() {
-        // SAFETY: `cur` is a node of the list getifaddrs returned.
-        let ifa = unsafe { &*cur };
-        // SAFETY: ifa_addr, when set, points to a sockaddr of the family it states.
-        let addr = unsafe { ifa.ifa_addr.as_ref() }.and_then(|sa| match i32::from(sa.sa_family) {
-            libc::AF_INET => {
-                let v4 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
-                Some(std::net::IpAddr::from(
-                    u32::from_be(v4.sin_addr.s_addr).to_be_bytes(),
-                ))
-            }
-            libc::AF_INET6 => {
-                let v6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
-                Some(std::net::IpAddr::from(v6.sin6_addr.s6_addr))
-            }
-            _ => None,
-        });
-        if addr == Some(ip) {
-            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
-            found = Some(
-                unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) }
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-        }
-        cur = ifa.ifa_next;
-    }
-    // SAFETY: releases the list from getifaddrs exactly once.
-    unsafe { libc::freeifaddrs(list) };
-    found
 }

@@ -178,6 +178,11 @@ impl Client {
         &mut self.nfs
     }
 
+    /// The NFS server's address as the connection reached it.
+    pub fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.peer_addr()
+    }
+
     /// Whether `url` is served by this mount (same server, options and export).
     pub fn serves(&self, url: &NfsUrl) -> bool {
         let same = NfsUrl {

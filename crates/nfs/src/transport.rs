@@ -239,6 +239,12 @@ impl Transport {
         self.conns.first()?.sock.as_ref()?.local_addr().ok()
     }
 
+    /// The server's address as the first connection reached it (its port being the NFS
+    /// service's, whatever the URL named).
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.conns.first()?.sock.as_ref()?.peer_addr().ok()
+    }
+
     /// A check polled while waiting, so a stop request ends long waits: at once while
     /// reconnecting, after [`STOP_GRACE`] while calls are outstanding.
     pub fn set_abort(&mut self, abort: fn() -> bool) {

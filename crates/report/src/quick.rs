@@ -8,7 +8,9 @@
 //! submission to completion), which is what people compare across engines; only where it was
 //! not measured (disable_lat, some imports) from the completion latency (`clat`), and the row
 //! says so;
-//! CPU is the client's user+system time over that runtime, in percent of one CPU.
+//! CPU is the client's user+system time over that runtime, in percent of one CPU; a server
+//! on this host that the test reached (an NFS or iSCSI target on 127.0.0.1) gets a column
+//! of its own, its CPU over the test in percent of one CPU.
 //!
 //! The JSON form (`--json`) is described by `docs/quick.schema.json`.
 
@@ -41,10 +43,23 @@ pub struct QuickRow {
     pub latency_ns: QuickLatency,
     /// Client CPU (user + system) in percent of one CPU.
     pub cpu_percent: f64,
+    /// The server on this host the test reached, and its CPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu: Option<QuickServerCpu>,
     /// The test stopped on an error (the notes name it): its figures cover the time until
     /// then, a wait for a lost server included.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+}
+
+/// A server process on the benchmark's host and the CPU it used during one test.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuickServerCpu {
+    /// Command name (`tgtd`, `ganesha.nfsd`).
+    pub process: String,
+    pub pid: u32,
+    /// User + system, in percent of one CPU.
+    pub cpu_percent: f64,
 }
 
 /// Latency summary of one row, ns.
@@ -131,6 +146,11 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
         } else {
             cpu_ns as f64 / (wall_ms as f64 * 1e6) * 100.0
         },
+        server_cpu: merged.server_cpu.first().map(|s| QuickServerCpu {
+            process: s.process.clone(),
+            pid: s.pid,
+            cpu_percent: s.percent(),
+        }),
         failed: g.jobs.iter().any(|j| j.error != 0),
     })
 }
@@ -162,15 +182,23 @@ const HEADER: [&str; 9] = [
     "Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU",
 ];
 
+/// The column shown when a server on this host was measured.
+const SERVER_HEADER: &str = "Server CPU";
+
 /// The table, then the notes block.
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let targets = targets(run);
     writeln!(out, "storbench quick: {}", targets.join(", "))?;
     writeln!(out)?;
-    let mut lines: Vec<[String; 9]> = vec![HEADER.map(String::from)];
     let rows = rows(run);
+    let servers = server_names(&rows);
+    let mut header: Vec<String> = HEADER.map(String::from).to_vec();
+    if !servers.is_empty() {
+        header.push(SERVER_HEADER.into());
+    }
+    let mut lines: Vec<Vec<String>> = vec![header];
     for r in &rows {
-        lines.push([
+        let mut line = vec![
             r.test.clone(),
             r.direction.clone(),
             format!("{:.1}", r.mb_per_s),
@@ -180,9 +208,18 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             latency_text(r.latency_ns.p99),
             latency_text(r.latency_ns.p99_9),
             format!("{:.1}%", r.cpu_percent),
-        ]);
+        ];
+        if !servers.is_empty() {
+            line.push(
+                r.server_cpu
+                    .as_ref()
+                    .map_or("-".into(), |s| format!("{:.1}%", s.cpu_percent)),
+            );
+        }
+        lines.push(line);
     }
-    let widths: Vec<usize> = (0..9)
+    let columns = lines[0].len();
+    let widths: Vec<usize> = (0..columns)
         .map(|c| {
             lines
                 .iter()
@@ -214,6 +251,13 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, {}; CPU is the client's, in % of one CPU.",
         latency_meaning(&rows)
     )?;
+    if !servers.is_empty() {
+        writeln!(
+            out,
+            "Server CPU is that of {} on this host, sharing its CPUs with the client, in % of one CPU.",
+            servers.join(", ")
+        )?;
+    }
     if rows.iter().any(|r| r.failed) {
         writeln!(
             out,
@@ -235,6 +279,18 @@ fn latency_meaning(rows: &[QuickRow]) -> &'static str {
             "from just before submission to completion, or where that was not measured from the end of submission"
         }
     }
+}
+
+/// The measured servers, as `tgtd (pid 4242)`, each once.
+fn server_names(rows: &[QuickRow]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for s in rows.iter().filter_map(|r| r.server_cpu.as_ref()) {
+        let name = format!("{} (pid {})", s.process, s.pid);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 fn iops_text(iops: f64) -> String {

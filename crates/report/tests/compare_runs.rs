@@ -43,6 +43,7 @@ fn job(name: &str, kb_per_s: u64, ios: u64, cpu_s: f64, lats: &[(u64, u64)]) -> 
         timeline: Vec::new(),
         engine_details: Vec::new(),
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     }
 }
 

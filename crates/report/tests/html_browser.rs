@@ -60,6 +60,7 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
         timeline,
         engine_details: Vec::new(),
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     }
 }
 

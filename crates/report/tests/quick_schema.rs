@@ -121,6 +121,22 @@ fn quick_json_matches_schema() {
 }
 
 #[test]
+fn quick_json_with_server_cpu_matches_schema() {
+    let mut out = Vec::new();
+    quick::render_json(&common::sample::loopback_quick_run(), &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let server = &doc["tests"][4]["server_cpu"];
+    assert_eq!(server["process"], "tgtd");
+    assert_eq!(server["pid"], 4242);
+    assert!((server["cpu_percent"].as_f64().unwrap() - 95.0).abs() < 1e-9);
+    assert!(doc["tests"][7].get("server_cpu").is_none());
+    assert_eq!(errors_of(&doc), Vec::<String>::new());
+    let mut bad = doc.clone();
+    bad["tests"][0]["server_cpu"]["threads"] = json!(4);
+    assert!(!errors_of(&bad).is_empty());
+}
+
+#[test]
 fn schema_rejects_what_it_should() {
     let mut out = Vec::new();
     quick::render_json(&common::sample::quick_run(), &mut out).unwrap();

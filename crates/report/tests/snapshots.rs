@@ -216,6 +216,40 @@ fn quick_json() {
     insta::assert_snapshot!(String::from_utf8(out).unwrap());
 }
 
+/// A server on this host gets its own column and a footnote naming it.
+#[test]
+fn quick_table_with_server_cpu() {
+    let mut out = Vec::new();
+    quick::render(&sample::loopback_quick_run(), &mut out).unwrap();
+    insta::assert_snapshot!(String::from_utf8(out).unwrap());
+}
+
+/// fio's normal output shows the server's CPU under the client's `cpu` line; the JSON
+/// keeps it under storbench's own key, out of fio's job objects.
+#[test]
+fn server_cpu_in_normal_and_json() {
+    let r = sample::loopback_quick_run();
+    let text = render(&r, FioFormat::Normal);
+    let cpu = text.find("  cpu          : usr=").expect("cpu line");
+    let server = text
+        .find("  server cpu   : usr=10.00%, sys=30.00%, tgtd (pid 4242, 127.0.0.1:3260) on this host\n")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(server > cpu, "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&render(&r, FioFormat::Json)).unwrap();
+    for j in doc["jobs"].as_array().unwrap() {
+        assert!(j.get("server_cpu").is_none(), "{j}");
+    }
+    let extra = &doc["storbench"]["jobs"][0]["server_cpu"][0];
+    assert_eq!(extra["process"], "tgtd");
+    assert_eq!(extra["pid"], 4242);
+    assert_eq!(extra["same_host"], true);
+    assert_eq!(extra["usr_ns"], 500_000_000u64);
+    assert_eq!(extra["sys_ns"], 1_500_000_000u64);
+    assert_eq!(extra["duration_ms"], 5000);
+    // No figure, no key.
+    assert!(doc["storbench"]["jobs"][7].get("server_cpu").is_none());
+}
+
 #[test]
 fn eta_lines() {
     use status::{EtaStatus, JobState};

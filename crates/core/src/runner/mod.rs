@@ -26,10 +26,12 @@ use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_wor
 mod cleanup;
 mod inventory;
 mod prepare;
+mod servers;
 
 use cleanup::{Cleanup, Created};
 use inventory::*;
 use prepare::*;
+use servers::ServerWatch;
 
 pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
@@ -287,6 +289,7 @@ fn run_batch(
     let disks = BatchDisks::start(batch);
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
+    let mut servers = ServerWatch::default();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let handles: Vec<_> = clones
             .iter()
@@ -307,7 +310,7 @@ fn run_batch(
                     .expect("spawn worker thread")
             })
             .collect();
-        sample_until_done(&handles, &mut clones, batch, clock, observer);
+        sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
@@ -327,6 +330,13 @@ fn run_batch(
         .filter(|o| uses_helpers(o.engine_name))
         .map(total_ios_of)
         .sum();
+    // The timelines end when the batch's last measurement did, not when its workers had
+    // also closed their files; one end for all, so clones' last points still merge.
+    let measured_until = outputs
+        .iter()
+        .map(|o| o.measure_end)
+        .max()
+        .unwrap_or_default();
     for (c, out) in clones.iter_mut().zip(outputs) {
         let job = &batch[c.job_index];
         let share = if uses_helpers(out.engine_name) && total_ios > 0 {
@@ -341,6 +351,7 @@ fn run_batch(
                 message: format!("{}: {n}", job.name),
             });
         }
+        c.samples.finish(measured_until.as_nanos() as u64);
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
@@ -353,6 +364,7 @@ fn run_batch(
             .filter(|d| devices.contains(&d.name))
             .cloned()
             .collect();
+        r.server_cpu = servers.of(c.counters.server());
     }
     Ok(BatchOutcome {
         results,
@@ -406,13 +418,15 @@ fn active_span_ms(outputs: &[WorkerOutput]) -> Option<u64> {
     Some(last.saturating_sub(first).as_millis() as u64)
 }
 
-/// Samples counters and reports progress until every worker thread has finished.
+/// Samples counters and reports progress until every worker thread has finished; reads
+/// the CPU of servers on this host around the measured phase.
 fn sample_until_done(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
     clones: &mut [CloneSlot],
     batch: &[Arc<JobSpec>],
     clock: Clock,
     observer: &mut dyn Observer,
+    servers: &mut ServerWatch,
 ) {
     let epoch = clock.epoch();
     let mut last_ui = Instant::now();
@@ -429,6 +443,9 @@ fn sample_until_done(
             }
         }
         let all_done = handles.iter().all(|h| h.is_finished());
+        if !all_done {
+            servers.poll(clones);
+        }
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {
@@ -447,10 +464,9 @@ fn sample_until_done(
             last_ui = Instant::now();
         }
         if all_done {
-            let end_ns = clock.now_ns();
-            for c in clones.iter_mut() {
-                c.samples.finish(end_ns);
-            }
+            // The timelines' last points are closed in run_batch, at each worker's own
+            // measurement end.
+            servers.finish();
             return;
         }
         let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
@@ -662,6 +678,108 @@ mod tests {
             // The first drop is the runner's, when the job opens its file.
             assert_eq!(calls[0], "invalidate", "{file_size}");
             assert_eq!(calls[1..], vec!["invalidate 0+16384"; drops], "{file_size}");
+        }
+    }
+
+    /// A job whose engine is connected to a server on this host records the server's CPU
+    /// over the job, judged like the client's. The "server" is a child shell spinning
+    /// while it holds a listening socket inherited from the test.
+    #[test]
+    fn a_server_on_this_host_has_its_cpu_measured_around_the_job() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
+        // SAFETY: clearing FD_CLOEXEC on our own open descriptor.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+        let mut server = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        drop(listener);
+        let mut job = JobSpec::new("j");
+        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+        job.size = Some(SizeSpec::Bytes(1 << 20));
+        job.time_based = true;
+        job.runtime = Some(Duration::from_millis(1000));
+        let workload = Workload {
+            jobs: vec![job],
+            global_options: vec![],
+            job_files: vec![],
+        };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder::connected_to(log.clone(), 1 << 20, addr)))
+        };
+        let req = RunRequest {
+            workload: &workload,
+            mode: RunMode::Fio,
+            command_line: vec![],
+            always_remove_created: false,
+        };
+        let result = run(req, &factory, &mut NoObserver);
+        server.kill().unwrap();
+        server.wait().unwrap();
+        let run = result.unwrap();
+        let job = &run.groups[0].jobs[0];
+        assert_eq!(job.server_cpu.len(), 1, "{:?}", job.server_cpu);
+        let s = &job.server_cpu[0];
+        assert_eq!((s.process.as_str(), s.pid), ("sh", server.id()));
+        assert_eq!(s.addr, addr.to_string());
+        assert!(s.same_host);
+        // Measured over the job's runtime (the sampler starts within a poll of it).
+        assert!((800..=1300).contains(&s.duration_ms), "{s:?}");
+        // Two busy threads (client, server) on a machine this test shares: the spinning
+        // shell gets a good part of a CPU, never more than one.
+        assert!(s.percent() > 20.0 && s.percent() < 110.0, "{s:?}");
+    }
+
+    /// QA: an iSCSI job's timeline ended in a point far below the rest: the last partial
+    /// second was stamped when the sampler saw the worker gone, after it had closed its
+    /// files (an iSCSI logout), so the final completions were spread over time with no IO.
+    /// The point ends where the measurement ended.
+    #[test]
+    fn the_last_timeline_point_ends_with_the_measurement_not_the_close() {
+        let mut job = JobSpec::new("j");
+        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+        job.size = Some(SizeSpec::Bytes(1 << 20));
+        job.time_based = true;
+        job.runtime = Some(Duration::from_millis(1500));
+        job.numjobs = 2;
+        let workload = Workload {
+            jobs: vec![job],
+            global_options: vec![],
+            job_files: vec![],
+        };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Recorder::closing_slowly(
+                log.clone(),
+                1 << 20,
+                Duration::from_millis(400),
+            )))
+        };
+        let req = RunRequest {
+            workload: &workload,
+            mode: RunMode::Fio,
+            command_line: vec![],
+            always_remove_created: false,
+        };
+        let run = run(req, &factory, &mut NoObserver).unwrap();
+        let jobs = &run.groups[0].jobs;
+        assert_eq!(jobs.len(), 2);
+        // Both clones' last points end when the later of them stopped measuring (one end
+        // for all, so clones' timelines still line up), far from the 400 ms of closing.
+        let last_end = jobs.iter().map(|j| j.runtime_ms).max().unwrap();
+        for job in jobs {
+            let last = job.timeline.last().expect("a timeline");
+            assert!(
+                last.t_ms <= last_end + 100,
+                "the last point ends at {} ms, the measurement at {} ms",
+                last.t_ms,
+                job.runtime_ms
+            );
+            let total: u64 = job.timeline.iter().map(|p| p.ios[0]).sum();
+            assert_eq!(total, job.dirs[0].total_ios);
         }
     }
 

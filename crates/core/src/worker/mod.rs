@@ -137,6 +137,9 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         }
     };
     out.engine_name = worker.engine.name();
+    if let Some(addr) = worker.engine.server_addr() {
+        plan.counters.set_server(addr);
+    }
     if !gate.arrive_and_wait() {
         let _ = worker.close_all();
         plan.counters.set_state(WorkerState::Done);

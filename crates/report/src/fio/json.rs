@@ -280,7 +280,8 @@ fn storbench_extras(run: &RunResult) -> Value {
     Value::Object(o)
 }
 
-/// Per job clone: engine facts and the CPU its helper threads used.
+/// Per job clone: engine facts, the CPU its helper threads used and that of a server on
+/// this host it reached.
 fn job_extras(j: &JobResult) -> Value {
     let engine: Map<String, Value> = j
         .engine_details
@@ -299,5 +300,11 @@ fn job_extras(j: &JobResult) -> Value {
     o.insert("targets".into(), json!(j.targets));
     o.insert("engine".into(), Value::Object(engine));
     o.insert("cpu_helper_ns".into(), json!(j.cpu.helper_ns));
+    if !j.server_cpu.is_empty() {
+        o.insert(
+            "server_cpu".into(),
+            serde_json::to_value(&j.server_cpu).unwrap_or_default(),
+        );
+    }
     Value::Object(o)
 }

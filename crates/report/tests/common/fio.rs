@@ -309,6 +309,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         timeline: vec![],
         engine_details: vec![],
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     }
 }
 

@@ -199,6 +199,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         timeline: vec![],
         engine_details: vec![("engine".into(), s.ioengine.into())],
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     }
 }
 
@@ -317,5 +318,32 @@ pub fn quick_run() -> RunResult {
         message: "the 1 GiB test file fits in RAM (16 GiB); reads may come from the page cache"
             .into(),
     }];
+    r
+}
+
+/// The quick run against tgtd on this host: every test's job carries the server's CPU,
+/// 40% for sequential tests and 95% for random ones.
+#[allow(dead_code)]
+pub fn loopback_quick_run() -> RunResult {
+    let mut r = quick_run();
+    for j in r.groups.iter_mut().flat_map(|g| &mut g.jobs) {
+        j.targets = vec!["iscsi://127.0.0.1:3260/iqn.2026-11.lab.storbench:t/1".into()];
+        let busy_ms = if j.name.starts_with("RND") {
+            4750
+        } else {
+            2000
+        };
+        j.server_cpu = vec![storbench_core::result::ServerCpu {
+            process: "tgtd".into(),
+            pid: 4242,
+            addr: "127.0.0.1:3260".into(),
+            same_host: true,
+            usr_ns: busy_ms * 250_000,
+            sys_ns: busy_ms * 750_000,
+            duration_ms: 5000,
+        }];
+    }
+    // One test whose server could not be seen (the column says so).
+    r.groups[7].jobs[0].server_cpu.clear();
     r
 }

@@ -292,6 +292,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         timeline: Vec::new(),
         engine_details,
         disks: Vec::new(),
+        server_cpu: Vec::new(),
     })
 }
 

@@ -195,7 +195,7 @@ fn table_size_cell_and_ending_match() {
 /// those modes to open and mkdir); so does storbench, whatever the umask.
 #[test]
 fn files_and_directories_are_owner_only_as_in_bonnie_pp() {
-    let args = ["-s", "16:8k:256", "-r", "8", "-f", "-n", "4:1k:0:2", "-q"];
+    let args = ["-s", "16:8k:256", "-r", "8", "-f", "-n", "1:1k:0:2", "-q"];
     let ours_dir = tempfile::tempdir().unwrap();
     let ours = bonnie_spawn(ours_dir.path().to_str().unwrap(), &args);
     assert_eq!(modes_while_running(ours, ours_dir.path()), OWNER_ONLY);
@@ -217,4 +217,40 @@ fn files_and_directories_are_owner_only_as_in_bonnie_pp() {
         modes_while_running(theirs.spawn().unwrap(), theirs_dir.path()),
         OWNER_ONLY
     );
+}
+
+/// The owner-only umask covers the suite alone: a results database the run creates gets
+/// the user's umask like any other file (a shared database stays readable to the group).
+#[test]
+fn the_results_database_keeps_the_users_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared").join("results.db");
+    let work = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "bonnie",
+            "-q",
+            "-s",
+            "0",
+            "-n",
+            "1",
+        ])
+        .args(["-d", work.path().to_str().unwrap()])
+        .env_remove("STORBENCH_DB")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // SAFETY: umask(2) cannot fail; the value is put back at once.
+    let ours = unsafe { libc::umask(0o022) };
+    unsafe { libc::umask(ours) };
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&db), 0o666 & !ours, "the database");
+    assert_eq!(mode(db.parent().unwrap()), 0o777 & !ours, "its directory");
 }

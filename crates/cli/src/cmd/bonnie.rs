@@ -145,7 +145,6 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         crate::running::check_nfs_target(dir, true)?;
     }
     let store = &enter_target_dir(&mut cfg, store)?;
-    owner_only_files();
     storbench_core::stop::install_handlers();
     let mut stdout = io::stdout();
     if cfg.runs.is_some() {
@@ -156,7 +155,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     }
     for _ in 0..cfg.runs.unwrap_or(1) {
         let mut progress = |e: Event| show_progress(&cfg, e);
-        let mut run = match run_once(&cfg, &engine_for, &mut progress) {
+        let mut run = match owner_only_files(|| run_once(&cfg, &engine_for, &mut progress)) {
             Ok(run) => run,
             Err(e @ BonnieError::Interrupted { .. }) => {
                 eprintln!("storbench: {e}");
@@ -188,11 +187,16 @@ fn enter_target_dir(cfg: &mut Config, store: &StoreArgs) -> anyhow::Result<Store
     Ok(store)
 }
 
-/// bonnie++ makes its test file and small files 0600 and its directories 0700: a umask of
-/// 077 gives the same from the engines' 0644 and 0755, locally and over NFS.
-fn owner_only_files() {
+/// Runs `suite` with a umask of 077: bonnie++ makes its test file and small files 0600 and
+/// its directories 0700, which this gives from the engines' 0644 and 0755, locally and over
+/// NFS. The old umask is back before anything else is written (the results database).
+fn owner_only_files<T>(suite: impl FnOnce() -> T) -> T {
     // SAFETY: umask(2) cannot fail.
-    unsafe { libc::umask(0o077) };
+    let old = unsafe { libc::umask(0o077) };
+    let result = suite();
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    result
 }
 
 /// bonnie++'s layout: the table (stdout, or stderr with -q; none with -x), then the CSV.

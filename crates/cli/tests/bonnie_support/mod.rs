@@ -128,6 +128,8 @@ pub fn modes_while_running(
     let mut stack = vec![dir.to_path_buf()];
     while run.try_wait().unwrap().is_none() {
         let Some(at) = stack.pop() else {
+            // A breath between sweeps, so the run is not starved of CPU.
+            std::thread::sleep(std::time::Duration::from_millis(2));
             stack.push(dir.to_path_buf());
             continue;
         };

@@ -7,12 +7,15 @@ pub fn current() -> u32 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| from_status(&status))
-        .unwrap_or_else(|| {
-            // SAFETY: umask(2) cannot fail; the old value is put back at once.
-            let old = unsafe { libc::umask(0o022) };
-            unsafe { libc::umask(old) };
-            old as u32
-        })
+        .unwrap_or_else(by_system_call)
+}
+
+/// The umask by setting it and putting it back.
+fn by_system_call() -> u32 {
+    // SAFETY: umask(2) cannot fail; the old value is put back at once.
+    let old = unsafe { libc::umask(0o022) };
+    unsafe { libc::umask(old) };
+    old as u32
 }
 
 /// The `Umask:` line of /proc/<pid>/status (octal, since Linux 4.7).
@@ -33,11 +36,15 @@ mod tests {
         assert_eq!(from_status("Umask:\tzz\n"), None);
     }
 
+    /// Both ways agree, and the system call leaves the umask as it found it. (nextest runs
+    /// each test in its own process, so no other test sees the moment it changes.)
     #[test]
-    fn agrees_with_the_system_call() {
-        // SAFETY: umask(2) cannot fail; the value is put back at once.
-        let old = unsafe { libc::umask(0o022) };
-        unsafe { libc::umask(old) };
-        assert_eq!(current(), old as u32);
+    fn both_ways_agree_and_leave_the_umask_alone() {
+        // SAFETY: umask(2) cannot fail.
+        let before = unsafe { libc::umask(0o027) };
+        assert_eq!(by_system_call(), 0o027);
+        assert_eq!(current(), 0o027);
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::umask(before) }, 0o027);
     }
 }

@@ -118,6 +118,8 @@ enum Draw {
     Map {
         perm: Permutation,
         pass_pos: u64,
+        /// The key of the next map after a restart.
+        next_key: u64,
     },
     /// Uniform with repetition (`norandommap`).
     Uniform,
@@ -143,9 +145,13 @@ enum Draw {
 pub enum PassEnd {
     #[default]
     None,
-    /// A sequential run reached the region's end (or too little of it is left for the next
-    /// IO, where fio would shorten that IO and then reach the end).
+    /// A sequential run reached the region's end. With a block size range fio shortens the
+    /// IO that would cross it, which storbench does not: it ends the pass there instead.
     End,
+    /// Too little of the region is left for the next IO of a fixed block size, and the file
+    /// has no room for it past the region either: fio's `fill_io_u` fails, the file is done
+    /// and fio opens it again (neither a wrap in place nor a jump).
+    Short,
     /// A skip (`rw=read:N`) stepped past the region's end while the last IO ended inside it.
     Skip,
     /// The random map has visited every block.
@@ -162,6 +168,10 @@ pub struct OffsetGen {
     /// Next sequential offset, relative to `start`.
     seq_next: u64,
     hole: u64,
+    /// Bytes from `start` to the end of the file, when IOs have one fixed size: fio then
+    /// issues the IO that crosses the region's end if the file has room for it (its
+    /// `get_next_buflen` checks the region only for a block size range). 0: no crossing.
+    cross_room: u64,
     draw: Draw,
     /// How the last pass over the region ended, until taken.
     pass_end: PassEnd,
@@ -174,6 +184,9 @@ pub struct OffsetParams {
     /// Alignment and random-map unit (the smallest block size).
     pub block: u64,
     pub hole: u64,
+    /// Bytes from `start` to the end of the file when every IO has one fixed size, for the
+    /// IO fio lets cross the region's end; 0 when the block size varies.
+    pub cross_room: u64,
     pub random_map: bool,
     pub distribution: RandomDistribution,
     pub seed: u64,
@@ -187,6 +200,7 @@ impl OffsetGen {
             RandomDistribution::Random if p.random_map => Draw::Map {
                 perm: Permutation::new(nblocks, p.seed),
                 pass_pos: 0,
+                next_key: mix64(p.seed ^ 0x5245_4f50_454e),
             },
             RandomDistribution::Random => Draw::Uniform,
             RandomDistribution::Zipf(theta) => Draw::Zipf {
@@ -209,6 +223,7 @@ impl OffsetGen {
             nblocks,
             seq_next: 0,
             hole: p.hole,
+            cross_room: p.cross_room,
             draw,
             pass_end: PassEnd::None,
         }
@@ -235,10 +250,12 @@ impl OffsetGen {
         self.start + rel.min(max_rel)
     }
 
-    /// Next sequential offset; wraps to the start when the region is exhausted.
+    /// Next sequential offset; wraps to the start when the region is exhausted. A fixed-size
+    /// IO that starts inside the region but ends past it goes ahead, as in fio, when the
+    /// file has room for it.
     #[inline]
     pub fn next_sequential(&mut self, bs: u64) -> u64 {
-        if self.seq_next + bs > self.len {
+        if self.seq_next + bs > self.len && !self.crosses_the_end(bs) {
             self.pass_end = self.seq_end_kind();
             self.seq_next = 0;
         }
@@ -250,9 +267,16 @@ impl OffsetGen {
     /// Why the sequential run cannot go on: fio wraps a skip silently but ends the pass at
     /// the region's end (`get_next_seq_offset`), so the two must be told apart.
     #[cold]
+    fn crosses_the_end(&self, bs: u64) -> bool {
+        self.seq_next < self.len && self.seq_next + bs <= self.cross_room
+    }
+
+    #[cold]
     fn seq_end_kind(&self) -> PassEnd {
         let last_end = self.seq_next.saturating_sub(self.hole);
-        if self.hole > 0 && last_end < self.len && self.seq_next >= self.len {
+        if self.seq_next < self.len && self.cross_room > 0 {
+            PassEnd::Short
+        } else if self.hole > 0 && last_end < self.len && self.seq_next >= self.len {
             PassEnd::Skip
         } else {
             PassEnd::End
@@ -267,12 +291,22 @@ impl OffsetGen {
     }
 
     /// Starts over at the region's start with a fresh random map, as fio's `fio_file_reset`
-    /// does when it opens a file again for a new round of a job.
+    /// does when it opens a file again (a new round, a file that was done). fio's random
+    /// generator goes on, so the new map visits the blocks in another order: the same order
+    /// again would repeat the pass that ended the file, and end it again at the same place.
+    #[cold]
     pub fn restart(&mut self) {
         self.seq_next = 0;
         self.pass_end = PassEnd::None;
-        if let Draw::Map { pass_pos, .. } = &mut self.draw {
+        if let Draw::Map {
+            perm,
+            pass_pos,
+            next_key,
+        } = &mut self.draw
+        {
+            *perm = Permutation::new(self.nblocks, *next_key);
             *pass_pos = 0;
+            *next_key = mix64(*next_key);
         }
     }
 
@@ -287,7 +321,7 @@ impl OffsetGen {
     pub fn next_random(&mut self, rng: &mut Rng, bs: u64) -> u64 {
         let n = self.nblocks;
         let blk = match &mut self.draw {
-            Draw::Map { perm, pass_pos } => {
+            Draw::Map { perm, pass_pos, .. } => {
                 if *pass_pos >= n {
                     *pass_pos = 0;
                     self.pass_end = PassEnd::MapFull;
@@ -334,6 +368,7 @@ mod tests {
             len,
             block,
             hole: 0,
+            cross_room: 0,
             random_map: true,
             distribution: RandomDistribution::Random,
             seed: 42,
@@ -364,7 +399,8 @@ mod tests {
                 _ => RandomDistribution::Normal(10.0),
             };
             let mut g = OffsetGen::new(OffsetParams {
-                start: 1 << 20, len: len_blocks * block, block, hole: 0, random_map: true,
+                start: 1 << 20, len: len_blocks * block, block, hole: 0, cross_room: 0,
+                random_map: true,
                 distribution, seed });
             let mut rng = Rng::seeded(seed);
             let bs = (bs_blocks * block).min(len_blocks * block);
@@ -435,6 +471,30 @@ mod tests {
                 "{blocks} blocks"
             );
         }
+    }
+
+    /// A region of 10 KiB read 4 KiB at a time: fio's third read crosses the region's end
+    /// when the file goes on (a 1 MiB file), and the file is done there when it does not
+    /// (a 10 KiB file), checked with fio 3.33 (strace: reads at 0, 4096, 8192 and 0, 4096).
+    #[test]
+    fn a_fixed_size_io_crosses_the_region_end_if_the_file_has_room() {
+        for (room, offs, end) in [
+            (1 << 20, vec![0, 4096, 8192, 0], PassEnd::End),
+            (10240, vec![0, 4096, 0], PassEnd::Short),
+        ] {
+            let mut g = OffsetGen::new(OffsetParams {
+                cross_room: room,
+                ..params(10240, 4096)
+            });
+            let got: Vec<u64> = offs.iter().map(|_| g.next_sequential(4096)).collect();
+            assert_eq!(got, offs, "room {room}");
+            assert_eq!(g.take_pass_end(), end, "room {room}");
+        }
+        // A block size range (cross_room 0): the pass ends where the next block won't fit.
+        let mut g = OffsetGen::new(params(10240, 4096));
+        let got: Vec<u64> = (0..3).map(|_| g.next_sequential(4096)).collect();
+        assert_eq!(got, [0, 4096, 0]);
+        assert_eq!(g.take_pass_end(), PassEnd::End);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::engine::{Access, Caps, Engine, FileId, FileSpec, IoKind, IoUnit, Queued};
+use crate::engine::{Access, Caps, Completion, Engine, FileId, FileSpec, IoKind, IoUnit, Queued};
 use crate::error::EngineError;
 
 /// How long the recorder's fsync takes.
@@ -22,6 +22,10 @@ pub struct Recorder {
     server: Option<std::net::SocketAddr>,
     /// How long closing a file takes (an iSCSI logout, an NFS COMMIT).
     close_time: Duration,
+    /// Queued IOs stay in flight until reaped (tag, bytes); a drop notes how many are.
+    pending: Option<Vec<(u32, u64)>>,
+    /// Each read and write is noted with its offset.
+    log_ios: bool,
 }
 
 impl Recorder {
@@ -34,6 +38,24 @@ impl Recorder {
             queued: false,
             server: None,
             close_time: Duration::ZERO,
+            pending: None,
+            log_ios: false,
+        }
+    }
+
+    /// As [`queued`](Self::queued), keeping IOs in flight until they are reaped.
+    pub fn in_flight(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
+        Recorder {
+            pending: Some(Vec::new()),
+            ..Recorder::queued(log, size)
+        }
+    }
+
+    /// As [`new`](Self::new), noting each read (`read <offset>`) and write too.
+    pub fn logging_ios(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
+        Recorder {
+            log_ios: true,
+            ..Recorder::new(log, size)
         }
     }
 
@@ -99,7 +121,28 @@ impl Engine for Recorder {
             self.note("fsync".into());
             std::thread::sleep(SYNC_TIME);
         }
+        if self.log_ios && matches!(io.kind, IoKind::Read | IoKind::Write) {
+            let op = if io.kind == IoKind::Read {
+                "read"
+            } else {
+                "write"
+            };
+            self.note(format!("{op} {}", io.offset));
+        }
+        if let Some(pending) = &mut self.pending {
+            pending.push((io.tag, u64::from(io.len)));
+            return Ok(Queued::Pending);
+        }
         Ok(Queued::Done(u64::from(io.len)))
+    }
+    fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        if let Some(pending) = &mut self.pending {
+            out.extend(pending.drain(..).map(|(tag, n)| Completion {
+                tag,
+                result: n as i64,
+            }));
+        }
+        Ok(())
     }
     fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
         std::thread::sleep(self.close_time);
@@ -121,7 +164,13 @@ impl Engine for Recorder {
         offset: u64,
         len: u64,
     ) -> Result<(), EngineError> {
-        self.note(format!("invalidate {offset}+{len}"));
+        match &self.pending {
+            Some(p) if !p.is_empty() => self.note(format!(
+                "invalidate {offset}+{len} with {} in flight",
+                p.len()
+            )),
+            _ => self.note(format!("invalidate {offset}+{len}")),
+        }
         Ok(())
     }
     fn advise(&mut self, _file: FileId, access: Access) -> Result<(), EngineError> {

@@ -271,7 +271,7 @@ fn run_batch(
         let prepared = prepare_job(job, req, factory, observer, cleanup)?;
         for clone in 0..job.numjobs.max(1) {
             let files = prepared.files_for(job, clone);
-            let region: u64 = files.iter().map(|f| pass_bytes(job, f.len)).sum();
+            let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();
             let io_limit = (!job.time_based).then(|| region * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {

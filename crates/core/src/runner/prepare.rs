@@ -5,6 +5,7 @@ use std::sync::Arc;
 use storbench_job::{JobSpec, SizeSpec};
 
 use super::*;
+use crate::worker::region_pass;
 /// Files of one job after lay-out: per-clone regions.
 pub(super) struct PreparedJob {
     /// By path: shared by clones for explicit files, one per clone otherwise.
@@ -40,36 +41,19 @@ impl PreparedJob {
                     },
                     start,
                     len,
+                    size: p.size,
                     ends_file: start + len >= p.size,
+                    skip_wraps: region_pass(job, start, len, p.size).skip_wraps,
                 }
             })
             .collect()
     }
 }
 
-/// The bytes a size-bound job issues over a file region. Whole blocks only: fio never
-/// issues a block that does not fit, so a 1398101-byte file (4 MiB over 3 files) takes 341
-/// blocks of 4 KiB. With holes (`rw=read:8k`) fio makes one pass, one block per block+hole
-/// step (1366 reads of 4 KiB in 16 MiB), unless the hole after the last block reaches past
-/// the end: then it wraps to the start and goes on until it has issued size= bytes.
-pub(super) fn pass_bytes(job: &JobSpec, len: u64) -> u64 {
-    let kind = job.rw.kind;
-    let used = [kind.reads(), kind.writes(), kind.trims()];
-    let block = (0..3)
-        .filter(|&d| used[d])
-        .map(|d| job.bs[d].min())
-        .min()
-        .unwrap_or(4096)
-        .max(1);
-    let whole = len / block * block;
-    let hole = if kind.is_random() { 0 } else { job.rw.hole };
-    if hole == 0 || len < block {
-        return whole;
-    }
-    let steps = (len - block) / (block + hole) + 1;
-    let last_end = (steps - 1) * (block + hole) + block;
-    let wraps = last_end < len && last_end + hole >= len;
-    if wraps { whole } else { steps * block }
+/// The bytes a size-bound job issues over a file's region in one pass, as fio does (see
+/// `worker::passes::region_pass`).
+pub(super) fn pass_bytes(job: &JobSpec, file: &WorkerFile) -> u64 {
+    region_pass(job, file.start, file.len, file.size).bytes
 }
 
 pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {

@@ -21,6 +21,13 @@ impl Worker<'_> {
             if self.limit_reached() {
                 return Ok(true);
             }
+            // A round ends between IOs, never between a held IO or a trim and its write.
+            if self.issued_bytes >= self.round_end
+                && self.held.is_none()
+                && self.trim_then_write.is_none()
+            {
+                self.new_round()?;
+            }
             // As in fio, a due fsync takes the place of the next IO: a job that ends right
             // after a multiple of fsync= writes does not sync again (256 writes at fsync=4
             // make 63 syncs).
@@ -174,9 +181,6 @@ impl Worker<'_> {
         };
         let bs = self.block_size(ddir as usize);
         let len = self.fit_to_limit(ddir as usize, bs);
-        if self.issued_bytes >= self.round_end {
-            self.new_round();
-        }
         let file = self.pick_file();
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);

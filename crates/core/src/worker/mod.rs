@@ -10,6 +10,8 @@ mod complete;
 mod issue;
 mod passes;
 
+pub(crate) use passes::region_pass;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,9 +41,13 @@ pub struct WorkerFile {
     pub spec: FileSpec,
     pub start: u64,
     pub len: u64,
-    /// The region runs to the end of the file: fio wraps a skip there silently, and a
-    /// random job's sequential run jumps, where a shorter region ends the file.
+    /// The file's size.
+    pub size: u64,
+    /// The region runs to the end of the file: a random job's sequential run jumps there,
+    /// where a shorter region ends the file.
     pub ends_file: bool,
+    /// A skip (`rw=read:N`) past the region's last block wraps silently (see `passes.rs`).
+    pub skip_wraps: bool,
 }
 
 /// Everything the runner prepared for one job clone.
@@ -88,6 +94,7 @@ struct OpenFile {
     offsets: OffsetGen,
     written: bool,
     ends_file: bool,
+    skip_wraps: bool,
 }
 
 /// The access pattern announced for the job's files: fio's `fadvise_hint`, whose default
@@ -228,6 +235,61 @@ struct Worker<'p> {
     cpu: Usage,
 }
 
+/// Opens the plan's files, advises them as fio does and sets up their offsets.
+fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile>, EngineError> {
+    let job = &*plan.job;
+    let block = job
+        .bs
+        .iter()
+        .map(|b| b.min())
+        .filter(|&b| b > 0)
+        .min()
+        .unwrap_or(4096);
+    let fixed = passes::job_block(job).1;
+    let mut files = Vec::with_capacity(plan.files.len());
+    for (i, f) in plan.files.iter().enumerate() {
+        let id = engine.open(&f.spec)?;
+        if let Some(access) = access_hint(job) {
+            // As in fio, a refused hint is no reason to fail the job.
+            let _ = engine.advise(id, access);
+        }
+        let offsets = OffsetGen::new(OffsetParams {
+            start: f.start,
+            len: f.len,
+            block,
+            hole: job.rw.hole,
+            cross_room: if fixed {
+                f.size.saturating_sub(f.start)
+            } else {
+                0
+            },
+            random_map: !job.norandommap,
+            distribution: job.random_distribution,
+            seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+        });
+        files.push(OpenFile {
+            id,
+            offsets,
+            written: false,
+            ends_file: f.ends_file,
+            skip_wraps: f.skip_wraps,
+        });
+    }
+    Ok(files)
+}
+
+/// The buffer filler of the job, with every slot of `arena` filled once (engines that
+/// move data only).
+fn fill_buffers(plan: &WorkerPlan, arena: &mut Arena, no_data: bool) -> BufferFiller {
+    let mut filler = BufferFiller::new(plan.job.buffers.clone(), plan.seed.rotate_left(17));
+    if !no_data {
+        for i in 0..arena.slots() {
+            filler.fill(arena.slot_mut(i));
+        }
+    }
+    filler
+}
+
 impl<'p> Worker<'p> {
     fn set_up(plan: &'p WorkerPlan, factory: &EngineFactory) -> Result<Self, EngineError> {
         let job = &*plan.job;
@@ -239,7 +301,7 @@ impl<'p> Worker<'p> {
             job.iodepth.max(1)
         };
         let max_bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
-        let arena = Arena::new(depth, max_bs as usize)
+        let mut arena = Arena::new(depth, max_bs as usize)
             .map_err(|e| EngineError::os("allocate IO buffers for", &job.name, e))?;
         engine.setup(&EngineSetup {
             iodepth: depth,
@@ -247,43 +309,8 @@ impl<'p> Worker<'p> {
             slot_len: arena.slot_len(),
             slots: arena.slots(),
         })?;
-        let mut files = Vec::with_capacity(plan.files.len());
-        for (i, f) in plan.files.iter().enumerate() {
-            let id = engine.open(&f.spec)?;
-            if let Some(access) = access_hint(job) {
-                // As in fio, a refused hint is no reason to fail the job.
-                let _ = engine.advise(id, access);
-            }
-            let block = job
-                .bs
-                .iter()
-                .map(|b| b.min())
-                .filter(|&b| b > 0)
-                .min()
-                .unwrap_or(4096);
-            let offsets = OffsetGen::new(OffsetParams {
-                start: f.start,
-                len: f.len,
-                block,
-                hole: job.rw.hole,
-                random_map: !job.norandommap,
-                distribution: job.random_distribution,
-                seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
-            });
-            files.push(OpenFile {
-                id,
-                offsets,
-                written: false,
-                ends_file: f.ends_file,
-            });
-        }
-        let mut filler = BufferFiller::new(job.buffers.clone(), plan.seed.rotate_left(17));
-        let mut arena = arena;
-        if !caps.no_data {
-            for i in 0..arena.slots() {
-                filler.fill(arena.slot_mut(i));
-            }
-        }
+        let files = open_files(plan, engine.as_mut())?;
+        let filler = fill_buffers(plan, &mut arena, caps.no_data);
         let measure = Measure {
             slat: !job.disable_slat && caps.has_slat,
             clat: !job.disable_clat,
@@ -519,285 +546,4 @@ pub fn sleep_interruptible(d: Duration) {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use storbench_job::RwKind;
-
-    use super::*;
-    use crate::engine::OpenOptions;
-    use crate::testing::{Recorder, SYNC_TIME};
-
-    const BLOCKS: u64 = 4;
-    /// The worker's region starts inside the file (offset=, or a clone's share).
-    const REGION_START: u64 = 8192;
-
-    /// Runs `job` for `ios` 4 KiB IOs over a 4-block region; returns the recorded calls.
-    fn calls(job: JobSpec, ios: u64) -> Vec<String> {
-        run(job, ios).0
-    }
-
-    /// Like [`calls`], with the worker's output.
-    fn run(job: JobSpec, ios: u64) -> (Vec<String>, WorkerOutput) {
-        let setup = Setup {
-            io_limit: Some(ios * 4096),
-            ..Setup::default()
-        };
-        run_on(job, &setup, ios)
-    }
-
-    /// Where and how a test worker runs.
-    struct Setup {
-        /// Region starts, one file each (a drop is logged with its region's start).
-        starts: Vec<u64>,
-        ends_file: bool,
-        io_limit: Option<u64>,
-        queued: bool,
-    }
-
-    impl Default for Setup {
-        fn default() -> Self {
-            Setup {
-                starts: vec![REGION_START],
-                ends_file: true,
-                io_limit: None,
-                queued: false,
-            }
-        }
-    }
-
-    /// Runs `job` as `setup` says until it has done `ios` 4 KiB IOs over 4-block regions.
-    fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let file = |start: &u64| WorkerFile {
-            spec: FileSpec {
-                path: "f".into(),
-                open: OpenOptions::default(),
-            },
-            start: *start,
-            len: BLOCKS * 4096,
-            ends_file: setup.ends_file,
-        };
-        let plan = WorkerPlan {
-            job: Arc::new(job),
-            clone: 0,
-            seed: 1,
-            files: setup.starts.iter().map(file).collect(),
-            io_limit: setup.io_limit,
-            counters: Arc::new(crate::progress::WorkerCounters::default()),
-            clock: Clock::new(Instant::now()),
-        };
-        let (engine_log, queued) = (log.clone(), setup.queued);
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            let size = REGION_START + BLOCKS * 4096;
-            Ok(Box::new(if queued {
-                Recorder::queued(engine_log.clone(), size)
-            } else {
-                Recorder::new(engine_log.clone(), size)
-            }))
-        };
-        let out = run_worker(plan, &factory, &StartGate::new(1));
-        assert!(out.error.is_none(), "{:?}", out.error);
-        let done: u64 = out.stats.dirs.iter().map(|d| d.total_ios).sum();
-        assert_eq!(done, ios);
-        let calls = log.lock().unwrap().clone();
-        (calls, out)
-    }
-
-    /// The cache drops of a time-based `job` doing `ios` IOs as `setup` says.
-    fn time_based_drops(mut job: JobSpec, setup: &Setup, ios: u64) -> Vec<String> {
-        job.time_based = true;
-        job.runtime = Some(Duration::from_secs(60));
-        job.number_ios = Some(ios);
-        job.fadvise_hint = FadviseHint::None;
-        run_on(job, setup, ios).0
-    }
-
-    fn job(kind: RwKind) -> JobSpec {
-        let mut j = JobSpec::new("t");
-        j.rw.kind = kind;
-        j
-    }
-
-    #[test]
-    fn files_are_advised_as_fio_does() {
-        assert_eq!(calls(job(RwKind::RandRead), 1), ["Random"]);
-        assert_eq!(calls(job(RwKind::Write), 1), ["Sequential"]);
-        let mut j = job(RwKind::RandRead);
-        j.fadvise_hint = FadviseHint::Sequential;
-        assert_eq!(calls(j, 1), ["Sequential"]);
-        let mut j = job(RwKind::RandRead);
-        j.fadvise_hint = FadviseHint::None;
-        assert!(calls(j, 1).is_empty());
-    }
-
-    /// A size-bound job on a synchronous engine makes one round in fio: a file whose pass
-    /// ends is done, and fio drops its cache when it opens it again, direct IO too.
-    #[test]
-    fn a_pass_that_ends_a_file_drops_its_cache_on_reopening_direct_or_not() {
-        // 10 IOs over 4 blocks: passes start at the 5th and the 9th IO, and only the
-        // region's pages go (fio's range; the whole file also dropped readahead past it).
-        for kind in [RwKind::Read, RwKind::RandRead] {
-            let mut j = job(kind);
-            j.fadvise_hint = FadviseHint::None;
-            let drops = ["invalidate 8192+16384"; 2];
-            assert_eq!(calls(j.clone(), 10), drops, "{kind:?}");
-            assert!(calls(j.clone(), 4).is_empty(), "{kind:?}: one pass");
-            j.direct = true;
-            assert_eq!(calls(j.clone(), 10), drops, "{kind:?}: direct");
-            j.invalidate = false;
-            assert!(calls(j, 10).is_empty(), "{kind:?}: invalidate=0");
-        }
-    }
-
-    /// fio's `loop_cache_invalidate`: a time-based job over one file wraps a sequential
-    /// pass, or starts a full random map over, in place, and drops buffered pages only.
-    #[test]
-    fn a_time_based_pass_wraps_in_place_and_drops_buffered_pages_only() {
-        let one = Setup::default();
-        for kind in [RwKind::Read, RwKind::RandRead] {
-            let drops = ["invalidate 8192+16384"; 2];
-            assert_eq!(time_based_drops(job(kind), &one, 10), drops, "{kind:?}");
-            let mut direct = job(kind);
-            direct.direct = true;
-            assert!(time_based_drops(direct, &one, 10).is_empty(), "{kind:?}");
-        }
-    }
-
-    /// With several files, a time-based sequential pass ends the file: fio waits for the
-    /// others and reopens them all, dropping each one's cache, direct IO too.
-    #[test]
-    fn a_time_based_job_over_several_files_drops_them_on_reopening() {
-        let two = Setup {
-            starts: vec![REGION_START, 65536],
-            ..Setup::default()
-        };
-        for direct in [false, true] {
-            let mut j = job(RwKind::Read);
-            j.direct = direct;
-            // 20 IOs round robin: 10 per file, passes start at their 5th and 9th IO.
-            let calls = time_based_drops(j, &two, 20);
-            let mut drops = calls.clone();
-            drops.sort();
-            assert_eq!(
-                drops,
-                ["invalidate 65536+16384", "invalidate 65536+16384"]
-                    .into_iter()
-                    .chain(["invalidate 8192+16384"; 2])
-                    .collect::<Vec<_>>(),
-                "direct={direct}: {calls:?}"
-            );
-        }
-    }
-
-    /// `rw=read:4k`: the skip after the last block steps past the end of the file and fio
-    /// wraps silently, keeping the cache; a region short of the end of the file is done
-    /// there instead, and reopened.
-    #[test]
-    fn a_skip_past_the_end_of_the_file_keeps_the_cache() {
-        let mut j = job(RwKind::Read);
-        j.rw.hole = 4096;
-        // 2 reads per pass over 4 blocks: 9 reads wrap 4 times.
-        assert!(time_based_drops(j.clone(), &Setup::default(), 9).is_empty());
-        let short = Setup {
-            ends_file: false,
-            ..Setup::default()
-        };
-        let calls = time_based_drops(j, &short, 9);
-        assert_eq!(calls, ["invalidate 8192+16384"; 4]);
-    }
-
-    /// A random job's sequential IOs (`percentage_random`, `rw=randread:N`) that reach the
-    /// end of the file jump to a random block in fio, keeping the cache, unless the job is
-    /// time-based over one file (then they wrap in place).
-    #[test]
-    fn a_random_jobs_sequential_run_jumps_at_the_end_of_the_file() {
-        let mut j = job(RwKind::RandRead);
-        j.percentage_random = [0; 3];
-        j.norandommap = true;
-        let two = Setup {
-            starts: vec![REGION_START, 65536],
-            ..Setup::default()
-        };
-        assert!(time_based_drops(j.clone(), &two, 40).is_empty());
-        let size_bound = Setup {
-            io_limit: Some(40 * 4096),
-            ..Setup::default()
-        };
-        let mut sized = j.clone();
-        sized.fadvise_hint = FadviseHint::None;
-        assert!(run_on(sized, &size_bound, 40).0.is_empty());
-        let drops = time_based_drops(j, &Setup::default(), 10);
-        assert_eq!(drops, ["invalidate 8192+16384"; 2]);
-    }
-
-    /// fio's `do_io` ends a round after size= bytes when the engine queues IO, and the next
-    /// round reopens the files: loops of a job whose files never end (norandommap, skips)
-    /// drop the cache per loop on libaio but not on psync, which makes one round.
-    #[test]
-    fn a_queued_engine_reopens_the_files_each_loop() {
-        let mut j = job(RwKind::RandRead);
-        j.norandommap = true;
-        j.fadvise_hint = FadviseHint::None;
-        for (queued, drops) in [(true, 2), (false, 0)] {
-            let loops = Setup {
-                io_limit: Some(3 * BLOCKS * 4096),
-                queued,
-                ..Setup::default()
-            };
-            let mut j = j.clone();
-            j.loops = 3;
-            let calls = run_on(j, &loops, 3 * BLOCKS).0;
-            assert_eq!(calls.len(), drops, "queued={queued}: {calls:?}");
-        }
-    }
-
-    /// fio ends each of a job's loops with its closing syncs, so overwriting one region
-    /// three times writes it out three times instead of once (measured: buffered
-    /// `loops=4 end_fsync=1` ran at twice fio's rate with one sync at the end).
-    #[test]
-    fn each_loop_ends_with_the_closing_syncs() {
-        for (end_fsync, fsync_on_close, expected) in [
-            (true, false, 3),
-            (false, true, 4), // and once more, untimed, at close
-            (false, false, 0),
-        ] {
-            let mut j = job(RwKind::Write);
-            j.fadvise_hint = FadviseHint::None;
-            j.loops = 3;
-            j.end_fsync = end_fsync;
-            j.fsync_on_close = fsync_on_close;
-            let what = format!("end_fsync={end_fsync} fsync_on_close={fsync_on_close}");
-            // Three loops over the 4-block region.
-            let (calls, out) = run(j, 3 * BLOCKS);
-            let syncs = calls.iter().filter(|c| *c == "fsync").count();
-            assert_eq!(syncs, expected, "{what}: {calls:?}");
-            assert_eq!(out.stats.sync.total_ios, 0, "{what}");
-            let measured = out.measure_end - out.measure_start;
-            if end_fsync || fsync_on_close {
-                assert!(measured >= SYNC_TIME * 3, "{what}: measured {measured:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn closing_syncs_are_timed_but_not_counted_as_in_fio() {
-        for (end_fsync, fsync_on_close) in [(true, false), (false, true)] {
-            let mut j = job(RwKind::Write);
-            j.fadvise_hint = FadviseHint::None;
-            j.fsync = 2;
-            j.end_fsync = end_fsync;
-            j.fsync_on_close = fsync_on_close;
-            let what = format!("end_fsync={end_fsync} fsync_on_close={fsync_on_close}");
-            let (calls, out) = run(j, 4);
-            // 4 writes at fsync=2 make one sync of the job's own (the due one after the
-            // last write is left to the closing sync); fio's JSON says sync total_ios=1.
-            let syncs = calls.iter().filter(|c| *c == "fsync").count();
-            assert!(syncs >= 2, "{what}: {calls:?}");
-            assert_eq!(out.stats.sync.total_ios, 1, "{what}");
-            // The closing sync is inside the measured runtime, as fio's bandwidth has it.
-            let measured = out.measure_end - out.measure_start;
-            assert!(measured >= SYNC_TIME * 2, "{what}: measured {measured:?}");
-        }
-    }
-}
+mod tests;

@@ -205,6 +205,27 @@ fn percentages_of_an_existing_file_like_fio() {
     assert_eq!(ios, [1024, 256, 512, 384]);
 }
 
+/// A percentage in offset_increment (`numjobs=4 offset_increment=25%`), and the rounding
+/// up fio applies to a start computed from any percentage: on a file of 1,000,000 bytes
+/// (not a multiple of 4 KiB) each clone reads from its rounded start to the end.
+#[test]
+fn percentage_increments_and_their_rounding_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let line = "--name=q --ioengine=psync --bs=4k --filename=quarters --rw=read --numjobs=4 --offset_increment=25% --size=25% --name=u --ioengine=psync --bs=4k --filename=uneven --rw=read --numjobs=2 --offset=10% --offset_increment=30%";
+    let make = |dir: &Path| {
+        std::fs::write(dir.join("quarters"), vec![1u8; 1 << 20]).unwrap();
+        std::fs::write(dir.join("uneven"), vec![2u8; 1_000_000]).unwrap();
+    };
+    let (f, s) = both_after(&words(line), make);
+    assert_eq!(totals(&f), totals(&s), "{line}");
+    // 64 reads per quarter; then from 100,000 and 400,000 rounded up to 4 KiB (fio: the
+    // last, partial block of the file is not read).
+    let ios: Vec<u64> = totals(&s).iter().map(|t| t.ios.iter().sum()).collect();
+    assert_eq!(ios, [64, 64, 64, 64, 219, 146]);
+}
+
 #[test]
 fn offsets_like_fio() {
     if !fio_available() {

@@ -113,16 +113,26 @@ pub fn resolve_len(
     }
 }
 
-/// Start offset of clone `jobnum` inside a file of `file_size` bytes, aligned to `align`.
+/// Start offset of clone `jobnum` inside a file of `file_size` bytes, as fio's
+/// `get_start_offset`: offset + jobnum × increment, where a percentage is of the file's
+/// size, and with any percentage the sum is rounded up to a multiple of `align` (the
+/// smallest block size).
 pub fn start_offset(job: &JobSpec, jobnum: u32, file_size: Option<u64>, align: u64) -> u64 {
-    let base = match job.offset {
-        SizeSpec::Bytes(b) => b,
+    let of_file = |spec: SizeSpec| match spec {
+        SizeSpec::Bytes(b) => (b, false),
         SizeSpec::Percent(p) => {
-            let raw = (file_size.unwrap_or(0) as f64 * p / 100.0) as u64;
-            raw / align.max(1) * align.max(1)
+            let size = u128::from(file_size.unwrap_or(0));
+            ((size * p as u128 / 100) as u64, true)
         }
     };
-    base + job.offset_increment * u64::from(jobnum)
+    let (base, base_pct) = of_file(job.offset);
+    let (increment, increment_pct) = of_file(job.offset_increment);
+    let offset = base.saturating_add(increment.saturating_mul(u64::from(jobnum)));
+    if base_pct || increment_pct {
+        offset.div_ceil(align.max(1)) * align.max(1)
+    } else {
+        offset
+    }
 }
 
 #[cfg(test)]
@@ -160,10 +170,21 @@ mod tests {
         let mut job = JobSpec::new("j");
         job.size = Some(SizeSpec::Percent(50.0));
         assert_eq!(resolve_len(&job, None, Some(1 << 30), 1), Some(1 << 29));
+        // fio: 25% of 10,000 is 2,500, plus 2 × 4,096, rounded up to 4 KiB.
         job.offset = SizeSpec::Percent(25.0);
-        job.offset_increment = 4096;
-        assert_eq!(start_offset(&job, 2, Some(10_000), 4096), 8192);
-        assert_eq!(start_offset(&job, 0, Some(40_000), 4096), 8192);
+        job.offset_increment = SizeSpec::Bytes(4096);
+        assert_eq!(start_offset(&job, 2, Some(10_000), 4096), 12_288);
+        assert_eq!(start_offset(&job, 0, Some(40_000), 4096), 12_288);
+        assert_eq!(start_offset(&job, 0, Some(1 << 20), 4096), 1 << 18);
+        // An increment in percent: clone 3 of a 1,000,000-byte file starts at 750,000,
+        // rounded up.
+        job.offset = SizeSpec::Bytes(0);
+        job.offset_increment = SizeSpec::Percent(25.0);
+        assert_eq!(start_offset(&job, 3, Some(1_000_000), 4096), 753_664);
+        // Bytes alone are taken as given.
+        job.offset = SizeSpec::Bytes(1000);
+        job.offset_increment = SizeSpec::Bytes(10);
+        assert_eq!(start_offset(&job, 2, Some(1 << 20), 4096), 1020);
     }
 
     #[test]

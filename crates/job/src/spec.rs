@@ -225,7 +225,8 @@ pub struct JobSpec {
     pub filesize: Option<(u64, u64)>,
     pub file_service: FileService,
     pub offset: SizeSpec,
-    pub offset_increment: u64,
+    /// fio's offset_increment: bytes, or a percentage of the file's size.
+    pub offset_increment: SizeSpec,
 
     // --- workload ---
     pub rw: Rw,
@@ -324,7 +325,7 @@ impl JobSpec {
             filesize: None,
             file_service: FileService::RoundRobin,
             offset: SizeSpec::Bytes(0),
-            offset_increment: 0,
+            offset_increment: SizeSpec::Bytes(0),
             rw: Rw {
                 kind: RwKind::Read,
                 nr: 1,

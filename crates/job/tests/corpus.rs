@@ -125,7 +125,7 @@ fn vm_boot_storm() {
     );
     assert_eq!((j.randseed, j.randrepeat), (1234, false));
     assert_eq!(j.startdelay, (Duration::ZERO, Duration::from_secs(10)));
-    assert_eq!(j.offset_increment, 256 << 20);
+    assert_eq!(j.offset_increment, SizeSpec::Bytes(256 << 20));
     assert_eq!(j.size, Some(SizeSpec::Bytes(256 << 20)));
     assert_eq!(
         j.description.as_deref(),

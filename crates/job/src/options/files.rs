@@ -169,20 +169,19 @@ pub(super) const DEFS: &[OptDef] = &[
     .aliases(&["fileoffset"]),
     OptDef::new(
         "offset_increment",
-        K::Size,
+        K::SizeOrPercent,
         C::Files,
         "0",
-        "Each clone starts this many bytes after the previous one (clone N at offset + N * increment)",
+        "Each clone starts this far after the previous one: bytes, or N% of the file's size (clone N at offset + N * increment)",
         |b, v| {
-            let v = val(v)?;
-            if v.trim_end().ends_with('%') {
-                return Err("a percentage is not supported by storbench here; give bytes".into());
-            }
-            b.spec.offset_increment = parse_size(v, b.spec.kb_base)?;
+            b.spec.offset_increment = match parse_size_or_percent(val(v)?, b.spec.kb_base)? {
+                SizeOrPercent::Bytes(n) => SizeSpec::Bytes(n),
+                SizeOrPercent::Percent(p) => SizeSpec::Percent(f64::from(p)),
+            };
             Ok(())
         },
     )
-    .note("Bytes only; fio's N% form is not supported."),
+    .note("With a percentage in offset or offset_increment, the start is rounded up to the smallest block size, as in fio."),
     OptDef::new(
         "invalidate",
         K::Bool,

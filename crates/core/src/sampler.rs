@@ -45,6 +45,22 @@ impl Series {
         }
         Some((delta, secs))
     }
+
+    /// The last window of a measurement that ended at `end_ns`, if at least nine tenths
+    /// of it passed: the window due at the end of a job as long as whole windows (two of
+    /// 0.5 s in a 1 s job) is recorded even when the end was read a little before it was
+    /// due (the TSC of the core that read it may run a few microseconds behind); a
+    /// shorter remainder is too little time to be a sample.
+    fn close(&mut self, end_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
+        if end_ns <= self.last_ns || end_ns + self.period_ns / 10 < self.next_ns {
+            return None;
+        }
+        let delta = snap.since(&self.last);
+        let secs = (end_ns - self.last_ns) as f64 / 1e9;
+        self.last = *snap;
+        self.last_ns = end_ns;
+        Some((delta, secs))
+    }
 }
 
 /// Samples of one worker, collected while it measures.
@@ -90,24 +106,31 @@ impl WorkerSamples {
         if self.ended || !self.start() {
             return snap;
         }
-        let at = end.map_or(now_ns, |e| now_ns.min(e));
-        if let Some((d, secs)) = self.bw.tick(at, &snap) {
+        match end {
+            Some(end) => self.end_at(end, &snap),
+            None => {
+                let bw = self.bw.tick(now_ns, &snap);
+                let iops = self.iops.tick(now_ns, &snap);
+                self.record(bw, iops);
+                if let Some((d, _)) = self.timeline_series.tick(now_ns, &snap) {
+                    self.push_point(now_ns, &d);
+                }
+            }
+        }
+        snap
+    }
+
+    fn record(&mut self, bw: Option<(CounterSnapshot, f64)>, iops: Option<(CounterSnapshot, f64)>) {
+        if let Some((d, secs)) = bw {
             for dir in 0..3 {
                 self.bw_samples[dir].push(d.bytes[dir] as f64 / secs);
             }
         }
-        if let Some((d, secs)) = self.iops.tick(at, &snap) {
+        if let Some((d, secs)) = iops {
             for dir in 0..3 {
                 self.iops_samples[dir].push(d.ios[dir] as f64 / secs);
             }
         }
-        if let Some((d, _)) = self.timeline_series.tick(at, &snap) {
-            self.push_point(at, &d);
-        }
-        if let Some(end) = end {
-            self.close(end, &snap);
-        }
-        snap
     }
 
     /// Starts the series when the worker has begun measuring; whether it has.
@@ -131,8 +154,16 @@ impl WorkerSamples {
         let end = self.counters.measure_end_ns().unwrap_or(end_ns);
         let snap = self.counters.snapshot();
         if !self.ended && self.start() {
-            self.close(end, &snap);
+            self.end_at(end, &snap);
         }
+    }
+
+    /// Closes every series at `end_ns`, when the worker's measurement ended.
+    fn end_at(&mut self, end_ns: u64, snap: &CounterSnapshot) {
+        let bw = self.bw.close(end_ns, snap);
+        let iops = self.iops.close(end_ns, snap);
+        self.record(bw, iops);
+        self.close(end_ns, snap);
     }
 
     /// Records the final partial second of the timeline, ending at `end_ns`, when the
@@ -276,5 +307,31 @@ mod tests {
         s.finish(4_200_000_000);
         assert_eq!(s.timeline.len(), 2);
         assert_eq!(s.bw_samples[0].len(), 2);
+    }
+
+    /// A 1 s job of 0.5 s windows has two samples, also when its end was read a little
+    /// before the second window was due (fio_outputs::json_units_are_fios saw one, whose
+    /// mean then exceeded the rounded-down maximum).
+    #[test]
+    fn a_window_nearly_full_at_the_end_is_a_sample() {
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        c.set_measure_start(8_000_000);
+        s.poll(8_000_000);
+        c.publish(0, 500, 5, 0);
+        s.poll(600_000_000);
+        c.publish(0, 1000, 10, 0);
+        c.set_measure_end(1_007_900_000);
+        s.poll(1_010_000_000);
+        assert_eq!(s.iops_samples[0].len(), 2, "{:?}", s.iops_samples);
+        // Only 0.4 s of a window: no sample.
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        c.set_measure_start(1);
+        s.poll(1);
+        c.publish(0, 500, 5, 0);
+        c.set_measure_end(400_000_000);
+        s.poll(410_000_000);
+        assert!(s.iops_samples[0].is_empty(), "{:?}", s.iops_samples);
     }
 }

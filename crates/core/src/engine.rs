@@ -449,6 +449,11 @@ pub trait Engine: Send {
     fn server_addr(&self) -> Option<std::net::SocketAddr> {
         None
     }
+    /// This end of the same connection: with it, the runner finds the process serving
+    /// this very connection, not merely the one holding the listening socket.
+    fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        None
+    }
 }
 
 #[cfg(test)]

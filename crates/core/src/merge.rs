@@ -114,20 +114,48 @@ fn squared_deviations(s: &SampleStats) -> f64 {
     }
 }
 
-/// Adds timeline points with the same end time; keeps the union in time order.
+/// How far apart two clones' last timeline points may end and still be one point: each
+/// clone's last point ends with its own measurement, and clones started together end a
+/// few milliseconds apart (a tenth of the timeline's second, as a short remainder joins
+/// the point before it in the sampler).
+const LAST_POINT_SLACK_MS: u64 = 100;
+
+/// Adds timeline points with the same end time; keeps the union in time order. The two
+/// last points, when they end close together with nothing between them, become one that
+/// ends with the later.
 fn merge_timeline(dst: &mut Vec<TimelinePoint>, src: &[TimelinePoint]) {
-    for p in src {
-        match dst.binary_search_by_key(&p.t_ms, |q| q.t_ms) {
-            Ok(i) => {
-                let q = &mut dst[i];
-                for d in 0..3 {
-                    q.bytes[d] += p.bytes[d];
-                    q.ios[d] += p.ios[d];
-                    q.lat_sum_ns[d] += p.lat_sum_ns[d];
-                }
-            }
-            Err(i) => dst.insert(i, p.clone()),
+    let Some((src_last, rest)) = src.split_last() else {
+        return;
+    };
+    let dst_last = dst.last().map(|p| p.t_ms);
+    for p in rest {
+        add_point(dst, p);
+    }
+    match dst.last_mut() {
+        Some(q)
+            if Some(q.t_ms) == dst_last
+                && q.t_ms.abs_diff(src_last.t_ms) <= LAST_POINT_SLACK_MS =>
+        {
+            q.t_ms = q.t_ms.max(src_last.t_ms);
+            add_counts(q, src_last);
         }
+        _ => add_point(dst, src_last),
+    }
+}
+
+/// Adds a point to a time-ordered timeline: to the one with the same end time, if any.
+fn add_point(dst: &mut Vec<TimelinePoint>, p: &TimelinePoint) {
+    match dst.binary_search_by_key(&p.t_ms, |q| q.t_ms) {
+        Ok(i) => add_counts(&mut dst[i], p),
+        Err(i) => dst.insert(i, p.clone()),
+    }
+}
+
+fn add_counts(q: &mut TimelinePoint, p: &TimelinePoint) {
+    for d in 0..3 {
+        q.bytes[d] += p.bytes[d];
+        q.ios[d] += p.ios[d];
+        q.lat_sum_ns[d] += p.lat_sum_ns[d];
     }
 }
 
@@ -342,5 +370,47 @@ mod tests {
         let m = merge_jobs(&[a, b]).unwrap();
         let got: Vec<(u64, u64)> = m.timeline.iter().map(|p| (p.t_ms, p.bytes[0])).collect();
         assert_eq!(got, vec![(1000, 11), (2000, 20), (3000, 3)]);
+    }
+
+    /// Clones' timelines each end with their own measurement: last points a few
+    /// milliseconds apart are one point, ending with the later; far apart, or with
+    /// another point between, they stay two.
+    #[test]
+    fn close_last_points_merge() {
+        let p = |t, n| TimelinePoint {
+            t_ms: t,
+            bytes: [n, 0, 0],
+            ios: [1, 0, 0],
+            lat_sum_ns: [0; 3],
+        };
+        let merged = |a: Vec<TimelinePoint>, b: Vec<TimelinePoint>| {
+            let mut x = job("a", 0, 0, &[]);
+            let mut y = job("b", 0, 0, &[]);
+            x.timeline = a;
+            y.timeline = b;
+            let m = merge_jobs(&[x, y]).unwrap();
+            m.timeline
+                .iter()
+                .map(|p| (p.t_ms, p.bytes[0]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            merged(vec![p(1000, 1), p(1800, 2)], vec![p(1000, 10), p(1803, 20)]),
+            [(1000, 11), (1803, 22)]
+        );
+        assert_eq!(
+            merged(
+                vec![p(1000, 1), p(1200, 2)],
+                vec![p(1000, 10), p(2000, 20), p(2500, 5)]
+            ),
+            [(1000, 11), (1200, 2), (2000, 20), (2500, 5)]
+        );
+        assert_eq!(
+            merged(
+                vec![p(1000, 1), p(1950, 2)],
+                vec![p(1000, 10), p(2000, 20), p(2040, 5)]
+            ),
+            [(1000, 11), (1950, 2), (2000, 20), (2040, 5)]
+        );
     }
 }

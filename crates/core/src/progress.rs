@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+use crate::server::ServerProcess;
+
 /// What a worker is doing, as fio's status characters show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -47,8 +49,14 @@ pub struct WorkerCounters {
     pre_bytes: AtomicU64,
     /// When measurement began, ns since the run epoch (0: not yet).
     measure_start_ns: AtomicU64,
+    /// When measurement ended, ns since the run epoch (0: not yet): the sampler closes
+    /// this worker's series there, not when it sees the thread gone after closing its
+    /// files, and reads a server's CPU when the last worker using it got here.
+    measure_end_ns: AtomicU64,
     /// The server the worker's engine is connected to, once its files are open.
     server: OnceLock<SocketAddr>,
+    /// The process on this host serving that connection, found before measuring.
+    server_process: OnceLock<ServerProcess>,
 }
 
 /// A copy of one worker's counters.
@@ -95,9 +103,32 @@ impl WorkerCounters {
         }
     }
 
-    /// Publishes the server the worker's engine reached (set once, before measuring).
-    pub fn set_server(&self, addr: SocketAddr) {
+    /// Marks the end of measurement, after the last measured counts were published (the
+    /// release store makes them visible to whoever sees the end).
+    pub fn set_measure_end(&self, ns_since_epoch: u64) {
+        self.measure_end_ns
+            .store(ns_since_epoch.max(1), Ordering::Release);
+    }
+
+    /// ns since the run epoch when measurement ended, if it has.
+    pub fn measure_end_ns(&self) -> Option<u64> {
+        match self.measure_end_ns.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(v),
+        }
+    }
+
+    /// Publishes the server the worker's engine reached and the process on this host
+    /// serving it, if found (set once, before measuring).
+    pub fn set_server(&self, addr: SocketAddr, process: Option<ServerProcess>) {
         let _ = self.server.set(addr);
+        if let Some(p) = process {
+            let _ = self.server_process.set(p);
+        }
+    }
+
+    pub fn server_process(&self) -> Option<&ServerProcess> {
+        self.server_process.get()
     }
 
     pub fn server(&self) -> Option<SocketAddr> {

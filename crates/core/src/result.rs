@@ -183,8 +183,8 @@ pub struct JobResult {
 }
 
 /// CPU used by a server process on the benchmark's own host during a batch, measured from
-/// /proc/<pid>/stat (all its threads) from when the batch's first job began measuring to
-/// when its last one ended.
+/// /proc/<pid>/stat (all its threads) from when the first job connected to it began
+/// measuring to when the last one stopped (before closing its files).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerCpu {
     /// Command name of the process (`tgtd`, `ganesha.nfsd`).
@@ -199,6 +199,11 @@ pub struct ServerCpu {
     pub sys_ns: u64,
     /// The time the CPU was measured over.
     pub duration_ms: u64,
+    /// CPU of its busiest thread over the same time: one thread cannot use more than one
+    /// CPU, so this, not the process's total, says whether the server's event loop is
+    /// the limit. Absent in results stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_thread_ns: Option<u64>,
 }
 
 impl ServerCpu {
@@ -212,6 +217,12 @@ impl ServerCpu {
             0 => 0.0,
             ms => self.cpu_ns() as f64 / (ms as f64 * 1e6) * 100.0,
         }
+    }
+
+    /// Its busiest thread's CPU in percent of one CPU, if measured.
+    pub fn busiest_thread_percent(&self) -> Option<f64> {
+        let ns = self.busiest_thread_ns?;
+        (self.duration_ms > 0).then(|| ns as f64 / (self.duration_ms as f64 * 1e6) * 100.0)
     }
 }
 

@@ -45,12 +45,30 @@ impl Series {
         }
         Some((delta, secs))
     }
+
+    /// The last window of a measurement that ended at `end_ns`, if at least nine tenths
+    /// of it passed: the window due at the end of a job as long as whole windows (two of
+    /// 0.5 s in a 1 s job) is recorded even when the end was read a little before it was
+    /// due (the TSC of the core that read it may run a few microseconds behind); a
+    /// shorter remainder is too little time to be a sample.
+    fn close(&mut self, end_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
+        if end_ns <= self.last_ns || end_ns + self.period_ns / 10 < self.next_ns {
+            return None;
+        }
+        let delta = snap.since(&self.last);
+        let secs = (end_ns - self.last_ns) as f64 / 1e9;
+        self.last = *snap;
+        self.last_ns = end_ns;
+        Some((delta, secs))
+    }
 }
 
 /// Samples of one worker, collected while it measures.
 pub struct WorkerSamples {
     counters: Arc<WorkerCounters>,
     started: bool,
+    /// The series are closed: the worker's measurement has ended.
+    ended: bool,
     start_ns: u64,
     bw: Series,
     iops: Series,
@@ -65,6 +83,7 @@ impl WorkerSamples {
         WorkerSamples {
             counters,
             started: false,
+            ended: false,
             start_ns: 0,
             bw: Series::new(bwavgtime_ms),
             iops: Series::new(iopsavgtime_ms),
@@ -76,12 +95,49 @@ impl WorkerSamples {
     }
 
     /// Reads the worker's counters at `now_ns` (since the run epoch) and records any
-    /// completed windows. Returns the snapshot read.
+    /// completed windows. Once the worker has published its measurement's end, its series
+    /// are closed there and tick no more: what follows (closing its files: an iSCSI
+    /// logout, an NFS COMMIT) is not measured, and a tick in it would stamp the last
+    /// point late, spreading its IO over time with none. Returns the snapshot read.
     pub fn poll(&mut self, now_ns: u64) -> CounterSnapshot {
+        // The end first: the counts published before it are then all in the snapshot.
+        let end = self.counters.measure_end_ns();
         let snap = self.counters.snapshot();
+        if self.ended || !self.start() {
+            return snap;
+        }
+        match end {
+            Some(end) => self.end_at(end, &snap),
+            None => {
+                let bw = self.bw.tick(now_ns, &snap);
+                let iops = self.iops.tick(now_ns, &snap);
+                self.record(bw, iops);
+                if let Some((d, _)) = self.timeline_series.tick(now_ns, &snap) {
+                    self.push_point(now_ns, &d);
+                }
+            }
+        }
+        snap
+    }
+
+    fn record(&mut self, bw: Option<(CounterSnapshot, f64)>, iops: Option<(CounterSnapshot, f64)>) {
+        if let Some((d, secs)) = bw {
+            for dir in 0..3 {
+                self.bw_samples[dir].push(d.bytes[dir] as f64 / secs);
+            }
+        }
+        if let Some((d, secs)) = iops {
+            for dir in 0..3 {
+                self.iops_samples[dir].push(d.ios[dir] as f64 / secs);
+            }
+        }
+    }
+
+    /// Starts the series when the worker has begun measuring; whether it has.
+    fn start(&mut self) -> bool {
         if !self.started {
             let Some(start) = self.counters.measure_start_ns() else {
-                return snap;
+                return false;
             };
             self.started = true;
             self.start_ns = start;
@@ -89,33 +145,33 @@ impl WorkerSamples {
             self.iops.start(start);
             self.timeline_series.start(start);
         }
-        if let Some((d, secs)) = self.bw.tick(now_ns, &snap) {
-            for dir in 0..3 {
-                self.bw_samples[dir].push(d.bytes[dir] as f64 / secs);
-            }
-        }
-        if let Some((d, secs)) = self.iops.tick(now_ns, &snap) {
-            for dir in 0..3 {
-                self.iops_samples[dir].push(d.ios[dir] as f64 / secs);
-            }
-        }
-        if let Some((d, _)) = self.timeline_series.tick(now_ns, &snap) {
-            self.push_point(now_ns, &d);
-        }
-        snap
+        true
     }
 
-    /// Records the final partial second of the timeline once the worker is done. `end_ns`
-    /// is when the worker's measurement ended, not when the sampler saw it gone: closing
-    /// its files (an iSCSI logout, an NFS COMMIT) came between, and the last point's IO
-    /// spread over that time would read as a near-idle second. A remainder shorter than a
-    /// tenth of a second joins the point before it (which then ends at `end_ns`): alone,
-    /// the few IOs that completed in it would read as a spike or a dip.
+    /// Closes the series once the worker is done, if polling has not: at the end the
+    /// worker published, else at `end_ns` (a worker that never got to publish it).
     pub fn finish(&mut self, end_ns: u64) {
-        if !self.started {
-            return;
-        }
+        let end = self.counters.measure_end_ns().unwrap_or(end_ns);
         let snap = self.counters.snapshot();
+        if !self.ended && self.start() {
+            self.end_at(end, &snap);
+        }
+    }
+
+    /// Closes every series at `end_ns`, when the worker's measurement ended.
+    fn end_at(&mut self, end_ns: u64, snap: &CounterSnapshot) {
+        let bw = self.bw.close(end_ns, snap);
+        let iops = self.iops.close(end_ns, snap);
+        self.record(bw, iops);
+        self.close(end_ns, snap);
+    }
+
+    /// Records the final partial second of the timeline, ending at `end_ns`, when the
+    /// worker's measurement ended. A remainder shorter than a tenth of a second joins the
+    /// point before it (which then ends at `end_ns`): alone, the few IOs that completed in
+    /// it would read as a spike or a dip.
+    fn close(&mut self, end_ns: u64, snap: &CounterSnapshot) {
+        self.ended = true;
         let d = snap.since(&self.timeline_series.last);
         if !d.ios.iter().any(|&n| n > 0) {
             return;
@@ -160,7 +216,7 @@ impl WorkerSamples {
 
     /// Earliest next window boundary, ns since the epoch (for the sampler's sleep).
     pub fn next_due_ns(&self) -> Option<u64> {
-        self.started.then(|| {
+        (self.started && !self.ended).then(|| {
             self.bw
                 .next_ns
                 .min(self.iops.next_ns)
@@ -225,5 +281,57 @@ mod tests {
         s.finish(1_050_000_000);
         assert_eq!(s.timeline.len(), 1);
         assert_eq!((s.timeline[0].t_ms, s.timeline[0].ios[0]), (50, 1));
+    }
+
+    /// Reviewer: a tick that lands while the worker closes its files (after its
+    /// measurement ended) stamped the last point late, spreading its IO over time with
+    /// none. The series close at the published end and tick no more.
+    #[test]
+    fn the_series_close_at_the_published_end() {
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        c.set_measure_start(1_000_000_000);
+        s.poll(1_000_000_000);
+        c.publish(0, 1000 * 4096, 1000, 0);
+        s.poll(2_000_000_000);
+        c.publish(0, 1800 * 4096, 1800, 0);
+        c.set_measure_end(2_800_000_000);
+        s.poll(3_000_000_000);
+        let points: Vec<(u64, u64)> = s.timeline.iter().map(|p| (p.t_ms, p.ios[0])).collect();
+        assert_eq!(points, [(1000, 1000), (1800, 800)]);
+        // The bandwidth windows stop there too: the last one read at the end (2.8 s), not
+        // at 3 s with the close's idle time in it.
+        assert_eq!(s.bw_samples[0], [1000.0 * 4096.0, 800.0 * 4096.0 / 0.8]);
+        assert_eq!(s.next_due_ns(), None);
+        s.poll(4_000_000_000);
+        s.finish(4_200_000_000);
+        assert_eq!(s.timeline.len(), 2);
+        assert_eq!(s.bw_samples[0].len(), 2);
+    }
+
+    /// A 1 s job of 0.5 s windows has two samples, also when its end was read a little
+    /// before the second window was due (fio_outputs::json_units_are_fios saw one, whose
+    /// mean then exceeded the rounded-down maximum).
+    #[test]
+    fn a_window_nearly_full_at_the_end_is_a_sample() {
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        c.set_measure_start(8_000_000);
+        s.poll(8_000_000);
+        c.publish(0, 500, 5, 0);
+        s.poll(600_000_000);
+        c.publish(0, 1000, 10, 0);
+        c.set_measure_end(1_007_900_000);
+        s.poll(1_010_000_000);
+        assert_eq!(s.iops_samples[0].len(), 2, "{:?}", s.iops_samples);
+        // Only 0.4 s of a window: no sample.
+        let c = Arc::new(WorkerCounters::default());
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        c.set_measure_start(1);
+        s.poll(1);
+        c.publish(0, 500, 5, 0);
+        c.set_measure_end(400_000_000);
+        s.poll(410_000_000);
+        assert!(s.iops_samples[0].is_empty(), "{:?}", s.iops_samples);
     }
 }

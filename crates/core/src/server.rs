@@ -2,12 +2,20 @@
 //! 127.0.0.1, or over an address of this machine): there the server shares the client's
 //! CPUs, and it is often what limits the figures.
 //!
-//! The server is the process owning the listening TCP socket of the connection's port: its
+//! The server is the process owning the server's end of the client's own connection (its
 //! inode comes from /proc/net/tcp and tcp6, its owner from the `socket:[inode]` links in
-//! /proc/<pid>/fd, and its CPU time (utime + stime, all threads) from /proc/<pid>/stat.
+//! /proc/<pid>/fd): the process that serves it, even when another holds the listening
+//! socket (systemd or inetd for a socket-activated service, the parent of a server that
+//! forks per connection). Only when that end cannot be found is the owner of the
+//! listening socket taken. Its CPU time (utime + stime, all threads) comes from
+//! /proc/<pid>/stat, and each thread's from /proc/<pid>/task/<tid>/stat, since a
+//! multi-threaded server can use more than one CPU while no thread of it is the limit.
 //! Anything that cannot be read (another user's process without root, a kernel server
 //! such as knfsd or LIO, which owns its socket from no process) gives no figure, not an
 //! error.
+//!
+//! Finding the process reads every process's descriptors: it is done once per worker,
+//! before the measurement starts, never by the sampler.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
@@ -28,62 +36,102 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// The process on this host serving `addr`, if `addr` is one of this host's and the
-    /// owner of its listening socket can be seen.
-    pub fn find(addr: SocketAddr) -> Option<ServerProcess> {
-        if !is_local(addr.ip()) {
+    /// The process on this host serving the connection from `client` to `server`, if
+    /// `server` is one of this host's addresses and the process can be seen: the owner of
+    /// the connection's server end, else (no `client`, or that end not found) of the
+    /// socket listening on `server`.
+    pub fn find(server: SocketAddr, client: Option<SocketAddr>) -> Option<ServerProcess> {
+        if !is_local(server.ip()) {
             return None;
         }
-        let mut inodes = Vec::new();
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            if let Ok(text) = std::fs::read_to_string(table) {
-                inodes.extend(listening_inodes(&text, addr));
-            }
-        }
-        if inodes.is_empty() {
-            return None;
-        }
-        let pid = socket_owner(&inodes)?;
+        let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+            .iter()
+            .filter_map(|t| std::fs::read_to_string(t).ok())
+            .collect();
+        let inodes = |f: &dyn Fn(&str) -> Vec<u64>| -> Vec<u64> {
+            tables.iter().flat_map(|t| f(t)).collect()
+        };
+        let connection =
+            client.map_or_else(Vec::new, |c| inodes(&|t| established_inodes(t, server, c)));
+        let pid = socket_owner(&connection)
+            .or_else(|| socket_owner(&inodes(&|t| listening_inodes(t, server))))?;
         let stat = ProcStat::read(pid)?;
         Some(ServerProcess {
             pid,
             name: stat.comm,
-            addr,
+            addr: server,
             starttime: stat.starttime,
         })
     }
 
-    /// Its CPU time now, or None if it has gone (or is no longer the same process).
+    /// Its CPU time now (the whole process's and each thread's), or None if it has gone
+    /// (or is no longer the same process).
     pub fn sample(&self) -> Option<ServerSample> {
         let stat = ProcStat::read(self.pid)?;
         (stat.starttime == self.starttime).then(|| ServerSample {
             usr_ns: ticks_to_ns(stat.utime),
             sys_ns: ticks_to_ns(stat.stime),
+            threads: thread_times(self.pid),
             at: Instant::now(),
         })
     }
 }
 
+/// Each thread's CPU time (ns, user + kernel) by thread id; empty if unreadable.
+fn thread_times(pid: u32) -> Vec<(u32, u64)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let tid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let text = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let s = ProcStat::parse(&text)?;
+            Some((tid, ticks_to_ns(s.utime + s.stime)))
+        })
+        .collect()
+}
+
 /// A server's CPU time at one moment.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ServerSample {
     pub usr_ns: u64,
     pub sys_ns: u64,
+    /// (thread id, CPU ns) of each of its threads.
+    pub threads: Vec<(u32, u64)>,
     pub at: Instant,
 }
 
 impl ServerSample {
     /// The server's CPU from `earlier` to this sample.
     pub fn since(&self, earlier: &ServerSample, server: &ServerProcess) -> ServerCpu {
+        let addr = SocketAddr::new(server.addr.ip().to_canonical(), server.addr.port());
         ServerCpu {
             process: server.name.clone(),
             pid: server.pid,
-            addr: server.addr.to_string(),
+            addr: addr.to_string(),
             same_host: true,
             usr_ns: self.usr_ns.saturating_sub(earlier.usr_ns),
             sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
             duration_ms: self.at.saturating_duration_since(earlier.at).as_millis() as u64,
+            busiest_thread_ns: self.busiest_thread_since(earlier),
         }
+    }
+
+    /// The most CPU one thread used since `earlier` (a thread started since counts from
+    /// zero); None when no thread could be read.
+    fn busiest_thread_since(&self, earlier: &ServerSample) -> Option<u64> {
+        self.threads
+            .iter()
+            .map(|&(tid, ns)| {
+                let before = earlier
+                    .threads
+                    .iter()
+                    .find(|t| t.0 == tid)
+                    .map_or(0, |t| t.1);
+                ns.saturating_sub(before)
+            })
+            .max()
     }
 }
 
@@ -94,23 +142,54 @@ pub fn is_local(ip: IpAddr) -> bool {
 }
 
 /// Inodes of the sockets listening on `addr`'s port in a /proc/net/tcp or tcp6 table:
-/// bound to its address, or to the wildcard address (which takes connections to any).
+/// bound to its address, or to a wildcard address that takes connections to it. IPv4's
+/// 0.0.0.0 takes no IPv6 connections; IPv6's `::` takes IPv4 ones too (a dual-stack
+/// socket, as the kernel makes by default: /proc does not show IPV6_V6ONLY).
 pub fn listening_inodes(table: &str, addr: SocketAddr) -> Vec<u64> {
     let want = addr.ip().to_canonical();
-    table
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-            if f.len() < 10 || f[3] != "0A" {
-                return None;
-            }
-            let (ip, port) = parse_socket_address(f[1])?;
-            let matches = port == addr.port() && (ip.is_unspecified() || ip == want);
-            matches.then(|| f[9].parse().ok()).flatten()
+    table_rows(table)
+        .filter(|r| r.state == "0A" && r.local.1 == addr.port())
+        .filter(|r| {
+            let ip = r.local.0;
+            ip == want || (ip.is_unspecified() && (ip.is_ipv6() || want.is_ipv4()))
         })
+        .map(|r| r.inode)
         .collect()
+}
+
+/// Inodes of the established sockets from `local` to `remote` in a /proc/net/tcp or tcp6
+/// table (IPv4-mapped addresses count as IPv4).
+pub fn established_inodes(table: &str, local: SocketAddr, remote: SocketAddr) -> Vec<u64> {
+    let canon = |a: SocketAddr| (a.ip().to_canonical(), a.port());
+    table_rows(table)
+        .filter(|r| r.state == "01" && r.local == canon(local) && r.remote == canon(remote))
+        .map(|r| r.inode)
+        .filter(|&i| i != 0)
+        .collect()
+}
+
+/// One socket of a /proc/net/tcp or tcp6 table.
+struct TableRow<'a> {
+    local: (IpAddr, u16),
+    remote: (IpAddr, u16),
+    state: &'a str,
+    inode: u64,
+}
+
+fn table_rows(table: &str) -> impl Iterator<Item = TableRow<'_>> {
+    table.lines().skip(1).filter_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+        if f.len() < 10 {
+            return None;
+        }
+        Some(TableRow {
+            local: parse_socket_address(f[1])?,
+            remote: parse_socket_address(f[2])?,
+            state: f[3],
+            inode: f[9].parse().ok()?,
+        })
+    })
 }
 
 /// `0100007F:0CBC` or a 32-digit IPv6 form: the kernel prints each 32-bit word of the
@@ -139,6 +218,9 @@ fn parse_socket_address(text: &str) -> Option<(IpAddr, u16)> {
 /// The process holding one of `inodes` open (the lowest pid if several share it, e.g. a
 /// listener inherited by forked workers).
 fn socket_owner(inodes: &[u64]) -> Option<u32> {
+    if inodes.is_empty() {
+        return None;
+    }
     let me = std::process::id();
     let mut pids: Vec<u32> = std::fs::read_dir("/proc")
         .ok()?
@@ -212,134 +294,4 @@ fn ticks_to_ns(ticks: u64) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    // Read from this machine while a Python process listened on 127.0.0.1:47751 and on
-    // [::]:47752, with one connection to each (the second from 127.0.0.1, so it shows
-    // as ::ffff:127.0.0.1 in tcp6).
-    const TCP: &str = include_str!("../fixtures/proc/net_tcp");
-    const TCP6: &str = include_str!("../fixtures/proc/net_tcp6");
-    const STAT: &str = include_str!("../fixtures/proc/pid_stat_python3");
-
-    fn addr(s: &str) -> SocketAddr {
-        s.parse().unwrap()
-    }
-
-    #[test]
-    fn finds_the_listener_of_a_port_bound_to_the_address() {
-        // The listener, not the two ends of the established connection on the same port.
-        assert_eq!(
-            listening_inodes(TCP, addr("127.0.0.1:47751")),
-            vec![3237175]
-        );
-        assert!(listening_inodes(TCP, addr("127.0.0.1:47753")).is_empty());
-        // Bound to 127.0.0.1 only: another address of the host does not reach it.
-        assert!(listening_inodes(TCP, addr("10.1.2.3:47751")).is_empty());
-        // 0.0.0.0:2024 takes connections to any local address.
-        assert_eq!(listening_inodes(TCP, addr("10.1.2.3:2024")), vec![1076]);
-    }
-
-    #[test]
-    fn an_ipv6_wildcard_listener_serves_ipv4_connections() {
-        assert_eq!(
-            listening_inodes(TCP6, addr("127.0.0.1:47752")),
-            vec![3237176]
-        );
-        assert_eq!(listening_inodes(TCP6, addr("[::1]:47752")), vec![3237176]);
-        assert!(listening_inodes(TCP6, addr("127.0.0.1:47751")).is_empty());
-    }
-
-    #[test]
-    fn socket_addresses_in_both_tables() {
-        assert_eq!(
-            parse_socket_address("0100007F:BA87"),
-            Some((addr("127.0.0.1:0").ip(), 47751))
-        );
-        // ::ffff:127.0.0.1 is 127.0.0.1.
-        assert_eq!(
-            parse_socket_address("0000000000000000FFFF00000100007F:A342"),
-            Some((addr("127.0.0.1:0").ip(), 41794))
-        );
-        assert_eq!(
-            parse_socket_address("00000000000000000000000001000000:0801"),
-            Some((addr("[::1]:0").ip(), 2049))
-        );
-        assert_eq!(parse_socket_address("0100007F"), None);
-        assert_eq!(parse_socket_address("7F:0801"), None);
-    }
-
-    #[test]
-    fn stat_fields_count_from_the_last_parenthesis() {
-        let s = ProcStat::parse(STAT).unwrap();
-        assert_eq!(
-            s,
-            ProcStat {
-                comm: "python3".into(),
-                utime: 4,
-                stime: 1,
-                starttime: 7195716
-            }
-        );
-        // A name with spaces and a parenthesis of its own.
-        let odd = STAT.replace("(python3)", "(my (odd) srv)");
-        let s = ProcStat::parse(&odd).unwrap();
-        assert_eq!((s.comm.as_str(), s.utime, s.stime), ("my (odd) srv", 4, 1));
-        assert_eq!(ProcStat::parse("26945 (python3) S 1 2"), None);
-    }
-
-    #[test]
-    fn socket_links() {
-        assert_eq!(socket_inode("socket:[3237175]"), Some(3237175));
-        assert_eq!(socket_inode("pipe:[3237175]"), None);
-        assert_eq!(socket_inode("/dev/null"), None);
-    }
-
-    #[test]
-    fn locality() {
-        assert!(is_local(addr("127.0.0.1:1").ip()));
-        assert!(is_local(addr("127.0.0.2:1").ip()));
-        assert!(is_local(addr("[::1]:1").ip()));
-        assert!(is_local(addr("[::ffff:127.0.0.1]:1").ip()));
-        // TEST-NET-3: never assigned to a machine.
-        assert!(!is_local(addr("203.0.113.9:1").ip()));
-    }
-
-    /// A listener of this test's own finds no server: the process looking is left out
-    /// (the client never serves itself); one in a child process is found, with its CPU.
-    #[test]
-    fn finds_a_child_process_serving_a_local_port_and_its_cpu() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mine = listener.local_addr().unwrap();
-        assert_eq!(ServerProcess::find(mine), None);
-        drop(listener);
-        // A child that inherits a listening socket stands in for a server.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let at = listener.local_addr().unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
-        // SAFETY: clearing FD_CLOEXEC on our own open descriptor.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
-        let mut child = std::process::Command::new("sh")
-            // A builtin loop: an external command would outlive the shell we kill.
-            .args(["-c", "while :; do :; done"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let found = ServerProcess::find(at);
-        let (a, b) = found.as_ref().map_or((None, None), |s| {
-            let a = s.sample();
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            (a, s.sample())
-        });
-        child.kill().ok();
-        child.wait().ok();
-        let found = found.expect("the child holding the listener is found");
-        assert_eq!(found.pid, child.id());
-        assert_eq!(found.name, "sh");
-        let cpu = b.unwrap().since(&a.unwrap(), &found);
-        assert!(cpu.duration_ms >= 300, "{cpu:?}");
-        assert!(cpu.cpu_ns() > 0, "the spinning child used no CPU: {cpu:?}");
-        assert_eq!(cpu.addr, at.to_string());
-    }
-}
+mod tests;

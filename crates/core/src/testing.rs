@@ -87,6 +87,11 @@ impl Recorder {
         }
     }
 
+    /// This recorder, taking `close_time` to close each file.
+    pub fn closing_in(self, close_time: Duration) -> Self {
+        Recorder { close_time, ..self }
+    }
+
     /// As [`new`](Self::new), with every cache drop refused.
     pub fn refusing_drops(log: Arc<Mutex<Vec<String>>>, size: u64) -> Self {
         Recorder {
@@ -180,4 +185,26 @@ impl Engine for Recorder {
     fn server_addr(&self) -> Option<std::net::SocketAddr> {
         self.server
     }
+}
+
+/// Starts `sh -c script` holding `fd` (a socket standing in for a server's): the flag that
+/// closes it on exec is cleared in the child only, between fork and exec, so a child
+/// another test spawns meanwhile (tests run as threads) does not inherit it.
+pub fn child_holding(fd: std::os::fd::RawFd, script: &str) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", script])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: fcntl is async-signal-safe, and `fd` is open in the forked child.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().expect("spawn sh")
 }

@@ -398,6 +398,10 @@ impl Engine for IscsiEngine {
         self.lun.as_ref()?.session.peer_addr()
     }
 
+    fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.lun.as_ref()?.session.local_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let Some(lun) = self.lun.as_ref() else {
             return self.closed_info.clone().unwrap_or_default();

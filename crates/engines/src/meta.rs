@@ -217,6 +217,10 @@ impl Engine for MetaEngine {
         self.inner.server_addr()
     }
 
+    fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.inner.client_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let mut info = self.inner.info();
         info.details

@@ -399,6 +399,10 @@ impl Engine for NfsEngine {
         self.client.as_ref()?.server_addr()
     }
 
+    fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.client.as_ref()?.client_addr()
+    }
+
     fn info(&mut self) -> EngineInfo {
         let Some(c) = self.client.as_mut() else {
             return EngineInfo::default();

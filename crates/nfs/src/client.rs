@@ -183,6 +183,11 @@ impl Client {
         self.nfs.peer_addr()
     }
 
+    /// This end of the connection [`server_addr`](Self::server_addr) names.
+    pub fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.local_addr()
+    }
+
     /// Whether `url` is served by this mount (same server, options and export).
     pub fn serves(&self, url: &NfsUrl) -> bool {
         let same = NfsUrl {

@@ -330,13 +330,6 @@ fn run_batch(
         .filter(|o| uses_helpers(o.engine_name))
         .map(total_ios_of)
         .sum();
-    // The timelines end when the batch's last measurement did, not when its workers had
-    // also closed their files; one end for all, so clones' last points still merge.
-    let measured_until = outputs
-        .iter()
-        .map(|o| o.measure_end)
-        .max()
-        .unwrap_or_default();
     for (c, out) in clones.iter_mut().zip(outputs) {
         let job = &batch[c.job_index];
         let share = if uses_helpers(out.engine_name) && total_ios > 0 {
@@ -351,7 +344,9 @@ fn run_batch(
                 message: format!("{}: {n}", job.name),
             });
         }
-        c.samples.finish(measured_until.as_nanos() as u64);
+        // Each timeline ends with its own worker's measurement (the sampler has mostly
+        // closed it already), not with another's or after closing the files.
+        c.samples.finish(out.measure_end.as_nanos() as u64);
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
@@ -364,7 +359,7 @@ fn run_batch(
             .filter(|d| devices.contains(&d.name))
             .cloned()
             .collect();
-        r.server_cpu = servers.of(c.counters.server());
+        r.server_cpu = servers.of(&c.counters);
     }
     Ok(BatchOutcome {
         results,
@@ -443,9 +438,7 @@ fn sample_until_done(
             }
         }
         let all_done = handles.iter().all(|h| h.is_finished());
-        if !all_done {
-            servers.poll(clones);
-        }
+        servers.poll(clones);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {
@@ -464,7 +457,7 @@ fn sample_until_done(
             last_ui = Instant::now();
         }
         if all_done {
-            // The timelines' last points are closed in run_batch, at each worker's own
+            // Timelines not yet closed are closed in run_batch, at each worker's own
             // measurement end.
             servers.finish();
             return;
@@ -528,272 +521,4 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use storbench_job::{FadviseHint, SizeSpec};
-
-    use super::*;
-    use crate::engine::Engine;
-    use crate::testing::Recorder;
-
-    fn ran(start_ms: u64, elapsed_ms: u64) -> WorkerOutput {
-        let mut out = panic_output();
-        out.error = None;
-        out.elapsed = Duration::from_millis(elapsed_ms);
-        out.measure_end = Duration::from_millis(start_ms + elapsed_ms);
-        out
-    }
-
-    /// The devices' busy time is read around the whole batch, so it is divided by the
-    /// span the jobs were active (ramp and start delays included), not by a runtime.
-    #[test]
-    fn the_active_span_runs_from_the_first_start_to_the_last_end() {
-        assert_eq!(active_span_ms(&[ran(100, 10_000)]), Some(10_000));
-        // A job delayed by 3 s that ends 1 s after the first one.
-        let outputs = [ran(100, 10_000), ran(3_100, 8_000), panic_output()];
-        assert_eq!(active_span_ms(&outputs), Some(11_000));
-        assert_eq!(active_span_ms(&[panic_output()]), None);
-    }
-
-    /// A block device node a job can name; the recorder engine never touches it.
-    fn some_block_device() -> Option<String> {
-        use std::os::unix::fs::FileTypeExt;
-        std::fs::read_dir("/dev")
-            .ok()?
-            .flatten()
-            .find(|e| e.file_type().is_ok_and(|t| t.is_block_device()))
-            .map(|e| e.path().display().to_string())
-    }
-
-    #[test]
-    fn block_devices_are_invalidated_before_the_job_like_files() {
-        let Some(dev) = some_block_device() else {
-            eprintln!("skipped: no block device node in /dev");
-            return;
-        };
-        let mut job = JobSpec::new("d");
-        job.filenames = vec![dev];
-        job.size = Some(SizeSpec::Bytes(16384));
-        job.fadvise_hint = FadviseHint::None;
-        let workload = Workload {
-            jobs: vec![job],
-            global_options: vec![],
-            job_files: vec![],
-        };
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let engine_log = log.clone();
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::new(engine_log.clone(), 1 << 30)))
-        };
-        let req = RunRequest {
-            workload: &workload,
-            mode: RunMode::Fio,
-            command_line: vec![],
-            always_remove_created: false,
-        };
-        run(req, &factory, &mut NoObserver).unwrap();
-        // fio drops a device's cache (BLKFLSBUF) when the job opens it, as a file's.
-        assert_eq!(*log.lock().unwrap(), ["invalidate"]);
-    }
-
-    /// A cache drop that fails (BLKFLSBUF for a user who is not root) does not stop a
-    /// job, as in fio, but a buffered job is warned that its reads may come from memory.
-    #[test]
-    fn a_refused_cache_drop_warns_buffered_jobs() {
-        for direct in [false, true] {
-            let mut job = JobSpec::new("d");
-            job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
-            job.size = Some(SizeSpec::Bytes(16384));
-            job.direct = direct;
-            let workload = Workload {
-                jobs: vec![job],
-                global_options: vec![],
-                job_files: vec![],
-            };
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-                Ok(Box::new(Recorder::refusing_drops(log.clone(), 1 << 20)))
-            };
-            let req = RunRequest {
-                workload: &workload,
-                mode: RunMode::Fio,
-                command_line: vec![],
-                always_remove_created: false,
-            };
-            let run = run(req, &factory, &mut NoObserver).unwrap();
-            let warned: Vec<&str> = run
-                .notes
-                .iter()
-                .filter(|n| n.code == "warn.cache-drop")
-                .map(|n| n.message.as_str())
-                .collect();
-            if direct {
-                assert!(warned.is_empty(), "{warned:?}");
-            } else {
-                assert_eq!(
-                    warned,
-                    [
-                        "d: the page cache of /nonexistent/storbench-recorder-only was not dropped (only root may drop a block device's cache): buffered reads may be served from memory"
-                    ]
-                );
-            }
-        }
-    }
-
-    /// The runner tells a worker whether its region ends the file, which fio's rule needs:
-    /// a time-based `rw=read:4k` over a whole 16 KiB file wraps past its end silently and
-    /// keeps the cache, while over the first 16 KiB of a larger file each pass ends the file
-    /// and reopening it drops the region's cache.
-    #[test]
-    fn a_skip_wraps_silently_only_where_the_region_ends_the_file() {
-        for (file_size, drops) in [(16384, 0), (1 << 20, 3)] {
-            let mut job = JobSpec::new("s");
-            job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
-            job.size = Some(SizeSpec::Bytes(16384));
-            job.rw.hole = 4096;
-            job.time_based = true;
-            job.runtime = Some(Duration::from_secs(60));
-            // 2 reads per pass: the 3rd, 5th and 7th start a new one.
-            job.number_ios = Some(7);
-            job.fadvise_hint = FadviseHint::None;
-            let workload = Workload {
-                jobs: vec![job],
-                global_options: vec![],
-                job_files: vec![],
-            };
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let engine_log = log.clone();
-            let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-                Ok(Box::new(Recorder::new(engine_log.clone(), file_size)))
-            };
-            let req = RunRequest {
-                workload: &workload,
-                mode: RunMode::Fio,
-                command_line: vec![],
-                always_remove_created: false,
-            };
-            run(req, &factory, &mut NoObserver).unwrap();
-            let calls = log.lock().unwrap().clone();
-            // The first drop is the runner's, when the job opens its file.
-            assert_eq!(calls[0], "invalidate", "{file_size}");
-            assert_eq!(calls[1..], vec!["invalidate 0+16384"; drops], "{file_size}");
-        }
-    }
-
-    /// A job whose engine is connected to a server on this host records the server's CPU
-    /// over the job, judged like the client's. The "server" is a child shell spinning
-    /// while it holds a listening socket inherited from the test.
-    #[test]
-    fn a_server_on_this_host_has_its_cpu_measured_around_the_job() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
-        // SAFETY: clearing FD_CLOEXEC on our own open descriptor.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
-        let mut server = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
-            .spawn()
-            .unwrap();
-        drop(listener);
-        let mut job = JobSpec::new("j");
-        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
-        job.size = Some(SizeSpec::Bytes(1 << 20));
-        job.time_based = true;
-        job.runtime = Some(Duration::from_millis(1000));
-        let workload = Workload {
-            jobs: vec![job],
-            global_options: vec![],
-            job_files: vec![],
-        };
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::connected_to(log.clone(), 1 << 20, addr)))
-        };
-        let req = RunRequest {
-            workload: &workload,
-            mode: RunMode::Fio,
-            command_line: vec![],
-            always_remove_created: false,
-        };
-        let result = run(req, &factory, &mut NoObserver);
-        server.kill().unwrap();
-        server.wait().unwrap();
-        let run = result.unwrap();
-        let job = &run.groups[0].jobs[0];
-        assert_eq!(job.server_cpu.len(), 1, "{:?}", job.server_cpu);
-        let s = &job.server_cpu[0];
-        assert_eq!((s.process.as_str(), s.pid), ("sh", server.id()));
-        assert_eq!(s.addr, addr.to_string());
-        assert!(s.same_host);
-        // Measured over the job's runtime (the sampler starts within a poll of it).
-        assert!((800..=1300).contains(&s.duration_ms), "{s:?}");
-        // Two busy threads (client, server) on a machine this test shares: the spinning
-        // shell gets a good part of a CPU, never more than one.
-        assert!(s.percent() > 20.0 && s.percent() < 110.0, "{s:?}");
-    }
-
-    /// QA: an iSCSI job's timeline ended in a point far below the rest: the last partial
-    /// second was stamped when the sampler saw the worker gone, after it had closed its
-    /// files (an iSCSI logout), so the final completions were spread over time with no IO.
-    /// The point ends where the measurement ended.
-    #[test]
-    fn the_last_timeline_point_ends_with_the_measurement_not_the_close() {
-        let mut job = JobSpec::new("j");
-        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
-        job.size = Some(SizeSpec::Bytes(1 << 20));
-        job.time_based = true;
-        job.runtime = Some(Duration::from_millis(1500));
-        job.numjobs = 2;
-        let workload = Workload {
-            jobs: vec![job],
-            global_options: vec![],
-            job_files: vec![],
-        };
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::closing_slowly(
-                log.clone(),
-                1 << 20,
-                Duration::from_millis(400),
-            )))
-        };
-        let req = RunRequest {
-            workload: &workload,
-            mode: RunMode::Fio,
-            command_line: vec![],
-            always_remove_created: false,
-        };
-        let run = run(req, &factory, &mut NoObserver).unwrap();
-        let jobs = &run.groups[0].jobs;
-        assert_eq!(jobs.len(), 2);
-        // Both clones' last points end when the later of them stopped measuring (one end
-        // for all, so clones' timelines still line up), far from the 400 ms of closing.
-        let last_end = jobs.iter().map(|j| j.runtime_ms).max().unwrap();
-        for job in jobs {
-            let last = job.timeline.last().expect("a timeline");
-            assert!(
-                last.t_ms <= last_end + 100,
-                "the last point ends at {} ms, the measurement at {} ms",
-                last.t_ms,
-                job.runtime_ms
-            );
-            let total: u64 = job.timeline.iter().map(|p| p.ios[0]).sum();
-            assert_eq!(total, job.dirs[0].total_ios);
-        }
-    }
-
-    #[test]
-    fn stonewall_splits_batches() {
-        let mut a = JobSpec::new("a");
-        let b = JobSpec::new("b");
-        let mut c = JobSpec::new("c");
-        c.stonewall = true;
-        a.group = 0;
-        let jobs: Vec<Arc<JobSpec>> = [a, b, c].into_iter().map(Arc::new).collect();
-        let bs = batches(&jobs);
-        assert_eq!(bs.len(), 2);
-        assert_eq!(bs[0].len(), 2);
-        assert_eq!(bs[1][0].name, "c");
-    }
-}
+mod tests;

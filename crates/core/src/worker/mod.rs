@@ -29,6 +29,7 @@ use crate::offsets::{OffsetGen, OffsetParams};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
 use crate::rng::Rng;
+use crate::server::ServerProcess;
 use crate::stats::{Measure, WorkerStats};
 use crate::stop;
 
@@ -145,7 +146,10 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
     };
     out.engine_name = worker.engine.name();
     if let Some(addr) = worker.engine.server_addr() {
-        plan.counters.set_server(addr);
+        // Reading every process's descriptors takes a while on a busy host: here, before
+        // the start, not in the sampler while others measure.
+        let process = ServerProcess::find(addr, worker.engine.client_addr());
+        plan.counters.set_server(addr, process);
     }
     if !gate.arrive_and_wait() {
         let _ = worker.close_all();
@@ -403,6 +407,10 @@ impl<'p> Worker<'p> {
             self.begin_measuring();
         }
         self.measure_end = Instant::now();
+        let end = self
+            .measure_end
+            .saturating_duration_since(self.clock.epoch());
+        self.plan.counters.set_measure_end(end.as_nanos() as u64);
         self.cpu = Usage::thread().since(&self.cpu_start);
         result
     }

@@ -341,6 +341,8 @@ pub fn loopback_quick_run() -> RunResult {
             usr_ns: busy_ms * 250_000,
             sys_ns: busy_ms * 750_000,
             duration_ms: 5000,
+            // tgtd: one event loop thread does all the work.
+            busiest_thread_ns: Some(busy_ms * 1_000_000),
         }];
     }
     // One test whose server could not be seen (the column says so).

@@ -212,11 +212,31 @@ fn server_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Ve
         .or(run.system_cpu.as_ref().map(|c| c.ncpus).filter(|&n| n > 0));
     for job in entries {
         for s in job.server_cpu.iter().filter(|s| s.duration_ms > 0) {
-            if let Some(message) = server_limit(run, &job.name, s, ncpus) {
-                notes.push(limit("limit.server-cpu", message));
+            match server_limit(run, &job.name, s, ncpus) {
+                Some(message) => notes.push(limit("limit.server-cpu", message)),
+                None => notes.push(info("info.server-cpu", server_figure(&job.name, s))),
             }
         }
     }
+}
+
+/// What a server on this host used, when it was not the limit: the notes carry it, so
+/// fio's normal output keeps fio's own lines.
+fn server_figure(job: &str, s: &ServerCpu) -> String {
+    let ms = s.duration_ms as f64 * 1e6;
+    let busiest = s
+        .busiest_thread_percent()
+        .map(|t| format!(", {t:.0}% in its busiest thread"))
+        .unwrap_or_default();
+    format!(
+        "{job}: {} (pid {}, {}) on this host used {:.0}% CPU (usr {:.0}%, sys {:.0}%){busiest}",
+        s.process,
+        s.pid,
+        s.addr,
+        s.percent(),
+        s.usr_ns as f64 / ms * 100.0,
+        s.sys_ns as f64 / ms * 100.0,
+    )
 }
 
 /// The note for one server figure, if it was the limit (see [`server_limits`]).
@@ -384,6 +404,14 @@ fn dedupe(notes: &mut Vec<Note>) {
 fn limit(code: &str, message: String) -> Note {
     Note {
         level: NoteLevel::Limit,
+        code: code.into(),
+        message,
+    }
+}
+
+fn info(code: &str, message: String) -> Note {
+    Note {
+        level: NoteLevel::Info,
         code: code.into(),
         message,
     }

@@ -344,6 +344,19 @@ fn a_quiet_server_or_none_measured_gives_no_note() {
     let mut run = on_cpus(loopback_job("j", 400, 400), 2);
     annotate(&mut run);
     assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+    // Its figure is told all the same, as information.
+    let told: Vec<&str> = run
+        .notes
+        .iter()
+        .filter(|n| n.code == "info.server-cpu")
+        .map(|n| n.message.as_str())
+        .collect();
+    assert_eq!(
+        told,
+        [
+            "j: tgtd (pid 4242, 127.0.0.1:3260) on this host used 20% CPU (usr 6%, sys 14%), 20% in its busiest thread"
+        ]
+    );
     let mut j = loopback_job("j", 2000, 400);
     j.server_cpu.clear();
     let mut run = on_cpus(j, 2);
@@ -354,7 +367,11 @@ fn a_quiet_server_or_none_measured_gives_no_note() {
     j.server_cpu[0].duration_ms = 0;
     let mut run = on_cpus(j, 2);
     annotate(&mut run);
-    assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+    assert!(
+        run.notes.iter().all(|n| !n.code.contains("server")),
+        "{:?}",
+        run.notes
+    );
 }
 
 /// Reviewer: ganesha spreads its work over many threads; 97% of one CPU in all, on a

@@ -276,19 +276,6 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}",
         j.cpu.ctx, j.cpu.majf, j.cpu.minf
     )?;
-    // storbench's own line: a server on this host shares the client's CPUs.
-    for s in &j.server_cpu {
-        let ms = s.duration_ms.max(1) as f64 * 1e6;
-        writeln!(
-            out,
-            "  server cpu   : usr={:3.2}%, sys={:3.2}%, {} (pid {}, {}) on this host",
-            s.usr_ns as f64 / ms * 100.0,
-            s.sys_ns as f64 / ms * 100.0,
-            s.process,
-            s.pid,
-            s.addr
-        )?;
-    }
     let dist = |map: &[u64; 7], total: u64| -> Vec<f64> {
         map.iter().map(|c| share(*c, total, 0.1)).collect()
     };

@@ -37,6 +37,11 @@ fn bad_options_and_values() {
             "--rate=1m --rate_iops=100",
             &["rate", "rate_iops", "mutually exclusive"],
         ),
+        (
+            "--io_size=50%",
+            &["--io_size=50%", "percentage is not supported"],
+        ),
+        ("--io_size=2m --loops=2", &["io_size with loops > 1"]),
     ] {
         let line = fio_error(dir.path(), &format!("{null} {extra}"));
         assert_names(&line, needles);

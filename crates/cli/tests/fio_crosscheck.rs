@@ -226,6 +226,28 @@ fn percentage_increments_and_their_rounding_like_fio() {
     assert_eq!(ios, [64, 64, 64, 64, 219, 146]);
 }
 
+/// io_size (alias io_limit): less than size= ends the job early, more wraps over the
+/// region, on a sync and a queued engine.
+#[test]
+fn io_size_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    same_totals(
+        "--ioengine=psync --bs=4k",
+        &[
+            ("--size=1m --io_size=3m --rw=read", Agree::Exact),
+            ("--size=4m --io_size=1m --rw=randread", Agree::Exact),
+            ("--size=1m --io_size=3m --rw=randread", Agree::Exact),
+            ("--size=1m --io_limit=2500k --rw=write", Agree::Exact),
+        ],
+    );
+    same_totals(
+        "--ioengine=libaio --iodepth=4 --bs=4k",
+        &[("--size=1m --io_size=3m --rw=read", Agree::Exact)],
+    );
+}
+
 #[test]
 fn offsets_like_fio() {
     if !fio_available() {

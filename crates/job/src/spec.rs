@@ -254,6 +254,8 @@ pub struct JobSpec {
     pub startdelay: (Duration, Duration),
     pub loops: u32,
     pub number_ios: Option<u64>,
+    /// fio's io_size: bytes to do per loop, over the `size` region (wrapping when larger).
+    pub io_size: Option<u64>,
 
     // --- syncing ---
     pub fsync: u32,
@@ -351,6 +353,7 @@ impl JobSpec {
             startdelay: (Duration::ZERO, Duration::ZERO),
             loops: 1,
             number_ios: None,
+            io_size: None,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,

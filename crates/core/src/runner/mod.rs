@@ -272,7 +272,9 @@ fn run_batch(
         for clone in 0..job.numjobs.max(1) {
             let files = prepared.files_for(job, clone);
             let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();
-            let io_limit = (!job.time_based).then(|| region * u64::from(job.loops.max(1)));
+            // fio's io_issue_bytes_exceeded: io_size (else size) times the loops.
+            let per_loop = job.io_size.unwrap_or(region);
+            let io_limit = (!job.time_based).then(|| per_loop * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {
                 job_index,

@@ -322,7 +322,12 @@ impl<'p> Worker<'p> {
         };
         let now = Instant::now();
         let (loop_end, loop_bytes) = loop_bounds(job, plan.io_limit);
-        let round_bytes = passes::round_bytes(plan.io_limit, job.loops, caps.synchronous);
+        let region = plan
+            .files
+            .iter()
+            .map(|f| region_pass(job, f.start, f.len, f.size).bytes)
+            .sum();
+        let round_bytes = passes::round_bytes(plan.io_limit.map(|_| region), caps.synchronous);
         let cache = passes::CacheRule::new(job, files.len());
         Ok(Worker {
             plan,

@@ -164,11 +164,12 @@ impl CacheRule {
 }
 
 /// Bytes per round of a size-bound job on a queued engine: fio's `do_io` stops after
-/// `size` bytes were queued (`bytes_issued` grows for queued IOs only), and the next round
-/// reopens the files. Synchronous engines, and time-based jobs, make one round.
-pub(super) fn round_bytes(io_limit: Option<u64>, loops: u32, synchronous: bool) -> u64 {
-    match io_limit {
-        Some(limit) if !synchronous => (limit / u64::from(loops.max(1))).max(1),
+/// `size` bytes (the region's, whatever io_size says) were queued (`bytes_issued` grows
+/// for queued IOs only), and the next round reopens the files. Synchronous engines, and
+/// time-based jobs (`region` None), make one round.
+pub(super) fn round_bytes(region: Option<u64>, synchronous: bool) -> u64 {
+    match region {
+        Some(region) if !synchronous => region.max(1),
         _ => u64::MAX,
     }
 }
@@ -356,8 +357,8 @@ mod tests {
 
     #[test]
     fn only_queued_engines_end_rounds_by_bytes() {
-        assert_eq!(round_bytes(Some(300), 3, false), 100);
-        assert_eq!(round_bytes(Some(300), 3, true), u64::MAX);
-        assert_eq!(round_bytes(None, 1, false), u64::MAX);
+        assert_eq!(round_bytes(Some(100), false), 100);
+        assert_eq!(round_bytes(Some(100), true), u64::MAX);
+        assert_eq!(round_bytes(None, false), u64::MAX);
     }
 }

@@ -90,6 +90,24 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     ),
+    OptDef::new(
+        "io_size",
+        K::Size,
+        C::Timing,
+        "0",
+        "Bytes of IO per loop, within the size= region: less ends the job early, more wraps over the region (0: as size=)",
+        |b, v| {
+            let v = val(v)?;
+            if v.trim_end().ends_with('%') {
+                return Err("a percentage is not supported by storbench here; give bytes".into());
+            }
+            let n = parse_size(v, b.spec.kb_base)?;
+            b.spec.io_size = (n > 0).then_some(n);
+            Ok(())
+        },
+    )
+    .aliases(&["io_limit"])
+    .note("Bytes only; fio's N% form is not supported."),
 ];
 
 const RATE_PROCESS: &[(&str, &str)] = &[

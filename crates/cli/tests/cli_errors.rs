@@ -42,6 +42,15 @@ fn bad_options_and_values() {
             &["--io_size=50%", "percentage is not supported"],
         ),
         ("--io_size=2m --loops=2", &["io_size with loops > 1"]),
+        (
+            "--cpus_allowed=0-4096",
+            &["--cpus_allowed=0-4096", "is not on this machine"],
+        ),
+        ("--cpumask=abc", &["--cpumask=abc"]),
+        (
+            "--cpus_allowed_policy=spread",
+            &["'spread'", "shared, split"],
+        ),
     ] {
         let line = fio_error(dir.path(), &format!("{null} {extra}"));
         assert_names(&line, needles);

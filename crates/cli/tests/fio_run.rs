@@ -284,3 +284,53 @@ fn rate_limited_sequential_writes_cover_every_block_once() {
         std::fs::write(&file, vec![0u8; 2 << 20]).unwrap();
     }
 }
+
+/// cpus_allowed with the split policy pins each clone to one CPU in turn, counted over the
+/// run's clones as fio numbers its threads: seen in /proc while the run works.
+#[test]
+fn cpus_allowed_pins_each_clone() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        return eprintln!("skipped: one CPU, nothing to pin apart");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let line = "--ioengine=null --size=1g --time_based --runtime=3 --rw=read --name=a --cpus_allowed=1 --name=b --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split";
+    let mut child = common::storbench()
+        .current_dir(dir.path())
+        .arg("fio")
+        .args(words(line))
+        .arg("--no-save")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen = std::collections::BTreeMap::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while seen.len() < 3 && std::time::Instant::now() < deadline {
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string());
+            if let (Some(name), Some(allowed)) = (comm.trim().strip_prefix("sb-"), allowed) {
+                seen.insert(name.to_string(), allowed);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // a is thread 0, b's clones threads 1 and 2: split over 0-1 gives them CPUs 1 and 0.
+    let want: std::collections::BTreeMap<String, String> =
+        [("a-0", "1"), ("b-0", "1"), ("b-1", "0")]
+            .map(|(t, c)| (t.to_string(), c.to_string()))
+            .into();
+    assert_eq!(seen, want);
+}

@@ -120,6 +120,35 @@ impl StatSample {
 }
 
 /// Online CPUs.
+/// Pins the calling thread to `cpus` (fio's `cpus_allowed`); threads it starts later (an
+/// engine's helpers) inherit the set.
+pub fn run_on(cpus: &[u32]) -> Result<(), crate::error::EngineError> {
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET only writes inside it for CPUs
+    // below CPU_SETSIZE, which is checked first.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        if cpu as usize >= libc::CPU_SETSIZE as usize {
+            return Err(pin_error(cpus, libc::EINVAL));
+        }
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size given.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+    if rc != 0 {
+        return Err(pin_error(
+            cpus,
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        ));
+    }
+    Ok(())
+}
+
+#[cold]
+fn pin_error(cpus: &[u32], errno: i32) -> crate::error::EngineError {
+    let list: Vec<String> = cpus.iter().map(u32::to_string).collect();
+    crate::error::EngineError::errno("run on CPUs", &list.join(","), errno)
+}
+
 pub fn ncpus() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)

@@ -210,6 +210,12 @@ pub struct JobSpec {
     pub description: Option<String>,
     /// Reporting group (counted from 0 across the whole run).
     pub group: u32,
+    /// fio's thread number of the job's first clone, from 0 across the whole run.
+    pub first_thread: u32,
+    /// `cpus_allowed`/`cpumask`: the CPUs the clones may run on (None: any).
+    pub cpus: Option<Vec<u32>>,
+    /// `cpus_allowed_policy=split`: one CPU of `cpus` per clone, in turn.
+    pub cpus_split: bool,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
     pub numjobs: u32,
@@ -311,12 +317,26 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// The CPUs clone `clone` may run on (None: any): all of `cpus`, or with `split` the
+    /// one its thread number picks in turn, as fio's `fio_cpus_split`.
+    pub fn cpus_for_clone(&self, clone: u32) -> Option<Vec<u32>> {
+        let cpus = self.cpus.as_ref()?;
+        let thread = self.first_thread.saturating_add(clone) as usize;
+        Some(match cpus.len() {
+            n if self.cpus_split && n > 0 => vec![cpus[thread % n]],
+            _ => cpus.clone(),
+        })
+    }
+
     /// A job with fio's defaults for everything; presets and tests start from this.
     pub fn new(name: impl Into<String>) -> Self {
         JobSpec {
             name: name.into(),
             description: None,
             group: 0,
+            first_thread: 0,
+            cpus: None,
+            cpus_split: false,
             stonewall: false,
             numjobs: 1,
             filenames: Vec::new(),

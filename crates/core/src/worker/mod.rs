@@ -135,7 +135,11 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         engine_name: "",
         engine_info: EngineInfo::default(),
     };
-    let mut worker = match Worker::set_up(&plan, factory) {
+    let pinned = match plan.job.cpus_for_clone(plan.clone) {
+        Some(cpus) => crate::cpu::run_on(&cpus),
+        None => Ok(()),
+    };
+    let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(w) => w,
         Err(e) => {
             gate.abandon();

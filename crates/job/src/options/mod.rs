@@ -4,6 +4,7 @@
 //! this table, so they cannot disagree.
 
 mod buffers;
+mod cpus;
 mod engine;
 mod files;
 mod io;
@@ -249,6 +250,7 @@ impl OptDef {
 pub fn all() -> impl Iterator<Item = &'static OptDef> {
     [
         io::JOB,
+        cpus::DEFS,
         files::DEFS,
         io::DEFS,
         io::BLOCK_SIZES,

@@ -1,0 +1,144 @@
+//! Which CPUs a job's clones run on: fio's `cpus_allowed`, `cpumask` and
+//! `cpus_allowed_policy`.
+
+use super::{Category as C, Kind as K, OptDef, val};
+use crate::units::parse_u64;
+
+pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "cpus_allowed",
+        K::Str,
+        C::Job,
+        "",
+        "CPUs the job may run on, counted from 0: a list of numbers and ranges (0,5,8-15)",
+        |b, v| {
+            b.spec.cpus = Some(parse_cpu_list(val(v)?, configured_cpus())?);
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "cpumask",
+        K::Int,
+        C::Job,
+        "",
+        "CPUs the job may run on, as a bit mask (34 = CPUs 1 and 5); only CPUs 0 to 31",
+        |b, v| {
+            b.spec.cpus = Some(parse_cpu_mask(val(v)?, configured_cpus())?);
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "cpus_allowed_policy",
+        K::Choice(POLICIES),
+        C::Job,
+        "shared",
+        "How the clones use the CPUs of cpus_allowed or cpumask",
+        |b, v| {
+            b.spec.cpus_split = match val(v)? {
+                "shared" => false,
+                "split" => true,
+                other => return Err(format!("'{other}' is not one of shared, split")),
+            };
+            Ok(())
+        },
+    ),
+];
+
+const POLICIES: &[(&str, &str)] = &[
+    ("shared", "Every clone may run on all of the CPUs"),
+    (
+        "split",
+        "Each clone gets one CPU of the set, in turn over all the run's clones (as fio's thread numbers)",
+    ),
+];
+
+/// The CPUs this machine has configured, as fio's `cpus_configured`.
+fn configured_cpus() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    u32::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
+}
+
+/// `0,5,8-15` as a sorted list of CPUs below `max`.
+pub fn parse_cpu_list(text: &str, max: u32) -> Result<Vec<u32>, String> {
+    let mut cpus = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (lo, hi) = match item.split_once('-') {
+            Some((lo, hi)) => (cpu_number(lo)?, cpu_number(hi)?),
+            None => (cpu_number(item)?, cpu_number(item)?),
+        };
+        if lo > hi {
+            return Err(format!(
+                "'{item}': a range goes from the lower CPU to the higher"
+            ));
+        }
+        for cpu in lo..=hi {
+            cpus.push(check_cpu(cpu, max)?);
+        }
+    }
+    finish(cpus)
+}
+
+/// A decimal bit mask of CPUs 0 to 31, as fio's `cpumask`.
+pub fn parse_cpu_mask(text: &str, max: u32) -> Result<Vec<u32>, String> {
+    let mask = parse_u64(text, 1000)?;
+    if mask > u64::from(u32::MAX) {
+        return Err("a cpumask covers CPUs 0 to 31 only; use cpus_allowed".into());
+    }
+    let cpus = (0..32).filter(|i| mask & (1 << i) != 0);
+    finish(
+        cpus.map(|cpu| check_cpu(cpu, max))
+            .collect::<Result<_, _>>()?,
+    )
+}
+
+fn cpu_number(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a CPU number"))
+}
+
+fn check_cpu(cpu: u32, max: u32) -> Result<u32, String> {
+    if cpu >= max {
+        return Err(format!(
+            "CPU {cpu} is not on this machine (its CPUs are 0 to {})",
+            max - 1
+        ));
+    }
+    Ok(cpu)
+}
+
+fn finish(mut cpus: Vec<u32>) -> Result<Vec<u32>, String> {
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.is_empty() {
+        return Err("no CPU given".into());
+    }
+    Ok(cpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_ranges_and_masks() {
+        assert_eq!(parse_cpu_list("0,5,8-10", 16).unwrap(), [0, 5, 8, 9, 10]);
+        assert_eq!(parse_cpu_list(" 3 , 1-2,2", 4).unwrap(), [1, 2, 3]);
+        assert_eq!(parse_cpu_mask("34", 8).unwrap(), [1, 5]);
+        let err = parse_cpu_list("0-4", 2).unwrap_err();
+        assert!(
+            err.contains("CPU 2 is not on this machine (its CPUs are 0 to 1)"),
+            "{err}"
+        );
+        assert!(parse_cpu_list("x", 2).unwrap_err().contains("'x'"));
+        assert!(parse_cpu_list("3-1", 4).unwrap_err().contains("lower CPU"));
+        assert!(parse_cpu_list(",", 4).unwrap_err().contains("no CPU"));
+        assert!(parse_cpu_mask("0", 4).unwrap_err().contains("no CPU"));
+        assert!(
+            parse_cpu_mask("4294967296", 64)
+                .unwrap_err()
+                .contains("cpus_allowed")
+        );
+    }
+}

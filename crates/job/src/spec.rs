@@ -203,6 +203,41 @@ impl Default for BufferSpec {
     }
 }
 
+/// fio's log files of a job: each prefix is the one given, or the job's name when given
+/// empty. Only averaged logs (`log_avg_msec` of 1 ms or more) are written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    /// `log_avg_msec`; 0 when not given.
+    pub avg_msec: u64,
+    /// `log_max_value`: the window's maximum instead of its mean.
+    pub max_value: bool,
+    /// `per_job_logs`: `<prefix>_bw.<N>.log` (true) or one `<prefix>_bw.log` appended to.
+    pub per_job: bool,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            iops: None,
+            lat: None,
+            avg_msec: 0,
+            max_value: false,
+            per_job: true,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether any log file is asked for.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+    }
+}
+
 /// One job section, validated. `numjobs` clones of it run as threads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobSpec {
@@ -301,6 +336,8 @@ pub struct JobSpec {
     pub unit_base: u32,
     pub bwavgtime_ms: u64,
     pub iopsavgtime_ms: u64,
+    /// fio's averaged log files (write_bw_log, write_iops_log, write_lat_log).
+    pub logs: LogSpec,
 
     /// The job's own options as given, in order (fio's JSON `job options`).
     pub options: Vec<(String, String)>,
@@ -389,6 +426,7 @@ impl JobSpec {
             unit_base: 8,
             bwavgtime_ms: 500,
             iopsavgtime_ms: 500,
+            logs: LogSpec::default(),
             options: Vec::new(),
             allow_destructive: false,
         }

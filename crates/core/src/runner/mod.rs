@@ -96,11 +96,17 @@ pub fn run(
     let mut interfaces: Vec<String> = Vec::new();
     check_devices(&jobs, factory).map_err(RunError::alone)?;
     let all_batches = batches(&jobs);
+    let mut first_thread = 0u32;
     for (i, batch) in all_batches.iter().enumerate() {
         if stop::requested() {
             break;
         }
-        let outcome = match run_batch(batch, &req, factory, observer, clock, &mut cleanup) {
+        let ctx = BatchCtx {
+            clock,
+            first_thread,
+        };
+        first_thread += batch.iter().map(|j| j.numjobs.max(1)).sum::<u32>();
+        let outcome = match run_batch(batch, &req, factory, observer, ctx, &mut cleanup) {
             Ok(outcome) => outcome,
             Err(error) if results.is_empty() => {
                 cleanup.run();
@@ -258,14 +264,23 @@ struct CloneSlot {
     seed: u64,
 }
 
+/// What a batch needs from the whole run: the clock, and how many clones ran before it
+/// (fio numbers its log files by clone).
+#[derive(Clone, Copy)]
+struct BatchCtx {
+    clock: Clock,
+    first_thread: u32,
+}
+
 fn run_batch(
     batch: &[Arc<JobSpec>],
     req: &RunRequest,
     factory: &EngineFactory,
     observer: &mut dyn Observer,
-    clock: Clock,
+    ctx: BatchCtx,
     cleanup: &mut Cleanup,
 ) -> Result<BatchOutcome, EngineError> {
+    let clock = ctx.clock;
     let mut clones = Vec::new();
     for (job_index, job) in batch.iter().enumerate() {
         let prepared = prepare_job(job, req, factory, observer, cleanup)?;
@@ -279,7 +294,8 @@ fn run_batch(
                 clone,
                 files,
                 io_limit,
-                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms),
+                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms)
+                    .with_logs(&job.logs),
                 counters,
                 seed: seed_for(job, clone),
             });
@@ -337,7 +353,7 @@ fn run_batch(
         .map(|o| o.measure_end)
         .max()
         .unwrap_or_default();
-    for (c, out) in clones.iter_mut().zip(outputs) {
+    for (i, (c, out)) in clones.iter_mut().zip(outputs).enumerate() {
         let job = &batch[c.job_index];
         let share = if uses_helpers(out.engine_name) && total_ios > 0 {
             (helper_ns as f64 * total_ios_of(&out) as f64 / total_ios as f64) as u64
@@ -350,6 +366,10 @@ fn run_batch(
                 code: "warn.engine".into(),
                 message: format!("{}: {n}", job.name),
             });
+        }
+        c.samples.finish_logs(out.measure_end.as_nanos() as u64);
+        if job.logs.any() {
+            observer.clone_logs(job, ctx.first_thread + i as u32 + 1, &c.samples.logs);
         }
         c.samples.finish(measured_until.as_nanos() as u64);
         let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use storbench_core::observer::{JobHeaderLine, Observer, Progress};
 use storbench_core::progress::WorkerState;
-use storbench_job::RwKind;
+use storbench_core::sampler::LogWindows;
+use storbench_job::{JobSpec, RwKind};
 use storbench_report::fio::header::{StartJob, layout_line, write_start};
 use storbench_report::status::{
     EtaMode, EtaStatus, JobState, QuickProgress, StatusLine, eta_line, quick_line,
@@ -105,6 +106,13 @@ impl<'a> CliObserver<'a> {
 }
 
 impl Observer for CliObserver<'_> {
+    /// fio writes a job's logs when it ends, and only reports a file it cannot open.
+    fn clone_logs(&mut self, job: &JobSpec, thread_number: u32, logs: &LogWindows) {
+        if let Err(e) = storbench_report::fio::logs::write_clone_logs(job, thread_number, logs) {
+            eprintln!("storbench: warning: {e}");
+        }
+    }
+
     fn starting(&mut self, jobs: &[JobHeaderLine]) {
         if let Some(first) = jobs.first() {
             self.kb_base = first.settings.kb_base;

@@ -509,3 +509,57 @@ fn quick_refuses_engines_without_data_and_sizes_below_a_block() {
         common::entries(dir.path())
     );
 }
+
+/// fio's log options storbench does not write are refused with the reason and the fix, and
+/// nothing is written.
+#[test]
+fn log_options_storbench_does_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let null = "--name=a --ioengine=null --size=1m --write_bw_log=b";
+    for (extra, needles) in [
+        ("", &["per-IO log lines", "--log_avg_msec=N"][..]),
+        (
+            "--log_avg_msec=0",
+            &["per-IO log lines", "--log_avg_msec=N"],
+        ),
+        ("--log_avg_msec=-5", &["log_avg_msec"]),
+        ("--log_avg_msec=often", &["log_avg_msec", "often"]),
+        (
+            "--log_avg_msec=100 --log_offset=1",
+            &["log_offset=1", "remove log_offset"],
+        ),
+        (
+            "--log_avg_msec=100 --log_prio=1",
+            &["log_prio=1", "remove log_prio"],
+        ),
+        (
+            "--log_avg_msec=100 --log_hist_msec=100",
+            &["log_hist_msec", "histogram"],
+        ),
+        (
+            "--log_avg_msec=100 --write_hist_log=h",
+            &["write_hist_log", "histogram"],
+        ),
+        (
+            "--log_avg_msec=100 --log_compression=1m",
+            &["log_compression"],
+        ),
+        (
+            "--log_avg_msec=100 --log_store_compressed=1",
+            &["log_store_compressed"],
+        ),
+        (
+            "--log_avg_msec=100 --log_unix_epoch=1",
+            &["log_unix_epoch=1"],
+        ),
+        (
+            "--log_avg_msec=100 --write_lat_log=l --log_max_value=1",
+            &["log_max_value=1", "write_lat_log"],
+        ),
+    ] {
+        let line = fio_error(dir.path(), &format!("{null} {extra}"));
+        assert_names(&line, needles);
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(names.is_empty(), "nothing written: {names:?}");
+}

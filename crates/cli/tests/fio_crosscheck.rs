@@ -372,3 +372,134 @@ fn job_files_and_sections_like_fio() {
         },
     );
 }
+
+/// A log file's lines as (time ms, value, direction), checking fio 3.33's five columns
+/// (`time, value, ddir, bs, prio`; bs and prio 0 for averaged entries).
+fn log_lines(path: &Path) -> Vec<(u64, u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+            assert_eq!((f.len(), f[3], f[4]), (5, 0, 0), "{}: {l}", path.display());
+            (f[0], f[1], f[2])
+        })
+        .collect()
+}
+
+fn log_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// One tool's log `name`, checked against its own JSON report: directions 0 and 1 only,
+/// times on the 500 ms grid, and rate × window summing to roughly the job's total (fio
+/// has no line for the windows at the start and end its helper thread misses).
+fn check_rate_log(dir: &Path, name: &str, job: &Value, unit: f64, field: &str) -> [usize; 2] {
+    let lines = log_lines(&dir.join(name));
+    let mut counts = [0; 2];
+    for d in 0..2u64 {
+        let times: Vec<u64> = lines.iter().filter(|l| l.2 == d).map(|l| l.0).collect();
+        assert!(!times.is_empty(), "{name}: no lines for direction {d}");
+        assert!(times[0] <= 1100, "{name}: first line at {}", times[0]);
+        for w in times.windows(2) {
+            assert!((350..=650).contains(&(w[1] - w[0])), "{name}: {times:?}");
+        }
+        let sum: f64 = lines.iter().filter(|l| l.2 == d).map(|l| l.1 as f64).sum();
+        let total = job[["read", "write"][d as usize]][field].as_u64().unwrap() as f64;
+        let ratio = sum * 0.5 * unit / total;
+        assert!((0.55..=1.15).contains(&ratio), "{name} dir {d}: {ratio}");
+        counts[d as usize] = times.len();
+    }
+    assert!(lines.iter().all(|l| l.2 < 2), "{name}: a trim line");
+    counts
+}
+
+/// Latency logs: the median window near the job's own mean, on the 500 ms grid (the last,
+/// partial window ends with the job).
+fn check_lat_log(dir: &Path, name: &str, job: &Value, key: &str) -> [usize; 2] {
+    let lines = log_lines(&dir.join(name));
+    let mut counts = [0; 2];
+    for d in 0..2u64 {
+        let vals: Vec<(u64, u64)> = lines
+            .iter()
+            .filter(|l| l.2 == d)
+            .map(|l| (l.0, l.1))
+            .collect();
+        assert!(vals.len() >= 4, "{name}: {vals:?}");
+        for w in vals[..vals.len() - 1].windows(2) {
+            assert!((350..=650).contains(&(w[1].0 - w[0].0)), "{name}: {vals:?}");
+        }
+        // The median window: one stalled IO alone in a short last window may dominate it.
+        let mut means: Vec<f64> = vals.iter().map(|v| v.1 as f64).collect();
+        means.sort_by(f64::total_cmp);
+        let median = means[means.len() / 2];
+        let own = job[["read", "write"][d as usize]][key]["mean"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            median > own / 3.0 && median < own * 3.0,
+            "{name} {d}: {median} vs {own}"
+        );
+        counts[d as usize] = vals.len();
+    }
+    counts
+}
+
+/// `write_bw_log`, `write_iops_log`, `write_lat_log` with `log_avg_msec`: the same files
+/// (numbered per clone), columns, directions and time grid as fio 3.33, and values that
+/// add up to each tool's own totals. Timing differs between the tools, so line counts may
+/// differ by one.
+#[test]
+fn averaged_logs_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let args = words(
+        "--output-format=json --name=mix --ioengine=psync --bs=4k --size=64m --rw=randrw \
+         --rwmixread=70 --runtime=3 --time_based --numjobs=2 --log_avg_msec=500 \
+         --write_bw_log=bw --write_iops_log=iops --write_lat_log=lat",
+    );
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (f, s) = std::thread::scope(|sc| {
+        let theirs = sc.spawn(|| fio(fd.path(), &args));
+        let ours = sb_fio(sd.path(), &args).json();
+        (theirs.join().unwrap().fio_json(), ours)
+    });
+    let expected: Vec<String> = ["bw_bw", "iops_iops", "lat_clat", "lat_lat", "lat_slat"]
+        .iter()
+        .flat_map(|p| [format!("{p}.1.log"), format!("{p}.2.log")])
+        .collect();
+    assert_eq!(log_names(fd.path()), expected, "fio's files");
+    assert_eq!(log_names(sd.path()), expected, "ours");
+    for n in 1..=2 {
+        let (fj, sj) = (&f["jobs"][n - 1], &s["jobs"][n - 1]);
+        let slat = format!("lat_slat.{n}.log");
+        for dir in [fd.path(), sd.path()] {
+            assert!(log_lines(&dir.join(&slat)).is_empty(), "psync has no slat");
+        }
+        for (name, unit, field) in [
+            ("bw_bw", 1024.0, "io_bytes"),
+            ("iops_iops", 1.0, "total_ios"),
+        ] {
+            let name = format!("{name}.{n}.log");
+            let a = check_rate_log(fd.path(), &name, fj, unit, field);
+            let b = check_rate_log(sd.path(), &name, sj, unit, field);
+            for d in 0..2 {
+                assert!(a[d].abs_diff(b[d]) <= 1, "{name}: fio {a:?}, ours {b:?}");
+            }
+        }
+        for (name, key) in [("lat_clat", "clat_ns"), ("lat_lat", "lat_ns")] {
+            let name = format!("{name}.{n}.log");
+            let a = check_lat_log(fd.path(), &name, fj, key);
+            let b = check_lat_log(sd.path(), &name, sj, key);
+            for d in 0..2 {
+                assert!(a[d].abs_diff(b[d]) <= 1, "{name}: fio {a:?}, ours {b:?}");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ use storbench_job::{JobSpec, RwKind};
 
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::result::{JobHeader, ReportSettings};
+use crate::sampler::LogWindows;
 
 /// A job as announced before it starts (fio's `name: (g=0): rw=…` line).
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +167,9 @@ pub trait Observer {
     fn starting(&mut self, _jobs: &[JobHeaderLine]) {}
     fn laying_out(&mut self, _job: &str, _files: usize, _bytes: u64) {}
     fn progress(&mut self, _p: &Progress) {}
+    /// A job clone's log windows, when its batch ends (fio writes a job's logs as it ends).
+    /// `thread_number` is fio's: every clone of every job numbered from 1, in order.
+    fn clone_logs(&mut self, _job: &JobSpec, _thread_number: u32, _logs: &LogWindows) {}
 }
 
 /// An observer that ignores everything (tests, `--eta=never` pipelines).

@@ -45,6 +45,11 @@ pub struct WorkerCounters {
     bytes: [AtomicU64; 3],
     ios: [AtomicU64; 3],
     lat_sum_ns: [AtomicU64; 3],
+    /// Sums of total latency and of submission latency, and the count of the latter, for
+    /// the latency logs.
+    tlat_sum_ns: [AtomicU64; 3],
+    slat_sum_ns: [AtomicU64; 3],
+    slat_n: [AtomicU64; 3],
     /// Bytes issued during ramp and lay-out, for the ETA of size-bound jobs.
     pre_bytes: AtomicU64,
     /// When measurement began, ns since the run epoch (0: not yet).
@@ -65,6 +70,9 @@ pub struct CounterSnapshot {
     pub bytes: [u64; 3],
     pub ios: [u64; 3],
     pub lat_sum_ns: [u64; 3],
+    pub tlat_sum_ns: [u64; 3],
+    pub slat_sum_ns: [u64; 3],
+    pub slat_n: [u64; 3],
     pub pre_bytes: u64,
 }
 
@@ -86,10 +94,19 @@ impl WorkerCounters {
         self.lat_sum_ns[d].store(lat_sum_ns, Ordering::Relaxed);
     }
 
+    /// Publishes the running sums the latency logs need for direction `d` (single writer).
+    #[inline]
+    pub fn publish_lat(&self, d: usize, tlat_sum_ns: u64, slat_sum_ns: u64, slat_n: u64) {
+        self.tlat_sum_ns[d].store(tlat_sum_ns, Ordering::Relaxed);
+        self.slat_sum_ns[d].store(slat_sum_ns, Ordering::Relaxed);
+        self.slat_n[d].store(slat_n, Ordering::Relaxed);
+    }
+
     /// Marks the start of measurement; counters restart from zero at this point.
     pub fn set_measure_start(&self, ns_since_epoch: u64) {
         for d in 0..3 {
             self.publish(d, 0, 0, 0);
+            self.publish_lat(d, 0, 0, 0);
         }
         self.measure_start_ns
             .store(ns_since_epoch.max(1), Ordering::Release);
@@ -146,6 +163,9 @@ impl WorkerCounters {
             bytes: load(&self.bytes),
             ios: load(&self.ios),
             lat_sum_ns: load(&self.lat_sum_ns),
+            tlat_sum_ns: load(&self.tlat_sum_ns),
+            slat_sum_ns: load(&self.slat_sum_ns),
+            slat_n: load(&self.slat_n),
             pre_bytes: self.pre_bytes.load(Ordering::Relaxed),
         }
     }
@@ -158,6 +178,9 @@ impl CounterSnapshot {
             bytes: d(self.bytes, earlier.bytes),
             ios: d(self.ios, earlier.ios),
             lat_sum_ns: d(self.lat_sum_ns, earlier.lat_sum_ns),
+            tlat_sum_ns: d(self.tlat_sum_ns, earlier.tlat_sum_ns),
+            slat_sum_ns: d(self.slat_sum_ns, earlier.slat_sum_ns),
+            slat_n: d(self.slat_n, earlier.slat_n),
             pre_bytes: self.pre_bytes.saturating_sub(earlier.pre_bytes),
         }
     }

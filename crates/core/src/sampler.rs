@@ -5,8 +5,29 @@
 
 use std::sync::Arc;
 
+use storbench_job::LogSpec;
+
 use crate::progress::{CounterSnapshot, WorkerCounters};
 use crate::result::TimelinePoint;
+
+/// One window of a log series: when it ended (ms since measurement began), how long it
+/// lasted, and what completed in it. Formatting is the reporter's (fio's log lines).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogWindow {
+    pub t_ms: u64,
+    pub dur_ns: u64,
+    pub delta: CounterSnapshot,
+}
+
+/// The windows of fio's averaged logs of one worker: bandwidth and IOPS on their sample
+/// windows (fio logs each rate sample), latencies on `log_avg_msec` with the final
+/// partial window (fio's `finalize_logs`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogWindows {
+    pub bw: Vec<LogWindow>,
+    pub iops: Vec<LogWindow>,
+    pub lat: Vec<LogWindow>,
+}
 
 /// One periodic series (bandwidth window, IOPS window or timeline) of one worker.
 #[derive(Default)]
@@ -33,11 +54,17 @@ impl Series {
 
     /// If a window boundary passed, returns (delta, seconds elapsed) and starts the next.
     fn tick(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
+        self.tick_ns(now_ns, snap)
+            .map(|(delta, ns)| (delta, ns as f64 / 1e9))
+    }
+
+    /// As `tick`, with the window's length in ns.
+    fn tick_ns(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, u64)> {
         if now_ns < self.next_ns {
             return None;
         }
         let delta = snap.since(&self.last);
-        let secs = now_ns.saturating_sub(self.last_ns) as f64 / 1e9;
+        let secs = now_ns.saturating_sub(self.last_ns);
         self.last = *snap;
         self.last_ns = now_ns;
         while self.next_ns <= now_ns {
@@ -51,15 +78,15 @@ impl Series {
     /// 0.5 s in a 1 s job) is recorded even when the end was read a little before it was
     /// due (the TSC of the core that read it may run a few microseconds behind); a
     /// shorter remainder is too little time to be a sample.
-    fn close(&mut self, end_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
+    fn close(&mut self, end_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, u64)> {
         if end_ns <= self.last_ns || end_ns + self.period_ns / 10 < self.next_ns {
             return None;
         }
         let delta = snap.since(&self.last);
-        let secs = (end_ns - self.last_ns) as f64 / 1e9;
+        let ns = end_ns - self.last_ns;
         self.last = *snap;
         self.last_ns = end_ns;
-        Some((delta, secs))
+        Some((delta, ns))
     }
 }
 
@@ -76,6 +103,11 @@ pub struct WorkerSamples {
     pub bw_samples: [Vec<f64>; 3],
     pub iops_samples: [Vec<f64>; 3],
     pub timeline: Vec<TimelinePoint>,
+    /// Which log series are kept: bandwidth, IOPS, latency (on its own window).
+    log_bw: bool,
+    log_iops: bool,
+    lat_series: Option<Series>,
+    pub logs: LogWindows,
 }
 
 impl WorkerSamples {
@@ -91,7 +123,23 @@ impl WorkerSamples {
             bw_samples: Default::default(),
             iops_samples: Default::default(),
             timeline: Vec::new(),
+            log_bw: false,
+            log_iops: false,
+            lat_series: None,
+            logs: LogWindows::default(),
         }
+    }
+
+    /// Keeps the windows of the log files `spec` asks for.
+    pub fn with_logs(mut self, spec: &LogSpec) -> Self {
+        self.log_bw = spec.bw.is_some();
+        self.log_iops = spec.iops.is_some();
+        self.lat_series = spec
+            .lat
+            .as_ref()
+            .filter(|_| spec.avg_msec > 0)
+            .map(|_| Series::new(spec.avg_msec));
+        self
     }
 
     /// Reads the worker's counters at `now_ns` (since the run epoch) and records any
@@ -109,9 +157,21 @@ impl WorkerSamples {
         match end {
             Some(end) => self.end_at(end, &snap),
             None => {
-                let bw = self.bw.tick(now_ns, &snap);
-                let iops = self.iops.tick(now_ns, &snap);
-                self.record(bw, iops);
+                let bw = self.bw.tick_ns(now_ns, &snap);
+                let iops = self.iops.tick_ns(now_ns, &snap);
+                self.record(now_ns, bw, iops);
+                if let Some((d, ns)) = self
+                    .lat_series
+                    .as_mut()
+                    .and_then(|l| l.tick_ns(now_ns, &snap))
+                {
+                    let t_ms = self.ms_since_start(now_ns);
+                    self.logs.lat.push(LogWindow {
+                        t_ms,
+                        dur_ns: ns,
+                        delta: d,
+                    });
+                }
                 if let Some((d, _)) = self.timeline_series.tick(now_ns, &snap) {
                     self.push_point(now_ns, &d);
                 }
@@ -120,17 +180,43 @@ impl WorkerSamples {
         snap
     }
 
-    fn record(&mut self, bw: Option<(CounterSnapshot, f64)>, iops: Option<(CounterSnapshot, f64)>) {
-        if let Some((d, secs)) = bw {
+    /// Keeps the rate samples of windows that ended at `at_ns` (with their lengths in ns),
+    /// and their log windows when logs were asked for.
+    fn record(
+        &mut self,
+        at_ns: u64,
+        bw: Option<(CounterSnapshot, u64)>,
+        iops: Option<(CounterSnapshot, u64)>,
+    ) {
+        let t_ms = self.ms_since_start(at_ns);
+        if let Some((d, ns)) = bw {
             for dir in 0..3 {
-                self.bw_samples[dir].push(d.bytes[dir] as f64 / secs);
+                self.bw_samples[dir].push(d.bytes[dir] as f64 / (ns as f64 / 1e9));
+            }
+            if self.log_bw {
+                self.logs.bw.push(LogWindow {
+                    t_ms,
+                    dur_ns: ns,
+                    delta: d,
+                });
             }
         }
-        if let Some((d, secs)) = iops {
+        if let Some((d, ns)) = iops {
             for dir in 0..3 {
-                self.iops_samples[dir].push(d.ios[dir] as f64 / secs);
+                self.iops_samples[dir].push(d.ios[dir] as f64 / (ns as f64 / 1e9));
+            }
+            if self.log_iops {
+                self.logs.iops.push(LogWindow {
+                    t_ms,
+                    dur_ns: ns,
+                    delta: d,
+                });
             }
         }
+    }
+
+    fn ms_since_start(&self, at_ns: u64) -> u64 {
+        at_ns.saturating_sub(self.start_ns) / 1_000_000
     }
 
     /// Starts the series when the worker has begun measuring; whether it has.
@@ -144,6 +230,9 @@ impl WorkerSamples {
             self.bw.start(start);
             self.iops.start(start);
             self.timeline_series.start(start);
+            if let Some(l) = &mut self.lat_series {
+                l.start(start);
+            }
         }
         true
     }
@@ -162,7 +251,7 @@ impl WorkerSamples {
     fn end_at(&mut self, end_ns: u64, snap: &CounterSnapshot) {
         let bw = self.bw.close(end_ns, snap);
         let iops = self.iops.close(end_ns, snap);
-        self.record(bw, iops);
+        self.record(end_ns, bw, iops);
         self.close(end_ns, snap);
     }
 
@@ -188,6 +277,24 @@ impl WorkerSamples {
                 }
             }
             _ => self.push_point(end_ns, &d),
+        }
+    }
+
+    /// The latency logs' last, partial window, if anything completed in it (fio writes it
+    /// when the job ends; its rates have no such window).
+    /// `end_ns` is when the worker's measurement ended.
+    pub fn finish_logs(&mut self, end_ns: u64) {
+        let Some(l) = self.lat_series.as_ref().filter(|_| self.started) else {
+            return;
+        };
+        let d = self.counters.snapshot().since(&l.last);
+        if d.ios.iter().any(|&n| n > 0) {
+            let end_ns = end_ns.max(l.last_ns);
+            self.logs.lat.push(LogWindow {
+                t_ms: end_ns.saturating_sub(self.start_ns) / 1_000_000,
+                dur_ns: end_ns - l.last_ns,
+                delta: d,
+            });
         }
     }
 
@@ -221,6 +328,7 @@ impl WorkerSamples {
                 .next_ns
                 .min(self.iops.next_ns)
                 .min(self.timeline_series.next_ns)
+                .min(self.lat_series.as_ref().map_or(u64::MAX, |l| l.next_ns))
         })
     }
 }
@@ -333,5 +441,51 @@ mod tests {
         c.set_measure_end(400_000_000);
         s.poll(410_000_000);
         assert!(s.iops_samples[0].is_empty(), "{:?}", s.iops_samples);
+    }
+
+    /// Rates are logged per sample window; latencies on log_avg_msec, with the last partial
+    /// window ending when the worker did. An empty window is kept (the log has no line).
+    #[test]
+    fn log_windows() {
+        let c = Arc::new(WorkerCounters::default());
+        let spec = LogSpec {
+            bw: Some("b".into()),
+            lat: Some("l".into()),
+            avg_msec: 500,
+            ..LogSpec::default()
+        };
+        let mut s = WorkerSamples::new(c.clone(), 500, 500).with_logs(&spec);
+        c.set_measure_start(1_000_000_000);
+        s.poll(1_000_000_000);
+        c.publish(0, 4096, 1, 1000);
+        c.publish_lat(0, 1500, 0, 0);
+        s.poll(1_500_000_000);
+        s.poll(2_000_000_000);
+        c.publish(0, 8192, 2, 3000);
+        c.publish_lat(0, 4500, 0, 0);
+        s.finish_logs(2_200_000_000);
+        assert_eq!(s.logs.bw.len(), 2, "no partial window for rates");
+        assert!(s.logs.iops.is_empty(), "not asked for");
+        let lat: Vec<_> = s
+            .logs
+            .lat
+            .iter()
+            .map(|w| (w.t_ms, w.dur_ns, w.delta.ios[0]))
+            .collect();
+        assert_eq!(
+            lat,
+            [
+                (500, 500_000_000, 1),
+                (1000, 500_000_000, 0),
+                (1200, 200_000_000, 1)
+            ]
+        );
+        let last = s.logs.lat[2].delta;
+        assert_eq!((last.lat_sum_ns[0], last.tlat_sum_ns[0]), (2000, 3000));
+        // Without logs, nothing is kept.
+        let mut s = WorkerSamples::new(c.clone(), 500, 500);
+        s.poll(3_000_000_000);
+        s.finish_logs(3_100_000_000);
+        assert_eq!(s.logs, LogWindows::default());
     }
 }

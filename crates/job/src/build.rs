@@ -20,6 +20,8 @@ pub(crate) struct JobBuilder {
     pub randseed_set: bool,
     /// `new_group` was given for this job.
     pub new_group: bool,
+    /// `bwavgtime` / `iopsavgtime` were given (fio then logs at the smaller of the two).
+    pub avgtime_set: [bool; 2],
 }
 
 impl JobBuilder {
@@ -32,6 +34,7 @@ impl JobBuilder {
             refill_set: false,
             randseed_set: false,
             new_group: false,
+            avgtime_set: [false; 2],
         }
     }
 
@@ -86,6 +89,7 @@ impl JobBuilder {
             s.nrfiles = u32::try_from(s.filenames.len()).unwrap_or(u32::MAX);
         }
         check_sizes(s)?;
+        crate::options::fix_logs(s, self.avgtime_set)?;
         Ok(self.spec)
     }
 

@@ -208,7 +208,6 @@ fn finish_all(
 ) -> Result<Vec<JobSpec>, JobError> {
     let mut jobs = Vec::with_capacity(pending.len());
     let (mut group, mut in_group) = (0u32, 0usize);
-    let mut next_thread = 0u32;
     for Pending { job, origin } in pending {
         let new_group = job.new_group;
         let name = job.spec.name.clone();
@@ -232,8 +231,6 @@ fn finish_all(
         }
         spec.group = group;
         in_group += 1;
-        spec.first_thread = next_thread;
-        next_thread = next_thread.saturating_add(spec.numjobs.max(1));
         jobs.push(spec);
     }
     Ok(jobs)

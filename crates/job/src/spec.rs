@@ -203,6 +203,41 @@ impl Default for BufferSpec {
     }
 }
 
+/// fio's log files of a job: each prefix is the one given, or the job's name when given
+/// empty. Only averaged logs (`log_avg_msec` of 1 ms or more) are written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    /// `log_avg_msec`; 0 when not given.
+    pub avg_msec: u64,
+    /// `log_max_value`: the window's maximum instead of its mean.
+    pub max_value: bool,
+    /// `per_job_logs`: `<prefix>_bw.<N>.log` (true) or one `<prefix>_bw.log` appended to.
+    pub per_job: bool,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            bw: None,
+            iops: None,
+            lat: None,
+            avg_msec: 0,
+            max_value: false,
+            per_job: true,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether any log file is asked for.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+    }
+}
+
 /// One job section, validated. `numjobs` clones of it run as threads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobSpec {
@@ -210,8 +245,6 @@ pub struct JobSpec {
     pub description: Option<String>,
     /// Reporting group (counted from 0 across the whole run).
     pub group: u32,
-    /// fio's thread number of the job's first clone, from 0 across the whole run.
-    pub first_thread: u32,
     /// `cpus_allowed`/`cpumask`: the CPUs the clones may run on (None: any).
     pub cpus: Option<Vec<u32>>,
     /// `cpus_allowed_policy=split`: one CPU of `cpus` per clone, in turn.
@@ -309,6 +342,8 @@ pub struct JobSpec {
     pub unit_base: u32,
     pub bwavgtime_ms: u64,
     pub iopsavgtime_ms: u64,
+    /// fio's averaged log files (write_bw_log, write_iops_log, write_lat_log).
+    pub logs: LogSpec,
 
     /// The job's own options as given, in order (fio's JSON `job options`).
     pub options: Vec<(String, String)>,
@@ -317,13 +352,13 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
-    /// The CPUs clone `clone` may run on (None: any): all of `cpus`, or with `split` the
-    /// one its thread number picks in turn, as fio's `fio_cpus_split`.
-    pub fn cpus_for_clone(&self, clone: u32) -> Option<Vec<u32>> {
+    /// The CPUs of the clone that is the run's thread `thread` (from 0, over all jobs'
+    /// clones in order) may run on (None: any): all of `cpus`, or with `split` the one its
+    /// number picks in turn, as fio's `fio_cpus_split`.
+    pub fn cpus_for_thread(&self, thread: u32) -> Option<Vec<u32>> {
         let cpus = self.cpus.as_ref()?;
-        let thread = self.first_thread.saturating_add(clone) as usize;
         Some(match cpus.len() {
-            n if self.cpus_split && n > 0 => vec![cpus[thread % n]],
+            n if self.cpus_split && n > 0 => vec![cpus[thread as usize % n]],
             _ => cpus.clone(),
         })
     }
@@ -334,7 +369,6 @@ impl JobSpec {
             name: name.into(),
             description: None,
             group: 0,
-            first_thread: 0,
             cpus: None,
             cpus_split: false,
             stonewall: false,
@@ -412,6 +446,7 @@ impl JobSpec {
             unit_base: 8,
             bwavgtime_ms: 500,
             iopsavgtime_ms: 500,
+            logs: LogSpec::default(),
             options: Vec::new(),
             allow_destructive: false,
         }

@@ -96,11 +96,17 @@ pub fn run(
     let mut interfaces: Vec<String> = Vec::new();
     check_devices(&jobs, factory).map_err(RunError::alone)?;
     let all_batches = batches(&jobs);
+    let mut first_thread = 0u32;
     for (i, batch) in all_batches.iter().enumerate() {
         if stop::requested() {
             break;
         }
-        let outcome = match run_batch(batch, &req, factory, observer, clock, &mut cleanup) {
+        let ctx = BatchCtx {
+            clock,
+            first_thread,
+        };
+        first_thread += batch.iter().map(|j| j.numjobs.max(1)).sum::<u32>();
+        let outcome = match run_batch(batch, &req, factory, observer, ctx, &mut cleanup) {
             Ok(outcome) => outcome,
             Err(error) if results.is_empty() => {
                 cleanup.run();
@@ -251,6 +257,8 @@ fn not_started(batch: &[Arc<JobSpec>], error: EngineError, later: usize) -> Batc
 struct CloneSlot {
     job_index: usize,
     clone: u32,
+    /// fio's thread number, from 0 over the whole run's clones.
+    thread: u32,
     files: Vec<WorkerFile>,
     io_limit: Option<u64>,
     counters: Arc<WorkerCounters>,
@@ -258,14 +266,23 @@ struct CloneSlot {
     seed: u64,
 }
 
+/// What a batch needs from the whole run: the clock, and how many clones ran before it
+/// (fio numbers its log files by clone).
+#[derive(Clone, Copy)]
+struct BatchCtx {
+    clock: Clock,
+    first_thread: u32,
+}
+
 fn run_batch(
     batch: &[Arc<JobSpec>],
     req: &RunRequest,
     factory: &EngineFactory,
     observer: &mut dyn Observer,
-    clock: Clock,
+    ctx: BatchCtx,
     cleanup: &mut Cleanup,
 ) -> Result<BatchOutcome, EngineError> {
+    let clock = ctx.clock;
     let mut clones = Vec::new();
     for (job_index, job) in batch.iter().enumerate() {
         let prepared = prepare_job(job, req, factory, observer, cleanup)?;
@@ -279,9 +296,11 @@ fn run_batch(
             clones.push(CloneSlot {
                 job_index,
                 clone,
+                thread: ctx.first_thread + clones.len() as u32,
                 files,
                 io_limit,
-                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms),
+                samples: WorkerSamples::new(counters.clone(), job.bwavgtime_ms, job.iopsavgtime_ms)
+                    .with_logs(&job.logs),
                 counters,
                 seed: seed_for(job, clone),
             });
@@ -299,6 +318,7 @@ fn run_batch(
                 let plan = WorkerPlan {
                     job: batch[c.job_index].clone(),
                     clone: c.clone,
+                    thread: c.thread,
                     seed: c.seed,
                     files: c.files.clone(),
                     io_limit: c.io_limit,
@@ -345,6 +365,11 @@ fn run_batch(
                 code: "warn.engine".into(),
                 message: format!("{}: {n}", job.name),
             });
+        }
+        c.samples.finish_logs(out.measure_end.as_nanos() as u64);
+        if job.logs.any() {
+            // fio numbers its threads from 1 over the whole run.
+            observer.clone_logs(job, c.thread + 1, &c.samples.logs);
         }
         // Each timeline ends with its own worker's measurement (the sampler has mostly
         // closed it already), not with another's or after closing the files.

@@ -108,6 +108,12 @@ impl Worker<'_> {
         self.plan
             .counters
             .publish(d, dir.io_bytes, dir.total_ios, dir.clat.sum_ns as u64);
+        self.plan.counters.publish_lat(
+            d,
+            dir.lat.sum_ns as u64,
+            dir.slat.sum_ns as u64,
+            dir.slat.samples,
+        );
         Ok(())
     }
 

@@ -55,6 +55,8 @@ pub struct WorkerFile {
 pub struct WorkerPlan {
     pub job: Arc<JobSpec>,
     pub clone: u32,
+    /// fio's thread number, from 0 over the whole run's clones (`cpus_allowed_policy`).
+    pub thread: u32,
     pub seed: u64,
     pub files: Vec<WorkerFile>,
     /// Bytes to issue before stopping (size-bound jobs); None: time or count bound.
@@ -135,7 +137,7 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         engine_name: "",
         engine_info: EngineInfo::default(),
     };
-    let pinned = match plan.job.cpus_for_clone(plan.clone) {
+    let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
         None => Ok(()),
     };

@@ -77,6 +77,7 @@ fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) 
     let plan = WorkerPlan {
         job: Arc::new(job),
         clone: 0,
+        thread: 0,
         seed: 1,
         files: setup.starts.iter().map(file).collect(),
         io_limit: setup.io_limit,

@@ -8,6 +8,7 @@ mod cpus;
 mod engine;
 mod files;
 mod io;
+mod logs;
 mod random;
 mod stats;
 mod timing;
@@ -17,6 +18,7 @@ use crate::build::JobBuilder;
 
 pub(crate) use engine::check_engine_options;
 pub use engine::{ENGINES, EngineName, find_engine};
+pub(crate) use logs::fix_logs;
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
 
 /// How an option's value is written (for help, docs, and the readers: flags may stand
@@ -176,6 +178,8 @@ pub struct OptDef {
     pub engines: &'static [&'static str],
     /// Where storbench differs from fio, or what the user should know; empty if nothing.
     pub note: &'static str,
+    /// A value-taking option that a job file may also give bare (fio's `write_bw_log`).
+    pub bare: bool,
     pub(crate) apply: ApplyFn,
 }
 
@@ -197,6 +201,7 @@ impl OptDef {
             category,
             engines: &[],
             note: "",
+            bare: false,
             apply,
         }
     }
@@ -211,6 +216,11 @@ impl OptDef {
         self
     }
 
+    pub(crate) const fn bare(mut self) -> Self {
+        self.bare = true;
+        self
+    }
+
     pub(crate) const fn engines(mut self, engines: &'static [&'static str]) -> Self {
         self.engines = engines;
         self
@@ -221,6 +231,7 @@ impl OptDef {
         match (value, self.kind) {
             (None, Kind::Flag) => (self.apply)(job, None),
             (None, Kind::Bool) => (self.apply)(job, Some("1")),
+            (None, _) if self.bare => (self.apply)(job, Some("")),
             (None, _) => Err(format!("{} needs a value", self.name)),
             (Some(v), _) => (self.apply)(job, Some(v)),
         }
@@ -261,6 +272,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         buffers::DEFS,
         timing::SYNC,
         stats::DEFS,
+        logs::DEFS,
     ]
     .into_iter()
     .flatten()

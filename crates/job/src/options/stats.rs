@@ -213,6 +213,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "Window in ms over which bandwidth samples are averaged",
         |b, v| {
             b.spec.bwavgtime_ms = millis(v)?;
+            b.avgtime_set[0] = true;
             Ok(())
         },
     ),
@@ -224,6 +225,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "Window in ms over which IOPS samples are averaged",
         |b, v| {
             b.spec.iopsavgtime_ms = millis(v)?;
+            b.avgtime_set[1] = true;
             Ok(())
         },
     ),

@@ -21,6 +21,7 @@
 pub mod header;
 pub mod json;
 mod jsonfmt;
+pub mod logs;
 pub mod normal;
 pub mod terse;
 pub mod units;

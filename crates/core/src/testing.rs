@@ -22,6 +22,8 @@ pub struct Recorder {
     server: Option<std::net::SocketAddr>,
     /// How long closing a file takes (an iSCSI logout, an NFS COMMIT).
     close_time: Duration,
+    /// How long dropping a region's page cache takes.
+    drop_time: Duration,
     /// Queued IOs stay in flight until reaped (tag, bytes); a drop notes how many are.
     pending: Option<Vec<(u32, u64)>>,
     /// Each read and write is noted with its offset.
@@ -38,6 +40,7 @@ impl Recorder {
             queued: false,
             server: None,
             close_time: Duration::ZERO,
+            drop_time: Duration::ZERO,
             pending: None,
             log_ios: false,
         }
@@ -48,6 +51,14 @@ impl Recorder {
         Recorder {
             pending: Some(Vec::new()),
             ..Recorder::queued(log, size)
+        }
+    }
+
+    /// As [`new`](Self::new), taking `drop_time` to drop a region's page cache.
+    pub fn dropping_slowly(log: Arc<Mutex<Vec<String>>>, size: u64, drop_time: Duration) -> Self {
+        Recorder {
+            drop_time,
+            ..Recorder::new(log, size)
         }
     }
 
@@ -169,6 +180,7 @@ impl Engine for Recorder {
         offset: u64,
         len: u64,
     ) -> Result<(), EngineError> {
+        std::thread::sleep(self.drop_time);
         match &self.pending {
             Some(p) if !p.is_empty() => self.note(format!(
                 "invalidate {offset}+{len} with {} in flight",

@@ -41,7 +41,6 @@ impl Worker<'_> {
                 self.writes_since_sync = 0;
             }
             let Some(slot) = self.free.pop() else { break };
-            let t_start = if self.measure.any() { self.clock() } else { 0 };
             let io = self.held.take().unwrap_or_else(|| self.next_io());
             let (ddir, file, offset, len) = io;
             if let Some(rl) = &mut self.rate[ddir as usize] {
@@ -58,7 +57,7 @@ impl Worker<'_> {
                 len,
                 file,
                 offset,
-                t_start,
+                t_start: 0,
                 t_issue: 0,
             };
             if !self.issue(slot)? {
@@ -106,6 +105,11 @@ impl Worker<'_> {
             let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), s.len as usize) };
             self.filler.before_write(bytes, s.offset);
         }
+        // Latency starts here, with the IO ready to go, as fio's start_time does: choosing
+        // its offset (which may drop a pass's page cache) and filling its buffer are not
+        // the storage's time.
+        let t_start = if self.measure.any() { self.clock() } else { 0 };
+        self.slots[slot as usize].t_start = t_start;
         let io = IoUnit {
             file: self.files[s.file as usize].id,
             kind,
@@ -116,8 +120,7 @@ impl Worker<'_> {
             tag: slot,
         };
         if self.synchronous {
-            let t_issue = if self.measure.any() { self.clock() } else { 0 };
-            self.slots[slot as usize].t_issue = t_issue;
+            self.slots[slot as usize].t_issue = t_start;
             return match self.engine.queue(&io)? {
                 Queued::Done(n) => {
                     if self.measuring {

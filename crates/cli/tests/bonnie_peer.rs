@@ -227,7 +227,7 @@ fn the_results_database_keeps_the_users_umask() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared").join("results.db");
     let work = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+    let out = storbench()
         .args([
             "--db",
             db.to_str().unwrap(),
@@ -238,8 +238,7 @@ fn the_results_database_keeps_the_users_umask() {
             "-n",
             "1",
         ])
-        .args(["-d", work.path().to_str().unwrap()])
-        .env_remove("STORBENCH_DB")
+        .args(["-d", &path_str(&work)])
         .output()
         .unwrap();
     assert!(

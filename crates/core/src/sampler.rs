@@ -52,25 +52,20 @@ impl Series {
         self.last = CounterSnapshot::default();
     }
 
-    /// If a window boundary passed, returns (delta, seconds elapsed) and starts the next.
-    fn tick(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, f64)> {
-        self.tick_ns(now_ns, snap)
-            .map(|(delta, ns)| (delta, ns as f64 / 1e9))
-    }
-
-    /// As `tick`, with the window's length in ns.
-    fn tick_ns(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, u64)> {
+    /// If a window boundary passed, returns (delta, the window's length in ns) and starts
+    /// the next.
+    fn tick(&mut self, now_ns: u64, snap: &CounterSnapshot) -> Option<(CounterSnapshot, u64)> {
         if now_ns < self.next_ns {
             return None;
         }
         let delta = snap.since(&self.last);
-        let secs = now_ns.saturating_sub(self.last_ns);
+        let ns = now_ns.saturating_sub(self.last_ns);
         self.last = *snap;
         self.last_ns = now_ns;
         while self.next_ns <= now_ns {
             self.next_ns += self.period_ns;
         }
-        Some((delta, secs))
+        Some((delta, ns))
     }
 
     /// The last window of a measurement that ended at `end_ns`, if at least nine tenths
@@ -157,13 +152,10 @@ impl WorkerSamples {
         match end {
             Some(end) => self.end_at(end, &snap),
             None => {
-                let bw = self.bw.tick_ns(now_ns, &snap);
-                let iops = self.iops.tick_ns(now_ns, &snap);
+                let bw = self.bw.tick(now_ns, &snap);
+                let iops = self.iops.tick(now_ns, &snap);
                 self.record(now_ns, bw, iops);
-                if let Some((d, ns)) = self
-                    .lat_series
-                    .as_mut()
-                    .and_then(|l| l.tick_ns(now_ns, &snap))
+                if let Some((d, ns)) = self.lat_series.as_mut().and_then(|l| l.tick(now_ns, &snap))
                 {
                     let t_ms = self.ms_since_start(now_ns);
                     self.logs.lat.push(LogWindow {

@@ -240,3 +240,23 @@ pub fn into_closed_pipe(c: &mut std::process::Command) -> std::process::Output {
     };
     c.stdout(std::process::Stdio::from(w)).output().unwrap()
 }
+
+/// The CPU storbench recorded for the first job's server in a fio JSON report: kept under
+/// storbench's own key (fio's job object is left as fio has it), naming `process` with
+/// `pid` on this host, with some CPU used.
+pub fn recorded_server_cpu<'d>(
+    doc: &'d serde_json::Value,
+    process: &str,
+    pid: u64,
+) -> &'d serde_json::Value {
+    let job = &doc["jobs"][0];
+    assert!(job.get("server_cpu").is_none(), "{job}");
+    let server = &doc["storbench"]["jobs"][0]["server_cpu"][0];
+    eprintln!("server_cpu: {server}; notes: {}", doc["storbench"]["notes"]);
+    assert_eq!(server["process"], process, "{server}");
+    assert_eq!(server["pid"], pid, "{server}");
+    assert_eq!(server["same_host"], true, "{server}");
+    let cpu_ns = server["usr_ns"].as_u64().unwrap() + server["sys_ns"].as_u64().unwrap();
+    assert!(cpu_ns > 0, "{server}");
+    server
+}

@@ -45,23 +45,11 @@ fn block_devices_are_invalidated_before_the_job_like_files() {
     job.filenames = vec![dev];
     job.size = Some(SizeSpec::Bytes(16384));
     job.fadvise_hint = FadviseHint::None;
-    let workload = Workload {
-        jobs: vec![job],
-        global_options: vec![],
-        job_files: vec![],
-    };
     let log = Arc::new(Mutex::new(Vec::new()));
     let engine_log = log.clone();
-    let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(Recorder::new(engine_log.clone(), 1 << 30)))
-    };
-    let req = RunRequest {
-        workload: &workload,
-        mode: RunMode::Fio,
-        command_line: vec![],
-        always_remove_created: false,
-    };
-    run(req, &factory, &mut NoObserver).unwrap();
+    run_jobs(vec![job], move || {
+        Recorder::new(engine_log.clone(), 1 << 30)
+    });
     // fio drops a device's cache (BLKFLSBUF) when the job opens it, as a file's.
     assert_eq!(*log.lock().unwrap(), ["invalidate"]);
 }
@@ -75,22 +63,10 @@ fn a_refused_cache_drop_warns_buffered_jobs() {
         job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
         job.size = Some(SizeSpec::Bytes(16384));
         job.direct = direct;
-        let workload = Workload {
-            jobs: vec![job],
-            global_options: vec![],
-            job_files: vec![],
-        };
         let log = Arc::new(Mutex::new(Vec::new()));
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::refusing_drops(log.clone(), 1 << 20)))
-        };
-        let req = RunRequest {
-            workload: &workload,
-            mode: RunMode::Fio,
-            command_line: vec![],
-            always_remove_created: false,
-        };
-        let run = run(req, &factory, &mut NoObserver).unwrap();
+        let run = run_jobs(vec![job], move || {
+            Recorder::refusing_drops(log.clone(), 1 << 20)
+        });
         let warned: Vec<&str> = run
             .notes
             .iter()
@@ -126,23 +102,11 @@ fn a_skip_wraps_silently_only_where_the_region_ends_the_file() {
         // 2 reads per pass: the 3rd, 5th and 7th start a new one.
         job.number_ios = Some(7);
         job.fadvise_hint = FadviseHint::None;
-        let workload = Workload {
-            jobs: vec![job],
-            global_options: vec![],
-            job_files: vec![],
-        };
         let log = Arc::new(Mutex::new(Vec::new()));
         let engine_log = log.clone();
-        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
-            Ok(Box::new(Recorder::new(engine_log.clone(), file_size)))
-        };
-        let req = RunRequest {
-            workload: &workload,
-            mode: RunMode::Fio,
-            command_line: vec![],
-            always_remove_created: false,
-        };
-        run(req, &factory, &mut NoObserver).unwrap();
+        run_jobs(vec![job], move || {
+            Recorder::new(engine_log.clone(), file_size)
+        });
         let calls = log.lock().unwrap().clone();
         // The first drop is the runner's, when the job opens its file.
         assert_eq!(calls[0], "invalidate", "{file_size}");

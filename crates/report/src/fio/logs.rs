@@ -81,11 +81,12 @@ fn value(kind: LogKind, w: &LogWindow, d: usize) -> Option<u64> {
 
 /// The log's lines: one per direction with something in the window, in window order.
 pub fn lines(kind: LogKind, windows: &[LogWindow]) -> String {
+    use std::fmt::Write as _;
     let mut out = String::new();
     for w in windows {
         for d in 0..3 {
             if let Some(v) = value(kind, w, d) {
-                out.push_str(&format!("{}, {v}, {d}, 0, 0\n", w.t_ms));
+                let _ = writeln!(out, "{}, {v}, {d}, 0, 0", w.t_ms);
             }
         }
     }
@@ -123,15 +124,15 @@ fn wanted<'a>(
 /// where the prefix points), as fio does when a job ends.
 pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) -> io::Result<()> {
     for (name, kind, windows) in wanted(job, thread_number, logs) {
-        let mut f = OpenOptions::new()
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("log file {name}: {e}"));
+        OpenOptions::new()
             .create(true)
             .write(true)
             .append(!job.logs.per_job)
             .truncate(job.logs.per_job)
             .open(&name)
-            .map_err(|e| io::Error::new(e.kind(), format!("log file {name}: {e}")))?;
-        f.write_all(lines(kind, windows).as_bytes())
-            .map_err(|e| io::Error::new(e.kind(), format!("log file {name}: {e}")))?;
+            .and_then(|mut f| f.write_all(lines(kind, windows).as_bytes()))
+            .map_err(named)?;
     }
     Ok(())
 }

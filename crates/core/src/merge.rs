@@ -15,8 +15,16 @@
 //! - Name, pid, options, settings and header are the first member's; the error is the first
 //!   member's non-zero error.
 //! - Server CPU figures are the members' distinct ones (clones of one batch share one).
+//! - Counts add saturating: an imported report can carry any figure, and a merge must
+//!   never panic or wrap.
 
 use crate::result::{DirResult, JobResult, SampleStats, TimelinePoint};
+
+/// Sums counts without wrapping or panicking (see the module rules); reporters total
+/// directions and members with it too.
+pub fn saturating_sum(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
 
 /// Merges the clones of one reporting group into one entry; `None` for no jobs.
 pub fn merge_jobs(jobs: &[JobResult]) -> Option<JobResult> {
@@ -41,13 +49,13 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
         }
     }
     dst.elapsed_ms = dst.elapsed_ms.max(src.elapsed_ms);
-    dst.runtime_ms += src.runtime_ms;
+    dst.runtime_ms = dst.runtime_ms.saturating_add(src.runtime_ms);
     dst.end_unix_ms = dst.end_unix_ms.max(src.end_unix_ms);
     for (d, s) in dst.dirs.iter_mut().zip(&src.dirs) {
         merge_dir_into(d, s);
     }
-    dst.sync.total_ios += src.sync.total_ios;
-    dst.sync.closing += src.sync.closing;
+    dst.sync.total_ios = dst.sync.total_ios.saturating_add(src.sync.total_ios);
+    dst.sync.closing = dst.sync.closing.saturating_add(src.sync.closing);
     dst.sync.lat.merge(&src.sync.lat);
     dst.cpu.merge(&src.cpu);
     dst.depth.merge(&src.depth);
@@ -63,10 +71,10 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
 
 /// Adds one direction's figures to another's.
 pub fn merge_dir_into(dst: &mut DirResult, src: &DirResult) {
-    dst.io_bytes += src.io_bytes;
-    dst.total_ios += src.total_ios;
-    dst.short_ios += src.short_ios;
-    dst.drop_ios += src.drop_ios;
+    dst.io_bytes = dst.io_bytes.saturating_add(src.io_bytes);
+    dst.total_ios = dst.total_ios.saturating_add(src.total_ios);
+    dst.short_ios = dst.short_ios.saturating_add(src.short_ios);
+    dst.drop_ios = dst.drop_ios.saturating_add(src.drop_ios);
     dst.runtime_ms = dst.runtime_ms.max(src.runtime_ms);
     dst.slat.merge(&src.slat);
     dst.clat.merge(&src.clat);
@@ -97,7 +105,7 @@ pub fn sum_samples(dst: &mut SampleStats, src: &SampleStats) {
     dst.min += src.min;
     dst.max += src.max;
     dst.mean += src.mean;
-    dst.samples += src.samples;
+    dst.samples = dst.samples.saturating_add(src.samples);
     dst.stddev = if dst.samples > 1 {
         (sq / (dst.samples - 1) as f64).sqrt()
     } else {
@@ -153,9 +161,9 @@ fn add_point(dst: &mut Vec<TimelinePoint>, p: &TimelinePoint) {
 
 fn add_counts(q: &mut TimelinePoint, p: &TimelinePoint) {
     for d in 0..3 {
-        q.bytes[d] += p.bytes[d];
-        q.ios[d] += p.ios[d];
-        q.lat_sum_ns[d] += p.lat_sum_ns[d];
+        q.bytes[d] = q.bytes[d].saturating_add(p.bytes[d]);
+        q.ios[d] = q.ios[d].saturating_add(p.ios[d]);
+        q.lat_sum_ns[d] = q.lat_sum_ns[d].saturating_add(p.lat_sum_ns[d]);
     }
 }
 
@@ -205,7 +213,7 @@ impl GroupRunStats {
             self.min_bw[d] = bw;
         }
         self.max_bw[d] = self.max_bw[d].max(bw);
-        self.io_bytes[d] += dir.io_bytes;
+        self.io_bytes[d] = self.io_bytes[d].saturating_add(dir.io_bytes);
     }
 
     /// Whether any entry did IO in direction `d`.

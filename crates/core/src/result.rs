@@ -269,8 +269,12 @@ pub struct LatStats {
     pub samples: u64,
     pub min_ns: u64,
     pub max_ns: u64,
-    /// Exact sums, so merges stay exact.
+    /// Exact sums, so merges stay exact. A single IO of 4.3 s already takes the sum of
+    /// squares past 2^64 ns², which JSON numbers (and `serde_json::Value`) cannot hold as
+    /// integers, so both are written as integers while they fit in a u64 and as floats beyond.
+    #[serde(with = "wide")]
     pub sum_ns: u128,
+    #[serde(with = "wide")]
     pub sum_sq_ns: u128,
     pub hist: Histogram,
     /// Percentiles given by an imported report when no histogram was available, (p, ns).
@@ -288,8 +292,9 @@ impl LatStats {
             self.max_ns = ns;
         }
         self.samples += 1;
-        self.sum_ns += ns as u128;
-        self.sum_sq_ns += (ns as u128) * (ns as u128);
+        // Saturating: u128 holds any realistic sum, but not three squares of u64::MAX.
+        self.sum_ns = self.sum_ns.saturating_add(ns as u128);
+        self.sum_sq_ns = self.sum_sq_ns.saturating_add((ns as u128) * (ns as u128));
         self.hist.record(ns);
     }
 
@@ -302,8 +307,8 @@ impl LatStats {
         }
         self.max_ns = self.max_ns.max(other.max_ns);
         self.samples += other.samples;
-        self.sum_ns += other.sum_ns;
-        self.sum_sq_ns += other.sum_sq_ns;
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        self.sum_sq_ns = self.sum_sq_ns.saturating_add(other.sum_sq_ns);
         self.hist.merge(&other.hist);
         if self.given_percentiles.is_empty() {
             self.given_percentiles = other.given_percentiles.clone();
@@ -354,6 +359,55 @@ impl LatStats {
                 .collect();
         }
         self.hist.percentiles(list)
+    }
+}
+
+/// Serializes a u128 as a u64 while it fits and as an f64 beyond (53 bits of precision,
+/// ample for a mean and a standard deviation); reads any JSON number back. Every serializer
+/// and `serde_json::Value` can hold the result, so no run is lost to a slow IO.
+mod wide {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+        match u64::try_from(*v) {
+            Ok(small) => s.serialize_u64(small),
+            Err(_) => s.serialize_f64(*v as f64),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        d.deserialize_any(Wide)
+    }
+
+    struct Wide;
+
+    impl Visitor<'_> for Wide {
+        type Value = u128;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a non-negative number")
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u128, E> {
+            Ok(v.into())
+        }
+
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<u128, E> {
+            Ok(v)
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u128, E> {
+            u128::try_from(v).map_err(|_| E::custom(format!("negative sum {v}")))
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u128, E> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(v as u128) // saturates at u128::MAX
+            } else {
+                Err(E::custom(format!("sum out of range: {v}")))
+            }
+        }
     }
 }
 
@@ -633,4 +687,50 @@ pub struct BonnieTest {
     pub elapsed_ns: u64,
     /// Longest single operation, ns (None if not measured, e.g. on import of 1.03).
     pub max_latency_ns: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slow(ns: u64, n: u64) -> LatStats {
+        let mut s = LatStats::default();
+        for _ in 0..n {
+            s.record(ns);
+        }
+        s
+    }
+
+    #[test]
+    fn sums_past_u64_survive_json_values() {
+        // One IO of 4.3 s takes the sum of squares past 2^64 ns²; an hour-long one far past.
+        for ns in [4_300_000_000, 3_600_000_000_000, u64::MAX >> 1] {
+            let s = slow(ns, 3);
+            assert!(s.sum_sq_ns > u128::from(u64::MAX));
+            let v = serde_json::to_value(&s).expect("a Value holds it");
+            let back: LatStats = serde_json::from_value(v).expect("and reads back");
+            let text = serde_json::to_string(&s).unwrap();
+            let back2: LatStats = serde_json::from_str(&text).unwrap();
+            for b in [back, back2] {
+                assert_eq!((b.samples, b.min_ns, b.max_ns), (3, ns, ns));
+                let rel = |a: u128, b: u128| (a as f64 - b as f64).abs() / b as f64;
+                assert!(rel(b.sum_ns, s.sum_ns) < 1e-12);
+                assert!(rel(b.sum_sq_ns, s.sum_sq_ns) < 1e-12);
+                assert!((b.mean() - ns as f64).abs() / (ns as f64) < 1e-12);
+                assert!(b.stddev() < ns as f64 * 1e-6, "{}", b.stddev());
+            }
+        }
+    }
+
+    #[test]
+    fn sums_that_fit_stay_exact_integers() {
+        let s = slow(1_000, 5);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["sum_ns"], serde_json::json!(5_000));
+        assert_eq!(v["sum_sq_ns"], serde_json::json!(5_000_000));
+        let bad = serde_json::json!(-1);
+        let mut neg = v.clone();
+        neg["sum_ns"] = bad;
+        assert!(serde_json::from_value::<LatStats>(neg).is_err());
+    }
 }

@@ -15,6 +15,7 @@
 //! The JSON form (`--json`) is described by `docs/quick.schema.json`.
 
 use std::io::{self, Write};
+use storbench_core::merge::saturating_sum;
 
 use serde::Serialize;
 use storbench_core::merge::{merge_dir_into, merge_jobs};
@@ -115,7 +116,11 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
         (&all.clat, LatencyKind::Completion)
     };
     let pct = lat.percentiles(&[50.0, 99.0, 99.9]);
-    let cpu_ns: u64 = g.jobs.iter().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
+    let cpu_ns = saturating_sum(
+        g.jobs
+            .iter()
+            .map(|j| j.cpu.usr_ns.saturating_add(j.cpu.sys_ns)),
+    );
     let wall_ms = g.jobs.iter().map(|j| j.runtime_ms).max().unwrap_or(0);
     let h = &merged.header;
     let used = merged

@@ -7,6 +7,7 @@
 //! `storbench`, after fio's keys. Nothing but the document is written.
 
 use std::io::{self, Write};
+use storbench_core::merge::saturating_sum;
 
 use serde_json::{Map, Value, json};
 use storbench_core::merge::GroupRunStats;
@@ -109,12 +110,12 @@ fn add_distributions(o: &mut Map<String, Value>, e: &Entry) {
         "iodepth_level".into(),
         dist(&level_keys, &j.depth.level, e.rw_ios(), 0.1),
     );
-    let submits = j.depth.submit.iter().sum();
+    let submits = saturating_sum(j.depth.submit.iter().copied());
     o.insert(
         "iodepth_submit".into(),
         dist(&batch_keys, &j.depth.submit, submits, 0.1),
     );
-    let completes = j.depth.complete.iter().sum();
+    let completes = saturating_sum(j.depth.complete.iter().copied());
     o.insert(
         "iodepth_complete".into(),
         dist(&batch_keys, &j.depth.complete, completes, 0.1),

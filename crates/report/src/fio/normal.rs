@@ -7,6 +7,7 @@
 //! follows the disk stats.
 
 use std::io::{self, Write};
+use storbench_core::merge::saturating_sum;
 
 use storbench_core::merge::GroupRunStats;
 use storbench_core::result::{
@@ -53,7 +54,7 @@ pub fn write_entry(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let j = &e.job;
-    let bytes: u64 = j.dirs.iter().map(|d| d.io_bytes).sum();
+    let bytes = saturating_sum(j.dirs.iter().map(|d| d.io_bytes));
     if bytes == 0 && e.rw_ios() == 0 {
         return Ok(());
     }
@@ -289,7 +290,7 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         ("submit  ", &j.depth.submit),
         ("complete", &j.depth.complete),
     ] {
-        let d = dist(map, map.iter().sum());
+        let d = dist(map, saturating_sum(map.iter().copied()));
         writeln!(
             out,
             "     {name}  : 0={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, 64={:3.1}%, >=64={:3.1}%",
@@ -394,7 +395,7 @@ fn mixed_status(rs: &GroupRunStats) -> StatusLine {
         agg: ran.iter().map(|&d| rs.agg_bw[d]).sum(),
         min: ran.iter().map(|&d| rs.min_bw[d]).min().unwrap_or(0),
         max: ran.iter().map(|&d| rs.max_bw[d]).max().unwrap_or(0),
-        io: ran.iter().map(|&d| rs.io_bytes[d]).sum(),
+        io: saturating_sum(ran.iter().map(|&d| rs.io_bytes[d])),
         min_run: ran.iter().map(|&d| rs.min_run_ms[d]).min().unwrap_or(0),
         max_run: ran.iter().map(|&d| rs.max_run_ms[d]).max().unwrap_or(0),
     }

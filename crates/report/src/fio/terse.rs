@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use storbench_core::merge::saturating_sum;
 
 use storbench_core::merge::GroupRunStats;
 use storbench_core::result::{DirResult, DiskUtil, JobResult, LatStats, RunResult, UnifiedRw};
@@ -76,7 +77,7 @@ fn dist_fields(s: &mut String, e: &Entry) {
     let ns_share = if total == 0 {
         0.0
     } else {
-        b.ns.iter().sum::<u64>() as f64 * 100.0 / total as f64
+        saturating_sum(b.ns.iter().copied()) as f64 * 100.0 / total as f64
     };
     for (i, count) in b.us.iter().enumerate() {
         let extra = if i == 0 { ns_share } else { 0.0 };

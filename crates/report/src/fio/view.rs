@@ -4,6 +4,7 @@
 //! under `unified_rw_reporting=mixed` an entry's directions fold into one (kept in slot 0 and
 //! labelled `mixed`); under `both` the folded direction is kept beside the three.
 
+use storbench_core::merge::saturating_sum;
 use storbench_core::merge::{GroupRunStats, merge_jobs, mixed_dir};
 use storbench_core::result::{DirResult, JobResult, ReportSettings, RunResult, UnifiedRw};
 
@@ -22,7 +23,7 @@ impl Entry {
 
     /// Sum of IOs issued in the data directions (fio's `ddir_rw_sum(total_io_u)`).
     pub fn rw_ios(&self) -> u64 {
-        self.job.dirs.iter().map(|d| d.total_ios).sum()
+        saturating_sum(self.job.dirs.iter().map(|d| d.total_ios))
     }
 
     /// Label of direction `d` in normal and JSON output.

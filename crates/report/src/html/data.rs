@@ -2,6 +2,7 @@
 //! shared test for every run, latency percentile curves, and per-second timelines.
 
 use serde::Serialize;
+use storbench_core::merge::saturating_sum;
 use storbench_core::merge::{merge_dir_into, merge_jobs};
 use storbench_core::result::{DirResult, LatStats, RunMode, RunResult, TimelinePoint};
 
@@ -221,6 +222,6 @@ fn project(p: &TimelinePoint, d: usize) -> (u64, u64, u64) {
     if d < 3 {
         (p.t_ms, p.bytes[d], p.ios[d])
     } else {
-        (p.t_ms, p.bytes.iter().sum(), p.ios.iter().sum())
+        (p.t_ms, saturating_sum(p.bytes), saturating_sum(p.ios))
     }
 }

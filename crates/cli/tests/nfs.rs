@@ -239,6 +239,50 @@ fn a_server_restart_mid_run_is_survived_and_noted() {
     );
 }
 
+/// A server that stops answering for 5 s leaves eight IOs in flight for that long: their
+/// squared latencies add far past 2^64 ns², which used to lose the whole result ("number
+/// out of range", nothing printed or saved). The run must print its figures and save them.
+#[test]
+fn a_five_second_server_pause_is_reported_and_saved() {
+    let Some(g) = server() else { return };
+    let pid = g.pid().expect("ganesha runs") as i32;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let bin = assert_cmd::cargo::cargo_bin("storbench");
+    let child = std::process::Command::new(&bin)
+        .env("STORBENCH_DB", &db)
+        .args(["fio", "--output-format=json", "--name=p", "--ioengine=nfs"])
+        .args(["--rw=randread", "--bs=64k", "--size=8M", "--iodepth=8"])
+        .args(["--runtime=9", "--time_based"])
+        .arg(format!("--filename={}", g.url("pause.dat")))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    // Past the lay-out (8 MiB at loopback speed) and into the reads.
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: signals to the ganesha this test started (SIGKILL on drop ends it if stopped).
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    std::thread::sleep(Duration::from_secs(5));
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let out = child.wait_output(Duration::from_secs(60));
+    assert!(out.success(), "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("fio JSON");
+    let max = doc["jobs"][0]["read"]["clat_ns"]["max"].as_u64().unwrap();
+    assert!(
+        max >= 4_500_000_000,
+        "slowest read {max} ns: the pause missed the reads"
+    );
+    let history = std::process::Command::new(&bin)
+        .env("STORBENCH_DB", &db)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&history.stdout).expect("history");
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "the run is saved");
+}
+
 #[test]
 fn bonnie_runs_on_an_export_and_cleans_up() {
     let Some(g) = server() else { return };

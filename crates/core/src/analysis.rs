@@ -244,11 +244,12 @@ fn shared_cpu_limits(run: &RunResult, notes: &mut Vec<Note>) {
         let Some(window_ms) = window_ms.filter(|&ms| ms > 0 && jobs > ncpus) else {
             continue;
         };
-        let window_ns = window_ms as f64 * 1e6;
         let cpu_ns: u64 = ran().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
         let wait_ns: u64 = ran().map(|j| j.cpu.wait_ns).sum();
-        let used = cpu_ns as f64 / window_ns * 100.0;
-        let waited = wait_ns as f64 / (window_ns * f64::from(jobs)) * 100.0;
+        // Of the jobs' own runtimes (size-bound jobs end at different times).
+        let job_ns: u64 = ran().map(|j| j.runtime_ms * 1_000_000).sum();
+        let used = cpu_ns as f64 / (window_ms as f64 * 1e6) * 100.0;
+        let waited = wait_ns as f64 / job_ns.max(1) as f64 * 100.0;
         if used < BUSY * f64::from(ncpus) && waited < CPU_WAIT {
             continue;
         }
@@ -260,7 +261,10 @@ fn shared_cpu_limits(run: &RunResult, notes: &mut Vec<Note>) {
             format!("{ncpus} CPUs")
         };
         let wait = if wait_ns > 0 {
-            format!(", each waiting for a CPU {waited:.0}% of the time")
+            format!(
+                ", each waiting for a CPU {:.0}% of the time",
+                waited.min(100.0)
+            )
         } else {
             String::new()
         };

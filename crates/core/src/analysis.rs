@@ -36,6 +36,7 @@ pub fn annotate(run: &mut RunResult) {
     device_limits(run, &entries, &cached_loops, &mut notes);
     link_limits(run, &entries, &mut notes);
     server_limits(run, &entries, &mut notes);
+    shared_cpu_limits(run, &mut notes);
     if let Some(cpu) = &run.system_cpu
         && cpu.steal >= STEAL
     {
@@ -204,12 +205,7 @@ fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<
 /// client's share counts every job clone measured against the same server figure (one
 /// batch), so a many-threaded test is judged on all its threads, not one clone's.
 fn server_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<Note>) {
-    let ncpus = run
-        .environment
-        .as_ref()
-        .map(|e| e.ncpus)
-        .filter(|&n| n > 0)
-        .or(run.system_cpu.as_ref().map(|c| c.ncpus).filter(|&n| n > 0));
+    let ncpus = machine_cpus(run);
     for job in entries {
         for s in job.server_cpu.iter().filter(|s| s.duration_ms > 0) {
             match server_limit(run, &job.name, s, ncpus) {
@@ -217,6 +213,69 @@ fn server_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Ve
                 None => notes.push(info("info.server-cpu", server_figure(&job.name, s))),
             }
         }
+    }
+}
+
+/// The number of CPUs of the machine that ran, when the run recorded it.
+fn machine_cpus(run: &RunResult) -> Option<u32> {
+    run.environment
+        .as_ref()
+        .map(|e| e.ncpus)
+        .filter(|&n| n > 0)
+        .or(run.system_cpu.as_ref().map(|c| c.ncpus).filter(|&n| n > 0))
+}
+
+/// A group's jobs waiting for a CPU this share of their time (or more) were limited by it.
+const CPU_WAIT: f64 = 50.0;
+
+/// More jobs than CPUs in a group, which waited for a CPU most of the time (the kernel's
+/// run delay, when the run recorded it) or kept every CPU busy: no single job shows a busy
+/// CPU (each had one only part of the time), yet the client's CPU is what limited the
+/// group's figures. Judged over the group's longest runtime, the window its rates use.
+fn shared_cpu_limits(run: &RunResult, notes: &mut Vec<Note>) {
+    let Some(ncpus) = machine_cpus(run) else {
+        return;
+    };
+    for group in &run.groups {
+        let ran = || group.jobs.iter().filter(|j| j.runtime_ms > 0);
+        let jobs: u32 = ran().map(|j| j.jobs.max(1)).sum();
+        // A merged (imported) entry's runtime is its members' sum.
+        let window_ms = ran().map(|j| j.runtime_ms / u64::from(j.jobs.max(1))).max();
+        let Some(window_ms) = window_ms.filter(|&ms| ms > 0 && jobs > ncpus) else {
+            continue;
+        };
+        let cpu_ns: u64 = ran().map(|j| j.cpu.usr_ns + j.cpu.sys_ns).sum();
+        let wait_ns: u64 = ran().map(|j| j.cpu.wait_ns).sum();
+        // Of the jobs' own runtimes (size-bound jobs end at different times).
+        let job_ns: u64 = ran().map(|j| j.runtime_ms * 1_000_000).sum();
+        let used = cpu_ns as f64 / (window_ms as f64 * 1e6) * 100.0;
+        let waited = wait_ns as f64 / job_ns.max(1) as f64 * 100.0;
+        if used < BUSY * f64::from(ncpus) && waited < CPU_WAIT {
+            continue;
+        }
+        let mut names: Vec<&str> = ran().map(|j| j.name.as_str()).collect();
+        names.dedup();
+        let cpus = if ncpus == 1 {
+            "1 CPU".to_string()
+        } else {
+            format!("{ncpus} CPUs")
+        };
+        let wait = if wait_ns > 0 {
+            format!(
+                ", each waiting for a CPU {:.0}% of the time",
+                waited.min(100.0)
+            )
+        } else {
+            String::new()
+        };
+        notes.push(limit(
+            "limit.cpu",
+            format!(
+                "{}: {jobs} jobs shared this machine's {cpus}: they used {used:.0}% CPU over {window_ms} ms ({:.1}% per job){wait}: the client's CPU, not the storage, is the limit",
+                names.join(", "),
+                used / f64::from(jobs),
+            ),
+        ));
     }
 }
 

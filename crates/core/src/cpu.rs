@@ -1,4 +1,5 @@
-//! CPU accounting: per-thread and per-process rusage, and whole-machine /proc/stat.
+//! CPU accounting: per-thread and per-process rusage, a thread's wait for a CPU, and
+//! whole-machine /proc/stat.
 
 use crate::result::{CpuUsage, SystemCpu};
 
@@ -10,12 +11,17 @@ pub struct Usage {
     pub ctx: u64,
     pub majf: u64,
     pub minf: u64,
+    /// Time spent ready to run but waiting for a CPU (threads only; 0 if unknown).
+    pub wait_ns: u64,
 }
 
 impl Usage {
-    /// The calling thread's usage.
+    /// The calling thread's usage, with its wait for a CPU.
     pub fn thread() -> Self {
-        read(libc::RUSAGE_THREAD)
+        Usage {
+            wait_ns: thread_run_delay().unwrap_or(0),
+            ..read(libc::RUSAGE_THREAD)
+        }
     }
 
     /// The whole process: every thread, live or exited, including io_uring workers and AIO
@@ -32,6 +38,7 @@ impl Usage {
             ctx: self.ctx.saturating_sub(earlier.ctx),
             majf: self.majf.saturating_sub(earlier.majf),
             minf: self.minf.saturating_sub(earlier.minf),
+            wait_ns: self.wait_ns.saturating_sub(earlier.wait_ns),
         }
     }
 
@@ -47,8 +54,17 @@ impl Usage {
             ctx: self.ctx,
             majf: self.majf,
             minf: self.minf,
+            wait_ns: self.wait_ns,
         }
     }
+}
+
+/// The calling thread's run delay in ns: how long it has been runnable but not running,
+/// the second field of /proc/thread-self/schedstat (kept when the kernel has
+/// CONFIG_SCHED_INFO, as distribution kernels do). Read twice per job, never per IO.
+fn thread_run_delay() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn read(who: libc::c_int) -> Usage {
@@ -65,6 +81,7 @@ fn read(who: libc::c_int) -> Usage {
         ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
         majf: ru.ru_majflt as u64,
         minf: ru.ru_minflt as u64,
+        wait_ns: 0,
     }
 }
 
@@ -170,6 +187,32 @@ mod tests {
         let spent = Usage::thread().since(&before);
         assert!(spent.cpu_ns() > 0);
         assert!(Usage::process().cpu_ns() >= spent.cpu_ns());
+    }
+
+    /// Two threads busy on one CPU: each waits for it about half the time.
+    #[test]
+    fn a_thread_sharing_its_cpu_waits_for_it() {
+        let busy = || {
+            crate::cpu::run_on(&[0]).unwrap();
+            let before = Usage::thread();
+            let start = std::time::Instant::now();
+            let mut x = 0u64;
+            while start.elapsed() < std::time::Duration::from_millis(200) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            Usage::thread().since(&before).wait_ns
+        };
+        let waits: Vec<u64> = std::thread::scope(|s| {
+            let a = s.spawn(busy);
+            let b = s.spawn(busy);
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        if thread_run_delay().is_none() {
+            eprintln!("skipped: this kernel keeps no run delay");
+            return;
+        }
+        // Each spent 200 ms of wall time of which the other had the CPU part.
+        assert!(waits.iter().all(|&w| w > 20_000_000), "{waits:?}");
     }
 
     #[test]

@@ -1,50 +1,103 @@
 //! A start barrier that can be abandoned: workers of a group finish their set-up, then start
 //! IO together; if one fails its set-up, the others are released with an error instead of
 //! waiting forever.
+//!
+//! The release is one futex wake of every waiter, and the waiters take no lock on the way
+//! out. A mutex and condition variable would hand the lock from waiter to waiter: with more
+//! busy workers than CPUs each hand-over waits for the next waiter to be scheduled among
+//! those already running, so 256 jobs on 2 CPUs started over some ten seconds, one after
+//! another, instead of together. The gate also names the group's start, read once by the
+//! last arrival: every worker's clock for start delays, ramps and runtimes counts from it,
+//! so a worker that gets a CPU late still ends its time-based job on the group's deadline.
 
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::clock::Clock;
+
+const WAITING: u32 = 0;
+const RELEASED: u32 = 1;
+const ABANDONED: u32 = 2;
 
 pub struct StartGate {
-    state: Mutex<GateState>,
-    cv: Condvar,
-}
-
-struct GateState {
     expected: usize,
-    arrived: usize,
-    aborted: bool,
+    arrived: AtomicUsize,
+    /// WAITING until the last arrival releases everyone (RELEASED) or set-up fails
+    /// (ABANDONED); waiters sleep on this word.
+    state: AtomicU32,
+    /// The group's start, ns since the run epoch, written before the release.
+    start_ns: AtomicU64,
+    clock: Clock,
 }
 
 impl StartGate {
-    pub fn new(expected: usize) -> Self {
+    pub fn new(expected: usize, clock: Clock) -> Self {
         StartGate {
-            state: Mutex::new(GateState {
-                expected,
-                arrived: 0,
-                aborted: false,
-            }),
-            cv: Condvar::new(),
+            expected,
+            arrived: AtomicUsize::new(0),
+            state: AtomicU32::new(WAITING),
+            start_ns: AtomicU64::new(0),
+            clock,
         }
     }
 
-    /// Waits for all workers; false if the gate was abandoned.
-    pub fn arrive_and_wait(&self) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.arrived += 1;
-        if s.arrived >= s.expected {
-            self.cv.notify_all();
+    /// Waits for all workers; the group's start (ns since the run epoch), or None if the
+    /// gate was abandoned.
+    pub fn arrive_and_wait(&self) -> Option<u64> {
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 >= self.expected {
+            self.start_ns.store(self.clock.now_ns(), Ordering::Relaxed);
+            self.settle(RELEASED);
         }
-        while s.arrived < s.expected && !s.aborted {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        loop {
+            match self.state.load(Ordering::Acquire) {
+                WAITING => futex_wait(&self.state, WAITING),
+                RELEASED => return Some(self.start_ns.load(Ordering::Relaxed)),
+                _ => return None,
+            }
         }
-        !s.aborted
     }
 
     /// Releases everyone with failure (a worker could not start).
     pub fn abandon(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.aborted = true;
-        self.cv.notify_all();
+        self.settle(ABANDONED);
+    }
+
+    /// Moves the gate out of WAITING once (the first of release and abandon wins) and wakes
+    /// every waiter.
+    fn settle(&self, to: u32) {
+        if self
+            .state
+            .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            futex_wake_all(&self.state);
+        }
+    }
+}
+
+/// Sleeps while `word` holds `expected` (returns at once if it does not, or on a signal).
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // SAFETY: FUTEX_WAIT reads the aligned u32 behind `word`, which outlives the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+/// Wakes every thread sleeping on `word`.
+fn futex_wake_all(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE only uses the address of `word` as a key.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
     }
 }
 
@@ -52,26 +105,29 @@ impl StartGate {
 mod tests {
     use super::*;
     use std::sync::Arc;
+    use std::time::Instant;
 
     #[test]
-    fn releases_when_all_arrive() {
-        let g = Arc::new(StartGate::new(3));
+    fn releases_when_all_arrive_with_one_start() {
+        let g = Arc::new(StartGate::new(3, Clock::new(Instant::now())));
         let handles: Vec<_> = (0..3)
             .map(|_| {
                 let g = g.clone();
                 std::thread::spawn(move || g.arrive_and_wait())
             })
             .collect();
-        assert!(handles.into_iter().all(|h| h.join().unwrap()));
+        let starts: Vec<Option<u64>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(starts[0].is_some(), "{starts:?}");
+        assert!(starts.iter().all(|s| *s == starts[0]), "{starts:?}");
     }
 
     #[test]
-    fn abandon_releases_waiters_with_false() {
-        let g = Arc::new(StartGate::new(2));
+    fn abandon_releases_waiters_with_none() {
+        let g = Arc::new(StartGate::new(2, Clock::new(Instant::now())));
         let g2 = g.clone();
         let waiter = std::thread::spawn(move || g2.arrive_and_wait());
         std::thread::sleep(std::time::Duration::from_millis(20));
         g.abandon();
-        assert!(!waiter.join().unwrap());
+        assert_eq!(waiter.join().unwrap(), None);
     }
 }

@@ -470,6 +470,10 @@ pub struct CpuUsage {
     pub ctx: u64,
     pub majf: u64,
     pub minf: u64,
+    /// Time the job's threads were ready to run but waited for a CPU (the kernel's run
+    /// delay, /proc/thread-self/schedstat); 0 where unknown (imported, older runs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_ns: u64,
 }
 
 impl CpuUsage {
@@ -480,6 +484,7 @@ impl CpuUsage {
         self.ctx += o.ctx;
         self.majf += o.majf;
         self.minf += o.minf;
+        self.wait_ns += o.wait_ns;
     }
 }
 

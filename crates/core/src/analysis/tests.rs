@@ -535,3 +535,77 @@ fn short_run_advice_names_the_commands_option() {
         assert!(short.message.ends_with(advice), "{}", short.message);
     }
 }
+
+/// `n` clones of one job, each busy `cpu_ms` over `runtime_ms`, on a machine of `ncpus`.
+fn shared_cpus(n: u32, cpu_ms: u64, runtime_ms: u64, ncpus: u32) -> RunResult {
+    let mut j = job();
+    j.header.ioengine = "null".into();
+    j.runtime_ms = runtime_ms;
+    j.cpu.usr_ns = cpu_ms * 1_000_000;
+    let mut run = on_cpus(j.clone(), ncpus);
+    for k in 1..n {
+        let mut other = j.clone();
+        other.jobnum = k;
+        run.groups[0].jobs.push(other);
+    }
+    run.groups[0].group_reporting = true;
+    run
+}
+
+#[test]
+fn more_busy_jobs_than_cpus_name_the_shared_cpus_with_figures() {
+    // 256 jobs over 2 s on 2 CPUs, 15.5 ms of CPU each: 3.97 s in all, 99% of 2 CPUs.
+    let mut run = shared_cpus(256, 15, 2000, 2);
+    for j in &mut run.groups[0].jobs {
+        j.cpu.sys_ns = 500_000;
+    }
+    annotate(&mut run);
+    let cpu: Vec<&Note> = run.notes.iter().filter(|n| n.code == "limit.cpu").collect();
+    assert_eq!(cpu.len(), 1, "{:?}", run.notes);
+    assert_eq!(cpu[0].level, NoteLevel::Limit);
+    assert_eq!(
+        cpu[0].message,
+        "j: 256 jobs shared this machine's 2 CPUs: they used 198% CPU over 2000 ms (0.8% per job): the client's CPU, not the storage, is the limit"
+    );
+}
+
+/// On a machine that others keep busy too, the jobs use less than all CPUs, but their
+/// wait for one says that CPU is their limit.
+#[test]
+fn jobs_waiting_for_shared_cpus_name_them_with_the_wait() {
+    let mut run = shared_cpus(64, 20, 2000, 2);
+    for j in &mut run.groups[0].jobs {
+        j.cpu.wait_ns = 1_900_000_000;
+    }
+    annotate(&mut run);
+    let cpu: Vec<&Note> = run.notes.iter().filter(|n| n.code == "limit.cpu").collect();
+    assert_eq!(cpu.len(), 1, "{:?}", run.notes);
+    assert_eq!(
+        cpu[0].message,
+        "j: 64 jobs shared this machine's 2 CPUs: they used 64% CPU over 2000 ms (1.0% per job), each waiting for a CPU 95% of the time: the client's CPU, not the storage, is the limit"
+    );
+    // Jobs that seldom waited for a CPU (waiting on a device) are not limited by it.
+    for j in &mut run.groups[0].jobs {
+        j.cpu.wait_ns = 100_000_000;
+    }
+    run.notes.clear();
+    annotate(&mut run);
+    assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
+}
+
+#[test]
+fn shared_cpus_are_no_limit_when_idle_or_not_oversubscribed() {
+    // Jobs waiting on a device: 256 of them, but the CPUs mostly idle.
+    let mut run = shared_cpus(256, 1, 2000, 2);
+    annotate(&mut run);
+    assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
+    // Two busy jobs on four CPUs: not shared (each job's own CPU note covers a busy one).
+    let mut run = shared_cpus(2, 1000, 2000, 4);
+    annotate(&mut run);
+    assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
+    // The number of CPUs unknown: nothing is guessed.
+    let mut run = shared_cpus(256, 16, 2000, 2);
+    run.environment = None;
+    annotate(&mut run);
+    assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
+}

@@ -306,7 +306,7 @@ fn run_batch(
             });
         }
     }
-    let gate = StartGate::new(clones.len());
+    let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();

@@ -157,12 +157,15 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         let process = ServerProcess::find(addr, worker.engine.client_addr());
         plan.counters.set_server(addr, process);
     }
-    if !gate.arrive_and_wait() {
+    // A thread woken at the start waits for a CPU before it can read anything: its wait
+    // counts from here (waiting at the gate is sleeping, not waiting for a CPU).
+    let waiting_from = Usage::thread().wait_ns;
+    let Some(start_ns) = gate.arrive_and_wait() else {
         let _ = worker.close_all();
         plan.counters.set_state(WorkerState::Done);
         return out;
-    }
-    let result = worker.run();
+    };
+    let result = worker.run(start_ns, waiting_from);
     let close = worker.finish();
     out.error = result.err().or(close.err());
     out.stats = std::mem::take(&mut worker.stats);
@@ -396,20 +399,33 @@ impl<'p> Worker<'p> {
         self.last_ns
     }
 
-    fn run(&mut self) -> Result<(), EngineError> {
+    /// Runs the job from the group's start (`start_ns`, from the start gate): its start
+    /// delay, ramp and runtime count on the wall clock from there, not from when this
+    /// thread first got a CPU, so with more busy jobs than CPUs every job of a time-based
+    /// group still ends on the group's deadline, and a size-bound job's runtime is the wall
+    /// time it took to finish.
+    fn run(&mut self, start_ns: u64, waiting_from: u64) -> Result<(), EngineError> {
         let job = self.job;
         let (lo, hi) = job.startdelay;
+        let mut start = start_ns;
         if hi > Duration::ZERO {
             let extra = if hi > lo {
                 self.rng.below((hi - lo).as_nanos() as u64)
             } else {
                 0
             };
-            sleep_interruptible(lo + Duration::from_nanos(extra));
+            start += (lo + Duration::from_nanos(extra)).as_nanos() as u64;
+            let now = self.clock();
+            sleep_interruptible(Duration::from_nanos(start.saturating_sub(now)));
         }
-        self.job_start = Instant::now();
+        self.job_start = self.clock.epoch() + Duration::from_nanos(start);
+        self.ramp_end_ns = start + job.ramp_time.as_nanos() as u64;
+        self.clock();
         if job.ramp_time.is_zero() {
-            self.begin_measuring();
+            self.begin_measuring_at(start);
+            if hi.is_zero() {
+                self.cpu_start.wait_ns = waiting_from;
+            }
         } else {
             self.plan.counters.set_state(WorkerState::Ramp);
         }
@@ -417,7 +433,7 @@ impl<'p> Worker<'p> {
         if !self.measuring {
             self.begin_measuring();
         }
-        self.measure_end = Instant::now();
+        self.measure_end = self.clock.epoch() + Duration::from_nanos(self.clock());
         let end = self
             .measure_end
             .saturating_duration_since(self.clock.epoch());
@@ -427,7 +443,6 @@ impl<'p> Worker<'p> {
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
-        self.ramp_end_ns = self.clock() + self.job.ramp_time.as_nanos() as u64;
         let mut checks = 0u32;
         loop {
             self.issue_until_stop(&mut checks)?;
@@ -490,11 +505,17 @@ impl<'p> Worker<'p> {
     }
 
     fn begin_measuring(&mut self) {
+        let now = self.clock();
+        self.begin_measuring_at(now);
+    }
+
+    /// Starts the measured phase at `now` (ns since the run epoch): the group's start or
+    /// the end of its ramp, which a thread still waiting for a CPU may already have passed.
+    fn begin_measuring_at(&mut self, now: u64) {
         self.measuring = true;
         self.stats = WorkerStats::default();
-        self.measure_start = Instant::now();
+        self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
         self.cpu_start = Usage::thread();
-        let now = self.clock();
         self.deadline_ns = self
             .job
             .runtime
@@ -518,7 +539,7 @@ impl<'p> Worker<'p> {
             self.clock();
         }
         if !self.measuring && self.last_ns >= self.ramp_end_ns {
-            self.begin_measuring();
+            self.begin_measuring_at(self.ramp_end_ns);
         }
         self.measuring && self.last_ns >= self.deadline_ns
     }

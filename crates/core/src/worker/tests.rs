@@ -104,7 +104,8 @@ fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) 
             Recorder::new(log, size)
         }))
     };
-    let out = run_worker(plan, &factory, &StartGate::new(1));
+    let gate = StartGate::new(1, plan.clock);
+    let out = run_worker(plan, &factory, &gate);
     assert!(out.error.is_none(), "{:?}", out.error);
     let done: u64 = out.stats.dirs.iter().map(|d| d.total_ios).sum();
     assert_eq!(done, ios);

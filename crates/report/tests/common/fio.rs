@@ -289,6 +289,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
             ctx: u(&v["ctx"]),
             majf: u(&v["majf"]),
             minf: u(&v["minf"]),
+            wait_ns: 0,
         },
         depth: DepthStats {
             level: to7(counts_from(&v["iodepth_level"], &lvl, rw_total, 0.1)),

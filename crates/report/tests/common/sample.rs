@@ -193,6 +193,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
             ctx: 37_218 + jobnum as u64,
             majf: 0,
             minf: 14,
+            wait_ns: 0,
         },
         depth,
         lat_buckets,

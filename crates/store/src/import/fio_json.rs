@@ -278,6 +278,8 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
             ctx: u(obj, "ctx"),
             majf: u(obj, "majf"),
             minf: u(obj, "minf"),
+            // fio does not record it.
+            wait_ns: 0,
         },
         depth: DepthStats {
             level: pct_counts(obj.get("iodepth_level"), total_ios),

@@ -122,17 +122,33 @@ fn credentials_are_offered_not_imposed_as_libiscsi_does() {
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(!err.contains(SECRET) && !err.contains("wrong-secret"), "{err}");
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+        assert!(
+            !err.contains(SECRET) && !err.contains("wrong-secret"),
+            "{err}"
+        );
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            err,
+        )
     };
     let (ok, out, err) = discover(&format!("alice%{SECRET}"));
-    assert!(ok && out.contains(IQN) && out.contains("64.0 MiB"), "{out}{err}");
+    assert!(
+        ok && out.contains(IQN) && out.contains("64.0 MiB"),
+        "{out}{err}"
+    );
     lab.assert_no_session_left();
     // libiscsi with the same URL, where installed, agrees.
     let portal_url = format!("iscsi://alice%{SECRET}@{portal}");
-    if let Ok(ls) = StdCommand::new("iscsi-ls").args(["-s", &portal_url]).output() {
+    if let Ok(ls) = StdCommand::new("iscsi-ls")
+        .args(["-s", &portal_url])
+        .output()
+    {
         let text = String::from_utf8_lossy(&ls.stdout);
-        assert!(ls.status.success() && text.contains(IQN), "iscsi-ls: {text}");
+        assert!(
+            ls.status.success() && text.contains(IQN),
+            "iscsi-ls: {text}"
+        );
         lab.assert_no_session_left();
     }
     // A target that requires CHAP still gets it; a wrong secret is still refused.

@@ -104,6 +104,66 @@ fn discover_lists_targets_and_luns() {
     lab.assert_no_session_left();
 }
 
+/// QA: with credentials in the URL only CHAP was offered, so tgtd's target without CHAP
+/// rejected the docs' own `iscsi discover 'iscsi://alice%secret@host'` ("authentication
+/// failure") where libiscsi's `iscsi-ls -s` logs in. Credentials are now offered as
+/// `AuthMethod=CHAP,None`: a target without CHAP is reached without it, one that requires
+/// it still authenticates, and a wrong secret still fails.
+#[test]
+fn credentials_are_offered_not_imposed_as_libiscsi_does() {
+    const SECRET: &str = "s3cret-s3cret";
+    let Some(mut lab) = lab() else { return };
+    let portal = lab.tgtd.portal();
+    let discover = |userinfo: &str| {
+        let out = storbench()
+            .args(["iscsi", "discover"])
+            .arg(format!("iscsi://{userinfo}@{portal}"))
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !err.contains(SECRET) && !err.contains("wrong-secret"),
+            "{err}"
+        );
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            err,
+        )
+    };
+    let (ok, out, err) = discover(&format!("alice%{SECRET}"));
+    assert!(
+        ok && out.contains(IQN) && out.contains("64.0 MiB"),
+        "{out}{err}"
+    );
+    lab.assert_no_session_left();
+    // libiscsi with the same URL, where installed, agrees.
+    let portal_url = format!("iscsi://alice%{SECRET}@{portal}");
+    if let Ok(ls) = StdCommand::new("iscsi-ls")
+        .args(["-s", &portal_url])
+        .output()
+    {
+        let text = String::from_utf8_lossy(&ls.stdout);
+        assert!(
+            ls.status.success() && text.contains(IQN),
+            "iscsi-ls: {text}"
+        );
+        lab.assert_no_session_left();
+    }
+    // A target that requires CHAP still gets it; a wrong secret is still refused.
+    lab.tgtd.require_chap(1, "alice", SECRET).unwrap();
+    let (ok, out, err) = discover(&format!("alice%{SECRET}"));
+    assert!(ok && out.contains("64.0 MiB"), "{out}{err}");
+    let (ok, out, err) = discover("alice%wrong-secret");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("authentication failure") && !out.contains("64.0 MiB"),
+        "ok={ok}: {all}"
+    );
+    lab.assert_no_session_left();
+}
+
 #[test]
 fn discover_of_a_closed_port_is_one_clear_line() {
     let port = tgtd::free_port().unwrap();

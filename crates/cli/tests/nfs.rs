@@ -485,3 +485,85 @@ fn ctrl_c_mid_quick_drains_its_ios_and_removes_the_test_file() {
     let left: Vec<_> = fs::read_dir(&sub).unwrap().collect();
     assert!(left.is_empty(), "files left on the export: {left:?}");
 }
+
+/// Sends SIGCONT to a stopped process when dropped, so that a failing test never leaves
+/// the server stopped (its own guard then stops it by PID).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: signalling the test's own ganesha by PID.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// QA: with ganesha stopped (SIGSTOP: the kernel still accepts connections), a run with
+/// `?timeout=3&reconnect=5` was still running after 90 s, reconnecting every 3 s. The
+/// window bounds the whole time without a complete reply: the run ends about 3 + 5 s
+/// after the stop, with one error line, and what it measured is still printed and saved.
+#[test]
+fn a_stopped_server_ends_the_run_within_timeout_plus_reconnect_and_keeps_the_result() {
+    let Some(g) = server() else { return };
+    let pid = g.pid().expect("ganesha runs") as i32;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let url = format!("{}&timeout=3&reconnect=5", g.url("hung.dat"));
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .env("STORBENCH_DB", &db)
+        .args([
+            "fio",
+            "--name=hung",
+            "--ioengine=nfs",
+            "--rw=randread",
+            "--bs=64k",
+        ])
+        .args(["--size=8M", "--iodepth=8", "--runtime=120", "--time_based"])
+        .arg(format!("--filename={url}"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    let laid_out = wait_for(Duration::from_secs(30), || {
+        fs::metadata(g.export_dir().join("hung.dat")).is_ok_and(|m| m.len() == 8 << 20)
+    });
+    assert!(laid_out, "the file was never laid out");
+    std::thread::sleep(Duration::from_millis(2000));
+    // SAFETY: signalling the test's own ganesha by PID.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let _resume = Resume(pid);
+    let stopped = std::time::Instant::now();
+    // timeout 3 + reconnect 5, and 7 s of margin (UMNT's 2 s, a loaded machine).
+    let run = child.wait_output(Duration::from_secs(15));
+    let took = stopped.elapsed();
+    assert!(took >= Duration::from_secs(7), "{took:?}\n{}", run.stderr);
+    let (stdout, stderr) = (run.stdout.as_str(), run.stderr.as_str());
+    assert_ne!(run.code, Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.contains("no reply completed"))
+        .unwrap_or_else(|| panic!("no give-up line:\n{stderr}"));
+    assert!(
+        error.contains("timeout=3 s and reconnect=5 s") && error.contains("reconnect(s) made"),
+        "{error}"
+    );
+    // The job's result up to the stop is printed and saved.
+    assert!(
+        stdout.contains("hung: (groupid=0") && stdout.contains("read: IOPS="),
+        "{stdout}\n{stderr}"
+    );
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    let history = Command::cargo_bin("storbench")
+        .unwrap()
+        .env("STORBENCH_DB", &db)
+        .arg("history")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let history = String::from_utf8_lossy(&history);
+    assert!(history.contains("hung"), "not saved:\n{history}");
+}

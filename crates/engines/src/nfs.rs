@@ -75,7 +75,9 @@ fn to_engine(e: NfsError) -> EngineError {
         | NfsError::Connect { .. }
         | NfsError::Io { .. }
         | NfsError::Timeout { .. }
-        | NfsError::Disconnected { .. } => ErrorKind::Disconnected,
+        | NfsError::Disconnected { .. }
+        | NfsError::Stalled { .. }
+        | NfsError::GaveUp(_) => ErrorKind::Disconnected,
         _ => ErrorKind::Protocol,
     };
     EngineError {

@@ -170,15 +170,25 @@ impl Exchange<'_, '_> {
                 _ => self.finish_security(),
             };
         };
-        text::push(&mut data, "AuthMethod", "CHAP");
+        // Credentials are offered, not imposed (as libiscsi does): a target that does not
+        // require authentication answers None and the login goes on without CHAP.
+        text::push(&mut data, "AuthMethod", "CHAP,None");
         let keys = self.round(stage::SECURITY, stage::SECURITY, false, &data)?;
-        if text::get(&keys, "AuthMethod") != Some("CHAP") {
-            return Err(self.auth_err(format!(
-                "the target refused CHAP (answered AuthMethod={})",
-                text::get(&keys, "AuthMethod").unwrap_or("nothing")
-            )));
+        match text::get(&keys, "AuthMethod") {
+            Some("CHAP") => self.chap(creds),
+            Some("None") if creds.target_user.is_some() || creds.target_secret.is_some() => {
+                Err(self.auth_err(
+                    "the target chose no authentication, so it cannot prove itself as \
+                     target_user/target_password ask (mutual CHAP)"
+                        .into(),
+                ))
+            }
+            Some("None") => self.finish_security(),
+            other => Err(self.auth_err(format!(
+                "the target accepted neither CHAP nor None (answered AuthMethod={})",
+                other.unwrap_or("nothing")
+            ))),
         }
-        self.chap(creds)
     }
 
     /// Waits until the target leaves the security stage.

@@ -109,6 +109,22 @@ pub enum NfsError {
         secs: u64,
         last: String,
     },
+    /// Calls outstanding with no complete reply past the timeout and then the whole
+    /// reconnect window, although the server accepted connections (or never closed one).
+    #[error(
+        "{server}: no reply completed {op} for {secs} s ({why}); gave up after timeout={timeout} s and reconnect={window} s"
+    )]
+    Stalled {
+        server: String,
+        op: &'static str,
+        secs: u64,
+        why: String,
+        timeout: u64,
+        window: u64,
+    },
+    /// A call after the transport gave up: the message it gave up with.
+    #[error("{0}")]
+    GaveUp(String),
     #[error("{server}: {op} interrupted by a stop request")]
     Aborted { server: String, op: &'static str },
     #[error("{0}")]

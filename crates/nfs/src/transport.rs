@@ -49,9 +49,13 @@ pub struct TransportConfig {
     pub server: String,
     pub addrs: Vec<SocketAddr>,
     pub connections: usize,
-    /// A call with no reply byte on its connection for this long counts as lost.
+    /// A connection with calls outstanding and no reply byte for this long counts as lost
+    /// (and is re-made); calls outstanding with no complete reply for this long (replies
+    /// trickling in, or JUKEBOX after JUKEBOX) mean the server is lost too.
     pub timeout: Duration,
-    /// How long to keep trying to reconnect; zero means fail at the first loss.
+    /// How long the server may stay lost (see `timeout`) before the transport gives up for
+    /// good, counted from the loss however many reconnects succeed meanwhile; only a
+    /// complete reply ends a loss. Zero means fail at the first loss.
     pub reconnect_window: Duration,
     /// Initial size of each connection's receive buffer.
     pub recv_capacity: usize,
@@ -64,6 +68,22 @@ pub struct Outage {
     pub duration: Duration,
     pub resent: u32,
     pub reason: String,
+}
+
+/// What happened since the last progress (a complete reply other than JUKEBOX) while calls
+/// were outstanding; reset by progress and when calls start after an idle spell.
+#[derive(Default)]
+pub(crate) struct Stall {
+    /// Since when calls have been outstanding without progress (set by a wait that found
+    /// nothing).
+    pub(crate) waiting_since: Option<Instant>,
+    /// When the server was found lost: the reconnect window counts from here.
+    pub(crate) lost_since: Option<Instant>,
+    /// Connections re-made, JUKEBOX replies, and whether reply bytes arrived, for the
+    /// message when giving up.
+    pub(crate) reconnects: u32,
+    pub(crate) jukeboxes: u32,
+    pub(crate) trickled: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -178,6 +198,12 @@ pub struct Transport {
     abort: fn() -> bool,
     /// When `abort` first answered yes: waits end [`STOP_GRACE`] after it.
     stopping: Option<Instant>,
+    /// A complete reply (other than JUKEBOX) arrived since `pump` last looked.
+    progress: bool,
+    stall: Stall,
+    /// Why the transport gave up: every later call fails at once with this, rather than
+    /// waiting out another reconnect window (COMMIT at close, clean-up).
+    gave_up: Option<String>,
 }
 
 // SAFETY: the only non-Send parts are the raw buffer pointers of data requests; the
@@ -223,6 +249,9 @@ impl Transport {
             outages: Vec::new(),
             abort: never,
             stopping: None,
+            progress: false,
+            stall: Stall::default(),
+            gave_up: None,
         })
     }
 
@@ -390,6 +419,12 @@ impl Transport {
         if let Some(e) = self.fatal.take() {
             return Err(e);
         }
+        if self.progress {
+            self.progress = false;
+            self.stall = Stall::default();
+        } else if progressed {
+            self.stall.trickled = true;
+        }
         self.after_replies();
         self.recover()?;
         self.send_due();
@@ -403,7 +438,7 @@ impl Transport {
             });
         }
         self.poll_sockets(Duration::from_millis(200))?;
-        self.check_timeouts();
+        self.check_timeouts()?;
         self.recover()?;
         Ok(false)
     }

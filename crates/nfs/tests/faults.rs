@@ -219,3 +219,212 @@ fn ipv6_literals_connect() {
     assert!(t.local_addr().unwrap().is_ipv6());
     drop(l);
 }
+
+// ---------- a hung server ends the wait ----------
+//
+// The reconnect window bounds the time without progress (a complete reply other than
+// JUKEBOX), not each reconnect: a server that accepts connections and then never answers,
+// answers a byte at a time, or answers JUKEBOX forever is given up on after at most
+// `timeout + reconnect_window`. Each case runs in a thread so that a hang fails the test
+// instead of hanging it.
+
+/// Reads one whole call from `s`; its XID, or `None` when the client closed.
+fn read_call(s: &mut std::net::TcpStream) -> Option<u32> {
+    let mut head = [0u8; 8];
+    s.read_exact(&mut head).ok()?;
+    let len = (u32::from_be_bytes(head[..4].try_into().unwrap()) & 0x7fff_ffff) as usize;
+    let mut rest = vec![0u8; len - 4];
+    s.read_exact(&mut rest).ok()?;
+    Some(u32::from_be_bytes(head[4..8].try_into().unwrap()))
+}
+
+/// A peer that accepts every connection and serves each with `serve` on its own thread.
+/// Returns its address and how many connections it accepted so far.
+fn hung_peer(
+    serve: fn(std::net::TcpStream),
+) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicU32>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let count = accepted.clone();
+    thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { return };
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            thread::spawn(move || serve(s));
+        }
+    });
+    (addr, accepted)
+}
+
+fn patient(addr: SocketAddr, timeout: u64, window: u64) -> Transport {
+    let cfg = TransportConfig {
+        server: addr.to_string(),
+        addrs: vec![addr],
+        connections: 1,
+        timeout: Duration::from_secs(timeout),
+        reconnect_window: Duration::from_secs(window),
+        recv_capacity: 4096,
+    };
+    Transport::connect(cfg, Auth::sys("test", 0, 0), "NFS").unwrap()
+}
+
+/// Runs `f` on a thread; fails the test if it has not returned within `limit`.
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).unwrap_or_else(|_| {
+        panic!("still waiting after {limit:?}: the hung server was never given up on")
+    })
+}
+
+/// The error of a NULL call to `addr` with `timeout` and `window`, and how long it took.
+fn null_against(
+    addr: SocketAddr,
+    timeout: u64,
+    window: u64,
+    limit: Duration,
+) -> (String, Duration) {
+    within(limit, move || {
+        let mut t = patient(addr, timeout, window);
+        let start = Instant::now();
+        let e = t.call("NULL", PROG_NFS, 3, 0, &[]).expect_err("must fail");
+        let took = start.elapsed();
+        // Given up for good: the next call fails at once instead of another window.
+        let again = Instant::now();
+        let e2 = t
+            .call("NULL", PROG_NFS, 3, 0, &[])
+            .expect_err("must fail again");
+        assert!(again.elapsed() < Duration::from_millis(500), "{e2}");
+        assert_eq!(e2.to_string(), e.to_string());
+        (e.to_string(), took)
+    })
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_given_up_after_timeout_plus_window() {
+    let (addr, accepted) = hung_peer(|mut s| while read_call(&mut s).is_some() {});
+    // timeout=1, reconnect=3: lost at 1 s, reconnected (it accepts) every second, given
+    // up at 4 s; 2 s of margin.
+    let (msg, took) = null_against(addr, 1, 3, Duration::from_secs(10));
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(6),
+        "{took:?}: {msg}"
+    );
+    assert!(
+        accepted.load(std::sync::atomic::Ordering::Relaxed) >= 3,
+        "{msg}"
+    );
+    assert!(
+        msg.starts_with(&addr.to_string()) && !msg.contains('\n'),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("no reply completed NULL") && msg.contains("reconnect(s) made"),
+        "{msg}"
+    );
+    assert!(msg.contains("timeout=1 s and reconnect=3 s"), "{msg}");
+}
+
+#[test]
+fn a_slow_loris_server_is_given_up_after_timeout_plus_window() {
+    // A reply record announced as 1 MiB, sent one byte per second: bytes keep coming (the
+    // connection is never silent for the timeout) but no reply ever completes.
+    let (addr, _) = hung_peer(|mut s| {
+        let Some(xid) = read_call(&mut s) else { return };
+        let mut bytes = (0x8000_0000u32 | (1 << 20)).to_be_bytes().to_vec();
+        bytes.extend_from_slice(&xid.to_be_bytes());
+        bytes.resize(1 << 20, 0);
+        for b in bytes {
+            if s.write_all(&[b]).is_err() {
+                return;
+            }
+            thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let (msg, took) = null_against(addr, 2, 2, Duration::from_secs(12));
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(7),
+        "{took:?}: {msg}"
+    );
+    assert!(msg.contains("too slowly to complete"), "{msg}");
+}
+
+#[test]
+fn endless_jukebox_is_given_up_after_timeout_plus_window() {
+    // Every READ (and every retry of it) answered NFS3ERR_JUKEBOX: "busy, try later".
+    let (addr, _) = hung_peer(|mut s| {
+        while let Some(xid) = read_call(&mut s) {
+            if s.write_all(&record(&[xid, 1, 0, 0, 0, 0, 10008, 0]))
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let (msg, took) = within(Duration::from_secs(10), move || {
+        let mut t = patient(addr, 1, 2);
+        let fh = storbench_nfs::Fh::new(&[1, 2, 3, 4]).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let start = Instant::now();
+        // SAFETY: `buf` outlives the transport's use of it (the wait below returns first).
+        unsafe { t.read(&fh, 0, 0, buf.as_mut_ptr(), 4096, 4096, 7) }.unwrap();
+        let e = t.wait(1, &mut |_, _| {}).expect_err("must fail");
+        (e.to_string(), start.elapsed())
+    });
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(5),
+        "{took:?}: {msg}"
+    );
+    assert!(
+        msg.contains("NFS3ERR_JUKEBOX") && msg.contains("READ"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_server_refusing_connections_is_given_up_one_window_after_the_loss() {
+    // Answers the first call, closes, and is gone: reconnects are refused.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let xid = read_call(&mut s).unwrap();
+        s.write_all(&record(&[xid, 1, 0, 0, 0, 0])).unwrap();
+        read_call(&mut s);
+        // No listener left to reconnect to when the client sees the close.
+        drop(l);
+        drop(s);
+    });
+    let (msg, took) = within(Duration::from_secs(10), move || {
+        let mut t = patient(addr, 30, 2);
+        t.call("NULL", PROG_NFS, 3, 0, &[]).unwrap();
+        let start = Instant::now();
+        let e = t.call("NULL", PROG_NFS, 3, 0, &[]).expect_err("must fail");
+        let took = start.elapsed();
+        let again = Instant::now();
+        t.call("NULL", PROG_NFS, 3, 0, &[])
+            .expect_err("must fail again");
+        assert!(again.elapsed() < Duration::from_millis(500));
+        (e.to_string(), took)
+    });
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(3),
+        "{took:?}: {msg}"
+    );
+    assert!(msg.contains("no reconnect within 2 s"), "{msg}");
+}
+
+#[test]
+fn progress_ends_a_loss_so_a_slow_but_answering_server_is_kept() {
+    // Each reply takes 0.7 s with timeout=1 and reconnect=1: calls keep completing, so the
+    // many seconds spent in total never count as one loss.
+    let addr = echo_peer(Duration::from_millis(700));
+    let mut t = patient(addr, 1, 1);
+    for _ in 0..5 {
+        t.call("NULL", PROG_NFS, 3, 0, &[]).unwrap();
+    }
+    assert!(t.outages().is_empty(), "{:?}", t.outages());
+}

@@ -29,6 +29,7 @@ impl Transport {
                 }
                 Received::DirectDone(idx, count) => {
                     progressed = true;
+                    self.progress = true;
                     let conn = &mut self.conns[c];
                     conn.inflight = conn.inflight.saturating_sub(1);
                     self.finish_slot(idx, u64::from(count));
@@ -80,6 +81,11 @@ impl Transport {
     }
 
     fn apply(&mut self, idx: u32, outcome: Outcome) {
+        // A server asking again and again to try later makes no progress.
+        match outcome {
+            Outcome::Jukebox => self.stall.jukeboxes += 1,
+            _ => self.progress = true,
+        }
         match outcome {
             Outcome::Read(count) => self.finish_slot(idx, u64::from(count)),
             Outcome::Write(ack) => self.write_acked(idx, ack),

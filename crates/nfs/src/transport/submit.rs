@@ -31,6 +31,10 @@ impl Transport {
     }
 
     pub(crate) fn alloc_slot(&mut self, op: u32, file: u32, req: Req) -> Result<u32> {
+        if self.inflight() == 0 {
+            // An idle spell (or a loss found while idle and recovered) is no stall.
+            self.stall = super::Stall::default();
+        }
         let idx = match self.free_slots.pop() {
             Some(i) => i,
             None if self.slots.len() < MAX_SLOTS => {

@@ -407,6 +407,9 @@ fn open_flags(open: &OpenOptions) -> libc::c_int {
     if open.sync {
         flags |= libc::O_SYNC;
     }
+    if open.nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
     flags
 }
 

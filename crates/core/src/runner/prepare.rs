@@ -65,7 +65,13 @@ pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
         direct: job.direct,
         sync: job.sync,
         truncate: false,
+        nofollow: generated_names(job),
     }
+}
+
+/// fio mode names the files itself (jobname.N.M in directory=) when no filename= is given.
+pub(super) fn generated_names(job: &JobSpec) -> bool {
+    job.filenames.is_empty()
 }
 
 /// Lays out a job's files, checks devices before writes, and records what it created.
@@ -88,6 +94,9 @@ pub(super) fn prepare_job(
             // A file shared by clones (filename=) is prepared by the first and extended
             // when a later clone's sized slice (offset_increment) reaches past its end.
             let known = files.get(&f.path).copied();
+            if known.is_none() && generated_names(job) {
+                layout::refuse_symlink(&job.name, &f.path)?;
+            }
             let basis = match known {
                 Some(p) => p.basis,
                 None => layout::probe(engine.as_mut(), &f.path),

@@ -100,7 +100,15 @@ fn fio_in(dir: &Path, args: &[&str]) -> Command {
 
 fn mem_total() -> u64 {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let kib: u64 = text.lines().next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    let kib: u64 = text
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     kib * 1024
 }
 
@@ -116,13 +124,23 @@ fn buffers_beyond_memory_are_refused_before_lay_out() {
     ));
     refused(
         &m,
-        &["not enough memory", "iodepth 1 x bs 1.0 GiB", "is available", "numjobs"],
+        &[
+            "not enough memory",
+            "iodepth 1 x bs 1.0 GiB",
+            "is available",
+            "numjobs",
+        ],
     );
     assert!(common::entries(dir.path()).is_empty(), "nothing laid out");
     // Thousands of clones take their statistics' memory even with tiny buffers.
     let m = measured(&mut fio_in(
         dir.path(),
-        &["--name=many", "--ioengine=null", "--size=1m", "--numjobs=100000"],
+        &[
+            "--name=many",
+            "--ioengine=null",
+            "--size=1m",
+            "--numjobs=100000",
+        ],
     ));
     refused(&m, &["not enough memory", "100000 clone(s)"]);
 }
@@ -134,7 +152,8 @@ fn a_worker_thread_that_cannot_start_is_an_error() {
     if !root_or_skip("a pids cgroup") {
         return;
     }
-    let cg = Path::new("/sys/fs/cgroup/pids").join(format!("storbench-test-{}", std::process::id()));
+    let cg =
+        Path::new("/sys/fs/cgroup/pids").join(format!("storbench-test-{}", std::process::id()));
     if std::fs::create_dir(&cg).is_err() {
         eprintln!("SKIP: cannot make a pids cgroup under /sys/fs/cgroup/pids");
         return;
@@ -158,7 +177,10 @@ fn a_worker_thread_that_cannot_start_is_an_error() {
         c.pre_exec(move || std::fs::write(&procs, std::process::id().to_string()));
     }
     let m = measured(&mut c);
-    let line = refused(&m, &["cannot start worker thread", "of 200", "lower numjobs"]);
+    let line = refused(
+        &m,
+        &["cannot start worker thread", "of 200", "lower numjobs"],
+    );
     assert_eq!(m.run.code, Some(1), "{line}");
 }
 
@@ -171,12 +193,21 @@ fn job_files_and_imports_only_from_bounded_regular_files() {
         refused(&m, &[dev, "not a regular file"]);
     }
     std::fs::write(d.join("inc.fio"), "[a]\ninclude /dev/zero\n").unwrap();
-    refused(&measured(&mut fio_in(d, &["inc.fio"])), &["inc.fio:2", "not a regular file"]);
+    refused(
+        &measured(&mut fio_in(d, &["inc.fio"])),
+        &["inc.fio:2", "not a regular file"],
+    );
     let mut c = fio_in(d, &["-"]);
     c.stdin(std::fs::File::open("/dev/zero").unwrap());
-    refused(&measured(&mut c), &["larger than 1024 KiB, the limit for job files"]);
+    refused(
+        &measured(&mut c),
+        &["larger than 1024 KiB, the limit for job files"],
+    );
     std::fs::write(d.join("huge.fio"), vec![b'#'; (1 << 20) + 1]).unwrap();
-    refused(&measured(&mut fio_in(d, &["huge.fio"])), &["huge.fio", "1024 KiB"]);
+    refused(
+        &measured(&mut fio_in(d, &["huge.fio"])),
+        &["huge.fio", "1024 KiB"],
+    );
 
     let import = |file: &str| {
         let mut c = storbench();
@@ -200,15 +231,31 @@ fn fio_lay_out_beyond_free_space_is_refused() {
     let mnt = Mount::new("tmpfs", "tmpfs", &dir.path().join("mnt"), "size=64m");
     let m = &mnt.point;
     let r = measured(&mut fio_in(m, &["--name=a", "--size=1P", "--rw=write"]));
-    refused(&r, &["a: not enough space in .", "1.0 PiB", "64.0 MiB is free", "size="]);
-    let r = measured(&mut fio_in(m, &["--name=a", "--size=48m", "--numjobs=2", "--rw=read"]));
+    refused(
+        &r,
+        &[
+            "a: not enough space in .",
+            "1.0 PiB",
+            "64.0 MiB is free",
+            "size=",
+        ],
+    );
+    let r = measured(&mut fio_in(
+        m,
+        &["--name=a", "--size=48m", "--numjobs=2", "--rw=read"],
+    ));
     refused(&r, &["96.0 MiB more"]);
     assert!(common::entries(m).is_empty(), "{:?}", common::entries(m));
     // What an existing file already holds is not asked for again.
     std::fs::write(m.join("a.0.0"), vec![1u8; 40 << 20]).unwrap();
     let r = measured(&mut fio_in(
         m,
-        &["--name=a", "--size=48m", "--rw=read", "--output-format=terse"],
+        &[
+            "--name=a",
+            "--size=48m",
+            "--rw=read",
+            "--output-format=terse",
+        ],
     ));
     assert!(r.run.success(), "{}", r.run.stderr);
     assert_eq!(std::fs::metadata(m.join("a.0.0")).unwrap().len(), 48 << 20);
@@ -225,9 +272,89 @@ fn a_planted_symlink_at_a_generated_name_is_refused() {
     for rw in ["write", "read"] {
         let r = measured(&mut fio_in(
             dir.path(),
-            &["--name=a", "--directory=work", "--size=1m", &format!("--rw={rw}")],
+            &[
+                "--name=a",
+                "--directory=work",
+                "--size=1m",
+                &format!("--rw={rw}"),
+            ],
         ));
         refused(&r, &["work/a.0.0 is a symbolic link", "filename="]);
         assert_eq!(std::fs::read(outside.path()).unwrap(), b"not yours");
     }
+}
+
+/// A quick run killed with SIGKILL cannot remove its test file: the next run in the same
+/// directory says so, and `storbench clean` removes it, and only it.
+#[test]
+fn a_killed_quick_run_is_reported_and_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut child = storbench()
+        .current_dir(d)
+        .args([
+            "quick",
+            ".",
+            "--size=64m",
+            "--runtime=5s",
+            "--buffered",
+            "--no-save",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let left = d.join(format!("storbench-quick.{}.tmp", child.id()));
+    let end = Instant::now() + Duration::from_secs(20);
+    while !left.exists() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(left.exists(), "the killed run's file is there");
+    // Not ours to remove: another name, and the file of a process that is alive.
+    std::fs::write(d.join("keep.txt"), "x").unwrap();
+    let live = d.join(format!("storbench-quick.{}.tmp", std::process::id()));
+    std::fs::write(&live, "x").unwrap();
+
+    let clean = |yes: bool| {
+        let mut c = storbench();
+        c.current_dir(d).args(["clean", "."]).stdin(Stdio::null());
+        if yes {
+            c.arg("--yes");
+        }
+        Run::of(&mut c)
+    };
+    let line = clean(false).one_error_line();
+    assert!(line.contains("not a terminal; pass --yes"), "{line}");
+    assert!(left.exists());
+
+    let next = Run::of(storbench().current_dir(d).args([
+        "quick",
+        ".",
+        "--size=1m",
+        "--runtime=100ms",
+        "--buffered",
+        "--no-save",
+    ]));
+    next.ok();
+    let name = left.file_name().unwrap().to_str().unwrap();
+    assert!(
+        next.stderr
+            .contains("left by storbench runs that were killed")
+            && next.stderr.contains(name),
+        "{}",
+        next.stderr
+    );
+
+    let r = clean(true);
+    r.ok();
+    assert!(
+        r.stderr.contains(&format!("removed ./{name}")),
+        "{}",
+        r.stderr
+    );
+    assert!(!left.exists());
+    assert!(live.exists() && d.join("keep.txt").exists());
 }

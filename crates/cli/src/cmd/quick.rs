@@ -85,6 +85,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     };
     if !plan.device && engine_for_url(&target).is_none() {
         refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
+        crate::cmd::clean::warn_stale(std::path::Path::new(&target));
     }
     let wl = workload(&options);
     let req = RunRequest {

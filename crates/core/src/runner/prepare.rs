@@ -218,7 +218,9 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         let planned = plan::files_for_clone(job, clone);
         let nfiles = planned.len();
         for f in &planned {
-            if f.path.contains("://") || plan::is_device_like(&f.path) || plan::is_char_device(&f.path)
+            if f.path.contains("://")
+                || plan::is_device_like(&f.path)
+                || plan::is_char_device(&f.path)
             {
                 continue;
             }
@@ -252,7 +254,9 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         };
         let memory = crate::space::mem_and_swap_available().filter(|_| fs.tmpfs);
         let (have, what) = match memory {
-            Some(m) if m < extra && m < fs.free => (m, "available in memory (tmpfs keeps its files in RAM)"),
+            Some(m) if m < extra && m < fs.free => {
+                (m, "available in memory (tmpfs keeps its files in RAM)")
+            }
             _ if !fs.fits(extra) => (fs.free, "free"),
             _ => continue,
         };

@@ -688,9 +688,11 @@ mod tests {
             direct: true,
             sync: true,
             truncate: true,
+            nofollow: true,
         };
         let flags = open_flags(&o);
         for f in [
+            libc::O_NOFOLLOW,
             libc::O_RDWR,
             libc::O_CREAT,
             libc::O_EXCL,

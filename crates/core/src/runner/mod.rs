@@ -332,7 +332,7 @@ fn run_batch(
                 .spawn_scoped(s, move || run_worker(plan, factory, gate));
             match spawned {
                 Ok(h) => handles.push(h),
-                Err(e) => return Err(spawn_failed(&gate, handles, clones.len(), e)),
+                Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
         sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);

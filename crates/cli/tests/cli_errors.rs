@@ -183,7 +183,7 @@ fn permission_denied() {
     assert!(common::entries(&locked).is_empty());
 }
 
-/// ENOSPC while laying out, on a 1 MiB tmpfs of the test's own.
+/// Lay-outs that do not fit, on a 1 MiB tmpfs of the test's own: refused before writing.
 #[test]
 fn no_space_while_laying_out() {
     if !root_or_skip("mounting a small tmpfs") {
@@ -263,7 +263,7 @@ fn no_space_while_laying_out() {
     assert!(common::entries(&few.point).is_empty());
 }
 
-/// QA: a later job that cannot start (here ENOSPC while laying out its file, after the
+/// QA: a later job that cannot start (here its files do not fit in the space left, after the
 /// first job ran) used to discard the finished job's results; now they are printed, the
 /// failed job carries the error, the exit code says so, and unlink=1 still removes both.
 #[test]

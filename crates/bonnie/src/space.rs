@@ -3,16 +3,15 @@
 //! gets that far: the default 2 x RAM file takes all memory and the OOM killer ends other
 //! processes first. So local targets are measured before anything is written.
 
-use std::ffi::CString;
 use std::path::Path;
+
+use storbench_core::space::FsSpace;
 
 use crate::config::Config;
 use crate::error::{BonnieError, Result};
 use crate::target::Target;
 
 const MIB: u64 = 1 << 20;
-/// statfs(2)'s f_type for tmpfs.
-const TMPFS_MAGIC: i64 = 0x0102_1994;
 const IN_MEMORY: &str = "available in memory (tmpfs keeps its files in RAM)";
 
 /// Refuses a run whose test files would not fit in the local target's free space, or, on
@@ -34,7 +33,7 @@ pub(crate) fn check_space(cfg: &Config) -> Result<()> {
         )));
     }
     // File systems without a capacity (ramfs, some FUSE) report no blocks at all.
-    if fs.blocks > 0 && fs.free < need {
+    if !fs.fits(need) {
         return Err(refusal(dir, need, fs.free, "free"));
     }
     if fs.tmpfs
@@ -64,51 +63,14 @@ fn refusal(dir: &Path, need: u64, have: u64, what: &str) -> BonnieError {
     ))
 }
 
-struct FsSpace {
-    blocks: u64,
-    free: u64,
-    block: u64,
-    inodes: u64,
-    free_inodes: u64,
-    tmpfs: bool,
-}
-
 fn statfs(dir: &Path) -> Result<FsSpace> {
-    let fail = |e: std::io::Error| BonnieError::Check(format!("statfs {}: {e}", dir.display()));
-    let c = CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| fail(std::io::Error::from(std::io::ErrorKind::InvalidInput)))?;
-    // SAFETY: statfs fills the zeroed struct for a valid C string path.
-    let st = unsafe {
-        let mut st: libc::statfs = std::mem::zeroed();
-        if libc::statfs(c.as_ptr(), &mut st) != 0 {
-            return Err(fail(std::io::Error::last_os_error()));
-        }
-        st
-    };
-    Ok(FsSpace {
-        blocks: st.f_blocks,
-        free: st.f_bavail.saturating_mul(st.f_bsize as u64),
-        block: st.f_bsize as u64,
-        inodes: st.f_files,
-        free_inodes: st.f_ffree,
-        tmpfs: st.f_type as i64 == TMPFS_MAGIC,
-    })
+    storbench_core::space::statfs(dir)
+        .map_err(|e| BonnieError::Check(format!("statfs {}: {e}", dir.display())))
 }
 
-/// MemAvailable from /proc/meminfo, in bytes (tmpfs pages come out of it, and out of swap).
+/// MemAvailable plus free swap (tmpfs pages come out of either).
 fn mem_available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = meminfo.lines().find(|l| l.starts_with(name))?;
-        let kib: u64 = line[name.len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib * 1024)
-    };
-    Some(field("MemAvailable:")? + field("SwapFree:").unwrap_or(0))
+    storbench_core::space::mem_and_swap_available()
 }
 
 #[cfg(test)]

@@ -73,6 +73,8 @@ pub enum Command {
     Bonnie(cmd::bonnie::BonnieArgs),
     /// iSCSI tools: `discover HOST[:PORT]` lists targets and LUNs (no kernel initiator).
     Iscsi(cmd::iscsi::IscsiArgs),
+    /// Remove files that killed quick runs left in a directory (asks first).
+    Clean(cmd::clean::CleanArgs),
 }
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.

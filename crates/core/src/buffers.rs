@@ -27,13 +27,9 @@ unsafe impl Send for Arena {}
 impl Arena {
     /// Maps and pre-faults the arena. `slot_len` is rounded up to a whole page.
     pub fn new(slots: u32, slot_len: usize) -> std::io::Result<Self> {
+        let map_len = usize::try_from(Self::mapped_len(slots, slot_len as u64))
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
         let slot_len = slot_len.max(1).div_ceil(PAGE) * PAGE;
-        let len = slot_len * slots.max(1) as usize;
-        let map_len = if len >= HUGE {
-            len.div_ceil(HUGE) * HUGE
-        } else {
-            len
-        };
         // SAFETY: anonymous private mapping; checked for MAP_FAILED below.
         let ptr = unsafe {
             libc::mmap(
@@ -55,6 +51,18 @@ impl Arena {
             slot_len,
             slots: slots.max(1),
         })
+    }
+
+    /// Bytes the mapping of `slots` buffers of `slot_len` takes (all of it resident: the
+    /// mapping is pre-faulted), so a run can be refused before it allocates.
+    pub fn mapped_len(slots: u32, slot_len: u64) -> u64 {
+        let slot_len = slot_len.max(1).div_ceil(PAGE as u64) * PAGE as u64;
+        let len = slot_len.saturating_mul(u64::from(slots.max(1)));
+        if len >= HUGE as u64 {
+            len.div_ceil(HUGE as u64).saturating_mul(HUGE as u64)
+        } else {
+            len
+        }
     }
 
     pub fn base(&self) -> NonNull<u8> {

@@ -94,6 +94,9 @@ pub struct OpenOptions {
     pub sync: bool,
     /// Truncate to zero length on open.
     pub truncate: bool,
+    /// Refuse a symbolic link at the last component (O_NOFOLLOW): for names storbench
+    /// generates in a directory it was given, so a planted link is never followed.
+    pub nofollow: bool,
 }
 
 /// The access pattern a job announces for an open file (fio's `fadvise_hint`).

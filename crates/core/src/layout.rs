@@ -99,6 +99,7 @@ pub fn prepare_file(
         create: existing.is_none(),
         exclusive: existing.is_none(),
         direct: job.direct,
+        nofollow: job.filenames.is_empty(),
         ..Default::default()
     };
     let id = engine.open(&FileSpec {
@@ -121,6 +122,25 @@ pub fn prepare_file(
         created,
         written,
     })
+}
+
+/// Refuses a symbolic link at a name storbench generates in a directory it was given (fio
+/// mode's jobname.N.M): following it would lay out, write and perhaps remove a file
+/// somewhere else, planted by whoever can write to that directory. fio follows it.
+pub fn refuse_symlink(job: &str, path: &str) -> Result<(), EngineError> {
+    if path.contains("://") {
+        return Ok(());
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(EngineError::new(
+            ErrorKind::Refused,
+            format!(
+                "{job}: {path} is a symbolic link; storbench does not follow links at the file \
+                 names it makes (remove it, or name the target with filename=)"
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The error opening `path` gives (for a target that could not be probed).

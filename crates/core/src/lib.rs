@@ -30,6 +30,7 @@ pub mod runner;
 pub mod safety;
 pub mod sampler;
 pub mod server;
+pub mod space;
 pub mod stats;
 pub mod stop;
 #[cfg(test)]

@@ -407,6 +407,9 @@ fn open_flags(open: &OpenOptions) -> libc::c_int {
     if open.sync {
         flags |= libc::O_SYNC;
     }
+    if open.nofollow {
+        flags |= libc::O_NOFOLLOW;
+    }
     flags
 }
 
@@ -685,9 +688,11 @@ mod tests {
             direct: true,
             sync: true,
             truncate: true,
+            nofollow: true,
         };
         let flags = open_flags(&o);
         for f in [
+            libc::O_NOFOLLOW,
             libc::O_RDWR,
             libc::O_CREAT,
             libc::O_EXCL,

@@ -20,6 +20,10 @@ const DIFFERENCES: &[&str] = &[
     "In `filename` and `directory`, a `:` inside an `nfs://` or `iscsi://` URL (port, IQN) does not split the list; only a `:` followed by another `scheme://` does. `\\:` is a literal colon, as in fio.",
     "fio's warnings are kept as warnings (for example `time_based` without `runtime` runs until `size` is done); `--warnings-fatal` makes them errors. storbench adds one: an `iodepth` above 1 with a synchronous engine, where it has no effect.",
     "As in fio, a job file line is cut at its first `;` or `#`, every section whose name starts with `global` is a global section, `kb_base` is applied first within a section, and job-file `include` paths are tried as written, then next to the including file.",
+    "Job files and included files must be regular files of at most 1 MiB (standard input, `-`, too is read up to 1 MiB): fio reads `/dev/zero` or `include /dev/zero` until memory runs out.",
+    "A symbolic link at a file name storbench makes in `directory=` (`jobname.N.M`, when no `filename=` is given) is refused, naming it, and those names are opened with `O_NOFOLLOW`; fio follows the link and lays out, writes and (with `unlink`) removes whatever it points to. Name a file through a link with `filename=`.",
+    "Before laying out files in a local directory, storbench checks that they fit in the file system's free space (on tmpfs, also in available memory), counting what existing files already hold, and refuses the job if not; fio writes until ENOSPC. A file whose lay-out fails half-way is removed even without `unlink`.",
+    "A run whose IO buffers (`numjobs` x `iodepth` x the largest `bs`, one buffer for synchronous engines) and per-clone statistics (about 448 KiB each) exceed the available memory (MemAvailable, or the room under the cgroup's memory limit if smaller) is refused before anything is laid out; fio allocates until the OOM killer acts. A worker thread that cannot be started ends the run with an error.",
 ];
 
 /// The whole page.

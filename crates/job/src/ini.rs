@@ -32,17 +32,43 @@ pub fn read_job_file_with(path: &str, read: &mut SourceReader<'_>) -> Result<Low
     parse_job_text(path, &text, &mut load)
 }
 
-/// Standard input for `-`, else the file; errors are the OS's words.
+/// The largest job file (or included file) read: fio's job files are a few KiB, and a name
+/// such as /dev/zero must not grow memory without end.
+pub const MAX_JOB_FILE: u64 = 1 << 20;
+
+/// Standard input for `-`, else the file, which must be a regular file of at most
+/// [`MAX_JOB_FILE`] bytes (checked before it is opened, so a FIFO or device is never read);
+/// errors are the OS's words.
 pub fn read_source(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let too_big = || {
+        format!(
+            "larger than {} KiB, the limit for job files",
+            MAX_JOB_FILE >> 10
+        )
+    };
+    let mut bytes = Vec::new();
     if path == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
-        return Ok(s);
+        std::io::stdin()
+            .take(MAX_JOB_FILE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io_reason(&e))?;
+    } else {
+        let meta = std::fs::metadata(path).map_err(|e| io_reason(&e))?;
+        if !meta.is_file() {
+            return Err("not a regular file (job files must be regular files)".into());
+        }
+        if meta.len() > MAX_JOB_FILE {
+            return Err(too_big());
+        }
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_JOB_FILE + 1).read_to_end(&mut bytes))
+            .map_err(|e| io_reason(&e))?;
     }
-    std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => "not a text file (invalid UTF-8)".to_string(),
-        _ => io_reason(&e),
-    })
+    if bytes.len() as u64 > MAX_JOB_FILE {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| "not a text file (invalid UTF-8)".to_string())
 }
 
 /// The OS message without Rust's " (os error N)" tail.

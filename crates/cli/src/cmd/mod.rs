@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use crate::{Cli, Command};
 
 pub mod bonnie;
+pub mod clean;
 pub mod compare;
 pub mod fio;
 pub mod history;
@@ -30,5 +31,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Quick(args) => quick::run_quick(args, &cli.store),
         Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
+        Command::Clean(args) => clean::run_clean(args, &cli.store),
     }
 }

@@ -85,6 +85,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     };
     if !plan.device && engine_for_url(&target).is_none() {
         refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
+        crate::cmd::clean::warn_stale(std::path::Path::new(&target));
     }
     let wl = workload(&options);
     let req = RunRequest {
@@ -297,22 +298,13 @@ fn probe_direct(dir: &str) -> anyhow::Result<bool> {
 }
 
 fn check_free_space(dir: &str, need: u64) -> anyhow::Result<()> {
-    let c = std::ffi::CString::new(dir).context("target path contains a NUL byte")?;
-    // SAFETY: statvfs fills the zeroed struct for a valid C string path.
-    let st = unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
-            return Err(std::io::Error::last_os_error()).with_context(|| format!("statvfs {dir}"));
-        }
-        st
-    };
-    // File systems without a capacity (ramfs, some FUSE) report zero blocks in all.
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
-    if st.f_blocks > 0 && free < need {
+    let fs = storbench_core::space::statfs(std::path::Path::new(dir))
+        .with_context(|| format!("statfs {dir}"))?;
+    if !fs.fits(need) {
         bail!(
             "not enough free space in {dir}: the test file needs {} but only {} is free (use --size)",
             human_bytes(need),
-            human_bytes(free)
+            human_bytes(fs.free)
         );
     }
     Ok(())

@@ -23,6 +23,7 @@ use crate::sampler::WorkerSamples;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
 
+mod budget;
 mod cleanup;
 mod inventory;
 mod prepare;
@@ -94,8 +95,9 @@ pub fn run(
     let mut results: Vec<(u32, JobResult)> = Vec::new();
     let mut notes: Vec<Note> = Vec::new();
     let mut interfaces: Vec<String> = Vec::new();
-    check_devices(&jobs, factory).map_err(RunError::alone)?;
     let all_batches = batches(&jobs);
+    budget::check_memory(&all_batches, factory).map_err(RunError::alone)?;
+    check_devices(&jobs, factory).map_err(RunError::alone)?;
     let mut first_thread = 0u32;
     for (i, batch) in all_batches.iter().enumerate() {
         if stop::requested() {
@@ -312,32 +314,33 @@ fn run_batch(
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
-        let handles: Vec<_> = clones
-            .iter()
-            .map(|c| {
-                let plan = WorkerPlan {
-                    job: batch[c.job_index].clone(),
-                    clone: c.clone,
-                    thread: c.thread,
-                    seed: c.seed,
-                    files: c.files.clone(),
-                    io_limit: c.io_limit,
-                    counters: c.counters.clone(),
-                    clock,
-                };
-                let gate = &gate;
-                std::thread::Builder::new()
-                    .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
-                    .spawn_scoped(s, move || run_worker(plan, factory, gate))
-                    .expect("spawn worker thread")
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(clones.len());
+        for c in &clones {
+            let plan = WorkerPlan {
+                job: batch[c.job_index].clone(),
+                clone: c.clone,
+                thread: c.thread,
+                seed: c.seed,
+                files: c.files.clone(),
+                io_limit: c.io_limit,
+                counters: c.counters.clone(),
+                clock,
+            };
+            let gate = &gate;
+            let spawned = std::thread::Builder::new()
+                .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
+                .spawn_scoped(s, move || run_worker(plan, factory, gate));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
+            }
+        }
         sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);
-        handles
+        Ok(handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
-            .collect()
-    });
+            .collect())
+    })?;
     let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
     let mut notes = Vec::new();
     let mut results = Vec::new();
@@ -496,6 +499,29 @@ fn sample_until_done(
             .clamp(1_000_000, 50_000_000);
         std::thread::sleep(Duration::from_nanos(sleep));
     }
+}
+
+/// A worker thread could not be started (the thread or process limit, memory for its
+/// stack): the threads already started are released from the start gate before any IO,
+/// joined, and the batch fails with one line saying how far it got.
+fn spawn_failed(
+    gate: &StartGate,
+    started: Vec<std::thread::ScopedJoinHandle<'_, WorkerOutput>>,
+    wanted: usize,
+    e: std::io::Error,
+) -> EngineError {
+    gate.abandon();
+    let n = started.len();
+    for h in started {
+        let _ = h.join();
+    }
+    let mut error = EngineError::os(
+        "cannot start worker thread",
+        &format!("{} of {wanted}", n + 1),
+        e,
+    );
+    error.message.push_str("; lower numjobs");
+    error
 }
 
 fn panic_output() -> WorkerOutput {

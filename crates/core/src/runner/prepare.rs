@@ -65,7 +65,13 @@ pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
         direct: job.direct,
         sync: job.sync,
         truncate: false,
+        nofollow: generated_names(job),
     }
+}
+
+/// fio mode names the files itself (jobname.N.M in directory=) when no filename= is given.
+pub(super) fn generated_names(job: &JobSpec) -> bool {
+    job.filenames.is_empty()
 }
 
 /// Lays out a job's files, checks devices before writes, and records what it created.
@@ -79,6 +85,9 @@ pub(super) fn prepare_job(
     let mut engine = factory(job)?;
     let no_data = engine.caps().no_data;
     let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
+    if !no_data {
+        check_space(job, engine.as_mut())?;
+    }
     for clone in 0..job.numjobs.max(1) {
         // fio says "Laying out IO file" once for every clone that lays files out.
         let mut announced = false;
@@ -88,27 +97,14 @@ pub(super) fn prepare_job(
             // A file shared by clones (filename=) is prepared by the first and extended
             // when a later clone's sized slice (offset_increment) reaches past its end.
             let known = files.get(&f.path).copied();
+            if known.is_none() && generated_names(job) {
+                layout::refuse_symlink(&job.name, &f.path)?;
+            }
             let basis = match known {
                 Some(p) => p.basis,
                 None => layout::probe(engine.as_mut(), &f.path),
             };
-            let Some(len) = plan::resolve_len(job, f.len, basis, nfiles) else {
-                return Err(EngineError::new(
-                    ErrorKind::Refused,
-                    format!(
-                        "{}: no size given and {} does not exist (set size= or filesize=)",
-                        job.name, f.path
-                    ),
-                ));
-            };
-            let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
-            let start = plan::start_offset(job, clone, basis, align);
-            // Without size=, a clone's slice runs from its offset to the end (fio's io_size).
-            let slice = match (f.len, job.size) {
-                (None, Some(SizeSpec::Percent(_))) | (Some(_), _) => len,
-                (None, _) => len.min(basis.unwrap_or(len).saturating_sub(start)),
-            };
-            let need = start + slice;
+            let (len, need) = extent(job, clone, f, basis, nfiles)?;
             if known.is_some_and(|p| p.size >= need || f.len.is_none()) {
                 continue;
             }
@@ -139,7 +135,7 @@ pub(super) fn prepare_job(
                 &mut announce,
             );
             // A file whose lay-out failed half-way (ENOSPC, Ctrl-C) was still created by
-            // us: clean it up like any other.
+            // us: it is removed whatever `unlink` says, as it holds nothing usable.
             let created = match &laid_out {
                 Ok(p) => p.created,
                 Err(_) => {
@@ -152,7 +148,7 @@ pub(super) fn prepare_job(
                 cleanup.files.push(Created {
                     job: job.clone(),
                     path: f.path.clone(),
-                    remove,
+                    remove: remove || laid_out.is_err(),
                 });
             }
             let prepared = laid_out?;
@@ -178,6 +174,105 @@ pub(super) fn prepare_job(
         }
     }
     Ok(PreparedJob { files })
+}
+
+/// The bytes clone `clone` does IO over in `f` and the size the file must have for it.
+fn extent(
+    job: &JobSpec,
+    clone: u32,
+    f: &plan::FilePlan,
+    basis: Option<u64>,
+    nfiles: usize,
+) -> Result<(u64, u64), EngineError> {
+    let Some(len) = plan::resolve_len(job, f.len, basis, nfiles) else {
+        return Err(EngineError::new(
+            ErrorKind::Refused,
+            format!(
+                "{}: no size given and {} does not exist (set size= or filesize=)",
+                job.name, f.path
+            ),
+        ));
+    };
+    let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
+    let start = plan::start_offset(job, clone, basis, align);
+    // Without size=, a clone's slice runs from its offset to the end (fio's io_size).
+    let slice = match (f.len, job.size) {
+        (None, Some(SizeSpec::Percent(_))) | (Some(_), _) => len,
+        (None, _) => len.min(basis.unwrap_or(len).saturating_sub(start)),
+    };
+    Ok((len, start.saturating_add(slice)))
+}
+
+/// Refuses a job whose local files cannot grow to the sizes it needs in the free space of
+/// their file systems (and, on tmpfs, in the memory available), as quick and bonnie do,
+/// before anything is written: `--size=1P` used to write until the disk was full or the
+/// run was killed. Existing files count with the size they have; the job's own writes fill
+/// the rest, so jobs that only write are counted too. Network and device targets are left
+/// to their servers and the device checks.
+fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<(), EngineError> {
+    use std::collections::HashMap;
+    use std::os::unix::fs::MetadataExt;
+    // By path: the largest size any clone needs, and the size the file has.
+    let mut sizes: HashMap<String, (u64, Option<u64>)> = HashMap::new();
+    for clone in 0..job.numjobs.max(1) {
+        let planned = plan::files_for_clone(job, clone);
+        let nfiles = planned.len();
+        for f in &planned {
+            if f.path.contains("://")
+                || plan::is_device_like(&f.path)
+                || plan::is_char_device(&f.path)
+            {
+                continue;
+            }
+            let basis = match sizes.get(&f.path) {
+                Some(&(_, basis)) => basis,
+                None => layout::probe(engine, &f.path),
+            };
+            let Ok((_, need)) = extent(job, clone, f, basis, nfiles) else {
+                return Ok(()); // The lay-out says why.
+            };
+            let e = sizes.entry(f.path.clone()).or_insert((0, basis));
+            e.0 = e.0.max(need);
+        }
+    }
+    // By file system (device number of the directory): bytes still to be written.
+    let mut by_fs: HashMap<u64, (std::path::PathBuf, u64)> = HashMap::new();
+    for (path, (need, have)) in sizes {
+        let dir = match std::path::Path::new(&path).parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            continue;
+        };
+        let e = by_fs.entry(meta.dev()).or_insert((dir, 0));
+        e.1 = e.1.saturating_add(need.saturating_sub(have.unwrap_or(0)));
+    }
+    for (dir, extra) in by_fs.into_values() {
+        let Ok(fs) = crate::space::statfs(&dir) else {
+            continue;
+        };
+        let memory = crate::space::mem_and_swap_available().filter(|_| fs.tmpfs);
+        let (have, what) = match memory {
+            Some(m) if m < extra && m < fs.free => {
+                (m, "available in memory (tmpfs keeps its files in RAM)")
+            }
+            _ if !fs.fits(extra) => (fs.free, "free"),
+            _ => continue,
+        };
+        return Err(EngineError::new(
+            ErrorKind::Refused,
+            format!(
+                "{}: not enough space in {}: the files need {} more but only {} is {what} \
+                 (use a smaller size=)",
+                job.name,
+                dir.display(),
+                crate::space::human(extra),
+                crate::space::human(have),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Drops the page cache of `path`. A file that cannot be opened is no error here: the job

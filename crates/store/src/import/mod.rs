@@ -31,10 +31,15 @@ impl ImportError {
     }
 }
 
+/// The largest file imported. fio's json+ of a large run is a few MiB; a device, FIFO or
+/// huge binary is refused before it is read.
+pub const MAX_IMPORT: u64 = 64 << 20;
+
 /// Reads one file of fio JSON/json+ output or bonnie++ CSV lines (told apart by content).
+/// Only regular files of at most [`MAX_IMPORT`] bytes are read.
 pub fn import_file(path: &Path) -> Result<Vec<RunResult>, ImportError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ImportError::new(&name, None, e.to_string()))?;
+    let bytes = read_bounded(path).map_err(|m| ImportError::new(&name, None, m))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| ImportError::new(&name, None, "the file is not UTF-8 text"))?;
     let mtime_ms = std::fs::metadata(path)
@@ -43,6 +48,33 @@ pub fn import_file(path: &Path) -> Result<Vec<RunResult>, ImportError> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as u64);
     import_text(&name, &text, mtime_ms)
+}
+
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let too_big = || {
+        format!(
+            "larger than {} MiB, the limit for imports",
+            MAX_IMPORT >> 20
+        )
+    };
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (only files of fio or bonnie++ output are imported)".into(),
+        );
+    }
+    if meta.len() > MAX_IMPORT {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_IMPORT + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_IMPORT {
+        return Err(too_big());
+    }
+    Ok(bytes)
 }
 
 /// Parses `text` named `name`; `mtime_ms` dates runs whose format carries no time (bonnie++).

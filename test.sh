@@ -24,7 +24,12 @@ fi
 if ! command -v cargo-nextest >/dev/null 2>&1; then
     cargo install --locked cargo-nextest
 fi
+# Declared dependencies no crate uses (it reads the sources, so it needs no network).
+if ! command -v cargo-machete >/dev/null 2>&1; then
+    cargo install --locked cargo-machete
+fi
 
+cargo machete
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 export STORBENCH_REQUIRE_BROWSER=1

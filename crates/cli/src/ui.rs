@@ -9,7 +9,7 @@ use storbench_core::progress::WorkerState;
 use storbench_core::sampler::LogWindows;
 use storbench_job::{JobSpec, RwKind};
 use storbench_report::fio::header::{StartJob, layout_line, write_start};
-use storbench_report::status::{
+use storbench_report::live::status::{
     EtaMode, EtaStatus, JobState, QuickProgress, StatusLine, eta_line, quick_line,
 };
 
@@ -108,7 +108,7 @@ impl<'a> CliObserver<'a> {
 impl Observer for CliObserver<'_> {
     /// fio writes a job's logs when it ends, and only reports a file it cannot open.
     fn clone_logs(&mut self, job: &JobSpec, thread_number: u32, logs: &LogWindows) {
-        if let Err(e) = storbench_report::fio::logs::write_clone_logs(job, thread_number, logs) {
+        if let Err(e) = storbench_report::live::logs::write_clone_logs(job, thread_number, logs) {
             eprintln!("storbench: warning: {e}");
         }
     }

@@ -275,3 +275,124 @@ fn a_closed_pipe_ends_output_quietly() {
         assert!(err.is_empty(), "{args:?}: {err}");
     }
 }
+
+/// Runs `c` with stdout a pipe whose reader goes away early, as `| head -1` does: once
+/// `ready` says so (given the reader, which may take a line), the read end is closed while
+/// the run goes on. Returns the exit code and stderr.
+fn cut_short(
+    c: &mut Command,
+    ready: impl FnOnce(
+        &mut std::io::BufReader<std::process::ChildStdout>,
+        &std::sync::mpsc::Receiver<u8>,
+    ),
+) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let drain = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut byte = [0u8; 1];
+        while let Ok(1) = stderr.read(&mut byte) {
+            all.push(byte[0]);
+            let _ = tx.send(byte[0]);
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    });
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    ready(&mut reader, &rx);
+    drop(reader);
+    let status = child.wait().unwrap();
+    (status.code(), drain.join().unwrap())
+}
+
+/// A reader that takes one line and goes (`storbench fio … | head -1`,
+/// `storbench bonnie … | head -1`) cannot lose the measurement: the run is saved before the
+/// report is written.
+#[test]
+fn a_reader_gone_early_keeps_fio_and_bonnie_runs_in_the_history() {
+    use std::io::BufRead;
+    let s = Session::new();
+    let file = s.path("fio.dat");
+    let file = format!("--filename={}", file.display());
+    // fio prints its first line (the job's) before the run, which lasts 500 ms after head
+    // has gone.
+    let fio = [
+        "fio",
+        "--name=cut",
+        "--rw=write",
+        "--size=1m",
+        "--runtime=500ms",
+        "--time_based",
+        &file,
+    ];
+    let (code, err) = cut_short(&mut s.cmd(&fio), |out, _| {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert!(line.starts_with("cut: (g=0)"), "{line}");
+    });
+    assert_eq!(code, Some(141), "{err}");
+    assert!(err.contains("saved as run 1"), "{err}");
+    // bonnie prints its table at the end; the reader goes once the first test has started.
+    let dir = s.path("bonnie");
+    std::fs::create_dir(&dir).unwrap();
+    let bonnie = [
+        "bonnie",
+        "-d",
+        dir.to_str().unwrap(),
+        "-s",
+        "4",
+        "-r",
+        "0",
+        "-f",
+        "1",
+        "-n",
+        "1",
+    ];
+    let (code, err) = cut_short(&mut s.cmd(&bonnie), |_, progress| {
+        progress.recv().expect("bonnie reports progress on stderr");
+    });
+    assert_eq!(code, Some(141), "{err}");
+    assert!(err.contains("saved as run 2"), "{err}");
+    let csv = s.ok(&["history", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 1 + 2, "{csv}");
+}
+
+/// A database that cannot be opened (a path under a regular file, a directory) is found
+/// before the run, in one line, and nothing is created.
+#[test]
+fn an_unusable_database_stops_the_run_before_any_io() {
+    let s = Session::new();
+    std::fs::write(s.path("regular"), b"not a folder").unwrap();
+    let under_file = s.path("regular").join("results.db");
+    let a_dir = s.path("dir");
+    std::fs::create_dir(&a_dir).unwrap();
+    let work = s.path("work");
+    std::fs::create_dir(&work).unwrap();
+    let file = format!("--filename={}", work.join("f.dat").display());
+    let work_str = work.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &["fio", "--name=x", "--rw=write", "--size=1m", &file],
+        &["quick", "--size", "1m", "--runtime", "100ms", work_str],
+        &[
+            "bonnie", "-d", work_str, "-s", "4", "-r", "0", "-f", "1", "-n", "1",
+        ],
+    ];
+    for (db, cause) in [(&under_file, "Not a directory"), (&a_dir, "Is a directory")] {
+        for args in runs {
+            let out = s.cmd(args).env("STORBENCH_DB", db).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.matches(cause).count(), 1, "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+            assert_eq!(common::entries(&work), Vec::<String>::new(), "{args:?}");
+        }
+    }
+}

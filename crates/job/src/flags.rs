@@ -247,18 +247,14 @@ pub(crate) fn apply_flag(
 fn parse_formats(v: &str) -> Result<Vec<OutputFormat>, JobError> {
     let mut out = Vec::new();
     for word in v.split(',') {
-        let f = match word.trim() {
-            "normal" => OutputFormat::Normal,
-            "terse" => OutputFormat::Terse,
-            "json" => OutputFormat::Json,
-            "json+" => OutputFormat::JsonPlus,
-            other => {
-                return Err(usage(
-                    "output-format",
-                    v,
-                    &format!("'{other}' is not one of normal, terse, json, json+"),
-                ));
-            }
+        // `minimal` is a flag of its own here, not an --output-format value (as in fio).
+        let word = word.trim();
+        let Some(f) = OutputFormat::ALL.into_iter().find(|f| f.name() == word) else {
+            return Err(usage(
+                "output-format",
+                v,
+                &format!("'{word}' is not one of normal, terse, json, json+"),
+            ));
         };
         add_format(&mut out, f);
     }

@@ -10,13 +10,42 @@ use crate::resolve::{Context, resolve};
 use crate::spec::Workload;
 use crate::{argv, help, ini};
 
-/// fio's report formats.
+/// fio's report formats: the one definition, read from `--output-format` here and written
+/// by storbench-report (which names it `FioFormat` and lists each in its registry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     Normal,
     Json,
     JsonPlus,
     Terse,
+}
+
+impl OutputFormat {
+    /// Every format, in the order fio lists them.
+    pub const ALL: [OutputFormat; 4] = [
+        OutputFormat::Normal,
+        OutputFormat::Json,
+        OutputFormat::JsonPlus,
+        OutputFormat::Terse,
+    ];
+
+    /// fio's name for the format (`--output-format=NAME`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Normal => "normal",
+            OutputFormat::Json => "json",
+            OutputFormat::JsonPlus => "json+",
+            OutputFormat::Terse => "terse",
+        }
+    }
+
+    /// Parses fio's names; `minimal` is fio's other name for terse.
+    pub fn parse(name: &str) -> Option<OutputFormat> {
+        if name == "minimal" {
+            return Some(OutputFormat::Terse);
+        }
+        OutputFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
 }
 
 /// When to show the live progress line.

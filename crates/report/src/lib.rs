@@ -1,13 +1,19 @@
 //! storbench's reporters. Each reads a finished [`storbench_core::result::RunResult`] and
 //! writes one output format; none of them measures anything.
 //!
-//! One module per format family; other reporters append their `pub mod` line here.
+//! One module per format family; [`registry`] lists every format (name, what it reads,
+//! writer), and the subcommands choose from it. What is written while a run is going (the
+//! live status line, fio's log files) is in [`live`], apart from the reporters.
 
 pub mod bonnie_csv;
 pub mod bonnie_table;
 pub mod compare;
 pub mod fio;
 pub mod html;
+pub mod live;
 pub mod notes;
 pub mod quick;
-pub mod status;
+pub mod registry;
+
+/// The live status line under its earlier path.
+pub use live::status;

@@ -10,8 +10,9 @@ use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
 
 use crate::StoreArgs;
-use crate::cmd::save::{check_label, save_run};
+use crate::cmd::save::check_label;
 use crate::running::engine_for;
+use crate::session::Session;
 
 /// bonnie++'s flags, taken as given; storbench-bonnie checks them with bonnie++'s rules.
 #[derive(clap::Args, Debug)]
@@ -145,7 +146,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         crate::running::check_nfs_target(dir, true)?;
     }
     let store = &enter_target_dir(&mut cfg, store)?;
-    storbench_core::stop::install_handlers();
+    let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
     if cfg.runs.is_some() {
         print_notes(&cfg)?;
@@ -153,22 +154,28 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     if cfg.runs.is_some_and(|n| n > 1) {
         bonnie_csv::render_header(args.format, &mut stdout)?;
     }
+    let mut code = ExitCode::SUCCESS;
     for _ in 0..cfg.runs.unwrap_or(1) {
-        let mut progress = |e: Event| show_progress(&cfg, e);
-        let mut run = match owner_only_files(|| run_once(&cfg, &engine_for, &mut progress)) {
-            Ok(run) => run,
-            Err(e @ BonnieError::Interrupted { .. }) => {
-                eprintln!("storbench: {e}");
-                return Ok(crate::running::interrupted_code());
-            }
-            Err(e) => return Err(e.into()),
+        let measure = || -> anyhow::Result<RunResult> {
+            let mut progress = |e: Event| show_progress(&cfg, e);
+            let mut run = match owner_only_files(|| run_once(&cfg, &engine_for, &mut progress)) {
+                Ok(run) => run,
+                // main prints it as is and exits with 128 + the signal.
+                Err(e @ BonnieError::Interrupted { .. }) => anyhow::bail!("{e}"),
+                Err(e) => return Err(e.into()),
+            };
+            run.command_line = std::env::args().collect();
+            Ok(run)
         };
-        run.command_line = std::env::args().collect();
-        crate::running::redact_run(&mut run)?;
-        print_run(&cfg, &run, args.format, &mut stdout)?;
-        save_run(store, &run)?;
+        let render = |run: &RunResult| -> anyhow::Result<()> {
+            Ok(print_run(&cfg, run, args.format, &mut io::stdout())?)
+        };
+        let this = session.run(measure, |_| {}, render)?;
+        if code == ExitCode::SUCCESS {
+            code = this;
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 /// Changes to a local `-d` directory as bonnie++ does, so the suite names its files with

@@ -4,7 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use storbench_report::compare::{Format, NamedRun, compare, render};
+use storbench_report::compare::{NamedRun, compare};
+use storbench_report::registry::{self, Style};
 use storbench_store::{Store, StoredRun};
 
 use crate::StoreArgs;
@@ -27,16 +28,15 @@ pub struct CompareArgs {
     pub color: String,
 }
 
-/// The `--format` values; `table` is a hidden alias of `text`, so the listed choices stay
-/// those of the help while `history`'s name for its plain layout also works.
+/// The `--format` values: the registry's comparison formats, with their hidden aliases
+/// (`table`, `history`'s name for the plain layout), so the listed choices stay those of the
+/// help.
 fn format_values() -> clap::builder::PossibleValuesParser {
     use clap::builder::PossibleValue;
-    clap::builder::PossibleValuesParser::new([
-        PossibleValue::new("text").alias("table"),
-        PossibleValue::new("markdown"),
-        PossibleValue::new("csv"),
-        PossibleValue::new("json"),
-    ])
+    clap::builder::PossibleValuesParser::new(
+        registry::for_comparisons()
+            .map(|f| PossibleValue::new(f.name).aliases(f.hidden_aliases.iter().copied())),
+    )
 }
 
 pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
@@ -50,16 +50,13 @@ pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitC
     }
     let named = name_runs(&runs);
     let comparison = compare(&named, baseline);
-    let format = match args.format.as_str() {
-        "markdown" => Format::Markdown,
-        "csv" => Format::Csv,
-        "json" => Format::Json,
-        _ => Format::Text {
-            color: use_color(&args.color),
-        },
+    let format = registry::for_comparison(&args.format)
+        .ok_or_else(|| anyhow::anyhow!("--format {}: not a comparison format", args.format))?;
+    let style = Style {
+        color: use_color(&args.color),
     };
     let mut out = std::io::stdout().lock();
-    render(&comparison, format, &mut out)?;
+    format.write_comparison(&comparison, style, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

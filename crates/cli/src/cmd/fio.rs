@@ -1,19 +1,22 @@
 //! `storbench fio …`: a fio command line or job files, run unchanged, reported in fio's
 //! formats.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use storbench_core::result::RunMode;
+use storbench_core::result::{RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
-use storbench_job::{Eta, FioInvocation, HostFacts, OutputFormat, parse_fio_args};
-use storbench_report::fio::{FioFormat, FioOpts, render_many};
-use storbench_report::status::EtaMode;
+use storbench_job::{Eta, FioInvocation, HostFacts, parse_fio_args};
+use storbench_report::fio::FioFormat;
+use storbench_report::live::status::EtaMode;
+use storbench_report::registry;
 
 use crate::StoreArgs;
-use crate::running::{exit_code, route_network_targets};
+use crate::running::route_network_targets;
+use crate::session::Session;
 use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 
 /// fio options and job files, exactly as fio takes them (see `storbench fio --cmdhelp`).
@@ -100,24 +103,22 @@ fn enghelp(engine: Option<&str>) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Runs the workload and writes the reports.
+/// Runs the workload through the session's life cycle and writes the reports.
 fn execute(
     inv: FioInvocation,
     store: &StoreArgs,
     command_line: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
-    storbench_core::stop::install_handlers();
-    let formats: Vec<FioFormat> = inv
-        .output_formats
-        .iter()
-        .map(|f| to_report_format(*f))
-        .collect();
-    let mut out: Box<dyn Write> = match &inv.output {
+    let mut session = Session::begin(store)?;
+    let formats: Vec<FioFormat> = inv.output_formats.clone();
+    let out: Box<dyn Write> = match &inv.output {
         Some(path) => {
             Box::new(File::create(path).with_context(|| format!("--output={}", path.display()))?)
         }
         None => Box::new(io::stdout()),
     };
+    // The start lines (while measuring) and the reports (after saving) go to the same place.
+    let out = RefCell::new(out);
     let normal = formats.contains(&FioFormat::Normal);
     let eta = match inv.eta {
         Eta::Auto => EtaMode::Auto,
@@ -130,7 +131,8 @@ fn execute(
         command_line,
         always_remove_created: false,
     };
-    let result = {
+    let measure = || {
+        let mut out = out.borrow_mut();
         let mut observer = CliObserver::new(
             normal.then_some(out.as_mut() as &mut dyn Write),
             eta,
@@ -142,24 +144,15 @@ fn execute(
         });
         let r = run(req, &crate::running::engine_for, &mut observer);
         observer.finish();
-        r
+        crate::running::finished(r)
     };
-    let mut run = crate::running::finished(result)?;
-    crate::running::redact_run(&mut run)?;
-    render_many(&run, &formats, &FioOpts::default(), out.as_mut())?;
-    out.flush()?;
-    crate::cmd::save::save_run(store, &run)?;
-    crate::running::report_job_errors(&run);
-    Ok(exit_code(&run))
-}
-
-fn to_report_format(f: OutputFormat) -> FioFormat {
-    match f {
-        OutputFormat::Normal => FioFormat::Normal,
-        OutputFormat::Json => FioFormat::Json,
-        OutputFormat::JsonPlus => FioFormat::JsonPlus,
-        OutputFormat::Terse => FioFormat::Terse,
-    }
+    let render = |run: &RunResult| -> anyhow::Result<()> {
+        let mut out = out.borrow_mut();
+        registry::write_fio(run, &formats, out.as_mut())?;
+        out.flush()?;
+        Ok(())
+    };
+    session.run(measure, |_| {}, render)
 }
 
 /// Takes storbench's own flags out of fio's arguments (they can't be clap globals there,

@@ -6,15 +6,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use storbench_core::result::{Note, NoteLevel, RunMode};
+use storbench_core::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_engines::DataPath;
 use storbench_job::presets::quick::{QuickOptions, TESTS, check_size, workload};
 use storbench_job::{JobSpec, units};
-use storbench_report::status::EtaMode;
+use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;
-use crate::running::{engine_for_url, exit_code};
+use crate::running::engine_for_url;
+use crate::session::Session;
 use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
 #[derive(clap::Args, Debug)]
@@ -68,9 +69,8 @@ fn parse_eta(s: &str) -> Result<EtaMode, String> {
 
 pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     // Before anything is created (the O_DIRECT probe file too): a Ctrl-C from here on only
-    // asks for a stop, so what storbench made is still removed.
-    storbench_core::stop::install_handlers();
-    crate::cmd::save::check_label(store)?;
+    // asks for a stop, so what storbench made is still removed; and the database is open.
+    let mut session = Session::begin(store)?;
     let target = args.target.clone().unwrap_or_else(|| ".".into());
     let plan = plan_target(&target, &args)?;
     let options = QuickOptions {
@@ -106,7 +106,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         humantime(args.runtime),
         if plan.direct { "direct" } else { "buffered" },
     );
-    let result = {
+    let measure = || {
         let mut observer = CliObserver::new(
             None,
             args.eta,
@@ -116,37 +116,32 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         );
         let r = run(req, &crate::running::engine_for, &mut observer);
         observer.finish();
-        r
+        crate::running::finished(r)
     };
-    let mut run = crate::running::finished(result)?;
-    // History lists the target the user named, not the temporary test file in it.
-    if let Some(env) = &mut run.environment {
-        for t in &mut env.targets {
-            t.target.clone_from(&target);
+    let verdicts = |run: &mut RunResult| {
+        // History lists the target the user named, not the temporary test file in it.
+        if let Some(env) = &mut run.environment {
+            for t in &mut env.targets {
+                t.target.clone_from(&target);
+            }
         }
-    }
-    crate::running::redact_run(&mut run)?;
-    if let Some(why) = &plan.buffered_reason {
-        run.notes.insert(
-            0,
-            Note {
-                level: NoteLevel::Warning,
-                code: "warn.buffered-quick".into(),
-                message: why.clone(),
-            },
-        );
-    }
-    let mut out = std::io::stdout();
-    let shown = if args.json {
-        storbench_report::quick::render_json(&run, &mut out)
-    } else {
-        storbench_report::quick::render(&run, &mut out)
+        if let Some(why) = &plan.buffered_reason {
+            run.notes.insert(
+                0,
+                Note {
+                    level: NoteLevel::Warning,
+                    code: "warn.buffered-quick".into(),
+                    message: why.clone(),
+                },
+            );
+        }
     };
-    // Saved even when stdout's reader has gone (`| head`): the measurement is not lost.
-    crate::cmd::save::save_run(store, &run)?;
-    shown?;
-    crate::running::report_job_errors(&run);
-    Ok(exit_code(&run))
+    let format = if args.json { "quick-json" } else { "quick" };
+    let render = |run: &RunResult| -> anyhow::Result<()> {
+        storbench_report::registry::write_run(format, run, &mut std::io::stdout())?;
+        Ok(())
+    };
+    session.run(measure, verdicts, render)
 }
 
 /// Refuses a test file name that is taken: the runner would take an existing file as the

@@ -1,5 +1,5 @@
 //! Access to the results database for every subcommand: opening it from the global flags,
-//! and saving a finished run (every measuring subcommand calls [`save_run`]).
+//! and saving a finished run ([`save_to`], called by the run's session).
 
 use std::path::PathBuf;
 
@@ -52,13 +52,10 @@ pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Saves `run` unless `--no-save`; says where on stderr. Returns the run id.
-pub fn save_run(store: &StoreArgs, run: &RunResult) -> anyhow::Result<Option<i64>> {
-    if store.no_save {
-        return Ok(None);
-    }
-    check_label(store)?;
-    let mut db = open_store(store)?;
+/// Saves `run` in `db` with the flags' label and tags; says where on stderr. Returns the
+/// run id. The measuring subcommands reach it through [`crate::session::Session`], which
+/// opened `db` before the run.
+pub fn save_to(db: &mut Store, store: &StoreArgs, run: &RunResult) -> anyhow::Result<i64> {
     let meta = RunMeta {
         label: store.label.clone(),
         tags: store.tags.clone(),
@@ -66,5 +63,5 @@ pub fn save_run(store: &StoreArgs, run: &RunResult) -> anyhow::Result<Option<i64
     };
     let id = db.save(run, &meta)?;
     eprintln!("storbench: saved as run {id} in {}", db.path().display());
-    Ok(Some(id))
+    Ok(id)
 }

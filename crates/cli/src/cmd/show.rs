@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use storbench_core::result::{RunMode, RunResult};
-use storbench_report::fio::{FioFormat, FioOpts};
+use storbench_core::result::RunMode;
+use storbench_report::registry;
 use storbench_store::StoredRun;
 
 use crate::StoreArgs;
@@ -28,28 +28,24 @@ pub struct ShowArgs {
 pub fn run_show(args: ShowArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let db = open_existing_store(store)?;
     let stored = db.load(resolve_one(&db, &args.run)?)?;
-    let format = args
-        .format
-        .unwrap_or_else(|| default_format(stored.run.mode).to_string());
+    let mode = stored.run.mode;
+    let format = match &args.format {
+        None => registry::default_for(mode),
+        Some(name) => registry::for_run(name, mode).ok_or_else(|| {
+            anyhow::anyhow!(
+                "format '{name}' is not available for a {} run; use {}",
+                mode_name(mode),
+                registry::names_for(mode)
+            )
+        })?,
+    };
     let mut out = std::io::stdout().lock();
-    if is_text(&format) {
+    if format.for_people {
         writeln!(out, "{}", heading(&stored))?;
     }
-    render(&stored.run, &format, &mut out)?;
+    format.write_run(&stored.run, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn default_format(mode: RunMode) -> &'static str {
-    match mode {
-        RunMode::Fio => "normal",
-        RunMode::Quick => "quick",
-        RunMode::Bonnie => "bonnie",
-    }
-}
-
-fn is_text(format: &str) -> bool {
-    matches!(format, "normal" | "quick" | "bonnie")
 }
 
 /// `run 12 · hdd · tags a, b · 2026-11-29 20:43 · storbench quick /mnt/hdd`
@@ -72,50 +68,10 @@ fn heading(s: &StoredRun) -> String {
     parts.join(" · ")
 }
 
-fn render(run: &RunResult, format: &str, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mode = run.mode;
-    if format == "raw" {
-        serde_json::to_writer_pretty(&mut *out, run)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    let fio_shaped = matches!(mode, RunMode::Fio | RunMode::Quick);
-    match (format, FioFormat::parse(format)) {
-        (_, Some(f)) if fio_shaped => {
-            storbench_report::fio::render(run, f, &FioOpts::default(), out)?
-        }
-        ("quick", _) if mode == RunMode::Quick => storbench_report::quick::render(run, out)?,
-        ("quick-json", _) if mode == RunMode::Quick => {
-            storbench_report::quick::render_json(run, out)?
-        }
-        ("bonnie", _) if mode == RunMode::Bonnie => {
-            storbench_report::bonnie_table::render(run, out)?
-        }
-        ("csv" | "csv-1.98" | "csv-1.03", _) if mode == RunMode::Bonnie => {
-            let csv_format = format.parse().map_err(|e: String| anyhow::anyhow!(e))?;
-            storbench_report::bonnie_csv::render(run, csv_format, out)?
-        }
-        _ => anyhow::bail!(
-            "format '{format}' is not available for a {} run; use {}",
-            mode_name(mode),
-            formats_for(mode)
-        ),
-    }
-    Ok(())
-}
-
 fn mode_name(mode: RunMode) -> &'static str {
     match mode {
         RunMode::Fio => "fio",
         RunMode::Quick => "quick",
         RunMode::Bonnie => "bonnie",
-    }
-}
-
-fn formats_for(mode: RunMode) -> &'static str {
-    match mode {
-        RunMode::Fio => "normal, json, json+, terse or raw",
-        RunMode::Quick => "quick, quick-json, normal, json, json+, terse or raw",
-        RunMode::Bonnie => "bonnie, csv (csv-1.98), csv-1.03 or raw",
     }
 }

@@ -21,7 +21,6 @@
 pub mod header;
 pub mod json;
 mod jsonfmt;
-pub mod logs;
 pub mod normal;
 pub mod terse;
 pub mod units;
@@ -38,27 +37,9 @@ pub struct FioOpts {
     pub utc_offset_secs: Option<i32>,
 }
 
-/// One of fio's `--output-format` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FioFormat {
-    Normal,
-    Json,
-    JsonPlus,
-    Terse,
-}
-
-impl FioFormat {
-    /// Parses fio's names (`normal`, `json`, `json+`, `terse`, also `minimal`).
-    pub fn parse(name: &str) -> Option<FioFormat> {
-        match name {
-            "normal" => Some(FioFormat::Normal),
-            "json" => Some(FioFormat::Json),
-            "json+" => Some(FioFormat::JsonPlus),
-            "terse" | "minimal" => Some(FioFormat::Terse),
-            _ => None,
-        }
-    }
-}
+/// One of fio's `--output-format` values; defined once, in storbench-job, which reads it
+/// from fio's command line ([`FioFormat::parse`] takes fio's names, `minimal` too).
+pub use storbench_job::OutputFormat as FioFormat;
 
 /// Writes one format.
 pub fn render(

@@ -32,6 +32,7 @@ pub mod sampler;
 pub mod server;
 pub mod stats;
 pub mod stop;
+pub mod verify;
 #[cfg(test)]
 mod testing;
 pub mod worker;

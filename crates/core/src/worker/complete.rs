@@ -95,6 +95,9 @@ impl Worker<'_> {
                 ),
             ));
         }
+        if result as u64 == s.len as u64 {
+            self.verify_check(&s, slot)?;
+        }
         if !self.measuring {
             self.plan.counters.publish_pre(self.issued_bytes);
             return Ok(());
@@ -177,6 +180,8 @@ impl Worker<'_> {
                 offset: 0,
                 t_start: t,
                 t_issue: t,
+                verify: false,
+                piece: 0,
             };
             let io = IoUnit {
                 file: self.files[f].id,

@@ -9,6 +9,7 @@
 mod complete;
 mod issue;
 mod passes;
+mod verifying;
 
 pub(crate) use passes::region_pass;
 
@@ -90,6 +91,9 @@ struct Slot {
     offset: u64,
     t_start: u64,
     t_issue: u64,
+    /// A read of the verify phase: `piece` is its entry in the write log.
+    verify: bool,
+    piece: u32,
 }
 
 struct OpenFile {
@@ -243,6 +247,8 @@ struct Worker<'p> {
     measure_end: Instant,
     cpu_start: Usage,
     cpu: Usage,
+    /// fio's data verification, when the job verifies (`verifying.rs`).
+    verify: Option<verifying::VerifyState>,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -386,6 +392,7 @@ impl<'p> Worker<'p> {
             measure_end: now,
             cpu_start: Usage::default(),
             cpu: Usage::default(),
+            verify: verifying::VerifyState::new(plan, caps.no_data),
         })
     }
 
@@ -413,7 +420,7 @@ impl<'p> Worker<'p> {
         } else {
             self.plan.counters.set_state(WorkerState::Ramp);
         }
-        let result = self.io_loop();
+        let result = self.io_loop().and_then(|()| self.verify_phase());
         if !self.measuring {
             self.begin_measuring();
         }
@@ -428,6 +435,10 @@ impl<'p> Worker<'p> {
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
         self.ramp_end_ns = self.clock() + self.job.ramp_time.as_nanos() as u64;
+        if self.verify.as_ref().is_some_and(|v| v.dry_run) {
+            self.dry_run();
+            return Ok(());
+        }
         let mut checks = 0u32;
         loop {
             self.issue_until_stop(&mut checks)?;

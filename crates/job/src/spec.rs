@@ -275,7 +275,7 @@ impl VerifyKind {
         )
     }
 
-    /// Bytes of the checksum area that follows the 48-byte header (fio's `vhdr_*` sizes).
+    /// Bytes of the checksum area that follows the 40-byte header (fio's `vhdr_*` sizes).
     pub fn digest_len(self) -> usize {
         match self {
             VerifyKind::Md5 => 16,
@@ -298,7 +298,7 @@ impl VerifyKind {
     /// Header plus checksum area: the bytes at the start of every verify interval.
     pub fn header_len(self) -> usize {
         if self.has_header() {
-            48 + self.digest_len()
+            40 + self.digest_len()
         } else {
             0
         }

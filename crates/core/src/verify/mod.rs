@@ -1,21 +1,20 @@
 //! fio 3.33's data verification: every written block carries, at the start of each verify
-//! interval, fio's 48-byte `verify_header` and the checksum of the interval's remaining
+//! interval, fio's 40-byte `verify_header` and the checksum of the interval's remaining
 //! bytes; reads check them. The layout is fio's so that either tool verifies the other's
 //! data (`verify.h`, `verify.c` of fio 3.33):
 //!
 //! | bytes | field |
 //! |---|---|
 //! | 0..2 | magic 0xacca (little-endian) |
-//! | 2 | version (fio leaves the buffer's byte) |
-//! | 3 | verify type (fio's number) |
+//! | 2..4 | verify type (fio's number) |
 //! | 4..8 | interval length |
 //! | 8..16 | random seed of the block's data |
 //! | 16..24 | offset of the interval in the file |
 //! | 24..32 | time of the write (s, ns) |
-//! | 32..40 | sequence number of the write in its job |
-//! | 40..42 | thread number |
-//! | 44..48 | fio's crc32c of bytes 0..44 |
-//! | 48.. | checksum (`digest.rs`), then data |
+//! | 32..34 | thread number |
+//! | 34..36 | sequence number of the write in its job, modulo 65536 |
+//! | 36..40 | fio's crc32c of bytes 0..36 |
+//! | 40.. | checksum (`digest.rs`), then data |
 //!
 //! Nothing here allocates: buffers are checked and filled in place.
 
@@ -26,8 +25,8 @@ pub use digest::fio_crc32c;
 use storbench_job::{VerifyKind, VerifySpec};
 
 const MAGIC: u16 = 0xacca;
-const HDR: usize = 48;
-const CRC_AT: usize = 44;
+const HDR: usize = 40;
+const CRC_AT: usize = 36;
 
 /// What a read block must say about itself.
 #[derive(Clone, Copy, Debug)]
@@ -99,14 +98,14 @@ impl Verifier {
         for (n, chunk) in buf.chunks_mut(step).enumerate() {
             let hdr_offset = offset + (n * self.interval) as u64;
             chunk[0..2].copy_from_slice(&MAGIC.to_le_bytes());
-            chunk[3] = self.kind as u8;
+            chunk[2..4].copy_from_slice(&u16::from(self.kind as u8).to_le_bytes());
             chunk[4..8].copy_from_slice(&(step as u32).to_le_bytes());
             chunk[8..16].copy_from_slice(&seed.to_le_bytes());
             chunk[16..24].copy_from_slice(&hdr_offset.to_le_bytes());
             chunk[24..28].copy_from_slice(&now.0.to_le_bytes());
             chunk[28..32].copy_from_slice(&now.1.to_le_bytes());
-            chunk[32..40].copy_from_slice(&numberio.to_le_bytes());
-            chunk[40..42].copy_from_slice(&self.thread.to_le_bytes());
+            chunk[32..34].copy_from_slice(&self.thread.to_le_bytes());
+            chunk[34..36].copy_from_slice(&(numberio as u16).to_le_bytes());
             let crc = fio_crc32c(&chunk[..CRC_AT]);
             chunk[CRC_AT..HDR].copy_from_slice(&crc.to_le_bytes());
             let (head, data) = chunk.split_at_mut(hlen);
@@ -169,7 +168,7 @@ impl Verifier {
         let len = u32::from_le_bytes(h[4..8].try_into().unwrap_or_default());
         let seed = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
         let offset = u64::from_le_bytes(h[16..24].try_into().unwrap_or_default());
-        let numberio = u64::from_le_bytes(h[32..40].try_into().unwrap_or_default());
+        let numberio = u16::from_le_bytes([h[34], h[35]]);
         let crc = u32::from_le_bytes(h[CRC_AT..HDR].try_into().unwrap_or_default());
         let want_offset = e.offset + (w.n * self.interval) as u64;
         let bad = if magic != MAGIC {
@@ -186,10 +185,10 @@ impl Verifier {
                 "verify: bad header offset {offset}, wanted {}",
                 e.offset
             ))
-        } else if e.numberio.is_some_and(|n| n != numberio) {
+        } else if e.numberio.is_some_and(|n| n as u16 != numberio) {
             Some(format!(
                 "verify: bad header numberio {numberio}, wanted {}",
-                e.numberio.unwrap_or(0)
+                e.numberio.unwrap_or(0) as u16
             ))
         } else {
             let calc = fio_crc32c(&h[..CRC_AT]);
@@ -205,7 +204,11 @@ impl Verifier {
                 w.req_len
             ));
         }
-        Ok(VerifyKind::from_id(h[3]).unwrap_or(self.kind))
+        let media = u16::from_le_bytes([h[2], h[3]]);
+        Ok(u8::try_from(media)
+            .ok()
+            .and_then(VerifyKind::from_id)
+            .unwrap_or(self.kind))
     }
 
     /// fio's `verify_io_u_pattern`: the pattern continues across intervals, after the

@@ -80,8 +80,8 @@ pub(super) const DEFS: &[OptDef] = &[
         "Put a header every this many bytes of a block (default: the write block size)",
         |b, v| {
             let n = parse_size(val(v)?, b.spec.kb_base)?;
-            if n < 96 {
-                return Err(format!("verify_interval={n} is below fio's minimum of 96"));
+            if n < 80 {
+                return Err(format!("verify_interval={n} is below fio's minimum of 80"));
             }
             b.spec.verify.interval = n;
             b.verify_given.push("verify_interval");
@@ -96,8 +96,8 @@ pub(super) const DEFS: &[OptDef] = &[
         "Swap the header with the bytes this far into each interval",
         |b, v| {
             let n = parse_size(val(v)?, b.spec.kb_base)?;
-            if n < 48 {
-                return Err(format!("verify_offset={n} is below fio's minimum of 48"));
+            if n < 40 {
+                return Err(format!("verify_offset={n} is below fio's minimum of 40"));
             }
             b.spec.verify.offset = n;
             b.verify_given.push("verify_offset");
@@ -280,8 +280,8 @@ mod tests {
         for (_, k) in VerifyKind::NAMES {
             assert_eq!(VerifyKind::from_id(*k as u8), Some(*k));
         }
-        assert_eq!(VerifyKind::Md5.header_len(), 64);
-        assert_eq!(VerifyKind::Crc32c.header_len(), 52);
+        assert_eq!(VerifyKind::Md5.header_len(), 56);
+        assert_eq!(VerifyKind::Crc32c.header_len(), 44);
         assert_eq!(VerifyKind::Pattern.header_len(), 0);
     }
 }

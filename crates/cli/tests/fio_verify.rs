@@ -126,7 +126,7 @@ fn corrupted_blocks_are_found_where_fio_finds_them() {
         ("sha256", 2 * 4096 + 200, "sha256: verify failed at file f offset 8192, length 4096"),
         ("crc32c", 5 * 4096, "verify: bad magic header"),
         ("xxhash", 9 * 4096 + 17, "verify: bad header offset"),
-        ("meta", 4 * 4096 + 40, "verify: bad header crc"),
+        ("meta", 4 * 4096 + 30, "verify: bad header crc"),
     ];
     par_each(&cases, |(t, at, says)| {
         let d = tempfile::tempdir().unwrap();

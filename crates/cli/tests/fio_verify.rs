@@ -12,8 +12,22 @@ use std::path::Path;
 use common::{Run, fio, fio_available, par_each, sb_fio, words};
 
 const TYPES: &[&str] = &[
-    "md5", "crc64", "crc32", "crc32c", "crc32c-intel", "crc16", "crc7", "sha1", "sha256",
-    "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "meta",
+    "md5",
+    "crc64",
+    "crc32",
+    "crc32c",
+    "crc32c-intel",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "xxhash",
+    "meta",
 ];
 
 /// A job line writing (or with `--verify_only`, checking) file `f` of 256 KiB.
@@ -33,7 +47,11 @@ fn verified(tool: &str, run: &Run, what: &str) {
 }
 
 fn flip(path: &Path, offset: u64) {
-    let f = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
     let mut b = [0u8; 1];
     f.read_exact_at(&mut b, offset).unwrap();
     f.write_all_at(&[b[0] ^ 0x5a], offset).unwrap();
@@ -80,7 +98,9 @@ fn blocks_fio_writes_verify_in_storbench() {
         let run = sb_fio(d.path(), &words(&format!("{line} --verify_only")));
         verified("storbench", &run, case);
         // A read job with verify checks every read, as fio's does.
-        let read = case.replace("--rw=randwrite", "--rw=randread").replace("--rw=write", "--rw=read");
+        let read = case
+            .replace("--rw=randwrite", "--rw=randread")
+            .replace("--rw=write", "--rw=read");
         let run = sb_fio(d.path(), &words(&job(&read)));
         verified("storbench (read job)", &run, &read);
     });
@@ -121,9 +141,21 @@ fn corrupted_blocks_are_found_where_fio_finds_them() {
     }
     // (type, byte to flip, what fio says)
     let cases = [
-        ("crc32c", 3 * 4096 + 100, "crc32c: verify failed at file f offset 12288, length 4096"),
-        ("md5", 7 * 4096 + 4000, "md5: verify failed at file f offset 28672, length 4096"),
-        ("sha256", 2 * 4096 + 200, "sha256: verify failed at file f offset 8192, length 4096"),
+        (
+            "crc32c",
+            3 * 4096 + 100,
+            "crc32c: verify failed at file f offset 12288, length 4096",
+        ),
+        (
+            "md5",
+            7 * 4096 + 4000,
+            "md5: verify failed at file f offset 28672, length 4096",
+        ),
+        (
+            "sha256",
+            2 * 4096 + 200,
+            "sha256: verify failed at file f offset 8192, length 4096",
+        ),
         ("crc32c", 5 * 4096, "verify: bad magic header"),
         ("xxhash", 9 * 4096 + 17, "verify: bad header offset"),
         ("meta", 4 * 4096 + 30, "verify: bad header crc"),
@@ -141,7 +173,11 @@ fn corrupted_blocks_are_found_where_fio_finds_them() {
         assert!(fio_says.contains(says), "fio: {fio_says}");
         // fio's line up to its internal io_u flags, which storbench has not.
         let head = fio_says.split(", flags=").next().unwrap();
-        assert!(ours.stderr.contains(head), "{t} at {at}: fio said\n{fio_says}\nstorbench said\n{}", ours.stderr);
+        assert!(
+            ours.stderr.contains(head),
+            "{t} at {at}: fio said\n{fio_says}\nstorbench said\n{}",
+            ours.stderr
+        );
         let json = ours.stdout.contains("err=84");
         assert!(json, "EILSEQ as fio's err=84: {}", ours.stdout);
     });
@@ -160,17 +196,35 @@ fn checksums_fio_reports_are_the_ones_storbench_reports() {
     let ours = sb_fio(d.path(), &words(&format!("{line} --verify_only")));
     let crc = |s: &str, what: &str| {
         s.lines()
-            .find_map(|l| l.split(what).nth(1).map(|r| r.split([',', ' ', '\n']).find(|w| !w.is_empty()).unwrap().to_string()))
+            .find_map(|l| {
+                l.split(what).nth(1).map(|r| {
+                    r.split([',', ' ', '\n'])
+                        .find(|w| !w.is_empty())
+                        .unwrap()
+                        .to_string()
+                })
+            })
             .unwrap_or_else(|| panic!("no {what} in {s}"))
     };
-    assert_eq!(crc(&theirs.stderr, "Expected CRC: "), crc(&ours.stderr, "expected CRC "));
-    assert_eq!(crc(&theirs.stderr, "Received CRC: "), crc(&ours.stderr, "received CRC "));
+    assert_eq!(
+        crc(&theirs.stderr, "Expected CRC: "),
+        crc(&ours.stderr, "expected CRC ")
+    );
+    assert_eq!(
+        crc(&theirs.stderr, "Received CRC: "),
+        crc(&ours.stderr, "received CRC ")
+    );
 }
 
 #[test]
 fn verify_off_runs_and_bad_verify_options_are_one_line_errors() {
     let d = tempfile::tempdir().unwrap();
-    for off in ["--verify=0", "--do_verify=0", "--verify=null", "--verify=0 --verify_fatal=0"] {
+    for off in [
+        "--verify=0",
+        "--do_verify=0",
+        "--verify=null",
+        "--verify=0 --verify_fatal=0",
+    ] {
         sb_fio(d.path(), &words(&job(&format!("--rw=write {off}")))).ok();
     }
     for (bad, says) in [
@@ -185,5 +239,7 @@ fn verify_off_runs_and_bad_verify_options_are_one_line_errors() {
         let line = run.one_error_line();
         assert!(line.contains(says), "{bad}: {line}");
     }
-    assert!(!d.path().join("f").exists() || std::fs::metadata(d.path().join("f")).unwrap().len() > 0);
+    assert!(
+        !d.path().join("f").exists() || std::fs::metadata(d.path().join("f")).unwrap().len() > 0
+    );
 }

@@ -32,9 +32,9 @@ pub mod sampler;
 pub mod server;
 pub mod stats;
 pub mod stop;
-pub mod verify;
 #[cfg(test)]
 mod testing;
+pub mod verify;
 pub mod worker;
 
 pub use engine::{

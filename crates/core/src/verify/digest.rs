@@ -144,7 +144,10 @@ mod tests {
         assert_eq!(CRC7.checksum(d), 0x75);
         assert_eq!(CRC32.checksum(d), 0x0376_e6e7);
         assert_eq!(fio_crc32c(d), !0xe306_9283);
-        assert_eq!(hex(VerifyKind::Md5, b""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(
+            hex(VerifyKind::Md5, b""),
+            "d41d8cd98f00b204e9800998ecf8427e"
+        );
         // sha1("abc") = a9993e36 4706816a ..., words stored little-endian.
         assert!(hex(VerifyKind::Sha1, b"abc").starts_with("363e99a96a810647"));
     }

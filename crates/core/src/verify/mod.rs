@@ -172,9 +172,14 @@ impl Verifier {
         let crc = u32::from_le_bytes(h[CRC_AT..HDR].try_into().unwrap_or_default());
         let want_offset = e.offset + (w.n * self.interval) as u64;
         let bad = if magic != MAGIC {
-            Some(format!("verify: bad magic header {magic:x}, wanted {MAGIC:x}"))
+            Some(format!(
+                "verify: bad magic header {magic:x}, wanted {MAGIC:x}"
+            ))
         } else if len as usize != w.step {
-            Some(format!("verify: bad header length {len}, wanted {}", w.step))
+            Some(format!(
+                "verify: bad header length {len}, wanted {}",
+                w.step
+            ))
         } else if e.seed.is_some_and(|s| s != seed) {
             Some(format!(
                 "verify: bad header rand_seed {seed}, wanted {}",
@@ -242,7 +247,12 @@ impl Verifier {
 
 /// fio's checksum check of one interval: the data after the header of the type the block
 /// was written with, against the checksum area.
-fn check_digest(kind: VerifyKind, media: VerifyKind, chunk: &[u8], w: &Where) -> Result<(), String> {
+fn check_digest(
+    kind: VerifyKind,
+    media: VerifyKind,
+    chunk: &[u8],
+    w: &Where,
+) -> Result<(), String> {
     let start = HDR + media.digest_len();
     let len = kind.digest_len();
     let mut got = [0u8; 128];
@@ -264,7 +274,10 @@ fn name(kind: VerifyKind) -> &'static str {
     VerifyKind::NAMES
         .iter()
         .find(|(_, k)| *k == kind)
-        .map_or("pattern", |(n, _)| if *n == "crc32c-intel" { "crc32c" } else { n })
+        .map_or(
+            "pattern",
+            |(n, _)| if *n == "crc32c-intel" { "crc32c" } else { n },
+        )
 }
 
 /// fio's `verify_offset`: the header trades places with the bytes `at` into the interval.

@@ -95,12 +95,15 @@ impl Worker<'_> {
                 ),
             ));
         }
-        if result as u64 == s.len as u64 {
-            self.verify_check(&s, slot)?;
-        }
+        // A bad block is still a read done: counted, then the job stops on it (as fio).
+        let checked = if result as u64 == s.len as u64 {
+            self.verify_check(&s, slot)
+        } else {
+            Ok(())
+        };
         if !self.measuring {
             self.plan.counters.publish_pre(self.issued_bytes);
-            return Ok(());
+            return checked;
         }
         let d = s.ddir as usize;
         let clat = self.measure.clat.then(|| t_done.saturating_sub(s.t_issue));
@@ -117,7 +120,7 @@ impl Worker<'_> {
             dir.slat.sum_ns as u64,
             dir.slat.samples,
         );
-        Ok(())
+        checked
     }
 
     pub(super) fn wait_for_rate(&mut self) -> Result<(), EngineError> {

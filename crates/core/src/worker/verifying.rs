@@ -72,7 +72,9 @@ impl VerifyState {
 
     /// A fresh seed per block for its headers (fio's `rand_seed`), from a counter.
     fn next_seed(&mut self) -> u64 {
-        let mut z = self.seed.wrapping_add(self.writes.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut z = self
+            .seed
+            .wrapping_add(self.writes.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
@@ -138,11 +140,13 @@ impl Worker<'_> {
             std::slice::from_raw_parts_mut(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
         };
         let path = &self.plan.files[s.file as usize].spec.path;
-        v.verifier.check(buf, &expect, path).map_err(|msg| EngineError {
-            kind: ErrorKind::Os,
-            errno: Some(libc::EILSEQ),
-            message: msg,
-        })
+        v.verifier
+            .check(buf, &expect, path)
+            .map_err(|msg| EngineError {
+                kind: ErrorKind::Os,
+                errno: Some(libc::EILSEQ),
+                message: msg,
+            })
     }
 
     /// verify_only of a write job: the offsets the writes would take, logged, nothing

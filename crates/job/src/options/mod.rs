@@ -20,8 +20,8 @@ use crate::build::JobBuilder;
 pub(crate) use engine::check_engine_options;
 pub use engine::{ENGINES, EngineName, find_engine};
 pub(crate) use logs::fix_logs;
-pub(crate) use verify::fix_verify;
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
+pub(crate) use verify::fix_verify;
 
 /// How an option's value is written (for help, docs, and the readers: flags may stand
 /// alone, everything else needs a value).

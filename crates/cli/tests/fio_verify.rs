@@ -243,3 +243,50 @@ fn verify_off_runs_and_bad_verify_options_are_one_line_errors() {
         !d.path().join("f").exists() || std::fs::metadata(d.path().join("f")).unwrap().len() > 0
     );
 }
+
+/// Over the user-space NFS client against a real nfs-ganesha: blocks written and read
+/// back through the export verify, fio verifies the export's file locally, and a byte
+/// flipped on the server is found at its block.
+#[test]
+fn verify_over_nfs_comes_back_through_the_client() {
+    use storbench_testkit::ganesha::{self, Ganesha};
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let g = Ganesha::start().expect("start ganesha");
+    let d = tempfile::tempdir().unwrap();
+    let url = format!("--filename={}", g.url("v.dat"));
+    let line =
+        "--name=v --ioengine=nfs --rw=randwrite --bs=16k --iodepth=8 --size=2M --verify=crc32c";
+    let mut args = words(line);
+    args.extend([url.as_str(), "--output-format=json"]);
+    let doc = sb_fio(d.path(), &args).json();
+    assert_eq!(
+        doc["jobs"][0]["read"]["io_bytes"],
+        2 << 20,
+        "read back: {doc}"
+    );
+    let file = g.export_dir().join("v.dat");
+    if fio_available() {
+        let local = format!("--filename={}", file.display());
+        let run = fio(
+            d.path(),
+            &words(&format!(
+                "--name=v --rw=randwrite --bs=16k --size=2M --verify=crc32c --verify_only {local}"
+            )),
+        );
+        verified("fio", &run, "the export's file");
+    }
+    flip(&file, 5 * 16384 + 999);
+    let mut args = words(line);
+    args.extend([url.as_str(), "--verify_only"]);
+    let run = sb_fio(d.path(), &args);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("crc32c: verify failed at file")
+            && run.stderr.contains("offset 81920, length 16384"),
+        "{}",
+        run.stderr
+    );
+}

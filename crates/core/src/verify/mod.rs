@@ -320,3 +320,108 @@ impl std::fmt::Display for Hex<'_> {
         self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(kind: VerifyKind, interval: u64, offset: u64) -> VerifySpec {
+        VerifySpec {
+            kind,
+            interval,
+            offset,
+            ..VerifySpec::default()
+        }
+    }
+
+    fn block(v: &mut Verifier, at: u64) -> Vec<u8> {
+        let mut buf: Vec<u8> = (0..8192u32).map(|i| (i * 7 + 3) as u8).collect();
+        v.fill(&mut buf, at, 5, 0x1234, (1, 2));
+        buf
+    }
+
+    #[test]
+    fn every_kind_fills_what_it_checks_and_finds_a_flipped_byte() {
+        let expect = Expect {
+            offset: 65536,
+            numberio: Some(5),
+            seed: Some(0x1234),
+        };
+        for (_, kind) in VerifyKind::NAMES.iter().filter(|(_, k)| k.has_header()) {
+            let mut v = Verifier::new(&spec(*kind, 4096, 0), 1).unwrap();
+            let mut buf = block(&mut v, 65536);
+            assert_eq!(&buf[0..2], &[0xca, 0xac], "{kind:?}");
+            assert_eq!(
+                u64::from_le_bytes(buf[4096 + 16..4096 + 24].try_into().unwrap()),
+                69632
+            );
+            let mut good = block(&mut v, 65536);
+            v.check(&mut good, &expect, "f").unwrap();
+            buf[4096 + 30] ^= 1;
+            let err = v.check(&mut buf, &expect, "f").unwrap_err();
+            assert!(
+                err.contains("bad header crc") && err.contains("offset 69632"),
+                "{err}"
+            );
+            if *kind != VerifyKind::Meta && *kind != VerifyKind::Sha512 {
+                let mut buf = block(&mut v, 65536);
+                buf[5000] ^= 0x80;
+                let err = v.check(&mut buf, &expect, "f").unwrap_err();
+                assert!(
+                    err.contains("verify failed at file f offset 69632, length 4096"),
+                    "{err}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_offset_sequence_and_swapped_headers() {
+        let mut v = Verifier::new(&spec(VerifyKind::Crc32c, 0, 1024), 1).unwrap();
+        let mut buf = block(&mut v, 0);
+        assert_ne!(&buf[0..2], &[0xca, 0xac], "the header moved to 1024");
+        assert_eq!(&buf[1024..1026], &[0xca, 0xac]);
+        let ok = Expect {
+            offset: 0,
+            numberio: Some(5),
+            seed: None,
+        };
+        v.check(&mut buf.clone(), &ok, "f").unwrap();
+        let moved = Expect { offset: 8192, ..ok };
+        let err = v.check(&mut buf.clone(), &moved, "f").unwrap_err();
+        assert!(
+            err.starts_with("verify: bad header offset 0, wanted 8192"),
+            "{err}"
+        );
+        let older = Expect {
+            numberio: Some(4),
+            ..ok
+        };
+        let err = v.check(&mut buf, &older, "f").unwrap_err();
+        assert!(
+            err.starts_with("verify: bad header numberio 5, wanted 4"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn patterns_with_and_without_header() {
+        let mut s = spec(VerifyKind::Pattern, 4096, 0);
+        s.pattern = vec![1, 2, 3];
+        let mut v = Verifier::new(&s, 1).unwrap();
+        let mut buf = block(&mut v, 0);
+        assert_eq!(&buf[..6], &[1, 2, 3, 1, 2, 3]);
+        let e = Expect {
+            offset: 0,
+            numberio: None,
+            seed: None,
+        };
+        v.check(&mut buf.clone(), &e, "f").unwrap();
+        buf[4097] = 9;
+        let err = v.check(&mut buf, &e, "f").unwrap_err();
+        assert!(
+            err.contains("got pattern '09', wanted '03'") && err.contains("offset 4096"),
+            "{err}"
+        );
+    }
+}

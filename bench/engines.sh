@@ -9,6 +9,8 @@
 #   psync   4k randread of a 1 GiB file in /dev/shm, psync QD1            IOPS >= 1.0x, CPU/IO <= fio
 #   uring   same file, io_uring QD32                                      IOPS >= 1.0x, CPU/IO <= fio
 #   direct  4k randread O_DIRECT, io_uring QD32, 1 GiB file on ext4       IOPS within +-5%
+#   verify  1 MiB sequential write + verify of a file in /dev/shm, verify=crc32c, md5,
+#           sha256 (VERIFY_SIZE, default 1g); rate over the whole run   >= 1.0x fio
 #   article the TrueNAS article's randrw command (12 jobs x 256 MiB, posixaio QD32, O_DIRECT,
 #           ramp 10 s, runtime 10 s) in EXT4_DIR                          peak RSS <= fio
 #
@@ -101,7 +103,12 @@ measure() {
         timed "$out" "$STORBENCH" fio --no-save --output-format=json "$@" || return 1
     fi
     read -r ios iops < <(json_ios "$out.json")
-    read -r _ user sys rss <"$out.time"
+    read -r elapsed user sys rss <"$out.time"
+    if [ "${WALL_RATE:-0}" = 1 ]; then
+        # Write then read-back phases: the IOs over the whole run's wall time, the same
+        # measure for both tools whatever each counts as a direction's runtime.
+        iops=$(awk -v n="$ios" -v e="$elapsed" 'BEGIN { printf "%.0f", n / (e > 0 ? e : 1) }')
+    fi
     awk -v ios="$ios" -v iops="$iops" -v u="$user" -v s="$sys" -v rss="$rss" \
         'BEGIN { printf "%.0f %.0f %d\n", iops, (u + s) * 1e9 / (ios > 0 ? ios : 1), rss }'
 }
@@ -212,6 +219,18 @@ if selected direct; then
                 "$WORK/$tool-io_uring_qd32_direct_ext4.json"
         done
     fi
+fi
+
+if selected verify; then
+    VERIFY_FILE=/dev/shm/storbench-verify-bench.$$
+    trap 'cleanup; rm -f "$VERIFY_FILE"' EXIT
+    make_file "$VERIFY_FILE"
+    WALL_RATE=1
+    for t in crc32c md5 sha256; do
+        compare "verify $t 1m seq /dev/shm" 1.0 - - - --name=verify --filename="$VERIFY_FILE" \
+            --rw=write --bs=1m "--size=${VERIFY_SIZE:-1g}" --ioengine=psync "--verify=$t"
+    done
+    WALL_RATE=0
 fi
 
 if selected article; then

@@ -35,6 +35,7 @@ pub mod stats;
 pub mod stop;
 #[cfg(test)]
 mod testing;
+pub mod verify;
 pub mod worker;
 
 pub use engine::{

@@ -22,6 +22,10 @@ pub(crate) struct JobBuilder {
     pub new_group: bool,
     /// `bwavgtime` / `iopsavgtime` were given (fio then logs at the smaller of the two).
     pub avgtime_set: [bool; 2],
+    /// `verify=` was given (else `verify_pattern` implies fio's pattern-with-header).
+    pub verify_set: bool,
+    /// Verify options given that only mean something with `verify`.
+    pub verify_given: Vec<&'static str>,
 }
 
 impl JobBuilder {
@@ -35,6 +39,8 @@ impl JobBuilder {
             randseed_set: false,
             new_group: false,
             avgtime_set: [false; 2],
+            verify_set: false,
+            verify_given: Vec::new(),
         }
     }
 
@@ -90,6 +96,7 @@ impl JobBuilder {
         }
         check_sizes(s)?;
         crate::options::fix_logs(s, self.avgtime_set)?;
+        crate::options::fix_verify(s, self.verify_set, &self.verify_given)?;
         Ok(self.spec)
     }
 

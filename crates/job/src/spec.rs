@@ -203,6 +203,150 @@ impl Default for BufferSpec {
     }
 }
 
+/// fio's `verify=` checksum types. The discriminants are fio 3.33's `verify_type` numbers,
+/// which every block's header stores on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum VerifyKind {
+    None = 0,
+    /// `meta`: the header alone (and `verify_pattern` when given).
+    Meta = 1,
+    Md5 = 2,
+    Crc64 = 3,
+    Crc32 = 4,
+    Crc32c = 5,
+    Crc32cIntel = 6,
+    Crc16 = 7,
+    Crc7 = 8,
+    Sha256 = 9,
+    Sha512 = 10,
+    Sha3_224 = 11,
+    Sha3_256 = 12,
+    Sha3_384 = 13,
+    Sha3_512 = 14,
+    Xxhash = 15,
+    Sha1 = 16,
+    /// A header, then `verify_pattern` (fio's choice when only `verify_pattern` is given).
+    PatternHdr = 17,
+    /// `pattern`: the pattern alone, no header.
+    Pattern = 18,
+    /// `null`: pretend.
+    Null = 19,
+}
+
+impl VerifyKind {
+    /// fio's `verify=` values, with what they choose.
+    pub const NAMES: &[(&str, VerifyKind)] = &[
+        ("0", VerifyKind::None),
+        ("md5", VerifyKind::Md5),
+        ("crc64", VerifyKind::Crc64),
+        ("crc32", VerifyKind::Crc32),
+        ("crc32c-intel", VerifyKind::Crc32cIntel),
+        ("crc32c", VerifyKind::Crc32c),
+        ("crc16", VerifyKind::Crc16),
+        ("crc7", VerifyKind::Crc7),
+        ("sha1", VerifyKind::Sha1),
+        ("sha256", VerifyKind::Sha256),
+        ("sha512", VerifyKind::Sha512),
+        ("sha3-224", VerifyKind::Sha3_224),
+        ("sha3-256", VerifyKind::Sha3_256),
+        ("sha3-384", VerifyKind::Sha3_384),
+        ("sha3-512", VerifyKind::Sha3_512),
+        ("xxhash", VerifyKind::Xxhash),
+        ("meta", VerifyKind::Meta),
+        ("pattern", VerifyKind::Pattern),
+        ("null", VerifyKind::Null),
+    ];
+
+    /// The kind fio stores as `id` in a header.
+    pub fn from_id(id: u8) -> Option<VerifyKind> {
+        Self::NAMES
+            .iter()
+            .map(|(_, k)| *k)
+            .chain([VerifyKind::PatternHdr])
+            .find(|k| *k as u8 == id)
+    }
+
+    /// Whether blocks carry fio's verify header.
+    pub fn has_header(self) -> bool {
+        !matches!(
+            self,
+            VerifyKind::None | VerifyKind::Pattern | VerifyKind::Null
+        )
+    }
+
+    /// Bytes of the checksum area that follows the 40-byte header (fio's `vhdr_*` sizes).
+    pub fn digest_len(self) -> usize {
+        match self {
+            VerifyKind::Md5 => 16,
+            VerifyKind::Crc64 => 8,
+            VerifyKind::Crc32 | VerifyKind::Crc32c | VerifyKind::Crc32cIntel => 4,
+            VerifyKind::Crc16 => 2,
+            VerifyKind::Crc7 => 1,
+            VerifyKind::Sha256 => 64,
+            VerifyKind::Sha512 => 128,
+            VerifyKind::Sha3_224 => 28,
+            VerifyKind::Sha3_256 => 32,
+            VerifyKind::Sha3_384 => 48,
+            VerifyKind::Sha3_512 => 64,
+            VerifyKind::Xxhash => 4,
+            VerifyKind::Sha1 => 20,
+            _ => 0,
+        }
+    }
+
+    /// Header plus checksum area: the bytes at the start of every verify interval.
+    pub fn header_len(self) -> usize {
+        if self.has_header() {
+            40 + self.digest_len()
+        } else {
+            0
+        }
+    }
+}
+
+/// fio's data verification of a job (`verify` and its options), after fio's fix-ups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifySpec {
+    pub kind: VerifyKind,
+    /// `do_verify`: read written blocks back after the writes.
+    pub do_verify: bool,
+    /// Bytes covered by one header (`verify_interval`; the write block size by default).
+    pub interval: u64,
+    /// `verify_offset`: the header is swapped with the bytes this far into the interval.
+    pub offset: u64,
+    /// `verify_pattern` bytes; `%o` places are in `pattern_offsets`.
+    pub pattern: Vec<u8>,
+    /// Where `%o` puts the IO's offset (8 bytes, little-endian) into the pattern.
+    pub pattern_offsets: Vec<usize>,
+    /// `verify_fatal`.
+    pub fatal: bool,
+    /// `verify_only`: a write job reads and checks instead of writing.
+    pub only: bool,
+}
+
+impl Default for VerifySpec {
+    fn default() -> Self {
+        VerifySpec {
+            kind: VerifyKind::None,
+            do_verify: true,
+            interval: 0,
+            offset: 0,
+            pattern: Vec::new(),
+            pattern_offsets: Vec::new(),
+            fatal: false,
+            only: false,
+        }
+    }
+}
+
+impl VerifySpec {
+    /// Whether blocks are written with, or reads checked against, verify data.
+    pub fn active(&self) -> bool {
+        !matches!(self.kind, VerifyKind::None | VerifyKind::Null)
+    }
+}
+
 /// fio's log files of a job: each prefix is the one given, or the job's name when given
 /// empty. Only averaged logs (`log_avg_msec` of 1 ms or more) are written.
 #[derive(Clone, Debug, PartialEq)]
@@ -325,6 +469,8 @@ pub struct JobSpec {
     pub fallocate: Fallocate,
     pub fadvise_hint: FadviseHint,
     pub buffers: BufferSpec,
+    /// fio's data verification (`verify=` and its options).
+    pub verify: VerifySpec,
 
     // --- measurement and reporting ---
     pub group_reporting: bool,
@@ -428,6 +574,7 @@ impl JobSpec {
             fallocate: Fallocate::Native,
             fadvise_hint: FadviseHint::Pattern,
             buffers: BufferSpec::default(),
+            verify: VerifySpec::default(),
             group_reporting: false,
             disable_lat: false,
             disable_clat: false,

@@ -272,8 +272,8 @@ fn errors_are_one_line_and_say_where() {
             "--ioengine=sg: fio's sg engine is not supported by storbench",
         ),
         (
-            "--name=x --verify=md5",
-            "--verify: fio option 'verify' is not supported by storbench",
+            "--name=x --verify=md6",
+            "--verify=md6: unknown verify type 'md6'",
         ),
         (
             // fio's own examples/rand-zones.fio line.

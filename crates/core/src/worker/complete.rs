@@ -95,9 +95,15 @@ impl Worker<'_> {
                 ),
             ));
         }
+        // A bad block is still a read done: counted, then the job stops on it (as fio).
+        let checked = if result as u64 == s.len as u64 {
+            self.verify_check(&s, slot)
+        } else {
+            Ok(())
+        };
         if !self.measuring {
             self.plan.counters.publish_pre(self.issued_bytes);
-            return Ok(());
+            return checked;
         }
         let d = s.ddir as usize;
         let clat = self.measure.clat.then(|| t_done.saturating_sub(s.t_issue));
@@ -114,7 +120,7 @@ impl Worker<'_> {
             dir.slat.sum_ns as u64,
             dir.slat.samples,
         );
-        Ok(())
+        checked
     }
 
     pub(super) fn wait_for_rate(&mut self) -> Result<(), EngineError> {
@@ -177,6 +183,8 @@ impl Worker<'_> {
                 offset: 0,
                 t_start: t,
                 t_issue: t,
+                verify: false,
+                piece: 0,
             };
             let io = IoUnit {
                 file: self.files[f].id,

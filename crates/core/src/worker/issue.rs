@@ -59,6 +59,8 @@ impl Worker<'_> {
                 offset,
                 t_start: 0,
                 t_issue: 0,
+                verify: false,
+                piece: 0,
             };
             if !self.issue(slot)? {
                 break;
@@ -104,6 +106,7 @@ impl Worker<'_> {
             // SAFETY: the slot is not in flight, so its buffer is ours to modify.
             let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_ptr(), s.len as usize) };
             self.filler.before_write(bytes, s.offset);
+            self.verify_fill(slot, bytes);
         }
         // Latency starts here, with the IO ready to go, as fio's start_time does: choosing
         // its offset (which may drop a pass's page cache) and filling its buffer are not

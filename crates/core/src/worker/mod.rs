@@ -9,6 +9,7 @@
 mod complete;
 mod issue;
 mod passes;
+mod verifying;
 
 pub(crate) use passes::region_pass;
 
@@ -90,6 +91,9 @@ struct Slot {
     offset: u64,
     t_start: u64,
     t_issue: u64,
+    /// A read of the verify phase: `piece` is its entry in the write log.
+    verify: bool,
+    piece: u32,
 }
 
 struct OpenFile {
@@ -246,6 +250,8 @@ struct Worker<'p> {
     measure_end: Instant,
     cpu_start: Usage,
     cpu: Usage,
+    /// fio's data verification, when the job verifies (`verifying.rs`).
+    verify: Option<verifying::VerifyState>,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -389,6 +395,7 @@ impl<'p> Worker<'p> {
             measure_end: now,
             cpu_start: Usage::default(),
             cpu: Usage::default(),
+            verify: verifying::VerifyState::new(plan, caps.no_data),
         })
     }
 
@@ -429,7 +436,7 @@ impl<'p> Worker<'p> {
         } else {
             self.plan.counters.set_state(WorkerState::Ramp);
         }
-        let result = self.io_loop();
+        let result = self.io_loop().and_then(|()| self.verify_phase());
         if !self.measuring {
             self.begin_measuring();
         }
@@ -443,6 +450,10 @@ impl<'p> Worker<'p> {
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
+        if self.verify.as_ref().is_some_and(|v| v.dry_run) {
+            self.dry_run();
+            return Ok(());
+        }
         let mut checks = 0u32;
         loop {
             self.issue_until_stop(&mut checks)?;

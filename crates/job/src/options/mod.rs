@@ -13,6 +13,7 @@ mod random;
 mod stats;
 mod timing;
 mod unsupported;
+mod verify;
 
 use crate::build::JobBuilder;
 
@@ -20,6 +21,7 @@ pub(crate) use engine::check_engine_options;
 pub use engine::{ENGINES, EngineName, find_engine};
 pub(crate) use logs::fix_logs;
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
+pub(crate) use verify::fix_verify;
 
 /// How an option's value is written (for help, docs, and the readers: flags may stand
 /// alone, everything else needs a value).
@@ -126,12 +128,13 @@ pub enum Category {
     Rate,
     Random,
     Buffers,
+    Verify,
     Sync,
     Reporting,
 }
 
 impl Category {
-    pub const ALL: [Category; 11] = [
+    pub const ALL: [Category; 12] = [
         Category::Job,
         Category::Files,
         Category::Io,
@@ -141,6 +144,7 @@ impl Category {
         Category::Rate,
         Category::Random,
         Category::Buffers,
+        Category::Verify,
         Category::Sync,
         Category::Reporting,
     ];
@@ -156,6 +160,7 @@ impl Category {
             Category::Rate => "Rate limits",
             Category::Random => "Randomness",
             Category::Buffers => "Buffer contents",
+            Category::Verify => "Data verification",
             Category::Sync => "Syncing",
             Category::Reporting => "Measurement and reporting",
         }
@@ -270,6 +275,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         timing::RATE,
         random::DEFS,
         buffers::DEFS,
+        verify::DEFS,
         timing::SYNC,
         stats::DEFS,
         logs::DEFS,

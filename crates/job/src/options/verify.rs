@@ -1,0 +1,308 @@
+//! fio's data verification: `verify` and the options that shape it. What fio 3.33 does
+//! with them after parsing (interval defaults, an implied `verify` for `verify_pattern`,
+//! what storbench refuses) is in [`fix_verify`].
+
+use super::{Category as C, Kind as K, OptDef, flag, val};
+use crate::spec::{JobSpec, VerifyKind};
+use crate::units::{parse_bool, parse_size};
+
+/// fio's `verify=` values for `--cmdhelp` and the docs.
+const VERIFY_VALUES: &[(&str, &str)] = &[
+    ("0", "Don't verify"),
+    ("md5", "md5 of each block's data"),
+    (
+        "crc64",
+        "crc64 (fio's: Jones polynomial, reflected, no inversion)",
+    ),
+    ("crc32", "crc32 (fio's: MSB-first, no inversion)"),
+    (
+        "crc32c",
+        "crc32c (Castagnoli), hardware accelerated where the CPU has it",
+    ),
+    ("crc32c-intel", "Same as crc32c"),
+    ("crc16", "crc16"),
+    ("crc7", "crc7"),
+    ("sha1", "sha1"),
+    ("sha256", "sha256 as fio 3.33 stores it"),
+    ("sha512", "sha512 as fio 3.33 stores it (see the note)"),
+    ("sha3-224", "sha3-224"),
+    ("sha3-256", "sha3-256"),
+    ("sha3-384", "sha3-384"),
+    ("sha3-512", "sha3-512"),
+    ("xxhash", "xxhash (XXH32)"),
+    (
+        "meta",
+        "The header alone (offset, sequence number, header crc)",
+    ),
+    ("pattern", "verify_pattern alone, no header"),
+    ("null", "Pretend to verify"),
+];
+
+/// The longest pattern fio accepts.
+const MAX_PATTERN: usize = 512;
+
+/// Bytes `%o` occupies in a pattern (fio pastes the 64-bit offset).
+const OFFSET_FMT_LEN: usize = 8;
+
+pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "verify",
+        K::Choice(VERIFY_VALUES),
+        C::Verify,
+        "0",
+        "Write blocks with fio's verify header and checksum and check them when read",
+        |b, v| {
+            let v = val(v)?;
+            let kind = VerifyKind::NAMES
+                .iter()
+                .find(|(n, _)| *n == v)
+                .map(|(_, k)| *k)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = VerifyKind::NAMES.iter().map(|(n, _)| *n).collect();
+                    format!("unknown verify type '{v}' (one of {})", names.join(", "))
+                })?;
+            b.spec.verify.kind = kind;
+            b.verify_set = true;
+            Ok(())
+        },
+    )
+    .note(
+        "Blocks are laid out as fio 3.33 lays them out (40-byte header, then the checksum), so \
+         either tool verifies the other's data; the first bad block stops the job with fio's \
+         message and err=84 (EILSEQ), as fio does. Written data is storbench's own random \
+         data, not fio's (only checksums and headers are compared). sha512 follows fio 3.33, \
+         which never finishes that hash: its 128 stored bytes are copies of data bytes, so it \
+         finds little; use sha256, sha3-512 or crc32c. Refused with verify, for now: rw=rw, \
+         randrw and trim workloads, write jobs with time_based or loops > 1 (fio verifies \
+         after every pass), and verify_backlog, verify_async, verify_dump, \
+         verify_state_save/load, experimental_verify, trim_verify_zero (below).",
+    ),
+    OptDef::new(
+        "do_verify",
+        K::Bool,
+        C::Verify,
+        "1",
+        "Read the written blocks back and check them after the writes",
+        |b, v| {
+            b.spec.verify.do_verify = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "verify_interval",
+        K::Size,
+        C::Verify,
+        "",
+        "Put a header every this many bytes of a block (default: the write block size)",
+        |b, v| {
+            let n = parse_size(val(v)?, b.spec.kb_base)?;
+            if n < 80 {
+                return Err(format!("verify_interval={n} is below fio's minimum of 80"));
+            }
+            b.spec.verify.interval = n;
+            b.verify_given.push("verify_interval");
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "verify_offset",
+        K::Size,
+        C::Verify,
+        "",
+        "Swap the header with the bytes this far into each interval",
+        |b, v| {
+            let n = parse_size(val(v)?, b.spec.kb_base)?;
+            if n < 40 {
+                return Err(format!("verify_offset={n} is below fio's minimum of 40"));
+            }
+            b.spec.verify.offset = n;
+            b.verify_given.push("verify_offset");
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "verify_pattern",
+        K::Pattern,
+        C::Verify,
+        "",
+        "Fill and check blocks with this pattern: 0xHEX, \"text\", decimal, %o (the offset)",
+        |b, v| {
+            let (pattern, offsets) = parse_verify_pattern(val(v)?)?;
+            b.spec.verify.pattern = pattern;
+            b.spec.verify.pattern_offsets = offsets;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "verify_fatal",
+        K::Bool,
+        C::Verify,
+        "0",
+        "Stop at the first bad header of a block rather than checking its others",
+        |b, v| {
+            b.spec.verify.fatal = parse_bool(val(v)?)?;
+            if b.spec.verify.fatal {
+                b.verify_given.push("verify_fatal");
+            }
+            Ok(())
+        },
+    )
+    .note("storbench reports the first bad interval of a block either way; the job stops there, as fio's does."),
+    OptDef::new(
+        "verify_only",
+        K::Flag,
+        C::Verify,
+        "",
+        "Check data an earlier run wrote: a write job reads and checks instead of writing",
+        |b, v| {
+            b.spec.verify.only = flag(v)?;
+            if b.spec.verify.only {
+                b.verify_given.push("verify_only");
+            }
+            Ok(())
+        },
+    ),
+];
+
+/// fio's `verify_pattern`: its pattern syntax, where `%o` stands for the 8 bytes of each
+/// IO's offset.
+pub(crate) fn parse_verify_pattern(s: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
+    let mut out = Vec::new();
+    let mut offsets = Vec::new();
+    for (i, part) in s.split("%o").enumerate() {
+        if i > 0 {
+            offsets.push(out.len());
+            out.extend_from_slice(&[0; OFFSET_FMT_LEN]);
+        }
+        if !part.trim().is_empty() {
+            out.extend(super::buffers::parse_pattern(part)?);
+        }
+    }
+    if out.len() > MAX_PATTERN {
+        return Err(format!("pattern longer than {MAX_PATTERN} bytes"));
+    }
+    if out.is_empty() {
+        return Err("empty pattern".into());
+    }
+    Ok((out, offsets))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// fio's fix-ups of the verify options (init.c), and storbench's refusals: verify
+/// options that would do nothing without `verify`, and what storbench does not do yet.
+pub(crate) fn fix_verify(
+    s: &mut JobSpec,
+    verify_set: bool,
+    given: &[&'static str],
+) -> Result<(), String> {
+    let v = &mut s.verify;
+    if !verify_set && !v.pattern.is_empty() {
+        v.kind = VerifyKind::PatternHdr;
+    }
+    if !v.active() {
+        if let Some(name) = given.first() {
+            return Err(format!(
+                "{name} needs verify= (one of md5, crc32c, sha256, …); without it fio does nothing with it"
+            ));
+        }
+        return Ok(());
+    }
+    let kind = v.kind;
+    if matches!(kind, VerifyKind::Pattern) && v.pattern.is_empty() {
+        return Err("verify=pattern needs verify_pattern".into());
+    }
+    let rw = s.rw.kind;
+    if rw.trims() {
+        return Err(format!(
+            "verify with rw={} is not supported by storbench (trim verification)",
+            rw.fio_name()
+        ));
+    }
+    if rw.reads() && rw.writes() {
+        return Err(format!(
+            "verify with rw={} is not supported by storbench yet (fio verifies reads of \
+             blocks written earlier in the same job)",
+            rw.fio_name()
+        ));
+    }
+    if rw.writes() && v.do_verify && (s.time_based || s.loops > 1) && !v.only {
+        return Err(
+            "verify of a write job with time_based or loops > 1 is not supported by storbench \
+             yet (fio verifies after every pass)"
+                .into(),
+        );
+    }
+    let (wmin, wmax) = (s.bs[1].min(), s.bs[1].max());
+    let rmin = s.bs[0].min();
+    if wmin != wmax && v.interval == 0 {
+        v.interval = wmin;
+    }
+    if v.interval > wmin {
+        v.interval = wmin;
+    } else if rw.reads() && v.interval > rmin {
+        v.interval = rmin;
+    }
+    if v.interval == 0 || !wmin.is_multiple_of(v.interval) || !wmax.is_multiple_of(v.interval) {
+        v.interval = gcd(wmin, wmax);
+    }
+    let interval = if rw.reads() {
+        v.interval.min(rmin)
+    } else {
+        v.interval
+    };
+    let hdr = kind.header_len() as u64;
+    if interval <= hdr {
+        return Err(format!(
+            "verify={}: blocks of {interval} bytes are too small for its {hdr}-byte header",
+            name_of(kind)
+        ));
+    }
+    if v.offset > 0 && (v.offset < hdr || v.offset + hdr > interval) {
+        return Err(format!(
+            "verify_offset={} must leave room for the {hdr}-byte header within the \
+             {interval}-byte interval, after it",
+            v.offset
+        ));
+    }
+    Ok(())
+}
+
+fn name_of(kind: VerifyKind) -> &'static str {
+    VerifyKind::NAMES
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or("pattern", |(n, _)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verify_patterns_with_offsets() {
+        assert_eq!(
+            parse_verify_pattern("0xdeadbeef"),
+            Ok((vec![0xde, 0xad, 0xbe, 0xef], vec![]))
+        );
+        let (p, o) = parse_verify_pattern("\"ab\"%o0x01").unwrap();
+        assert_eq!(p.len(), 11);
+        assert_eq!(o, vec![2]);
+        assert_eq!(p[10], 1);
+        assert_eq!(parse_verify_pattern("%o").unwrap().1, vec![0]);
+        assert!(parse_verify_pattern("").is_err());
+        assert!(parse_verify_pattern("zz").is_err());
+    }
+
+    #[test]
+    fn kinds_round_trip_their_fio_numbers() {
+        for (_, k) in VerifyKind::NAMES {
+            assert_eq!(VerifyKind::from_id(*k as u8), Some(*k));
+        }
+        assert_eq!(VerifyKind::Md5.header_len(), 56);
+        assert_eq!(VerifyKind::Crc32c.header_len(), 44);
+        assert_eq!(VerifyKind::Pattern.header_len(), 0);
+    }
+}

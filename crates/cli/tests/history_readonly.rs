@@ -37,9 +37,8 @@ fn save_two_runs(db: &Path) {
 /// `storbench ARGS` with `dir` mounted read-only for it alone; its output.
 fn in_read_only_dir(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
     let d = dir.to_str().unwrap();
-    let script = format!(
-        "mount --bind {d} {d} && mount -o remount,bind,ro {d} && exec \"$0\" \"$@\""
-    );
+    let script =
+        format!("mount --bind {d} {d} && mount -o remount,bind,ro {d} && exec \"$0\" \"$@\"");
     Command::new("unshare")
         .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_storbench")])
         .args(args)
@@ -80,7 +79,13 @@ fn reading_commands_work_in_a_read_only_directory() {
         vec!["history", "--format", "json"],
         vec!["show", "first"],
         vec!["compare", "first", "second"],
-        vec!["report", "first", "second", "-o", out_html.to_str().unwrap()],
+        vec![
+            "report",
+            "first",
+            "second",
+            "-o",
+            out_html.to_str().unwrap(),
+        ],
     ] {
         let out = in_read_only_dir(dir.path(), &db, &args);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -580,3 +580,44 @@ fn a_missing_lun_is_named_with_the_luns_the_target_has() {
     );
     lab.assert_no_session_left();
 }
+
+/// QA: only the first and last MiB of a LUN were read, so data at 100 MiB was overwritten by
+/// `--offset=100M --size=64M` without --allow-destructive.
+#[test]
+fn data_inside_the_written_region_of_a_lun_is_refused() {
+    let Some(lab) = OneLun::start(IQN, 256 << 20) else {
+        return;
+    };
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lab.backing)
+            .unwrap();
+        f.write_all_at(&[0xAB; 4096], (100 << 20) + 8192).unwrap();
+        f.sync_all().unwrap();
+    }
+    let before = std::fs::read(&lab.backing).unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = common::storbench();
+        c.args(["--no-save", "fio", "--name=o", "--rw=write", "--bs=1m"])
+            .args(["--offset=100M", "--size=64M"])
+            .arg(format!("--filename={}", lab.url()))
+            .args(extra);
+        common::Run::of(&mut c)
+    };
+    let err = run(&[]).one_error_line();
+    assert!(
+        err.contains(&format!("non-zero data at byte {}", (100u64 << 20) + 8192))
+            && err.contains("128 KiB at every MiB boundary")
+            && err.contains("--allow-destructive"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&lab.backing).unwrap() == before,
+        "the LUN was modified"
+    );
+    let ok = run(&["--allow-destructive"]);
+    assert!(ok.success(), "{}", ok.stderr);
+    lab.assert_no_session_left();
+}

@@ -11,3 +11,4 @@ pub mod html;
 pub mod notes;
 pub mod quick;
 pub mod status;
+pub mod terminal;

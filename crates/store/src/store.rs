@@ -389,7 +389,7 @@ fn check_identity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
 /// and shared-memory files): `access(2)`, which also answers for read-only mounts and for
 /// root.
 fn can_write(path: &Path) -> bool {
-    use rustix::fs::{Access, CWD, accessat, AtFlags};
+    use rustix::fs::{Access, AtFlags, CWD, accessat};
     let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
         Some(d) => d,
         None => Path::new("."),
@@ -407,7 +407,9 @@ fn open_unwritable(path: &Path) -> rusqlite::Result<Connection> {
     if let Ok(conn) = Connection::open_with_flags(uri("mode=ro"), flags) {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         if conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
             .is_ok()
         {
             return Ok(conn);

@@ -56,7 +56,7 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
             serde_json::to_string_pretty(&runs.iter().map(json_row).collect::<Vec<_>>())? + "\n"
         }
         "csv" => csv(&runs),
-        _ => table(&runs),
+        _ => storbench_report::terminal::escape(&table(&runs)).into_owned(),
     };
     crate::running::print_out(&text)?;
     Ok(ExitCode::SUCCESS)

@@ -33,7 +33,11 @@ pub fn run_show(args: ShowArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| default_format(stored.run.mode).to_string());
     let mut out = std::io::stdout().lock();
     if is_text(&format) {
-        writeln!(out, "{}", heading(&stored))?;
+        writeln!(
+            out,
+            "{}",
+            storbench_report::terminal::escape(&heading(&stored))
+        )?;
     }
     render(&stored.run, &format, &mut out)?;
     out.flush()?;

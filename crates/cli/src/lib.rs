@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod cmd;
 pub mod running;
+pub mod secrets;
 pub mod ui;
 
 /// A storage benchmark: fio-compatible workloads, a bonnie++ suite, NFS and iSCSI from user

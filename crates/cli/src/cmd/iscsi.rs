@@ -59,7 +59,9 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!("iscsi://{}", args.portal)
     };
+    crate::secrets::prepare_iscsi([raw.as_str()])?;
     let mut url = Url::parse(&raw)?;
+    url.resolve_secrets()?;
     if let Some(iqn) = args.initiator {
         url.initiator = iqn;
     }

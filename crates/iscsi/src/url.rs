@@ -27,8 +27,7 @@ pub const MUTUAL_SECRET_ENV: &str = "STORBENCH_ISCSI_MUTUAL_SECRET";
 const MAX_SECRET_FILE: u64 = 4096;
 
 /// Secrets typed at a terminal prompt: (ours, the target's), set once by the CLI.
-static PROMPTED: std::sync::OnceLock<(Option<String>, Option<String>)> =
-    std::sync::OnceLock::new();
+static PROMPTED: std::sync::OnceLock<(Option<String>, Option<String>)> = std::sync::OnceLock::new();
 
 /// Keeps secrets read from a terminal for [`Url::resolve_secrets`] (first call wins).
 pub fn set_prompted(secret: Option<String>, mutual: Option<String>) {
@@ -237,9 +236,9 @@ impl Url {
     }
 
     fn creds_mut(&mut self) -> Result<&mut Credentials, String> {
-        self.credentials
-            .as_mut()
-            .ok_or_else(|| "mutual CHAP needs a CHAP user (user@ or user%password@) first".to_string())
+        self.credentials.as_mut().ok_or_else(|| {
+            "mutual CHAP needs a CHAP user (user@ or user%password@) first".to_string()
+        })
     }
 
     /// `host:port`, with brackets for IPv6.
@@ -336,14 +335,16 @@ fn read_secret_file(path: &str) -> std::result::Result<String, String> {
             "secret file {path}: larger than {MAX_SECRET_FILE} bytes, not a CHAP secret"
         ));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("secret file {path}: not UTF-8 text"))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("secret file {path}: not UTF-8 text"))?;
     let secret = text
         .strip_suffix("\r\n")
         .or_else(|| text.strip_suffix('\n'))
         .unwrap_or(&text);
     if secret.is_empty() || secret.contains(['\n', '\r']) {
-        return Err(format!("secret file {path}: must hold one line, the secret"));
+        return Err(format!(
+            "secret file {path}: must hold one line, the secret"
+        ));
     }
     Ok(secret.to_string())
 }
@@ -474,10 +475,17 @@ mod tests {
         assert!(Url::parse("iscsi://h/t/1?secret-file=/x").is_err());
         // Not a regular file, too large, absent: named, content never shown.
         std::fs::write(&ours, "x".repeat(5000)).unwrap();
-        for path in ["/dev/zero".to_string(), ours.display().to_string(), "/nonexistent".into()] {
+        for path in [
+            "/dev/zero".to_string(),
+            ours.display().to_string(),
+            "/nonexistent".into(),
+        ] {
             let mut u = Url::parse(&format!("iscsi://alice@h/t/1?secret-file={path}")).unwrap();
             let e = u.resolve_secrets().unwrap_err().to_string();
-            assert!(e.contains(&format!("secret file {path}")) && !e.contains("xxx"), "{e}");
+            assert!(
+                e.contains(&format!("secret file {path}")) && !e.contains("xxx"),
+                "{e}"
+            );
         }
     }
 

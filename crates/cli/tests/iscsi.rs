@@ -637,10 +637,16 @@ fn chap_secret_from_environment_or_file_stays_out_of_argv() {
     let by_file = format!("{base}?secret-file={}", file.display());
     let fio_cmd = |url: &str, env: Option<&str>| {
         let mut c = common::storbench();
-        c.args(["--no-save", "fio", "--name=j", "--rw=randread", "--bs=4k"])
-            .args(["--size=16M", "--iodepth=4"])
-            .arg(format!("--filename={url}"))
-            .env_remove("STORBENCH_ISCSI_SECRET");
+        c.args([
+            "--no-save",
+            "fio",
+            "--name=j",
+            "--ioengine=libiscsi",
+            "--rw=randread",
+        ])
+        .args(["--bs=4k", "--size=16M", "--iodepth=4"])
+        .arg(format!("--filename={url}"))
+        .env_remove("STORBENCH_ISCSI_SECRET");
         if let Some(s) = env {
             c.env("STORBENCH_ISCSI_SECRET", s);
         }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod cmd;
 pub mod running;
+pub mod secrets;
 pub mod session;
 pub mod ui;
 
@@ -78,15 +79,18 @@ pub enum Command {
     Clean(cmd::clean::CleanArgs),
 }
 
+/// An error as printed: CHAP secrets masked (errors may quote a URL as typed) and control
+/// characters escaped (they may quote a URL's `%00`, a job name, a file's line).
+fn for_stderr(message: &str) -> String {
+    storbench_report::terminal::escape(&storbench_core::redact::text(message)).into_owned()
+}
+
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            eprintln!(
-                "storbench: {}",
-                storbench_core::redact::text(&one_line_error(&e))
-            );
+            eprintln!("storbench: {}", for_stderr(&one_line_error(&e)));
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -100,11 +104,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         // of SIGPIPE quietly, which a shell sees as 128+13.
         Err(e) if running::is_broken_pipe(&e) => ExitCode::from(141),
         Err(e) => {
-            // Errors may quote a URL as typed, CHAP secret included.
-            eprintln!(
-                "storbench: {}",
-                storbench_core::redact::text(&format!("{e:#}"))
-            );
+            eprintln!("storbench: {}", for_stderr(&format!("{e:#}")));
             // A signal that cut a stage short (a lay-out, a login) ends the run like one
             // that cut the measurement: 128 + the signal, not a plain failure.
             if storbench_core::stop::signal().is_some() {

@@ -640,3 +640,137 @@ fn a_missing_lun_is_named_with_the_luns_the_target_has() {
     );
     lab.assert_no_session_left();
 }
+
+/// QA: only the first and last MiB of a LUN were read, so data at 100 MiB was overwritten by
+/// `--offset=100M --size=64M` without --allow-destructive.
+#[test]
+fn data_inside_the_written_region_of_a_lun_is_refused() {
+    let Some(lab) = OneLun::start(IQN, 256 << 20) else {
+        return;
+    };
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lab.backing)
+            .unwrap();
+        f.write_all_at(&[0xAB; 4096], (100 << 20) + 8192).unwrap();
+        f.sync_all().unwrap();
+    }
+    let before = std::fs::read(&lab.backing).unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = common::storbench();
+        c.args(["--no-save", "fio", "--name=o", "--rw=write", "--bs=1m"])
+            .args(["--offset=100M", "--size=64M"])
+            .arg(format!("--filename={}", lab.url()))
+            .args(extra);
+        common::Run::of(&mut c)
+    };
+    let err = run(&[]).one_error_line();
+    assert!(
+        err.contains(&format!("non-zero data at byte {}", (100u64 << 20) + 8192))
+            && err.contains("128 KiB at every MiB boundary")
+            && err.contains("--allow-destructive"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&lab.backing).unwrap() == before,
+        "the LUN was modified"
+    );
+    let ok = run(&["--allow-destructive"]);
+    assert!(ok.success(), "{}", ok.stderr);
+    lab.assert_no_session_left();
+}
+
+/// QA: the CHAP secret could only be given in the URL, where `ps` and /proc/PID/cmdline show
+/// it for the whole run. Given by environment or file it is in neither, login works, a
+/// wrong one fails in one line, a missing one is named, and a URL secret draws one warning.
+#[test]
+fn chap_secret_from_environment_or_file_stays_out_of_argv() {
+    const SECRET: &str = "EnvSecr3t4242";
+    let Some(mut lab) = lab() else { return };
+    lab.tgtd.require_chap(1, "alice", SECRET).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chap");
+    std::fs::write(&file, format!("{SECRET}\n")).unwrap();
+    let base = format!("iscsi://alice@{}/{IQN}/1", lab.tgtd.portal());
+    let by_file = format!("{base}?secret-file={}", file.display());
+    let fio_cmd = |url: &str, env: Option<&str>| {
+        let mut c = common::storbench();
+        c.args([
+            "--no-save",
+            "fio",
+            "--name=j",
+            "--ioengine=libiscsi",
+            "--rw=randread",
+        ])
+        .args(["--bs=4k", "--size=16M", "--iodepth=4"])
+        .arg(format!("--filename={url}"))
+        .env_remove("STORBENCH_ISCSI_SECRET");
+        if let Some(s) = env {
+            c.env("STORBENCH_ISCSI_SECRET", s);
+        }
+        c
+    };
+    for (url, env) in [(&base, Some(SECRET)), (&by_file, None)] {
+        let mut c = fio_cmd(url, env);
+        c.args(["--time_based", "--runtime=3"]);
+        let child = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let child = ChildGuard(Some(child));
+        let logged_in = wait_for(Duration::from_secs(20), || {
+            !lab.tgtd.nexus(1).unwrap().is_empty()
+        });
+        assert!(logged_in, "{url}: never logged in");
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&cmdline).contains(SECRET),
+            "the secret is in argv"
+        );
+        let run = child.wait_output(Duration::from_secs(30));
+        assert_eq!(run.code, Some(0), "{url}: {run:?}");
+        assert!(run.stdout.contains("read: IOPS="), "{}", run.stdout);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            !all.contains(SECRET) && !all.contains("CHAP secret in the URL"),
+            "{all}"
+        );
+        lab.assert_no_session_left();
+    }
+    // A wrong secret: one line, no secret in it.
+    let wrong = common::Run::of(&mut fio_cmd(&base, Some("Wr0ngSecret99")));
+    let line = wrong.one_error_line();
+    assert!(line.contains("auth"), "{line}");
+    assert!(!line.contains("Wr0ngSecret99"), "{line}");
+    // No secret at all, and no terminal to ask on: the ways to give one are named.
+    let none = common::Run::of(&mut fio_cmd(&base, None));
+    let line = none.one_error_line();
+    assert!(
+        line.contains("STORBENCH_ISCSI_SECRET") && line.contains("secret-file"),
+        "{line}"
+    );
+    // quick takes it from the environment too.
+    let quick = common::Run::of(
+        common::storbench()
+            .args(["--no-save", "quick", "--runtime=200ms", "--size=8M", &base])
+            .env("STORBENCH_ISCSI_SECRET", SECRET),
+    );
+    assert!(quick.success(), "{}", quick.stderr);
+    // In the URL it still works, with one warning line.
+    let in_url = base.replace("alice@", &format!("alice%{SECRET}@"));
+    let run = common::Run::of(&mut fio_cmd(&in_url, None));
+    assert!(run.success(), "{}", run.stderr);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("warning: a CHAP secret in the URL"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(!run.stderr.contains(SECRET), "{}", run.stderr);
+    lab.assert_no_session_left();
+}

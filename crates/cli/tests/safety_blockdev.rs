@@ -252,8 +252,66 @@ fn a_mounted_device_is_refused() {
     assert!(err.contains(dev) && err.contains(&mounted_on), "{err}");
     let err = quick_on(dev, &[]).one_error_line();
     assert!(err.contains(&mounted_on), "{err}");
+    // --allow-destructive overrides what the device holds, never that it is mounted.
+    let err = sb_fio(dir.path(), &words(&format!("{line} --allow-destructive"))).one_error_line();
+    assert!(
+        err.contains(&mounted_on) && !err.contains("pass --allow"),
+        "{err}"
+    );
+    let err = quick_on(dev, &["--allow-destructive"]).one_error_line();
+    assert!(err.contains(&mounted_on), "{err}");
     assert!(
         Path::new(&mnt.point.join("lost+found")).exists(),
         "the file system is intact"
     );
+}
+
+/// QA: only the first and last MiB were read, so a file system starting at 100 MiB was
+/// overwritten by `--offset=100M`. The region a job writes is sampled at every MiB.
+#[test]
+fn a_file_system_inside_the_written_region_is_refused() {
+    if !LoopDev::available() || !have_tool("mkfs.ext4") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    let fs_head = std::fs::read(&img).unwrap()[..128 << 10].to_vec();
+    let loopdev = LoopDev::new(dir.path(), DEV_BYTES);
+    let dev = loopdev.dev.as_str();
+    loopdev.write_at(100 << 20, &fs_head);
+    let before = loopdev.hash();
+    let line = format!("--name=o --ioengine=psync --direct=1 --filename={dev} --rw=write --bs=1m");
+    let err = sb_fio(
+        dir.path(),
+        &words(&format!("{line} --offset=100M --size=16M")),
+    )
+    .one_error_line();
+    assert!(
+        err.contains("ext2/3/4 file system starting at byte 104857600")
+            && err.contains("128 KiB at every MiB boundary")
+            && err.contains("--allow-destructive"),
+        "{err}"
+    );
+    let err = sb_fio(
+        dir.path(),
+        &words(&format!("{line} --offset=96M --size=8M")),
+    )
+    .one_error_line();
+    assert!(err.contains("starting at byte 104857600"), "{err}");
+    assert_eq!(loopdev.hash(), before, "a refused run wrote");
+    // Outside that region the device may be written, as before.
+    let run = sb_fio(dir.path(), &words(&format!("{line} --offset=0 --size=64M")));
+    assert!(run.success(), "{}", run.stderr);
+    let run = sb_fio(
+        dir.path(),
+        &words(&format!(
+            "{line} --offset=100M --size=16M --allow-destructive"
+        )),
+    );
+    assert!(run.success(), "{}", run.stderr);
 }

@@ -297,25 +297,27 @@ pub fn io_sync(engine: &mut dyn Engine, io: IoUnit, path: &str) -> Result<u64, E
     }
 }
 
-/// Refuses to write to a device-like target that holds data, unless the job allows it:
-/// a mounted/used local device, a partition table or a file-system/volume signature, and
-/// for LUNs any non-zero data.
+/// Refuses to write to a device-like target that is in use (a mounted, swap or held local
+/// device: always) or that holds data (unless `allow_destructive`): a partition table or a
+/// file-system/volume signature in its first or last MiB or at a sampled MiB boundary of
+/// `region` (`(start, len)`, the bytes the job writes), and for LUNs any non-zero byte read.
 pub fn check_device_before_write(
     engine: &mut dyn Engine,
     path: &str,
     size: u64,
+    region: (u64, u64),
+    allow_destructive: bool,
 ) -> Result<(), EngineError> {
-    let override_hint = "; pass --allow-destructive to write anyway";
     if !path.contains("://")
         && let Some(why) = safety::device_in_use(std::path::Path::new(path))
     {
         return Err(EngineError::new(
             ErrorKind::Refused,
-            format!("refusing to write to {path}: {why}{override_hint}"),
+            format!("refusing to write to {path}: {why}; unmount or release it first"),
         ));
     }
     let probe = (safety::PROBE_BYTES as u64).min(size) as usize;
-    if probe == 0 {
+    if probe == 0 || allow_destructive {
         return Ok(());
     }
     let mut arena =
@@ -338,36 +340,63 @@ pub fn check_device_before_write(
                 },
             })
         })?;
-    let tail_off = size - probe as u64;
-    let reads = [(0u32, 0u64), (1, tail_off)].map(|(slot, off)| {
+    let found = scan_device(engine, id, &mut arena, path, size, probe, region);
+    let _ = engine.close(id);
+    match found? {
+        Some(found) => Err(EngineError::new(
+            ErrorKind::Refused,
+            format!(
+                "refusing to write to {path}: it holds {found} (read: {}); pass \
+                 --allow-destructive to write anyway",
+                safety::SAMPLING_RULE
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Reads the ends and the samples of `region` through the open `id`: what it holds, if
+/// anything.
+fn scan_device(
+    engine: &mut dyn Engine,
+    id: FileId,
+    arena: &mut Arena,
+    path: &str,
+    size: u64,
+    probe: usize,
+    region: (u64, u64),
+) -> Result<Option<String>, EngineError> {
+    let read = |engine: &mut dyn Engine, arena: &Arena, slot: u32, offset: u64, len: usize| {
         io_sync(
             engine,
             IoUnit {
                 file: id,
                 kind: IoKind::Read,
-                offset: off,
-                len: probe as u32,
+                offset,
+                len: len as u32,
                 buf: arena.slot_ptr(slot),
                 buf_index: slot,
                 tag: slot,
             },
             path,
         )
-    });
-    let _ = engine.close(id);
-    for r in reads {
-        r?;
-    }
+    };
+    read(engine, arena, 0, 0, probe)?;
+    read(engine, arena, 1, size - probe as u64, probe)?;
     let strict_zero = path.starts_with("iscsi://");
     let head = arena.slot_mut(0)[..probe].to_vec();
-    let tail = &arena.slot_mut(1)[..probe];
-    match safety::scan(&head, tail, strict_zero) {
-        Some(found) => Err(EngineError::new(
-            ErrorKind::Refused,
-            format!("refusing to write to {path}: it holds {found}{override_hint}"),
-        )),
-        None => Ok(()),
+    if let Some(found) = safety::scan(&head, &arena.slot_mut(1)[..probe], strict_zero) {
+        return Ok(Some(found));
     }
+    for at in safety::region_samples(region.0, region.1, size) {
+        // Whole sectors: a sample is cut at the device's end, which is sector-aligned.
+        let len = (safety::SAMPLE_BYTES as u64).min(size - at) as usize;
+        read(engine, arena, 0, at, len)?;
+        if let Some(found) = safety::scan_sample(&arena.slot_mut(0)[..len], at, strict_zero) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// Removes a file storbench created, through the engine's metadata operations (or the

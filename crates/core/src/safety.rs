@@ -1,14 +1,59 @@
 //! "Never lose data": what a device or LUN holds before storbench writes to it.
 //!
 //! The runner reads the first and last MiB of a device-like target (block device, iSCSI LUN)
-//! through the job's engine and asks [`scan`] what they contain; local block devices are also
-//! checked for being mounted, used as swap, or held by another driver ([`device_in_use`]).
+//! through the job's engine and asks [`scan`] what they contain, then samples the region the
+//! job will write ([`region_samples`], [`scan_sample`]): a file system or partition that
+//! starts inside the device (its table lost, or an `--offset` past the ends) holds its
+//! signature at its own start, which lies on a MiB boundary on any modern layout. Local block
+//! devices are also checked for being mounted, used as swap, or held by another driver
+//! ([`device_in_use`]), which `--allow-destructive` does not override.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// How much of each end is read.
 pub const PROBE_BYTES: usize = 1 << 20;
+
+/// Bytes read at each sampled place of the region a job writes: enough for every signature
+/// [`scan`] knows at a volume's start (btrfs's is at 64 KiB) but the ZFS uberblocks.
+pub const SAMPLE_BYTES: usize = 128 << 10;
+/// At most this many places of a region are read.
+pub const MAX_SAMPLES: u64 = 1024;
+const MIB: u64 = 1 << 20;
+
+/// The sampling rule, as said in refusals and docs.
+pub const SAMPLING_RULE: &str = "the first and last MiB, and 128 KiB at every MiB boundary \
+     of the region the job writes (every Nth MiB when that region is over 1 GiB, N = its \
+     size in GiB rounded up, so at most 1024 places)";
+
+/// Offsets to read in `[start, start + len)` of a device of `size` bytes: every MiB
+/// boundary, from the one at or below `start`; in a region over [`MAX_SAMPLES`] MiB, every
+/// `ceil(len / 1 GiB)`-th. Each read is [`SAMPLE_BYTES`] long, cut at the device's end.
+pub fn region_samples(start: u64, len: u64, size: u64) -> impl Iterator<Item = u64> {
+    let end = start.saturating_add(len).min(size);
+    let first = start / MIB * MIB;
+    let stride = (end.saturating_sub(first).div_ceil(MIB * MAX_SAMPLES)).max(1) * MIB;
+    (0..MAX_SAMPLES)
+        .map(move |i| first + i * stride)
+        .take_while(move |&off| off < end)
+}
+
+/// What one sample of a written region holds: a signature at its start, or with
+/// `strict_zero` (LUNs) non-zero data, named with its offset `at` on the device.
+pub fn scan_sample(sample: &[u8], at: u64, strict_zero: bool) -> Option<String> {
+    // An MBR's two-byte mark is a partition table only at a device's start (which `scan`
+    // reads); inside a region of old data it would be a false alarm once in 65536 samples.
+    if let Some(found) = head_signature(sample).filter(|f| !f.contains("MBR")) {
+        return Some(format!("{found} starting at byte {at}"));
+    }
+    if strict_zero && let Some(pos) = sample.iter().position(|&b| b != 0) {
+        return Some(format!(
+            "non-zero data at byte {} (a fresh LUN reads as zeros)",
+            at + pos as u64
+        ));
+    }
+    None
+}
 
 /// Names the first partition table, file-system or volume signature found in the head/tail
 /// of a device, or — with `strict_zero` (LUNs, which a fresh target presents as zeros) —
@@ -189,6 +234,37 @@ mod tests {
         h[77] = 1;
         assert_eq!(scan(&h, &blank(), false), None);
         assert!(scan(&h, &blank(), true).unwrap().contains("byte 77"));
+    }
+
+    #[test]
+    fn samples_every_mib_up_to_a_gib_then_spread() {
+        let mib = 1u64 << 20;
+        let v: Vec<u64> = region_samples(100 * mib + 5, 64 * mib, 1 << 40).collect();
+        assert_eq!(v.len(), 65);
+        assert_eq!((v[0], v[64]), (100 * mib, 164 * mib));
+        assert_eq!(region_samples(0, 1 << 30, 1 << 40).count(), 1024);
+        let big: Vec<u64> = region_samples(0, 10 << 30, 1 << 40).collect();
+        assert_eq!((big.len(), big[1]), (1024, 10 * mib));
+        assert_eq!(region_samples(0, 1 << 50, 1 << 50).count(), 1024);
+        assert_eq!(region_samples(mib / 2, 1 << 30, 1 << 40).count(), 513);
+        assert_eq!(region_samples(10 * mib, mib, 10 * mib).count(), 0);
+        let mut s = blank();
+        s[300] = 1;
+        assert!(
+            scan_sample(&s, mib, true)
+                .unwrap()
+                .contains(&format!("{}", mib + 300))
+        );
+        assert!(scan_sample(&s, mib, false).is_none());
+        s[510] = 0x55;
+        s[511] = 0xAA;
+        assert!(scan_sample(&s, mib, false).is_none());
+        s[0..4].copy_from_slice(b"XFSB");
+        assert!(
+            scan_sample(&s, mib, false)
+                .unwrap()
+                .contains("XFS file system starting at")
+        );
     }
 
     #[test]

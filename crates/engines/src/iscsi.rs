@@ -270,8 +270,9 @@ impl Engine for IscsiEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let url = Url::parse(&spec.path).map_err(to_engine)?;
+        let mut url = Url::parse(&spec.path).map_err(to_engine)?;
         url.require_lun().map_err(to_engine)?;
+        url.resolve_secrets().map_err(to_engine)?;
         if let Some(open) = &self.lun {
             if open.url == url {
                 return Ok(0);

@@ -1,7 +1,13 @@
 //! `iscsi://[user[%password]@]host[:port]/target-iqn/lun[?key=value&…]`, the form libiscsi
 //! and fio use. fio's escaped colons (`\:`) are accepted. Query keys: `initiator` (our IQN),
-//! `target_user` / `target_password` (mutual CHAP), `header_digest` / `data_digest`
-//! (`none` or `crc32c`).
+//! `target_user` / `target_password` (mutual CHAP), `secret-file` / `target-secret-file`,
+//! `header_digest` / `data_digest` (`none` or `crc32c`).
+//!
+//! A secret in the URL is seen by every user of the machine (`ps`, /proc/PID/cmdline) for
+//! the whole run, so a URL may name the user alone (`iscsi://alice@host/…`) and
+//! [`Url::resolve_secrets`] finds the secret in a file (`?secret-file=PATH`), the
+//! environment ([`SECRET_ENV`], [`MUTUAL_SECRET_ENV`]) or what the CLI asked for on the
+//! terminal ([`set_prompted`]).
 
 use std::fmt;
 
@@ -12,6 +18,32 @@ use crate::text::Digest;
 pub const DEFAULT_PORT: u16 = 3260;
 /// The initiator name used when the URL does not set one.
 pub const DEFAULT_INITIATOR: &str = "iqn.2026-11.org.storbench:initiator";
+
+/// The environment variable holding the initiator's CHAP secret.
+pub const SECRET_ENV: &str = "STORBENCH_ISCSI_SECRET";
+/// The environment variable holding the target's secret for mutual CHAP.
+pub const MUTUAL_SECRET_ENV: &str = "STORBENCH_ISCSI_MUTUAL_SECRET";
+/// A secret file larger than this is refused (CHAP secrets are at most 255 bytes here).
+const MAX_SECRET_FILE: u64 = 4096;
+
+/// Secrets typed at a terminal prompt: (ours, the target's), set once by the CLI.
+static PROMPTED: std::sync::OnceLock<(Option<String>, Option<String>)> = std::sync::OnceLock::new();
+
+/// Keeps secrets read from a terminal for [`Url::resolve_secrets`] (first call wins).
+pub fn set_prompted(secret: Option<String>, mutual: Option<String>) {
+    let _ = PROMPTED.set((secret, mutual));
+}
+
+/// Where a URL's secrets come from: set by [`Url::parse`] from what the URL says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SecretSources {
+    /// `user%secret@` or `target_password=`: the URL itself holds a secret.
+    pub in_url: bool,
+    /// `secret-file=`.
+    pub file: Option<String>,
+    /// `target-secret-file=`.
+    pub target_file: Option<String>,
+}
 
 /// CHAP secrets: ours, and optionally the target's for mutual authentication.
 #[derive(Clone, PartialEq, Eq)]
@@ -48,6 +80,8 @@ pub struct Url {
     pub data_digest: Digest,
     /// How long to keep logging in again after a lost connection (0: fail at once).
     pub reconnect: std::time::Duration,
+    /// Where the CHAP secrets are to come from.
+    pub secrets: SecretSources,
 }
 
 /// `reconnect=`'s default and largest value, seconds (as for NFS URLs).
@@ -90,11 +124,76 @@ impl Url {
             header_digest: Digest::None,
             data_digest: Digest::None,
             reconnect: std::time::Duration::from_secs(DEFAULT_RECONNECT_SECS),
+            secrets: SecretSources::default(),
         };
+        url.secrets.in_url = userinfo.is_some_and(|u| u.contains('%'));
         if let Some(q) = query {
             url.apply_query(q).map_err(|r| bad(&r))?;
         }
+        if url.secrets.file.is_some() && url.credentials.is_none() {
+            return Err(bad("secret-file= needs a CHAP user: iscsi://user@host/…"));
+        }
         Ok(url)
+    }
+
+    /// Whether the URL names a CHAP user (or a mutual one) whose secret is not in it.
+    pub fn needs_secret(&self) -> (bool, bool) {
+        match &self.credentials {
+            None => (false, false),
+            Some(c) => (
+                c.secret.is_empty() && !self.secrets.in_url,
+                c.target_user.is_some() && c.target_secret.is_none(),
+            ),
+        }
+    }
+
+    /// Fills in the secrets the URL does not hold: from `secret-file=` / `target-secret-file=`,
+    /// else [`SECRET_ENV`] / [`MUTUAL_SECRET_ENV`], else a terminal prompt's answer. A user
+    /// without any secret is an error naming the ways to give one.
+    pub fn resolve_secrets(&mut self) -> Result<()> {
+        let (need, need_mutual) = self.needs_secret();
+        let shown = self.to_string();
+        let err = |reason: String| Error::Url {
+            url: shown.clone(),
+            reason,
+        };
+        let prompted = PROMPTED.get();
+        if need {
+            let found = match &self.secrets.file {
+                Some(path) => Some(read_secret_file(path).map_err(err)?),
+                None => std::env::var(SECRET_ENV)
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .or_else(|| prompted.and_then(|p| p.0.clone())),
+            };
+            let user = self.credentials.as_ref().map(|c| c.user.clone());
+            let secret = found.ok_or_else(|| {
+                err(format!(
+                    "CHAP user {} has no secret: set {SECRET_ENV}, add ?secret-file=PATH, or \
+                     run on a terminal to be asked",
+                    user.unwrap_or_default()
+                ))
+            })?;
+            self.creds_mut().map_err(err)?.secret = secret;
+        }
+        if need_mutual {
+            let found = match &self.secrets.target_file {
+                Some(path) => Some(read_secret_file(path).map_err(err)?),
+                None => std::env::var(MUTUAL_SECRET_ENV)
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .or_else(|| prompted.and_then(|p| p.1.clone())),
+            };
+            let secret = found.ok_or_else(|| {
+                err(format!(
+                    "mutual CHAP (target_user=) has no target secret: set \
+                     {MUTUAL_SECRET_ENV}, add ?target-secret-file=PATH, or run on a terminal \
+                     to be asked"
+                ))
+            })?;
+            self.creds_mut().map_err(err)?.target_secret = Some(secret);
+        }
+        Ok(())
     }
 
     fn apply_query(&mut self, query: &str) -> Result<(), String> {
@@ -109,7 +208,13 @@ impl Url {
                 }
                 "target_user" | "target-user" => self.creds_mut()?.target_user = Some(v.into()),
                 "target_password" | "target-password" => {
+                    self.secrets.in_url = true;
                     self.creds_mut()?.target_secret = Some(v.into())
+                }
+                "secret_file" | "secret-file" => self.secrets.file = Some(file_param(k, v)?),
+                "target_secret_file" | "target-secret-file" => {
+                    self.creds_mut()?;
+                    self.secrets.target_file = Some(file_param(k, v)?)
                 }
                 "header_digest" | "header-digest" => self.header_digest = parse_digest(v)?,
                 "data_digest" | "data-digest" => self.data_digest = parse_digest(v)?,
@@ -131,9 +236,9 @@ impl Url {
     }
 
     fn creds_mut(&mut self) -> Result<&mut Credentials, String> {
-        self.credentials
-            .as_mut()
-            .ok_or_else(|| "mutual CHAP needs user%password@ first".to_string())
+        self.credentials.as_mut().ok_or_else(|| {
+            "mutual CHAP needs a CHAP user (user@ or user%password@) first".to_string()
+        })
     }
 
     /// `host:port`, with brackets for IPv6.
@@ -203,8 +308,49 @@ fn split_path(path: &str) -> Option<(String, Option<u64>)> {
     }
 }
 
+fn file_param(key: &str, value: &str) -> Result<String, String> {
+    if value.is_empty() {
+        return Err(format!("{key}= needs a file name"));
+    }
+    Ok(value.to_string())
+}
+
+/// A secret from a file: a regular file (no FIFO or device to block on or stream from), at
+/// most [`MAX_SECRET_FILE`] bytes, UTF-8; one trailing newline is dropped. Errors name the
+/// file, never its content.
+fn read_secret_file(path: &str) -> std::result::Result<String, String> {
+    use std::io::Read;
+    let why = |e: std::io::Error| format!("secret file {path}: {e}");
+    let file = std::fs::File::open(path).map_err(why)?;
+    let meta = file.metadata().map_err(why)?;
+    if !meta.is_file() {
+        return Err(format!("secret file {path}: not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SECRET_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(why)?;
+    if bytes.len() as u64 > MAX_SECRET_FILE {
+        return Err(format!(
+            "secret file {path}: larger than {MAX_SECRET_FILE} bytes, not a CHAP secret"
+        ));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| format!("secret file {path}: not UTF-8 text"))?;
+    let secret = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text);
+    if secret.is_empty() || secret.contains(['\n', '\r']) {
+        return Err(format!(
+            "secret file {path}: must hold one line, the secret"
+        ));
+    }
+    Ok(secret.to_string())
+}
+
 fn parse_userinfo(info: &str) -> Result<Credentials, &'static str> {
-    let (user, secret) = info.split_once('%').ok_or("CHAP needs user%password@")?;
+    let (user, secret) = info.split_once('%').unwrap_or((info, ""));
     if user.is_empty() {
         return Err("the CHAP user name is empty");
     }
@@ -301,6 +447,43 @@ mod tests {
             let e = secs(&format!("?reconnect={bad}")).unwrap_err().to_string();
             assert!(
                 e.contains(&format!("reconnect={bad} is out of range")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn secrets_from_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("ours");
+        let theirs = dir.path().join("theirs");
+        std::fs::write(&ours, "s3cret-ours\n").unwrap();
+        std::fs::write(&theirs, "s3cret-theirs").unwrap();
+        let raw = format!(
+            "iscsi://alice@h/iqn.x:d/1?secret-file={}&target_user=bob&target-secret-file={}",
+            ours.display(),
+            theirs.display()
+        );
+        let mut u = Url::parse(&raw).unwrap();
+        assert_eq!(u.needs_secret(), (true, true));
+        assert!(!u.secrets.in_url);
+        u.resolve_secrets().unwrap();
+        let c = u.credentials.as_ref().unwrap();
+        assert_eq!(c.secret, "s3cret-ours");
+        assert_eq!(c.target_secret.as_deref(), Some("s3cret-theirs"));
+        assert!(Url::parse("iscsi://a%b@h/t/1").unwrap().secrets.in_url);
+        assert!(Url::parse("iscsi://h/t/1?secret-file=/x").is_err());
+        // Not a regular file, too large, absent: named, content never shown.
+        std::fs::write(&ours, "x".repeat(5000)).unwrap();
+        for path in [
+            "/dev/zero".to_string(),
+            ours.display().to_string(),
+            "/nonexistent".into(),
+        ] {
+            let mut u = Url::parse(&format!("iscsi://alice@h/t/1?secret-file={path}")).unwrap();
+            let e = u.resolve_secrets().unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("secret file {path}")) && !e.contains("xxx"),
                 "{e}"
             );
         }

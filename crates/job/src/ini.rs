@@ -131,11 +131,18 @@ struct Reader<'l, 'a> {
 
 impl Reader<'_, '_> {
     fn lines(&mut self, path: &str, text: &str, depth: usize) -> Result<(), JobError> {
+        let mut job_file = false;
         for (index, raw) in text.lines().enumerate() {
             let at = Origin::file(path, index + 1);
             let line = strip_comment(raw).trim();
             if line.is_empty() {
                 continue;
+            }
+            if !job_file {
+                job_file = reads_as_job_file(line);
+                if !job_file {
+                    return Err(not_a_job_file(at));
+                }
             }
             if line.starts_with('[') {
                 self.section(line, at, depth)?;
@@ -229,6 +236,30 @@ impl Reader<'_, '_> {
     }
 }
 
+/// Whether a file's first line reads as fio's: a `[section]`, an `include` or a fio option
+/// (supported or not).
+/// Until one such line is seen, no line of the file is quoted in an error, so naming a file
+/// that is no job file (`include /etc/shadow`) cannot print its content.
+fn reads_as_job_file(line: &str) -> bool {
+    if line.starts_with('[') && line.ends_with(']') {
+        return true;
+    }
+    if include_target(line).is_some() {
+        return true;
+    }
+    let key = line.split_once('=').map_or(line, |(k, _)| k).trim();
+    crate::options::find(key).is_some() || crate::options::is_unsupported(key)
+}
+
+fn not_a_job_file(at: Origin) -> JobError {
+    JobError::Syntax {
+        at,
+        message: "not a fio job file: its first line is neither a [section], an include nor a \
+                  known option (its content is not shown)"
+            .into(),
+    }
+}
+
 fn outside_section(at: Origin, line: &str) -> JobError {
     JobError::Syntax {
         at,
@@ -298,6 +329,30 @@ mod tests {
     fn bad_header() {
         assert!(parse("[x\n").is_err());
         assert!(parse("[]\n").is_err());
+    }
+
+    #[test]
+    fn content_of_files_that_are_no_job_files_is_not_quoted() {
+        let shadow = "root:$y$j9T$HASH:19000:0:99999:7:::\nbin:*:1\n";
+        let mut load = |name: &str, _: &str| match name {
+            "shadow" => Ok(("shadow".to_string(), shadow.to_string())),
+            _ => Err("missing".to_string()),
+        };
+        for (path, text) in [("t.fio", "[j]\ninclude shadow\n"), ("shadow", shadow)] {
+            let e = parse_job_text(path, text, &mut load)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("shadow:1: not a fio job file"), "{e}");
+            assert!(!e.contains("HASH") && !e.contains("root"), "{e}");
+        }
+        // A job file that has shown itself as one still gets its lines quoted.
+        let e = parse_job_text("t.fio", "[j]\nrw=read\nbogus\n[k\n", &mut load).unwrap_err();
+        assert!(
+            e.to_string().contains("[k: a section header is [name]"),
+            "{e}"
+        );
+        let e = parse_job_text("t.fio", "rw=read\n", &mut load).unwrap_err();
+        assert!(e.to_string().contains("rw=read: option outside"), "{e}");
     }
 
     #[test]

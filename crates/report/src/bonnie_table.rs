@@ -15,6 +15,7 @@ const RATE_HEADER: &str = " /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /s
 
 /// Writes the notes, then the IO table and the file table of the tests that ran.
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let out = &mut crate::terminal::Escaped::new(out);
     let b = bonnie_of(run)?;
     render_notes(&run.notes, run.interrupted, out)?;
     out.write_all(table(b).as_bytes())

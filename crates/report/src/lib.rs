@@ -14,6 +14,7 @@ pub mod live;
 pub mod notes;
 pub mod quick;
 pub mod registry;
+pub mod terminal;
 
 /// The live status line under its earlier path.
 pub use live::status;

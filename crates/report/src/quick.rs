@@ -192,6 +192,7 @@ const SERVER_HEADER: &str = "Server CPU";
 
 /// The table, then the notes block.
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let out = &mut crate::terminal::Escaped::new(out);
     let targets = targets(run);
     writeln!(out, "storbench quick: {}", targets.join(", "))?;
     writeln!(out)?;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use storbench_core::result::{RESULT_SCHEMA, RunResult};
 
 use crate::error::StoreError;
@@ -116,6 +116,54 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(sq("enable foreign keys"))?;
         schema::migrate_to(&mut conn, LATEST).map_err(sq("migrate schema"))?;
+        Ok(Store { conn, path })
+    }
+
+    /// Opens an existing database for a command that only reads (history, show, compare,
+    /// report). Nothing is created or migrated, so it works on a database in a read-only
+    /// directory or file system, and it leaves no `-wal`/`-shm` files behind:
+    /// - where the directory and file are writable, SQLite's usual read-write connection is
+    ///   used with `query_only` set: the last connection to close removes the WAL files;
+    /// - otherwise a read-only connection (`mode=ro`), which works when the WAL files exist
+    ///   already, else `immutable=1` (no locking, no WAL files; nobody can write there).
+    ///
+    /// A database from an older build (schema below the latest) is migrated through
+    /// [`Store::open`] when it is writable, and refused with the reason when it is not.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        check_header(&path)?;
+        let sq = |op| {
+            let path = path.clone();
+            move |e| StoreError::sqlite(&path, op, e)
+        };
+        let writable = can_write(&path);
+        let conn = if writable {
+            let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+                .map_err(sq("open"))?;
+            conn.busy_timeout(BUSY_TIMEOUT)
+                .map_err(sq("set busy timeout"))?;
+            conn
+        } else {
+            open_unwritable(&path).map_err(sq("open read-only"))?
+        };
+        check_identity(&conn, &path)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sq("read schema version"))?;
+        if version < LATEST {
+            drop(conn);
+            if writable {
+                return Store::open(path);
+            }
+            return Err(StoreError::Foreign {
+                path: path.clone(),
+                reason: format!(
+                    "its schema (version {version}) is older than this build's ({LATEST}) and                      it is read-only here, so it cannot be upgraded"
+                ),
+            });
+        }
+        conn.pragma_update(None, "query_only", true)
+            .map_err(sq("set query_only"))?;
         Ok(Store { conn, path })
     }
 
@@ -335,6 +383,52 @@ fn check_identity(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         });
     }
     Ok(())
+}
+
+/// Whether this process may write the database file and create files beside it (its WAL
+/// and shared-memory files): `access(2)`, which also answers for read-only mounts and for
+/// root.
+fn can_write(path: &Path) -> bool {
+    use rustix::fs::{Access, AtFlags, CWD, accessat};
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d,
+        None => Path::new("."),
+    };
+    let ok = |p: &Path| accessat(CWD, p, Access::WRITE_OK, AtFlags::EACCESS).is_ok();
+    ok(dir) && ok(path)
+}
+
+/// A connection to a database this process cannot write. `mode=ro` reads a WAL database
+/// whose `-wal` and `-shm` exist (a writer elsewhere may be using them); without them it
+/// cannot start, and `immutable=1` reads the file as it is, creating nothing.
+fn open_unwritable(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let uri = |query: &str| format!("file:{}?{query}", uri_path(path));
+    if let Ok(conn) = Connection::open_with_flags(uri("mode=ro"), flags) {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        if conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .is_ok()
+        {
+            return Ok(conn);
+        }
+    }
+    Connection::open_with_flags(uri("mode=ro&immutable=1"), flags)
+}
+
+/// A path as the path part of a SQLite `file:` URI: `?`, `#` and `%` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'?' | b'#' | b'%' => out.push_str(&format!("%{b:02X}")),
+            _ if b.is_ascii() => out.push(*b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// WAL lets readers and one writer work at once; switching needs a moment of exclusivity,

@@ -9,7 +9,7 @@ use storbench_report::registry::{self, Style};
 use storbench_store::{Store, StoredRun};
 
 use crate::StoreArgs;
-use crate::cmd::save::open_existing_store;
+use crate::cmd::save::open_store_read_only;
 
 /// Compare stored runs.
 #[derive(clap::Args, Debug)]
@@ -40,7 +40,7 @@ fn format_values() -> clap::builder::PossibleValuesParser {
 }
 
 pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let db = open_existing_store(store)?;
+    let db = open_store_read_only(store)?;
     let (runs, baseline) = select_runs(&db, &args.runs, args.baseline.as_deref())?;
     if runs.len() < 2 {
         anyhow::bail!(

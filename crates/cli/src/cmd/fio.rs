@@ -61,6 +61,12 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     crate::running::check_nfs_targets(&inv.workload.jobs)?;
+    crate::secrets::prepare_iscsi(
+        inv.workload
+            .jobs
+            .iter()
+            .flat_map(|j| j.filenames.iter().map(String::as_str)),
+    )?;
     execute(inv, &own.store, std::env::args().collect())
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use storbench_store::{RunFilter, RunSummary};
 
 use crate::StoreArgs;
-use crate::cmd::save::{db_path, open_store};
+use crate::cmd::save::{db_path, open_store_read_only};
 use crate::cmd::time::{format_local, parse_when};
 
 /// List stored runs. `--label` and `--tag` (global flags) filter by label and tags.
@@ -50,13 +50,13 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
         ))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let runs = open_store(store)?.list(&filter)?;
+    let runs = open_store_read_only(store)?.list(&filter)?;
     let text = match args.format.as_str() {
         "json" => {
             serde_json::to_string_pretty(&runs.iter().map(json_row).collect::<Vec<_>>())? + "\n"
         }
         "csv" => csv(&runs),
-        _ => table(&runs),
+        _ => storbench_report::terminal::escape(&table(&runs)).into_owned(),
     };
     crate::running::print_out(&text)?;
     Ok(ExitCode::SUCCESS)

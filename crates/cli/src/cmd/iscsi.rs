@@ -59,7 +59,9 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!("iscsi://{}", args.portal)
     };
+    crate::secrets::prepare_iscsi([raw.as_str()])?;
     let mut url = Url::parse(&raw)?;
+    url.resolve_secrets()?;
     if let Some(iqn) = args.initiator {
         url.initiator = iqn;
     }
@@ -81,7 +83,7 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     let text = if args.json {
         serde_json::to_string_pretty(&to_json(&url, &found))? + "\n"
     } else {
-        table(&url, &found, args.targets_only)
+        storbench_report::terminal::escape(&table(&url, &found, args.targets_only)).into_owned()
     };
     // Through print_out: a reader that went away (`| head`) ends quietly, not in a panic.
     crate::running::print_out(&storbench_core::redact::text(&text))?;

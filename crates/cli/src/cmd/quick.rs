@@ -229,7 +229,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
 /// warning about a LUN that was never reached.
 fn check_iscsi_url(target: &str) -> anyhow::Result<()> {
     storbench_iscsi::Url::parse(target)?.require_lun()?;
-    Ok(())
+    crate::secrets::prepare_iscsi([target])
 }
 
 /// Refuses an `--engine` that moves no data on this kind of target (null, the metadata

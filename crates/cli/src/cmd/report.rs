@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::StoreArgs;
 use crate::cmd::compare::{name_runs, select_runs};
-use crate::cmd::save::open_existing_store;
+use crate::cmd::save::open_store_read_only;
 
 /// Write an HTML report (works offline: charts and data inlined).
 #[derive(clap::Args, Debug)]
@@ -23,7 +23,7 @@ pub struct ReportArgs {
 }
 
 pub fn run_report(args: ReportArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let db = open_existing_store(store)?;
+    let db = open_store_read_only(store)?;
     let (runs, baseline) = select_runs(&db, &args.runs, args.baseline.as_deref())?;
     let named = name_runs(&runs);
     let mut html = Vec::new();

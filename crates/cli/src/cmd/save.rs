@@ -34,6 +34,20 @@ pub fn open_existing_store(store: &StoreArgs) -> anyhow::Result<Store> {
     Ok(Store::open(path)?)
 }
 
+/// Opens an existing database for commands that only read (history, show, compare, report):
+/// read-only, so a database in a read-only directory works and no WAL files are left.
+pub fn open_store_read_only(store: &StoreArgs) -> anyhow::Result<Store> {
+    let path = db_path(store)?;
+    if !path.exists() {
+        anyhow::bail!(
+            "no results database at {} yet: runs are saved there once a benchmark has run \
+             (or use --db)",
+            path.display()
+        );
+    }
+    Ok(Store::open_read_only(path)?)
+}
+
 /// Rejects a `--label` that `compare` would read as a run id, and blank labels and tags
 /// (fio's own flags bypass clap); call before a long run so the save at its end cannot fail
 /// on it.

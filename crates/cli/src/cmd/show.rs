@@ -9,7 +9,7 @@ use storbench_store::StoredRun;
 
 use crate::StoreArgs;
 use crate::cmd::compare::resolve_one;
-use crate::cmd::save::open_existing_store;
+use crate::cmd::save::open_store_read_only;
 use crate::cmd::time::format_local;
 
 /// Print a stored run again.
@@ -26,7 +26,7 @@ pub struct ShowArgs {
 }
 
 pub fn run_show(args: ShowArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let db = open_existing_store(store)?;
+    let db = open_store_read_only(store)?;
     let stored = db.load(resolve_one(&db, &args.run)?)?;
     let mode = stored.run.mode;
     let format = match &args.format {
@@ -41,7 +41,11 @@ pub fn run_show(args: ShowArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     if format.for_people {
-        writeln!(out, "{}", heading(&stored))?;
+        writeln!(
+            out,
+            "{}",
+            storbench_report::terminal::escape(&heading(&stored))
+        )?;
     }
     format.write_run(&stored.run, &mut out)?;
     out.flush()?;

@@ -297,28 +297,44 @@ pub(super) fn invalidate(
 }
 
 /// Before any IO of the run: every device-like target (block device, LUN) that a job will
-/// write or trim is checked once for data, so a later job never mistakes what an earlier
-/// job of the same run wrote for the user's data, and a refusal comes before anything ran.
+/// write or trim is checked once per region a clone writes (in use: always; data in it:
+/// unless `--allow-destructive`), so a later job never mistakes what an earlier job of the
+/// same run wrote for the user's data, and a refusal comes before anything ran.
 pub(super) fn check_devices(
     jobs: &[Arc<JobSpec>],
     factory: &EngineFactory,
 ) -> Result<(), EngineError> {
-    let mut checked: Vec<String> = Vec::new();
-    for job in jobs
-        .iter()
-        .filter(|j| j.rw.kind.writes() && !j.allow_destructive)
-    {
+    let mut checked: Vec<(String, u64, u64)> = Vec::new();
+    for job in jobs.iter().filter(|j| j.rw.kind.writes()) {
+        let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
         for clone in 0..job.numjobs.max(1) {
-            for f in plan::files_for_clone(job, clone) {
-                if !plan::is_device_like(&f.path) || checked.contains(&f.path) {
+            let planned = plan::files_for_clone(job, clone);
+            let nfiles = planned.len();
+            for f in planned {
+                if !plan::is_device_like(&f.path) {
                     continue;
                 }
                 let mut engine = factory(job)?;
                 let Some(size) = layout::probe(engine.as_mut(), &f.path) else {
                     return Err(layout::open_error(engine.as_mut(), &f.path));
                 };
-                layout::check_device_before_write(engine.as_mut(), &f.path, size)?;
-                checked.push(f.path);
+                // The bytes this clone writes, as the lay-out computes them.
+                let start = plan::start_offset(job, clone, Some(size), align).min(size);
+                let len = plan::resolve_len(job, f.len, Some(size), nfiles)
+                    .unwrap_or(size)
+                    .min(size - start);
+                let key = (f.path.clone(), start, len);
+                if checked.contains(&key) {
+                    continue;
+                }
+                layout::check_device_before_write(
+                    engine.as_mut(),
+                    &f.path,
+                    size,
+                    (start, len),
+                    job.allow_destructive,
+                )?;
+                checked.push(key);
             }
         }
     }

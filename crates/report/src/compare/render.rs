@@ -21,14 +21,29 @@ const COLOR_THRESHOLD_PCT: f64 = 1.0;
 
 pub fn render(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result<()> {
     match format {
-        Format::Text { color } => text(c, color, out),
-        Format::Markdown => markdown(c, out),
+        Format::Text { color } => text(&for_terminal(c), color, out),
+        Format::Markdown => markdown(&for_terminal(c), out),
         Format::Csv => csv(c, out),
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, c)?;
             writeln!(out)
         }
     }
+}
+
+/// The comparison with the user's text (run names and labels, test and job names, notes)
+/// escaped for a terminal; the colours `text` adds are its own.
+fn for_terminal(c: &Comparison) -> Comparison {
+    let esc = |s: &String| crate::terminal::escape(s).into_owned();
+    let mut c = c.clone();
+    for r in &mut c.runs {
+        r.name = esc(&r.name);
+    }
+    for t in &mut c.tests {
+        t.test = esc(&t.test);
+    }
+    c.notes = c.notes.iter().map(esc).collect();
+    c
 }
 
 fn run_title(c: &Comparison, i: usize) -> String {

@@ -28,7 +28,7 @@ pub fn job_line(job: &StartJob) -> String {
     let rw = job.header.rw.split(':').next().unwrap_or_default();
     format!(
         "{}: (g={}): rw={rw}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}",
-        job.name,
+        crate::terminal::escape(&job.name),
         job.groupid,
         size(bs[0].0),
         size(bs[0].1),
@@ -70,6 +70,7 @@ pub fn starting_line(threads: u32) -> String {
 /// `name: Laying out IO file (1 file / 64MiB)`, or `files (3 files / total 192MiB)`.
 pub fn layout_line(name: &str, files: u32, total_bytes: u64) -> String {
     let many = files > 1;
+    let name = crate::terminal::escape(name);
     format!(
         "{name}: Laying out IO file{} ({files} file{} / {}{}MiB)",
         if many { "s" } else { "" },

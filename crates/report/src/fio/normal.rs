@@ -23,6 +23,7 @@ use super::view::{self, Entry, GroupView};
 
 /// Writes the whole end-of-run report.
 pub fn render(run: &RunResult, opts: &FioOpts, out: &mut dyn Write) -> io::Result<()> {
+    let out = &mut crate::terminal::Escaped::new(out);
     let groups = view::groups(run);
     writeln!(out)?;
     for g in &groups {

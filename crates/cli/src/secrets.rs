@@ -1,0 +1,104 @@
+//! CHAP secrets for `iscsi://` targets, kept out of the command line: before a run, each
+//! iSCSI URL is checked once here. A secret typed in the URL draws one warning (every user
+//! of the machine can read it in `ps` and /proc/PID/cmdline for the whole run); a user
+//! without a secret gets it from `?secret-file=`, the environment, or — only when standard
+//! input is a terminal — a prompt without echo, whose answer the engines then use
+//! ([`storbench_iscsi::url::set_prompted`]).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Once;
+
+use storbench_iscsi::Url;
+use storbench_iscsi::url::{MUTUAL_SECRET_ENV, SECRET_ENV, set_prompted};
+
+static WARNED: Once = Once::new();
+
+/// Checks every `iscsi://` target among `targets`: warns about secrets in URLs, asks for
+/// missing ones on a terminal, and fails (one line) when one cannot be found.
+pub fn prepare_iscsi<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
+    let urls: Vec<Url> = targets
+        .into_iter()
+        .filter(|t| t.replace("\\:", ":").starts_with("iscsi://"))
+        .map(Url::parse)
+        .collect::<Result<_, _>>()?;
+    if urls.iter().any(|u| u.secrets.in_url) {
+        WARNED.call_once(|| {
+            eprintln!(
+                "storbench: warning: a CHAP secret in the URL can be read by every user of \
+                 this machine (ps, /proc) while storbench runs; give it in {SECRET_ENV} \
+                 ({MUTUAL_SECRET_ENV} for mutual CHAP) or ?secret-file=PATH instead"
+            )
+        });
+    }
+    let unset = |var: &str| std::env::var(var).map_or(true, |v| v.is_empty());
+    let ask = |u: &Url| {
+        let (need, need_mutual) = u.needs_secret();
+        (
+            need && u.secrets.file.is_none() && unset(SECRET_ENV),
+            need_mutual && u.secrets.target_file.is_none() && unset(MUTUAL_SECRET_ENV),
+        )
+    };
+    let ask_ours = urls.iter().find(|u| ask(u).0);
+    let ask_mutual = urls.iter().find(|u| ask(u).1);
+    if (ask_ours.is_some() || ask_mutual.is_some()) && std::io::stdin().is_terminal() {
+        let ours = ask_ours
+            .map(|u| prompt(&format!("CHAP secret for {u}: ")))
+            .transpose()?;
+        let mutual = ask_mutual
+            .map(|u| prompt(&format!("target's CHAP secret (mutual) for {u}: ")))
+            .transpose()?;
+        set_prompted(ours, mutual);
+    }
+    for mut u in urls {
+        u.resolve_secrets()?;
+    }
+    Ok(())
+}
+
+/// Reads one line from the terminal on standard input with echo off (restored after).
+fn prompt(question: &str) -> anyhow::Result<String> {
+    let mut err = std::io::stderr().lock();
+    write!(err, "{question}")?;
+    err.flush()?;
+    let echo = EchoOff::new();
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    drop(echo);
+    writeln!(err)?;
+    read?;
+    let secret = line.trim_end_matches(['\n', '\r']).to_string();
+    if secret.is_empty() {
+        anyhow::bail!("no CHAP secret typed");
+    }
+    Ok(secret)
+}
+
+/// Terminal echo switched off on standard input while it lives.
+struct EchoOff(Option<libc::termios>);
+
+impl EchoOff {
+    fn new() -> EchoOff {
+        // SAFETY: tcgetattr/tcsetattr on fd 0 with a termios we own.
+        unsafe {
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return EchoOff(None);
+            }
+            let saved = t;
+            t.c_lflag &= !libc::ECHO;
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+            EchoOff(Some(saved))
+        }
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.0 {
+            // SAFETY: restores the settings read in `new`.
+            unsafe {
+                libc::tcsetattr(0, libc::TCSANOW, saved);
+            }
+        }
+    }
+}

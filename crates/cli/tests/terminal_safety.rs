@@ -1,0 +1,137 @@
+//! Terminal safety: control characters in job names, labels, tags, imported fields and URLs
+//! never reach a terminal raw from a human output or an error (JSON keeps them exact), and
+//! an error quotes nothing of a file that is no job file (`include /etc/shadow`).
+
+mod common;
+
+use std::process::Command;
+
+use common::{Run, sb_fio, storbench};
+
+const TITLE: &str = "\x1b]0;pwned\x07";
+const CLEAR: &str = "\x1b[2J";
+
+fn has_control(s: &str) -> bool {
+    s.chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || ('\u{80}'..='\u{9f}').contains(&c))
+}
+
+fn with_db(db: &std::path::Path) -> Command {
+    let mut c = storbench();
+    c.env("STORBENCH_DB", db);
+    c
+}
+
+#[test]
+fn names_labels_and_tags_are_escaped_in_human_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let name = format!("job{TITLE}x");
+    let label = format!("lab{CLEAR}el");
+    let tag = format!("t\u{9b}2J");
+    for _ in 0..2 {
+        let run = Run::of(
+            with_db(&db)
+                .args(["--label", &label, "--tag", &tag, "fio"])
+                .arg(format!("--name={name}"))
+                .args(["--ioengine=null", "--size=1M"]),
+        );
+        assert!(run.success(), "{}", run.stderr);
+        assert!(!has_control(&run.stdout), "fio normal: {:?}", run.stdout);
+        assert!(
+            run.stdout.contains("job\\x1b]0;pwned\\x07x"),
+            "{}",
+            run.stdout
+        );
+    }
+    let quick_ish = Run::of(
+        with_db(&db)
+            .args(["fio", "--output-format=json", "--no-save"])
+            .arg(format!("--name={name}"))
+            .args(["--ioengine=null", "--size=1M"]),
+    );
+    assert!(
+        quick_ish
+            .stdout
+            .contains(r#""jobname" : "job\u001b]0;pwned\u0007x""#)
+    );
+    for args in [
+        vec!["history"],
+        vec!["show", "1"],
+        vec!["compare", "1", "2"],
+        vec!["compare", "1", "2", "--format", "markdown"],
+    ] {
+        let run = Run::of(with_db(&db).args(&args));
+        assert!(run.success(), "{args:?}: {}", run.stderr);
+        assert!(!has_control(&run.stdout), "{args:?}: {:?}", run.stdout);
+        assert!(
+            run.stdout.contains("\\x1b") || run.stdout.contains("\\u{9b}"),
+            "{args:?}: {}",
+            run.stdout
+        );
+    }
+    // JSON stays exact.
+    let json = Run::of(with_db(&db).args(["history", "--format", "json"]));
+    let rows: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(rows[0]["label"], label.as_str());
+    assert_eq!(rows[0]["tags"][0], tag.as_str());
+}
+
+#[test]
+fn imported_fields_are_escaped_in_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = Run::of(
+        storbench()
+            .args(["fio", "--output-format=json", "--no-save"])
+            .args(["--name=plain", "--ioengine=null", "--size=1M"]),
+    );
+    assert!(out.success(), "{}", out.stderr);
+    let evil = out.stdout.replace(
+        "\"plain\"",
+        &serde_json::to_string(&format!("plain{TITLE}")).unwrap(),
+    );
+    let file = dir.path().join("evil.json");
+    std::fs::write(&file, evil).unwrap();
+    let import = Run::of(with_db(&db).arg("import").arg(&file));
+    assert!(import.success(), "{}", import.stderr);
+    let show = Run::of(with_db(&db).args(["show", "1"]));
+    assert!(show.success(), "{}", show.stderr);
+    assert!(!has_control(&show.stdout), "{:?}", show.stdout);
+    assert!(
+        show.stdout.contains("plain\\x1b]0;pwned\\x07"),
+        "{}",
+        show.stdout
+    );
+}
+
+#[test]
+fn urls_with_nul_are_escaped_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in ["nfs://h%00x\x1b[2J/e/f", "iscsi://h/iqn.x%00\x1b[2J:d/zz"] {
+        let run = sb_fio(
+            dir.path(),
+            &["--name=u", "--size=1M", &format!("--filename={url}")],
+        );
+        let line = run.one_error_line();
+        assert!(!has_control(&line), "{line:?}");
+    }
+}
+
+#[test]
+fn files_that_are_no_job_files_are_not_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let shadow = dir.path().join("shadow");
+    std::fs::write(&shadow, "root:$y$j9T$SECRETHASH:19000:0:99999:7:::\n").unwrap();
+    let job = dir.path().join("inc.fio");
+    std::fs::write(&job, format!("[j]\ninclude {}\n", shadow.display())).unwrap();
+    for file in [&job, &shadow] {
+        let run = sb_fio(dir.path(), &[file.to_str().unwrap()]);
+        let line = run.one_error_line();
+        assert!(line.contains("not a fio job file"), "{line}");
+        assert!(
+            !line.contains("SECRETHASH") && !line.contains("root:"),
+            "{line}"
+        );
+    }
+}

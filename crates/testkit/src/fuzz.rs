@@ -50,3 +50,51 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(data: &[u8]) {
+        assert!(!data.starts_with(b"boom"), "boom");
+    }
+
+    fn crate_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, data) in files {
+            let path = dir.path().join("fuzz").join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, data).unwrap();
+        }
+        dir
+    }
+
+    fn outcome(dir: &tempfile::TempDir) -> Result<(), String> {
+        let root = dir.path().to_str().unwrap().to_string();
+        catch_unwind(|| replay(&root, "t", body))
+            .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+    }
+
+    #[test]
+    fn names_each_input_that_panics_in_corpus_and_regressions() {
+        let dir = crate_with(&[
+            ("corpus/t/fine", b"ok"),
+            ("corpus/t/bad", b"boom 1"),
+            ("regressions/t/crash-1", b"boom 2"),
+        ]);
+        let msg = outcome(&dir).unwrap_err();
+        assert!(msg.contains("2 of 3 inputs panicked"), "{msg}");
+        assert!(
+            msg.contains("corpus/t/bad") && msg.contains("regressions/t/crash-1"),
+            "{msg}"
+        );
+        assert!(!msg.contains("fine"), "{msg}");
+    }
+
+    #[test]
+    fn passes_a_clean_corpus_and_refuses_a_missing_one() {
+        assert!(outcome(&crate_with(&[("corpus/t/a", b"ok")])).is_ok());
+        let msg = outcome(&crate_with(&[("corpus/other/a", b"ok")])).unwrap_err();
+        assert!(msg.contains("no corpus for fuzz target t"), "{msg}");
+    }
+}

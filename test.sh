@@ -2,7 +2,8 @@
 # Runs storbench's whole test suite on a fresh Debian machine: installs the system packages
 # the tests need (the real peers: fio, bonnie++, tgtd, nfs-ganesha, rpcbind, libiscsi and
 # libnfs tools, Chromium for the report test), then runs every test with cargo-nextest.
-# The tests start and stop their own servers (on private ports) by PID.
+# The tests start and stop their own servers (on private ports) by PID. Then every cargo-fuzz
+# target is fuzzed for a short time (FUZZ_SECONDS each, default 15; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -28,9 +29,13 @@ fi
 if ! command -v cargo-machete >/dev/null 2>&1; then
     cargo install --locked cargo-machete
 fi
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    cargo install --locked cargo-fuzz
+fi
 
 cargo machete
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 export STORBENCH_REQUIRE_BROWSER=1
 cargo nextest run --workspace --locked --no-fail-fast "$@"
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} fuzz/run.sh

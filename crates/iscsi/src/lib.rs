@@ -8,6 +8,8 @@ pub mod chap;
 mod datapath;
 pub mod discovery;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod login;
 pub mod pdu;
 pub mod scsi;

@@ -288,7 +288,7 @@ fn split_host_port(hostport: &str) -> Option<(String, u16)> {
             None if after.is_empty() => DEFAULT_PORT,
             None => return None,
         };
-        return (!host.is_empty()).then(|| (host.to_string(), port));
+        return (!host.is_empty() && port != 0).then(|| (host.to_string(), port));
     }
     let (host, port) = match hostport.rsplit_once(':') {
         Some((h, p)) => (h, p.parse().ok()?),
@@ -495,6 +495,16 @@ mod tests {
         assert_eq!((u.host.as_str(), u.port), ("::1", 3300));
         assert_eq!(u.portal(), "[::1]:3300");
         assert!(u.require_lun().is_err());
+    }
+
+    /// Found by fuzzing (fuzz/regressions/url): port 0 was refused after a host name but
+    /// taken after a bracketed IPv6 address.
+    #[test]
+    fn port_zero_is_refused_in_every_form() {
+        for bad in ["iscsi://h:0/t/1", "iscsi://[::1]:0/t/1", "iscsi://[;:1]:0"] {
+            let e = Url::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("a port from 1 to 65535"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -12,6 +12,8 @@ mod docs;
 mod error;
 mod expr;
 mod flags;
+#[doc(hidden)]
+pub mod fuzzing;
 mod help;
 mod host;
 mod ini;

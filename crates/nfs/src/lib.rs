@@ -6,6 +6,8 @@ pub mod client;
 pub mod conn;
 pub mod error;
 pub mod framing;
+#[doc(hidden)]
+pub mod fuzzing;
 mod mount;
 pub mod proto;
 mod reply;

@@ -44,7 +44,10 @@ pub struct NfsUrl {
 impl NfsUrl {
     /// True for strings this module parses.
     pub fn is_nfs(s: &str) -> bool {
-        s.len() >= 6 && s[..6].eq_ignore_ascii_case("nfs://")
+        // Bytes, not a str slice: the sixth byte may fall inside a character.
+        s.as_bytes()
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"nfs://"))
     }
 
     pub fn parse(url: &str) -> Result<NfsUrl, NfsError> {
@@ -407,6 +410,17 @@ mod tests {
                 .to_string()
                 .contains("not a size")
         );
+    }
+
+    /// Found by fuzzing (fuzz/regressions/url): a multi-byte character within the first six
+    /// bytes made the scheme check slice inside it and panic.
+    #[test]
+    fn non_ascii_near_the_scheme_is_an_error_not_a_panic() {
+        assert!(!NfsUrl::is_nfs("nfs:/\u{457}as.local/export"));
+        assert!(!NfsUrl::is_nfs("\u{e9}\u{e9}\u{e9}"));
+        let e = NfsUrl::parse("nfs:/\u{457}as.local/export").unwrap_err();
+        assert!(e.to_string().contains("it must start with nfs://"), "{e}");
+        assert!(NfsUrl::is_nfs("NFS://h/\u{457}"));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! [`import`] turns fio JSON/json+ output and bonnie++ CSV lines into the same result model.
 
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod headline;
 pub mod import;
 pub mod schema;

@@ -1,6 +1,7 @@
 //! storbench-testkit
 
 pub mod alloc;
+pub mod fuzz;
 pub mod ganesha;
 pub mod netns;
 pub mod ports;

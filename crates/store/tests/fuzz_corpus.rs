@@ -1,0 +1,12 @@
+//! The fuzz target's kept inputs (fuzz/corpus, fuzz/regressions) replayed on stable.
+
+use storbench_testkit::fuzz::replay;
+
+#[test]
+fn import_corpus_replays() {
+    replay(
+        env!("CARGO_MANIFEST_DIR"),
+        "import",
+        storbench_store::fuzzing::import,
+    );
+}

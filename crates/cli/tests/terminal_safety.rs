@@ -28,7 +28,7 @@ fn names_labels_and_tags_are_escaped_in_human_outputs() {
     let db = dir.path().join("r.db");
     let name = format!("job{TITLE}x");
     let label = format!("lab{CLEAR}el");
-    let tag = format!("t\u{9b}2J");
+    let tag = "t\u{9b}2J".to_string();
     for _ in 0..2 {
         let run = Run::of(
             with_db(&db)

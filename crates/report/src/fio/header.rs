@@ -28,7 +28,7 @@ pub fn job_line(job: &StartJob) -> String {
     let rw = job.header.rw.split(':').next().unwrap_or_default();
     format!(
         "{}: (g={}): rw={rw}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}",
-        crate::terminal::escape(&job.name),
+        crate::terminal::escape(job.name),
         job.groupid,
         size(bs[0].0),
         size(bs[0].1),

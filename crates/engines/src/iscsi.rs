@@ -27,6 +27,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         peak_in_flight: 0,
         closed_info: None,
         gave_up: None,
+        lost_since: None,
     }))
 }
 
@@ -126,6 +127,11 @@ pub struct IscsiEngine {
     /// Why reconnecting was given up: the runner's later calls (draining what is in
     /// flight, closing) fail at once with it instead of waiting out `reconnect=` again.
     gave_up: Option<String>,
+    /// When the connection was lost with no command completed since: `reconnect=` bounds the
+    /// time without progress, not each attempt, so a target that takes the login again and
+    /// then never answers is given up one window after the first loss, not reconnected to
+    /// forever. Cleared by the next completed command.
+    lost_since: Option<Instant>,
 }
 
 impl IscsiEngine {
@@ -152,6 +158,15 @@ impl IscsiEngine {
         if budget.is_zero() {
             return Err(self.give_up(format!("{cause}; not reconnecting (reconnect=0)")));
         }
+        let lost = *self.lost_since.get_or_insert(started);
+        if started.duration_since(lost) >= budget {
+            return Err(self.give_up(format!(
+                "{cause}; no command completed for {} s since the connection was first lost, \
+                 though logging in again worked (reconnect={} s)",
+                lost.elapsed().as_secs(),
+                budget.as_secs()
+            )));
+        }
         let mut pause = Duration::from_millis(100);
         loop {
             if storbench_core::stop::requested() {
@@ -170,7 +185,7 @@ impl IscsiEngine {
                     });
                     return Ok(());
                 }
-                Err(e) if started.elapsed() >= budget => {
+                Err(e) if lost.elapsed() >= budget => {
                     return Err(self.give_up(format!(
                         "{cause}; no new login within {} s (last attempt: {e})",
                         budget.as_secs()
@@ -359,6 +374,7 @@ impl Engine for IscsiEngine {
             return Ok(());
         };
         let mut failed = None;
+        let before = out.len();
         for f in lun.session.drain_finished() {
             let result = match f.outcome {
                 Outcome::Done(n) => match self.trim_len.get(f.tag as usize) {
@@ -374,6 +390,9 @@ impl Engine for IscsiEngine {
                 tag: f.tag as u32,
                 result,
             });
+        }
+        if out.len() > before {
+            self.lost_since = None; // progress: the next loss starts a new window
         }
         match failed {
             Some((cdb, failure)) => Err(to_engine(lun.session.scsi_error(&cdb, failure))),

@@ -112,7 +112,7 @@ pub enum NfsError {
     /// Calls outstanding with no complete reply past the timeout and then the whole
     /// reconnect window, although the server accepted connections (or never closed one).
     #[error(
-        "{server}: no reply completed {op} for {secs} s ({why}); gave up after timeout={timeout} s and reconnect={window} s"
+        "{server}: server lost: no reply completed {op} for {secs} s ({why}); gave up after timeout={timeout} s and reconnect={window} s"
     )]
     Stalled {
         server: String,

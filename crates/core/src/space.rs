@@ -238,5 +238,6 @@ mod tests {
         assert_eq!(human(512), "512 B");
         assert_eq!(human(3 << 29), "1.5 GiB");
         assert_eq!(human(64 << 30), "64.0 GiB");
+        assert_eq!(human(3 << 40), "3.0 TiB");
     }
 }

@@ -125,7 +125,7 @@ fn lun_row(url: &Url, target: &str, l: &LunInfo) -> String {
     };
     let (size, block, link) = match l.capacity {
         Some(c) => (
-            human_size(c.bytes()),
+            storbench_core::space::human(c.bytes()),
             c.block_size.to_string(),
             format!("iscsi://{}/{target}/{}", url.portal(), l.lun),
         ),
@@ -135,22 +135,6 @@ fn lun_row(url: &Url, target: &str, l: &LunInfo) -> String {
         "  {:>4}  {kind:<10}  {size:>10}  {block:>6}  {vendor:<8}  {product:<16}  {link}",
         l.lun
     )
-}
-
-/// Binary units, as disk tools print capacities.
-fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 fn to_json(url: &Url, found: &[Found]) -> serde_json::Value {
@@ -179,16 +163,4 @@ fn lun_json(l: &LunInfo) -> serde_json::Value {
         "thin_provisioned": l.capacity.map(|c| c.thin),
         "error": l.error,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_read_like_disk_tools() {
-        assert_eq!(human_size(512), "512 B");
-        assert_eq!(human_size(64 << 20), "64.0 MiB");
-        assert_eq!(human_size(3 << 40), "3.0 TiB");
-    }
 }

@@ -21,22 +21,20 @@ pub fn open_store(store: &StoreArgs) -> anyhow::Result<Store> {
     Ok(Store::open(db_path(store)?)?)
 }
 
-/// Opens the database for reading commands, which never create it.
+/// Opens the database for commands that change stored runs but never create it (rm).
 pub fn open_existing_store(store: &StoreArgs) -> anyhow::Result<Store> {
-    let path = db_path(store)?;
-    if !path.exists() {
-        anyhow::bail!(
-            "no results database at {} yet: runs are saved there once a benchmark has run \
-             (or use --db)",
-            path.display()
-        );
-    }
-    Ok(Store::open(path)?)
+    Ok(Store::open(existing_db_path(store)?)?)
 }
 
 /// Opens an existing database for commands that only read (history, show, compare, report):
 /// read-only, so a database in a read-only directory works and no WAL files are left.
 pub fn open_store_read_only(store: &StoreArgs) -> anyhow::Result<Store> {
+    Ok(Store::open_read_only(existing_db_path(store)?)?)
+}
+
+/// The database's path, which must exist: commands other than runs and imports never
+/// create it.
+fn existing_db_path(store: &StoreArgs) -> anyhow::Result<std::path::PathBuf> {
     let path = db_path(store)?;
     if !path.exists() {
         anyhow::bail!(
@@ -45,7 +43,7 @@ pub fn open_store_read_only(store: &StoreArgs) -> anyhow::Result<Store> {
             path.display()
         );
     }
-    Ok(Store::open_read_only(path)?)
+    Ok(path)
 }
 
 /// Rejects a `--label` that `compare` would read as a run id, and blank labels and tags

@@ -31,7 +31,14 @@ fn content(pid: u32, start: u64) -> String {
 /// The PID and start time a marker names, if it is a marker at all.
 pub fn parse(text: &str) -> Option<(u32, u64)> {
     let mut w = text.trim_end_matches('\n').split(' ');
-    let fields = [w.next()?, w.next()?, w.next()?, w.next()?, w.next()?, w.next()?];
+    let fields = [
+        w.next()?,
+        w.next()?,
+        w.next()?,
+        w.next()?,
+        w.next()?,
+        w.next()?,
+    ];
     if w.next().is_some() || fields[..2] != ["storbench", "bonnie"] {
         return None;
     }

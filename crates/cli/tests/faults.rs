@@ -373,7 +373,16 @@ fn a_killed_bonnie_runs_tree_is_reported_and_cleaned() {
     std::fs::write(&precious, "not storbench's").unwrap();
     let bonnie = || {
         storbench()
-            .args(["--no-save", "bonnie", "-q", "-s", "0", "-n", "256:0:0:4", "-d"])
+            .args([
+                "--no-save",
+                "bonnie",
+                "-q",
+                "-s",
+                "0",
+                "-n",
+                "256:0:0:4",
+                "-d",
+            ])
             .arg(d)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -395,7 +404,10 @@ fn a_killed_bonnie_runs_tree_is_reported_and_cleaned() {
     killed.kill().unwrap();
     killed.wait().unwrap();
     let marker = d.join(format!(".storbench-bonnie.{}", killed.id()));
-    assert!(killed_tree.is_dir() && marker.is_file(), "nothing left to clean");
+    assert!(
+        killed_tree.is_dir() && marker.is_file(),
+        "nothing left to clean"
+    );
     std::os::unix::fs::symlink(outside.path(), killed_tree.join("escape")).unwrap();
     // Not ours: a tree without a marker, and a marker whose Bonnie.PID is a link.
     let foreign = d.join("Bonnie.4000000");
@@ -418,10 +430,18 @@ fn a_killed_bonnie_runs_tree_is_reported_and_cleaned() {
     let name = killed_tree.file_name().unwrap().to_str().unwrap();
     assert!(r.stderr.contains(name), "{}", r.stderr);
     assert!(!killed_tree.exists() && !marker.exists(), "{}", r.stderr);
-    assert!(live_tree.is_dir(), "a live run's tree was touched: {}", r.stderr);
+    assert!(
+        live_tree.is_dir(),
+        "a live run's tree was touched: {}",
+        r.stderr
+    );
     assert!(d.join(format!(".storbench-bonnie.{live_pid}")).is_file());
     assert!(foreign.join("f").is_file(), "{}", r.stderr);
-    assert!(planted.symlink_metadata().is_ok() && precious.is_file(), "{}", r.stderr);
+    assert!(
+        planted.symlink_metadata().is_ok() && precious.is_file(),
+        "{}",
+        r.stderr
+    );
     live.signal(libc::SIGKILL);
     let warned = live.wait_output(Duration::from_secs(10)).stderr;
     assert!(

@@ -858,7 +858,13 @@ fn discover_takes_the_chap_secret_from_the_environment_or_the_terminal() {
     lab.assert_no_session_left();
 
     let bin = assert_cmd::cargo::cargo_bin("storbench");
-    let argv = [bin.to_str().unwrap(), "--no-save", "iscsi", "discover", &url];
+    let argv = [
+        bin.to_str().unwrap(),
+        "--no-save",
+        "iscsi",
+        "discover",
+        &url,
+    ];
     let Some((in_argv, code, shown)) = on_a_terminal(&argv, SECRET) else {
         eprintln!("skipped: python3 with the pty module is needed to drive a terminal");
         return;
@@ -866,7 +872,10 @@ fn discover_takes_the_chap_secret_from_the_environment_or_the_terminal() {
     assert!(!in_argv, "the typed secret is in /proc/PID/cmdline");
     assert_eq!(code, 0, "{shown}");
     assert!(shown.contains("CHAP secret for iscsi://alice@"), "{shown}");
-    assert!(shown.contains("64.0 MiB"), "the typed secret did not log in:\n{shown}");
+    assert!(
+        shown.contains("64.0 MiB"),
+        "the typed secret did not log in:\n{shown}"
+    );
     assert!(!shown.contains(SECRET), "the secret was echoed:\n{shown}");
     lab.assert_no_session_left();
 }

@@ -37,7 +37,12 @@ fn run_until_given_up(fault: Fault, limit: Duration) -> Ended {
     let db = dir.path().join("results.db");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
         .env("STORBENCH_DB", &db)
-        .args(["fio", "--name=stall", "--ioengine=libiscsi", "--rw=randread"])
+        .args([
+            "fio",
+            "--name=stall",
+            "--ioengine=libiscsi",
+            "--rw=randread",
+        ])
         .args(["--bs=4k", "--iodepth=4", "--runtime=300", "--time_based"])
         .arg(format!(
             "--filename={}?timeout={TIMEOUT}&reconnect={RECONNECT}",
@@ -50,7 +55,9 @@ fn run_until_given_up(fault: Fault, limit: Duration) -> Ended {
         .unwrap();
     let child = ChildGuard(Some(child));
     let run = child.wait_output(limit);
-    let faulty = target.faulty_since().expect("the target never turned faulty");
+    let faulty = target
+        .faulty_since()
+        .expect("the target never turned faulty");
     let took = faulty.elapsed();
     let history = Command::cargo_bin("storbench")
         .unwrap()
@@ -74,7 +81,11 @@ fn assert_reported_and_saved(e: &Ended, why: &str) {
     assert_eq!(e.code, Some(1), "{all}");
     assert!(!e.stderr.contains("panicked"), "{all}");
     let lines: Vec<&str> = e.stderr.lines().filter(|l| l.contains(why)).collect();
-    assert_eq!(lines.len(), 1, "the loss is not one line naming {why:?}:\n{all}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "the loss is not one line naming {why:?}:\n{all}"
+    );
     assert!(
         e.stdout.contains("stall: (groupid=0") && e.stdout.contains("read: IOPS="),
         "{all}"

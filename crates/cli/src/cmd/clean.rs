@@ -102,7 +102,12 @@ pub fn stale(dir: &Path) -> std::io::Result<Vec<Leftover>> {
 }
 
 /// What the bonnie run of the marker at `marker` left in `dir`, if its process is gone.
-fn stale_bonnie(dir: &Path, names: &[std::ffi::OsString], marker: &Path, pid: u32) -> Vec<Leftover> {
+fn stale_bonnie(
+    dir: &Path,
+    names: &[std::ffi::OsString],
+    marker: &Path,
+    pid: u32,
+) -> Vec<Leftover> {
     let Some((named, start)) = std::fs::read_to_string(marker)
         .ok()
         .and_then(|t| bonnie_marker::parse(&t))
@@ -124,7 +129,11 @@ fn stale_bonnie(dir: &Path, names: &[std::ffi::OsString], marker: &Path, pid: u3
         // A link is not something the run made: neither it nor what it points to is touched.
         if meta.is_file() || meta.is_dir() {
             out.push(Leftover {
-                bytes: if meta.is_dir() { tree_bytes(&path) } else { meta.len() },
+                bytes: if meta.is_dir() {
+                    tree_bytes(&path)
+                } else {
+                    meta.len()
+                },
                 path,
                 pid,
                 tree: meta.is_dir(),
@@ -150,7 +159,15 @@ fn tree_bytes(dir: &Path) -> u64 {
     entries
         .flatten()
         .filter_map(|e| Some((e.path(), e.path().symlink_metadata().ok()?)))
-        .map(|(p, m)| if m.is_dir() { tree_bytes(&p) } else if m.is_file() { m.len() } else { 0 })
+        .map(|(p, m)| {
+            if m.is_dir() {
+                tree_bytes(&p)
+            } else if m.is_file() {
+                m.len()
+            } else {
+                0
+            }
+        })
         .sum()
 }
 

@@ -108,10 +108,7 @@ fn stale_bonnie(
     marker: &Path,
     pid: u32,
 ) -> Vec<Leftover> {
-    let Some((named, start)) = std::fs::read_to_string(marker)
-        .ok()
-        .and_then(|t| bonnie_marker::parse(&t))
-    else {
+    let Some((named, start)) = read_marker(marker).and_then(|t| bonnie_marker::parse(&t)) else {
         return Vec::new(); // not a marker of ours: left alone
     };
     if named != pid || bonnie_marker::alive(pid, start) {
@@ -149,6 +146,20 @@ fn stale_bonnie(
         start: Some(start),
     });
     out
+}
+
+/// A marker's first bytes (a marker is one short line), not through a link.
+fn read_marker(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let mut text = String::new();
+    file.take(128).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// The bytes of the regular files under `dir`, links not followed.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod bonnie_marker;
 pub mod cmd;
 pub mod running;
 pub mod secrets;

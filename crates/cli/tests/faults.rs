@@ -358,3 +358,94 @@ fn a_killed_quick_run_is_reported_and_cleaned() {
     assert!(!left.exists());
     assert!(live.exists() && d.join("keep.txt").exists());
 }
+
+/// A bonnie run killed with SIGKILL leaves its `Bonnie.PID` tree beside its marker
+/// `.storbench-bonnie.PID` (PID and start time). The next bonnie run there names it, and
+/// `storbench clean` removes it, and nothing else: not the tree of a run that is alive, not
+/// a `Bonnie.PID` without a marker (bonnie++ uses that name too), not what a link in the
+/// tree or in a tree's place points to.
+#[test]
+fn a_killed_bonnie_runs_tree_is_reported_and_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let outside = tempfile::tempdir().unwrap();
+    let precious = outside.path().join("precious");
+    std::fs::write(&precious, "not storbench's").unwrap();
+    let bonnie = || {
+        storbench()
+            .args([
+                "--no-save",
+                "bonnie",
+                "-q",
+                "-s",
+                "0",
+                "-n",
+                "256:0:0:4",
+                "-d",
+            ])
+            .arg(d)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let busy = |pid: u32| {
+        let tree = d.join(format!("Bonnie.{pid}"));
+        let end = Instant::now() + Duration::from_secs(30);
+        while std::fs::read_dir(&tree).map_or(true, |mut e| e.next().is_none()) {
+            assert!(Instant::now() < end, "bonnie never made {}", tree.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        tree
+    };
+    let mut killed = bonnie();
+    let killed_tree = busy(killed.id());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let marker = d.join(format!(".storbench-bonnie.{}", killed.id()));
+    assert!(
+        killed_tree.is_dir() && marker.is_file(),
+        "nothing left to clean"
+    );
+    std::os::unix::fs::symlink(outside.path(), killed_tree.join("escape")).unwrap();
+    // Not ours: a tree without a marker, and a marker whose Bonnie.PID is a link.
+    let foreign = d.join("Bonnie.4000000");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("f"), "x").unwrap();
+    std::fs::write(
+        d.join(".storbench-bonnie.4000001"),
+        "storbench bonnie pid 4000001 start 1\n",
+    )
+    .unwrap();
+    let planted = d.join("Bonnie.4000001");
+    std::os::unix::fs::symlink(outside.path(), &planted).unwrap();
+
+    let live = bonnie();
+    let live_pid = live.id();
+    let live_tree = busy(live_pid);
+    let live = common::system::ChildGuard(Some(live));
+    let r = Run::of(storbench().args(["clean", "--yes"]).arg(d));
+    r.ok();
+    let name = killed_tree.file_name().unwrap().to_str().unwrap();
+    assert!(r.stderr.contains(name), "{}", r.stderr);
+    assert!(!killed_tree.exists() && !marker.exists(), "{}", r.stderr);
+    assert!(
+        live_tree.is_dir(),
+        "a live run's tree was touched: {}",
+        r.stderr
+    );
+    assert!(d.join(format!(".storbench-bonnie.{live_pid}")).is_file());
+    assert!(foreign.join("f").is_file(), "{}", r.stderr);
+    assert!(
+        planted.symlink_metadata().is_ok() && precious.is_file(),
+        "{}",
+        r.stderr
+    );
+    live.signal(libc::SIGKILL);
+    let warned = live.wait_output(Duration::from_secs(10)).stderr;
+    assert!(
+        warned.contains("left by storbench runs that were killed") && warned.contains(name),
+        "the next run did not name the killed run's tree:\n{warned}"
+    );
+}

@@ -774,3 +774,108 @@ fn chap_secret_from_environment_or_file_stays_out_of_argv() {
     assert!(!run.stderr.contains(SECRET), "{}", run.stderr);
     lab.assert_no_session_left();
 }
+
+/// Drives `argv` on a pseudo-terminal (python3's pty module): waits for the CHAP prompt,
+/// notes whether the secret is in the process's /proc/PID/cmdline, types `secret` and
+/// returns (secret in cmdline, exit code, everything the terminal showed).
+fn on_a_terminal(argv: &[&str], secret: &str) -> Option<(bool, i32, String)> {
+    const DRIVER: &str = r#"
+import os, pty, select, sys, time
+secret = os.environ.pop("TYPED_SECRET").encode()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+def read(until, limit):
+    global seen
+    end = time.time() + limit
+    while until not in seen and time.time() < end:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen += chunk
+read(b"CHAP secret for", 30)
+with open("/proc/%d/cmdline" % pid, "rb") as f:
+    in_argv = secret in f.read()
+os.write(fd, secret + b"\n")
+read(b"\x00never", 60)
+status = os.waitpid(pid, 0)[1]
+sys.stdout.write("%d %d\n" % (in_argv, os.waitstatus_to_exitcode(status)))
+sys.stdout.buffer.write(seen)
+"#;
+    let out = StdCommand::new("python3")
+        .arg("-c")
+        .arg(DRIVER)
+        .args(argv)
+        .env("TYPED_SECRET", secret)
+        .env_remove("STORBENCH_ISCSI_SECRET")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (head, shown) = text.split_once('\n')?;
+    let mut head = head.split(' ');
+    let in_argv = head.next()? == "1";
+    let code = head.next()?.parse().ok()?;
+    Some((in_argv, code, shown.to_string()))
+}
+
+/// `iscsi discover` of a target that requires CHAP, with the secret from the environment
+/// or typed at the prompt on a terminal: the target's LUN is listed (its login needed the
+/// secret), the secret is never in argv, and the prompt does not echo it.
+#[test]
+fn discover_takes_the_chap_secret_from_the_environment_or_the_terminal() {
+    const SECRET: &str = "Typ3dSecret77";
+    let Some(mut lab) = lab() else { return };
+    lab.tgtd.require_chap(1, "alice", SECRET).unwrap();
+    let url = format!("iscsi://alice@{}", lab.tgtd.portal());
+    let discover = |secret: &str| {
+        let out = storbench()
+            .args(["iscsi", "discover", &url])
+            .env("STORBENCH_ISCSI_SECRET", secret)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!all.contains(secret), "{all}");
+        (out.status.success(), all)
+    };
+    let (ok, all) = discover(SECRET);
+    assert!(ok && all.contains(IQN) && all.contains("64.0 MiB"), "{all}");
+    let (_, all) = discover("Wr0ngSecret11");
+    assert!(
+        all.contains("authentication failure") && !all.contains("64.0 MiB"),
+        "{all}"
+    );
+    lab.assert_no_session_left();
+
+    let bin = assert_cmd::cargo::cargo_bin("storbench");
+    let argv = [
+        bin.to_str().unwrap(),
+        "--no-save",
+        "iscsi",
+        "discover",
+        &url,
+    ];
+    let Some((in_argv, code, shown)) = on_a_terminal(&argv, SECRET) else {
+        eprintln!("skipped: python3 with the pty module is needed to drive a terminal");
+        return;
+    };
+    assert!(!in_argv, "the typed secret is in /proc/PID/cmdline");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("CHAP secret for iscsi://alice@"), "{shown}");
+    assert!(
+        shown.contains("64.0 MiB"),
+        "the typed secret did not log in:\n{shown}"
+    );
+    assert!(!shown.contains(SECRET), "the secret was echoed:\n{shown}");
+    lab.assert_no_session_left();
+}

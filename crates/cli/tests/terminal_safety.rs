@@ -77,6 +77,31 @@ fn names_labels_and_tags_are_escaped_in_human_outputs() {
     assert_eq!(rows[0]["tags"][0], tag.as_str());
 }
 
+/// The escaped form is wider than the raw one (`\x1b` is four columns, ESC none): history
+/// measures its columns after escaping, so a label with control characters does not push
+/// the columns of its row out of line with the others.
+#[test]
+fn history_columns_stay_aligned_around_escaped_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for label in [format!("lab{CLEAR}{CLEAR}el"), "plain".to_string()] {
+        let run = Run::of(
+            with_db(&db)
+                .args(["--label", &label, "fio", "--name=j"])
+                .args(["--ioengine=null", "--size=1M"]),
+        );
+        assert!(run.success(), "{}", run.stderr);
+    }
+    let run = Run::of(with_db(&db).arg("history"));
+    assert!(run.success(), "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let column = |line: &str, word: &str| line.find(word).map(|i| line[..i].chars().count());
+    let mode = column(lines[0], "MODE").unwrap();
+    for row in &lines[1..3] {
+        assert_eq!(column(row, "fio"), Some(mode), "{}", run.stdout);
+    }
+}
+
 #[test]
 fn imported_fields_are_escaped_in_show() {
     let dir = tempfile::tempdir().unwrap();

@@ -202,6 +202,15 @@ impl IscsiEngine {
         }
     }
 
+    /// Once reconnecting was given up, every later call fails at once with the same reason:
+    /// waiting on the lost connection (draining, logging out) would add `timeout=` per call.
+    fn given_up(&self) -> Result<(), EngineError> {
+        match &self.gave_up {
+            Some(why) => Err(EngineError::new(ErrorKind::Disconnected, why.clone())),
+            None => Ok(()),
+        }
+    }
+
     fn give_up(&mut self, why: String) -> EngineError {
         self.gave_up = Some(why.clone());
         EngineError::new(ErrorKind::Disconnected, why)
@@ -328,6 +337,7 @@ impl Engine for IscsiEngine {
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        self.given_up()?;
         let (cdb, dir, buf, len) = self.cdb_for(io)?;
         let lun = self.lun(io.file)?;
         // SAFETY: the worker keeps the IO's buffer (or our UNMAP slot) untouched until its
@@ -347,6 +357,7 @@ impl Engine for IscsiEngine {
     }
 
     fn commit(&mut self) -> Result<(), EngineError> {
+        self.given_up()?;
         let Some(lun) = self.lun.as_mut() else {
             return Ok(());
         };
@@ -363,6 +374,7 @@ impl Engine for IscsiEngine {
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        self.given_up()?;
         loop {
             let Some(lun) = self.lun.as_mut() else {
                 return Ok(());
@@ -410,6 +422,11 @@ impl Engine for IscsiEngine {
         let Some(mut lun) = self.lun.take() else {
             return Ok(());
         };
+        if self.gave_up.is_some() {
+            // The connection is lost: dropping the session closes it, and at ERL 0 nothing
+            // stays logged in; a logout would only wait out `timeout=` on it.
+            return Ok(());
+        }
         match lun.session.logout() {
             // The session is gone with its connection at ERL 0: nothing is left logged in.
             Err(e) if e.is_connection_loss() => Ok(()),

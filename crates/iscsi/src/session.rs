@@ -44,6 +44,20 @@ impl Default for Timeouts {
     }
 }
 
+impl Timeouts {
+    /// The URL's `timeout=` as the time outstanding commands may go without one completing;
+    /// the NOP-Out ping is sent after half of it at most and may go unanswered for all of it
+    /// at most, so a silent target is noticed within `timeout` as well.
+    pub fn capped(self, timeout: Duration) -> Timeouts {
+        Timeouts {
+            io: timeout,
+            nop_interval: self.nop_interval.min(timeout / 2),
+            nop_timeout: self.nop_timeout.min(timeout),
+            ..self
+        }
+    }
+}
+
 /// Everything needed to open (and re-open) a session.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -63,10 +77,10 @@ impl Config {
             ..Offer::default()
         };
         Config {
+            timeouts: Timeouts::default().capped(url.timeout),
             url,
             offer,
             max_tasks: 32,
-            timeouts: Timeouts::default(),
         }
     }
 }

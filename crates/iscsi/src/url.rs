@@ -1,7 +1,7 @@
 //! `iscsi://[user[%password]@]host[:port]/target-iqn/lun[?key=value&…]`, the form libiscsi
 //! and fio use. fio's escaped colons (`\:`) are accepted. Query keys: `initiator` (our IQN),
 //! `target_user` / `target_password` (mutual CHAP), `secret-file` / `target-secret-file`,
-//! `header_digest` / `data_digest` (`none` or `crc32c`).
+//! `header_digest` / `data_digest` (`none` or `crc32c`), `timeout` and `reconnect` (seconds).
 //!
 //! A secret in the URL is seen by every user of the machine (`ps`, /proc/PID/cmdline) for
 //! the whole run, so a URL may name the user alone (`iscsi://alice@host/…`) and
@@ -80,12 +80,17 @@ pub struct Url {
     pub data_digest: Digest,
     /// How long to keep logging in again after a lost connection (0: fail at once).
     pub reconnect: std::time::Duration,
+    /// `timeout=`: how long commands may be outstanding without one completing before the
+    /// connection counts as lost (the NOP-Out ping's timeouts are capped by it too).
+    pub timeout: std::time::Duration,
     /// Where the CHAP secrets are to come from.
     pub secrets: SecretSources,
 }
 
 /// `reconnect=`'s default and largest value, seconds (as for NFS URLs).
 pub const DEFAULT_RECONNECT_SECS: u64 = 60;
+/// `timeout=`'s default, seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 const MAX_RECONNECT_SECS: u64 = 86_400;
 
 impl Url {
@@ -99,15 +104,12 @@ impl Url {
         let rest = text
             .strip_prefix("iscsi://")
             .ok_or_else(|| bad("it must start with iscsi://"))?;
+        let (userinfo, rest) = split_userinfo(rest);
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
             None => (rest, None),
         };
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
+        let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (host, port) = split_host_port(hostport).ok_or_else(|| {
             bad(&format!(
                 "bad host or port {hostport:?}: a host name or address, and a port from 1 to 65535"
@@ -124,6 +126,7 @@ impl Url {
             header_digest: Digest::None,
             data_digest: Digest::None,
             reconnect: std::time::Duration::from_secs(DEFAULT_RECONNECT_SECS),
+            timeout: std::time::Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             secrets: SecretSources::default(),
         };
         url.secrets.in_url = userinfo.is_some_and(|u| u.contains('%'));
@@ -225,6 +228,17 @@ impl Url {
                     _ => {
                         return Err(format!(
                             "reconnect={v} is out of range: a whole number from 0 to \
+                             {MAX_RECONNECT_SECS} s"
+                        ));
+                    }
+                },
+                "timeout" => match v.parse::<u64>() {
+                    Ok(secs) if (1..=MAX_RECONNECT_SECS).contains(&secs) => {
+                        self.timeout = std::time::Duration::from_secs(secs)
+                    }
+                    _ => {
+                        return Err(format!(
+                            "timeout={v} is out of range: a whole number from 1 to \
                              {MAX_RECONNECT_SECS} s"
                         ));
                     }
@@ -373,15 +387,51 @@ fn parse_digest(v: &str) -> Result<Digest, String> {
 /// The URL with its CHAP secrets replaced, for error messages: the password before `@`
 /// and the value of every query option whose name holds `password` or `secret`
 /// (`target_password`, `target-password`).
+/// Splits `user[%secret]@` off the text after `iscsi://`. People type secrets as they are,
+/// not percent-encoded, so a secret may hold `?`, `/` or `@`: the user info ends at the
+/// first `@` that follows a user name (no `/` or `?` before its `%`) and is followed by
+/// something shaped as a host and port, up to `/`, `?` or the end.
+fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
+    for (at, _) in rest.match_indices('@') {
+        let info = &rest[..at];
+        let user = info.split_once('%').map_or(info, |(u, _)| u);
+        if user.contains(['/', '?']) {
+            break; // past the host: an `@` in the path or query, no user info
+        }
+        let after = &rest[at + 1..];
+        let hostport = &after[..after.find(['/', '?']).unwrap_or(after.len())];
+        let host_shaped = !hostport.is_empty()
+            && hostport
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-_:[]%\\".contains(&b));
+        if host_shaped {
+            return (Some(info), after);
+        }
+    }
+    (None, rest)
+}
+
 fn redact(raw: &str) -> String {
-    let (head, query) = match raw.split_once('?') {
+    let (scheme, rest) = match raw.find("://") {
+        Some(i) => raw.split_at(i + 3),
+        None => ("", raw),
+    };
+    let mut out = scheme.to_string();
+    let rest = match split_userinfo(rest) {
+        (Some(info), after) => {
+            match info.split_once('%') {
+                Some((user, _)) => out.push_str(&format!("{user}%***@")),
+                None => out.push_str(&format!("{info}@")),
+            }
+            after
+        }
+        (None, rest) => rest,
+    };
+    let (head, query) = match rest.split_once('?') {
         Some((h, q)) => (h, Some(q)),
-        None => (raw, None),
+        None => (rest, None),
     };
-    let mut out = match (head.rfind('@'), head.find('%')) {
-        (Some(at), Some(pct)) if pct < at => format!("{}%***{}", &head[..pct], &head[at..]),
-        _ => head.to_string(),
-    };
+    out.push_str(head);
     if let Some(q) = query {
         let pairs: Vec<String> = q
             .split('&')
@@ -449,6 +499,41 @@ mod tests {
                 e.contains(&format!("reconnect={bad} is out of range")),
                 "{e}"
             );
+        }
+    }
+
+    /// A secret holding `?`, `/` or `@` is the secret, and no part of it is in an error.
+    #[test]
+    fn secrets_with_url_delimiters_are_whole_and_never_shown() {
+        for secret in ["se?cret", "pa/ss", "p@ss", "a?b=c&d/e@f"] {
+            let url = Url::parse(&format!("iscsi://alice%{secret}@host:3261/iqn.x:d/1")).unwrap();
+            assert_eq!(url.credentials.unwrap().secret, secret);
+            assert_eq!((url.host.as_str(), url.port), ("host", 3261));
+            assert_eq!((url.target.as_str(), url.lun), ("iqn.x:d", Some(1)));
+            let e = Url::parse(&format!("iscsi://alice%{secret}@host/iqn.x:d/x"))
+                .unwrap_err()
+                .to_string();
+            let tail = &secret[1..];
+            assert!(!e.contains(tail) && e.contains("alice%***@host"), "{e}");
+        }
+        // An `@` after the host is no user info.
+        let url = Url::parse("iscsi://host/iqn.x:d/1?secret-file=/a@b/c");
+        assert!(url.unwrap_err().to_string().contains("needs a CHAP user"));
+    }
+
+    #[test]
+    fn timeout_bounds_every_wait_for_commands() {
+        let parse = |q: &str| Url::parse(&format!("iscsi://h/iqn.x:d/1{q}"));
+        assert_eq!(parse("").unwrap().timeout.as_secs(), DEFAULT_TIMEOUT_SECS);
+        let t = crate::Config::new(parse("?timeout=2").unwrap()).timeouts;
+        assert_eq!(t.io.as_secs(), 2);
+        assert_eq!(t.nop_interval.as_secs(), 1);
+        assert_eq!(t.nop_timeout.as_secs(), 2);
+        let t = crate::Config::new(parse("").unwrap()).timeouts;
+        assert_eq!(t, crate::session::Timeouts::default());
+        for bad in ["0", "-1", "abc", "", "86401"] {
+            let e = parse(&format!("?timeout={bad}")).unwrap_err().to_string();
+            assert!(e.contains(&format!("timeout={bad} is out of range")), "{e}");
         }
     }
 

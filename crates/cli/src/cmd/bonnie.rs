@@ -145,6 +145,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     if let (Target::Nfs(_), Some(dir)) = (&cfg.target, &args.dir) {
         crate::running::check_nfs_target(dir, true)?;
     }
+    let _marker = mark_target_dir(&cfg)?;
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
@@ -176,6 +177,16 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         }
     }
     Ok(code)
+}
+
+/// In a local directory: warns of what killed runs left there, then marks it as used by
+/// this run (see [`crate::bonnie_marker`]) before anything else is created.
+fn mark_target_dir(cfg: &Config) -> anyhow::Result<Option<crate::bonnie_marker::Marker>> {
+    let Target::Local(dir) = &cfg.target else {
+        return Ok(None);
+    };
+    crate::cmd::clean::warn_stale(dir);
+    crate::bonnie_marker::Marker::create(dir).map(Some)
 }
 
 /// Changes to a local `-d` directory as bonnie++ does, so the suite names its files with

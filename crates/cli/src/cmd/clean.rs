@@ -1,9 +1,12 @@
-//! `storbench clean DIR`: removes what killed quick runs left in a directory. A run stopped
-//! by a signal removes its files itself; one killed with SIGKILL (or by the OOM killer, or
-//! a power cut) cannot. Its files are known by name, which carries the creating process's
-//! PID (`storbench-quick.PID.tmp`, `.storbench-direct-probe.PID`): a file is stale when no
-//! process of that PID runs on this host. Nothing else is ever touched: not a file of
-//! another name, not a link or directory, not one whose process is alive.
+//! `storbench clean DIR`: removes what killed quick and bonnie runs left in a directory. A
+//! run stopped by a signal removes its files itself; one killed with SIGKILL (or by the OOM
+//! killer, or a power cut) cannot. quick's files are known by name, which carries the
+//! creating process's PID (`storbench-quick.PID.tmp`, `.storbench-direct-probe.PID`): a file
+//! is stale when no process of that PID runs on this host. bonnie's `Bonnie.PID` (a name
+//! bonnie++ uses too) counts only beside storbench's marker `.storbench-bonnie.PID`
+//! ([`crate::bonnie_marker`]), whose recorded start time must no longer match a running
+//! process. Nothing else is ever touched: not a file of another name, not a link, not a
+//! `Bonnie.PID` without a marker, not one whose process is alive.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +15,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::StoreArgs;
+use crate::bonnie_marker;
 use crate::ui::human_bytes;
 
 /// Remove files left in DIR by storbench runs that were killed.
@@ -24,11 +28,26 @@ pub struct CleanArgs {
     pub yes: bool,
 }
 
-/// A file a killed run left.
+/// A file or tree a killed run left.
 pub struct Leftover {
     pub path: PathBuf,
     pub pid: u32,
     pub bytes: u64,
+    /// A directory (bonnie's file-test tree), removed with what it holds; links inside are
+    /// removed, never followed.
+    pub tree: bool,
+    /// For bonnie's leftovers, the start time in the marker: the process is alive only if
+    /// a process of that PID started then.
+    pub start: Option<u64>,
+}
+
+impl Leftover {
+    fn alive(&self) -> bool {
+        match self.start {
+            Some(start) => bonnie_marker::alive(self.pid, start),
+            None => alive(self.pid),
+        }
+    }
 }
 
 /// The PID in a name storbench gives its temporary files, if it is one.
@@ -48,27 +67,119 @@ fn alive(pid: u32) -> bool {
 }
 
 /// Files in `dir` named as storbench's temporary files, regular (not links), whose
-/// process is gone.
+/// process is gone; and the `Bonnie.PID` files and trees of bonnie runs whose marker names
+/// a process that is gone, each marker last, after what it stands for.
 pub fn stale(dir: &Path) -> std::io::Result<Vec<Leftover>> {
     let mut out = Vec::new();
+    let mut names = Vec::new();
     for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let Some(pid) = entry.file_name().to_str().and_then(pid_of) else {
+        names.push(entry?.file_name());
+    }
+    names.sort();
+    for name in names.iter().filter_map(|n| n.to_str()) {
+        let path = dir.join(name);
+        let Ok(meta) = path.symlink_metadata() else {
             continue;
         };
-        let Ok(meta) = entry.path().symlink_metadata() else {
-            continue;
-        };
-        if meta.is_file() && !alive(pid) {
+        if let Some(pid) = pid_of(name)
+            && meta.is_file()
+            && !alive(pid)
+        {
             out.push(Leftover {
-                path: entry.path(),
+                path,
                 pid,
                 bytes: meta.len(),
+                tree: false,
+                start: None,
+            });
+        } else if let Some(pid) = bonnie_marker::pid_in_name(name)
+            && meta.is_file()
+        {
+            out.extend(stale_bonnie(dir, &names, &path, pid));
+        }
+    }
+    Ok(out)
+}
+
+/// What the bonnie run of the marker at `marker` left in `dir`, if its process is gone.
+fn stale_bonnie(
+    dir: &Path,
+    names: &[std::ffi::OsString],
+    marker: &Path,
+    pid: u32,
+) -> Vec<Leftover> {
+    let Some((named, start)) = read_marker(marker).and_then(|t| bonnie_marker::parse(&t)) else {
+        return Vec::new(); // not a marker of ours: left alone
+    };
+    if named != pid || bonnie_marker::alive(pid, start) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for name in names.iter().filter_map(|n| n.to_str()) {
+        if !bonnie_marker::is_bonnie_entry(name, pid) {
+            continue;
+        }
+        let path = dir.join(name);
+        let Ok(meta) = path.symlink_metadata() else {
+            continue;
+        };
+        // A link is not something the run made: neither it nor what it points to is touched.
+        if meta.is_file() || meta.is_dir() {
+            out.push(Leftover {
+                bytes: if meta.is_dir() {
+                    tree_bytes(&path)
+                } else {
+                    meta.len()
+                },
+                path,
+                pid,
+                tree: meta.is_dir(),
+                start: Some(start),
             });
         }
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    out.push(Leftover {
+        path: marker.to_path_buf(),
+        pid,
+        bytes: 0,
+        tree: false,
+        start: Some(start),
+    });
+    out
+}
+
+/// A marker's first bytes (a marker is one short line), not through a link.
+fn read_marker(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let mut text = String::new();
+    file.take(128).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// The bytes of the regular files under `dir`, links not followed.
+fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| Some((e.path(), e.path().symlink_metadata().ok()?)))
+        .map(|(p, m)| {
+            if m.is_dir() {
+                tree_bytes(&p)
+            } else if m.is_file() {
+                m.len()
+            } else {
+                0
+            }
+        })
+        .sum()
 }
 
 /// One warning line when `dir` holds leftovers of killed runs (before a new run there).
@@ -92,7 +203,7 @@ pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode
     let found = stale(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
     if found.is_empty() {
         eprintln!(
-            "storbench: nothing to clean in {}: no files of killed storbench runs",
+            "storbench: nothing to clean in {}: no files or trees of killed storbench runs",
             dir.display()
         );
         return Ok(ExitCode::SUCCESS);
@@ -101,8 +212,9 @@ pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode
         .iter()
         .map(|l| {
             format!(
-                "{} ({}, process {} is gone)",
+                "{}{} ({}, process {} is gone)",
                 l.path.display(),
+                if l.tree { "/" } else { "" },
                 human_bytes(l.bytes),
                 l.pid
             )
@@ -114,11 +226,17 @@ pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode
     }
     for l in &found {
         // Checked again just before: the process may have been a new one since.
-        if alive(l.pid) {
+        if l.alive() {
             continue;
         }
-        std::fs::remove_file(&l.path)
-            .with_context(|| format!("cannot remove {}", l.path.display()))?;
+        // remove_dir_all removes links inside the tree (and a link put in the tree's place
+        // since) without following them.
+        let removed = if l.tree {
+            std::fs::remove_dir_all(&l.path)
+        } else {
+            std::fs::remove_file(&l.path)
+        };
+        removed.with_context(|| format!("cannot remove {}", l.path.display()))?;
         eprintln!("storbench: removed {}", l.path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -134,7 +252,7 @@ fn confirm(lines: &[String]) -> anyhow::Result<bool> {
     for l in lines {
         writeln!(err, "{l}")?;
     }
-    write!(err, "Remove {} file(s)? [y/N] ", lines.len())?;
+    write!(err, "Remove {} file(s) and tree(s)? [y/N] ", lines.len())?;
     err.flush()?;
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;

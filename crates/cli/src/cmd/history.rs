@@ -1,5 +1,6 @@
 //! `storbench history`: the stored runs, newest last, with their headline figures.
 
+use std::borrow::Cow;
 use std::process::ExitCode;
 
 use storbench_store::{RunFilter, RunSummary};
@@ -110,6 +111,14 @@ fn table(runs: &[RunSummary]) -> String {
             iops(h.write_iops),
             r.meta.tags.join(","),
         ]);
+    }
+    // Escaped before measuring: `\x1b` takes four columns where ESC took none.
+    for row in rows.iter_mut() {
+        for cell in row.iter_mut() {
+            if let Cow::Owned(escaped) = storbench_report::terminal::escape(cell) {
+                *cell = escaped;
+            }
+        }
     }
     let widths: Vec<usize> = (0..head.len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))

@@ -59,6 +59,25 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     out
 }
 
+/// The jobs' devices and the disks below them (see [`crate::disk::underlying`]), each once,
+/// with whether it is such a disk.
+pub(super) fn device_tree(jobs: &[Arc<JobSpec>]) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for top in local_devices(jobs) {
+        let leaves = crate::disk::underlying(&top);
+        let top_is_leaf = leaves.contains(&top);
+        for (name, leaf) in
+            std::iter::once((top, top_is_leaf)).chain(leaves.into_iter().map(|l| (l, true)))
+        {
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some(e) => e.1 |= leaf,
+                None => out.push((name, leaf)),
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn all_nics() -> Vec<NicSample> {
     std::fs::read_dir("/sys/class/net")
         .map(|rd| {

@@ -1,0 +1,324 @@
+//! Every validity verdict is right: each case is built for real on this machine and run
+//! through the CLI, and the verdict (fio JSON's `storbench.verdicts`, the notes block) must
+//! name the measured reason, or none on the clean run next to it. docs/verdicts.md lists
+//! the rules these tests show.
+
+mod common;
+
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::system::{LoopDev, Mount, have_tool, sh};
+use common::{Run, sb_fio};
+use serde_json::Value;
+
+/// The verdict of the run's first entry.
+fn verdict(run: &Run) -> Value {
+    let doc = run.json();
+    doc["storbench"]["verdicts"][0].clone()
+}
+
+/// Its reasons of one check (`cache`, `zeros`, …).
+fn reasons<'v>(v: &'v Value, check: &str) -> Vec<&'v Value> {
+    v["reasons"]
+        .as_array()
+        .map(|a| a.iter().filter(|r| r["check"] == check).collect())
+        .unwrap_or_default()
+}
+
+fn message(r: &Value) -> &str {
+    r["message"].as_str().unwrap_or("")
+}
+
+/// A directory on a block-device file system (not tmpfs), removed on drop.
+fn disk_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("storbench-verdicts-")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+fn random_file(path: &Path, bytes: usize) {
+    let mut data = vec![0u8; bytes];
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for chunk in data.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(&data).unwrap();
+    f.sync_all().unwrap();
+}
+
+#[test]
+fn cold_direct_reads_are_valid_and_a_second_buffered_read_names_the_cache() {
+    let dir = disk_dir();
+    let file = dir.path().join("data");
+    random_file(&file, 32 << 20);
+    let f = file.to_str().unwrap();
+    let base = [
+        "--name=r",
+        "--rw=read",
+        "--bs=1M",
+        "--size=32M",
+        "--ioengine=psync",
+        "--output-format=json",
+    ];
+    let filename = format!("--filename={f}");
+    let cold = sb_fio(
+        dir.path(),
+        &[&base[..], &[&filename, "--direct=1"]].concat(),
+    );
+    let v = verdict(&cold);
+    assert!(reasons(&v, "cache").is_empty(), "{v:#}");
+    assert_eq!(v["validity"], "valid", "{v:#}");
+
+    // Read once through the page cache, then again without dropping it: the second read's
+    // disk moved almost nothing.
+    let warm = [&base[..], &[&filename, "--direct=0", "--invalidate=0"]].concat();
+    sb_fio(dir.path(), &warm).ok();
+    let again = sb_fio(
+        dir.path(),
+        &[&warm[..], &["--time_based", "--runtime=1"]].concat(),
+    );
+    let v = verdict(&again);
+    let cache = reasons(&v, "cache");
+    assert_eq!(cache.len(), 1, "{v:#}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+    let m = message(cache[0]);
+    let served: f64 = m
+        .split("the page cache served ")
+        .nth(1)
+        .and_then(|r| r.split('%').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no measured share in {m}"));
+    assert!(served >= 90.0, "{m}");
+}
+
+#[test]
+fn a_sparse_file_reads_zeros_until_it_is_written() {
+    let dir = disk_dir();
+    let file = dir.path().join("sparse");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let filename = format!("--filename={}", file.display());
+    let read = [
+        "--name=z",
+        "--rw=read",
+        "--bs=16k",
+        "--size=16M",
+        "--ioengine=psync",
+        "--output-format=json",
+        &filename,
+    ];
+    let v = verdict(&sb_fio(dir.path(), &read));
+    let zeros = reasons(&v, "zeros");
+    assert_eq!(zeros.len(), 1, "{v:#}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+    assert!(
+        message(zeros[0]).contains("100% of sampled reads (16 of 16) returned zeros"),
+        "{v:#}"
+    );
+
+    sb_fio(
+        dir.path(),
+        &[
+            "--name=w",
+            "--rw=write",
+            "--bs=1M",
+            "--size=16M",
+            "--ioengine=psync",
+            "--end_fsync=1",
+            &filename,
+        ],
+    )
+    .ok();
+    let v = verdict(&sb_fio(dir.path(), &read));
+    assert!(reasons(&v, "zeros").is_empty(), "{v:#}");
+}
+
+/// A btrfs file system with `compress=zstd` on a loop device, unmounted and detached on drop.
+struct Btrfs {
+    mount: Mount,
+    _dev: LoopDev,
+}
+
+fn btrfs(dir: &Path) -> Option<Btrfs> {
+    if !LoopDev::available() {
+        return None;
+    }
+    if !have_tool("mkfs.btrfs")
+        || !std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"))
+    {
+        let loaded = std::process::Command::new("modprobe")
+            .arg("btrfs")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !loaded || !have_tool("mkfs.btrfs") {
+            eprintln!("SKIP: no btrfs (mkfs.btrfs or the kernel module)");
+            return None;
+        }
+    }
+    let dev = LoopDev::new(dir, 256 << 20);
+    sh("mkfs.btrfs", &["-q", "-f", &dev.dev]);
+    let mount = Mount::new("btrfs", &dev.dev, &dir.join("mnt"), "compress=zstd");
+    Some(Btrfs { mount, _dev: dev })
+}
+
+#[test]
+fn zero_filled_writes_to_compressing_btrfs_are_invalid_and_random_ones_are_not() {
+    let dir = disk_dir();
+    let Some(fs) = btrfs(dir.path()) else {
+        return;
+    };
+    let file = fs.mount.point.join("f");
+    let filename = format!("--filename={}", file.display());
+    let write = [
+        "--name=c",
+        "--rw=write",
+        "--bs=1M",
+        "--size=32M",
+        "--ioengine=psync",
+        "--end_fsync=1",
+        "--output-format=json",
+        &filename,
+    ];
+    let v = verdict(&sb_fio(
+        dir.path(),
+        &[&write[..], &["--zero_buffers=1"]].concat(),
+    ));
+    let c = reasons(&v, "compressible");
+    assert_eq!(c.len(), 1, "{v:#}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+    assert!(
+        message(c[0]).contains("(zero_buffers=1)") && message(c[0]).contains("(zstd)"),
+        "{v:#}"
+    );
+    let v = verdict(&sb_fio(dir.path(), &write));
+    assert!(reasons(&v, "compressible").is_empty(), "{v:#}");
+}
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// A blkio cgroup whose read limit on one device is set while a run is going; removed on
+/// drop.
+struct Throttle {
+    dir: PathBuf,
+    rule: String,
+}
+
+impl Throttle {
+    fn new(dev: &str, read_bps: u64) -> Option<Throttle> {
+        if !Path::new(BLKIO)
+            .join("blkio.throttle.read_bps_device")
+            .exists()
+        {
+            eprintln!("SKIP: no cgroup v1 blkio throttling at {BLKIO}");
+            return None;
+        }
+        let dir = Path::new(BLKIO).join(format!("storbench-verdicts-{}", std::process::id()));
+        std::fs::create_dir(&dir).expect("make the blkio cgroup");
+        let rdev = std::fs::metadata(dev).unwrap().rdev();
+        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+        Some(Throttle {
+            dir,
+            rule: format!("{major}:{minor} {read_bps}"),
+        })
+    }
+
+    fn limit(&self) {
+        std::fs::write(self.dir.join("blkio.throttle.read_bps_device"), &self.rule).unwrap();
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_rate_cut_during_the_run_is_named_at_its_second() {
+    if !LoopDev::available() {
+        return;
+    }
+    let dir = disk_dir();
+    let dev = LoopDev::new(dir.path(), 64 << 20);
+    dev.write_at(0, &vec![0x5a; 64 << 20]);
+    let Some(throttle) = Throttle::new(&dev.dev, 2 << 20) else {
+        return;
+    };
+    let base = common::storbench();
+    let mut sh = std::process::Command::new("sh");
+    sh.envs(base.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("PROCS", throttle.dir.join("cgroup.procs"))
+        .args(["-c", r#"echo $$ > "$PROCS" && exec "$0" "$@""#])
+        .arg(base.get_program())
+        .args([
+            "fio",
+            "--no-save",
+            "--name=t",
+            "--rw=read",
+            "--bs=64k",
+            "--direct=1",
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=6",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", dev.dev))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let started = Instant::now();
+    let child = sh.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(3000).saturating_sub(started.elapsed()));
+    throttle.limit();
+    let out = child.wait_with_output().unwrap();
+    let run = Run::from(out);
+    let v = verdict(&run);
+    let steady = reasons(&v, "steady");
+    assert_eq!(steady.len(), 1, "{v:#}");
+    let m = message(steady[0]);
+    let second: u64 = m
+        .split(" at second ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no second named in {m}"));
+    // Limited about 3 s after the start, the measurement starting a little later.
+    assert!((2..=3).contains(&second), "{m}");
+    assert_eq!(v["validity"], "suspect", "{v:#}");
+}
+
+#[test]
+fn a_steady_run_is_valid_and_the_notes_block_says_so() {
+    let dir = disk_dir();
+    let file = dir.path().join("data");
+    random_file(&file, 8 << 20);
+    let run = sb_fio(
+        dir.path(),
+        &[
+            "--name=clean",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=8M",
+            "--direct=1",
+            "--ioengine=psync",
+            "--time_based",
+            "--runtime=3",
+            &format!("--filename={}", file.display()),
+        ],
+    );
+    let out = run.ok();
+    let notes = out
+        .split("storbench notes:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no notes block:\n{out}"));
+    assert!(notes.contains("  verdict  clean: valid\n"), "{notes}");
+}

@@ -322,3 +322,181 @@ fn a_steady_run_is_valid_and_the_notes_block_says_so() {
         .unwrap_or_else(|| panic!("no notes block:\n{out}"));
     assert!(notes.contains("  verdict  clean: valid\n"), "{notes}");
 }
+
+/// `storbench fio <args> --no-save --output-format=json`, anywhere.
+fn fio_json(args: &[&str]) -> Run {
+    let mut c = common::storbench();
+    c.arg("fio")
+        .args(args)
+        .args(["--no-save", "--output-format=json"]);
+    Run::of(&mut c)
+}
+
+const IQN: &str = "iqn.2026-12.lab.storbench:verdicts";
+
+#[test]
+fn a_never_written_lun_reads_zeros_until_written() {
+    let Some(lab) = storbench_testkit::tgtd::OneLun::start(IQN, 32 << 20) else {
+        return;
+    };
+    let filename = format!("--filename={}", lab.url());
+    let read = [
+        "--name=lun",
+        "--ioengine=libiscsi",
+        "--rw=read",
+        "--bs=16k",
+        "--size=16M",
+        "--iodepth=4",
+        &filename,
+    ];
+    let v = verdict(&fio_json(&read));
+    let zeros = reasons(&v, "zeros");
+    assert_eq!(zeros.len(), 1, "{v:#}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+    // The server's cache cannot be seen: stated, and 16 MiB is less than any RAM.
+    assert!(
+        reasons(&v, "cache")
+            .iter()
+            .any(|r| message(r).contains("the server's cache is unknown")),
+        "{v:#}"
+    );
+    fio_json(&[
+        "--name=fill",
+        "--ioengine=libiscsi",
+        "--rw=write",
+        "--bs=1M",
+        "--size=16M",
+        &filename,
+    ])
+    .ok();
+    let v = verdict(&fio_json(&read));
+    assert!(reasons(&v, "zeros").is_empty(), "{v:#}");
+    lab.assert_no_session_left();
+}
+
+/// `storbench fio` pinned to CPU 0 next to a shell spinning there: the workers wait for
+/// the CPU about half of the time, and the verdict says so with the figure.
+#[test]
+fn a_client_sharing_its_cpu_with_a_busy_loop_is_named() {
+    if !have_tool("taskset") {
+        eprintln!("SKIP: no taskset");
+        return;
+    }
+    let spin = std::process::Command::new("taskset")
+        .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let spin = common::system::ChildGuard(Some(spin));
+    let base = common::storbench();
+    let mut c = std::process::Command::new("taskset");
+    c.envs(base.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .args(["-c", "0"])
+        .arg(base.get_program())
+        .args([
+            "fio",
+            "--no-save",
+            "--output-format=json",
+            "--name=pinned",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1G",
+            "--time_based",
+            "--runtime=2",
+        ]);
+    let run = Run::of(&mut c);
+    drop(spin);
+    let v = verdict(&run);
+    let host = reasons(&v, "host");
+    let waited: f64 = host
+        .iter()
+        .find_map(|r| {
+            message(r)
+                .split("waited for a CPU ")
+                .nth(1)?
+                .split('%')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no client CPU reason: {v:#}"));
+    assert!(waited >= 25.0, "{v:#}");
+    assert_eq!(v["validity"], "suspect", "{v:#}");
+}
+
+/// A LUN served from a namespace over a veth shaped to 1 Gbit/s: 1 MiB reads fill the link
+/// (its limit note), and 4 KiB reads at QD1 are latency-bound, with the round trip measured
+/// before the run stated beside the IOs' own latency.
+#[test]
+fn qd1_over_the_shaped_link_is_latency_bound_with_its_round_trip() {
+    use storbench_testkit::{netns, tgtd};
+    if let Some(why) = tgtd::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let Some(ns) = netns::shaped("1gbit") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("remote.img");
+    random_file(&backing, 32 << 20);
+    let addr = ns.ns_addr.to_string();
+    let port = tgtd::free_port().unwrap();
+    let mut tgtd = tgtd::Tgtd::start_at(&addr, port, Some(&ns.name)).expect("tgtd in the ns");
+    tgtd.add_target(1, IQN).unwrap();
+    tgtd.add_lun(1, 1, &backing).unwrap();
+    let filename = format!("--filename=iscsi://{addr}:{port}/{IQN}/1");
+    let common_args = [
+        "--ioengine=libiscsi",
+        "--time_based",
+        "--runtime=2",
+        "--size=32M",
+        &filename,
+    ];
+    let seq = fio_json(
+        &[
+            &common_args[..],
+            &["--name=seq", "--rw=read", "--bs=1M", "--iodepth=8"],
+        ]
+        .concat(),
+    );
+    let doc = seq.json();
+    let links: Vec<&str> = doc["storbench"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.link")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        links.iter().any(|m| m.contains("1000 Mbit/s")),
+        "{:#}",
+        doc["storbench"]["notes"]
+    );
+    let v = &doc["storbench"]["verdicts"][0];
+    assert!(reasons(v, "latency").is_empty(), "{v:#}");
+
+    let qd1 = fio_json(
+        &[
+            &common_args[..],
+            &["--name=qd1", "--rw=randread", "--bs=4k", "--iodepth=1"],
+        ]
+        .concat(),
+    );
+    let v = verdict(&qd1);
+    let latency = reasons(&v, "latency");
+    assert_eq!(latency.len(), 1, "{v:#}");
+    let m = message(latency[0]);
+    assert!(
+        m.contains("latency-bound: at QD1 each IO waited")
+            && m.contains("of which the network round trip was"),
+        "{m}"
+    );
+    // Stated for information: the figure is right for QD1.
+    assert_eq!(latency[0]["validity"], "valid", "{v:#}");
+    assert!(
+        tgtd.wait_no_nexus(1, Duration::from_secs(5))
+            .unwrap()
+            .is_empty()
+    );
+}

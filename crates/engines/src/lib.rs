@@ -7,6 +7,7 @@ pub mod dirtable;
 pub mod listing;
 pub mod local;
 pub mod options;
+pub mod round_trip;
 pub mod umask;
 
 pub mod filecreate;

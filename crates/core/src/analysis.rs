@@ -96,6 +96,9 @@ fn device_limits(
         .map(|j| j.as_ref())
         .filter(|j| !j.disks.is_empty())
         .collect();
+    // Disks found below the file's device (a loop device's backing disk) carry other
+    // work too; the device the job used is the one judged.
+    let own = |d: &&DiskUtil| !d.below;
     if jobs.is_empty() {
         for d in run
             .disks
@@ -110,6 +113,7 @@ fn device_limits(
         for d in job
             .disks
             .iter()
+            .filter(own)
             .filter(|d| d.util >= BUSY && !cached(&d.name))
         {
             notes.push(busy_device(Some(&job.name), d));

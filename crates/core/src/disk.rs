@@ -157,6 +157,7 @@ impl DiskSample {
                 (busy as f64 / elapsed_ms as f64 * 100.0).min(100.0)
             },
             leaf: false,
+            below: false,
         }
     }
 }

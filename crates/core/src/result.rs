@@ -702,6 +702,10 @@ pub struct DiskUtil {
     /// the devices above them, and in results stored before it was recorded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leaf: bool,
+    /// Found below the file's own device (a loop device's backing disk, a dm or md
+    /// member): counted for the cache verdict, not judged as the job's device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub below: bool,
 }
 
 /// Counters of a network interface over the run.

@@ -356,7 +356,7 @@ fn run_batch(
     let mut results = Vec::new();
     let active_ms = active_span_ms(&outputs);
     // The devices under each job's own files: a job is judged only on those.
-    let job_devices: Vec<Vec<(String, bool)>> = batch
+    let job_devices: Vec<Vec<TreeDevice>> = batch
         .iter()
         .map(|job| device_tree(std::slice::from_ref(job)))
         .collect();
@@ -398,9 +398,10 @@ fn run_batch(
         r.disks = batch_disks
             .iter()
             .filter_map(|d| {
-                let (_, leaf) = devices.iter().find(|(n, _)| *n == d.name)?;
+                let (_, leaf, below) = devices.iter().find(|(n, _, _)| *n == d.name)?;
                 Some(DiskUtil {
                     leaf: *leaf,
+                    below: *below,
                     ..d.clone()
                 })
             })
@@ -427,7 +428,7 @@ impl BatchDisks {
         BatchDisks {
             start: device_tree(batch)
                 .iter()
-                .filter_map(|(d, _)| DiskSample::read(d))
+                .filter_map(|(d, _, _)| DiskSample::read(d))
                 .collect(),
             at: Instant::now(),
         }

@@ -239,6 +239,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
             tests,
         }),
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

@@ -1,16 +1,16 @@
 //! "The why": after a run, say what limited each figure (device, client CPU, network link)
-//! and warn when a figure cannot be trusted (page cache, buffered writes, short runs, steal,
-//! interruptions). Works only from the result model, so imported runs can be analysed too.
+//! and how far each can be trusted (the validity verdicts of `verdicts.rs`: cache, zeros,
+//! compressible data, steadiness; steal, interruptions). Works only from the result model,
+//! so imported runs can be analysed too.
 
 use std::borrow::Cow;
 
 use crate::result::{
-    DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunMode, RunResult, ServerCpu,
+    DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunResult, ServerCpu, Validity, Verdict,
 };
 
 /// Thresholds, in percent.
 const BUSY: f64 = 90.0;
-const STEAL: f64 = 5.0;
 
 /// Appends notes to `run.notes` (keeping the ones already there).
 pub fn annotate(run: &mut RunResult) {
@@ -37,15 +37,6 @@ pub fn annotate(run: &mut RunResult) {
     link_limits(run, &entries, &mut notes);
     server_limits(run, &entries, &mut notes);
     shared_cpu_limits(run, &mut notes);
-    if let Some(cpu) = &run.system_cpu
-        && cpu.steal >= STEAL
-    {
-        notes.push(warn("warn.steal", format!(
-                "CPU steal was {:.0}% of one CPU: the hypervisor gave cycles to others, so figures are noisy; repeat the run",
-                cpu.steal
-            )));
-    }
-    let mem = run.environment.as_ref().map(|e| e.mem_bytes).unwrap_or(0);
     let tmpfs = run.environment.as_ref().is_some_and(|e| {
         e.targets
             .iter()
@@ -57,20 +48,14 @@ pub fn annotate(run: &mut RunResult) {
             "the target is on tmpfs: every figure is memory speed, not a device's".into(),
         ));
     }
-    let device_read_bytes: u64 = run.disks.iter().map(|d| d.read_bytes).sum();
-    let local_disks = !run.disks.is_empty();
     for job in entries.iter() {
-        job_notes(
-            job,
-            run.mode,
-            mem,
-            local_disks,
-            device_read_bytes,
-            &mut notes,
-        );
+        job_notes(job, &mut notes);
     }
+    let verdicts = verdicts::judge(run, &entries);
+    verdict_notes(&verdicts, &mut notes);
     dedupe(&mut notes);
     run.notes.extend(notes);
+    run.verdicts = verdicts;
 }
 
 /// Loop devices under the targets that go through the host's page cache: (device, file).
@@ -111,6 +96,9 @@ fn device_limits(
         .map(|j| j.as_ref())
         .filter(|j| !j.disks.is_empty())
         .collect();
+    // Disks found below the file's device (a loop device's backing disk) carry other
+    // work too; the device the job used is the one judged.
+    let own = |d: &&DiskUtil| !d.below;
     if jobs.is_empty() {
         for d in run
             .disks
@@ -125,6 +113,7 @@ fn device_limits(
         for d in job
             .disks
             .iter()
+            .filter(own)
             .filter(|d| d.util >= BUSY && !cached(&d.name))
         {
             notes.push(busy_device(Some(&job.name), d));
@@ -372,34 +361,7 @@ fn job_payload_mbps(job: &JobResult) -> f64 {
     rate(&job.dirs[0]).max(rate(&job.dirs[1]))
 }
 
-/// Warns of a run too short to trust; the advice names the option of the command that ran,
-/// since `runtime=` means nothing to `storbench quick` or bonnie.
-fn short_note(job: &JobResult, runtime_ms: u64, mode: RunMode, notes: &mut Vec<Note>) {
-    if runtime_ms == 0 || runtime_ms >= 1000 {
-        return;
-    }
-    let advice = match mode {
-        RunMode::Fio => "use runtime= with time_based",
-        RunMode::Quick => "use a longer --runtime",
-        RunMode::Bonnie => "use a larger -s",
-    };
-    notes.push(warn(
-        "warn.short",
-        format!(
-            "{}: measured for only {runtime_ms} ms; figures from runs this short swing widely ({advice})",
-            job.name
-        ),
-    ));
-}
-
-fn job_notes(
-    job: &JobResult,
-    mode: RunMode,
-    mem: u64,
-    local_disks: bool,
-    device_read_bytes: u64,
-    notes: &mut Vec<Note>,
-) {
+fn job_notes(job: &JobResult, notes: &mut Vec<Note>) {
     let name = &job.name;
     if let Some(err) = &job.error_text {
         notes.push(warn(
@@ -409,7 +371,6 @@ fn job_notes(
     }
     // A merged group entry sums its members' runtimes (fio's job_runtime).
     let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
-    short_note(job, runtime_ms, mode, notes);
     let cpu_pct =
         (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / (runtime_ms.max(1) as f64 * 1e6) * 100.0;
     if cpu_pct >= BUSY * f64::from(job.jobs.max(1)) {
@@ -417,41 +378,17 @@ fn job_notes(
             "{name}: the client used {cpu_pct:.0}% CPU: the benchmark host, not the storage, may be the limit"
         )));
     }
-    if job.header.ioengine == "null" {
-        return;
-    }
-    let network = job.targets.iter().any(|t| t.contains("://"));
-    let direct = job.header.direct;
-    let reads = &job.dirs[0];
-    let writes = &job.dirs[1];
-    if !direct && !network && reads.io_bytes > 0 {
-        if local_disks && device_read_bytes < reads.io_bytes / 2 {
-            notes.push(warn("warn.page-cache", format!(
-                "{name}: the device read {} of the {} bytes the job read: reads came from the page cache, so this is memory speed (use --direct=1)",
-                device_read_bytes, reads.io_bytes
-            )));
-        } else if mem > 0 && reads.io_bytes < mem {
-            notes.push(warn("warn.buffered", format!(
-                "{name}: buffered reads (direct=0) of less data than RAM: the page cache may serve part of them; use --direct=1 to measure the device"
-            )));
-        }
-    }
-    let synced = job.sync.total_ios > 0 || job.sync.closing > 0;
-    if !direct && !network && writes.io_bytes > 0 && !synced {
-        notes.push(warn("warn.buffered-writes", format!(
-            "{name}: buffered writes without fsync: the figure is how fast the page cache absorbed them, not the device (use --direct=1 or --end_fsync=1)"
-        )));
-    }
-    for (d, label) in [(0, "read"), (1, "write")] {
-        let s = &job.dirs[d].bw_samples;
-        if s.samples >= 4 && s.mean > 0.0 && s.stddev / s.mean > 0.3 {
-            notes.push(warn("warn.variable", format!(
-                "{name}: {label} bandwidth varied by ±{:.0}% between samples (min {:.1} MB/s, max {:.1} MB/s)",
-                s.stddev / s.mean * 100.0,
-                s.min / 1e6,
-                s.max / 1e6
-            )));
-        }
+}
+
+/// Each verdict's reasons as notes, so every output that shows notes shows them; a reason
+/// that makes the entry suspect or invalid is a warning, one stated for information a note.
+fn verdict_notes(verdicts: &[Verdict], notes: &mut Vec<Note>) {
+    for r in verdicts.iter().flat_map(|v| &v.reasons) {
+        let code = format!("verdict.{}", r.check);
+        notes.push(match r.validity {
+            Validity::Valid => info(&code, r.message.clone()),
+            _ => warn(&code, r.message.clone()),
+        });
     }
 }
 
@@ -483,6 +420,8 @@ fn warn(code: &str, message: String) -> Note {
         message,
     }
 }
+
+mod verdicts;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 
 use storbench_job::{JobSpec, UnifiedRw as JobUnified};
 
-use crate::result::{JobHeader, JobResult, ReportSettings, SampleStats, UnifiedRw};
+use crate::result::{JobHeader, JobResult, Measured, ReportSettings, SampleStats, UnifiedRw};
 use crate::sampler::WorkerSamples;
 use crate::worker::{WorkerFile, WorkerOutput};
 
@@ -73,6 +73,7 @@ pub fn job_result(
 ) -> JobResult {
     let runtime_ns = out.measure_end.saturating_sub(out.measure_start).as_nanos() as u64;
     let runtime_ms = runtime_ns.div_ceil(1_000_000);
+    let measured = measured_of(job, &out, files);
     let mut dirs = out.stats.dirs;
     let active: [bool; 3] = std::array::from_fn(|d| dirs[d].total_ios > 0);
     let (bw, iops) = samples.take_samples(active);
@@ -121,5 +122,29 @@ pub fn job_result(
         engine_details,
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured,
     }
+}
+
+/// What the verdicts need beyond the figures: the region the files span, the sampled
+/// reads' zeros, and whether compressible data met a compressing target (looked up only
+/// when the job wrote such data).
+fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measured {
+    let mut m = Measured {
+        region_bytes: files.iter().map(|f| f.len).sum(),
+        sampled_reads: out.stats.sampled_reads,
+        zero_reads: out.stats.zero_reads,
+        ..Default::default()
+    };
+    if out.stats.dirs[1].io_bytes > 0 && job.ioengine != "null" {
+        m.compressible = crate::compress::compressible(&job.buffers);
+    }
+    if m.compressible.is_some() {
+        let target = files.first().map_or(".", |f| f.spec.path.as_str());
+        match crate::compress::of_target(target) {
+            Ok(c) => m.target_compression = Some(c),
+            Err(why) => m.compression_unknown = Some(why),
+        }
+    }
+    m
 }

@@ -25,6 +25,63 @@ pub fn device_of(path: &Path) -> Option<String> {
     Some(disk.file_name()?.to_string_lossy().into_owned())
 }
 
+/// The disks that hold a device's data (`dm-0` → `vda`, `md0` → `sda` and `sdb`, `loop3` →
+/// the disk its backing file lives on), followed through device-mapper and md members
+/// (`/sys/block/X/slaves`), partitions and loop backing files: the devices whose counters
+/// say what really reached a disk, since a loop device without direct IO, for one, is served
+/// by the host's page cache. A device with nothing below it is its own disk. Empty when a
+/// loop device's backing file is gone or cannot be followed.
+pub fn underlying(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    follow(name, 0, &mut out);
+    out
+}
+
+fn follow(name: &str, depth: u32, out: &mut Vec<String>) {
+    if depth > 8 {
+        return;
+    }
+    let sys = Path::new("/sys/class/block").join(name);
+    let Ok(dir) = std::fs::canonicalize(&sys) else {
+        return;
+    };
+    // A partition's disk is its sysfs parent.
+    let disk = if dir.join("partition").exists() {
+        match dir.parent() {
+            Some(p) => p.to_path_buf(),
+            None => return,
+        }
+    } else {
+        dir
+    };
+    let Some(disk_name) = disk.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    if let Ok(backing) = std::fs::read_to_string(disk.join("loop/backing_file")) {
+        let backing = backing.trim();
+        if let Some(dev) = device_of(Path::new(backing)).filter(|_| Path::new(backing).exists()) {
+            follow(&dev, depth + 1, out);
+        }
+        return;
+    }
+    let slaves: Vec<String> = std::fs::read_dir(disk.join("slaves"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if slaves.is_empty() {
+        if !out.contains(&disk_name) {
+            out.push(disk_name);
+        }
+        return;
+    }
+    for s in slaves {
+        follow(&s, depth + 1, out);
+    }
+}
+
 fn existing_ancestor(path: &Path) -> Option<std::path::PathBuf> {
     let abs = if path.is_absolute() {
         path.to_path_buf()
@@ -99,6 +156,8 @@ impl DiskSample {
             } else {
                 (busy as f64 / elapsed_ms as f64 * 100.0).min(100.0)
             },
+            leaf: false,
+            below: false,
         }
     }
 }
@@ -134,6 +193,22 @@ mod tests {
             ..a.clone()
         };
         assert_eq!(b.since(&a, 1000).util, 50.0);
+    }
+
+    #[test]
+    fn a_plain_disk_is_its_own_disk_and_unknown_names_have_none() {
+        assert!(underlying("no-such-device-here").is_empty());
+        let Some(dev) = device_of(Path::new("/tmp")) else {
+            return;
+        };
+        let leaves = underlying(&dev);
+        assert!(!leaves.is_empty(), "{dev}");
+        for l in &leaves {
+            let sys = Path::new("/sys/class/block").join(l);
+            assert!(!sys.join("partition").exists(), "{l} is a partition");
+            let slaves = std::fs::read_dir(sys.join("slaves")).map_or(0, |d| d.count());
+            assert_eq!(slaves, 0, "{l} has devices below it");
+        }
     }
 
     #[test]

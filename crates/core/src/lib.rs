@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod buffers;
 pub mod clock;
 pub mod collect;
+pub mod compress;
 pub mod cpu;
 pub mod disk;
 pub mod engine;
@@ -14,6 +15,7 @@ pub mod env;
 pub mod error;
 pub mod gate;
 pub mod histogram;
+pub mod host;
 pub mod layout;
 pub mod merge;
 pub mod names;
@@ -37,6 +39,7 @@ pub mod stop;
 mod testing;
 pub mod verify;
 pub mod worker;
+pub mod zeros;
 
 pub use engine::{
     Access, Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec,

@@ -61,6 +61,7 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
     dst.depth.merge(&src.depth);
     dst.lat_buckets.merge(&src.lat_buckets);
     merge_timeline(&mut dst.timeline, &src.timeline);
+    dst.measured.merge(&src.measured);
     // Clones of one batch carry the same measurement of the same server: keep it once.
     for server in &src.server_cpu {
         if !dst.server_cpu.contains(server) {
@@ -272,6 +273,7 @@ mod tests {
             engine_details: vec![],
             disks: Vec::new(),
             server_cpu: Vec::new(),
+            measured: Default::default(),
         }
     }
 

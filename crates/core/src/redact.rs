@@ -84,6 +84,7 @@ mod tests {
             environment: None,
             bonnie: None,
             interrupted: false,
+            verdicts: Vec::new(),
         };
         run(&mut r).unwrap();
         let all = serde_json::to_string(&r).unwrap();

@@ -50,7 +50,142 @@ pub struct RunResult {
     pub bonnie: Option<BonnieResult>,
     /// The run was stopped by a signal or an error; the figures cover what ran.
     pub interrupted: bool,
+    /// How far each reported entry (a job, a group_reporting group, a quick test) can be
+    /// trusted, with the measured reasons (docs/verdicts.md). Empty in results stored
+    /// before verdicts existed and in imported ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<Verdict>,
 }
+
+impl RunResult {
+    /// The worst verdict over all entries, if any was given.
+    pub fn validity(&self) -> Option<Validity> {
+        self.verdicts.iter().map(|v| v.validity).max()
+    }
+}
+
+/// How far a figure can be trusted, from best to worst.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Validity {
+    #[default]
+    Valid,
+    Suspect,
+    Invalid,
+}
+
+impl Validity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Validity::Valid => "valid",
+            Validity::Suspect => "suspect",
+            Validity::Invalid => "invalid",
+        }
+    }
+}
+
+/// The verdict on one reported entry: the worst of its reasons (valid without any).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The entry's name as the reports show it (a job, a merged group, a quick test).
+    pub job: String,
+    pub validity: Validity,
+    pub reasons: Vec<Reason>,
+}
+
+/// One measured finding about an entry's validity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    /// Which check (`cache`, `zeros`, `compressible`, `steady`, `host`, `latency`).
+    pub check: String,
+    /// What this finding makes the entry; `valid` for a figure stated for information (an
+    /// unknown that does not make the result doubtful, a latency-bound run).
+    pub validity: Validity,
+    /// The finding, with the measured figure behind it.
+    pub message: String,
+}
+
+/// What a job measured about its own validity, beyond its figures (docs/verdicts.md).
+/// Absent in older and imported results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// Bytes of the region the job's files span (the working set its reads can cover).
+    #[serde(default)]
+    pub region_bytes: u64,
+    /// Completed reads checked for never-written data, one in [`ZERO_SAMPLE_EVERY`].
+    #[serde(default)]
+    pub sampled_reads: u64,
+    /// Of those, the reads whose checked bytes were all zero.
+    #[serde(default)]
+    pub zero_reads: u64,
+    /// Why the data written compresses or dedupes (`zero_buffers=1`), if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressible: Option<String>,
+    /// The target's compression: `off`, or the algorithm (`zstd`, `lz4`, `on`); absent when
+    /// it cannot be known from here (a network target, no zfs tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_compression: Option<String>,
+    /// Why the target's compression is unknown, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_unknown: Option<String>,
+    /// The host over the batch the job ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostFigures>,
+}
+
+/// The host over one batch of jobs (`host.rs`): what the `host` verdict judges.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFigures {
+    /// The CPUs' frequency governors, each once (`performance`, `powersave`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    /// The CPUs' mean clock over the batch (samples about once a second), MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mhz: Option<f64>,
+    /// Their highest clock, when the kernel states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_mhz: Option<f64>,
+    /// Whole-machine CPU over the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_cpu: Option<SystemCpu>,
+    /// This process's CPU over the batch, percent of one CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_cpu_percent: Option<f64>,
+    /// Bytes this process caused to be read from and written to storage over the batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_read_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_write_bytes: Option<u64>,
+}
+
+impl Measured {
+    pub fn is_empty(&self) -> bool {
+        *self == Measured::default()
+    }
+
+    pub fn merge(&mut self, o: &Measured) {
+        self.region_bytes = self.region_bytes.max(o.region_bytes);
+        self.sampled_reads += o.sampled_reads;
+        self.zero_reads += o.zero_reads;
+        if self.compressible.is_none() {
+            self.compressible = o.compressible.clone();
+        }
+        if self.target_compression.is_none() {
+            self.target_compression = o.target_compression.clone();
+        }
+        if self.compression_unknown.is_none() {
+            self.compression_unknown = o.compression_unknown.clone();
+        }
+        if self.host.is_none() {
+            self.host = o.host.clone();
+        }
+    }
+}
+
+/// One completed read in this many is checked for never-written (all-zero) data.
+pub const ZERO_SAMPLE_EVERY: u32 = 64;
 
 /// A fio reporting group: jobs that ran together (between stonewalls / new_group).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -180,6 +315,9 @@ pub struct JobResult {
     /// results, and where the server process cannot be seen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_cpu: Vec<ServerCpu>,
+    /// Inputs of the validity verdicts that the figures above do not hold.
+    #[serde(default, skip_serializing_if = "Measured::is_empty")]
+    pub measured: Measured,
 }
 
 /// CPU used by a server process on the benchmark's own host during a batch, measured from
@@ -559,6 +697,15 @@ pub struct DiskUtil {
     pub read_bytes: u64,
     #[serde(default)]
     pub write_bytes: u64,
+    /// One of the disks that hold the data, found by following partitions, dm, md and
+    /// loop devices down from the file's device: what the cache verdict counts. False for
+    /// the devices above them, and in results stored before it was recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leaf: bool,
+    /// Found below the file's own device (a loop device's backing disk, a dm or md
+    /// member): counted for the cache verdict, not judged as the job's device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub below: bool,
 }
 
 /// Counters of a network interface over the run.

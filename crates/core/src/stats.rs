@@ -25,6 +25,9 @@ pub struct WorkerStats {
     pub sync: SyncResult,
     pub depth: DepthStats,
     pub lat_buckets: LatBuckets,
+    /// Completed reads checked for never-written data, and those that were all zeros.
+    pub sampled_reads: u64,
+    pub zero_reads: u64,
 }
 
 impl WorkerStats {

@@ -113,6 +113,8 @@ struct Lun {
     vendor: String,
     product: String,
     opened: Instant,
+    /// TEST UNIT READY's round trip (a command without data), timed after login.
+    round_trip: Option<std::time::Duration>,
 }
 
 pub struct IscsiEngine {
@@ -321,6 +323,7 @@ impl Engine for IscsiEngine {
         }
         let capacity = session.read_capacity().map_err(to_engine)?;
         session.fua = spec.open.sync;
+        let round_trip = crate::round_trip::measure(|| session.test_unit_ready().is_ok());
         self.lun = Some(Lun {
             session,
             url,
@@ -328,6 +331,7 @@ impl Engine for IscsiEngine {
             vendor: inquiry.vendor,
             product: inquiry.product,
             opened: Instant::now(),
+            round_trip,
         });
         Ok(0)
     }
@@ -489,6 +493,7 @@ impl Engine for IscsiEngine {
             details: details
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
+                .chain(lun.round_trip.map(crate::round_trip::detail))
                 .collect(),
             notes: self.outage_notes(&lun.url.portal()),
             interface,

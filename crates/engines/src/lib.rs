@@ -13,6 +13,7 @@ pub mod listing;
 pub mod local;
 pub mod meta;
 pub mod options;
+pub mod round_trip;
 pub mod umask;
 
 use storbench_core::{Engine, EngineError};

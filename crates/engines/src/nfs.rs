@@ -58,6 +58,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         client: None,
         files: Vec::new(),
         started: None,
+        round_trip: None,
         file_sync: false,
         dirs: DirTable::default(),
         sub_path: String::new(),
@@ -108,6 +109,8 @@ pub struct NfsEngine {
     files: Vec<Option<NfsFile>>,
     /// When the export was mounted: outages are placed relative to it.
     started: Option<Instant>,
+    /// NULL calls' round trip, timed after mounting.
+    round_trip: Option<std::time::Duration>,
     /// Some file was opened for FILE_SYNC writes.
     file_sync: bool,
     /// Directories opened with `open_dir`: their handles, by path inside the export.
@@ -150,6 +153,7 @@ impl NfsEngine {
                 client
                     .transport()
                     .set_abort(storbench_core::stop::requested);
+                self.round_trip = crate::round_trip::measure(|| client.null().is_ok());
                 self.client = Some(client);
                 self.started = Some(Instant::now());
                 self.relative(&url.path)
@@ -419,7 +423,7 @@ impl Engine for NfsEngine {
         };
         let fs = *c.fsinfo();
         let dur = c.transport().durability();
-        let details = vec![
+        let mut details = vec![
             ("protocol".to_string(), "NFSv3".to_string()),
             ("server".to_string(), c.transport().server().to_string()),
             ("export".to_string(), c.export().to_string()),
@@ -436,6 +440,7 @@ impl Engine for NfsEngine {
             ("auto_commits".to_string(), dur.auto_commits.to_string()),
             ("uid".to_string(), c.url().uid.to_string()),
         ];
+        details.extend(self.round_trip.map(crate::round_trip::detail));
         let mut notes = Vec::new();
         let started = self.started.unwrap_or_else(Instant::now);
         let server = c.transport().server().to_string();

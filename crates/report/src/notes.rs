@@ -4,10 +4,41 @@
 
 use std::io::{self, Write};
 
-use storbench_core::result::{Note, NoteLevel};
+use storbench_core::result::{Note, NoteLevel, RunResult, Verdict};
 
 /// Message shown when a run was stopped early.
 pub const INTERRUPTED: &str = "the run was interrupted: the figures cover only what ran";
+
+/// A run's notes block, ending with one verdict line per judged entry.
+pub fn render_run(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    render(&run.notes, run.interrupted, out)?;
+    if run.verdicts.is_empty() {
+        return Ok(());
+    }
+    if run.notes.is_empty() && !run.interrupted {
+        writeln!(out, "\nstorbench notes:")?;
+    }
+    for v in &run.verdicts {
+        writeln!(out, "  {:<8} {}", "verdict", verdict_line(v))?;
+    }
+    Ok(())
+}
+
+/// `seqread: suspect (cache, steady)`: the entry, its verdict and the checks behind it
+/// (the notes above give each with its figure).
+pub fn verdict_line(v: &Verdict) -> String {
+    let mut checks: Vec<&str> = Vec::new();
+    for r in v.reasons.iter().filter(|r| r.validity > Default::default()) {
+        if !checks.contains(&r.check.as_str()) {
+            checks.push(&r.check);
+        }
+    }
+    if checks.is_empty() {
+        format!("{}: {}", v.job, v.validity.name())
+    } else {
+        format!("{}: {} ({})", v.job, v.validity.name(), checks.join(", "))
+    }
+}
 
 /// Writes the block (nothing when there are no notes and the run was not interrupted):
 /// a blank line, `storbench notes:`, then one line per note, warnings first.

@@ -19,7 +19,7 @@ use storbench_core::merge::saturating_sum;
 
 use serde::Serialize;
 use storbench_core::merge::{merge_dir_into, merge_jobs};
-use storbench_core::result::{DirResult, GroupResult, LatStats, RunResult};
+use storbench_core::result::{DirResult, GroupResult, LatStats, Reason, RunResult, Validity};
 
 /// Schema identifier of the JSON form; bumped on incompatible changes.
 pub const SCHEMA: &str = "storbench-quick/1";
@@ -51,6 +51,16 @@ pub struct QuickRow {
     /// then, a wait for a lost server included.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+    /// How far the row's figures can be trusted, when the run judged it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<QuickVerdict>,
+}
+
+/// A test's verdict in the JSON form: the result model's, without the repeated name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuickVerdict {
+    pub validity: Validity,
+    pub reasons: Vec<Reason>,
 }
 
 /// A server process on the benchmark's host and the CPU it used during one test.
@@ -89,10 +99,10 @@ pub enum LatencyKind {
 /// The rows of a run, in test order; groups without jobs, or whose jobs failed before any
 /// IO (the run stopped there), are skipped: the notes say why.
 pub fn rows(run: &RunResult) -> Vec<QuickRow> {
-    run.groups.iter().filter_map(row).collect()
+    run.groups.iter().filter_map(|g| row(run, g)).collect()
 }
 
-fn row(g: &GroupResult) -> Option<QuickRow> {
+fn row(run: &RunResult, g: &GroupResult) -> Option<QuickRow> {
     let merged = merge_jobs(&g.jobs)?;
     let (test, direction) = split_name(&merged.name);
     let mut all = DirResult::default();
@@ -157,6 +167,14 @@ fn row(g: &GroupResult) -> Option<QuickRow> {
             cpu_percent: s.percent(),
         }),
         failed: g.jobs.iter().any(|j| j.error != 0),
+        verdict: run
+            .verdicts
+            .iter()
+            .find(|v| v.job == merged.name)
+            .map(|v| QuickVerdict {
+                validity: v.validity,
+                reasons: v.reasons.clone(),
+            }),
     })
 }
 
@@ -190,6 +208,19 @@ const HEADER: [&str; 9] = [
 /// The column shown when a server on this host was measured.
 const SERVER_HEADER: &str = "Server CPU";
 
+/// The column of verdicts, shown when the run judged its tests.
+const VERDICT_HEADER: &str = "Valid";
+
+/// A row's verdict in the table: the notes below give the reasons.
+fn verdict_mark(v: Option<&QuickVerdict>) -> &'static str {
+    match v.map(|v| v.validity) {
+        None => "-",
+        Some(Validity::Valid) => "ok",
+        Some(Validity::Suspect) => "suspect",
+        Some(Validity::Invalid) => "INVALID",
+    }
+}
+
 /// The table, then the notes block.
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let out = &mut crate::terminal::Escaped::new(out);
@@ -201,6 +232,10 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let mut header: Vec<String> = HEADER.map(String::from).to_vec();
     if !servers.is_empty() {
         header.push(SERVER_HEADER.into());
+    }
+    let judged = rows.iter().any(|r| r.verdict.is_some());
+    if judged {
+        header.push(VERDICT_HEADER.into());
     }
     let mut lines: Vec<Vec<String>> = vec![header];
     for r in &rows {
@@ -221,6 +256,9 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
                     .as_ref()
                     .map_or("-".into(), |s| format!("{:.1}%", s.cpu_percent)),
             );
+        }
+        if judged {
+            line.push(verdict_mark(r.verdict.as_ref()).into());
         }
         lines.push(line);
     }
@@ -264,13 +302,19 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             servers.join(", ")
         )?;
     }
+    if judged {
+        writeln!(
+            out,
+            "Valid: ok, suspect or INVALID, from what the run measured (cache, zeros, compression, steadiness); the notes give each reason with its figure."
+        )?;
+    }
     if rows.iter().any(|r| r.failed) {
         writeln!(
             out,
             "FAILED: the test stopped on an error (see the notes); its figures cover the time until then, including any wait for a lost server."
         )?;
     }
-    crate::notes::render(&run.notes, run.interrupted, out)
+    crate::notes::render_run(run, out)
 }
 
 /// What the latency columns measure, in the footnote's words.

@@ -44,6 +44,7 @@ fn job(name: &str, kb_per_s: u64, ios: u64, cpu_s: f64, lats: &[(u64, u64)]) -> 
         engine_details: Vec::new(),
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -73,6 +74,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
         environment: None,
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

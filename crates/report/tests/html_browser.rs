@@ -61,6 +61,7 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
         engine_details: Vec::new(),
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -109,6 +110,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
         }),
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

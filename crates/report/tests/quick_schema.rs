@@ -185,3 +185,97 @@ fn rows_use_total_latency_else_say_completion() {
         "{text}"
     );
 }
+
+/// A quick run whose first test was judged: the table gets its Valid column, the JSON
+/// each judged test's verdict, and both stay within the schema.
+#[test]
+fn quick_verdicts_show_as_a_column_and_in_the_schema() {
+    use storbench_core::result::{Reason, Validity, Verdict};
+    let mut run = common::sample::quick_run();
+    let first = run.groups[0].jobs[0].name.clone();
+    run.verdicts = vec![Verdict {
+        job: first,
+        validity: Validity::Invalid,
+        reasons: vec![Reason {
+            check: "cache".into(),
+            validity: Validity::Invalid,
+            message: "the disk (vda) read 2% of the bytes reported".into(),
+        }],
+    }];
+    let mut out = Vec::new();
+    quick::render_json(&run, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["tests"][0]["verdict"]["validity"], "invalid");
+    assert_eq!(doc["tests"][0]["verdict"]["reasons"][0]["check"], "cache");
+    assert!(doc["tests"][1].get("verdict").is_none());
+    assert_eq!(errors_of(&doc), Vec::<String>::new());
+    let mut bad = doc.clone();
+    bad["tests"][0]["verdict"]["validity"] = json!("fine");
+    assert!(!errors_of(&bad).is_empty());
+
+    let mut table = Vec::new();
+    quick::render(&run, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[2].ends_with("Valid"), "{table}");
+    assert!(lines[3].ends_with("INVALID"), "{table}");
+    assert!(lines[4].ends_with(" -"), "{table}");
+    assert!(table.contains("  verdict  "), "{table}");
+}
+
+/// fio's normal output ends its notes block with the verdicts; fio JSON carries them
+/// under `storbench` only, fio's own keys untouched; the HTML report lists them.
+#[test]
+fn fio_outputs_and_the_report_carry_the_verdicts() {
+    use storbench_core::result::{Reason, RunMode, Validity, Verdict};
+    let mut run = common::sample::quick_run();
+    run.mode = RunMode::Fio;
+    let plain = {
+        let mut out = Vec::new();
+        storbench_report::registry::write_run("json", &run, &mut out).unwrap();
+        serde_json::from_slice::<Value>(&out).unwrap()
+    };
+    run.verdicts = vec![Verdict {
+        job: run.groups[0].jobs[0].name.clone(),
+        validity: Validity::Suspect,
+        reasons: vec![Reason {
+            check: "steady".into(),
+            validity: Validity::Suspect,
+            message: "the rate fell from 900.0 MB/s to 200.0 MB/s at second 3".into(),
+        }],
+    }];
+    let mut out = Vec::new();
+    storbench_report::registry::write_run("json", &run, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["storbench"]["verdicts"][0]["validity"], "suspect");
+    assert_eq!(doc["jobs"], plain["jobs"]);
+    assert!(plain["storbench"].get("verdicts").is_none());
+
+    let mut out = Vec::new();
+    storbench_report::registry::write_run("normal", &run, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let name = &run.groups[0].jobs[0].name;
+    assert!(
+        text.contains(&format!("  verdict  {name}: suspect (steady)\n")),
+        "{text}"
+    );
+
+    let mut html = Vec::new();
+    storbench_report::html::render(
+        &[storbench_report::compare::NamedRun {
+            id: 1,
+            name: "run 1".into(),
+            run: &run,
+        }],
+        0,
+        &mut html,
+    )
+    .unwrap();
+    let html = String::from_utf8(html).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<li class=\"suspect\">{name}: suspect (steady)</li>"
+        )),
+        "no verdict in the report"
+    );
+}

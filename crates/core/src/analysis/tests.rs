@@ -23,6 +23,7 @@ fn run_with(job: JobResult) -> RunResult {
         environment: None,
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 
@@ -55,6 +56,7 @@ fn job() -> JobResult {
         engine_details: vec![],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -63,22 +65,38 @@ fn codes(run: &RunResult) -> Vec<&str> {
 }
 
 #[test]
-fn buffered_writes_synced_only_at_the_end_are_not_unsynced() {
+fn writes_the_disk_did_not_see_are_a_cache_reason_with_the_share() {
     let mut j = job();
     j.header.direct = false;
-    j.dirs[1].io_bytes = 1 << 20;
+    j.dirs[1].io_bytes = 64 << 20;
+    j.disks.push(DiskUtil {
+        name: "vda".into(),
+        write_bytes: 4 << 20,
+        leaf: true,
+        ..Default::default()
+    });
     let mut run = run_with(j.clone());
     annotate(&mut run);
-    assert!(codes(&run).contains(&"warn.buffered-writes"));
-    // end_fsync=1: fio (and so storbench) leaves the closing sync out of total_ios.
-    j.sync.closing = 1;
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Suspect, "{v:?}");
+    assert!(
+        v.reasons[0]
+            .message
+            .contains("wrote 6% of the bytes reported"),
+        "{v:?}"
+    );
+    assert!(codes(&run).contains(&"verdict.cache"));
+    // The same writes flushed to the disk before the job ended (end_fsync=1): valid.
+    j.disks[0].write_bytes = 66 << 20;
     let mut run = run_with(j);
     annotate(&mut run);
-    assert!(
-        !codes(&run).contains(&"warn.buffered-writes"),
+    assert_eq!(
+        run.verdicts[0].validity,
+        Validity::Valid,
         "{:?}",
-        run.notes
+        run.verdicts
     );
+    assert!(!codes(&run).contains(&"verdict.cache"), "{:?}", run.notes);
 }
 
 #[test]
@@ -452,18 +470,132 @@ fn the_client_share_counts_every_thread_against_the_same_server() {
 }
 
 #[test]
-fn page_cache_reads_are_flagged() {
+fn page_cache_reads_are_measured_on_the_disks_holding_the_data() {
     let mut j = job();
     j.header.direct = false;
     j.dirs[0].io_bytes = 1 << 30;
-    let mut run = run_with(j);
-    run.disks.push(DiskUtil {
-        name: "vda".into(),
-        read_bytes: 1 << 20,
-        ..Default::default()
-    });
+    // dm-0 over vda: the disk holding the data read 2% of what the job reported.
+    j.disks = vec![
+        DiskUtil {
+            name: "dm-0".into(),
+            read_bytes: 1 << 30,
+            ..Default::default()
+        },
+        DiskUtil {
+            name: "vda".into(),
+            read_bytes: 1 << 24,
+            leaf: true,
+            ..Default::default()
+        },
+    ];
+    let mut run = run_with(j.clone());
     annotate(&mut run);
-    assert!(codes(&run).contains(&"warn.page-cache"), "{:?}", run.notes);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Invalid, "{v:?}");
+    assert!(
+        v.reasons[0]
+            .message
+            .contains("the disk (vda) read 2% of the bytes reported")
+            && v.reasons[0].message.contains("the page cache served 98%"),
+        "{v:?}"
+    );
+    // The disk moved every byte (cold reads): no cache reason, whatever direct= said.
+    j.disks[1].read_bytes = (1 << 30) + 4096;
+    let mut run = run_with(j);
+    annotate(&mut run);
+    assert!(run.verdicts[0].reasons.is_empty(), "{:?}", run.verdicts);
+}
+
+#[test]
+fn zeros_in_sampled_reads_make_an_entry_invalid() {
+    let mut j = job();
+    j.dirs[0].io_bytes = 1 << 20;
+    j.measured.sampled_reads = 40;
+    j.measured.zero_reads = 37;
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Invalid);
+    assert!(
+        v.reasons.iter().any(|r| r.check == "zeros"
+            && r.message
+                .contains("92% of sampled reads (37 of 40) returned zeros")),
+        "{v:?}"
+    );
+    j.measured.zero_reads = 0;
+    let mut run = run_with(j);
+    annotate(&mut run);
+    assert_eq!(run.verdicts[0].validity, Validity::Valid);
+}
+
+#[test]
+fn compressible_writes_meet_the_targets_compression() {
+    let mut j = job();
+    j.dirs[1].io_bytes = 1 << 20;
+    j.measured.compressible = Some("zero_buffers=1".into());
+    for (comp, unknown, want) in [
+        (Some("zstd"), None, Validity::Invalid),
+        (Some("off"), None, Validity::Valid),
+        (None, Some("a network target"), Validity::Suspect),
+    ] {
+        j.measured.target_compression = comp.map(String::from);
+        j.measured.compression_unknown = unknown.map(String::from);
+        let mut run = run_with(j.clone());
+        annotate(&mut run);
+        assert_eq!(run.verdicts[0].validity, want, "{:?}", run.verdicts);
+    }
+}
+
+#[test]
+fn network_reads_of_a_small_region_are_suspect_for_the_servers_cache() {
+    let mut j = job();
+    j.targets = vec!["nfs://nas/export/f".into()];
+    j.dirs[0].io_bytes = 1 << 30;
+    j.measured.region_bytes = 256 << 20;
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Suspect);
+    assert!(
+        v.reasons[0]
+            .message
+            .contains("the server's cache is unknown"),
+        "{v:?}"
+    );
+    j.measured.region_bytes = 100 << 30;
+    let mut run = run_with(j);
+    annotate(&mut run);
+    assert_eq!(
+        run.verdicts[0].validity,
+        Validity::Valid,
+        "{:?}",
+        run.verdicts
+    );
+}
+
+#[test]
+fn a_rate_that_falls_and_stays_is_named_with_its_second() {
+    let mut j = job();
+    j.dirs[1].io_bytes = 1 << 30;
+    j.timeline = [100u64, 100, 100, 20, 20, 20]
+        .iter()
+        .enumerate()
+        .map(|(i, mb)| TimelinePoint {
+            t_ms: (i as u64 + 1) * 1000,
+            bytes: [0, mb * 1_000_000, 0],
+            ..Default::default()
+        })
+        .collect();
+    let mut run = run_with(j);
+    annotate(&mut run);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Suspect);
+    assert!(
+        v.reasons[0]
+            .message
+            .contains("fell from 100.0 MB/s to 20.0 MB/s at second 3"),
+        "{v:?}"
+    );
 }
 
 #[test]
@@ -501,11 +633,10 @@ fn group_reporting_is_judged_on_the_merged_entry() {
     let short: Vec<&Note> = run
         .notes
         .iter()
-        .filter(|n| n.code == "warn.short")
+        .filter(|n| n.code == "verdict.steady")
         .collect();
     assert_eq!(short.len(), 1, "{:?}", run.notes);
     assert!(short[0].message.contains("500 ms"), "{}", short[0].message);
-    assert!(!codes(&run).contains(&"warn.variable"), "{:?}", run.notes);
 }
 
 #[test]
@@ -515,7 +646,7 @@ fn short_and_interrupted_runs_warn() {
     let mut run = run_with(j);
     run.interrupted = true;
     annotate(&mut run);
-    assert!(codes(&run).contains(&"warn.short"));
+    assert!(codes(&run).contains(&"verdict.steady"));
     assert!(codes(&run).contains(&"warn.interrupted"));
 }
 
@@ -531,7 +662,11 @@ fn short_run_advice_names_the_commands_option() {
         let mut run = run_with(j);
         run.mode = mode;
         annotate(&mut run);
-        let short = run.notes.iter().find(|n| n.code == "warn.short").unwrap();
+        let short = run
+            .notes
+            .iter()
+            .find(|n| n.code == "verdict.steady")
+            .unwrap();
         assert!(short.message.ends_with(advice), "{}", short.message);
     }
 }

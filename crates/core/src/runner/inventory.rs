@@ -59,6 +59,33 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     out
 }
 
+/// A device under a job's files: (name, holds the data, found below the file's device).
+pub(super) type TreeDevice = (String, bool, bool);
+
+/// The jobs' devices and the disks below them (see [`crate::disk::underlying`]), each once.
+pub(super) fn device_tree(jobs: &[Arc<JobSpec>]) -> Vec<TreeDevice> {
+    let mut out: Vec<TreeDevice> = Vec::new();
+    for top in local_devices(jobs) {
+        let leaves = crate::disk::underlying(&top);
+        let top_is_leaf = leaves.contains(&top);
+        let below: Vec<TreeDevice> = leaves
+            .into_iter()
+            .filter(|l| *l != top)
+            .map(|l| (l, true, true))
+            .collect();
+        for (name, leaf, under) in std::iter::once((top, top_is_leaf, false)).chain(below) {
+            match out.iter_mut().find(|(n, _, _)| *n == name) {
+                Some(e) => {
+                    e.1 |= leaf;
+                    e.2 &= under;
+                }
+                None => out.push((name, leaf, under)),
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn all_nics() -> Vec<NicSample> {
     std::fs::read_dir("/sys/class/net")
         .map(|rd| {

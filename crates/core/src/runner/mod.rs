@@ -166,6 +166,7 @@ pub fn run(
         environment: Some(environment),
         bonnie: None,
         interrupted: stop::requested(),
+        verdicts: Vec::new(),
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);
@@ -310,6 +311,7 @@ fn run_batch(
     }
     let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
+    let mut host = crate::host::HostWatch::start();
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
@@ -335,7 +337,15 @@ fn run_batch(
                 Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
-        sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);
+        sample_until_done(
+            &handles,
+            &mut clones,
+            batch,
+            clock,
+            observer,
+            &mut servers,
+            &mut host,
+        );
         Ok(handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
@@ -346,9 +356,9 @@ fn run_batch(
     let mut results = Vec::new();
     let active_ms = active_span_ms(&outputs);
     // The devices under each job's own files: a job is judged only on those.
-    let job_devices: Vec<Vec<String>> = batch
+    let job_devices: Vec<Vec<TreeDevice>> = batch
         .iter()
-        .map(|job| local_devices(std::slice::from_ref(job)))
+        .map(|job| device_tree(std::slice::from_ref(job)))
         .collect();
     let total_ios: u64 = outputs
         .iter()
@@ -381,15 +391,23 @@ fn run_batch(
         results.push((job.group, result));
     }
     let batch_disks = disks.finish(active_ms);
+    let host = host.finish();
     // Results are in the clones' order.
     for ((_, r), c) in results.iter_mut().zip(&clones) {
         let devices = &job_devices[c.job_index];
         r.disks = batch_disks
             .iter()
-            .filter(|d| devices.contains(&d.name))
-            .cloned()
+            .filter_map(|d| {
+                let (_, leaf, below) = devices.iter().find(|(n, _, _)| *n == d.name)?;
+                Some(DiskUtil {
+                    leaf: *leaf,
+                    below: *below,
+                    ..d.clone()
+                })
+            })
             .collect();
         r.server_cpu = servers.of(&c.counters);
+        r.measured.host = Some(host.clone());
     }
     Ok(BatchOutcome {
         results,
@@ -408,9 +426,9 @@ struct BatchDisks {
 impl BatchDisks {
     fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
         BatchDisks {
-            start: local_devices(batch)
+            start: device_tree(batch)
                 .iter()
-                .filter_map(|d| DiskSample::read(d))
+                .filter_map(|(d, _, _)| DiskSample::read(d))
                 .collect(),
             at: Instant::now(),
         }
@@ -452,6 +470,7 @@ fn sample_until_done(
     clock: Clock,
     observer: &mut dyn Observer,
     servers: &mut ServerWatch,
+    host: &mut crate::host::HostWatch,
 ) {
     let epoch = clock.epoch();
     let mut last_ui = Instant::now();
@@ -469,6 +488,7 @@ fn sample_until_done(
         }
         let all_done = handles.iter().all(|h| h.is_finished());
         servers.poll(clones);
+        host.poll();
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {

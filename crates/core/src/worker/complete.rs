@@ -110,6 +110,9 @@ impl Worker<'_> {
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        if d == 0 {
+            self.sample_zeros(slot, result as usize);
+        }
         let dir = &self.stats.dirs[d];
         self.plan
             .counters
@@ -121,6 +124,25 @@ impl Worker<'_> {
             dir.slat.samples,
         );
         checked
+    }
+
+    /// Checks one completed read in `ZERO_SAMPLE_EVERY` for never-written data; the others
+    /// cost one decrement.
+    #[inline]
+    fn sample_zeros(&mut self, slot: u32, len: usize) {
+        self.zero_countdown -= 1;
+        if self.zero_countdown > 0 {
+            return;
+        }
+        self.zero_countdown = crate::result::ZERO_SAMPLE_EVERY;
+        let len = len.min(self.arena.slot_len());
+        // SAFETY: the slot's IO has completed, so nothing writes its buffer, and `len` is
+        // within the slot.
+        let buf = unsafe { std::slice::from_raw_parts(self.arena.slot_ptr(slot).as_ptr(), len) };
+        self.stats.sampled_reads += 1;
+        if crate::zeros::looks_unwritten(buf) {
+            self.stats.zero_reads += 1;
+        }
     }
 
     pub(super) fn wait_for_rate(&mut self) -> Result<(), EngineError> {

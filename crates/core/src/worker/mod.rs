@@ -214,6 +214,9 @@ struct Worker<'p> {
     depth: u32,
     synchronous: bool,
     no_data: bool,
+    /// Completed reads until the next one is checked for never-written data (`zeros.rs`);
+    /// u32::MAX for engines that move no data.
+    zero_countdown: u32,
     /// When a pass over a file drops its page cache, as fio decides (`passes.rs`).
     cache: passes::CacheRule,
     /// Issued bytes at which the current round ends (fio reopens the files) and a
@@ -371,6 +374,11 @@ impl<'p> Worker<'p> {
             depth,
             synchronous: caps.synchronous,
             no_data: caps.no_data,
+            zero_countdown: if caps.no_data {
+                u32::MAX
+            } else {
+                crate::result::ZERO_SAMPLE_EVERY
+            },
             cache,
             round_end: round_bytes,
             round_bytes,

@@ -265,6 +265,12 @@ fn storbench_extras(run: &RunResult) -> Value {
     o.insert("version".into(), json!(run.tool_version));
     o.insert("interrupted".into(), json!(run.interrupted));
     o.insert("notes".into(), Value::Array(notes));
+    if !run.verdicts.is_empty() {
+        o.insert(
+            "verdicts".into(),
+            serde_json::to_value(&run.verdicts).unwrap_or_default(),
+        );
+    }
     o.insert("jobs".into(), Value::Array(jobs));
     if !run.nics.is_empty() {
         o.insert(

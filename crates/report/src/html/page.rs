@@ -205,6 +205,18 @@ fn target(html: &mut String, t: &TargetInfo) {
 
 /// Notes, disks and job files: what the reader needs to judge the figures.
 fn extras(html: &mut String, run: &RunResult) {
+    if !run.verdicts.is_empty() {
+        html.push_str("<ul class=\"verdicts\">\n");
+        for v in &run.verdicts {
+            let _ = writeln!(
+                html,
+                "<li class=\"{}\">{}</li>",
+                v.validity.name(),
+                escape(&crate::notes::verdict_line(v))
+            );
+        }
+        html.push_str("</ul>\n");
+    }
     if !run.notes.is_empty() {
         html.push_str("<ul class=\"notes\">\n");
         for n in &run.notes {

@@ -311,6 +311,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         engine_details: vec![],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -371,5 +372,6 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         environment: None,
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }

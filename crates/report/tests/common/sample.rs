@@ -201,6 +201,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         engine_details: vec![("engine".into(), s.ioengine.into())],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -259,6 +260,7 @@ pub fn run(groups: Vec<GroupResult>) -> RunResult {
         environment: None,
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

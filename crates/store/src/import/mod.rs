@@ -152,6 +152,7 @@ pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> Ru
         environment: None,
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

@@ -57,6 +57,7 @@ pub fn job(name: &str, read: (u64, u64), write: (u64, u64), runtime_ms: u64) -> 
         engine_details: vec![("engine".into(), "psync".into())],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        measured: Default::default(),
     }
 }
 
@@ -114,6 +115,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
         environment: Some(environment("/mnt/pool")),
         bonnie: None,
         interrupted: false,
+        verdicts: Vec::new(),
     }
 }
 

@@ -1,0 +1,487 @@
+//! Validity verdicts: how far each reported entry can be trusted, `valid`, `suspect` or
+//! `invalid`, each reason stated with the measured figure behind it. Every rule, its
+//! threshold and the test that shows it are listed in docs/verdicts.md; the inputs are the
+//! result model's figures and what the runner's sampler measured (`JobResult::measured`,
+//! the disks below the files), never the settings alone.
+
+use std::borrow::Cow;
+
+use crate::result::{JobResult, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict};
+use crate::space::human;
+
+/// Below this share of the reported bytes moved by the disks, the cache served the rest.
+const DISK_SHARE: f64 = 0.9;
+/// A cache that served at least this share makes the figure memory speed: invalid.
+const CACHE_INVALID: f64 = 0.5;
+/// Fewer bytes than this are not judged on device counters (metadata and read-ahead
+/// would dominate).
+const CACHE_MIN_BYTES: u64 = 1 << 20;
+/// Sampled reads needed before zeros are judged, and the shares that make them suspect
+/// and invalid.
+const ZERO_MIN_SAMPLES: u64 = 4;
+const ZERO_SUSPECT: f64 = 0.1;
+const ZERO_INVALID: f64 = 0.5;
+/// A server's likely RAM when it is not this host (a NAS has 8 to 64 GiB): reads of a
+/// smaller region may all come from its cache.
+const REMOTE_RAM: u64 = 64 << 30;
+/// Per-second rates whose coefficient of variation exceeds this are unsteady.
+const CV_MAX: f64 = 0.3;
+/// A rate that falls below this share of what it was, and stays there, is a drop.
+const DROP: f64 = 2.0 / 3.0;
+/// A second shorter than this (the last, partial one) is not a sample of the rate.
+const MIN_INTERVAL_MS: u64 = 500;
+/// Shorter measurements are too short to trust.
+const SHORT_MS: u64 = 1000;
+/// Governors that lower the clock under a light load (an IO-bound benchmark is one).
+const SLOW_GOVERNORS: [&str; 2] = ["powersave", "conservative"];
+/// A mean clock below this share of the highest one is a slowed CPU.
+const MHZ_SHARE: f64 = 0.8;
+/// Steal, in percent of one CPU, above which the hypervisor took noticeable cycles.
+const STEAL: f64 = 5.0;
+/// Other processes' CPU, as a share of the machine's, that makes the host busy.
+const OTHER_LOAD: f64 = 0.25;
+/// The client's threads waiting for a CPU this share of their runtime (or more).
+const CLIENT_WAIT: f64 = 0.25;
+/// Other processes' bytes on the job's disks: at least this share of their traffic and
+/// [`CACHE_MIN_BYTES`].
+const OTHER_IO: f64 = 0.1;
+/// Queue depths this low are judged for latency-bound IO, and the share of the depth that
+/// IOPS × latency must reach (Little's law) to call the run latency-bound.
+const LOW_DEPTH: u32 = 4;
+const LITTLE: f64 = 0.8;
+
+/// The verdict on each entry the reports show.
+pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verdict> {
+    entries
+        .iter()
+        .map(|e| {
+            let mut reasons = Vec::new();
+            if e.header.ioengine != "null" {
+                cache(run, entries, e, &mut reasons);
+                zeros(e, &mut reasons);
+                compressible(e, &mut reasons);
+            }
+            steady(e, run.mode, &mut reasons);
+            host(run, e, &mut reasons);
+            latency(e, &mut reasons);
+            Verdict {
+                job: e.name.clone(),
+                validity: reasons.iter().map(|r| r.validity).max().unwrap_or_default(),
+                reasons,
+            }
+        })
+        .collect()
+}
+
+fn reason(check: &str, validity: Validity, message: String) -> Reason {
+    Reason {
+        check: check.into(),
+        validity,
+        message,
+    }
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
+fn is_network(job: &JobResult) -> bool {
+    job.targets.iter().any(|t| t.contains("://"))
+}
+
+/// The disks whose counters say what reached a disk: those flagged as holding the data,
+/// else (results stored before the flag) every device recorded for the job or the run.
+fn data_disks<'r>(run: &'r RunResult, job: &'r JobResult) -> Vec<&'r crate::result::DiskUtil> {
+    let own: &[crate::result::DiskUtil] = if job.disks.is_empty() {
+        &run.disks
+    } else {
+        &job.disks
+    };
+    let leaves: Vec<_> = own.iter().filter(|d| d.leaf).collect();
+    if leaves.is_empty() {
+        own.iter().collect()
+    } else {
+        leaves
+    }
+}
+
+/// Bytes the disks moved against the bytes reported by every entry measured over the same
+/// disk counters (the jobs of one batch share them).
+fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
+    let name = &job.name;
+    if is_network(job) {
+        remote_cache(run, job, out);
+        return;
+    }
+    let disks = data_disks(run, job);
+    if disks.is_empty() {
+        if job.dirs[0].io_bytes > 0 {
+            out.push(reason(
+                "cache",
+                Validity::Valid,
+                format!("{name}: cache unknown: no block device was found under the target, so what reached a disk cannot be measured"),
+            ));
+        }
+        return;
+    }
+    let peers: Vec<&JobResult> = entries
+        .iter()
+        .map(|e| e.as_ref())
+        .filter(|e| e.disks == job.disks && !is_network(e))
+        .collect();
+    let names: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
+    let names = names.join(", ");
+    let reported: u64 = peers.iter().map(|e| e.dirs[0].io_bytes).sum();
+    let moved: u64 = disks.iter().map(|d| d.read_bytes).sum();
+    // Reads of never-written blocks move nothing from a disk: the zeros reason says why.
+    let zeros = job.measured.sampled_reads >= ZERO_MIN_SAMPLES
+        && job.measured.zero_reads as f64 >= job.measured.sampled_reads as f64 * ZERO_INVALID;
+    if job.dirs[0].io_bytes > 0 && reported >= CACHE_MIN_BYTES && !zeros {
+        let share = moved as f64 / reported as f64;
+        if share < DISK_SHARE {
+            let served = 100.0 - pct(moved as f64, reported as f64);
+            let validity = if 1.0 - share >= CACHE_INVALID {
+                Validity::Invalid
+            } else {
+                Validity::Suspect
+            };
+            out.push(reason("cache", validity, format!(
+                "{name}: the disk ({names}) read {:.0}% of the bytes reported ({} of {}): the page cache served {served:.0}%, so reads ran at memory speed (use --direct=1)",
+                pct(moved as f64, reported as f64), human(moved), human(reported)
+            )));
+        }
+    }
+    let reported: u64 = peers.iter().map(|e| e.dirs[1].io_bytes).sum();
+    let moved: u64 = disks.iter().map(|d| d.write_bytes).sum();
+    if job.dirs[1].io_bytes > 0 && reported >= CACHE_MIN_BYTES {
+        let share = moved as f64 / reported as f64;
+        if share < CACHE_INVALID {
+            out.push(reason("cache", Validity::Suspect, format!(
+                "{name}: the disk ({names}) wrote {:.0}% of the bytes reported ({} of {}) during the run: the page cache (or compression) absorbed the rest (use --direct=1 or --end_fsync=1)",
+                pct(moved as f64, reported as f64), human(moved), human(reported)
+            )));
+        }
+    }
+}
+
+/// A server's disks cannot be seen from here: its cache is unknown, and reads of a region
+/// smaller than its likely RAM may all have come from it.
+fn remote_cache(run: &RunResult, job: &JobResult, out: &mut Vec<Reason>) {
+    if job.dirs[0].io_bytes == 0 {
+        return;
+    }
+    let name = &job.name;
+    let local = job.server_cpu.iter().any(|s| s.same_host);
+    let host_mem = run.environment.as_ref().map_or(0, |e| e.mem_bytes);
+    let (ram, whose) = if local && host_mem > 0 {
+        (host_mem, "this host's RAM, which the server on it shares")
+    } else {
+        (REMOTE_RAM, "the RAM a file server commonly has")
+    };
+    let region = job.measured.region_bytes;
+    if region > 0 && region < ram {
+        out.push(reason("cache", Validity::Suspect, format!(
+            "{name}: the server's cache is unknown (its disks cannot be seen from here) and the reads covered {}, less than {whose} ({}): the server may have served them from memory",
+            human(region), human(ram)
+        )));
+    } else {
+        out.push(reason(
+            "cache",
+            Validity::Valid,
+            format!("{name}: the server's cache is unknown: its disks cannot be seen from here"),
+        ));
+    }
+}
+
+fn zeros(job: &JobResult, out: &mut Vec<Reason>) {
+    let m = &job.measured;
+    if m.sampled_reads < ZERO_MIN_SAMPLES {
+        return;
+    }
+    let share = m.zero_reads as f64 / m.sampled_reads as f64;
+    let validity = if share >= ZERO_INVALID {
+        Validity::Invalid
+    } else if share >= ZERO_SUSPECT {
+        Validity::Suspect
+    } else {
+        return;
+    };
+    out.push(reason("zeros", validity, format!(
+        "{}: {:.0}% of sampled reads ({} of {}) returned zeros: a sparse file or thin LUN answered without reading a disk; write the region first",
+        job.name, share * 100.0, m.zero_reads, m.sampled_reads
+    )));
+}
+
+fn compressible(job: &JobResult, out: &mut Vec<Reason>) {
+    let m = &job.measured;
+    let Some(why) = &m.compressible else {
+        return;
+    };
+    let name = &job.name;
+    match (&m.target_compression, &m.compression_unknown) {
+        (Some(c), _) if c == "off" => {}
+        (Some(c), _) => {
+            let mostly = why.starts_with("zero_buffers")
+                || why.starts_with("buffer_pattern")
+                || why
+                    .strip_prefix("buffer_compress_percentage=")
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .is_some_and(|p| p >= 50);
+            let validity = if mostly {
+                Validity::Invalid
+            } else {
+                Validity::Suspect
+            };
+            out.push(reason("compressible", validity, format!(
+                "{name}: the data written compresses ({why}) and the target compresses it ({c}): the disk stored far fewer bytes than reported; write incompressible data"
+            )));
+        }
+        (None, why_unknown) => {
+            let unknown = why_unknown.as_deref().unwrap_or("unknown");
+            out.push(reason("compressible", Validity::Suspect, format!(
+                "{name}: the data written compresses ({why}) and the target's compression is unknown ({unknown}): if it compresses, the figure is not the disk's"
+            )));
+        }
+    }
+}
+
+/// The host during the batch: governor, clock, steal, other processes' CPU, the client's
+/// wait for a CPU, and other processes' IO on the job's disks.
+fn host(run: &RunResult, job: &JobResult, out: &mut Vec<Reason>) {
+    let name = &job.name;
+    let mut suspect = |message: String| out.push(reason("host", Validity::Suspect, message));
+    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    let job_ns = job.runtime_ms as f64 * 1e6;
+    if job.cpu.wait_ns > 0 && job_ns > 0.0 {
+        let waited = job.cpu.wait_ns as f64 / job_ns;
+        if waited >= CLIENT_WAIT {
+            suspect(format!(
+                "{name}: the client's threads waited for a CPU {:.0}% of their runtime: other work shared their CPU (client CPU)",
+                (waited * 100.0).min(100.0)
+            ));
+        }
+    }
+    let Some(h) = &job.measured.host else {
+        if let Some(cpu) = run.system_cpu.as_ref().filter(|c| c.steal >= STEAL) {
+            suspect(steal_text(name, cpu.steal));
+        }
+        return;
+    };
+    if let Some(g) = &h.governor
+        && g.split(',').any(|g| SLOW_GOVERNORS.contains(&g))
+    {
+        suspect(format!(
+            "{name}: the CPU frequency governor is {g}: it lowers the clock under light load, and IO-bound runs are light; use performance"
+        ));
+    }
+    if let (Some(mhz), Some(max)) = (h.mhz, h.max_mhz)
+        && max > 0.0
+        && mhz < max * MHZ_SHARE
+    {
+        suspect(format!(
+            "{name}: the CPUs ran at {mhz:.0} MHz on average during the run, {:.0}% of their {max:.0} MHz",
+            mhz / max * 100.0
+        ));
+    }
+    if let Some(cpu) = &h.system_cpu {
+        if cpu.steal >= STEAL {
+            suspect(steal_text(name, cpu.steal));
+        }
+        let capacity = f64::from(cpu.ncpus.max(1)) * 100.0;
+        let others = (cpu.user + cpu.system - h.own_cpu_percent.unwrap_or(0.0)).max(0.0);
+        if runtime_ms > 0 && others >= capacity * OTHER_LOAD {
+            suspect(format!(
+                "{name}: other processes used {others:.0}% CPU of this machine's {capacity:.0}% during the run: the host was busy"
+            ));
+        }
+    }
+    other_io(run, job, h, out);
+}
+
+fn steal_text(name: &str, steal: f64) -> String {
+    format!(
+        "{name}: CPU steal was {steal:.0}% of one CPU: the hypervisor gave cycles to others, so figures are noisy; repeat the run"
+    )
+}
+
+/// Bytes on the job's disks beyond what this process caused (/proc/self/io).
+fn other_io(
+    run: &RunResult,
+    job: &JobResult,
+    h: &crate::result::HostFigures,
+    out: &mut Vec<Reason>,
+) {
+    let (Some(r), Some(w)) = (h.own_read_bytes, h.own_write_bytes) else {
+        return;
+    };
+    if is_network(job) || job.disks.is_empty() {
+        return;
+    }
+    let disks = data_disks(run, job);
+    let moved: u64 = disks.iter().map(|d| d.read_bytes + d.write_bytes).sum();
+    let others = moved.saturating_sub(r + w);
+    if others >= CACHE_MIN_BYTES && others as f64 >= moved as f64 * OTHER_IO {
+        let names: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
+        out.push(reason("host", Validity::Suspect, format!(
+            "{}: other processes moved {} on {} during the run ({:.0}% of its traffic): they shared the device",
+            job.name, human(others), names.join(", "), pct(others as f64, moved as f64)
+        )));
+    }
+}
+
+/// Little's law at a low queue depth: when IOPS × latency is about the depth in flight,
+/// each IO waited for the one before, and the latency, not the device's capacity, set
+/// the rate. Stated for information (the figure is right, for that depth), with the
+/// network round trip measured before the run when the target is remote.
+fn latency(job: &JobResult, out: &mut Vec<Reason>) {
+    let depth = job.header.iodepth.max(1);
+    if depth > LOW_DEPTH {
+        return;
+    }
+    let (mut ios, mut lat_ns, mut rt_ms) = (0u64, 0u128, 0u64);
+    for d in &job.dirs {
+        let l = if d.lat.samples > 0 { &d.lat } else { &d.clat };
+        ios += d.total_ios;
+        lat_ns += l.sum_ns;
+        rt_ms = rt_ms.max(d.runtime_ms);
+    }
+    let runtime_ms = rt_ms / u64::from(job.jobs.max(1)).max(1);
+    if ios == 0 || lat_ns == 0 || runtime_ms == 0 {
+        return;
+    }
+    let mean_ns = lat_ns as f64 / ios as f64;
+    let iops = ios as f64 * 1000.0 / runtime_ms as f64 / f64::from(job.jobs.max(1));
+    let in_flight = iops * mean_ns / 1e9;
+    if in_flight < f64::from(depth) * LITTLE {
+        return;
+    }
+    let rtt = job
+        .engine_details
+        .iter()
+        .find(|(k, _)| k == "round trip")
+        .map(|(_, v)| format!(", of which the network round trip was {v}"))
+        .unwrap_or_default();
+    out.push(reason("latency", Validity::Valid, format!(
+        "{}: latency-bound: at QD{depth} each IO waited {} ({iops:.0} IOPS × {} ≈ {in_flight:.2} in flight){rtt}; a deeper queue would raise IOPS",
+        job.name, micros(mean_ns), micros(mean_ns)
+    )));
+}
+
+fn micros(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.0} µs", ns / 1e3)
+    }
+}
+
+/// Per-second rates (bytes/s over all directions) of the full seconds of a timeline.
+fn rates(timeline: &[TimelinePoint]) -> Vec<(u64, f64)> {
+    let mut out = Vec::new();
+    let mut prev = 0u64;
+    for p in timeline {
+        let span = p.t_ms.saturating_sub(prev);
+        if span >= MIN_INTERVAL_MS {
+            let bytes: u64 = p.bytes.iter().sum();
+            out.push((prev, bytes as f64 * 1000.0 / span as f64));
+        }
+        prev = p.t_ms;
+    }
+    out
+}
+
+/// Too short, unsteady (coefficient of variation of the per-second rate), or a rate that
+/// fell by more than a third and stayed there, named with the second it happened.
+fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
+    let name = &job.name;
+    // A merged group entry sums its members' runtimes (fio's job_runtime).
+    let runtime_ms = job.runtime_ms / u64::from(job.jobs.max(1));
+    if runtime_ms > 0 && runtime_ms < SHORT_MS {
+        let advice = match mode {
+            RunMode::Fio => "use runtime= with time_based",
+            RunMode::Quick => "use a longer --runtime",
+            RunMode::Bonnie => "use a larger -s",
+        };
+        out.push(reason("steady", Validity::Suspect, format!(
+            "{name}: measured for only {runtime_ms} ms; figures from runs this short swing widely ({advice})"
+        )));
+        return;
+    }
+    let r = rates(&job.timeline);
+    if r.len() < 3 {
+        return;
+    }
+    if let Some((at_ms, before, after)) = drop_point(&r) {
+        out.push(reason("steady", Validity::Suspect, format!(
+            "{name}: the rate fell from {:.1} MB/s to {:.1} MB/s at second {} and stayed there (a device's write cache running out, throttling): the mean mixes two rates",
+            before / 1e6, after / 1e6, at_ms / 1000
+        )));
+        return;
+    }
+    let values: Vec<f64> = r.iter().map(|(_, v)| *v).collect();
+    let s = crate::result::SampleStats::from_values(&values);
+    if s.mean > 0.0 && s.stddev / s.mean > CV_MAX {
+        out.push(reason("steady", Validity::Suspect, format!(
+            "{name}: unsteady: the per-second rate varied by {:.0}% (coefficient of variation; {:.1} to {:.1} MB/s over {} s)",
+            s.stddev / s.mean * 100.0, s.min / 1e6, s.max / 1e6, values.len()
+        )));
+    }
+}
+
+/// The first second from which every later rate stays below [`DROP`] of the mean before
+/// it: (its start in ms, the rate before, the mean after). At least one second before.
+fn drop_point(r: &[(u64, f64)]) -> Option<(u64, f64, f64)> {
+    for k in 1..r.len() {
+        let before = r[..k].iter().map(|(_, v)| v).sum::<f64>() / k as f64;
+        let rest = &r[k..];
+        if before > 0.0 && rest.iter().all(|(_, v)| *v < before * DROP) {
+            let after = rest.iter().map(|(_, v)| v).sum::<f64>() / rest.len() as f64;
+            return Some((r[k].0, before, after));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(v: &[f64]) -> Vec<(u64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &x)| (i as u64 * 1000, x))
+            .collect()
+    }
+
+    #[test]
+    fn a_drop_that_stays_is_named_at_its_second() {
+        let r = series(&[100.0, 104.0, 98.0, 30.0, 31.0, 29.0]);
+        let (at, before, after) = drop_point(&r).unwrap();
+        assert_eq!(at, 3000);
+        assert!((before - 100.67).abs() < 0.1, "{before}");
+        assert!((after - 30.0).abs() < 0.1, "{after}");
+    }
+
+    #[test]
+    fn a_dip_that_recovers_or_noise_is_no_drop() {
+        assert_eq!(drop_point(&series(&[100.0, 30.0, 100.0, 98.0])), None);
+        assert_eq!(drop_point(&series(&[100.0, 80.0, 90.0, 75.0, 95.0])), None);
+        // A rise is not a drop.
+        assert_eq!(drop_point(&series(&[30.0, 100.0, 100.0])), None);
+    }
+
+    #[test]
+    fn the_partial_last_second_is_not_a_sample() {
+        let p = |t_ms, b| TimelinePoint {
+            t_ms,
+            bytes: [b, 0, 0],
+            ..Default::default()
+        };
+        let r = rates(&[p(1000, 100), p(2000, 100), p(2100, 1)]);
+        assert_eq!(r, vec![(0, 100.0), (1000, 100.0)]);
+    }
+}

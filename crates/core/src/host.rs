@@ -1,0 +1,185 @@
+//! The host during a batch, for the `host` verdict: the CPU frequency governor, the clock
+//! the CPUs reached (sampled about once a second), whole-machine CPU and steal, this
+//! process's own CPU and the bytes it moved to and from storage (/proc/self/io), so the
+//! load and the IO of other processes can be told from ours. Read by the runner's thread
+//! only, never on the IO path.
+
+use std::time::{Duration, Instant};
+
+use crate::cpu::{StatSample, Usage};
+use crate::result::HostFigures;
+
+/// How often the clock is sampled while a batch runs.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// Readings taken at a batch's start, and the clock samples since.
+pub struct HostWatch {
+    stat: Option<StatSample>,
+    process: Usage,
+    io: Option<(u64, u64)>,
+    mhz_sum: f64,
+    mhz_samples: u32,
+    last: Instant,
+    started: Instant,
+}
+
+impl HostWatch {
+    pub fn start() -> HostWatch {
+        let mut w = HostWatch {
+            stat: StatSample::read(),
+            process: Usage::process(),
+            io: own_io(),
+            mhz_sum: 0.0,
+            mhz_samples: 0,
+            last: Instant::now(),
+            started: Instant::now(),
+        };
+        w.sample_clock();
+        w
+    }
+
+    /// Samples the clock when a second has passed since the last sample.
+    pub fn poll(&mut self) {
+        if self.last.elapsed() >= EVERY {
+            self.sample_clock();
+        }
+    }
+
+    fn sample_clock(&mut self) {
+        self.last = Instant::now();
+        if let Some(mhz) = mean_mhz() {
+            self.mhz_sum += mhz;
+            self.mhz_samples += 1;
+        }
+    }
+
+    /// The figures over the batch.
+    pub fn finish(mut self) -> HostFigures {
+        self.sample_clock();
+        let ncpus = crate::cpu::ncpus();
+        let system = self
+            .stat
+            .as_ref()
+            .zip(StatSample::read())
+            .map(|(a, b)| b.since(a, ncpus));
+        let own = Usage::process().since(&self.process).cpu_ns();
+        let wall_ns = self.started.elapsed().as_nanos() as u64;
+        let (r0, w0) = self.io.unwrap_or_default();
+        let io_now = own_io();
+        HostFigures {
+            governor: governor(),
+            mhz: (self.mhz_samples > 0).then(|| self.mhz_sum / f64::from(self.mhz_samples)),
+            max_mhz: max_mhz(),
+            system_cpu: system,
+            own_cpu_percent: (wall_ns > 0).then(|| own as f64 / wall_ns as f64 * 100.0),
+            own_read_bytes: io_now
+                .filter(|_| self.io.is_some())
+                .map(|(r, _)| r.saturating_sub(r0)),
+            own_write_bytes: io_now
+                .filter(|_| self.io.is_some())
+                .map(|(_, w)| w.saturating_sub(w0)),
+        }
+    }
+}
+
+/// The governors of the CPUs that have one, each once (`performance`, `powersave,ondemand`).
+pub fn governor() -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for cpu in 0..crate::cpu::ncpus() {
+        let path = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor");
+        if let Ok(g) = std::fs::read_to_string(path) {
+            let g = g.trim().to_string();
+            if !seen.contains(&g) {
+                seen.push(g);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join(","))
+}
+
+/// The CPUs' highest clock, MHz (cpufreq's cpuinfo_max_freq), if the kernel states it.
+fn max_mhz() -> Option<f64> {
+    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(khz / 1000.0)
+}
+
+/// The CPUs' mean clock now: cpufreq's scaling_cur_freq, else /proc/cpuinfo's `cpu MHz`.
+fn mean_mhz() -> Option<f64> {
+    let n = crate::cpu::ncpus();
+    let cur: Vec<f64> = (0..n)
+        .filter_map(|c| {
+            std::fs::read_to_string(format!(
+                "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq"
+            ))
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+        })
+        .map(|khz| khz / 1000.0)
+        .collect();
+    if !cur.is_empty() {
+        return Some(cur.iter().sum::<f64>() / cur.len() as f64);
+    }
+    cpuinfo_mhz(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+}
+
+/// The mean of /proc/cpuinfo's `cpu MHz` lines.
+pub fn cpuinfo_mhz(text: &str) -> Option<f64> {
+    let v: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with("cpu MHz"))
+        .filter_map(|l| l.split_once(':')?.1.trim().parse().ok())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Bytes this process caused to be read from and written to storage (/proc/self/io's
+/// `read_bytes`, `write_bytes`).
+fn own_io() -> Option<(u64, u64)> {
+    parse_io(&std::fs::read_to_string("/proc/self/io").ok()?)
+}
+
+pub fn parse_io(text: &str) -> Option<(u64, u64)> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+    };
+    Some((field("read_bytes:")?, field("write_bytes:")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_proc_io_and_cpuinfo() {
+        let io = "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_io(io), Some((4096, 8192)));
+        assert_eq!(parse_io("rchar: 1\n"), None);
+        let info = "processor\t: 0\ncpu MHz\t\t: 2000.000\nprocessor\t: 1\ncpu MHz\t\t: 3000.500\n";
+        assert_eq!(cpuinfo_mhz(info), Some(2500.25));
+        assert_eq!(cpuinfo_mhz("processor : 0\n"), None);
+    }
+
+    #[test]
+    fn a_watch_over_this_process_sees_its_own_cpu() {
+        let before = Usage::process();
+        let w = HostWatch::start();
+        // 20 ms of CPU, however long a loaded machine takes to give it.
+        while Usage::process().since(&before).cpu_ns() < 20_000_000 {
+            std::hint::black_box(0u64);
+        }
+        let f = w.finish();
+        assert!(f.own_cpu_percent.is_some_and(|p| p > 0.0), "{f:?}");
+        assert!(f.system_cpu.is_some(), "{f:?}");
+        assert!(
+            f.mhz.is_some_and(|m| m > 0.0) || f.max_mhz.is_none(),
+            "{f:?}"
+        );
+    }
+}

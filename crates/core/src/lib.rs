@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod buffers;
 pub mod clock;
 pub mod collect;
+pub mod confidence;
 pub mod cpu;
 pub mod disk;
 pub mod engine;

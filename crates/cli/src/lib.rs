@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod cmd;
+pub mod repeat;
 pub mod running;
 pub mod secrets;
 pub mod session;

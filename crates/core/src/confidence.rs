@@ -95,7 +95,12 @@ pub fn bootstrap_interval(values: &[f64]) -> Option<Interval> {
     let mut rng = Rng::seeded(BOOTSTRAP_SEED);
     let n = values.len();
     let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
-        .map(|_| (0..n).map(|_| values[rng.below(n as u64) as usize]).sum::<f64>() / n as f64)
+        .map(|_| {
+            (0..n)
+                .map(|_| values[rng.below(n as u64) as usize])
+                .sum::<f64>()
+                / n as f64
+        })
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * (BOOTSTRAP_RESAMPLES - 1) as f64).round()) as usize];
@@ -134,7 +139,11 @@ pub fn welch(a: &Summary, b: &Summary) -> Welch {
     if se2 <= 0.0 {
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
         return Welch {
-            t: if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY },
+            t: if diff == 0.0 {
+                0.0
+            } else {
+                diff.signum() * f64::INFINITY
+            },
             df: (a.n + b.n - 2) as f64,
             p,
         };
@@ -329,7 +338,11 @@ mod tests {
         assert!(close(t_cdf(1.0, 1.0), 0.75, 1e-12));
         // df = 2 has a closed form: 1/2 + t / (2 √(t² + 2)).
         let t: f64 = 1.5;
-        assert!(close(t_cdf(t, 2.0), 0.5 + t / (2.0 * (t * t + 2.0).sqrt()), 1e-12));
+        assert!(close(
+            t_cdf(t, 2.0),
+            0.5 + t / (2.0 * (t * t + 2.0).sqrt()),
+            1e-12
+        ));
         assert!(close(t_cdf(0.0, 7.0), 0.5, 1e-15));
         assert!(close(t_cdf(-2.0, 3.0) + t_cdf(2.0, 3.0), 1.0, 1e-14));
     }
@@ -337,7 +350,11 @@ mod tests {
     #[test]
     fn ln_gamma_known_values() {
         assert!(close(ln_gamma(1.0), 0.0, 1e-14));
-        assert!(close(ln_gamma(0.5), std::f64::consts::PI.sqrt().ln(), 1e-13));
+        assert!(close(
+            ln_gamma(0.5),
+            std::f64::consts::PI.sqrt().ln(),
+            1e-13
+        ));
         assert!(close(ln_gamma(10.0), 362_880f64.ln(), 1e-12));
     }
 

@@ -25,6 +25,7 @@ pub mod plan;
 pub mod progress;
 pub mod rate;
 pub mod redact;
+pub mod repeats;
 pub mod result;
 pub mod rng;
 pub mod runner;

@@ -150,6 +150,7 @@ mod tests {
             }],
             environment: None,
             bonnie: None,
+            repeats: None,
             interrupted: false,
         };
         run(&mut r).unwrap();

@@ -22,6 +22,7 @@ mod low;
 pub mod options;
 pub mod presets;
 mod resolve;
+pub mod rounds;
 pub mod spec;
 pub mod units;
 

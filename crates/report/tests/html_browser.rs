@@ -108,6 +108,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
             }],
         }),
         bonnie: None,
+        repeats: None,
         interrupted: false,
     }
 }

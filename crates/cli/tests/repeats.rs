@@ -42,7 +42,9 @@ impl Db {
     /// `storbench <args>` with this database.
     fn run(&self, cwd: &Path, args: &[&str]) -> Run {
         let mut c = storbench();
-        c.current_dir(cwd).env("STORBENCH_DB", self.path()).args(args);
+        c.current_dir(cwd)
+            .env("STORBENCH_DB", self.path())
+            .args(args);
         Run::of(&mut c)
     }
 }
@@ -101,7 +103,10 @@ fn assert_consistent(m: &Value) {
     if m["method"] == "t" {
         let var = rounds.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0;
         let half = 4.302_65 * (var / 3.0).sqrt();
-        assert!(((high - low) / 2.0 - half).abs() <= 1e-3 * half.max(1e-9), "{m}");
+        assert!(
+            ((high - low) / 2.0 - half).abs() <= 1e-3 * half.max(1e-9),
+            "{m}"
+        );
     } else {
         let min = rounds.iter().copied().fold(f64::INFINITY, f64::min);
         let max = rounds.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -126,12 +131,18 @@ fn fio_repeat_reports_intervals_and_saves_one_run_with_three_rounds() {
     let dir = scratch();
     let d = dir.path().to_str().unwrap();
     let db = Db::new();
-    let run = db.run(dir.path(), &fio_args(d, &["--repeat", "3", "--label", "rep"]));
+    let run = db.run(
+        dir.path(),
+        &fio_args(d, &["--repeat", "3", "--label", "rep"]),
+    );
     let doc = run.fio_json();
     // fio's layout: one document, its jobs the last round's.
     assert_eq!(doc["jobs"].as_array().unwrap().len(), 1);
     let rep = &doc["storbench"]["repeats"];
-    assert_eq!((rep["requested"].as_u64(), rep["complete"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(
+        (rep["requested"].as_u64(), rep["complete"].as_u64()),
+        (Some(3), Some(3))
+    );
     for metric in ["bandwidth_mb", "iops"] {
         assert_consistent(interval(&rep["intervals"], "rr read", metric));
     }
@@ -176,7 +187,14 @@ fn quick_repeat_shows_plus_minus_and_saves_rounds() {
     let dir = scratch();
     let db = Db::new();
     let args = [
-        "quick", "--size", "4m", "--runtime", "200ms", "--buffered", "--repeat", "3",
+        "quick",
+        "--size",
+        "4m",
+        "--runtime",
+        "200ms",
+        "--buffered",
+        "--repeat",
+        "3",
     ];
     let mut all: Vec<&str> = args.to_vec();
     all.push(dir.path().to_str().unwrap());
@@ -189,7 +207,10 @@ fn quick_repeat_shows_plus_minus_and_saves_rounds() {
         .collect();
     assert_eq!(rows.len(), 8, "{out}");
     for r in &rows {
-        assert!(r.matches(" ± ").count() >= 3, "MB/s, MiB/s, IOPS as mean ± half: {r}");
+        assert!(
+            r.matches(" ± ").count() >= 3,
+            "MB/s, MiB/s, IOPS as mean ± half: {r}"
+        );
     }
     assert!(
         out.contains("Figures are means over 3 rounds ± the half width of their 95% interval"),
@@ -197,13 +218,18 @@ fn quick_repeat_shows_plus_minus_and_saves_rounds() {
     );
     assert_eq!(history_ids(&db, dir.path()), 1);
     assert_eq!(stored_rounds(&db, dir.path(), "q"), 3);
-    let json = db.run(dir.path(), &["show", "q", "--format", "quick-json"]).json();
+    let json = db
+        .run(dir.path(), &["show", "q", "--format", "quick-json"])
+        .json();
     let iv = &json["repeats"]["intervals"];
     assert_consistent(interval(iv, "RND4K Q32T1 read", "iops"));
     assert_consistent(interval(iv, "SEQ1M Q8T1 write", "bandwidth_mb"));
     // The table's cell is the interval's mean.
     let m = interval(iv, "RND4K Q32T1 read", "iops");
-    let row = rows.iter().find(|r| r.starts_with("RND4K Q32T1  read")).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r.starts_with("RND4K Q32T1  read"))
+        .unwrap();
     let mean = storbench_report::intervals::plus_minus(
         m["mean"].as_f64().unwrap(),
         m["half_width"].as_f64().unwrap(),
@@ -216,25 +242,28 @@ fn compare_tells_noise_from_change_and_warns_on_settings() {
     let dir = scratch();
     let d = dir.path().to_str().unwrap();
     let db = Db::new();
-    let same = ["--repeat", "3"];
+    // The same set-up twice: held to 20 MiB/s, far below what tmpfs gives, so that other
+    // load on a shared test machine cannot tell the two runs apart.
+    let same = ["--repeat", "3", "--rate=20m"];
     for label in ["a", "b"] {
-        db.run(dir.path(), &fio_args(d, &[&same[..], &["--label", label]].concat()))
-            .ok();
+        db.run(
+            dir.path(),
+            &fio_args(d, &[&same[..], &["--label", label]].concat()),
+        )
+        .ok();
     }
-    // The same job held to 2 MB/s: far below what tmpfs gives.
+    // The same job held to a tenth of that.
     db.run(
         dir.path(),
-        &fio_args(d, &[&same[..], &["--rate=2m", "--label", "slow"]].concat()),
+        &fio_args(d, &["--repeat", "3", "--rate=2m", "--label", "slow"]),
     )
     .ok();
-    db.run(
-        dir.path(),
-        &fio_args(d, &["--bs=64k", "--label", "bigger"]),
-    )
-    .ok();
+    db.run(dir.path(), &fio_args(d, &["--bs=64k", "--label", "bigger"]))
+        .ok();
 
     let json = |a: &str, b: &str| -> Value {
-        db.run(dir.path(), &["compare", a, b, "--format", "json"]).json()
+        db.run(dir.path(), &["compare", a, b, "--format", "json"])
+            .json()
     };
     let verdict = |c: &Value, metric: &str| -> Value {
         let rows = c["tests"][0]["rows"].as_array().unwrap();
@@ -244,15 +273,29 @@ fn compare_tells_noise_from_change_and_warns_on_settings() {
     let ab = json("a", "b");
     assert_eq!(ab["warnings"], serde_json::json!([]), "{ab}");
     let v = verdict(&ab, "bandwidth_mb");
-    assert_eq!((v["basis"].as_str(), v["significant"].as_bool()), (Some("rounds"), Some(false)), "{ab}");
+    assert_eq!(
+        (v["basis"].as_str(), v["significant"].as_bool()),
+        (Some("rounds"), Some(false)),
+        "{ab}"
+    );
 
     let slow = json("a", "slow");
     let v = verdict(&slow, "bandwidth_mb");
-    assert_eq!((v["basis"].as_str(), v["significant"].as_bool()), (Some("rounds"), Some(true)), "{slow}");
+    assert_eq!(
+        (v["basis"].as_str(), v["significant"].as_bool()),
+        (Some("rounds"), Some(true)),
+        "{slow}"
+    );
 
-    let text = db.run(dir.path(), &["compare", "a", "slow"]).ok().to_string();
+    let text = db
+        .run(dir.path(), &["compare", "a", "slow"])
+        .ok()
+        .to_string();
     let bw = text.lines().find(|l| l.contains("bandwidth MB/s")).unwrap();
-    assert!(bw.contains(" ± ") && bw.trim_end().ends_with("real"), "{text}");
+    assert!(
+        bw.contains(" ± ") && bw.trim_end().ends_with("real"),
+        "{text}"
+    );
     let text = db.run(dir.path(), &["compare", "a", "b"]).ok().to_string();
     let bw = text.lines().find(|l| l.contains("bandwidth MB/s")).unwrap();
     assert!(bw.trim_end().ends_with("noise"), "{text}");
@@ -260,11 +303,20 @@ fn compare_tells_noise_from_change_and_warns_on_settings() {
     let diff = db.run(dir.path(), &["compare", "a", "bigger"]);
     let out = diff.ok();
     assert!(
-        out.lines().nth(1).is_some_and(|l| l.starts_with("warning: runs differ in block size: a 4096, bigger 65536")),
+        out.lines().nth(1).is_some_and(
+            |l| l.starts_with("warning: runs differ in block size: a 4096, bigger 65536")
+        ),
         "{out}"
     );
-    let md = db.run(dir.path(), &["compare", "a", "bigger", "--format", "markdown"]);
-    assert!(md.ok().contains("- warning: runs differ in block size"), "{}", md.stdout);
+    let md = db.run(
+        dir.path(),
+        &["compare", "a", "bigger", "--format", "markdown"],
+    );
+    assert!(
+        md.ok().contains("- warning: runs differ in block size"),
+        "{}",
+        md.stdout
+    );
 }
 
 #[test]

@@ -115,12 +115,11 @@ pub fn render_block(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .filter(|m| m.metric != MetricId::BandwidthMib)
             .map(|m| {
-                format!(
-                    "{} {} {}",
-                    m.metric.label(),
-                    plus_minus(m.interval.mean, m.half_width),
-                    m.unit
-                )
+                let value = plus_minus(m.interval.mean, m.half_width);
+                match m.metric.label() {
+                    label if label == m.unit => format!("{label} {value}"),
+                    label => format!("{label} {value} {}", m.unit),
+                }
             })
             .collect();
         writeln!(out, "  {}: {}", t.test, cells.join(", "))?;

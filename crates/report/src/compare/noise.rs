@@ -4,9 +4,17 @@
 //! t-test on batch means, which allow for consecutive seconds being alike), a weaker basis:
 //! seconds of one run share its set-up, its file's placement and its cache state, so they
 //! spread less than separate runs do. docs/statistics.md explains both.
+//!
+//! A difference under [`NOISE_FLOOR_PCT`] is noise even when the test finds it: a machine
+//! drifts by that much between one run and the next (other load, the page cache, the
+//! CPU's clock), which rounds taken back to back do not show, and such a change does not
+//! matter to anyone choosing hardware.
 
 use serde::Serialize;
 use storbench_core::confidence::{Summary, Welch, batch_means, welch};
+
+/// Differences smaller than this, in percent of the reference, are always noise.
+pub const NOISE_FLOOR_PCT: f64 = 2.0;
 
 /// What a verdict rests on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -51,16 +59,22 @@ pub struct Evidence {
 /// rounds and under four seconds of rates, or a metric without a per-second series).
 pub fn judge(a: &Evidence, b: &Evidence) -> Option<Verdict> {
     if let (Some(sa), Some(sb)) = (Summary::of(&a.rounds), Summary::of(&b.rounds)) {
-        return Some(verdict(welch(&sa, &sb), Basis::Rounds));
+        return Some(verdict(&sa, &sb, Basis::Rounds));
     }
     let sa = batch_means(a.seconds.as_deref()?)?;
     let sb = batch_means(b.seconds.as_deref()?)?;
-    Some(verdict(welch(&sa, &sb), Basis::Seconds))
+    Some(verdict(&sa, &sb, Basis::Seconds))
 }
 
-fn verdict(w: Welch, basis: Basis) -> Verdict {
+fn verdict(a: &Summary, b: &Summary, basis: Basis) -> Verdict {
+    let w: Welch = welch(a, b);
+    let change_pct = if a.mean == 0.0 {
+        f64::INFINITY
+    } else {
+        (b.mean - a.mean).abs() / a.mean.abs() * 100.0
+    };
     Verdict {
-        significant: w.significant(),
+        significant: w.significant() && change_pct >= NOISE_FLOOR_PCT,
         basis,
         p: w.p,
     }
@@ -114,5 +128,16 @@ mod tests {
         };
         assert!(judge(&a, &short).is_none());
         assert!(judge(&rounds(&[1.0]), &rounds(&[2.0])).is_none());
+    }
+
+    #[test]
+    fn tiny_differences_are_noise_however_steady() {
+        // 1% apart with almost no spread: significant to the test, noise to the reader.
+        let a = rounds(&[100.0, 100.01, 99.99]);
+        let b = rounds(&[101.0, 101.01, 100.99]);
+        let v = judge(&a, &b).unwrap();
+        assert!(v.p < 0.001 && !v.significant, "{v:?}");
+        let c = rounds(&[103.0, 103.01, 102.99]);
+        assert!(judge(&a, &c).unwrap().significant);
     }
 }

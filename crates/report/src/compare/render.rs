@@ -200,8 +200,9 @@ fn write_preamble(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Resu
     {
         writeln!(
             out,
-            "{bullet}Δ real: a change beyond the noise, noise: within it (Welch's t-test, 95%, on the runs' rounds); \
-             real~/noise~: judged from per-second rates (batch means), weaker than rounds"
+            "{bullet}Δ real: a change beyond the noise, noise: within it (Welch's t-test, 95%, on the runs' rounds, \
+             and at least {}%); real~/noise~: judged from per-second rates (batch means), weaker than rounds",
+            super::noise::NOISE_FLOOR_PCT
         )?;
     }
     Ok(())

@@ -122,8 +122,8 @@ fn preamble(html: &mut String, c: &Comparison) {
     {
         html.push_str(
             "<p>Δ <b>real</b>: a change beyond the noise, <b>noise</b>: within it (Welch's \
-             t-test, 95%, on the runs' rounds); <b>real~</b>/<b>noise~</b>: judged from \
-             per-second rates (batch means), weaker than rounds.</p>\n",
+             t-test, 95%, on the runs' rounds, and at least 2%); <b>real~</b>/<b>noise~</b>: \
+             judged from per-second rates (batch means), weaker than rounds.</p>\n",
         );
     }
 }

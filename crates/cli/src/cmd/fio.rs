@@ -200,8 +200,8 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
             "--repeat" => {
                 let v = value("--repeat")?;
                 own.repeat = Some(
-                    storbench_core::repeats::parse_count("--repeat", &v)
-                        .map_err(|e| anyhow::anyhow!(e))?,
+                    storbench_core::repeats::parse_count(&v)
+                        .map_err(|e| anyhow::anyhow!("--repeat {v}: {e}"))?,
                 );
             }
             "--no-save" => own.store.no_save = true,

@@ -68,7 +68,7 @@ fn parse_runtime(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_repeat(s: &str) -> Result<u32, String> {
-    storbench_core::repeats::parse_count("--repeat", s)
+    storbench_core::repeats::parse_count(s)
 }
 
 fn parse_eta(s: &str) -> Result<EtaMode, String> {

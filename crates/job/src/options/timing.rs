@@ -86,7 +86,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "Run the whole job set this many times (1 to 100) and report each figure's 95% interval",
         |b, v| {
             let v = val(v)?;
-            b.spec.numruns = crate::rounds::parse_count("numruns", v)?;
+            b.spec.numruns = crate::rounds::parse_count(v)?;
             Ok(())
         },
     )

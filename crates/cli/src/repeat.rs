@@ -1,10 +1,13 @@
 //! Runs one measurement `--repeat N` times (fio's `numruns`) and keeps the rounds as one
 //! run (`storbench_core::repeats`). A stop (signal) ends the rounds after the one it
 //! stopped; a round that fails after others ran ends them too, keeping those that ran,
-//! with the error as a note.
+//! with the error as a note (and exit code 1).
 
 use storbench_core::repeats::combine;
 use storbench_core::result::{Note, NoteLevel, RunResult};
+
+/// The note of a round that failed after others ran.
+pub const ROUND_FAILED: &str = "warn.round-failed";
 
 /// Measures `rounds` rounds with `one(round)` (1-based) and combines them.
 pub fn measure_rounds(
@@ -42,11 +45,10 @@ pub fn measure_rounds(
             0,
             Note {
                 level: NoteLevel::Warning,
-                code: "warn.round-failed".into(),
+                code: ROUND_FAILED.into(),
                 message: format!("round {k} of {rounds} failed: {e}"),
             },
         );
-        run.interrupted = true;
     }
     Ok(run)
 }

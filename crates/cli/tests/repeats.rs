@@ -221,6 +221,10 @@ fn quick_repeat_shows_plus_minus_and_saves_rounds() {
     let json = db
         .run(dir.path(), &["show", "q", "--format", "quick-json"])
         .json();
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/quick.schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(schema_path).unwrap()).unwrap();
+    let violations = common::json::validate(&schema, &json);
+    assert!(violations.is_empty(), "{violations:#?}");
     let iv = &json["repeats"]["intervals"];
     assert_consistent(interval(iv, "RND4K Q32T1 read", "iops"));
     assert_consistent(interval(iv, "SEQ1M Q8T1 write", "bandwidth_mb"));

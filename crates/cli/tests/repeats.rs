@@ -16,10 +16,10 @@ use serde_json::Value;
 /// set-up differ only by noise; else the system's temp directory.
 fn scratch() -> tempfile::TempDir {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
+    if shm.is_dir()
+        && let Ok(d) = tempfile::tempdir_in(shm)
+    {
+        return d;
     }
     tempfile::tempdir().unwrap()
 }

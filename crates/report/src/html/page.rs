@@ -120,10 +120,12 @@ fn preamble(html: &mut String, c: &Comparison) {
         .flat_map(|t| &t.rows)
         .any(|r| r.verdicts.iter().any(Option::is_some))
     {
-        html.push_str(
+        let _ = writeln!(
+            html,
             "<p>Δ <b>real</b>: a change beyond the noise, <b>noise</b>: within it (Welch's \
-             t-test, 95%, on the runs' rounds, and at least 2%); <b>real~</b>/<b>noise~</b>: \
-             judged from per-second rates (batch means), weaker than rounds.</p>\n",
+             t-test, 95%, on the runs' rounds, and at least {}%); <b>real~</b>/<b>noise~</b>: \
+             judged from per-second rates (batch means), weaker than rounds.</p>",
+            crate::compare::noise::NOISE_FLOOR_PCT
         );
     }
 }

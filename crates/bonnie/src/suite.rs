@@ -238,6 +238,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
             fsync_each_write: cfg.fsync_each,
             tests,
         }),
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod bonnie_marker;
 pub mod cmd;
+pub mod repeat;
 pub mod running;
 pub mod secrets;
 pub mod session;

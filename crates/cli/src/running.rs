@@ -165,7 +165,11 @@ pub fn exit_code(run: &RunResult) -> ExitCode {
         .groups
         .iter()
         .flat_map(|g| &g.jobs)
-        .any(|j| j.error != 0);
+        .any(|j| j.error != 0)
+        || run
+            .notes
+            .iter()
+            .any(|n| n.code == crate::repeat::ROUND_FAILED);
     if run.interrupted {
         interrupted_code()
     } else if failed {

@@ -83,6 +83,7 @@ mod tests {
             }],
             environment: None,
             bonnie: None,
+            repeats: None,
             interrupted: false,
             verdicts: Vec::new(),
         };

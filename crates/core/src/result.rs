@@ -48,6 +48,10 @@ pub struct RunResult {
     pub notes: Vec<Note>,
     pub environment: Option<Environment>,
     pub bonnie: Option<BonnieResult>,
+    /// Every round of a repeated run (`--repeat N`, `numruns`); the fields above are the
+    /// last round's. None for a run of one round and in results stored before repeats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<crate::repeats::Repeats>,
     /// The run was stopped by a signal or an error; the figures cover what ran.
     pub interrupted: bool,
     /// How far each reported entry (a job, a group_reporting group, a quick test) can be

@@ -24,6 +24,7 @@ pub mod options;
 pub mod presets;
 pub mod redact;
 mod resolve;
+pub mod rounds;
 pub mod spec;
 pub mod target;
 pub mod units;

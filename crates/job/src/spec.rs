@@ -436,6 +436,9 @@ pub struct JobSpec {
     /// Start delay: a fixed value, or a range picked per clone.
     pub startdelay: (Duration, Duration),
     pub loops: u32,
+    /// Rounds of the whole job set (`numruns`): the run is measured this many times and
+    /// kept as one run with its rounds; the job set uses the largest value given.
+    pub numruns: u32,
     pub number_ios: Option<u64>,
     /// fio's io_size: bytes to do per loop, over the `size` region (wrapping when larger).
     pub io_size: Option<u64>,
@@ -552,6 +555,7 @@ impl JobSpec {
             ramp_time: Duration::ZERO,
             startdelay: (Duration::ZERO, Duration::ZERO),
             loops: 1,
+            numruns: 1,
             number_ios: None,
             io_size: None,
             fsync: 0,

@@ -4,14 +4,24 @@
 //! Tests are fio's job/group entries by direction (group_reporting merged with
 //! [`storbench_core::merge`]), the quick preset's tests likewise, and bonnie's columns.
 //! Runs are compared on the tests they share; what is not shared is listed in notes.
+//!
+//! Each difference is judged a real change or noise ([`noise`]); a run with rounds
+//! (`--repeat`) is compared by its rounds' mean, shown with its 95% interval. Settings that
+//! change a result and differ between the runs are warned about up front, and differences
+//! in their recorded environments listed ([`settings`]).
 
 pub(crate) mod figures;
+pub mod noise;
 pub(crate) mod render;
+pub(crate) mod settings;
 
 use serde::Serialize;
+use storbench_core::confidence::{Interval, bootstrap_interval, t_interval};
+use storbench_core::repeats::round_runs;
 use storbench_core::result::RunResult;
 
-pub use figures::{Better, Figure, MetricId, TestFigures, figures_of};
+pub use figures::{Better, Figure, MetricId, PerSecond, TestFigures, figures_of};
+pub use noise::{Basis, Verdict};
 pub use render::{Format, render};
 
 /// A run to compare and the name its column gets.
@@ -28,6 +38,8 @@ pub struct RunColumn {
     pub name: String,
     pub mode: String,
     pub started_unix_ms: u64,
+    /// Complete rounds (`--repeat`); 1 for a run without repeats.
+    pub rounds: usize,
 }
 
 /// Everything `compare` prints.
@@ -39,6 +51,12 @@ pub struct Comparison {
     pub tests: Vec<TestTable>,
     /// What is not compared and why.
     pub notes: Vec<String>,
+    /// Settings that change a result and differ between the runs: printed first, since
+    /// such runs do not measure the same thing.
+    pub warnings: Vec<String>,
+    /// Recorded facts of the runs' environments that differ (kernel, file system, mount
+    /// options, device, link speed, ...).
+    pub environment: Vec<String>,
 }
 
 /// One test across runs.
@@ -62,6 +80,11 @@ pub struct MetricRow {
     pub change_pct: Vec<Option<f64>>,
     /// The run finished the test too fast to time it (bonnie's `+++++`): no rate, no CPU.
     pub too_fast: Vec<bool>,
+    /// The 95% interval of the value over the run's rounds (its value is then the mean).
+    pub intervals: Vec<Option<Interval>>,
+    /// Whether the change against the reference is real or within the noise; None for
+    /// the reference and where neither rounds nor enough seconds are there to tell.
+    pub verdicts: Vec<Option<Verdict>>,
 }
 
 impl MetricRow {
@@ -81,6 +104,10 @@ impl MetricRow {
 pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
     let baseline = baseline.min(runs.len().saturating_sub(1));
     let per_run: Vec<Vec<TestFigures>> = runs.iter().map(|r| figures_of(r.run)).collect();
+    let per_round: Vec<Vec<Vec<TestFigures>>> = runs
+        .iter()
+        .map(|r| round_runs(r.run).iter().map(figures_of).collect())
+        .collect();
     let mut order: Vec<&str> = Vec::new();
     for figs in std::iter::once(&per_run[baseline]).chain(&per_run) {
         for t in figs {
@@ -117,7 +144,15 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
             ));
         }
         too_fast.extend(too_fast_notes(name, &found, runs));
-        tests.push(table(name, reference, &found));
+        let rounds: Vec<Vec<&TestFigures>> = per_round
+            .iter()
+            .map(|rs| {
+                rs.iter()
+                    .filter_map(|figs| figs.iter().find(|t| t.test == name))
+                    .collect()
+            })
+            .collect();
+        tests.push(table(name, reference, &found, &rounds));
     }
     for (i, names) in unshared.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
         notes.push(format!(
@@ -135,11 +170,18 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
                 name: r.name.clone(),
                 mode: format!("{:?}", r.run.mode).to_lowercase(),
                 started_unix_ms: r.run.started_unix_ms,
+                rounds: r
+                    .run
+                    .repeats
+                    .as_ref()
+                    .map_or(1, |rep| rep.complete().count()),
             })
             .collect(),
         baseline,
         tests,
         notes,
+        warnings: settings::setting_warnings(runs),
+        environment: settings::environment_differences(runs),
     }
 }
 
@@ -163,8 +205,14 @@ fn mixed_modes_note(runs: &[NamedRun<'_>]) -> Option<String> {
     ))
 }
 
-/// Rows for every metric any run has for this test, in the metrics' fixed order.
-fn table(name: &str, reference: usize, found: &[Option<&TestFigures>]) -> TestTable {
+/// Rows for every metric any run has for this test, in the metrics' fixed order; `rounds`
+/// holds each run's rounds of this test (empty for a run without repeats).
+fn table(
+    name: &str,
+    reference: usize,
+    found: &[Option<&TestFigures>],
+    rounds: &[Vec<&TestFigures>],
+) -> TestTable {
     let mut metrics: Vec<(MetricId, &'static str, Better)> = Vec::new();
     for fig in found.iter().flatten().flat_map(|t| &t.figures) {
         if !metrics.iter().any(|m| m.0 == fig.metric) {
@@ -175,13 +223,43 @@ fn table(name: &str, reference: usize, found: &[Option<&TestFigures>]) -> TestTa
     let rows = metrics
         .into_iter()
         .map(|(metric, unit, better)| {
+            let evidence: Vec<noise::Evidence> = found
+                .iter()
+                .zip(rounds)
+                .map(|(t, rs)| noise::Evidence {
+                    rounds: rs.iter().filter_map(|r| r.value(metric)).collect(),
+                    seconds: t.and_then(|t| t.series(metric)),
+                })
+                .collect();
+            let intervals: Vec<Option<Interval>> = evidence
+                .iter()
+                .map(|e| {
+                    if metric.is_latency() {
+                        bootstrap_interval(&e.rounds)
+                    } else {
+                        t_interval(&e.rounds)
+                    }
+                })
+                .collect();
             let values: Vec<Option<f64>> = found
                 .iter()
-                .map(|t| t.and_then(|t| t.value(metric)))
+                .zip(&intervals)
+                .map(|(t, iv)| match iv {
+                    Some(iv) => Some(iv.mean),
+                    None => t.and_then(|t| t.value(metric)),
+                })
                 .collect();
             let base = values[reference];
             let change_pct = values.iter().map(|v| pct_change(base, *v)).collect();
             let too_fast = found.iter().map(|t| t.is_some_and(was_too_fast)).collect();
+            let verdicts = (0..found.len())
+                .map(|i| {
+                    let both = found[i].is_some() && found[reference].is_some();
+                    (i != reference && both)
+                        .then(|| noise::judge(&evidence[reference], &evidence[i]))
+                        .flatten()
+                })
+                .collect();
             MetricRow {
                 metric,
                 unit,
@@ -189,6 +267,8 @@ fn table(name: &str, reference: usize, found: &[Option<&TestFigures>]) -> TestTa
                 values,
                 change_pct,
                 too_fast,
+                intervals,
+                verdicts,
             }
         })
         .collect();

@@ -10,6 +10,7 @@ pub mod bonnie_table;
 pub mod compare;
 pub mod fio;
 pub mod html;
+pub mod intervals;
 pub mod live;
 pub mod notes;
 pub mod quick;

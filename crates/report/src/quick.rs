@@ -238,6 +238,7 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         header.push(VERDICT_HEADER.into());
     }
     let mut lines: Vec<Vec<String>> = vec![header];
+    let intervals = crate::intervals::of_run(run);
     for r in &rows {
         let mut line = vec![
             r.test.clone(),
@@ -250,6 +251,9 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             latency_text(r.latency_ns.p99_9),
             format!("{:.1}%", r.cpu_percent),
         ];
+        if let Some(iv) = row_intervals(&intervals, r) {
+            with_intervals(&mut line, iv);
+        }
         if !servers.is_empty() {
             line.push(
                 r.server_cpu
@@ -308,6 +312,13 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             "Valid: ok, suspect or INVALID, from what the run measured (cache, zeros, compression, steadiness); the notes give each reason with its figure."
         )?;
     }
+    if !intervals.is_empty() {
+        writeln!(
+            out,
+            "Figures are means over {} rounds ± the half width of their 95% interval (t interval; bootstrap for latency); CPU is the last round's.",
+            crate::intervals::rounds_used(run)
+        )?;
+    }
     if rows.iter().any(|r| r.failed) {
         writeln!(
             out,
@@ -315,6 +326,39 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     crate::notes::render_run(run, out)
+}
+
+/// The intervals of a row's test, for a repeated run.
+fn row_intervals<'a>(
+    intervals: &'a [crate::intervals::TestIntervals],
+    r: &QuickRow,
+) -> Option<&'a crate::intervals::TestIntervals> {
+    let name = format!("{} {}", r.test, r.direction);
+    intervals.iter().find(|t| t.test == name.trim())
+}
+
+/// A row's cells as mean ± half width over the rounds (`1,412 ± 37`), where measured.
+fn with_intervals(line: &mut [String], iv: &crate::intervals::TestIntervals) {
+    use crate::compare::MetricId::*;
+    use crate::intervals::plus_minus;
+    let rate = [(2, BandwidthMb), (3, BandwidthMib), (4, Iops)];
+    for (col, metric) in rate {
+        if let Some(m) = iv.get(metric) {
+            line[col] = plus_minus(m.interval.mean, m.half_width);
+        }
+    }
+    // Latency figures are µs in the comparison's figures.
+    let lat = [(5, ClatP50), (6, ClatP99), (7, ClatP999)];
+    for (col, metric) in lat {
+        if let Some(m) = iv.get(metric) {
+            let ns = |us: f64| (us * 1000.0).round() as u64;
+            line[col] = format!(
+                "{} ± {}",
+                latency_text(ns(m.interval.mean)),
+                latency_text(ns(m.half_width))
+            );
+        }
+    }
 }
 
 /// What the latency columns measure, in the footnote's words.
@@ -377,6 +421,19 @@ pub struct QuickDoc {
     pub interrupted: bool,
     pub tests: Vec<QuickRow>,
     pub notes: Vec<QuickNote>,
+    /// A repeated run (`--repeat N`): `tests` are its last round; here each test's mean
+    /// and 95% interval over the complete rounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<QuickRepeats>,
+}
+
+/// The rounds of a repeated quick run, as the JSON form gives them.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuickRepeats {
+    pub requested: u32,
+    pub rounds: usize,
+    pub complete: usize,
+    pub intervals: Vec<crate::intervals::TestIntervals>,
 }
 
 /// A note as it appears in the JSON form.
@@ -405,6 +462,12 @@ pub fn document(run: &RunResult) -> QuickDoc {
                 message: n.message.clone(),
             })
             .collect(),
+        repeats: run.repeats.as_ref().map(|rep| QuickRepeats {
+            requested: rep.requested,
+            rounds: rep.rounds.len(),
+            complete: rep.complete().count(),
+            intervals: crate::intervals::of_run(run),
+        }),
     }
 }
 

@@ -73,6 +73,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
         notes: Vec::new(),
         environment: None,
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }
@@ -440,7 +441,7 @@ fn markdown_csv_and_json() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("test,metric,unit,run_id,run,value,change_pct,reference")
+        Some("test,metric,unit,run_id,run,value,change_pct,reference,low,high,verdict,p")
     );
     assert!(
         csv.contains("copy read,bandwidth_mb,MB/s,2,NFS,43.363,50.618270232719"),

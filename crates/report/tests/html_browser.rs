@@ -109,6 +109,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
             }],
         }),
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

@@ -20,8 +20,8 @@ use crate::session::Session;
 use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 
 /// fio options and job files, exactly as fio takes them (see `storbench fio --cmdhelp`).
-/// storbench's own options may be mixed in: --allow-destructive, --label, --tag, --db,
-/// --no-save.
+/// storbench's own options may be mixed in: --allow-destructive, --repeat N, --label,
+/// --tag, --db, --no-save.
 #[derive(clap::Args, Debug)]
 #[command(disable_help_flag = true)]
 pub struct FioArgs {
@@ -34,6 +34,8 @@ pub struct FioArgs {
 struct OwnFlags {
     store: StoreArgs,
     allow_destructive: bool,
+    /// `--repeat N`: rounds of the whole job set (overrides the jobs' `numruns`).
+    repeat: Option<u32>,
 }
 
 pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
@@ -67,7 +69,15 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .flat_map(|j| j.filenames.iter().map(String::as_str)),
     )?;
-    execute(inv, &own.store, std::env::args().collect())
+    let rounds = own.repeat.unwrap_or_else(|| {
+        inv.workload
+            .jobs
+            .iter()
+            .map(|j| j.numruns)
+            .max()
+            .unwrap_or(1)
+    });
+    execute(inv, &own.store, rounds, std::env::args().collect())
 }
 
 /// Help texts the invocation asks for instead of a run.
@@ -97,6 +107,7 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
 fn execute(
     inv: FioInvocation,
     store: &StoreArgs,
+    rounds: u32,
     command_line: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
     let mut session = Session::begin(store)?;
@@ -122,19 +133,21 @@ fn execute(
         always_remove_created: false,
     };
     let measure = || {
-        let mut out = out.borrow_mut();
-        let mut observer = CliObserver::new(
-            normal.then_some(out.as_mut() as &mut dyn Write),
-            eta,
-            LiveStyle::Fio,
-        )
-        .with_timing(EtaTiming {
-            interval: inv.eta_interval.unwrap_or(EtaTiming::default().interval),
-            newline: inv.eta_newline,
-        });
-        let r = run(req, &crate::running::engine_for, &mut observer);
-        observer.finish();
-        crate::running::finished(r)
+        crate::repeat::measure_rounds(rounds, |_| {
+            let mut out = out.borrow_mut();
+            let mut observer = CliObserver::new(
+                normal.then_some(out.as_mut() as &mut dyn Write),
+                eta,
+                LiveStyle::Fio,
+            )
+            .with_timing(EtaTiming {
+                interval: inv.eta_interval.unwrap_or(EtaTiming::default().interval),
+                newline: inv.eta_newline,
+            });
+            let r = run(req.clone(), &crate::running::engine_for, &mut observer);
+            observer.finish();
+            crate::running::finished(r)
+        })
     };
     let render = |run: &RunResult| -> anyhow::Result<()> {
         let mut out = out.borrow_mut();
@@ -151,6 +164,7 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
     let mut own = OwnFlags {
         store: store.clone(),
         allow_destructive: false,
+        repeat: None,
     };
     let mut rest = Vec::new();
     let mut it = args.iter();
@@ -167,6 +181,13 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
         };
         match name {
             "--allow-destructive" => own.allow_destructive = true,
+            "--repeat" => {
+                let v = value("--repeat")?;
+                own.repeat = Some(
+                    storbench_core::repeats::parse_count(&v)
+                        .map_err(|e| anyhow::anyhow!("--repeat {v}: {e}"))?,
+                );
+            }
             "--no-save" => own.store.no_save = true,
             "--label" => own.store.label = Some(value("--label")?),
             "--tag" => own.store.tags.push(value("--tag")?),

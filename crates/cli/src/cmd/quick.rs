@@ -40,6 +40,10 @@ pub struct QuickArgs {
     /// Write to a device or LUN even if it holds a partition table, file system or data.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// Run the whole set this many times (1 to 100) and report each figure's mean with
+    /// its 95% interval; saved as one run with that many rounds.
+    #[arg(long, default_value = "1", value_name = "N", value_parser = parse_repeat, allow_hyphen_values = true)]
+    pub repeat: u32,
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -62,6 +66,10 @@ fn parse_runtime(s: &str) -> Result<Duration, String> {
         ));
     }
     Ok(Duration::from_micros(us))
+}
+
+fn parse_repeat(s: &str) -> Result<u32, String> {
+    storbench_core::repeats::parse_count(s)
 }
 
 fn parse_eta(s: &str) -> Result<EtaMode, String> {
@@ -108,16 +116,18 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         if plan.direct { "direct" } else { "buffered" },
     );
     let measure = || {
-        let mut observer = CliObserver::new(
-            None,
-            args.eta,
-            LiveStyle::Quick {
-                tests: (TESTS.len() * 2) as u32,
-            },
-        );
-        let r = run(req, &crate::running::engine_for, &mut observer);
-        observer.finish();
-        crate::running::finished(r)
+        crate::repeat::measure_rounds(args.repeat, |_| {
+            let mut observer = CliObserver::new(
+                None,
+                args.eta,
+                LiveStyle::Quick {
+                    tests: (TESTS.len() * 2) as u32,
+                },
+            );
+            let r = run(req.clone(), &crate::running::engine_for, &mut observer);
+            observer.finish();
+            crate::running::finished(r)
+        })
     };
     let verdicts = |run: &mut RunResult| {
         // History lists the target the user named, not the temporary test file in it.

@@ -22,6 +22,7 @@ fn run_with(job: JobResult) -> RunResult {
         notes: vec![],
         environment: None,
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

@@ -37,6 +37,7 @@ use servers::ServerWatch;
 pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
 /// Who is running and how it was asked for: goes into the result as is.
+#[derive(Clone)]
 pub struct RunRequest<'a> {
     pub workload: &'a Workload,
     pub mode: RunMode,
@@ -165,6 +166,7 @@ pub fn run(
         notes,
         environment: Some(environment),
         bonnie: None,
+        repeats: None,
         interrupted: stop::requested(),
         verdicts: Vec::new(),
     };

@@ -79,6 +79,19 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     ),
     OptDef::new(
+        "numruns",
+        K::Int,
+        C::Timing,
+        "1",
+        "Run the whole job set this many times (1 to 100) and report each figure's 95% interval",
+        |b, v| {
+            let v = val(v)?;
+            b.spec.numruns = crate::rounds::parse_count(v)?;
+            Ok(())
+        },
+    )
+    .note("fio 3.33 knows `numruns` only as the tiobench profile's option (`--profile=tiobench`, where it becomes `loops` of the profile's jobs) and ignores it in other jobs. storbench runs the whole job set this many times as `--repeat N` does: fio's output shows the last round, the notes block and the JSON's `storbench` key each figure's mean and 95% interval over the rounds; the run is saved once with its rounds. The largest value in the job set counts; `--repeat` overrides it."),
+    OptDef::new(
         "number_ios",
         K::Int,
         C::Timing,

@@ -186,7 +186,6 @@ pub const UNSUPPORTED: &[&str] = &[
     // job files carry them (fio's own examples/waitfor.fio has threads=1). tiobench's
     // `size` is fio's general option.
     "block",
-    "numruns",
     "dir",
     "threads",
     "device-names",

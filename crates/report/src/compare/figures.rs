@@ -3,7 +3,8 @@
 use serde::Serialize;
 use storbench_core::merge::merge_jobs;
 use storbench_core::result::{
-    BonnieResult, BonnieTestId, DirResult, GroupResult, JobResult, RunMode, RunResult, UnifiedRw,
+    BonnieResult, BonnieTestId, DirResult, GroupResult, JobResult, RunMode, RunResult,
+    TimelinePoint, UnifiedRw,
 };
 
 /// Metrics in the order tables list them.
@@ -77,9 +78,54 @@ pub struct Figure {
 pub struct TestFigures {
     pub test: String,
     pub figures: Vec<Figure>,
+    /// The test's rate in each whole second it ran (bytes/s and IOPS), which tells change
+    /// from noise where a run has no rounds; empty where not recorded (bonnie, imports).
+    pub seconds: Vec<PerSecond>,
+}
+
+/// One second of a test's timeline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PerSecond {
+    pub bytes_per_s: f64,
+    pub iops: f64,
+}
+
+/// Rates over each timeline interval of at least half a second (a short remainder at the
+/// end says little and would weigh as much as a whole second), of the directions `dirs`.
+fn per_second(timeline: &[TimelinePoint], dirs: &[usize]) -> Vec<PerSecond> {
+    let mut prev = 0;
+    let mut out = Vec::new();
+    for p in timeline {
+        let ms = p.t_ms.saturating_sub(prev);
+        prev = p.t_ms;
+        if ms < 500 {
+            continue;
+        }
+        let sum = |v: &[u64; 3]| dirs.iter().map(|&d| v[d] as f64).sum::<f64>();
+        out.push(PerSecond {
+            bytes_per_s: sum(&p.bytes) * 1000.0 / ms as f64,
+            iops: sum(&p.ios) * 1000.0 / ms as f64,
+        });
+    }
+    out
 }
 
 impl TestFigures {
+    /// The per-second series of a rate metric, in the metric's unit; None for the others
+    /// or without a timeline.
+    pub fn series(&self, metric: MetricId) -> Option<Vec<f64>> {
+        if self.seconds.is_empty() {
+            return None;
+        }
+        let f: fn(&PerSecond) -> f64 = match metric {
+            MetricId::BandwidthMb => |s| s.bytes_per_s / 1e6,
+            MetricId::BandwidthMib => |s| s.bytes_per_s / 1_048_576.0,
+            MetricId::Iops => |s| s.iops,
+            _ => return None,
+        };
+        Some(self.seconds.iter().map(f).collect())
+    }
+
     pub fn value(&self, metric: MetricId) -> Option<f64> {
         self.figures
             .iter()
@@ -119,9 +165,15 @@ fn job_figures(run: &RunResult) -> Vec<TestFigures> {
                     out.iter().map(|t| t.test.as_str()),
                     &format!("{} {}", job.name, dir_name(job, d)),
                 );
+                let dirs: &[usize] = if dir_name(job, d) == "mixed" {
+                    &[0, 1, 2]
+                } else {
+                    &[d]
+                };
                 out.push(TestFigures {
                     test: name,
                     figures: dir_figures(dir, cpu),
+                    seconds: per_second(&job.timeline, dirs),
                 });
             }
         }
@@ -143,7 +195,14 @@ fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
     use Better::*;
     use MetricId::*;
     let mut out: Vec<TestFigures> = Vec::new();
-    for row in crate::quick::rows(run) {
+    let timelines = run.groups.iter().filter_map(|g| {
+        let merged = merge_jobs(&g.jobs)?;
+        // As `quick::rows` skips a group that failed before any IO.
+        let failed =
+            merged.dirs.iter().all(|d| d.total_ios == 0) && g.jobs.iter().any(|j| j.error != 0);
+        (!failed).then_some(merged.timeline)
+    });
+    for (row, timeline) in crate::quick::rows(run).into_iter().zip(timelines) {
         let name = format!("{} {}", row.test, row.direction);
         let us = |ns: u64| (ns > 0).then(|| ns as f64 / 1000.0);
         let l = &row.latency_ns;
@@ -158,6 +217,7 @@ fn quick_figures(run: &RunResult) -> Vec<TestFigures> {
                 fig(ClatP999, "µs", Lower, us(l.p99_9)),
                 fig(CpuPct, "%", Lower, Some(row.cpu_percent)),
             ],
+            seconds: per_second(&timeline, &[0, 1, 2]),
         });
     }
     out
@@ -264,6 +324,7 @@ fn bonnie_figures(b: &BonnieResult) -> Vec<TestFigures> {
             TestFigures {
                 test: bonnie_test_name(t.id).to_string(),
                 figures,
+                seconds: Vec::new(),
             }
         })
         .collect()

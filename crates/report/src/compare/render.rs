@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Better, Comparison, MetricRow, TestTable};
+use crate::intervals::plus_minus;
 
 /// Output formats of `compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,8 @@ fn for_terminal(c: &Comparison) -> Comparison {
         t.test = esc(&t.test);
     }
     c.notes = c.notes.iter().map(esc).collect();
+    c.warnings = c.warnings.iter().map(esc).collect();
+    c.environment = c.environment.iter().map(esc).collect();
     c
 }
 
@@ -137,13 +140,24 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
         let (unit, div) = display_unit(row);
         let mut line = vec![(row_title(row, unit), None)];
         for i in 0..c.runs.len() {
-            let v = row.cell(i, |v| fmt_value(v / div));
+            let v = match row.intervals[i] {
+                Some(iv) => plus_minus(iv.mean / div, iv.half_width() / div),
+                None => row.cell(i, |v| fmt_value(v / div)),
+            };
             line.push((v, None));
             if i != t.reference {
+                // A judged change is coloured only when real; an unjudged one when large.
+                let verdict = row.verdicts[i];
                 let good = row.change_pct[i]
-                    .filter(|p| p.abs() >= COLOR_THRESHOLD_PCT)
+                    .filter(|p| match verdict {
+                        Some(v) => v.significant,
+                        None => p.abs() >= COLOR_THRESHOLD_PCT,
+                    })
                     .map(|p| (p > 0.0) == (row.better == Better::Higher));
-                let text = row.change_pct[i].map_or_else(|| "-".to_string(), fmt_change);
+                let mut text = row.change_pct[i].map_or_else(|| "-".to_string(), fmt_change);
+                if let Some(v) = verdict {
+                    text = format!("{text} {}", v.mark());
+                }
                 line.push((text, good));
             }
         }
@@ -152,8 +166,51 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
     rows
 }
 
+/// The settings warnings and environment differences, before the tables; `bullet` starts
+/// each line (markdown's `- `).
+fn write_preamble(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<()> {
+    for w in &c.warnings {
+        writeln!(
+            out,
+            "{bullet}warning: {w}; these runs do not measure the same thing"
+        )?;
+    }
+    if !c.environment.is_empty() {
+        writeln!(out, "{bullet}environments differ:")?;
+        for e in &c.environment {
+            writeln!(out, "{bullet}  {e}")?;
+        }
+    }
+    if c.runs.iter().any(|r| r.rounds > 1) {
+        let rounds: Vec<String> = c
+            .runs
+            .iter()
+            .map(|r| format!("{} {}", r.name, r.rounds))
+            .collect();
+        writeln!(
+            out,
+            "{bullet}rounds: {}; a run's value is its rounds' mean ± the half width of its 95% interval",
+            rounds.join(", ")
+        )?;
+    }
+    if c.tests
+        .iter()
+        .flat_map(|t| &t.rows)
+        .any(|r| r.verdicts.iter().any(Option::is_some))
+    {
+        writeln!(
+            out,
+            "{bullet}Δ real: a change beyond the noise, noise: within it (Welch's t-test, 95%, on the runs' rounds, \
+             and at least {}%); real~/noise~: judged from per-second rates (batch means), weaker than rounds",
+            super::noise::NOISE_FLOOR_PCT
+        )?;
+    }
+    Ok(())
+}
+
 fn text(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", header_line(c))?;
+    write_preamble(c, out, "")?;
     for t in &c.tests {
         writeln!(out)?;
         writeln!(out, "{}", t.test)?;
@@ -204,6 +261,10 @@ fn write_notes(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<
 
 fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", header_line(c))?;
+    if !c.warnings.is_empty() || !c.environment.is_empty() || c.runs.iter().any(|r| r.rounds > 1) {
+        writeln!(out)?;
+        write_preamble(c, out, "- ")?;
+    }
     for t in &c.tests {
         writeln!(out)?;
         writeln!(out, "**{}**", md_escape(&t.test))?;
@@ -230,7 +291,7 @@ fn md_escape(s: &str) -> String {
 fn csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "test,metric,unit,run_id,run,value,change_pct,reference"
+        "test,metric,unit,run_id,run,value,change_pct,reference,low,high,verdict,p"
     )?;
     for t in &c.tests {
         for row in &t.rows {
@@ -240,9 +301,11 @@ fn csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
                 .unwrap_or_default();
             for (i, run) in c.runs.iter().enumerate() {
                 let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+                let iv = row.intervals[i];
+                let verdict = row.verdicts[i];
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{}",
                     csv_field(&t.test),
                     metric,
                     csv_field(row.unit),
@@ -250,7 +313,11 @@ fn csv(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
                     csv_field(&run.name),
                     opt(row.values[i]),
                     opt(row.change_pct[i]),
-                    i == t.reference
+                    i == t.reference,
+                    opt(iv.map(|v| v.low)),
+                    opt(iv.map(|v| v.high)),
+                    verdict.map_or("", |v| v.mark()),
+                    opt(verdict.map(|v| v.p)),
                 )?;
             }
         }

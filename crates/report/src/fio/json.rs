@@ -284,7 +284,22 @@ fn storbench_extras(run: &RunResult) -> Value {
             serde_json::to_value(cpu).unwrap_or_default(),
         );
     }
+    if let Some(rep) = &run.repeats {
+        o.insert("repeats".into(), repeats_extras(run, rep));
+    }
     Value::Object(o)
+}
+
+/// A repeated run: fio's keys above are its last round; here each test's mean and 95%
+/// interval over the complete rounds, with every round's value.
+fn repeats_extras(run: &RunResult, rep: &storbench_core::repeats::Repeats) -> Value {
+    json!({
+        "requested": rep.requested,
+        "rounds": rep.rounds.len(),
+        "complete": rep.complete().count(),
+        "level": storbench_core::confidence::LEVEL,
+        "intervals": crate::intervals::of_run(run),
+    })
 }
 
 /// Per job clone: engine facts, the CPU its helper threads used and that of a server on

@@ -36,7 +36,8 @@ pub fn render(run: &RunResult, opts: &FioOpts, out: &mut dyn Write) -> io::Resul
         write_group_status(g, out)?;
     }
     write_disk_stats(&run.disks, out)?;
-    crate::notes::render_run(run, out)
+    crate::notes::render_run(run, out)?;
+    crate::intervals::render_block(run, out)
 }
 
 fn end_ms(job: &JobResult, run: &RunResult) -> u64 {

@@ -72,6 +72,7 @@ fn run_list(html: &mut String, runs: &[NamedRun<'_>]) {
 
 fn tables(html: &mut String, c: &Comparison) {
     html.push_str("<section id=\"tables\"><h2>Comparison tables</h2>\n");
+    preamble(html, c);
     if c.tests.is_empty() {
         html.push_str("<p>These runs share no test.</p>\n");
     }
@@ -86,6 +87,47 @@ fn tables(html: &mut String, c: &Comparison) {
         html.push_str("</ul>\n");
     }
     html.push_str("</section>\n");
+}
+
+/// Settings that differ (warnings), environment differences, rounds, and what the marks
+/// in the Δ columns mean.
+fn preamble(html: &mut String, c: &Comparison) {
+    if !c.warnings.is_empty() {
+        html.push_str("<ul class=\"warnings\">\n");
+        for w in &c.warnings {
+            let _ = writeln!(
+                html,
+                "<li>warning: {}; these runs do not measure the same thing</li>",
+                escape(w)
+            );
+        }
+        html.push_str("</ul>\n");
+    }
+    if !c.environment.is_empty() {
+        html.push_str("<p>Environments differ:</p>\n<ul class=\"env-diff\">\n");
+        for e in &c.environment {
+            let _ = writeln!(html, "<li>{}</li>", escape(e));
+        }
+        html.push_str("</ul>\n");
+    }
+    if c.runs.iter().any(|r| r.rounds > 1) {
+        html.push_str(
+            "<p>A run with rounds shows its rounds' mean ± the half width of its 95% interval.</p>\n",
+        );
+    }
+    if c.tests
+        .iter()
+        .flat_map(|t| &t.rows)
+        .any(|r| r.verdicts.iter().any(Option::is_some))
+    {
+        let _ = writeln!(
+            html,
+            "<p>Δ <b>real</b>: a change beyond the noise, <b>noise</b>: within it (Welch's \
+             t-test, 95%, on the runs' rounds, and at least {}%); <b>real~</b>/<b>noise~</b>: \
+             judged from per-second rates (batch means), weaker than rounds.</p>",
+            crate::compare::noise::NOISE_FLOOR_PCT
+        );
+    }
 }
 
 fn table(html: &mut String, c: &Comparison, t: &TestTable) {
@@ -109,17 +151,28 @@ fn table(html: &mut String, c: &Comparison, t: &TestTable) {
         };
         let _ = write!(html, "<tr><td>{}</td>", escape(&title));
         for i in 0..c.runs.len() {
-            let v = row.cell(i, fmt_value);
-            let _ = write!(html, "<td class=\"num\">{v}</td>");
+            let v = match row.intervals[i] {
+                Some(iv) => crate::intervals::plus_minus(iv.mean, iv.half_width()),
+                None => row.cell(i, fmt_value),
+            };
+            let _ = write!(html, "<td class=\"num\">{}</td>", escape(&v));
             if i == t.reference {
                 continue;
             }
+            let verdict = row.verdicts[i];
+            let marked = |p: f64| match verdict {
+                Some(v) => v.significant,
+                None => p.abs() >= 1.0,
+            };
             let class = match row.change_pct[i] {
-                Some(p) if p.abs() >= 1.0 && (p > 0.0) == (row.better == Better::Higher) => "good",
-                Some(p) if p.abs() >= 1.0 => "bad",
+                Some(p) if marked(p) && (p > 0.0) == (row.better == Better::Higher) => "good",
+                Some(p) if marked(p) => "bad",
                 _ => "",
             };
-            let text = row.change_pct[i].map_or("-".to_string(), fmt_change);
+            let mut text = row.change_pct[i].map_or("-".to_string(), fmt_change);
+            if let Some(v) = verdict {
+                text = format!("{text} {}", v.mark());
+            }
             let _ = write!(html, "<td class=\"num {class}\">{text}</td>");
         }
         html.push_str("</tr>\n");

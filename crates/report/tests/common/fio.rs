@@ -371,6 +371,7 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         notes: vec![],
         environment: None,
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

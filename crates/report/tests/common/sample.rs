@@ -259,6 +259,7 @@ pub fn run(groups: Vec<GroupResult>) -> RunResult {
         notes: vec![],
         environment: None,
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

@@ -151,6 +151,7 @@ pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> Ru
         notes: Vec::new(),
         environment: None,
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

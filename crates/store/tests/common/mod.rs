@@ -114,6 +114,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
         }],
         environment: Some(environment("/mnt/pool")),
         bonnie: None,
+        repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
     }

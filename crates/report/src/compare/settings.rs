@@ -1,0 +1,194 @@
+//! What differs between compared runs besides their figures: the settings that change a
+//! result (warned about up front: such runs do not measure the same thing), and the
+//! environment each run recorded (listed, so a change of kernel or mount options is seen
+//! next to the change in figures).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use storbench_core::result::{Environment, RunResult, TargetInfo};
+
+use super::NamedRun;
+
+/// Settings that change a result, by the name the warning gives them, in warning order.
+const SETTINGS: [&str; 9] = [
+    "size",
+    "runtime",
+    "direct/buffered",
+    "engine",
+    "block size",
+    "queue depth",
+    "jobs",
+    "workload",
+    "storbench version",
+];
+
+/// "runs differ in size: #1 16777216, #2 33554432", one line per setting that differs.
+pub fn setting_warnings(runs: &[NamedRun<'_>]) -> Vec<String> {
+    let per_run: Vec<BTreeMap<&str, BTreeSet<String>>> =
+        runs.iter().map(|r| settings_of(r.run)).collect();
+    let mut out = Vec::new();
+    for name in SETTINGS {
+        let values: Vec<Option<&BTreeSet<String>>> = per_run.iter().map(|m| m.get(name)).collect();
+        let known: Vec<(usize, &BTreeSet<String>)> = values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.map(|v| (i, v)))
+            .collect();
+        if known.len() < 2 || known.iter().all(|(_, v)| *v == known[0].1) {
+            continue;
+        }
+        let parts: Vec<String> = known
+            .iter()
+            .map(|(i, v)| {
+                let v: Vec<&str> = v.iter().map(String::as_str).collect();
+                format!("{} {}", runs[*i].name, v.join("/"))
+            })
+            .collect();
+        out.push(format!("runs differ in {name}: {}", parts.join(", ")));
+    }
+    out
+}
+
+/// A run's result-changing settings, each with every value its jobs used.
+fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
+    let mut m: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    let mut add = |k: &'static str, v: String| {
+        m.entry(k).or_default().insert(v);
+    };
+    add("storbench version", run.tool_version.clone());
+    let global = |key: &str| {
+        run.global_options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    for job in run.groups.iter().flat_map(|g| &g.jobs) {
+        let given = |keys: &[&str]| {
+            keys.iter().find_map(|key| {
+                job.options
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| global(key))
+            })
+        };
+        let h = &job.header;
+        add(
+            "size",
+            given(&["size", "filesize", "io_size"]).unwrap_or("-".into()),
+        );
+        add(
+            "runtime",
+            given(&["runtime", "timeout"]).unwrap_or("-".into()),
+        );
+        add(
+            "direct/buffered",
+            if h.direct { "direct" } else { "buffered" }.into(),
+        );
+        add("engine", h.ioengine.clone());
+        for (d, dir) in job.dirs.iter().enumerate() {
+            if dir.total_ios > 0 {
+                let (lo, hi) = h.bs[d];
+                add(
+                    "block size",
+                    if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo}-{hi}")
+                    },
+                );
+            }
+        }
+        add("queue depth", h.iodepth.to_string());
+        add("jobs", h.numjobs.to_string());
+        add("workload", h.rw.clone());
+    }
+    m
+}
+
+/// "kernel: #1 6.1.0, #2 6.5.0", one line per recorded fact that differs between runs.
+pub fn environment_differences(runs: &[NamedRun<'_>]) -> Vec<String> {
+    let facts: Vec<Vec<(&'static str, String)>> = runs
+        .iter()
+        .map(|r| {
+            r.run
+                .environment
+                .as_ref()
+                .map(env_facts)
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut names: Vec<&'static str> = Vec::new();
+    for (name, _) in facts.iter().flatten() {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let values: Vec<String> = facts
+            .iter()
+            .map(|f| {
+                f.iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or_else(|| "unknown".to_string(), |(_, v)| v.clone())
+            })
+            .collect();
+        if values.iter().all(|v| *v == values[0]) {
+            continue;
+        }
+        let parts: Vec<String> = runs
+            .iter()
+            .zip(&values)
+            .map(|(r, v)| format!("{} {v}", r.name))
+            .collect();
+        out.push(format!("{name}: {}", parts.join(", ")));
+    }
+    out
+}
+
+/// The recorded facts of a run's environment, those of its first target included.
+fn env_facts(e: &Environment) -> Vec<(&'static str, String)> {
+    let mut f = vec![
+        ("host", e.hostname.clone()),
+        ("CPU", e.cpu_model.clone()),
+        ("CPUs", e.ncpus.to_string()),
+        ("memory", e.mem_bytes.to_string()),
+        ("kernel", e.kernel.clone()),
+    ];
+    if let Some(t) = e.targets.first() {
+        target_facts(t, &mut f);
+    }
+    f
+}
+
+fn target_facts(t: &TargetInfo, f: &mut Vec<(&'static str, String)>) {
+    let mut opt = |name: &'static str, v: Option<String>| {
+        if let Some(v) = v {
+            f.push((name, v));
+        }
+    };
+    opt("file system", t.fs_type.clone());
+    opt("mount options", t.mount_options.clone());
+    opt("device", t.device.clone());
+    opt("device model", t.device_model.clone());
+    opt(
+        "rotational",
+        t.rotational
+            .map(|r| if r { "yes" } else { "no" }.to_string()),
+    );
+    opt("IO scheduler", t.scheduler.clone());
+    opt("server", t.server.clone());
+    opt("interface", t.interface.clone());
+    opt(
+        "link speed Mbit/s",
+        t.link_speed_mbps.map(|s| s.to_string()),
+    );
+    opt(
+        "loop direct IO",
+        t.loop_direct_io
+            .map(|d| if d { "on" } else { "off" }.to_string()),
+    );
+}

@@ -123,6 +123,7 @@ impl RunResult {
             notes: Vec::new(),
             environment: None,
             bonnie: None,
+            verdicts: Vec::new(),
             repeats: None,
             interrupted: self.interrupted,
         }

@@ -436,7 +436,7 @@ fn job_notes(
             )));
         }
     }
-    let synced = job.sync.total_ios > 0 || job.sync.closing > 0;
+    let synced = job.sync.total_ios > 0 || job.sync.datasyncs > 0 || job.sync.closing > 0;
     if !direct && !network && writes.io_bytes > 0 && !synced {
         notes.push(warn("warn.buffered-writes", format!(
             "{name}: buffered writes without fsync: the figure is how fast the page cache absorbed them, not the device (use --direct=1 or --end_fsync=1)"

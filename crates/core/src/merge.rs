@@ -56,6 +56,7 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
     }
     dst.sync.total_ios = dst.sync.total_ios.saturating_add(src.sync.total_ios);
     dst.sync.closing = dst.sync.closing.saturating_add(src.sync.closing);
+    dst.sync.datasyncs = dst.sync.datasyncs.saturating_add(src.sync.datasyncs);
     dst.sync.lat.merge(&src.sync.lat);
     dst.cpu.merge(&src.cpu);
     dst.depth.merge(&src.depth);

@@ -453,6 +453,11 @@ pub struct SyncResult {
     /// as in fio, not counted above; kept so a job that synced is known to have.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub closing: u64,
+    /// fdatasync calls (`fdatasync=N`). fio 3.33 leaves them out of `total_ios` and
+    /// counts them as short reads (its `short=N,…` and JSON `read.short_ios`); their
+    /// latency is in `lat` with the fsyncs'.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub datasyncs: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -292,7 +292,7 @@ fn run_batch(
             let files = prepared.files_for(job, clone);
             let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();
             // fio's io_issue_bytes_exceeded: io_size (else size) times the loops.
-            let per_loop = job.io_size.unwrap_or(region);
+            let per_loop = job.io_size.unwrap_or_else(|| size_budget(job, region));
             let io_limit = (!job.time_based).then(|| per_loop * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {
@@ -575,3 +575,13 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 
 #[cfg(test)]
 mod tests;
+
+/// A loop's bytes without io_size: the files' region, or with filesize= given a smaller
+/// size=, which fio then takes as the job's budget over files of filesize bytes
+/// (`--filesize=64m --size=8m` does 8 MiB of IO in a 64 MiB file).
+fn size_budget(job: &JobSpec, region: u64) -> u64 {
+    match (job.filesize, job.size) {
+        (Some(_), Some(storbench_job::SizeSpec::Bytes(size))) => size.min(region),
+        _ => region,
+    }
+}

@@ -16,15 +16,13 @@ impl Worker<'_> {
         let nr = self.queued.len() as u64;
         let t_issue = if self.measure.any() { self.clock() } else { 0 };
         self.inflight += nr as u32;
-        if self.measuring {
-            self.stats.mark_submit(nr);
-            self.stats.mark_depth(self.inflight, nr);
-        }
+        self.stats.mark_submit(nr);
+        self.stats.mark_depth(self.inflight, nr);
         for i in 0..self.queued.len() {
             let slot = self.queued[i] as usize;
             self.slots[slot].t_issue = t_issue;
             let s = self.slots[slot];
-            if self.measuring && self.measure.slat && !s.sync {
+            if self.measure.slat && !s.sync {
                 self.stats
                     .slat(s.ddir as usize, t_issue.saturating_sub(s.t_start));
             }
@@ -48,7 +46,7 @@ impl Worker<'_> {
             0 => done.len(),
             m => (m as usize).min(done.len()),
         };
-        if self.measuring && max > 0 {
+        if max > 0 {
             self.stats.mark_complete(max as u64);
         }
         for c in done.drain(..max) {
@@ -77,8 +75,11 @@ impl Worker<'_> {
             if self.closing {
                 self.stats.closing_sync_done();
             } else {
-                self.stats
-                    .sync_done(self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)));
+                let data_only = self.job.fsync == 0;
+                self.stats.sync_done(
+                    self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)),
+                    data_only,
+                );
             }
             return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
         }
@@ -101,15 +102,24 @@ impl Worker<'_> {
         } else {
             Ok(())
         };
-        if !self.measuring {
-            self.plan.counters.publish_pre(self.issued_bytes);
-            return checked;
-        }
+        // Counted in the ramp too (the ramp's end starts the statistics over), so a job
+        // that ends inside its ramp reports all it did, as fio's does.
         let d = s.ddir as usize;
         let clat = self.measure.clat.then(|| t_done.saturating_sub(s.t_issue));
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        if !self.measuring {
+            self.plan.counters.publish_pre(self.issued_bytes);
+            return checked;
+        }
+        self.publish_dir(d);
+        checked
+    }
+
+    /// Publishes direction `d`'s running totals for the sampler.
+    #[inline]
+    pub(super) fn publish_dir(&self, d: usize) {
         let dir = &self.stats.dirs[d];
         self.plan
             .counters
@@ -120,7 +130,6 @@ impl Worker<'_> {
             dir.slat.sum_ns as u64,
             dir.slat.samples,
         );
-        checked
     }
 
     pub(super) fn wait_for_rate(&mut self) -> Result<(), EngineError> {

@@ -29,7 +29,7 @@ use crate::gate::StartGate;
 use crate::offsets::{OffsetGen, OffsetParams};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
-use crate::rng::Rng;
+use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 use crate::server::ServerProcess;
 use crate::stats::{Measure, WorkerStats};
 use crate::stop;
@@ -207,6 +207,12 @@ struct Worker<'p> {
     files: Vec<OpenFile>,
     next_file: usize,
     rng: Rng,
+    /// fio's rwmix state: its generator, the direction in force, the issues at which it
+    /// is drawn again, and the IOs issued per direction (`issue.rs`, `next_ddir`).
+    mix: FioRand,
+    mix_ddir: u8,
+    mix_issues: u64,
+    dir_issues: [u64; 2],
     filler: BufferFiller,
     rate: [Option<RateLimiter>; 3],
     stats: WorkerStats,
@@ -357,6 +363,16 @@ impl<'p> Worker<'p> {
             files,
             next_file: 0,
             rng: Rng::seeded(plan.seed),
+            // fio seeds the direction draws by thread number, not by name, so a mixed
+            // job's directions are fio's own when runs are repeatable.
+            mix: FioRand::seeded(if job.randrepeat {
+                FioRand::seed_for(job.randseed, plan.thread + 1, FIO_RAND_MIX_OFF)
+            } else {
+                plan.seed
+            }),
+            mix_ddir: 0,
+            mix_issues: 0,
+            dir_issues: [0; 2],
             filler,
             rate: std::array::from_fn(|d| {
                 RateLimiter::new(
@@ -434,11 +450,12 @@ impl<'p> Worker<'p> {
                 self.cpu_start.wait_ns = waiting_from;
             }
         } else {
+            self.cpu_start = Usage::thread();
             self.plan.counters.set_state(WorkerState::Ramp);
         }
         let result = self.io_loop().and_then(|()| self.verify_phase());
         if !self.measuring {
-            self.begin_measuring();
+            self.measure_whole_job(start);
         }
         self.measure_end = self.clock.epoch() + Duration::from_nanos(self.clock());
         let end = self
@@ -515,9 +532,16 @@ impl<'p> Worker<'p> {
         Ok(())
     }
 
-    fn begin_measuring(&mut self) {
-        let now = self.clock();
-        self.begin_measuring_at(now);
+    /// A job that ended inside its ramp (size-bound, or stopped): as in fio, whose ramp
+    /// end never came to reset its statistics, it reports everything it did from its
+    /// start (`start_ns`).
+    fn measure_whole_job(&mut self, start_ns: u64) {
+        self.measuring = true;
+        self.measure_start = self.job_start;
+        self.plan.counters.set_measure_start(start_ns);
+        for d in 0..3 {
+            self.publish_dir(d);
+        }
     }
 
     /// Starts the measured phase at `now` (ns since the run epoch): the group's start or
@@ -525,6 +549,9 @@ impl<'p> Worker<'p> {
     fn begin_measuring_at(&mut self, now: u64) {
         self.measuring = true;
         self.stats = WorkerStats::default();
+        // fio's reset_all_stats: the rwmix rule counts issues from here.
+        self.dir_issues = [0; 2];
+        self.mix_issues = 0;
         self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
         self.cpu_start = Usage::thread();
         self.deadline_ns = self

@@ -74,7 +74,8 @@ impl Kind {
         self == Kind::Flag
     }
 
-    /// Whether values are numbers (so `$ncpus*2`-style arithmetic applies).
+    /// Whether values are numbers (so `$ncpus*2`-style arithmetic applies). A size range
+    /// is too: fio computes `filesize=1000*$mb_memory` as it does `size=`.
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
@@ -82,6 +83,7 @@ impl Kind {
                 | Kind::Percent
                 | Kind::Size
                 | Kind::SizeOrPercent
+                | Kind::SizeRange
                 | Kind::Time
                 | Kind::Millis
                 | Kind::Bool

@@ -306,7 +306,7 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         w.total_ios,
         t.total_ios,
         j.sync.total_ios,
-        r.short_ios,
+        r.short_ios + j.sync.datasyncs,
         w.short_ios,
         t.short_ios,
         r.drop_ios,

@@ -281,6 +281,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
             total_ios: u(&v["sync"]["total_ios"]),
             lat: lat_from(&v["sync"]["lat_ns"]),
             closing: 0,
+            datasyncs: 0,
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),

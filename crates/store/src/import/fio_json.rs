@@ -270,6 +270,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
                 .unwrap_or_default(),
             // fio's JSON leaves end-of-job syncs out entirely.
             closing: 0,
+            datasyncs: 0,
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),

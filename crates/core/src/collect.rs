@@ -124,5 +124,6 @@ pub fn job_result(
         engine_details,
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
     }
 }

@@ -68,6 +68,10 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
             dst.server_cpu.push(server.clone());
         }
     }
+    // Under group_reporting the group has one window (every clone carries it).
+    if dst.steadystate.is_none() {
+        dst.steadystate.clone_from(&src.steadystate);
+    }
 }
 
 /// Adds one direction's figures to another's.
@@ -273,6 +277,7 @@ mod tests {
             engine_details: vec![],
             disks: Vec::new(),
             server_cpu: Vec::new(),
+            steadystate: None,
         }
     }
 

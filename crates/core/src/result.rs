@@ -180,6 +180,51 @@ pub struct JobResult {
     /// results, and where the server process cannot be seen.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_cpu: Vec<ServerCpu>,
+    /// fio's steady-state detection, when the job asked for it (`ss_dur`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyResult>,
+}
+
+/// Where a job's steady-state window ended (fio's JSON `steadystate`): the criterion as
+/// fio names it, whether it was met (the job then ended there), the last value computed
+/// and the window's samples, oldest first (zeros where the window never filled).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyResult {
+    /// fio's `ss` string, e.g. `iops_slope:0.010000%`.
+    pub ss: String,
+    pub duration_s: u32,
+    pub attained: bool,
+    /// The criterion's last value, in the limit's unit.
+    pub criterion: f64,
+    pub percent: bool,
+    /// IOPS criterion (else bandwidth) and slope (else mean deviation), for the normal
+    /// output's wording.
+    pub iops: bool,
+    pub slope_based: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// Per-second bandwidth (bytes/s) and IOPS of the window.
+    pub bw_data: Vec<u64>,
+    pub iops_data: Vec<u64>,
+}
+
+impl SteadyResult {
+    /// fio's `steadystate_bw_mean`/`_iops_mean`: integer means over the whole window.
+    pub fn bw_mean(&self) -> u64 {
+        mean_of(&self.bw_data)
+    }
+
+    pub fn iops_mean(&self) -> u64 {
+        mean_of(&self.iops_data)
+    }
+}
+
+fn mean_of(v: &[u64]) -> u64 {
+    if v.is_empty() {
+        0
+    } else {
+        v.iter().sum::<u64>() / v.len() as u64
+    }
 }
 
 /// CPU used by a server process on the benchmark's own host during a batch, measured from

@@ -439,6 +439,9 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// fio's io_size: bytes to do per loop, over the `size` region (wrapping when larger).
     pub io_size: Option<u64>,
+    /// fio's steady-state detection (`steadystate`, `ss_dur`, `ss_ramp`); off when its
+    /// duration is 0.
+    pub steadystate: SteadyState,
 
     // --- syncing ---
     pub fsync: u32,
@@ -548,6 +551,7 @@ impl JobSpec {
             direct: false,
             sync: false,
             runtime: None,
+            steadystate: SteadyState::default(),
             time_based: false,
             ramp_time: Duration::ZERO,
             startdelay: (Duration::ZERO, Duration::ZERO),
@@ -609,4 +613,60 @@ pub struct Workload {
     pub global_options: Vec<(String, String)>,
     /// Job files read, as (path, contents).
     pub job_files: Vec<(String, String)>,
+}
+
+/// What fio's steady state watches: IOPS or bandwidth, by the largest deviation from
+/// the window's mean or by the slope of a least-squares line through it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyState {
+    pub metric: SteadyMetric,
+    pub slope: bool,
+    /// The limit: a percentage of the window's mean when `percent`, else IOPS or bytes/s
+    /// (per second of slope).
+    pub limit: f64,
+    pub percent: bool,
+    /// Seconds in the window (fio's `ss_dur`); 0: off.
+    pub dur_s: u32,
+    /// Time after the job's ramp before the first sample (fio's `ss_ramp`).
+    pub ramp: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SteadyMetric {
+    Iops,
+    Bw,
+}
+
+impl Default for SteadyState {
+    /// fio's default criterion, `iops_slope:0.01%`, without a window (off).
+    fn default() -> Self {
+        SteadyState {
+            metric: SteadyMetric::Iops,
+            slope: true,
+            limit: 0.01,
+            percent: true,
+            dur_s: 0,
+            ramp: Duration::ZERO,
+        }
+    }
+}
+
+impl SteadyState {
+    pub fn enabled(&self) -> bool {
+        self.dur_s > 0
+    }
+
+    /// fio's JSON `ss` string, e.g. `iops_slope:0.010000%`.
+    pub fn fio_name(&self) -> String {
+        format!(
+            "{}{}:{:.6}{}",
+            match self.metric {
+                SteadyMetric::Iops => "iops",
+                SteadyMetric::Bw => "bw",
+            },
+            if self.slope { "_slope" } else { "" },
+            self.limit as f32,
+            if self.percent { "%" } else { "" }
+        )
+    }
 }

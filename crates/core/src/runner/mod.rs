@@ -28,11 +28,13 @@ mod cleanup;
 mod inventory;
 mod prepare;
 mod servers;
+mod steady;
 
 use cleanup::{Cleanup, Created};
 use inventory::*;
 use prepare::*;
 use servers::ServerWatch;
+use steady::SteadyWatch;
 
 pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
@@ -308,6 +310,7 @@ fn run_batch(
             });
         }
     }
+    let mut steady = SteadyWatch::new(&clones, batch, clock.now_ns());
     let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
     let sampler_start = Usage::thread();
@@ -335,7 +338,14 @@ fn run_batch(
                 Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
-        sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);
+        sample_until_done(
+            &handles,
+            &mut clones,
+            batch,
+            clock,
+            observer,
+            (&mut servers, &mut steady),
+        );
         Ok(handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
@@ -382,7 +392,8 @@ fn run_batch(
     }
     let batch_disks = disks.finish(active_ms);
     // Results are in the clones' order.
-    for ((_, r), c) in results.iter_mut().zip(&clones) {
+    for (i, ((_, r), c)) in results.iter_mut().zip(&clones).enumerate() {
+        r.steadystate = steady.result_for(i);
         let devices = &job_devices[c.job_index];
         r.disks = batch_disks
             .iter()
@@ -451,7 +462,7 @@ fn sample_until_done(
     batch: &[Arc<JobSpec>],
     clock: Clock,
     observer: &mut dyn Observer,
-    servers: &mut ServerWatch,
+    (servers, steady): (&mut ServerWatch, &mut SteadyWatch),
 ) {
     let epoch = clock.epoch();
     let mut last_ui = Instant::now();
@@ -469,6 +480,7 @@ fn sample_until_done(
         }
         let all_done = handles.iter().all(|h| h.is_finished());
         servers.poll(clones);
+        steady.poll(now_ns, clones);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {

@@ -567,7 +567,7 @@ impl<'p> Worker<'p> {
     fn should_stop_issuing(&mut self, checks: &mut u32) -> bool {
         *checks = checks.wrapping_add(1);
         let periodic = (*checks).is_multiple_of(32);
-        if periodic && stop::requested() {
+        if periodic && (stop::requested() || self.plan.counters.terminate_requested()) {
             return true;
         }
         if self.limit_reached() {

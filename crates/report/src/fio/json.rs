@@ -100,10 +100,32 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("latency_target".into(), json!(0));
     o.insert("latency_percentile".into(), fl(100.0));
     o.insert("latency_window".into(), json!(0));
+    if let Some(ss) = &j.steadystate {
+        o.insert("steadystate".into(), steadystate(ss));
+    }
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
         o.insert("desc".into(), json!(desc));
     }
     Value::Object(o)
+}
+
+/// fio's `steadystate` object: the criterion, whether it was met, and the window.
+fn steadystate(ss: &storbench_core::result::SteadyResult) -> Value {
+    let pct = if ss.percent { "%" } else { "" };
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration_s,
+        "attained": u32::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.criterion as f32),
+        "max_deviation": fl(ss.max_deviation),
+        "slope": fl(ss.slope),
+        "data": {
+            "bw_mean": ss.bw_mean(),
+            "iops_mean": ss.iops_mean(),
+            "iops": ss.iops_data,
+            "bw": ss.bw_data,
+        },
+    })
 }
 
 /// `iodepth_level/submit/complete` and `latency_ns/us/ms`: shares in percent.

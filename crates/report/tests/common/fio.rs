@@ -312,6 +312,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         engine_details: vec![],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
     }
 }
 

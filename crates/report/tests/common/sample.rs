@@ -201,6 +201,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         engine_details: vec![("engine".into(), s.ioengine.into())],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
     }
 }
 

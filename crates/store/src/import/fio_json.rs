@@ -296,6 +296,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         engine_details,
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
     })
 }
 

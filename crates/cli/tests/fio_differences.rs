@@ -181,3 +181,47 @@ fn each_direction_of_a_mix_gets_its_own_rate() {
         }
     }
 }
+
+/// `exitall`: when the short job ends, the time-based one running with it ends too;
+/// `exitall_on_error`: the same when a job fails (here on max_latency). `threads=1` is
+/// accepted as fio accepts it.
+#[test]
+fn exitall_ends_the_jobs_running_with_it() {
+    if !fio_available() {
+        return;
+    }
+    for first in [
+        "--name=a --ioengine=null --size=1m --exitall --threads=1",
+        "--name=a --ioengine=psync --size=4m --rw=randread --max_latency=1 --exitall_on_error",
+    ] {
+        let line = format!(
+            "{first} --name=b --ioengine=null --size=1g --time_based --runtime=20 --thread"
+        );
+        let (f, s) = both_even_failing(&line);
+        for (tool, doc) in [("fio", &f), ("storbench", &s)] {
+            let b = &doc["jobs"][1];
+            assert_eq!(b["jobname"], "b", "{tool}");
+            let runtime = b["job_runtime"].as_u64().unwrap();
+            assert!(runtime < 5000, "{tool}: {first}: b ran {runtime} ms");
+            assert_eq!(b["error"], 0, "{tool}: {first}");
+        }
+    }
+}
+
+/// Like [`both`] for runs where a job fails (both tools then exit 1 after the report).
+fn both_even_failing(line: &str) -> (Value, Value) {
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut args = vec!["--output-format=json"];
+    args.extend(words(line));
+    let doc = |text: &str| -> Value {
+        let start = text
+            .find("{\n")
+            .unwrap_or_else(|| panic!("no JSON in {text}"));
+        serde_json::from_str(&text[start..]).unwrap()
+    };
+    std::thread::scope(|s| {
+        let theirs = s.spawn(|| fio(fd.path(), &args));
+        let ours = sb_fio(sd.path(), &args);
+        (doc(&theirs.join().unwrap().stdout), doc(&ours.stdout))
+    })
+}

@@ -72,6 +72,9 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
     if dst.steadystate.is_none() {
         dst.steadystate.clone_from(&src.steadystate);
     }
+    if dst.latency_target.is_none() {
+        dst.latency_target = src.latency_target;
+    }
 }
 
 /// Adds one direction's figures to another's.
@@ -278,6 +281,7 @@ mod tests {
             disks: Vec::new(),
             server_cpu: Vec::new(),
             steadystate: None,
+            latency_target: None,
         }
     }
 

@@ -183,6 +183,19 @@ pub struct JobResult {
     /// fio's steady-state detection, when the job asked for it (`ss_dur`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<SteadyResult>,
+    /// fio's latency profiling, when the job had a `latency_target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetResult>,
+}
+
+/// A `latency_target` job's settings and the queue depth its search ended at (fio's
+/// `latency_target`, `latency_window`, `latency_percentile`, `latency_depth`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetResult {
+    pub target_ns: u64,
+    pub window_us: u64,
+    pub percentile: f64,
+    pub depth: u32,
 }
 
 /// Where a job's steady-state window ended (fio's JSON `steadystate`): the criterion as

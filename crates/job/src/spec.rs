@@ -395,6 +395,10 @@ pub struct JobSpec {
     pub cpus_split: bool,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
+    /// fio's `exitall`: when this job ends, the jobs running with it are ended too.
+    pub exitall: bool,
+    /// fio's `exitall_on_error`: when this job fails, the jobs running with it are ended.
+    pub exitall_on_error: bool,
     pub numjobs: u32,
 
     // --- files ---
@@ -442,6 +446,11 @@ pub struct JobSpec {
     /// fio's steady-state detection (`steadystate`, `ss_dur`, `ss_ramp`); off when its
     /// duration is 0.
     pub steadystate: SteadyState,
+    /// fio's latency profiling: the queue depth is searched for the deepest that keeps
+    /// `latency_percentile` percent of IOs under the target over each window.
+    pub latency: LatencyTarget,
+    /// fio's `max_latency` per direction, µs: an IO slower ends the job with ETIMEDOUT.
+    pub max_latency_us: [Option<u64>; 3],
 
     // --- syncing ---
     pub fsync: u32,
@@ -521,6 +530,8 @@ impl JobSpec {
             cpus: None,
             cpus_split: false,
             stonewall: false,
+            exitall: false,
+            exitall_on_error: false,
             numjobs: 1,
             filenames: Vec::new(),
             directories: Vec::new(),
@@ -552,6 +563,8 @@ impl JobSpec {
             sync: false,
             runtime: None,
             steadystate: SteadyState::default(),
+            latency: LatencyTarget::default(),
+            max_latency_us: [None; 3],
             time_based: false,
             ramp_time: Duration::ZERO,
             startdelay: (Duration::ZERO, Duration::ZERO),
@@ -668,5 +681,28 @@ impl SteadyState {
             self.limit as f32,
             if self.percent { "%" } else { "" }
         )
+    }
+}
+
+/// fio's `latency_target`, `latency_window`, `latency_percentile` and `latency_run`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// µs; 0: no target.
+    pub target_us: u64,
+    /// µs.
+    pub window_us: u64,
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of settling on one.
+    pub run: bool,
+}
+
+impl Default for LatencyTarget {
+    fn default() -> Self {
+        LatencyTarget {
+            target_us: 0,
+            window_us: 0,
+            percentile: 100.0,
+            run: false,
+        }
     }
 }

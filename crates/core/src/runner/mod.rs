@@ -481,6 +481,7 @@ fn sample_until_done(
         let all_done = handles.iter().all(|h| h.is_finished());
         servers.poll(clones);
         steady.poll(now_ns, clones);
+        steady::exit_all(clones, batch);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {
@@ -554,6 +555,7 @@ fn failed_output(error: EngineError) -> WorkerOutput {
         error: Some(error),
         engine_name: "",
         engine_info: Default::default(),
+        latency_depth: None,
     }
 }
 

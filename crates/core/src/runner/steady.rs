@@ -2,6 +2,7 @@
 //! counters of each watched job clone (or, under group_reporting, of its whole group) into
 //! the last second's IOPS and bandwidth, feeds them to the window (`crate::steady`) and,
 //! when the window meets its criterion, ends those jobs as fio's `steadystate_check` does.
+//! `exitall` and `exitall_on_error` end a batch's jobs the same way.
 
 use std::sync::Arc;
 
@@ -75,6 +76,25 @@ impl SteadyWatch {
             .iter()
             .find(|t| t.clones.contains(&index))
             .map(|t| t.window.result())
+    }
+}
+
+/// fio's `exitall` and `exitall_on_error`: once a job that has them has ended (or failed),
+/// every clone of the batch is asked to end.
+pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) {
+    use crate::progress::WorkerState::{Done, Error};
+    let trigger = clones.iter().any(|c| {
+        let job = &batch[c.job_index];
+        match c.counters.state() {
+            Done => job.exitall,
+            Error => job.exitall || job.exitall_on_error,
+            _ => false,
+        }
+    });
+    if trigger {
+        for c in clones {
+            c.counters.terminate();
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::latency::LatStep;
 use super::{Slot, Worker, sleep_interruptible};
 use crate::engine::{IoKind, IoUnit, Queued};
 use crate::error::EngineError;
@@ -109,12 +110,57 @@ impl Worker<'_> {
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        if d < 2 && (self.lat.is_some() || self.job.max_latency_us[d].is_some()) {
+            self.check_latency(&s, t_done)?;
+        }
         if !self.measuring {
             self.plan.counters.publish_pre(self.issued_bytes);
             return checked;
         }
         self.publish_dir(d);
         checked
+    }
+
+    /// fio's `max_latency` and `latency_target` on one completed read or write: an IO
+    /// over max_latency, or over the target where none may be at depth 1, ends the job
+    /// with fio's ETIMEDOUT and message.
+    #[cold]
+    fn check_latency(&mut self, s: &Slot, t_done: u64) -> Result<(), EngineError> {
+        let lat_ns = t_done.saturating_sub(s.t_start);
+        let d = s.ddir as usize;
+        if let Some(max) = self.job.max_latency_us[d].map(|us| us.saturating_mul(1000))
+            && lat_ns > max
+        {
+            return Err(self.too_slow(s, lat_ns, max));
+        }
+        let Some(l) = self.lat.as_mut() else {
+            return Ok(());
+        };
+        match l.completed(lat_ns, t_done) {
+            LatStep::Fatal => {
+                let target = l.target_ns();
+                Err(self.too_slow(s, lat_ns, target))
+            }
+            LatStep::Quiesce => {
+                self.lat_quiesce = true;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn too_slow(&self, s: &Slot, lat_ns: u64, max_ns: u64) -> EngineError {
+        EngineError {
+            kind: crate::error::ErrorKind::Os,
+            errno: Some(libc::ETIMEDOUT),
+            message: format!(
+                "latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec): {} {} {} {}",
+                self.plan.files[s.file as usize].spec.path,
+                ["read", "write", "trim"][s.ddir as usize],
+                s.offset,
+                s.len
+            ),
+        }
     }
 
     /// Publishes direction `d`'s running totals for the sampler.

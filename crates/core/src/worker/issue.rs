@@ -15,7 +15,7 @@ impl Worker<'_> {
         // At most one queue's worth per call, so the stop rules run between IOs even when
         // a synchronous engine completes each IO at once.
         for _ in 0..self.depth {
-            if self.inflight + (self.queued.len() as u32) >= self.depth {
+            if self.inflight + (self.queued.len() as u32) >= self.depth_now() {
                 break;
             }
             if self.limit_reached() {

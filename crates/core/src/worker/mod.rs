@@ -8,6 +8,7 @@
 
 mod complete;
 mod issue;
+mod latency;
 mod passes;
 mod verifying;
 
@@ -33,6 +34,7 @@ use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 use crate::server::ServerProcess;
 use crate::stats::{Measure, WorkerStats};
 use crate::stop;
+use latency::LatStep;
 
 /// Builds one engine for one worker.
 pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
@@ -79,6 +81,8 @@ pub struct WorkerOutput {
     pub error: Option<EngineError>,
     pub engine_name: &'static str,
     pub engine_info: EngineInfo,
+    /// The queue depth a `latency_target` search ended at.
+    pub latency_depth: Option<u32>,
 }
 
 /// In-flight bookkeeping for one IO slot.
@@ -140,6 +144,7 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         error: None,
         engine_name: "",
         engine_info: EngineInfo::default(),
+        latency_depth: None,
     };
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
@@ -184,6 +189,7 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         .measure_end
         .saturating_duration_since(worker.job_start);
     out.engine_info = worker.engine.info();
+    out.latency_depth = worker.lat.as_ref().map(|l| l.qd);
     plan.counters.set_state(if out.error.is_some() {
         WorkerState::Error
     } else {
@@ -258,6 +264,11 @@ struct Worker<'p> {
     cpu: Usage,
     /// fio's data verification, when the job verifies (`verifying.rs`).
     verify: Option<verifying::VerifyState>,
+    /// fio's latency-target search (`latency.rs`), a quiesce it asked for on a
+    /// completion, and the end of its final window.
+    lat: Option<latency::LatSearch>,
+    lat_quiesce: bool,
+    lat_done: bool,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -412,6 +423,9 @@ impl<'p> Worker<'p> {
             cpu_start: Usage::default(),
             cpu: Usage::default(),
             verify: verifying::VerifyState::new(plan, caps.no_data),
+            lat: latency::LatSearch::new(&job.latency, depth),
+            lat_quiesce: false,
+            lat_done: false,
         })
     }
 
@@ -520,7 +534,7 @@ impl<'p> Worker<'p> {
             }
             self.commit()?;
             if self.inflight > 0 {
-                let full = self.inflight >= self.depth || self.free.is_empty();
+                let full = self.inflight >= self.depth_now() || self.free.is_empty();
                 let min = if full {
                     job.iodepth_batch_complete_min.max(1) as usize
                 } else {
@@ -528,6 +542,41 @@ impl<'p> Worker<'p> {
                 };
                 self.reap(min)?;
             }
+            if self.lat.is_some() {
+                self.latency_step()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The queue depth in use: the job's, or where a latency-target search is.
+    #[inline]
+    pub(super) fn depth_now(&self) -> u32 {
+        self.lat
+            .as_ref()
+            .map_or(self.depth, |l| l.qd.min(self.depth))
+    }
+
+    /// fio's `lat_target_check` after a round of completions (after the ramp only), and
+    /// the quiesce a slow IO asked for.
+    fn latency_step(&mut self) -> Result<(), EngineError> {
+        if std::mem::take(&mut self.lat_quiesce) {
+            self.drain()?;
+        }
+        if !self.measuring {
+            return Ok(());
+        }
+        let now = self.clock();
+        let step = self.lat.as_mut().map_or(LatStep::Nothing, |l| l.check(now));
+        match step {
+            LatStep::Quiesce => self.drain()?,
+            LatStep::FinalRun => {
+                self.drain()?;
+                let now = self.clock();
+                self.begin_measuring_at(now);
+            }
+            LatStep::Done => self.lat_done = true,
+            LatStep::Nothing | LatStep::Fatal => {}
         }
         Ok(())
     }
@@ -549,9 +598,13 @@ impl<'p> Worker<'p> {
     fn begin_measuring_at(&mut self, now: u64) {
         self.measuring = true;
         self.stats = WorkerStats::default();
-        // fio's reset_all_stats: the rwmix rule counts issues from here.
+        // fio's reset_all_stats: the rwmix rule counts issues from here, and a latency
+        // search starts over (unless in its final window).
         self.dir_issues = [0; 2];
         self.mix_issues = 0;
+        if let Some(l) = &mut self.lat {
+            l.init(now);
+        }
         self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
         self.cpu_start = Usage::thread();
         self.deadline_ns = self
@@ -570,7 +623,7 @@ impl<'p> Worker<'p> {
         if periodic && (stop::requested() || self.plan.counters.terminate_requested()) {
             return true;
         }
-        if self.limit_reached() {
+        if self.limit_reached() || self.lat_done {
             return true;
         }
         if periodic || !self.measure.any() && (*checks).is_multiple_of(4) {

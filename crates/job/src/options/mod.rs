@@ -275,6 +275,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         engine::DEFS,
         timing::DEFS,
         timing::RATE,
+        timing::LATENCY,
         random::DEFS,
         buffers::DEFS,
         verify::DEFS,

@@ -232,6 +232,79 @@ mod tests {
     }
 }
 
+/// fio's latency options take microseconds unless a unit is given.
+fn micros(v: Option<&str>) -> Result<u64, String> {
+    parse_time_us(val(v)?, 1)
+}
+
+pub(super) const LATENCY: &[OptDef] = &[
+    OptDef::new(
+        "latency_target",
+        K::Time,
+        C::Rate,
+        "",
+        "Search the deepest queue (up to iodepth) whose IOs stay under this latency (µs unless suffixed)",
+        |b, v| {
+            b.spec.latency.target_us = micros(v)?;
+            Ok(())
+        },
+    )
+    .note("fio 3.33's search: from depth 1, doubled after each window that met the target, halved towards the last good depth after one that did not (or at once on an IO over it, with latency_percentile=100); when the depth stops changing, the statistics start over for one last window and the job ends (unless latency_run). An IO over the target at depth 1 with latency_percentile=100 ends the job with ETIMEDOUT, as fio's."),
+    OptDef::new(
+        "latency_window",
+        K::Time,
+        C::Rate,
+        "",
+        "Time each queue depth is tried for (µs unless suffixed)",
+        |b, v| {
+            b.spec.latency.window_us = micros(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "latency_percentile",
+        K::FloatList,
+        C::Rate,
+        "100",
+        "Percent of the window's IOs that must be under latency_target",
+        |b, v| {
+            let p = parse_float(val(v)?)?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("{p} is not a percentage (0 to 100)"));
+            }
+            b.spec.latency.percentile = p;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "latency_run",
+        K::Bool,
+        C::Rate,
+        "0",
+        "Keep adjusting the queue depth for the whole run instead of settling on one",
+        |b, v| {
+            b.spec.latency.run = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "max_latency",
+        K::IntDirs,
+        C::Rate,
+        "",
+        "End the job (ETIMEDOUT) when an IO takes longer than this (µs unless suffixed), or read,write[,trim]",
+        |b, v| {
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let us = parse_time_us(p, 1)?;
+                    b.spec.max_latency_us[d] = (us > 0).then_some(us);
+                }
+            }
+            Ok(())
+        },
+    ),
+];
+
 const RATE_PROCESS: &[(&str, &str)] = &[
     ("linear", "Evenly spaced IOs"),
     (

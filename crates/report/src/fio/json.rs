@@ -96,10 +96,17 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("majf".into(), json!(j.cpu.majf));
     o.insert("minf".into(), json!(j.cpu.minf));
     add_distributions(&mut o, e);
-    o.insert("latency_depth".into(), json!(j.header.iodepth));
-    o.insert("latency_target".into(), json!(0));
-    o.insert("latency_percentile".into(), fl(100.0));
-    o.insert("latency_window".into(), json!(0));
+    let lt = j
+        .latency_target
+        .unwrap_or(storbench_core::result::LatencyTargetResult {
+            depth: j.header.iodepth,
+            percentile: 100.0,
+            ..Default::default()
+        });
+    o.insert("latency_depth".into(), json!(lt.depth));
+    o.insert("latency_target".into(), json!(lt.target_ns));
+    o.insert("latency_percentile".into(), fl(lt.percentile));
+    o.insert("latency_window".into(), json!(lt.window_us));
     if let Some(ss) = &j.steadystate {
         o.insert("steadystate".into(), steadystate(ss));
     }

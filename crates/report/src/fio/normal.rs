@@ -313,7 +313,13 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         w.drop_ios,
         t.drop_ios
     )?;
-    if j.header.iodepth > 0 {
+    if let Some(lt) = &j.latency_target {
+        writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            lt.target_ns, lt.window_us, lt.percentile, lt.depth
+        )?;
+    } else if j.header.iodepth > 0 {
         writeln!(
             out,
             "     latency   : target=0, window=0, percentile=100.00%, depth={}",

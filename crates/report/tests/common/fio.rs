@@ -313,6 +313,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         disks: Vec::new(),
         server_cpu: Vec::new(),
         steadystate: None,
+        latency_target: None,
     }
 }
 

@@ -202,6 +202,7 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         disks: Vec::new(),
         server_cpu: Vec::new(),
         steadystate: None,
+        latency_target: None,
     }
 }
 

@@ -297,6 +297,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         disks: Vec::new(),
         server_cpu: Vec::new(),
         steadystate: None,
+        latency_target: None,
     })
 }
 

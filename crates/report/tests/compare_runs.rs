@@ -44,6 +44,8 @@ fn job(name: &str, kb_per_s: u64, ios: u64, cpu_s: f64, lats: &[(u64, u64)]) -> 
         engine_details: Vec::new(),
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

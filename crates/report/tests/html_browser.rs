@@ -61,6 +61,8 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
         engine_details: Vec::new(),
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

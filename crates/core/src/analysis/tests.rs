@@ -55,6 +55,8 @@ fn job() -> JobResult {
         engine_details: vec![],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

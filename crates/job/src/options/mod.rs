@@ -52,6 +52,8 @@ pub enum Kind {
     Split,
     /// A duration, seconds unless a unit is given.
     Time,
+    /// A duration, microseconds unless a unit is given (fio's latency options).
+    TimeUs,
     /// A duration or a `lo-hi` range of durations.
     TimeRange,
     /// Milliseconds as a plain number.
@@ -85,6 +87,7 @@ impl Kind {
                 | Kind::SizeOrPercent
                 | Kind::SizeRange
                 | Kind::Time
+                | Kind::TimeUs
                 | Kind::Millis
                 | Kind::Bool
                 | Kind::Flag
@@ -107,6 +110,7 @@ impl Kind {
             Kind::SizeRangeDirs => "size ranges: lo-hi[,lo-hi[,lo-hi]]",
             Kind::Split => "size/percent pairs split by ':', per direction with ','",
             Kind::Time => "time, seconds unless suffixed (us, ms, s, m, h, d)",
+            Kind::TimeUs => "time, microseconds unless suffixed (us, ms, s, m, h, d)",
             Kind::TimeRange => "time or time range (lo-hi), seconds unless suffixed",
             Kind::Millis => "integer milliseconds",
             Kind::Choice(_) => "one of the listed values",

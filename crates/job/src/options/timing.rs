@@ -240,7 +240,7 @@ fn micros(v: Option<&str>) -> Result<u64, String> {
 pub(super) const LATENCY: &[OptDef] = &[
     OptDef::new(
         "latency_target",
-        K::Time,
+        K::TimeUs,
         C::Rate,
         "",
         "Search the deepest queue (up to iodepth) whose IOs stay under this latency (µs unless suffixed)",
@@ -252,7 +252,7 @@ pub(super) const LATENCY: &[OptDef] = &[
     .note("fio 3.33's search: from depth 1, doubled after each window that met the target, halved towards the last good depth after one that did not (or at once on an IO over it, with latency_percentile=100); when the depth stops changing, the statistics start over for one last window and the job ends (unless latency_run). An IO over the target at depth 1 with latency_percentile=100 ends the job with ETIMEDOUT, as fio's."),
     OptDef::new(
         "latency_window",
-        K::Time,
+        K::TimeUs,
         C::Rate,
         "",
         "Time each queue depth is tried for (µs unless suffixed)",

@@ -57,6 +57,8 @@ pub fn job(name: &str, read: (u64, u64), write: (u64, u64), runtime_ms: u64) -> 
         engine_details: vec![("engine".into(), "psync".into())],
         disks: Vec::new(),
         server_cpu: Vec::new(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

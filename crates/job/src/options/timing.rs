@@ -203,35 +203,6 @@ fn parse_steadystate(v: &str, kb_base: u32) -> Result<SteadyState, String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn steadystate_forms() {
-        let s = parse_steadystate("iops_slope:0.3%", 1024).unwrap();
-        assert_eq!(
-            (s.metric, s.slope, s.limit, s.percent),
-            (SteadyMetric::Iops, true, 0.3, true)
-        );
-        let s = parse_steadystate("bw:10m", 1024).unwrap();
-        assert_eq!(
-            (s.metric, s.slope, s.limit, s.percent),
-            (SteadyMetric::Bw, false, 10485760.0, false)
-        );
-        let s = parse_steadystate("iops:250.5", 1024).unwrap();
-        assert_eq!((s.limit, s.percent), (250.5, false));
-        assert_eq!(s.fio_name(), "iops:250.500000");
-        assert!(
-            parse_steadystate("iops", 1024)
-                .unwrap_err()
-                .contains("threshold")
-        );
-        assert!(parse_steadystate("lat:1%", 1024).is_err());
-        assert!(parse_steadystate("bw:x", 1024).is_err());
-    }
-}
-
 /// fio's latency options take microseconds unless a unit is given.
 fn micros(v: Option<&str>) -> Result<u64, String> {
     parse_time_us(val(v)?, 1)
@@ -438,3 +409,32 @@ pub(super) const SYNC: &[OptDef] = &[
     )
     .note("dsync (O_DSYNC) is not supported."),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steadystate_forms() {
+        let s = parse_steadystate("iops_slope:0.3%", 1024).unwrap();
+        assert_eq!(
+            (s.metric, s.slope, s.limit, s.percent),
+            (SteadyMetric::Iops, true, 0.3, true)
+        );
+        let s = parse_steadystate("bw:10m", 1024).unwrap();
+        assert_eq!(
+            (s.metric, s.slope, s.limit, s.percent),
+            (SteadyMetric::Bw, false, 10485760.0, false)
+        );
+        let s = parse_steadystate("iops:250.5", 1024).unwrap();
+        assert_eq!((s.limit, s.percent), (250.5, false));
+        assert_eq!(s.fio_name(), "iops:250.500000");
+        assert!(
+            parse_steadystate("iops", 1024)
+                .unwrap_err()
+                .contains("threshold")
+        );
+        assert!(parse_steadystate("lat:1%", 1024).is_err());
+        assert!(parse_steadystate("bw:x", 1024).is_err());
+    }
+}

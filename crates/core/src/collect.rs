@@ -123,6 +123,15 @@ pub fn job_result(
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured,
+        steadystate: None,
+        latency_target: out
+            .latency_depth
+            .map(|depth| crate::result::LatencyTargetResult {
+                target_ns: job.latency.target_us.saturating_mul(1000),
+                window_us: job.latency.window_us,
+                percentile: job.latency.percentile,
+                depth,
+            }),
     }
 }
 

@@ -36,6 +36,7 @@ pub mod sampler;
 pub mod server;
 pub mod space;
 pub mod stats;
+pub mod steady;
 pub mod stop;
 #[cfg(test)]
 mod testing;

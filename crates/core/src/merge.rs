@@ -56,6 +56,7 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
     }
     dst.sync.total_ios = dst.sync.total_ios.saturating_add(src.sync.total_ios);
     dst.sync.closing = dst.sync.closing.saturating_add(src.sync.closing);
+    dst.sync.datasyncs = dst.sync.datasyncs.saturating_add(src.sync.datasyncs);
     dst.sync.lat.merge(&src.sync.lat);
     dst.cpu.merge(&src.cpu);
     dst.depth.merge(&src.depth);
@@ -67,6 +68,13 @@ pub fn merge_job_into(dst: &mut JobResult, src: &JobResult) {
         if !dst.server_cpu.contains(server) {
             dst.server_cpu.push(server.clone());
         }
+    }
+    // Under group_reporting the group has one window (every clone carries it).
+    if dst.steadystate.is_none() {
+        dst.steadystate.clone_from(&src.steadystate);
+    }
+    if dst.latency_target.is_none() {
+        dst.latency_target = src.latency_target;
     }
 }
 
@@ -274,6 +282,8 @@ mod tests {
             disks: Vec::new(),
             server_cpu: Vec::new(),
             measured: Default::default(),
+            steadystate: None,
+            latency_target: None,
         }
     }
 

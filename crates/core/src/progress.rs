@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use crate::server::ServerProcess;
 
@@ -62,6 +62,9 @@ pub struct WorkerCounters {
     server: OnceLock<SocketAddr>,
     /// The process on this host serving that connection, found before measuring.
     server_process: OnceLock<ServerProcess>,
+    /// Set by the sampler when the job is to end now (its steady state was attained),
+    /// as fio's `fio_mark_td_terminate`: the worker stops issuing at its next check.
+    terminate: AtomicBool,
 }
 
 /// A copy of one worker's counters.
@@ -84,6 +87,16 @@ impl WorkerCounters {
 
     pub fn state(&self) -> WorkerState {
         WorkerState::from_u8(self.state.load(Ordering::Acquire))
+    }
+
+    /// Asks the worker to end its job now, without an error.
+    pub fn terminate(&self) {
+        self.terminate.store(true, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub fn terminate_requested(&self) -> bool {
+        self.terminate.load(Ordering::Relaxed)
     }
 
     /// Publishes the worker's running totals for direction `d` (single writer).

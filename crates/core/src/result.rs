@@ -322,6 +322,64 @@ pub struct JobResult {
     /// Inputs of the validity verdicts that the figures above do not hold.
     #[serde(default, skip_serializing_if = "Measured::is_empty")]
     pub measured: Measured,
+    /// fio's steady-state detection, when the job asked for it (`ss_dur`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyResult>,
+    /// fio's latency profiling, when the job had a `latency_target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetResult>,
+}
+
+/// A `latency_target` job's settings and the queue depth its search ended at (fio's
+/// `latency_target`, `latency_window`, `latency_percentile`, `latency_depth`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTargetResult {
+    pub target_ns: u64,
+    pub window_us: u64,
+    pub percentile: f64,
+    pub depth: u32,
+}
+
+/// Where a job's steady-state window ended (fio's JSON `steadystate`): the criterion as
+/// fio names it, whether it was met (the job then ended there), the last value computed
+/// and the window's samples, oldest first (zeros where the window never filled).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyResult {
+    /// fio's `ss` string, e.g. `iops_slope:0.010000%`.
+    pub ss: String,
+    pub duration_s: u32,
+    pub attained: bool,
+    /// The criterion's last value, in the limit's unit.
+    pub criterion: f64,
+    pub percent: bool,
+    /// IOPS criterion (else bandwidth) and slope (else mean deviation), for the normal
+    /// output's wording.
+    pub iops: bool,
+    pub slope_based: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// Per-second bandwidth (bytes/s) and IOPS of the window.
+    pub bw_data: Vec<u64>,
+    pub iops_data: Vec<u64>,
+}
+
+impl SteadyResult {
+    /// fio's `steadystate_bw_mean`/`_iops_mean`: integer means over the whole window.
+    pub fn bw_mean(&self) -> u64 {
+        mean_of(&self.bw_data)
+    }
+
+    pub fn iops_mean(&self) -> u64 {
+        mean_of(&self.iops_data)
+    }
+}
+
+fn mean_of(v: &[u64]) -> u64 {
+    if v.is_empty() {
+        0
+    } else {
+        v.iter().sum::<u64>() / v.len() as u64
+    }
 }
 
 /// CPU used by a server process on the benchmark's own host during a batch, measured from
@@ -595,6 +653,11 @@ pub struct SyncResult {
     /// as in fio, not counted above; kept so a job that synced is known to have.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub closing: u64,
+    /// fdatasync calls (`fdatasync=N`). fio 3.33 leaves them out of `total_ios` and
+    /// counts them as short reads (its `short=N,…` and JSON `read.short_ios`); their
+    /// latency is in `lat` with the fsyncs'.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub datasyncs: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -123,7 +123,11 @@ pub const GLOBAL_FLAGS: &[GlobalFlag] = &[
         "Deprecated in fio; use per-job log options",
     ),
     no("bandwidth-log", Arity::None, "Write bandwidth logs"),
-    no("debug", Arity::Required, "fio's internal debug output"),
+    yes(
+        "debug",
+        Arity::Required,
+        "fio's internal debug output: accepted, with a warning that storbench does not trace its categories",
+    ),
     no(
         "inflate-log",
         Arity::Required,
@@ -173,10 +177,10 @@ pub const GLOBAL_FLAGS: &[GlobalFlag] = &[
         Arity::Required,
         "Remote command for the trigger",
     ),
-    no(
+    yes(
         "aux-path",
         Arity::Required,
-        "Where fio writes auxiliary files",
+        "Where fio writes auxiliary files: accepted; storbench writes none (it keeps no verify state files)",
     ),
     no(
         "merge-blktrace-only",
@@ -239,6 +243,11 @@ pub(crate) fn apply_flag(
         "version" => inv.version = true,
         "help" => inv.help = true,
         "warnings-fatal" => inv.warnings_fatal = true,
+        // Scripts pass these to fio for its own diagnostics: the run is the same without.
+        "debug" => inv.warnings.push(format!(
+            "--debug={v}: storbench does not trace fio's debug categories; running without"
+        )),
+        "aux-path" => {}
         _ => return Err(JobError::Usage(format!("--{}: not handled", flag.name))),
     }
     Ok(())

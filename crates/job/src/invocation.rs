@@ -180,7 +180,7 @@ pub fn parse_fio_args_with(
         inv.showcmd = Some(help::showcmd(&parsed.sections, &files, host, env));
     }
     inv.workload = resolved.workload;
-    inv.warnings = resolved.warnings;
+    inv.warnings.extend(resolved.warnings);
     Ok(inv)
 }
 

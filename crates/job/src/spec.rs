@@ -395,6 +395,10 @@ pub struct JobSpec {
     pub cpus_split: bool,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
+    /// fio's `exitall`: when this job ends, the jobs running with it are ended too.
+    pub exitall: bool,
+    /// fio's `exitall_on_error`: when this job fails, the jobs running with it are ended.
+    pub exitall_on_error: bool,
     pub numjobs: u32,
 
     // --- files ---
@@ -442,6 +446,14 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// fio's io_size: bytes to do per loop, over the `size` region (wrapping when larger).
     pub io_size: Option<u64>,
+    /// fio's steady-state detection (`steadystate`, `ss_dur`, `ss_ramp`); off when its
+    /// duration is 0.
+    pub steadystate: SteadyState,
+    /// fio's latency profiling: the queue depth is searched for the deepest that keeps
+    /// `latency_percentile` percent of IOs under the target over each window.
+    pub latency: LatencyTarget,
+    /// fio's `max_latency` per direction, µs: an IO slower ends the job with ETIMEDOUT.
+    pub max_latency_us: [Option<u64>; 3],
 
     // --- syncing ---
     pub fsync: u32,
@@ -521,6 +533,8 @@ impl JobSpec {
             cpus: None,
             cpus_split: false,
             stonewall: false,
+            exitall: false,
+            exitall_on_error: false,
             numjobs: 1,
             filenames: Vec::new(),
             directories: Vec::new(),
@@ -551,6 +565,9 @@ impl JobSpec {
             direct: false,
             sync: false,
             runtime: None,
+            steadystate: SteadyState::default(),
+            latency: LatencyTarget::default(),
+            max_latency_us: [None; 3],
             time_based: false,
             ramp_time: Duration::ZERO,
             startdelay: (Duration::ZERO, Duration::ZERO),
@@ -613,4 +630,83 @@ pub struct Workload {
     pub global_options: Vec<(String, String)>,
     /// Job files read, as (path, contents).
     pub job_files: Vec<(String, String)>,
+}
+
+/// What fio's steady state watches: IOPS or bandwidth, by the largest deviation from
+/// the window's mean or by the slope of a least-squares line through it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyState {
+    pub metric: SteadyMetric,
+    pub slope: bool,
+    /// The limit: a percentage of the window's mean when `percent`, else IOPS or bytes/s
+    /// (per second of slope).
+    pub limit: f64,
+    pub percent: bool,
+    /// Seconds in the window (fio's `ss_dur`); 0: off.
+    pub dur_s: u32,
+    /// Time after the job's ramp before the first sample (fio's `ss_ramp`).
+    pub ramp: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SteadyMetric {
+    Iops,
+    Bw,
+}
+
+impl Default for SteadyState {
+    /// fio's default criterion, `iops_slope:0.01%`, without a window (off).
+    fn default() -> Self {
+        SteadyState {
+            metric: SteadyMetric::Iops,
+            slope: true,
+            limit: 0.01,
+            percent: true,
+            dur_s: 0,
+            ramp: Duration::ZERO,
+        }
+    }
+}
+
+impl SteadyState {
+    pub fn enabled(&self) -> bool {
+        self.dur_s > 0
+    }
+
+    /// fio's JSON `ss` string, e.g. `iops_slope:0.010000%`.
+    pub fn fio_name(&self) -> String {
+        format!(
+            "{}{}:{:.6}{}",
+            match self.metric {
+                SteadyMetric::Iops => "iops",
+                SteadyMetric::Bw => "bw",
+            },
+            if self.slope { "_slope" } else { "" },
+            self.limit as f32,
+            if self.percent { "%" } else { "" }
+        )
+    }
+}
+
+/// fio's `latency_target`, `latency_window`, `latency_percentile` and `latency_run`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// µs; 0: no target.
+    pub target_us: u64,
+    /// µs.
+    pub window_us: u64,
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of settling on one.
+    pub run: bool,
+}
+
+impl Default for LatencyTarget {
+    fn default() -> Self {
+        LatencyTarget {
+            target_us: 0,
+            window_us: 0,
+            percentile: 100.0,
+            run: false,
+        }
+    }
 }

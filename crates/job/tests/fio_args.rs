@@ -290,12 +290,6 @@ fn errors_are_one_line_and_say_where() {
             "--rw=read:-8k: backward sequential IO (':-8k') is not supported by storbench",
         ),
         (
-            // An option of fio's tiobench profile, in fio's own examples/waitfor.fio: not
-            // a misspelt 'thread'.
-            "--threads=1 --name=x",
-            "--threads: fio option 'threads' is not supported by storbench",
-        ),
-        (
             "--name=x --iodpeth=4",
             "--iodpeth: unknown option 'iodpeth'; did you mean 'iodepth'?",
         ),

@@ -45,6 +45,8 @@ fn job(name: &str, kb_per_s: u64, ios: u64, cpu_s: f64, lats: &[(u64, u64)]) -> 
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

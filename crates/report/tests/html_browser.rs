@@ -62,6 +62,8 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

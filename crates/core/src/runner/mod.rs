@@ -28,11 +28,13 @@ mod cleanup;
 mod inventory;
 mod prepare;
 mod servers;
+mod steady;
 
 use cleanup::{Cleanup, Created};
 use inventory::*;
 use prepare::*;
 use servers::ServerWatch;
+use steady::SteadyWatch;
 
 pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
@@ -295,7 +297,7 @@ fn run_batch(
             let files = prepared.files_for(job, clone);
             let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();
             // fio's io_issue_bytes_exceeded: io_size (else size) times the loops.
-            let per_loop = job.io_size.unwrap_or(region);
+            let per_loop = job.io_size.unwrap_or_else(|| size_budget(job, region));
             let io_limit = (!job.time_based).then(|| per_loop * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {
@@ -311,6 +313,7 @@ fn run_batch(
             });
         }
     }
+    let mut steady = SteadyWatch::new(&clones, batch, clock.now_ns());
     let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
     let mut host = crate::host::HostWatch::start();
@@ -345,7 +348,7 @@ fn run_batch(
             batch,
             clock,
             observer,
-            &mut servers,
+            (&mut servers, &mut steady),
             &mut host,
         );
         Ok(handles
@@ -395,7 +398,8 @@ fn run_batch(
     let batch_disks = disks.finish(active_ms);
     let host = host.finish();
     // Results are in the clones' order.
-    for ((_, r), c) in results.iter_mut().zip(&clones) {
+    for (i, ((_, r), c)) in results.iter_mut().zip(&clones).enumerate() {
+        r.steadystate = steady.result_for(i);
         let devices = &job_devices[c.job_index];
         r.disks = batch_disks
             .iter()
@@ -471,7 +475,7 @@ fn sample_until_done(
     batch: &[Arc<JobSpec>],
     clock: Clock,
     observer: &mut dyn Observer,
-    servers: &mut ServerWatch,
+    (servers, steady): (&mut ServerWatch, &mut SteadyWatch),
     host: &mut crate::host::HostWatch,
 ) {
     let epoch = clock.epoch();
@@ -491,6 +495,8 @@ fn sample_until_done(
         let all_done = handles.iter().all(|h| h.is_finished());
         servers.poll(clones);
         host.poll();
+        steady.poll(now_ns, clones);
+        steady::exit_all(clones, batch);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let progress = Progress::build(
                 clones.iter().map(|c| {
@@ -564,6 +570,7 @@ fn failed_output(error: EngineError) -> WorkerOutput {
         error: Some(error),
         engine_name: "",
         engine_info: Default::default(),
+        latency_depth: None,
     }
 }
 
@@ -597,3 +604,13 @@ fn group_results(results: Vec<(u32, JobResult)>, jobs: &[Arc<JobSpec>]) -> Vec<G
 
 #[cfg(test)]
 mod tests;
+
+/// A loop's bytes without io_size: the files' region, or with filesize= given a smaller
+/// size=, which fio then takes as the job's budget over files of filesize bytes
+/// (`--filesize=64m --size=8m` does 8 MiB of IO in a 64 MiB file).
+fn size_budget(job: &JobSpec, region: u64) -> u64 {
+    match (job.filesize, job.size) {
+        (Some(_), Some(storbench_job::SizeSpec::Bytes(size))) => size.min(region),
+        _ => region,
+    }
+}

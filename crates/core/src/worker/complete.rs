@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::latency::LatStep;
 use super::{Slot, Worker, sleep_interruptible};
 use crate::engine::{IoKind, IoUnit, Queued};
 use crate::error::EngineError;
@@ -16,15 +17,13 @@ impl Worker<'_> {
         let nr = self.queued.len() as u64;
         let t_issue = if self.measure.any() { self.clock() } else { 0 };
         self.inflight += nr as u32;
-        if self.measuring {
-            self.stats.mark_submit(nr);
-            self.stats.mark_depth(self.inflight, nr);
-        }
+        self.stats.mark_submit(nr);
+        self.stats.mark_depth(self.inflight, nr);
         for i in 0..self.queued.len() {
             let slot = self.queued[i] as usize;
             self.slots[slot].t_issue = t_issue;
             let s = self.slots[slot];
-            if self.measuring && self.measure.slat && !s.sync {
+            if self.measure.slat && !s.sync {
                 self.stats
                     .slat(s.ddir as usize, t_issue.saturating_sub(s.t_start));
             }
@@ -48,7 +47,7 @@ impl Worker<'_> {
             0 => done.len(),
             m => (m as usize).min(done.len()),
         };
-        if self.measuring && max > 0 {
+        if max > 0 {
             self.stats.mark_complete(max as u64);
         }
         for c in done.drain(..max) {
@@ -77,8 +76,11 @@ impl Worker<'_> {
             if self.closing {
                 self.stats.closing_sync_done();
             } else {
-                self.stats
-                    .sync_done(self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)));
+                let data_only = self.job.fsync == 0;
+                self.stats.sync_done(
+                    self.measure.clat.then(|| t_done.saturating_sub(s.t_issue)),
+                    data_only,
+                );
             }
             return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
         }
@@ -101,10 +103,8 @@ impl Worker<'_> {
         } else {
             Ok(())
         };
-        if !self.measuring {
-            self.plan.counters.publish_pre(self.issued_bytes);
-            return checked;
-        }
+        // Counted in the ramp too (the ramp's end starts the statistics over), so a job
+        // that ends inside its ramp reports all it did, as fio's does.
         let d = s.ddir as usize;
         let clat = self.measure.clat.then(|| t_done.saturating_sub(s.t_issue));
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
@@ -113,6 +113,62 @@ impl Worker<'_> {
         if d == 0 {
             self.sample_zeros(slot, result as usize);
         }
+        if d < 2 && (self.lat.is_some() || self.job.max_latency_us[d].is_some()) {
+            self.check_latency(&s, t_done)?;
+        }
+        if !self.measuring {
+            self.plan.counters.publish_pre(self.issued_bytes);
+            return checked;
+        }
+        self.publish_dir(d);
+        checked
+    }
+
+    /// fio's `max_latency` and `latency_target` on one completed read or write: an IO
+    /// over max_latency, or over the target where none may be at depth 1, ends the job
+    /// with fio's ETIMEDOUT and message.
+    #[cold]
+    fn check_latency(&mut self, s: &Slot, t_done: u64) -> Result<(), EngineError> {
+        let lat_ns = t_done.saturating_sub(s.t_start);
+        let d = s.ddir as usize;
+        if let Some(max) = self.job.max_latency_us[d].map(|us| us.saturating_mul(1000))
+            && lat_ns > max
+        {
+            return Err(self.too_slow(s, lat_ns, max));
+        }
+        let Some(l) = self.lat.as_mut() else {
+            return Ok(());
+        };
+        match l.completed(lat_ns, t_done) {
+            LatStep::Fatal => {
+                let target = l.target_ns();
+                Err(self.too_slow(s, lat_ns, target))
+            }
+            LatStep::Quiesce => {
+                self.lat_quiesce = true;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn too_slow(&self, s: &Slot, lat_ns: u64, max_ns: u64) -> EngineError {
+        EngineError {
+            kind: crate::error::ErrorKind::Os,
+            errno: Some(libc::ETIMEDOUT),
+            message: format!(
+                "latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec): {} {} {} {}",
+                self.plan.files[s.file as usize].spec.path,
+                ["read", "write", "trim"][s.ddir as usize],
+                s.offset,
+                s.len
+            ),
+        }
+    }
+
+    /// Publishes direction `d`'s running totals for the sampler.
+    #[inline]
+    pub(super) fn publish_dir(&self, d: usize) {
         let dir = &self.stats.dirs[d];
         self.plan
             .counters
@@ -123,7 +179,6 @@ impl Worker<'_> {
             dir.slat.sum_ns as u64,
             dir.slat.samples,
         );
-        checked
     }
 
     /// Checks one completed read in `ZERO_SAMPLE_EVERY` for never-written data; the others

@@ -15,7 +15,7 @@ impl Worker<'_> {
         // At most one queue's worth per call, so the stop rules run between IOs even when
         // a synchronous engine completes each IO at once.
         for _ in 0..self.depth {
-            if self.inflight + (self.queued.len() as u32) >= self.depth {
+            if self.inflight + (self.queued.len() as u32) >= self.depth_now() {
                 break;
             }
             if self.limit_reached() {
@@ -41,7 +41,13 @@ impl Worker<'_> {
                 self.writes_since_sync = 0;
             }
             let Some(slot) = self.free.pop() else { break };
-            let io = self.held.take().unwrap_or_else(|| self.next_io());
+            let io = match self.held.take() {
+                Some(io) => io,
+                None => {
+                    let d = self.next_ddir();
+                    self.next_io(d)
+                }
+            };
             let (ddir, file, offset, len) = io;
             if let Some(rl) = &mut self.rate[ddir as usize] {
                 if !rl.ready(self.clock.now_ns()) {
@@ -67,6 +73,9 @@ impl Worker<'_> {
             }
             self.issued_bytes += len as u64;
             self.issued_ios += 1;
+            if let Some(n) = self.dir_issues.get_mut(ddir as usize) {
+                *n += 1;
+            }
             if ddir == 1 {
                 self.files[file as usize].written = true;
                 self.writes_since_sync += 1;
@@ -126,10 +135,8 @@ impl Worker<'_> {
             self.slots[slot as usize].t_issue = t_start;
             return match self.engine.queue(&io)? {
                 Queued::Done(n) => {
-                    if self.measuring {
-                        self.stats.mark_depth(1, 1);
-                    }
-                    if self.measuring && !self.no_data {
+                    self.stats.mark_depth(1, 1);
+                    if !self.no_data {
                         // fio counts submit/complete batches for real syscalls only.
                         self.stats.mark_submit(1);
                         self.stats.mark_complete(1);
@@ -166,25 +173,76 @@ impl Worker<'_> {
         }
     }
 
-    /// Picks direction, file, offset and length of the next IO.
+    /// The direction of the next IO. A mixed job follows fio's `get_rw_ddir`: a direction
+    /// drawn (`rwmixread` percent reads) stays until its issues reach a bound set when the
+    /// direction last changed, and each drawn direction goes to fio's `rate_ddir`, so the
+    /// sequence of directions is fio's own.
     #[inline]
-    pub(super) fn next_io(&mut self) -> (u8, u32, u64, u32) {
+    pub(super) fn next_ddir(&mut self) -> u8 {
         let job = self.job;
-        if let Some((file, offset, len)) = self.trim_then_write.take() {
-            return (1, file, offset, len);
-        }
-        let ddir: u8 = match job.rw.kind {
+        match job.rw.kind {
             RwKind::Read | RwKind::RandRead => 0,
             RwKind::Write | RwKind::RandWrite => 1,
             RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite => 2,
             RwKind::ReadWrite | RwKind::RandRw => {
-                if self.rng.percent(job.rwmixread) {
-                    0
-                } else {
-                    1
+                let cur = self.mix_ddir as usize;
+                if self.dir_issues[cur] >= self.mix_issues {
+                    let d = u8::from(self.mix.between(1, 100) > job.rwmixread);
+                    if d != self.mix_ddir {
+                        // fio's set_rwmix_bytes: the old direction's issues scaled by the
+                        // new direction's share.
+                        self.mix_issues = self.dir_issues[cur] * u64::from(self.mix_share(d)) / 100;
+                    }
+                    self.mix_ddir = d;
                 }
+                self.mix_ddir = self.rate_ddir(self.mix_ddir);
+                self.mix_ddir
             }
-        };
+        }
+    }
+
+    fn mix_share(&self, d: u8) -> u32 {
+        if d == 0 {
+            self.job.rwmixread
+        } else {
+            100 - self.job.rwmixread.min(100)
+        }
+    }
+
+    /// fio's `rate_ddir`: when the drawn direction is ahead of its rate and the other one
+    /// (if the mix has any of it) is not, the other goes instead; when both are ahead, the
+    /// one due first. So each direction keeps its own rate, as in fio, rather than the
+    /// slower one holding the faster back to keep the mix.
+    #[inline]
+    fn rate_ddir(&mut self, d: u8) -> u8 {
+        if self.rate[0].is_none() && self.rate[1].is_none() {
+            return d;
+        }
+        let now = self.clock.now_ns();
+        let o = d ^ 1;
+        let behind =
+            |r: &mut Option<crate::rate::RateLimiter>| r.as_mut().is_none_or(|r| r.ready(now));
+        if behind(&mut self.rate[d as usize]) || self.mix_share(o) == 0 {
+            return d;
+        }
+        if behind(&mut self.rate[o as usize]) {
+            return o;
+        }
+        let due = |r: &Option<crate::rate::RateLimiter>| r.as_ref().map_or(0, |r| r.next_ns());
+        if due(&self.rate[o as usize]) < due(&self.rate[d as usize]) {
+            o
+        } else {
+            d
+        }
+    }
+
+    /// Picks file, offset and length of the next IO in direction `ddir`.
+    #[inline]
+    pub(super) fn next_io(&mut self, ddir: u8) -> (u8, u32, u64, u32) {
+        let job = self.job;
+        if let Some((file, offset, len)) = self.trim_then_write.take() {
+            return (1, file, offset, len);
+        }
         let bs = self.block_size(ddir as usize);
         let len = self.fit_to_limit(ddir as usize, bs);
         let file = self.pick_file();

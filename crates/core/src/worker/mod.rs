@@ -8,6 +8,7 @@
 
 mod complete;
 mod issue;
+mod latency;
 mod passes;
 mod verifying;
 
@@ -29,10 +30,11 @@ use crate::gate::StartGate;
 use crate::offsets::{OffsetGen, OffsetParams};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
-use crate::rng::Rng;
+use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 use crate::server::ServerProcess;
 use crate::stats::{Measure, WorkerStats};
 use crate::stop;
+use latency::LatStep;
 
 /// Builds one engine for one worker.
 pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
@@ -79,6 +81,8 @@ pub struct WorkerOutput {
     pub error: Option<EngineError>,
     pub engine_name: &'static str,
     pub engine_info: EngineInfo,
+    /// The queue depth a `latency_target` search ended at.
+    pub latency_depth: Option<u32>,
 }
 
 /// In-flight bookkeeping for one IO slot.
@@ -140,6 +144,7 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         error: None,
         engine_name: "",
         engine_info: EngineInfo::default(),
+        latency_depth: None,
     };
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
@@ -184,6 +189,7 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         .measure_end
         .saturating_duration_since(worker.job_start);
     out.engine_info = worker.engine.info();
+    out.latency_depth = worker.lat.as_ref().map(|l| l.qd);
     plan.counters.set_state(if out.error.is_some() {
         WorkerState::Error
     } else {
@@ -207,6 +213,12 @@ struct Worker<'p> {
     files: Vec<OpenFile>,
     next_file: usize,
     rng: Rng,
+    /// fio's rwmix state: its generator, the direction in force, the issues at which it
+    /// is drawn again, and the IOs issued per direction (`issue.rs`, `next_ddir`).
+    mix: FioRand,
+    mix_ddir: u8,
+    mix_issues: u64,
+    dir_issues: [u64; 2],
     filler: BufferFiller,
     rate: [Option<RateLimiter>; 3],
     stats: WorkerStats,
@@ -255,6 +267,11 @@ struct Worker<'p> {
     cpu: Usage,
     /// fio's data verification, when the job verifies (`verifying.rs`).
     verify: Option<verifying::VerifyState>,
+    /// fio's latency-target search (`latency.rs`), a quiesce it asked for on a
+    /// completion, and the end of its final window.
+    lat: Option<latency::LatSearch>,
+    lat_quiesce: bool,
+    lat_done: bool,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -360,6 +377,16 @@ impl<'p> Worker<'p> {
             files,
             next_file: 0,
             rng: Rng::seeded(plan.seed),
+            // fio seeds the direction draws by thread number, not by name, so a mixed
+            // job's directions are fio's own when runs are repeatable.
+            mix: FioRand::seeded(if job.randrepeat {
+                FioRand::seed_for(job.randseed, plan.thread + 1, FIO_RAND_MIX_OFF)
+            } else {
+                plan.seed
+            }),
+            mix_ddir: 0,
+            mix_issues: 0,
+            dir_issues: [0; 2],
             filler,
             rate: std::array::from_fn(|d| {
                 RateLimiter::new(
@@ -404,6 +431,9 @@ impl<'p> Worker<'p> {
             cpu_start: Usage::default(),
             cpu: Usage::default(),
             verify: verifying::VerifyState::new(plan, caps.no_data),
+            lat: latency::LatSearch::new(&job.latency, depth),
+            lat_quiesce: false,
+            lat_done: false,
         })
     }
 
@@ -442,11 +472,12 @@ impl<'p> Worker<'p> {
                 self.cpu_start.wait_ns = waiting_from;
             }
         } else {
+            self.cpu_start = Usage::thread();
             self.plan.counters.set_state(WorkerState::Ramp);
         }
         let result = self.io_loop().and_then(|()| self.verify_phase());
         if !self.measuring {
-            self.begin_measuring();
+            self.measure_whole_job(start);
         }
         self.measure_end = self.clock.epoch() + Duration::from_nanos(self.clock());
         let end = self
@@ -511,7 +542,7 @@ impl<'p> Worker<'p> {
             }
             self.commit()?;
             if self.inflight > 0 {
-                let full = self.inflight >= self.depth || self.free.is_empty();
+                let full = self.inflight >= self.depth_now() || self.free.is_empty();
                 let min = if full {
                     job.iodepth_batch_complete_min.max(1) as usize
                 } else {
@@ -519,13 +550,55 @@ impl<'p> Worker<'p> {
                 };
                 self.reap(min)?;
             }
+            if self.lat.is_some() {
+                self.latency_step()?;
+            }
         }
         Ok(())
     }
 
-    fn begin_measuring(&mut self) {
+    /// The queue depth in use: the job's, or where a latency-target search is.
+    #[inline]
+    pub(super) fn depth_now(&self) -> u32 {
+        self.lat
+            .as_ref()
+            .map_or(self.depth, |l| l.qd.min(self.depth))
+    }
+
+    /// fio's `lat_target_check` after a round of completions (after the ramp only), and
+    /// the quiesce a slow IO asked for.
+    fn latency_step(&mut self) -> Result<(), EngineError> {
+        if std::mem::take(&mut self.lat_quiesce) {
+            self.drain()?;
+        }
+        if !self.measuring {
+            return Ok(());
+        }
         let now = self.clock();
-        self.begin_measuring_at(now);
+        let step = self.lat.as_mut().map_or(LatStep::Nothing, |l| l.check(now));
+        match step {
+            LatStep::Quiesce => self.drain()?,
+            LatStep::FinalRun => {
+                self.drain()?;
+                let now = self.clock();
+                self.begin_measuring_at(now);
+            }
+            LatStep::Done => self.lat_done = true,
+            LatStep::Nothing | LatStep::Fatal => {}
+        }
+        Ok(())
+    }
+
+    /// A job that ended inside its ramp (size-bound, or stopped): as in fio, whose ramp
+    /// end never came to reset its statistics, it reports everything it did from its
+    /// start (`start_ns`).
+    fn measure_whole_job(&mut self, start_ns: u64) {
+        self.measuring = true;
+        self.measure_start = self.job_start;
+        self.plan.counters.set_measure_start(start_ns);
+        for d in 0..3 {
+            self.publish_dir(d);
+        }
     }
 
     /// Starts the measured phase at `now` (ns since the run epoch): the group's start or
@@ -533,6 +606,13 @@ impl<'p> Worker<'p> {
     fn begin_measuring_at(&mut self, now: u64) {
         self.measuring = true;
         self.stats = WorkerStats::default();
+        // fio's reset_all_stats: the rwmix rule counts issues from here, and a latency
+        // search starts over (unless in its final window).
+        self.dir_issues = [0; 2];
+        self.mix_issues = 0;
+        if let Some(l) = &mut self.lat {
+            l.init(now);
+        }
         self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
         self.cpu_start = Usage::thread();
         self.deadline_ns = self
@@ -548,10 +628,10 @@ impl<'p> Worker<'p> {
     fn should_stop_issuing(&mut self, checks: &mut u32) -> bool {
         *checks = checks.wrapping_add(1);
         let periodic = (*checks).is_multiple_of(32);
-        if periodic && stop::requested() {
+        if periodic && (stop::requested() || self.plan.counters.terminate_requested()) {
             return true;
         }
-        if self.limit_reached() {
+        if self.limit_reached() || self.lat_done {
             return true;
         }
         if periodic || !self.measure.any() && (*checks).is_multiple_of(4) {

@@ -153,7 +153,8 @@ impl Worker<'_> {
     /// written (fio's `do_dry_run`).
     pub(super) fn dry_run(&mut self) {
         while !self.limit_reached() && !crate::stop::requested() {
-            let (_, file, offset, len) = self.next_io();
+            let d = self.next_ddir();
+            let (_, file, offset, len) = self.next_io(d);
             self.issued_bytes += u64::from(len);
             self.issued_ios += 1;
             if let Some(v) = self.verify.as_mut() {

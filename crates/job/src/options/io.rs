@@ -53,7 +53,31 @@ pub(super) const JOB: &[OptDef] = &[
         "Run clones as threads instead of processes",
         |_, v| flag(v).map(drop),
     )
-    .note("Accepted; storbench always runs clones as threads of one process."),
+    .aliases(&["threads"])
+    .note("Accepted; storbench always runs clones as threads of one process. fio 3.33 also takes `threads=1` (and refuses a value that is not a number), so storbench does."),
+    OptDef::new(
+        "exitall",
+        K::Flag,
+        C::Job,
+        "",
+        "When this job ends, end the jobs running with it",
+        |b, v| {
+            b.spec.exitall = flag(v)?;
+            Ok(())
+        },
+    )
+    .note("The jobs running with it are those of its stonewall group, as all jobs that run at once in fio; they end without an error, as fio's."),
+    OptDef::new(
+        "exitall_on_error",
+        K::Flag,
+        C::Job,
+        "",
+        "When this job fails, end the jobs running with it",
+        |b, v| {
+            b.spec.exitall_on_error = flag(v)?;
+            Ok(())
+        },
+    ),
     OptDef::new(
         "stonewall",
         K::Flag,

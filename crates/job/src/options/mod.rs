@@ -51,6 +51,8 @@ pub enum Kind {
     Split,
     /// A duration, seconds unless a unit is given.
     Time,
+    /// A duration, microseconds unless a unit is given (fio's latency options).
+    TimeUs,
     /// A duration or a `lo-hi` range of durations.
     TimeRange,
     /// Milliseconds as a plain number.
@@ -73,7 +75,8 @@ impl Kind {
         self == Kind::Flag
     }
 
-    /// Whether values are numbers (so `$ncpus*2`-style arithmetic applies).
+    /// Whether values are numbers (so `$ncpus*2`-style arithmetic applies). A size range
+    /// is too: fio computes `filesize=1000*$mb_memory` as it does `size=`.
     pub fn is_numeric(self) -> bool {
         matches!(
             self,
@@ -81,7 +84,9 @@ impl Kind {
                 | Kind::Percent
                 | Kind::Size
                 | Kind::SizeOrPercent
+                | Kind::SizeRange
                 | Kind::Time
+                | Kind::TimeUs
                 | Kind::Millis
                 | Kind::Bool
                 | Kind::Flag
@@ -104,6 +109,7 @@ impl Kind {
             Kind::SizeRangeDirs => "size ranges: lo-hi[,lo-hi[,lo-hi]]",
             Kind::Split => "size/percent pairs split by ':', per direction with ','",
             Kind::Time => "time, seconds unless suffixed (us, ms, s, m, h, d)",
+            Kind::TimeUs => "time, microseconds unless suffixed (us, ms, s, m, h, d)",
             Kind::TimeRange => "time or time range (lo-hi), seconds unless suffixed",
             Kind::Millis => "integer milliseconds",
             Kind::Choice(_) => "one of the listed values",
@@ -270,6 +276,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         engine::DEFS,
         timing::DEFS,
         timing::RATE,
+        timing::LATENCY,
         random::DEFS,
         buffers::DEFS,
         verify::DEFS,

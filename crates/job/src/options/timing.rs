@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use super::{Category as C, Kind as K, OptDef, flag, val};
-use crate::spec::RateProcess;
+use crate::spec::{RateProcess, SteadyMetric, SteadyState};
 use crate::units::{
-    SECOND_US, parse_bool, parse_size, parse_time_us, parse_u32, parse_u64, split_dirs, split_range,
+    SECOND_US, parse_bool, parse_float, parse_size, parse_time_us, parse_u32, parse_u64,
+    split_dirs, split_range,
 };
 
 fn seconds(v: Option<&str>) -> Result<Duration, String> {
@@ -121,6 +122,171 @@ pub(super) const DEFS: &[OptDef] = &[
     )
     .aliases(&["io_limit"])
     .note("Bytes only; fio's N% form is not supported."),
+    OptDef::new(
+        "steadystate",
+        K::Choice(STEADY),
+        C::Timing,
+        "iops_slope:0.01%",
+        "Criterion and limit of steady state (with ss_dur): the job ends once its window meets it",
+        |b, v| {
+            let ss = parse_steadystate(val(v)?, b.spec.kb_base)?;
+            b.spec.steadystate = SteadyState {
+                dur_s: b.spec.steadystate.dur_s,
+                ramp: b.spec.steadystate.ramp,
+                ..ss
+            };
+            Ok(())
+        },
+    )
+    .aliases(&["ss"])
+    .note("As fio 3.33: one sample a second (IOPS and bytes/s over that second, from the end of ramp_time, plus ss_ramp), the job (or its group under group_reporting) ends once the last ss_dur samples meet the limit; JSON `steadystate` and the normal output's line as fio's. storbench does not refuse different ss options within one reporting group (fio does); the window is the first job's."),
+    OptDef::new(
+        "steadystate_duration",
+        K::Time,
+        C::Timing,
+        "0",
+        "Window of steady state, in whole seconds of one sample each (0: no steady state)",
+        |b, v| {
+            let d = seconds(v)?;
+            b.spec.steadystate.dur_s = u32::try_from(d.as_secs())
+                .map_err(|_| "steadystate_duration is too long".to_string())?;
+            Ok(())
+        },
+    )
+    .aliases(&["ss_dur"]),
+    OptDef::new(
+        "steadystate_ramp_time",
+        K::Time,
+        C::Timing,
+        "0",
+        "Time after the job's ramp before steady-state samples are taken",
+        |b, v| {
+            b.spec.steadystate.ramp = seconds(v)?;
+            Ok(())
+        },
+    )
+    .aliases(&["ss_ramp"]),
+];
+
+const STEADY: &[(&str, &str)] = &[
+    (
+        "iops:N[%]",
+        "Largest deviation of IOPS from the window's mean",
+    ),
+    ("iops_slope:N[%]", "Slope of the IOPS through the window"),
+    (
+        "bw:N[%]",
+        "Largest deviation of bandwidth (bytes/s) from the window's mean",
+    ),
+    ("bw_slope:N[%]", "Slope of the bandwidth through the window"),
+];
+
+/// fio's `str_steadystate_cb`: `criterion:limit`, the limit a percentage of the mean
+/// (`0.3%`), IOPS (a decimal) or bytes/s with fio's units.
+fn parse_steadystate(v: &str, kb_base: u32) -> Result<SteadyState, String> {
+    let (name, limit) = v.split_once(':').ok_or_else(|| {
+        format!("'{v}' has no threshold: give criterion:limit, e.g. iops_slope:0.1%")
+    })?;
+    let (metric, slope) = match name.trim() {
+        "iops" => (SteadyMetric::Iops, false),
+        "iops_slope" => (SteadyMetric::Iops, true),
+        "bw" => (SteadyMetric::Bw, false),
+        "bw_slope" => (SteadyMetric::Bw, true),
+        other => {
+            return Err(format!(
+                "'{other}' is not one of iops, iops_slope, bw, bw_slope"
+            ));
+        }
+    };
+    let limit = limit.trim();
+    let (limit, percent) = match limit.strip_suffix('%') {
+        Some(p) => (parse_float(p.trim())?, true),
+        None if metric == SteadyMetric::Iops => (parse_float(limit)?, false),
+        None => (parse_size(limit, kb_base)? as f64, false),
+    };
+    if limit < 0.0 {
+        return Err("the steady-state limit must not be negative".into());
+    }
+    Ok(SteadyState {
+        metric,
+        slope,
+        limit,
+        percent,
+        ..SteadyState::default()
+    })
+}
+
+/// fio's latency options take microseconds unless a unit is given.
+fn micros(v: Option<&str>) -> Result<u64, String> {
+    parse_time_us(val(v)?, 1)
+}
+
+pub(super) const LATENCY: &[OptDef] = &[
+    OptDef::new(
+        "latency_target",
+        K::TimeUs,
+        C::Rate,
+        "",
+        "Search the deepest queue (up to iodepth) whose IOs stay under this latency (µs unless suffixed)",
+        |b, v| {
+            b.spec.latency.target_us = micros(v)?;
+            Ok(())
+        },
+    )
+    .note("fio 3.33's search: from depth 1, doubled after each window that met the target, halved towards the last good depth after one that did not (or at once on an IO over it, with latency_percentile=100); when the depth stops changing, the statistics start over for one last window and the job ends (unless latency_run). An IO over the target at depth 1 with latency_percentile=100 ends the job with ETIMEDOUT, as fio's."),
+    OptDef::new(
+        "latency_window",
+        K::TimeUs,
+        C::Rate,
+        "",
+        "Time each queue depth is tried for (µs unless suffixed)",
+        |b, v| {
+            b.spec.latency.window_us = micros(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "latency_percentile",
+        K::FloatList,
+        C::Rate,
+        "100",
+        "Percent of the window's IOs that must be under latency_target",
+        |b, v| {
+            let p = parse_float(val(v)?)?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("{p} is not a percentage (0 to 100)"));
+            }
+            b.spec.latency.percentile = p;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "latency_run",
+        K::Bool,
+        C::Rate,
+        "0",
+        "Keep adjusting the queue depth for the whole run instead of settling on one",
+        |b, v| {
+            b.spec.latency.run = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "max_latency",
+        K::IntDirs,
+        C::Rate,
+        "",
+        "End the job (ETIMEDOUT) when an IO takes longer than this (µs unless suffixed), or read,write[,trim]",
+        |b, v| {
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let us = parse_time_us(p, 1)?;
+                    b.spec.max_latency_us[d] = (us > 0).then_some(us);
+                }
+            }
+            Ok(())
+        },
+    ),
 ];
 
 const RATE_PROCESS: &[(&str, &str)] = &[
@@ -212,7 +378,8 @@ pub(super) const SYNC: &[OptDef] = &[
             b.spec.fdatasync = parse_u32(val(v)?, b.spec.kb_base)?;
             Ok(())
         },
-    ),
+    )
+    .note("Counted as fio 3.33 counts them: not in the sync total (`total=…,0`, JSON `sync.total_ios` 0) but as short reads (`short=N,…`, JSON `read.short_ios`); their latency is the sync latency."),
     OptDef::new(
         "end_fsync",
         K::Bool,
@@ -255,3 +422,32 @@ pub(super) const SYNC: &[OptDef] = &[
     )
     .note("dsync (O_DSYNC) is not supported."),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steadystate_forms() {
+        let s = parse_steadystate("iops_slope:0.3%", 1024).unwrap();
+        assert_eq!(
+            (s.metric, s.slope, s.limit, s.percent),
+            (SteadyMetric::Iops, true, 0.3, true)
+        );
+        let s = parse_steadystate("bw:10m", 1024).unwrap();
+        assert_eq!(
+            (s.metric, s.slope, s.limit, s.percent),
+            (SteadyMetric::Bw, false, 10485760.0, false)
+        );
+        let s = parse_steadystate("iops:250.5", 1024).unwrap();
+        assert_eq!((s.limit, s.percent), (250.5, false));
+        assert_eq!(s.fio_name(), "iops:250.500000");
+        assert!(
+            parse_steadystate("iops", 1024)
+                .unwrap_err()
+                .contains("threshold")
+        );
+        assert!(parse_steadystate("lat:1%", 1024).is_err());
+        assert!(parse_steadystate("bw:x", 1024).is_err());
+    }
+}

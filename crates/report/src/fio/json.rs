@@ -73,15 +73,20 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
         o.insert("job options".into(), options(&j.options));
     }
     if e.unified() == UnifiedRw::Mixed {
-        o.insert("mixed".into(), dir(j, &j.dirs[0], rs.agg_bw[0], plus));
+        o.insert("mixed".into(), dir(j, &j.dirs[0], rs.agg_bw[0], plus, 0));
     } else {
         for (d, name) in ["read", "write", "trim"].iter().enumerate() {
-            o.insert((*name).into(), dir(j, &j.dirs[d], rs.agg_bw[d], plus));
+            // fio 3.33 counts fdatasyncs as short reads.
+            let extra_short = if d == 0 { j.sync.datasyncs } else { 0 };
+            o.insert(
+                (*name).into(),
+                dir(j, &j.dirs[d], rs.agg_bw[d], plus, extra_short),
+            );
         }
         o.insert("sync".into(), sync(j, plus));
     }
     if let Some(mixed) = &e.mixed {
-        o.insert("mixed".into(), dir(j, mixed, rs.agg_bw[0], plus));
+        o.insert("mixed".into(), dir(j, mixed, rs.agg_bw[0], plus, 0));
     }
     let (usr, sys) = view::cpu_percent(j);
     o.insert("job_runtime".into(), json!(j.runtime_ms));
@@ -91,14 +96,43 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("majf".into(), json!(j.cpu.majf));
     o.insert("minf".into(), json!(j.cpu.minf));
     add_distributions(&mut o, e);
-    o.insert("latency_depth".into(), json!(j.header.iodepth));
-    o.insert("latency_target".into(), json!(0));
-    o.insert("latency_percentile".into(), fl(100.0));
-    o.insert("latency_window".into(), json!(0));
+    let lt = j
+        .latency_target
+        .unwrap_or(storbench_core::result::LatencyTargetResult {
+            depth: j.header.iodepth,
+            percentile: 100.0,
+            ..Default::default()
+        });
+    o.insert("latency_depth".into(), json!(lt.depth));
+    o.insert("latency_target".into(), json!(lt.target_ns));
+    o.insert("latency_percentile".into(), fl(lt.percentile));
+    o.insert("latency_window".into(), json!(lt.window_us));
+    if let Some(ss) = &j.steadystate {
+        o.insert("steadystate".into(), steadystate(ss));
+    }
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
         o.insert("desc".into(), json!(desc));
     }
     Value::Object(o)
+}
+
+/// fio's `steadystate` object: the criterion, whether it was met, and the window.
+fn steadystate(ss: &storbench_core::result::SteadyResult) -> Value {
+    let pct = if ss.percent { "%" } else { "" };
+    json!({
+        "ss": ss.ss,
+        "duration": ss.duration_s,
+        "attained": u32::from(ss.attained),
+        "criterion": format!("{:.6}{pct}", ss.criterion as f32),
+        "max_deviation": fl(ss.max_deviation),
+        "slope": fl(ss.slope),
+        "data": {
+            "bw_mean": ss.bw_mean(),
+            "iops_mean": ss.iops_mean(),
+            "iops": ss.iops_data,
+            "bw": ss.bw_data,
+        },
+    })
 }
 
 /// `iodepth_level/submit/complete` and `latency_ns/us/ms`: shares in percent.
@@ -140,7 +174,7 @@ fn dist(keys: &[&str], counts: &[u64], total: u64, floor: f64) -> Value {
     Value::Object(map)
 }
 
-fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool) -> Value {
+fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool, extra_short: u64) -> Value {
     let s = &j.settings;
     let bw_bytes = view::mul_div(d.io_bytes, 1000, d.runtime_ms);
     let iops = if d.runtime_ms == 0 {
@@ -156,7 +190,7 @@ fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool) -> Value {
     o.insert("iops".into(), fl(iops));
     o.insert("runtime".into(), json!(d.runtime_ms));
     o.insert("total_ios".into(), json!(d.total_ios));
-    o.insert("short_ios".into(), json!(d.short_ios));
+    o.insert("short_ios".into(), json!(d.short_ios + extra_short));
     o.insert("drop_ios".into(), json!(d.drop_ios));
     let list = view::sorted_percentiles(s);
     let (slat_on, clat_on, lat_on) = view::percentile_flags(s);

@@ -307,21 +307,63 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         w.total_ios,
         t.total_ios,
         j.sync.total_ios,
-        r.short_ios,
+        r.short_ios + j.sync.datasyncs,
         w.short_ios,
         t.short_ios,
         r.drop_ios,
         w.drop_ios,
         t.drop_ios
     )?;
-    if j.header.iodepth > 0 {
+    if let Some(lt) = &j.latency_target {
+        writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            lt.target_ns, lt.window_us, lt.percentile, lt.depth
+        )?;
+    } else if j.header.iodepth > 0 {
         writeln!(
             out,
             "     latency   : target=0, window=0, percentile=100.00%, depth={}",
             j.header.iodepth
         )?;
     }
+    if let Some(ss) = &j.steadystate {
+        write_steadystate(j, ss, out)?;
+    }
     Ok(())
+}
+
+/// fio's `show_ss_normal`: the window's mean bandwidth (as fio computes it, in units of
+/// kb_base) and IOPS, and the criterion's last value.
+fn write_steadystate(
+    j: &JobResult,
+    ss: &storbench_core::result::SteadyResult,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let s = &j.settings;
+    let (sig, pow2, rate) = (
+        s.significant_figures,
+        is_pow2(s.kb_base),
+        Unit::rate(s.unit_base),
+    );
+    let kb = u64::from(s.kb_base.max(1));
+    let bw = ss.bw_mean() / kb;
+    writeln!(
+        out,
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}",
+        if ss.attained { "yes" } else { "no" },
+        num2str(bw, sig, kb, pow2, rate),
+        num2str(bw, sig, kb, !pow2, rate),
+        num2str(ss.iops_mean(), sig, 1, false, Unit::None),
+        if ss.iops { "iops" } else { "bw" },
+        if ss.slope_based {
+            " slope"
+        } else {
+            " mean dev"
+        },
+        ss.criterion,
+        if ss.percent { "%" } else { "" },
+    )
 }
 
 /// `Run status group N (all jobs):` and its per-direction lines.

@@ -281,6 +281,7 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
             total_ios: u(&v["sync"]["total_ios"]),
             lat: lat_from(&v["sync"]["lat_ns"]),
             closing: 0,
+            datasyncs: 0,
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),
@@ -312,6 +313,8 @@ pub fn job_from(doc: &Value, v: &Value, members: u32) -> JobResult {
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

@@ -202,6 +202,8 @@ pub fn job(s: &Shape, groupid: u32, jobnum: u32) -> JobResult {
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

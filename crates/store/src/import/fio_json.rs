@@ -270,6 +270,7 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
                 .unwrap_or_default(),
             // fio's JSON leaves end-of-job syncs out entirely.
             closing: 0,
+            datasyncs: 0,
         },
         cpu: CpuUsage {
             usr_ns: cpu_ns("usr_cpu"),
@@ -296,6 +297,8 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     })
 }
 

@@ -58,6 +58,8 @@ pub fn job(name: &str, read: (u64, u64), write: (u64, u64), runtime_ms: u64) -> 
         disks: Vec::new(),
         server_cpu: Vec::new(),
         measured: Default::default(),
+        steadystate: None,
+        latency_target: None,
     }
 }
 

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
-          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium)
+          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
+          groff-base tmux)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

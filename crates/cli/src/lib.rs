@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod cmd;
+pub mod live;
 pub mod running;
 pub mod secrets;
 pub mod session;

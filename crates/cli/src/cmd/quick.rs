@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use storbench_core::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_engines::DataPath;
-use storbench_job::presets::quick::{QuickOptions, TESTS, check_size, workload};
+use storbench_job::presets::quick::{QuickOptions, check_size, workload};
 use storbench_job::{JobSpec, units};
 use storbench_report::live::status::EtaMode;
 
@@ -107,13 +107,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         if plan.direct { "direct" } else { "buffered" },
     );
     let measure = || {
-        let mut observer = CliObserver::new(
-            None,
-            args.eta,
-            LiveStyle::Quick {
-                tests: (TESTS.len() * 2) as u32,
-            },
-        );
+        let mut observer = CliObserver::new(None, args.eta, LiveStyle::Quick);
         let r = run(req, &crate::running::engine_for, &mut observer);
         observer.finish();
         crate::running::finished(r)

@@ -106,6 +106,11 @@ pub fn run(
         let ctx = BatchCtx {
             clock,
             first_thread,
+            place: BatchPlace {
+                index: i,
+                count: all_batches.len(),
+                later: all_batches[i + 1..].iter().map(|b| batch_time(b)).sum(),
+            },
         };
         first_thread += batch.iter().map(|j| j.numjobs.max(1)).sum::<u32>();
         let outcome = match run_batch(batch, &req, factory, observer, ctx, &mut cleanup) {
@@ -274,6 +279,25 @@ struct CloneSlot {
 struct BatchCtx {
     clock: Clock,
     first_thread: u32,
+    place: BatchPlace,
+}
+
+/// Where a batch stands in the run, for the whole run's progress and ETA.
+#[derive(Clone, Copy)]
+struct BatchPlace {
+    index: usize,
+    count: usize,
+    /// The time the later batches will take, if their runtimes say.
+    later: Option<Duration>,
+}
+
+/// How long a batch will run by its jobs' times (start delay, ramp, runtime), or `None`
+/// when a job ends by size only. A size-bound job with a runtime may end sooner.
+fn batch_time(batch: &[Arc<JobSpec>]) -> Option<Duration> {
+    batch
+        .iter()
+        .map(|j| Some(j.startdelay.1 + j.ramp_time + j.runtime?))
+        .try_fold(Duration::ZERO, |acc, t| Some(acc.max(t?)))
 }
 
 fn run_batch(
@@ -335,7 +359,14 @@ fn run_batch(
                 Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
-        sample_until_done(&handles, &mut clones, batch, clock, observer, &mut servers);
+        sample_until_done(
+            &handles,
+            &mut clones,
+            batch,
+            (clock, ctx.place),
+            observer,
+            &mut servers,
+        );
         Ok(handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
@@ -449,7 +480,7 @@ fn sample_until_done(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
     clones: &mut [CloneSlot],
     batch: &[Arc<JobSpec>],
-    clock: Clock,
+    (clock, place): (Clock, BatchPlace),
     observer: &mut dyn Observer,
     servers: &mut ServerWatch,
 ) {
@@ -470,7 +501,7 @@ fn sample_until_done(
         let all_done = handles.iter().all(|h| h.is_finished());
         servers.poll(clones);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
-            let progress = Progress::build(
+            let mut progress = Progress::build(
                 clones.iter().map(|c| {
                     (
                         c.counters.as_ref(),
@@ -483,6 +514,9 @@ fn sample_until_done(
                 &totals,
                 &mut last_totals,
             );
+            progress.batch = place.index;
+            progress.batches = place.count;
+            progress.later = place.later;
             observer.progress(&progress);
             last_ui = Instant::now();
         }

@@ -22,6 +22,12 @@ pub struct LiveBar {
     layout_start: Option<(Instant, u64)>,
 }
 
+impl Default for LiveBar {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl LiveBar {
     pub fn new() -> LiveBar {
         let bar = ProgressBar::with_draw_target(Some(STEPS), ProgressDrawTarget::stderr());

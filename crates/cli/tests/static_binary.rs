@@ -50,8 +50,11 @@ impl Jail {
         for d in ["etc", "proc", "dev", "tmp"] {
             std::fs::create_dir(r.join(d)).unwrap();
         }
-        std::fs::write(r.join("etc/hosts"), format!("127.0.0.1 localhost\n127.0.0.1 {NAS}\n"))
-            .unwrap();
+        std::fs::write(
+            r.join("etc/hosts"),
+            format!("127.0.0.1 localhost\n127.0.0.1 {NAS}\n"),
+        )
+        .unwrap();
         for dev in ["null", "zero", "urandom"] {
             std::fs::write(r.join("dev").join(dev), "").unwrap();
         }
@@ -72,9 +75,17 @@ impl Jail {
              for d in null zero urandom; do mount --bind /dev/$d {r}/dev/$d || exit 1; done && {body}"
         );
         let mut c = Command::new("unshare");
-        c.args(["--mount", "--propagation", "private", "--", "sh", "-c", &setup])
-            .env_clear()
-            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        c.args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            &setup,
+        ])
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         Run::of(&mut c)
     }
 }
@@ -91,7 +102,13 @@ fn jail_or_skip() -> bool {
 }
 
 fn assert_quick_table(run: &Run) {
-    assert_eq!(run.code, Some(0), "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout,
+        run.stderr
+    );
     for test in ["SEQ1M Q8T1", "RND4K Q32T1", "RND4K Q1T1"] {
         assert!(run.stdout.contains(test), "{test} missing:\n{}", run.stdout);
     }
@@ -103,16 +120,27 @@ fn static_binary_runs_quick_alone_in_an_empty_root() {
         return;
     }
     let bin = static_binary();
-    let elf = Command::new("readelf").arg("-ld").arg(&bin).output().unwrap();
+    let elf = Command::new("readelf")
+        .arg("-ld")
+        .arg(&bin)
+        .output()
+        .unwrap();
     let elf = String::from_utf8_lossy(&elf.stdout);
-    assert!(!elf.contains("INTERP") && !elf.contains("(NEEDED)"), "{elf}");
+    assert!(
+        !elf.contains("INTERP") && !elf.contains("(NEEDED)"),
+        "{elf}"
+    );
     let jail = Jail::new(&bin);
     let run = jail.run(
         "quick /tmp --size 8m --runtime 200ms --db /tmp/results.db --label jailed\n\
          history --db /tmp/results.db",
     );
     assert_quick_table(&run);
-    assert!(run.stdout.contains("jailed"), "history lacks the run:\n{}", run.stdout);
+    assert!(
+        run.stdout.contains("jailed"),
+        "history lacks the run:\n{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -154,7 +182,11 @@ fn deb_installs_binary_man_pages_and_completions() {
         .arg(out.path())
         .output()
         .unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let deb = PathBuf::from(String::from_utf8_lossy(&built.stdout).trim());
     // Installed with dpkg into a scratch root with its own database.
     let root = tempfile::tempdir().unwrap();
@@ -185,7 +217,10 @@ fn deb_installs_binary_man_pages_and_completions() {
     ] {
         assert!(r.join(f).is_file(), "{f} not installed");
     }
-    let version = Command::new(r.join("usr/bin/storbench")).arg("--version").output().unwrap();
+    let version = Command::new(r.join("usr/bin/storbench"))
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("storbench "));
     if have_tool("man") {
         let page = Command::new("man")
@@ -196,6 +231,9 @@ fn deb_installs_binary_man_pages_and_completions() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&page.stdout);
-        assert!(page.status.success() && text.contains("storbench-quick"), "{text}");
+        assert!(
+            page.status.success() && text.contains("storbench-quick"),
+            "{text}"
+        );
     }
 }

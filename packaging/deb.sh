@@ -14,7 +14,9 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
+# Stripped, as Debian ships binaries: the line tables are most of the file's size.
 install -Dm755 "$bin" "$root/usr/bin/storbench"
+strip --strip-debug "$root/usr/bin/storbench"
 install -d "$root/usr/share/man/man1"
 "$bin" man --dir "$root/usr/share/man/man1"
 gzip -9n "$root"/usr/share/man/man1/*.1
@@ -42,5 +44,5 @@ Description: storage benchmark: fio-compatible jobs, bonnie++ suite, NFS and iSC
  results history and HTML reports. Statically linked.
 CONTROL
 deb="$out/storbench_${version}_amd64.deb"
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
+dpkg-deb --root-owner-group -Zgzip --build "$root" "$deb" >&2
 echo "$deb"

@@ -71,7 +71,8 @@ pub fn resolve_with(host: &str, port: u16, src: &Sources) -> io::Result<Vec<Sock
     if ips.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
-            format!("{host}: no such host (/etc/hosts, DNS)"),
+            // The caller names the host; this says where it looked.
+            "not found in /etc/hosts or DNS",
         ));
     }
     Ok(with_port(ordered(ips)).collect())

@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils
-          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium)
+          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
+          groff-base tmux)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -36,6 +37,9 @@ fi
 cargo machete
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The self-contained binary, built once here: the install tests (static_binary.rs) find it
+# up to date instead of making a release build inside a test.
+packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 cargo nextest run --workspace --locked --no-fail-fast "$@"
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} fuzz/run.sh

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod bonnie_marker;
 pub mod cmd;
+pub mod live;
 pub mod repeat;
 pub mod running;
 pub mod secrets;
@@ -79,6 +80,12 @@ pub enum Command {
     Iscsi(cmd::iscsi::IscsiArgs),
     /// Remove files that killed quick runs left in a directory (asks first).
     Clean(cmd::clean::CleanArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(hide = true)]
+    Completions(cmd::shell::CompletionsArgs),
+    /// Print the man page, or write every page into a directory.
+    #[command(hide = true)]
+    Man(cmd::shell::ManArgs),
 }
 
 /// An error as printed: CHAP secrets masked (errors may quote a URL as typed) and control

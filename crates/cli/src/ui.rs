@@ -1,5 +1,9 @@
-//! The terminal side of a run: fio's start lines, the live status line, and where reports
-//! go. The runner calls the [`Observer`] methods from its one sampler thread.
+//! The terminal side of a run: fio's start lines, the live status, and where reports go.
+//! The runner calls the [`Observer`] methods from its one sampler thread.
+//!
+//! The live status is a bar fitted to the terminal ([`crate::live::LiveBar`]) on a
+//! terminal; with `--eta=always` elsewhere, or with fio's `--eta-newline`, it is text:
+//! fio's `\r`-rewritten line in fio mode, plain lines for quick.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -10,8 +14,11 @@ use storbench_core::sampler::LogWindows;
 use storbench_job::{JobSpec, RwKind};
 use storbench_report::fio::header::{StartJob, layout_line, write_start};
 use storbench_report::live::status::{
-    EtaMode, EtaStatus, JobState, QuickProgress, StatusLine, eta_line, quick_line,
+    EtaMode, EtaStatus, JobState, QuickProgress, StatusLine, eta_line, fio_bar, quick_bar,
+    quick_line,
 };
+
+use crate::live::LiveBar;
 
 /// How the live line looks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,7 +26,7 @@ pub enum LiveStyle {
     /// fio's `Jobs: 1 (f=1): [r(1)][45.0%]…` line.
     Fio,
     /// `storbench quick`'s wider line with the test name.
-    Quick { tests: u32 },
+    Quick,
 }
 
 /// Prints fio's start-of-run lines (in normal output mode) and the live status line on
@@ -27,15 +34,25 @@ pub enum LiveStyle {
 pub struct CliObserver<'a> {
     /// Where fio's start lines go (the report's destination), if they are printed at all.
     start_out: Option<&'a mut dyn Write>,
-    live: Option<(LiveStyle, StatusLine)>,
+    style: LiveStyle,
+    live: Option<Live>,
     kb_base: u32,
     unit_base: u32,
-    batch_index: u32,
     current_batch: Vec<String>,
     timing: EtaTiming,
     /// When the live line was last drawn, and when it last ended with a newline.
     last_drawn: Option<Instant>,
     line_started: Option<Instant>,
+}
+
+/// Where the live status goes.
+enum Live {
+    /// A terminal: the bar, fitted and redrawn in place.
+    Bar(LiveBar),
+    /// fio's line rewritten with `\r` (`--eta=always` off a terminal, `--eta-newline`).
+    Line(StatusLine),
+    /// quick off a terminal with `--eta=always`: one plain line per redraw.
+    Plain,
 }
 
 /// How often the live line is redrawn, and whether it scrolls (fio's `--eta-interval` and
@@ -58,13 +75,21 @@ impl Default for EtaTiming {
 
 impl<'a> CliObserver<'a> {
     pub fn new(start_out: Option<&'a mut dyn Write>, eta: EtaMode, style: LiveStyle) -> Self {
-        let tty = std::io::stderr().is_terminal() && std::io::stdout().is_terminal();
+        // fio's rule looks at stdout, where fio prints its line; quick's bar is on stderr
+        // whatever stdout is (`storbench quick > table.txt` still shows it).
+        let stderr_tty = std::io::stderr().is_terminal();
+        let tty = stderr_tty && (style != LiveStyle::Fio || std::io::stdout().is_terminal());
+        let live = eta.show(tty).then(|| match style {
+            _ if stderr_tty => Live::Bar(LiveBar::new()),
+            LiveStyle::Fio => Live::Line(StatusLine::default()),
+            LiveStyle::Quick => Live::Plain,
+        });
         CliObserver {
             start_out,
-            live: eta.show(tty).then(|| (style, StatusLine::default())),
+            style,
+            live,
             kb_base: 1024,
             unit_base: 8,
-            batch_index: 0,
             current_batch: Vec::new(),
             timing: EtaTiming::default(),
             last_drawn: None,
@@ -74,7 +99,22 @@ impl<'a> CliObserver<'a> {
 
     pub fn with_timing(mut self, timing: EtaTiming) -> Self {
         self.timing = timing;
+        // A line kept every so often is text that scrolls, not a bar.
+        if timing.newline.is_some() && matches!(self.live, Some(Live::Bar(_))) {
+            self.live = Some(match self.style {
+                LiveStyle::Fio => Live::Line(StatusLine::default()),
+                LiveStyle::Quick => Live::Plain,
+            });
+        }
         self
+    }
+
+    /// Prints with the bar off the screen, so the text does not mix with it.
+    fn print(&mut self, f: impl FnOnce(&mut Option<&'a mut dyn Write>)) {
+        match &self.live {
+            Some(Live::Bar(bar)) => bar.suspend(|| f(&mut self.start_out)),
+            _ => f(&mut self.start_out),
+        }
     }
 
     /// Whether a redraw is due now; the first one always is. fio redraws once 95 % of the
@@ -99,8 +139,12 @@ impl<'a> CliObserver<'a> {
 
     /// Blanks the status line before the report is printed.
     pub fn finish(&mut self) {
-        if let Some((_, line)) = &mut self.live {
-            let _ = line.clear(&mut std::io::stderr());
+        match &mut self.live {
+            Some(Live::Bar(bar)) => bar.clear(),
+            Some(Live::Line(line)) => {
+                let _ = line.clear(&mut std::io::stderr());
+            }
+            _ => {}
         }
     }
 }
@@ -109,7 +153,7 @@ impl Observer for CliObserver<'_> {
     /// fio writes a job's logs when it ends, and only reports a file it cannot open.
     fn clone_logs(&mut self, job: &JobSpec, thread_number: u32, logs: &LogWindows) {
         if let Err(e) = storbench_report::live::logs::write_clone_logs(job, thread_number, logs) {
-            eprintln!("storbench: warning: {e}");
+            self.print(|_| eprintln!("storbench: warning: {e}"));
         }
     }
 
@@ -118,9 +162,9 @@ impl Observer for CliObserver<'_> {
             self.kb_base = first.settings.kb_base;
             self.unit_base = first.settings.unit_base;
         }
-        let Some(out) = self.start_out.as_deref_mut() else {
+        if self.start_out.is_none() {
             return;
-        };
+        }
         let start: Vec<StartJob> = jobs
             .iter()
             .map(|j| StartJob {
@@ -132,16 +176,37 @@ impl Observer for CliObserver<'_> {
             .collect();
         let threads = jobs.iter().map(|j| j.header.numjobs.max(1)).sum();
         let program = format!("storbench-{}", env!("CARGO_PKG_VERSION"));
-        let _ = write_start(&start, &program, threads, out);
-        let _ = out.flush();
+        self.print(|out| {
+            if let Some(out) = out.as_deref_mut() {
+                let _ = write_start(&start, &program, threads, out);
+                let _ = out.flush();
+            }
+        });
     }
 
     fn laying_out(&mut self, job: &str, files: usize, bytes: u64) {
-        if let Some(out) = self.start_out.as_deref_mut() {
-            let _ = writeln!(out, "{}", layout_line(job, files as u32, bytes));
-            let _ = out.flush();
-        } else if let Some((LiveStyle::Quick { .. }, _)) = &self.live {
-            eprintln!("preparing {} of test data...", human_bytes(bytes));
+        if let Some(Live::Bar(bar)) = &mut self.live {
+            bar.layout_done();
+        }
+        let quick = matches!(self.style, LiveStyle::Quick);
+        let shown = self.live.is_some();
+        self.print(|out| {
+            if let Some(out) = out.as_deref_mut() {
+                let _ = writeln!(out, "{}", layout_line(job, files as u32, bytes));
+                let _ = out.flush();
+            } else if quick && shown {
+                eprintln!("preparing {} of test data...", human_bytes(bytes));
+            }
+        });
+    }
+
+    fn layout_progress(&mut self, job: &str, done: u64, total: u64) {
+        if let Some(Live::Bar(bar)) = &mut self.live {
+            let what = match self.style {
+                LiveStyle::Quick => "laying out".to_string(),
+                LiveStyle::Fio => format!("{job}: laying out"),
+            };
+            bar.layout(&what, done, total);
         }
     }
 
@@ -149,7 +214,6 @@ impl Observer for CliObserver<'_> {
         let new_batch = p.jobs != self.current_batch;
         if new_batch {
             self.current_batch = p.jobs.clone();
-            self.batch_index += 1;
         }
         let now = Instant::now();
         // A new set of jobs (quick's next test) is always shown, however short it is.
@@ -158,17 +222,27 @@ impl Observer for CliObserver<'_> {
         }
         self.last_drawn = Some(now);
         let newline = self.newline_due(now);
-        let Some((style, line)) = &mut self.live else {
-            return;
-        };
-        let text = match style {
-            LiveStyle::Fio => eta_line(&fio_status(p, self.kb_base, self.unit_base)),
-            LiveStyle::Quick { tests } => quick_line(&quick_status(p, self.batch_index, *tests)),
-        };
+        let (kb_base, unit_base) = (self.kb_base, self.unit_base);
         let mut err = std::io::stderr();
-        let _ = line.update(&text, &mut err);
-        if newline {
-            let _ = line.end(&mut err);
+        match (&mut self.live, self.style) {
+            (None, _) => {}
+            (Some(Live::Bar(bar)), LiveStyle::Fio) => {
+                let mut st = fio_status(p, kb_base, unit_base);
+                st.eta_secs = run_eta(p);
+                bar.show(&fio_bar(&st));
+            }
+            (Some(Live::Bar(bar)), LiveStyle::Quick) => {
+                bar.show(&quick_bar(&quick_status(p)));
+            }
+            (Some(Live::Line(line)), _) => {
+                let _ = line.update(&eta_line(&fio_status(p, kb_base, unit_base)), &mut err);
+                if newline {
+                    let _ = line.end(&mut err);
+                }
+            }
+            (Some(Live::Plain), _) => {
+                let _ = writeln!(err, "{}", quick_line(&quick_status(p)));
+            }
         }
     }
 }
@@ -214,7 +288,13 @@ fn job_state(state: WorkerState, kind: RwKind) -> JobState {
     }
 }
 
-fn quick_status(p: &Progress, index: u32, tests: u32) -> QuickProgress {
+/// The whole run's time left, in seconds: this batch's and the later ones' (by their
+/// runtimes); when a later batch ends by size only, this batch's time is all there is.
+fn run_eta(p: &Progress) -> Option<u64> {
+    p.run_eta().or(p.eta).map(|d| d.as_secs())
+}
+
+fn quick_status(p: &Progress) -> QuickProgress {
     let name = p.jobs.first().cloned().unwrap_or_default();
     let (test, direction) = name
         .rsplit_once(' ')
@@ -222,15 +302,15 @@ fn quick_status(p: &Progress, index: u32, tests: u32) -> QuickProgress {
             (t.to_string(), d.to_string())
         });
     QuickProgress {
-        index,
-        count: tests,
+        index: p.batch as u32 + 1,
+        count: p.batches as u32,
         test,
         direction,
         percent_done: p.percent_done,
         bytes_per_sec: p.bw.iter().sum::<f64>() as u64,
         iops: p.iops.iter().sum::<f64>() as u64,
         mean_lat_ns: p.mean_lat_ns,
-        eta_secs: p.eta.map(|d| d.as_secs()),
+        eta_secs: run_eta(p),
     }
 }
 

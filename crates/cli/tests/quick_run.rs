@@ -242,7 +242,7 @@ fn quick_warns_when_direct_io_is_refused() {
     assert!(entries(&ram.point).is_empty(), "{:?}", entries(&ram.point));
 }
 
-/// Live progress (`--eta always`) goes to stderr, one line redrawn per test; stdout keeps
+/// Live progress (`--eta always`) goes to stderr, plain lines off a terminal; stdout keeps
 /// only the JSON. In a pipe without it, stderr has only the banner.
 #[test]
 fn quick_progress_only_on_stderr() {

@@ -44,14 +44,15 @@ pub fn probe(engine: &mut dyn Engine, path: &str) -> Option<u64> {
 
 /// Makes sure `path` exists with at least `need` bytes. New files are created exclusively;
 /// data is written when the job will read it (or asks to overwrite), otherwise the file is
-/// only extended. `on_layout` is told when real lay-out starts (for fio's message).
+/// only extended. `on_layout` is told `None` when real lay-out starts (for fio's message),
+/// then `Some(bytes written)` as the data goes out (for the live display).
 pub fn prepare_file(
     engine: &mut dyn Engine,
     job: &JobSpec,
     path: &str,
     need: u64,
     seed: u64,
-    on_layout: &mut dyn FnMut(),
+    on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<Prepared, EngineError> {
     if crate::plan::is_char_device(path) {
         // /dev/null, /dev/zero, /dev/full: no end and nothing to lay out.
@@ -93,7 +94,7 @@ pub fn prepare_file(
             written: 0,
         });
     }
-    on_layout();
+    on_layout(None);
     let open = OpenOptions {
         read: true,
         write: true,
@@ -109,7 +110,7 @@ pub fn prepare_file(
     })?;
     let created = existing.is_none();
     let result = if write_data {
-        write_range(engine, id, path, current, need, job, seed)
+        write_range(engine, id, path, (current, need), job, seed, on_layout)
     } else {
         preallocate(path, need, job.fallocate)
             .and_then(|_| extend(engine, id, need))
@@ -205,10 +206,10 @@ fn write_range(
     engine: &mut dyn Engine,
     id: FileId,
     path: &str,
-    from: u64,
-    to: u64,
+    (from, to): (u64, u64),
     job: &JobSpec,
     seed: u64,
+    on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<u64, EngineError> {
     let mut arena = Arena::new(1, LAYOUT_BS)
         .map_err(|e| EngineError::os("allocate lay-out buffer for", path, e))?;
@@ -244,6 +245,7 @@ fn write_range(
             ));
         }
         off += n;
+        on_layout(Some(off - from));
     }
     io_sync(
         engine,

@@ -54,13 +54,25 @@ pub struct Progress {
     pub mean_lat_ns: u64,
     /// 0..=100.
     pub percent_done: f64,
+    /// Time left in this batch.
     pub eta: Option<Duration>,
+    /// This batch's place in the run: 0-based index and the number of batches.
+    pub batch: usize,
+    pub batches: usize,
+    /// The time the batches after this one will take, as far as their runtimes say: `None`
+    /// when one of them ends by size only (its time is known only once it runs).
+    pub later: Option<Duration>,
 }
 
 /// One worker as the progress report sees it: counters, job, size limit, files open.
 pub type WorkerView<'a> = (&'a WorkerCounters, &'a JobSpec, Option<u64>, u32);
 
 impl Progress {
+    /// The time left in the whole run, when the later batches' times are known.
+    pub fn run_eta(&self) -> Option<Duration> {
+        Some(self.eta? + self.later?)
+    }
+
     /// Builds a report from the workers' counters; `last` carries totals between calls.
     pub fn build<'a>(
         workers: impl Iterator<Item = WorkerView<'a>>,
@@ -166,6 +178,9 @@ fn done_fraction(
 pub trait Observer {
     fn starting(&mut self, _jobs: &[JobHeaderLine]) {}
     fn laying_out(&mut self, _job: &str, _files: usize, _bytes: u64) {}
+    /// Lay-out of a job's files so far (bytes written of `total`), about every MiB: the
+    /// observer decides how often to show it.
+    fn layout_progress(&mut self, _job: &str, _done: u64, _total: u64) {}
     fn progress(&mut self, _p: &Progress) {}
     /// A job clone's log windows, when its batch ends (fio writes a job's logs as it ends).
     /// `thread_number` is fio's: every clone of every job numbered from 1, in order.

@@ -7,7 +7,7 @@
 //! `poll` followed by a `recv` (one system call less each time the initiator sleeps).
 
 use std::io;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -151,10 +151,8 @@ impl Wire {
             op,
             source,
         };
-        let addrs: Vec<SocketAddr> = (host, port)
-            .to_socket_addrs()
-            .map_err(|e| io_err("resolve", e))?
-            .collect();
+        // Not getaddrinfo: the static binary must resolve names without glibc's NSS modules.
+        let addrs = storbench_resolve::resolve(host, port).map_err(|e| io_err("resolve", e))?;
         let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
         for addr in addrs {
             match TcpStream::connect_timeout(&addr, timeout) {

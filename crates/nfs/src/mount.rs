@@ -1,7 +1,7 @@
 //! Reaching an export: the server's addresses, its ports (PORTMAP), one-shot
 //! connections for MOUNT calls, and the choice of export for a path (MNT).
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::client::garbage;
@@ -20,13 +20,11 @@ pub(crate) fn machine_name() -> String {
 }
 
 pub(crate) fn resolve(url: &NfsUrl) -> Result<Vec<SocketAddr>> {
-    let addrs: Vec<SocketAddr> = (url.host.as_str(), 0)
-        .to_socket_addrs()
-        .map_err(|source| NfsError::Resolve {
-            host: url.host.clone(),
-            source,
-        })?
-        .collect();
+    // Not getaddrinfo: the static binary must resolve names without glibc's NSS modules.
+    let addrs = storbench_resolve::resolve(&url.host, 0).map_err(|source| NfsError::Resolve {
+        host: url.host.clone(),
+        source,
+    })?;
     if addrs.is_empty() {
         let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
         return Err(NfsError::Resolve {

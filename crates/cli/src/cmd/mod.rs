@@ -16,6 +16,7 @@ pub mod quick;
 pub mod report;
 pub mod rm;
 pub mod save;
+pub mod shell;
 pub mod show;
 pub mod time;
 
@@ -32,5 +33,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
+        Command::Completions(args) => shell::run_completions(args),
+        Command::Man(args) => shell::run_man(args),
     }
 }

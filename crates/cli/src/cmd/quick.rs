@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use storbench_core::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_job::catalogue;
-use storbench_job::presets::quick::{QuickOptions, TESTS, check_size, workload};
+use storbench_job::presets::quick::{QuickOptions, check_size, workload};
 use storbench_job::target::Target;
 use storbench_job::{JobSpec, units};
 use storbench_report::live::status::EtaMode;
@@ -120,9 +120,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
             let mut observer = CliObserver::new(
                 None,
                 args.eta,
-                LiveStyle::Quick {
-                    tests: (TESTS.len() * 2) as u32,
-                },
+                LiveStyle::Quick,
             );
             let r = run(req.clone(), &crate::running::engine_for, &mut observer);
             observer.finish();

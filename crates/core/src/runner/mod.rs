@@ -109,6 +109,11 @@ pub fn run(
         let ctx = BatchCtx {
             clock,
             first_thread,
+            place: BatchPlace {
+                index: i,
+                count: all_batches.len(),
+                later: all_batches[i + 1..].iter().map(|b| batch_time(b)).sum(),
+            },
         };
         first_thread += batch.iter().map(|j| j.numjobs.max(1)).sum::<u32>();
         let outcome = match run_batch(batch, &req, factory, observer, ctx, &mut cleanup) {
@@ -279,6 +284,25 @@ struct CloneSlot {
 struct BatchCtx {
     clock: Clock,
     first_thread: u32,
+    place: BatchPlace,
+}
+
+/// Where a batch stands in the run, for the whole run's progress and ETA.
+#[derive(Clone, Copy)]
+struct BatchPlace {
+    index: usize,
+    count: usize,
+    /// The time the later batches will take, if their runtimes say.
+    later: Option<Duration>,
+}
+
+/// How long a batch will run by its jobs' times (start delay, ramp, runtime), or `None`
+/// when a job ends by size only. A size-bound job with a runtime may end sooner.
+fn batch_time(batch: &[Arc<JobSpec>]) -> Option<Duration> {
+    batch
+        .iter()
+        .map(|j| Some(j.startdelay.1 + j.ramp_time + j.runtime?))
+        .try_fold(Duration::ZERO, |acc, t| Some(acc.max(t?)))
 }
 
 fn run_batch(
@@ -346,7 +370,7 @@ fn run_batch(
             &handles,
             &mut clones,
             batch,
-            clock,
+            (clock, ctx.place),
             observer,
             (&mut servers, &mut steady),
             &mut host,
@@ -473,7 +497,7 @@ fn sample_until_done(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
     clones: &mut [CloneSlot],
     batch: &[Arc<JobSpec>],
-    clock: Clock,
+    (clock, place): (Clock, BatchPlace),
     observer: &mut dyn Observer,
     (servers, steady): (&mut ServerWatch, &mut SteadyWatch),
     host: &mut crate::host::HostWatch,
@@ -498,7 +522,7 @@ fn sample_until_done(
         steady.poll(now_ns, clones);
         steady::exit_all(clones, batch);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
-            let progress = Progress::build(
+            let mut progress = Progress::build(
                 clones.iter().map(|c| {
                     (
                         c.counters.as_ref(),
@@ -511,6 +535,9 @@ fn sample_until_done(
                 &totals,
                 &mut last_totals,
             );
+            progress.batch = place.index;
+            progress.batches = place.count;
+            progress.later = place.later;
             observer.progress(&progress);
             last_ui = Instant::now();
         }

@@ -92,6 +92,8 @@ pub(super) fn prepare_job(
     for clone in 0..job.numjobs.max(1) {
         // fio says "Laying out IO file" once for every clone that lays files out.
         let mut announced = false;
+        // Bytes this clone's earlier files took to lay out, for the progress shown.
+        let mut laid = 0u64;
         let planned = plan::files_for_clone(job, clone);
         let nfiles = planned.len();
         for (i, f) in planned.iter().enumerate() {
@@ -115,12 +117,14 @@ pub(super) fn prepare_job(
                 files.insert(f.path.clone(), PreparedFile { size, len, basis });
                 continue;
             }
-            let mut announce = || {
-                if !announced {
-                    let total: u64 = planned.iter().filter_map(|p| p.len).sum::<u64>().max(len);
+            let total: u64 = planned.iter().filter_map(|p| p.len).sum::<u64>().max(len);
+            let mut announce = |written: Option<u64>| match written {
+                None if !announced => {
                     observer.laying_out(&job.name, nfiles, total);
                     announced = true;
                 }
+                None => {}
+                Some(w) => observer.layout_progress(&job.name, laid + w, total),
             };
             let remove = job.unlink || req.always_remove_created;
             if remove && known.is_none() && basis.is_none() {
@@ -170,6 +174,7 @@ pub(super) fn prepare_job(
                     ),
                 });
             }
+            laid += prepared.written;
             let size = prepared.size;
             files.insert(f.path.clone(), PreparedFile { size, len, basis });
         }

@@ -242,6 +242,154 @@ pub fn quick_line(p: &QuickProgress) -> String {
     s
 }
 
+/// A live line with a bar, before it is fitted to the terminal: `head [bar] tail…`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BarLine {
+    /// What runs: `[3/8] RND4K Q32T1 read`, `Jobs: 2 (f=2): [R(2)]`.
+    pub head: String,
+    /// Share done, 0..=1 (the bar).
+    pub fraction: f64,
+    /// Figures after the percentage, most important first (`123.4 MB/s`, `30.1k IOPS`):
+    /// the last ones are left out first when the terminal is narrow.
+    pub figures: Vec<String>,
+    /// Last on the line and always shown: `eta 01m:05s`.
+    pub eta: String,
+}
+
+/// A [`BarLine`] cut to a terminal's width: `head`, a bar of `bar` columns (0: none) in
+/// brackets, then `tail`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FittedLine {
+    pub head: String,
+    pub bar: usize,
+    pub tail: String,
+}
+
+/// The narrowest bar worth drawing; below it figures are dropped, then the bar.
+pub const MIN_BAR: usize = 10;
+
+impl FittedLine {
+    /// Columns the drawn line takes.
+    pub fn width(&self) -> usize {
+        let head = self.head.chars().count();
+        let bar = if self.bar > 0 { self.bar + 3 } else { 0 };
+        let gap = usize::from(head + bar > 0);
+        head + bar + gap + self.tail.chars().count()
+    }
+}
+
+/// Fits `line` into a terminal `columns` wide, leaving the last column free (a character
+/// there makes some terminals wrap before the next redraw, which leaves a stale line).
+/// Figures go first (last one first), then the bar, then the head is shortened with `…`;
+/// the percentage and the ETA always stay.
+pub fn fit_line(line: &BarLine, columns: usize) -> FittedLine {
+    let cols = columns.saturating_sub(1).max(1);
+    let pct = format!("{:3.0}%", (line.fraction * 100.0).clamp(0.0, 100.0));
+    let mut figures = line.figures.len();
+    loop {
+        let mut tail = pct.clone();
+        for f in &line.figures[..figures] {
+            tail.push_str("  ");
+            tail.push_str(f);
+        }
+        if !line.eta.is_empty() {
+            tail.push_str("  ");
+            tail.push_str(&line.eta);
+        }
+        let fixed = line.head.chars().count() + 1 + tail.chars().count();
+        // " [" + bar + "]"
+        if fixed + 3 + MIN_BAR <= cols {
+            return FittedLine {
+                head: line.head.clone(),
+                bar: cols - fixed - 3,
+                tail,
+            };
+        }
+        if figures > 0 {
+            figures -= 1;
+            continue;
+        }
+        let room = cols.saturating_sub(1 + tail.chars().count());
+        let head = shorten(&line.head, room);
+        let tail: String = if head.is_empty() {
+            tail.chars().take(cols).collect()
+        } else {
+            tail
+        };
+        return FittedLine { head, bar: 0, tail };
+    }
+}
+
+/// `text` cut to `room` columns with a `…` at the end.
+fn shorten(text: &str, room: usize) -> String {
+    let n = text.chars().count();
+    if n <= room {
+        return text.to_string();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut s: String = text.chars().take(room - 1).collect();
+    s.push('…');
+    s
+}
+
+/// The quick line's parts: `[3/8] RND4K Q32T1 read`, MB/s, IOPS, mean latency, the run's
+/// ETA.
+pub fn quick_bar(p: &QuickProgress) -> BarLine {
+    let mut figures = vec![
+        format!("{:.1} MB/s", p.bytes_per_sec as f64 / 1e6),
+        format!("{} IOPS", num2str(p.iops, 4, 1, false, Unit::None)),
+    ];
+    if p.mean_lat_ns > 0 {
+        figures.push(format!("avg {}", crate::quick::latency_text(p.mean_lat_ns)));
+    }
+    BarLine {
+        head: format!("[{}/{}] {} {}", p.index, p.count, p.test, p.direction),
+        fraction: p.percent_done / 100.0,
+        figures,
+        eta: format!("eta {}", eta_text(p.eta_secs)),
+    }
+}
+
+/// fio's status as a bar line: `Jobs: 1 (f=1): [m(1)]`, rates and IOPS per direction, and
+/// the ETA (of the whole run where the caller knows it).
+pub fn fio_bar(st: &EtaStatus) -> BarLine {
+    let pow2 = st.kb_base == 0 || st.kb_base.is_power_of_two();
+    let symbols: Vec<char> = st.states.iter().map(|j| j.symbol()).collect();
+    let head = format!(
+        "Jobs: {} (f={}): [{}]",
+        st.jobs_running,
+        st.files_open,
+        condense(&symbols)
+    );
+    const DIR: [char; 3] = ['r', 'w', 't'];
+    let active: Vec<usize> = (0..3)
+        .filter(|&d| st.rate_bytes[d] > 0 || st.iops[d] > 0)
+        .collect();
+    let mut figures = Vec::new();
+    if !active.is_empty() {
+        let unit = Unit::rate(st.unit_base);
+        let rate = |d: usize| num2str(st.rate_bytes[d] / 1024, 4, 1024, pow2, unit);
+        let iops = |d: usize| num2str(st.iops[d], 4, 1, false, Unit::None);
+        let join = |f: &dyn Fn(usize) -> String| {
+            active
+                .iter()
+                .map(|&d| format!("{}={}", DIR[d], f(d)))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        figures.push(join(&rate));
+        figures.push(format!("{} IOPS", join(&iops)));
+    }
+    BarLine {
+        head,
+        fraction: st.percent_done.unwrap_or(0.0) / 100.0,
+        figures,
+        eta: format!("eta {}", eta_text(st.eta_secs)),
+    }
+}
+
 /// Rewrites one terminal line in place: pads over a longer previous line, ends with `\r`.
 #[derive(Debug, Default)]
 pub struct StatusLine {
@@ -370,6 +518,70 @@ mod tests {
         assert!(EtaMode::Auto.show(true) && !EtaMode::Auto.show(false));
         assert!(EtaMode::Always.show(false) && !EtaMode::Never.show(true));
         assert_eq!(EtaMode::parse("always"), Some(EtaMode::Always));
+    }
+
+    fn sample_quick() -> QuickProgress {
+        QuickProgress {
+            index: 3,
+            count: 8,
+            test: "RND4K Q32T1".into(),
+            direction: "read".into(),
+            percent_done: 45.0,
+            bytes_per_sec: 123_400_000,
+            iops: 30_127,
+            mean_lat_ns: 1_062_000,
+            eta_secs: Some(65),
+        }
+    }
+
+    #[test]
+    fn bar_lines_fit_every_width() {
+        let line = quick_bar(&sample_quick());
+        let wide = fit_line(&line, 160);
+        assert_eq!(wide.head, "[3/8] RND4K Q32T1 read");
+        assert_eq!(
+            wide.tail,
+            " 45%  123.4 MB/s  30.1k IOPS  avg 1.06 ms  eta 01m:05s"
+        );
+        assert_eq!(wide.width(), 159);
+        let eighty = fit_line(&line, 80);
+        assert_eq!(eighty.width(), 79);
+        assert!(eighty.bar >= MIN_BAR, "{eighty:?}");
+        assert!(eighty.tail.contains("MB/s") && eighty.tail.ends_with("eta 01m:05s"));
+        for cols in 1..=200 {
+            let f = fit_line(&line, cols);
+            assert!(f.width() < cols.max(2), "{cols}: {f:?}");
+            if cols >= 40 {
+                assert!(
+                    f.tail.contains("45%") && f.tail.contains("eta"),
+                    "{cols}: {f:?}"
+                );
+            }
+        }
+        let narrow = fit_line(&line, 30);
+        assert_eq!((narrow.bar, narrow.head.as_str()), (0, "[3/8] RND4…"));
+    }
+
+    #[test]
+    fn fio_bar_keeps_fio_words() {
+        let st = EtaStatus {
+            jobs_running: 1,
+            files_open: 1,
+            states: vec![running(true, true, true)],
+            percent_done: Some(75.0),
+            rate_bytes: [46_387 * 1024, 46_080 * 1024, 0],
+            iops: [11_597, 11_520, 0],
+            eta_secs: Some(1),
+            kb_base: 1024,
+            unit_base: 8,
+            ..Default::default()
+        };
+        let f = fit_line(&fio_bar(&st), 120);
+        assert_eq!(f.head, "Jobs: 1 (f=1): [m(1)]");
+        assert_eq!(
+            f.tail,
+            " 75%  r=45.3MiB/s,w=45.0MiB/s  r=11.6k,w=11.5k IOPS  eta 00m:01s"
+        );
     }
 
     #[test]

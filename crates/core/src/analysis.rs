@@ -417,7 +417,7 @@ fn job_notes(
             "{name}: the client used {cpu_pct:.0}% CPU: the benchmark host, not the storage, may be the limit"
         )));
     }
-    if job.header.ioengine == "null" {
+    if storbench_job::catalogue::find(&job.header.ioengine).is_some_and(|e| e.does_no_io()) {
         return;
     }
     let network = job.targets.iter().any(|t| t.contains("://"));

@@ -1,11 +1,17 @@
-//! Where the suite runs: a local directory, or an NFS directory reached from user space.
+//! Where the suite runs: a local directory, or a directory on a file server reached from
+//! user space (a URL of a catalogue protocol with files: NFS today).
 
 use std::fmt;
 use std::path::PathBuf;
 
 use storbench_job::JobSpec;
+use storbench_job::catalogue::{self, DEFAULT_ENGINE};
+use storbench_job::target::{Target as Typed, url_protocol};
 
 use crate::error::FlagError;
+
+/// The option naming a file server engine's base URL, where its engine has one.
+const BASE_URL_OPTION: &str = "nfs_url";
 
 /// The `-d` directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,20 +22,18 @@ pub enum Target {
     /// to it, as bonnie++ does for `-d`): names are short relative paths, so each
     /// metadata operation walks one or two path components instead of the whole path.
     Cwd(PathBuf),
-    /// `nfs://host[:port]/export[/dir]`, without a trailing slash.
-    Nfs(String),
+    /// A URL of a protocol with files (`nfs://host[:port]/export[/dir]`), without a
+    /// trailing slash.
+    Remote(Typed),
 }
 
 impl Target {
-    /// Checks a local directory exists; takes NFS URLs as given (the engine checks them).
+    /// Checks a local directory exists; takes URLs of protocols with files as given (the
+    /// engine checks them).
     pub fn resolve(dir: &str) -> Result<Target, FlagError> {
-        if dir.starts_with("nfs://") {
-            if dir.len() <= "nfs://".len() {
-                return Err(FlagError::bad(
-                    "-d",
-                    dir,
-                    "expected nfs://host/export[/dir]",
-                ));
+        if let Some(p) = url_protocol(dir).filter(|p| p.metadata) {
+            if dir.len() <= p.scheme.len() + "://".len() {
+                return Err(FlagError::bad("-d", dir, format!("expected {}", p.form)));
             }
             let (path, query) = dir.split_once('?').unwrap_or((dir, ""));
             let path = path.trim_end_matches('/');
@@ -38,13 +42,20 @@ impl Target {
             } else {
                 format!("{path}?{query}")
             };
-            return Ok(Target::Nfs(url));
+            return Ok(Target::Remote(Typed::classify(&url)));
         }
         if dir.contains("://") {
+            let urls: Vec<String> = catalogue::protocols()
+                .filter(|p| p.metadata)
+                .map(|p| format!("{}://", p.scheme))
+                .collect();
             return Err(FlagError::bad(
                 "-d",
                 dir,
-                "only local directories and nfs:// URLs can hold bonnie's files",
+                format!(
+                    "only local directories and {} URLs can hold bonnie's files",
+                    urls.join(" or ")
+                ),
             ));
         }
         crate::config::absolute_dir(dir).map(Target::Local)
@@ -52,7 +63,7 @@ impl Target {
 
     /// True when every operation is a network round trip (no client cache).
     pub fn is_network(&self) -> bool {
-        matches!(self, Target::Nfs(_))
+        matches!(self, Target::Remote(t) if t.caps().network)
     }
 
     /// The path engines take for `name` inside the target directory.
@@ -60,9 +71,9 @@ impl Target {
         match self {
             Target::Local(dir) => dir.join(name).display().to_string(),
             Target::Cwd(_) => name.to_owned(),
-            Target::Nfs(url) => match url.split_once('?') {
+            Target::Remote(t) => match t.expose().split_once('?') {
                 Some((path, query)) => format!("{path}/{name}?{query}"),
-                None => format!("{url}/{name}"),
+                None => format!("{}/{name}", t.expose()),
             },
         }
     }
@@ -76,20 +87,26 @@ impl Target {
         }
     }
 
-    /// The engine job for this target: psync locally, the user-space NFS client otherwise.
+    /// The engine job for this target: psync locally, else the engine of the URL's
+    /// protocol (given the URL as its base too when it takes one, as the nfs engine's
+    /// `nfs_url`).
     pub fn job(&self, direct: bool) -> JobSpec {
         let mut job = JobSpec::new("bonnie");
         job.direct = direct;
         job.iodepth = 1;
         match self {
             Target::Local(dir) | Target::Cwd(dir) => {
-                job.ioengine = "psync".into();
+                job.ioengine = DEFAULT_ENGINE.into();
                 job.directories = vec![dir.display().to_string()];
             }
-            Target::Nfs(url) => {
-                job.ioengine = "nfs".into();
+            Target::Remote(t) => {
+                let url = t.expose().to_string();
+                let engine = t.engine();
+                job.ioengine = engine.map_or(DEFAULT_ENGINE, |e| e.name).into();
                 job.directories = vec![url.clone()];
-                job.engine_options = vec![("nfs_url".into(), url.clone())];
+                if engine.is_some_and(|e| e.options.contains(&BASE_URL_OPTION)) {
+                    job.engine_options = vec![(BASE_URL_OPTION.into(), url)];
+                }
             }
         }
         job
@@ -100,7 +117,7 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Target::Local(dir) | Target::Cwd(dir) => write!(f, "{}", dir.display()),
-            Target::Nfs(url) => f.write_str(url),
+            Target::Remote(t) => fmt::Display::fmt(t, f),
         }
     }
 }

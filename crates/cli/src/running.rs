@@ -35,16 +35,7 @@ pub fn check_scheme(target: &str) -> anyhow::Result<()> {
 /// tried once here (MOUNT, then UMNT).
 pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
     let parsed = NfsUrl::parse(url)?;
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    if !rest
-        .trim_start_matches(|c| c != '/' && c != '?')
-        .starts_with('/')
-    {
-        bail!(
-            "no export path in URL {url}: write nfs://host/export (nfs://host/ for a server \
-             that exports /)"
-        );
-    }
+    NfsUrl::require_export(url).map_err(anyhow::Error::msg)?;
     if directory {
         Client::mount(&parsed).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
     }

@@ -289,9 +289,7 @@ fn rate_limited_sequential_writes_cover_every_block_once() {
 #[test]
 fn cpus_allowed_pins_each_clone() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
-        return eprintln!("skipped: one CPU, nothing to pin apart");
-    }
+    storbench_testkit::require!(cpus >= 2, "one CPU, nothing to pin apart");
     let dir = tempfile::tempdir().unwrap();
     let line = "--ioengine=null --size=1g --time_based --runtime=3 --rw=read --name=a --cpus_allowed=1 --name=b --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split";
     let mut child = common::storbench()

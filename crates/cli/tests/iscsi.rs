@@ -231,10 +231,10 @@ fn writes_to_a_lun_holding_ext4_are_refused_and_leave_it_unchanged() {
         .args(["-q", "-F"])
         .arg(&lab.backing)
         .status();
-    if !mkfs.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: mkfs.ext4 (e2fsprogs) is not available");
-        return;
-    }
+    storbench_testkit::require!(
+        mkfs.is_ok_and(|s| s.success()),
+        "mkfs.ext4 (e2fsprogs) is not available"
+    );
     let before = std::fs::read(&lab.backing).unwrap();
     let out = fio(&lab, "write", &[])
         .failure()
@@ -550,10 +550,7 @@ fn a_loopback_run_records_the_servers_cpu() {
 /// counters were judged over all eight tests at once, so the link looked half idle.
 #[test]
 fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
-    if let Some(why) = tgtd::unavailable() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    storbench_testkit::require!(tgtd::unavailable());
     let Some(ns) = netns::shaped("1gbit") else {
         return;
     };

@@ -11,10 +11,7 @@ use common::system::{ChildGuard, wait_for};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 fn server() -> Option<Ganesha> {
-    if let Some(why) = ganesha::unavailable() {
-        eprintln!("skipped: {why}");
-        return None;
-    }
+    storbench_testkit::require!(ganesha::unavailable());
     Some(Ganesha::start().expect("start ganesha"))
 }
 

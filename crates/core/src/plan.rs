@@ -7,8 +7,10 @@ use storbench_job::{JobSpec, SizeSpec};
 /// A file a job uses, before it is opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FilePlan {
-    /// Path or URL.
+    /// Path or URL, as engines open it.
     pub path: String,
+    /// What `path` is, classified once here: the runner asks its capabilities.
+    pub target: Target,
     /// Bytes the job does IO over (the file is laid out to at least `offset + len`).
     pub len: Option<u64>,
 }
@@ -83,6 +85,7 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
     names
         .into_iter()
         .map(|path| FilePlan {
+            target: Target::classify(&path),
             path,
             len: per_file,
         })

@@ -52,6 +52,9 @@ pub struct EngineInfo {
     pub about: &'static str,
     /// Completes every IO inside the submit call, so `iodepth` has no effect.
     pub synchronous: bool,
+    /// Does work in threads other than the worker's (io_uring's kernel workers, POSIX
+    /// AIO's threads), whose CPU the runner attributes to the engine's jobs.
+    pub helper_threads: bool,
     pub serves: Serves,
     /// Its own options, by name: each is an option of the table (`options::find`) in the
     /// `Engine` category; a job giving one with another engine is refused.
@@ -62,6 +65,11 @@ impl EngineInfo {
     /// Whether `name` is this engine's name or one of its aliases.
     pub fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
+    }
+
+    /// Whether it does no IO at all (`null`): nothing to lay out, no device to judge.
+    pub fn does_no_io(&self) -> bool {
+        self.serves == Serves::Nothing
     }
 
     /// Whether its IOs move data on the target (quick refuses the others).
@@ -117,6 +125,7 @@ const fn local(
         aliases: &[],
         about,
         synchronous,
+        helper_threads: false,
         serves: Serves::Local,
         options,
     }
@@ -128,6 +137,7 @@ const fn metadata(name: &'static str, about: &'static str) -> EngineInfo {
         aliases: &[],
         about,
         synchronous: true,
+        helper_threads: false,
         serves: Serves::Metadata,
         options: &[],
     }
@@ -142,12 +152,15 @@ pub static ENGINES: &[EngineInfo] = &[
         &[],
         "pread()/pwrite() (fio's default on Linux)",
     ),
-    local(
-        "io_uring",
-        false,
-        IO_URING_OPTIONS,
-        "Linux io_uring, with fixed buffers, registered files, polling",
-    ),
+    EngineInfo {
+        helper_threads: true,
+        ..local(
+            "io_uring",
+            false,
+            IO_URING_OPTIONS,
+            "Linux io_uring, with fixed buffers, registered files, polling",
+        )
+    },
     local(
         "pvsync2",
         true,
@@ -160,13 +173,17 @@ pub static ENGINES: &[EngineInfo] = &[
         &["nowait"],
         "Linux native AIO (kernel syscalls, no libaio.so needed)",
     ),
-    local("posixaio", false, &[], "POSIX aio_read()/aio_write()"),
+    EngineInfo {
+        helper_threads: true,
+        ..local("posixaio", false, &[], "POSIX aio_read()/aio_write()")
+    },
     local("mmap", true, &[], "memcpy to and from a memory-mapped file"),
     EngineInfo {
         name: "null",
         aliases: &[],
         about: "Completes every IO at once without doing anything (overhead baseline)",
         synchronous: false,
+        helper_threads: false,
         serves: Serves::Nothing,
         options: &[],
     },
@@ -175,6 +192,7 @@ pub static ENGINES: &[EngineInfo] = &[
         aliases: &[],
         about: "User-space NFSv3 client: nfs://host/export/path, no mount needed",
         synchronous: false,
+        helper_threads: false,
         serves: Serves::Url(&NFS),
         options: &["nfs_url"],
     },
@@ -183,6 +201,7 @@ pub static ENGINES: &[EngineInfo] = &[
         aliases: &["iscsi"],
         about: "User-space iSCSI initiator: iscsi://host[:port]/iqn/lun, no login needed",
         synchronous: false,
+        helper_threads: false,
         serves: Serves::Url(&ISCSI),
         options: &[],
     },
@@ -193,6 +212,9 @@ pub static ENGINES: &[EngineInfo] = &[
 
 /// The engine a job gets when it names none, as fio's on Linux.
 pub const DEFAULT_ENGINE: &str = "psync";
+
+/// The local engines `quick` uses, best first: the first this kernel lets us create.
+pub const QUICK_LOCAL_ENGINES: &[&str] = &["io_uring", "libaio"];
 
 /// The engine answering to `name` (its name or an alias).
 pub fn find(name: &str) -> Option<&'static EngineInfo> {

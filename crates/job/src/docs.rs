@@ -18,7 +18,7 @@ const DIFFERENCES: &[&str] = &[
     "Engine options (`hipri`, `nfs_url`, …) may come before `--ioengine` on the command line; they are checked against the job's final engine.",
     "Option names must be written in full; fio's command line also accepts unambiguous prefixes.",
     "`bssplit` weights adding up to more than 100, `percentile_list` values of 0 or more than 20 values, and `nrfiles=0` are refused (fio accepts or half-accepts them).",
-    "In `filename` and `directory`, a `:` inside an `nfs://` or `iscsi://` URL (port, IQN) does not split the list; only a `:` followed by another `scheme://` does. `\\:` is a literal colon, as in fio.",
+    "In `filename` and `directory`, a `:` inside a URL (a port, an IQN) does not split the list; only a `:` followed by another `scheme://` does. `\\:` is a literal colon, as in fio.",
     "fio's warnings are kept as warnings (for example `time_based` without `runtime` runs until `size` is done); `--warnings-fatal` makes them errors. storbench adds one: an `iodepth` above 1 with a synchronous engine, where it has no effect.",
     "As in fio, a job file line is cut at its first `;` or `#`, every section whose name starts with `global` is a global section, `kb_base` is applied first within a section, and job-file `include` paths are tried as written, then next to the including file.",
     "Job files and included files must be regular files of at most 1 MiB (standard input, `-`, too is read up to 1 MiB): fio reads `/dev/zero` or `include /dev/zero` until memory runs out.",

@@ -50,6 +50,22 @@ impl NfsUrl {
             .is_some_and(|p| p.eq_ignore_ascii_case(b"nfs://"))
     }
 
+    /// Refuses a URL as typed that names no export (`nfs://host`, `nfs://host?uid=1`),
+    /// which [`NfsUrl::parse`] reads as the export `/`: a user who meant `/` writes it.
+    pub fn require_export(url: &str) -> Result<(), String> {
+        let rest = url.get("nfs://".len()..).unwrap_or_default();
+        if rest
+            .trim_start_matches(|c| c != '/' && c != '?')
+            .starts_with('/')
+        {
+            return Ok(());
+        }
+        Err(format!(
+            "no export path in URL {url}: write nfs://host/export (nfs://host/ for a server \
+             that exports /)"
+        ))
+    }
+
     pub fn parse(url: &str) -> Result<NfsUrl, NfsError> {
         let bad = |reason: String| NfsError::Url {
             url: url.to_string(),
@@ -319,6 +335,18 @@ pub fn normalise(path: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_export_must_be_named() {
+        assert!(NfsUrl::require_export("nfs://h/").is_ok());
+        assert!(NfsUrl::require_export("nfs://h:2049/e?uid=1").is_ok());
+        let e = NfsUrl::require_export("nfs://h?uid=1").unwrap_err();
+        assert!(
+            e.starts_with("no export path in URL nfs://h?uid=1: write"),
+            "{e}"
+        );
+        assert!(NfsUrl::require_export("nfs://h").is_err());
+    }
 
     #[test]
     fn full_url() {

@@ -142,7 +142,9 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
     // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
-    if let (Target::Nfs(_), Some(dir)) = (&cfg.target, &args.dir) {
+    if let (Target::Remote(t), Some(dir)) = (&cfg.target, &args.dir)
+        && t.protocol() == Some(&storbench_job::catalogue::NFS)
+    {
         crate::running::check_nfs_target(dir, true)?;
     }
     let _marker = mark_target_dir(&cfg)?;

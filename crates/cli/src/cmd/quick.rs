@@ -271,14 +271,22 @@ fn check_engine(target: &Target, engine: Option<&str>) -> anyhow::Result<()> {
     )
 }
 
-/// io_uring when this kernel lets us use it, else libaio.
+/// The first of the catalogue's choices for quick that this kernel lets us create
+/// (io_uring, else libaio).
 fn default_local_engine() -> String {
-    let mut probe = JobSpec::new("probe");
-    probe.ioengine = "io_uring".into();
-    match storbench_engines::create(&probe) {
-        Ok(_) => "io_uring".into(),
-        Err(_) => "libaio".into(),
-    }
+    let works = |name: &str| {
+        let mut probe = JobSpec::new("probe");
+        probe.ioengine = name.to_string();
+        storbench_engines::create(&probe).is_ok()
+    };
+    let choices = catalogue::QUICK_LOCAL_ENGINES;
+    let last = choices[choices.len() - 1];
+    choices
+        .iter()
+        .copied()
+        .find(|n| works(n))
+        .unwrap_or(last)
+        .to_string()
 }
 
 /// Whether a file in `dir` can be opened with O_DIRECT (creates and removes a probe file

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use storbench_job::JobSpec;
+use storbench_job::{JobSpec, catalogue};
 
 use super::*;
 /// Repeatable per-clone seed when `randrepeat`, else fresh entropy.
@@ -43,7 +43,7 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     let mut out = Vec::new();
     let real: Vec<Arc<JobSpec>> = jobs
         .iter()
-        .filter(|j| j.ioengine != "null")
+        .filter(|j| !catalogue::find(&j.ioengine).is_some_and(|e| e.does_no_io()))
         .cloned()
         .collect();
     for t in targets_of(&real) {
@@ -106,7 +106,7 @@ pub(super) fn helper_cpu(proc_start: Usage, sampler_start: Usage, outputs: &[Wor
 }
 
 pub(super) fn uses_helpers(engine: &str) -> bool {
-    matches!(engine, "io_uring" | "posixaio")
+    catalogue::find(engine).is_some_and(|e| e.helper_threads)
 }
 
 pub(super) fn total_ios_of(o: &WorkerOutput) -> u64 {

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
 use super::*;
@@ -160,7 +159,7 @@ pub(super) fn prepare_job(
             // Block devices too (BLKFLSBUF), as fio does on open; an iSCSI LUN has no local
             // cache and opening one costs a login.
             if job.invalidate
-                && Target::classify(&f.path).caps().page_cache
+                && f.target.caps().page_cache
                 && let Err(e) = invalidate(engine.as_mut(), &f.path)
                 && !job.direct
             {
@@ -224,8 +223,8 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         let planned = plan::files_for_clone(job, clone);
         let nfiles = planned.len();
         for f in &planned {
-            if f.path.contains("://")
-                || plan::is_device_like(&f.path)
+            if f.target.caps().network
+                || f.target.caps().device_like
                 || plan::is_char_device(&f.path)
             {
                 continue;
@@ -317,7 +316,7 @@ pub(super) fn check_devices(
             let planned = plan::files_for_clone(job, clone);
             let nfiles = planned.len();
             for f in planned {
-                if !plan::is_device_like(&f.path) {
+                if !f.target.caps().device_like {
                     continue;
                 }
                 let mut engine = factory(job)?;

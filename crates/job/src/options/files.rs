@@ -38,19 +38,19 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Str,
         C::Files,
         "",
-        "File, block device or URL (nfs://, iscsi://) to use; ':' separates several, '\\:' is a literal colon",
+        "File, block device or URL (see --enghelp) to use; ':' separates several, '\\:' is a literal colon",
         |b, v| {
             b.spec.filenames = split_paths(val(v)?)?;
             Ok(())
         },
     )
-    .note("A ':' inside an nfs:// or iscsi:// URL (port, IQN) does not split the list; only a ':' followed by another scheme:// does."),
+    .note("A ':' inside a URL (port, IQN) does not split the list; only a ':' followed by another scheme:// does."),
     OptDef::new(
         "directory",
         K::Str,
         C::Files,
         "",
-        "Directory (or nfs:// URL) for generated file names; ':' separates several, handed out to clones in turn",
+        "Directory (or URL of a file server) for generated file names; ':' separates several, handed out to clones in turn",
         |b, v| {
             b.spec.directories = split_paths(val(v)?)?;
             Ok(())
@@ -306,10 +306,10 @@ pub(crate) fn split_paths(s: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// `nfs` or `iscsi` as a whole list item: a URL typed with one slash or none (`nfs:/h/e`)
-/// would otherwise become a local directory `nfs` and a second path.
+/// A catalogue protocol's scheme (`nfs`) as a whole list item: a URL typed with one slash
+/// or none (`nfs:/h/e`) would otherwise become a local directory `nfs` and a second path.
 fn is_our_scheme(item: &str) -> bool {
-    item.eq_ignore_ascii_case("nfs") || item.eq_ignore_ascii_case("iscsi")
+    crate::catalogue::protocols().any(|p| p.scheme.eq_ignore_ascii_case(item))
 }
 
 #[cold]

@@ -161,7 +161,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "ioengine",
         K::Engine,
         C::Io,
-        "psync",
+        crate::catalogue::DEFAULT_ENGINE,
         "How IO is issued",
         |b, v| {
             b.spec.ioengine = engine::parse_engine(val(v)?)?.to_string();

@@ -10,6 +10,7 @@ use storbench_core::result::{
     CpuUsage, DepthStats, DirResult, DiskUtil, GroupResult, JobHeader, JobResult, LatBuckets,
     LatStats, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
 };
+use storbench_job::catalogue::DEFAULT_ENGINE;
 
 use super::{ImportError, empty_run, info_note, json_start};
 
@@ -418,7 +419,7 @@ fn header(opt: &dyn Fn(&str) -> Option<String>) -> JobHeader {
             .or_else(|| opt("readwrite"))
             .unwrap_or_else(|| "read".into()),
         bs: [(bs, bs); 3],
-        ioengine: opt("ioengine").unwrap_or_else(|| "psync".into()),
+        ioengine: opt("ioengine").unwrap_or_else(|| DEFAULT_ENGINE.into()),
         requested_ioengine: None,
         iodepth: opt("iodepth").and_then(|d| d.parse().ok()).unwrap_or(1),
         numjobs: opt("numjobs").and_then(|d| d.parse().ok()).unwrap_or(1),

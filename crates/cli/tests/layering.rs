@@ -1,0 +1,187 @@
+//! One place per concept, checked: protocol URL prefixes and engine names are spelled only
+//! in the engine catalogue (crates/job/src/catalogue.rs), in each engine's own file and in
+//! each protocol's client crate. Everything else asks a `Target` or the catalogue. Product
+//! code only: comments, `#[cfg(test)]` modules, tests and docs may name anything.
+
+use std::path::{Path, PathBuf};
+
+/// The catalogue, and the option table's engine options (which the catalogue names).
+const CATALOGUE: &[&str] = &[
+    "crates/job/src/catalogue.rs",
+    "crates/job/src/options/engine.rs",
+];
+
+/// Engine names that are also ordinary fio words elsewhere (`sync=`, the `sync` latency
+/// block, `verify=null`, JSON's `null`): not checked.
+const COMMON_WORDS: &[&str] = &["sync", "null"];
+
+/// URL prefixes, with the files (or folders, ending in `/`) allowed to spell them. `smb`
+/// and `nbd` are reserved for their protocols' crates and engines.
+const PREFIXES: &[(&str, &[&str])] = &[
+    (
+        "nfs://",
+        &[
+            "crates/nfs/",
+            "crates/engines/src/nfs.rs",
+            "crates/engines/src/nfs/",
+        ],
+    ),
+    (
+        "iscsi://",
+        &[
+            "crates/iscsi/",
+            "crates/engines/src/iscsi.rs",
+            "crates/cli/src/cmd/iscsi.rs",
+        ],
+    ),
+    (
+        "smb://",
+        &[
+            "crates/smb/",
+            "crates/engines/src/smb.rs",
+            "crates/engines/src/smb/",
+        ],
+    ),
+    (
+        "nbd://",
+        &[
+            "crates/nbd/",
+            "crates/engines/src/nbd.rs",
+            "crates/engines/src/nbd/",
+        ],
+    ),
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `crates/*/src`, as a path relative to the workspace root, except
+/// test-only crates and test files.
+fn product_files() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = root();
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        let src = krate.path().join("src");
+        if src.is_dir() && krate.file_name() != "testkit" {
+            walk(&src, &mut files);
+        }
+    }
+    let mut rel: Vec<String> = files
+        .iter()
+        .map(|p| {
+            p.strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|p| !p.ends_with("/tests.rs") && !p.contains("/tests/"))
+        .collect();
+    rel.sort();
+    rel
+}
+
+/// The file's code lines (number, text): no comments, nothing from `#[cfg(test)]` on.
+fn code_lines(path: &str) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap();
+    text.lines()
+        .enumerate()
+        .take_while(|(_, l)| l.trim() != "#[cfg(test)]")
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, l.to_string()))
+        .collect()
+}
+
+fn allowed(path: &str, places: &[&str]) -> bool {
+    CATALOGUE.contains(&path)
+        || places
+            .iter()
+            .any(|p| path == *p || (p.ends_with('/') && path.starts_with(p)))
+}
+
+/// The engine's own files: `crates/engines/src/MODULE.rs` (and its folder), where the file
+/// declares `pub const NAME: &str = "name";`.
+fn engine_files() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for f in product_files() {
+        let Some(module) = f
+            .strip_prefix("crates/engines/src/")
+            .and_then(|m| m.strip_suffix(".rs"))
+        else {
+            continue;
+        };
+        for (_, line) in code_lines(&f) {
+            if let Some(rest) = line.strip_prefix("pub const NAME: &str = \"") {
+                let name = rest.trim_end_matches("\";").to_string();
+                out.push((name, module.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn url_prefixes_live_with_their_protocol() {
+    let mut found = Vec::new();
+    for f in product_files() {
+        for (n, line) in code_lines(&f) {
+            for (prefix, places) in PREFIXES {
+                if line.contains(prefix) && !allowed(&f, places) {
+                    found.push(format!("{f}:{n}: {prefix}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "URL prefixes outside their protocol's files:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn engine_names_live_in_the_catalogue_and_their_engine() {
+    let engines = engine_files();
+    assert!(
+        engines.iter().any(|(n, m)| n == "libiscsi" && m == "iscsi"),
+        "{engines:?}"
+    );
+    let mut found = Vec::new();
+    for f in product_files() {
+        for (n, line) in code_lines(&f) {
+            for e in storbench_job::catalogue::ENGINES {
+                let module = engines.iter().find(|(n, _)| n == e.name).map(|(_, m)| m);
+                let own = module.map(|m| {
+                    [
+                        format!("crates/engines/src/{m}.rs"),
+                        format!("crates/engines/src/{m}/"),
+                    ]
+                });
+                let places: Vec<&str> = own.iter().flatten().map(String::as_str).collect();
+                for name in std::iter::once(&e.name).chain(e.aliases) {
+                    if COMMON_WORDS.contains(name) {
+                        continue;
+                    }
+                    if line.contains(&format!("\"{name}\"")) && !allowed(&f, &places) {
+                        found.push(format!("{f}:{n}: \"{name}\""));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "engine names outside the catalogue and their engine:\n{}",
+        found.join("\n")
+    );
+}

@@ -599,6 +599,7 @@ impl Client {
     /// One request, waited for: the result as [`Client::wait`] gives it. For set-up and
     /// tests, not the data path.
     pub fn call(&mut self, cmd: Cmd, offset: u64, buf: &mut [u8], fua: bool) -> Result<i64> {
+        self.alive()?;
         if self.in_flight() > 0 {
             return Err(self.invalid("a synchronous call with requests in flight".into()));
         }

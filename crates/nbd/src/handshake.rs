@@ -49,7 +49,9 @@ struct Hs<'a> {
 impl Hs<'_> {
     fn io(&self, e: io::Error) -> NbdError {
         match e.kind() {
-            io::ErrorKind::UnexpectedEof => NbdError::Closed {
+            io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe => NbdError::Closed {
                 server: self.server.into(),
                 during: DURING,
             },

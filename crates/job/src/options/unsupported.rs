@@ -215,7 +215,6 @@ pub const UNSUPPORTED_ENGINES: &[&str] = &[
     "mtd",
     "sg",
     "io_uring_cmd",
-    "nbd",
     "rdma",
     "rados",
     "rbd",

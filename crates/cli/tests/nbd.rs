@@ -72,7 +72,11 @@ fn io_totals_match_fio_nbd_engine() {
         if rest.contains("randrw") {
             // The read/write split of a random mix follows each tool's own random
             // sequence; the totals are the same.
-            assert_eq!((o[0] + o[2], o[1] + o[3]), (t[0] + t[2], t[1] + t[3]), "{rest}");
+            assert_eq!(
+                (o[0] + o[2], o[1] + o[3]),
+                (t[0] + t[2], t[1] + t[3]),
+                "{rest}"
+            );
         } else {
             assert_eq!(o, t, "{rest}");
         }
@@ -101,7 +105,10 @@ fn storbench_writes_verify_in_fio_and_back() {
     let run = sb(&words(&line(&srv.uri(), check)));
     let doc = run.json();
     assert_eq!(doc["jobs"][0]["error"], 0, "storbench: {}", run.stderr);
-    assert_eq!(doc["jobs"][0]["read"]["total_ios"], 256, "every block read back");
+    assert_eq!(
+        doc["jobs"][0]["read"]["total_ios"], 256,
+        "every block read back"
+    );
     // A corrupted block is found: fio rewrites one 4 KiB block without a header.
     let dir = tempfile::tempdir().unwrap();
     common::fio(
@@ -135,10 +142,19 @@ fn an_export_holding_a_file_system_is_refused() {
     }
     let before = std::fs::read(&backing).unwrap();
     let srv = Nbdkit::file(&backing).unwrap();
-    let run = sb(&words(&line(&srv.uri(), "--rw=randwrite --bs=4k --size=1M")));
+    let run = sb(&words(&line(
+        &srv.uri(),
+        "--rw=randwrite --bs=4k --size=1M",
+    )));
     let err = run.one_error_line();
-    assert!(err.contains("ext2/3/4") && err.contains("--allow-destructive"), "{err}");
-    assert!(std::fs::read(&backing).unwrap() == before, "the export was modified");
+    assert!(
+        err.contains("ext2/3/4") && err.contains("--allow-destructive"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&backing).unwrap() == before,
+        "the export was modified"
+    );
     // Reads are always allowed; the override writes.
     sb(&words(&line(&srv.uri(), "--rw=randread --bs=4k --size=1M"))).ok();
     let text = line(&srv.uri(), "--rw=write --bs=4k --size=64k");
@@ -167,7 +183,10 @@ fn bad_uris_and_servers_are_one_line_errors() {
         ("--ioengine=nbd --uri=http://h/x", "expected nbd://"),
         ("--ioengine=nbd", "needs uri="),
         ("--ioengine=nbd --uri=nbds://h/x", "TLS"),
-        ("--ioengine=psync --uri=nbd://h/x", "uri is an option of the nbd engine"),
+        (
+            "--ioengine=psync --uri=nbd://h/x",
+            "uri is an option of the nbd engine",
+        ),
     ] {
         let run = sb(&words(&format!("--name=j --rw=read --size=1M {args}")));
         let err = run.one_error_line();
@@ -206,13 +225,22 @@ fn quick_runs_on_an_export() {
     let srv = Nbdkit::memory("64M").unwrap();
     let run = Run::of(
         storbench()
-            .args(["--no-save", "quick", "--runtime=300ms", "--size=16M", "--json"])
+            .args([
+                "--no-save",
+                "quick",
+                "--runtime=300ms",
+                "--size=16M",
+                "--json",
+            ])
             .arg(srv.uri()),
     );
     let doc: serde_json::Value = serde_json::from_str(run.ok()).unwrap();
     assert_eq!(doc["targets"][0], srv.uri().as_str());
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 8, "{doc}");
-    assert!(tests.iter().all(|t| t["io_bytes"].as_u64() > Some(0)), "{doc}");
+    assert!(
+        tests.iter().all(|t| t["io_bytes"].as_u64() > Some(0)),
+        "{doc}"
+    );
     assert_eq!(tests[0]["server_cpu"]["process"], "nbdkit", "{doc}");
 }

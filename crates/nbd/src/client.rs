@@ -115,7 +115,9 @@ impl Requests for Table {
 
     fn done(&mut self, cookie: u64) -> std::result::Result<(), String> {
         let Some(s) = self.slot(cookie) else {
-            return Err(format!("completion for cookie {cookie:#x}, which is not in flight"));
+            return Err(format!(
+                "completion for cookie {cookie:#x}, which is not in flight"
+            ));
         };
         let s = *s;
         if s.errno == 0 && s.req.cmd == CMD_READ && s.covered != u64::from(s.req.len) {
@@ -187,12 +189,11 @@ impl Client {
     /// Connects to `url`'s server and negotiates its export.
     pub fn connect(url: &NbdUrl, cfg: Config) -> Result<Client> {
         let server = url.server();
-        let sock = Sock::connect(&url.endpoint, cfg.timeout).map_err(|source| {
-            NbdError::Connect {
+        let sock =
+            Sock::connect(&url.endpoint, cfg.timeout).map_err(|source| NbdError::Connect {
                 server: server.clone(),
                 source,
-            }
-        })?;
+            })?;
         let export = handshake::negotiate(&sock, &server, &url.export, cfg.timeout)?;
         let window = cfg.window.clamp(1, 1 << 20);
         let slots = vec![
@@ -316,7 +317,10 @@ impl Client {
         if fua {
             needs(TF_SEND_FUA, "FUA (forced unit access)")?;
         }
-        if offset.checked_add(u64::from(len)).is_none_or(|end| end > e.size) {
+        if offset
+            .checked_add(u64::from(len))
+            .is_none_or(|end| end > e.size)
+        {
             return Err(self.invalid(format!(
                 "{name} of {len} bytes at offset {offset} is beyond the export's {} bytes",
                 e.size
@@ -603,7 +607,8 @@ impl Client {
         if self.in_flight() > 0 {
             return Err(self.invalid("a synchronous call with requests in flight".into()));
         }
-        let len = u32::try_from(buf.len()).map_err(|_| self.invalid("request over 4 GiB".into()))?;
+        let len =
+            u32::try_from(buf.len()).map_err(|_| self.invalid("request over 4 GiB".into()))?;
         // SAFETY: `buf` outlives the wait below, which returns only when the request is
         // done or the connection unusable.
         unsafe { self.submit(u64::MAX, cmd, offset, len, buf.as_mut_ptr(), fua)? };

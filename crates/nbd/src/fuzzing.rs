@@ -52,9 +52,10 @@ impl Table {
 
     /// Whether the guard bytes after each buffer are untouched.
     pub fn guards_intact(&self) -> bool {
-        self.reqs.iter().zip(&self.bufs).all(|(r, b)| {
-            b[r.1.len as usize..].iter().all(|&x| x == 0xAA)
-        })
+        self.reqs
+            .iter()
+            .zip(&self.bufs)
+            .all(|(r, b)| b[r.1.len as usize..].iter().all(|&x| x == 0xAA))
     }
 }
 
@@ -116,7 +117,11 @@ pub fn replies(data: &[u8]) {
     let mut seen = table.finished.clone();
     seen.sort_unstable();
     seen.dedup();
-    assert_eq!(seen.len(), table.finished.len(), "a request completed twice");
+    assert_eq!(
+        seen.len(),
+        table.finished.len(),
+        "a request completed twice"
+    );
 
     let _ = proto::parse_info(stream);
     if let Ok(head) = <&[u8; 20]>::try_from(stream.get(..20).unwrap_or(&[])) {

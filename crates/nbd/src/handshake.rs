@@ -201,7 +201,9 @@ pub(crate) fn negotiate(
                 Info::Other(_) => {}
             },
             REP_ACK if got_export => return Ok(e),
-            REP_ACK => return Err(hs.bad("NBD_OPT_GO acknowledged without the export's size".into())),
+            REP_ACK => {
+                return Err(hs.bad("NBD_OPT_GO acknowledged without the export's size".into()));
+            }
             k if k == REP_FLAG_ERROR | 1 => return export_name(&hs, e, no_zeroes),
             k if k & REP_FLAG_ERROR != 0 => {
                 return Err(hs.refused(&format!("export {export:?} refused"), k, &data));

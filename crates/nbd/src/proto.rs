@@ -123,8 +123,15 @@ pub fn parse_opt_reply(b: &[u8; 20]) -> Result<OptReply, String> {
 /// What an `NBD_REP_INFO` reply says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Info {
-    Export { size: u64, flags: u16 },
-    BlockSize { min: u32, preferred: u32, max: u32 },
+    Export {
+        size: u64,
+        flags: u16,
+    },
+    BlockSize {
+        min: u32,
+        preferred: u32,
+        max: u32,
+    },
     /// Information not asked for or not used (name, description).
     Other(u16),
 }
@@ -159,10 +166,9 @@ pub fn parse_info(data: &[u8]) -> Result<Info, String> {
                 max,
             })
         }
-        INFO_EXPORT | INFO_BLOCK_SIZE => Err(format!(
-            "NBD_REP_INFO type {kind} of {} bytes",
-            data.len()
-        )),
+        INFO_EXPORT | INFO_BLOCK_SIZE => {
+            Err(format!("NBD_REP_INFO type {kind} of {} bytes", data.len()))
+        }
         k => Ok(Info::Other(k)),
     }
 }
@@ -235,8 +241,8 @@ mod tests {
         assert_eq!(
             b,
             [
-                0x25, 0x60, 0x95, 0x13, 0, 1, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0,
-                0x10, 0, 0, 0, 2, 0
+                0x25, 0x60, 0x95, 0x13, 0, 1, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0x10,
+                0, 0, 0, 2, 0
             ]
         );
     }

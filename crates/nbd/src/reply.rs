@@ -198,8 +198,12 @@ impl Decoder {
     }
 
     fn find(&self, reqs: &mut dyn Requests) -> Result<InFlight, String> {
-        reqs.find(self.cookie)
-            .ok_or_else(|| format!("reply for cookie {:#x}, which is not in flight", self.cookie))
+        reqs.find(self.cookie).ok_or_else(|| {
+            format!(
+                "reply for cookie {:#x}, which is not in flight",
+                self.cookie
+            )
+        })
     }
 
     fn simple(&mut self, reqs: &mut dyn Requests) -> Result<(), String> {
@@ -256,10 +260,7 @@ impl Decoder {
             }
             REPLY_TYPE_OFFSET_DATA | REPLY_TYPE_OFFSET_HOLE => {
                 if req.cmd != CMD_READ {
-                    return Err(format!(
-                        "data chunk in the reply to {}",
-                        cmd_name(req.cmd)
-                    ));
+                    return Err(format!("data chunk in the reply to {}", cmd_name(req.cmd)));
                 }
                 if self.kind == REPLY_TYPE_OFFSET_HOLE {
                     need(12, true)?;
@@ -313,7 +314,11 @@ impl Decoder {
             _ => {
                 let errno = be32(&self.small[..4]);
                 let msg_len = usize::from(be16(&self.small[4..6]));
-                let extra = if self.kind == REPLY_TYPE_ERROR_OFFSET { 8 } else { 0 };
+                let extra = if self.kind == REPLY_TYPE_ERROR_OFFSET {
+                    8
+                } else {
+                    0
+                };
                 if errno == 0 {
                     return Err("error chunk with error number 0".into());
                 }

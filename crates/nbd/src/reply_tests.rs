@@ -116,26 +116,54 @@ fn malformed_replies_are_errors() {
     malformed(false, &[0xde, 0xad, 0xbe, 0xef], "reply magic 0xdeadbeef");
     malformed(false, &chunk(1, 0, 3, &[]), "not agreed");
     // A data chunk reaching past the READ, or before it.
-    malformed(true, &data_chunk(1, 1, 4097, b"12345678"), "outside the READ");
+    malformed(
+        true,
+        &data_chunk(1, 1, 4097, b"12345678"),
+        "outside the READ",
+    );
     malformed(true, &data_chunk(1, 1, 4000, b"1"), "outside the READ");
-    malformed(true, &data_chunk(1, 1, u64::MAX - 2, b"1234"), "outside the READ");
+    malformed(
+        true,
+        &data_chunk(1, 1, u64::MAX - 2, b"1234"),
+        "outside the READ",
+    );
     // A READ said to be done before its data covered it.
     malformed(true, &data_chunk(1, 1, 4096, b"1234"), "short READ");
-    malformed(true, &data_chunk(1, 2, 0, b"1234"), "data chunk in the reply to WRITE");
-    malformed(true, &chunk(0, REPLY_TYPE_NONE, 3, &[]), "without the DONE flag");
+    malformed(
+        true,
+        &data_chunk(1, 2, 0, b"1234"),
+        "data chunk in the reply to WRITE",
+    );
+    malformed(
+        true,
+        &chunk(0, REPLY_TYPE_NONE, 3, &[]),
+        "without the DONE flag",
+    );
     malformed(true, &chunk(1, REPLY_TYPE_NONE, 3, &[0]), "expected 0");
     malformed(true, &chunk(1, 5, 1, &[0; 8]), "not asked for");
-    malformed(true, &chunk(1, REPLY_TYPE_OFFSET_HOLE, 1, &[0; 11]), "expected 12");
+    malformed(
+        true,
+        &chunk(1, REPLY_TYPE_OFFSET_HOLE, 1, &[0; 11]),
+        "expected 12",
+    );
     let mut zero_hole = 4096u64.to_be_bytes().to_vec();
     zero_hole.extend_from_slice(&0u32.to_be_bytes());
-    malformed(true, &chunk(1, REPLY_TYPE_OFFSET_HOLE, 1, &zero_hole), "length 0");
+    malformed(
+        true,
+        &chunk(1, REPLY_TYPE_OFFSET_HOLE, 1, &zero_hole),
+        "length 0",
+    );
     let mut p = 0u32.to_be_bytes().to_vec();
     p.extend_from_slice(&0u16.to_be_bytes());
     malformed(true, &chunk(1, REPLY_TYPE_ERROR, 1, &p), "error number 0");
     let mut p = 5u32.to_be_bytes().to_vec();
     p.extend_from_slice(&10u16.to_be_bytes());
     malformed(true, &chunk(1, REPLY_TYPE_ERROR, 1, &p), "10-byte message");
-    malformed(true, &chunk(1, REPLY_TYPE_ERROR, 1, &vec![1; 6000]), "error chunk of 6000");
+    malformed(
+        true,
+        &chunk(1, REPLY_TYPE_ERROR, 1, &vec![1; 6000]),
+        "error chunk of 6000",
+    );
 }
 
 #[test]

@@ -63,8 +63,7 @@ fn pipelined_round_trip(uri: &str, structured: bool) {
         while next < blocks.len() {
             let buf = back[next].as_mut_ptr();
             // SAFETY: `back` outlives every wait of this loop.
-            if !unsafe { c.submit(next as u64, Cmd::Read, blocks[next], 4096, buf, false) }
-                .unwrap()
+            if !unsafe { c.submit(next as u64, Cmd::Read, blocks[next], 4096, buf, false) }.unwrap()
             {
                 break;
             }
@@ -105,9 +104,15 @@ fn large_reads_land_directly() {
     let s = Nbdkit::memory("16M").unwrap();
     let mut c = connect(&s.uri(), 4).unwrap();
     let mut data = pattern(1 << 20, 4 << 20);
-    assert_eq!(c.call(Cmd::Write, 1 << 20, &mut data, false).unwrap(), 4 << 20);
+    assert_eq!(
+        c.call(Cmd::Write, 1 << 20, &mut data, false).unwrap(),
+        4 << 20
+    );
     let mut back = vec![0u8; 4 << 20];
-    assert_eq!(c.call(Cmd::Read, 1 << 20, &mut back, false).unwrap(), 4 << 20);
+    assert_eq!(
+        c.call(Cmd::Read, 1 << 20, &mut back, false).unwrap(),
+        4 << 20
+    );
     assert!(back == data);
 }
 
@@ -119,14 +124,21 @@ fn flush_trim_zeroes_and_fua() {
     let mut ones = vec![1u8; 8192];
     assert_eq!(c.call(Cmd::Write, 0, &mut ones, true).unwrap(), 8192);
     assert_eq!(c.call(Cmd::Flush, 0, &mut [], false).unwrap(), 0);
-    assert_eq!(c.call(Cmd::Trim, 0, &mut ones[..4096], false).unwrap(), 4096);
     assert_eq!(
-        c.call(Cmd::WriteZeroes, 4096, &mut ones[..4096], true).unwrap(),
+        c.call(Cmd::Trim, 0, &mut ones[..4096], false).unwrap(),
+        4096
+    );
+    assert_eq!(
+        c.call(Cmd::WriteZeroes, 4096, &mut ones[..4096], true)
+            .unwrap(),
         4096
     );
     let mut back = vec![9u8; 8192];
     c.call(Cmd::Read, 0, &mut back, false).unwrap();
-    assert!(back.iter().all(|&b| b == 0), "trimmed and zeroed blocks read as zeros");
+    assert!(
+        back.iter().all(|&b| b == 0),
+        "trimmed and zeroed blocks read as zeros"
+    );
 }
 
 #[test]
@@ -151,10 +163,18 @@ fn refused_requests_are_not_sent() {
     let s = Nbdkit::start(Listen::Tcp, &["-r"], &["memory", "1M"]).unwrap();
     let mut c = connect(&s.uri(), 2).unwrap();
     let mut b = vec![0u8; 4096];
-    let e = c.call(Cmd::Write, 0, &mut b, false).unwrap_err().to_string();
+    let e = c
+        .call(Cmd::Write, 0, &mut b, false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("WRITE on a read-only export"), "{e}");
-    let e = c.call(Cmd::Read, (1 << 20) - 512, &mut b, false).unwrap_err();
-    assert!(e.to_string().contains("beyond the export's 1048576 bytes"), "{e}");
+    let e = c
+        .call(Cmd::Read, (1 << 20) - 512, &mut b, false)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("beyond the export's 1048576 bytes"),
+        "{e}"
+    );
     assert_eq!(c.call(Cmd::Read, 0, &mut b, false).unwrap(), 4096);
 }
 
@@ -214,12 +234,18 @@ fn handshake_error(serve: fn(std::net::TcpStream)) -> String {
 #[test]
 fn a_server_that_closes_the_handshake() {
     let e = handshake_error(|s| drop(s));
-    assert!(e.contains("closed the connection during the handshake"), "{e}");
+    assert!(
+        e.contains("closed the connection during the handshake"),
+        "{e}"
+    );
     let e = handshake_error(|mut s| {
         let _ = s.write_all(b"NBDMAGICIHAVEOPT\x00\x03");
         let _ = s.read(&mut [0u8; 4]);
     });
-    assert!(e.contains("closed the connection during the handshake"), "{e}");
+    assert!(
+        e.contains("closed the connection during the handshake"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -247,7 +273,10 @@ fn a_silent_server_times_out_in_the_handshake() {
         std::thread::sleep(Duration::from_secs(4));
         drop(s)
     });
-    assert!(e.contains("no answer within 2 s during the handshake"), "{e}");
+    assert!(
+        e.contains("no answer within 2 s during the handshake"),
+        "{e}"
+    );
     assert!(t.elapsed() < Duration::from_secs(4));
 }
 
@@ -262,5 +291,58 @@ fn nothing_listening_is_a_connect_error() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.starts_with("cannot connect to NBD server 127.0.0.1:"), "{e}");
+    assert!(
+        e.starts_with("cannot connect to NBD server 127.0.0.1:"),
+        "{e}"
+    );
+}
+
+/// Reads one option (IHAVEOPT, number, length, data) and returns its number.
+fn read_option(s: &mut std::net::TcpStream) -> u32 {
+    let mut h = [0u8; 16];
+    s.read_exact(&mut h).unwrap();
+    let len = u32::from_be_bytes(h[12..16].try_into().unwrap());
+    let mut data = vec![0u8; len as usize];
+    s.read_exact(&mut data).unwrap();
+    u32::from_be_bytes(h[8..12].try_into().unwrap())
+}
+
+fn opt_reply(option: u32, kind: u32) -> Vec<u8> {
+    let mut b = 0x0003_e889_0455_65a9u64.to_be_bytes().to_vec();
+    b.extend_from_slice(&option.to_be_bytes());
+    b.extend_from_slice(&kind.to_be_bytes());
+    b.extend_from_slice(&0u32.to_be_bytes());
+    b
+}
+
+#[test]
+fn a_server_without_opt_go_gets_export_name() {
+    let uri = fake_server(|mut s| {
+        s.write_all(b"NBDMAGICIHAVEOPT\x00\x03").unwrap();
+        s.read_exact(&mut [0u8; 4]).unwrap();
+        // Neither structured replies nor NBD_OPT_GO: NBD_REP_ERR_UNSUP to both.
+        for _ in 0..2 {
+            let o = read_option(&mut s);
+            s.write_all(&opt_reply(o, (1 << 31) | 1)).unwrap();
+        }
+        assert_eq!(read_option(&mut s), 1, "NBD_OPT_EXPORT_NAME");
+        let mut b = (1u64 << 20).to_be_bytes().to_vec();
+        b.extend_from_slice(&0x0003u16.to_be_bytes()); // HAS_FLAGS | READ_ONLY
+        s.write_all(&b).unwrap(); // no zeroes: both sides agreed NO_ZEROES
+        // One READ, answered with a simple reply.
+        let mut req = [0u8; 28];
+        s.read_exact(&mut req).unwrap();
+        let mut r = 0x6744_6698u32.to_be_bytes().to_vec();
+        r.extend_from_slice(&0u32.to_be_bytes());
+        r.extend_from_slice(&req[8..16]);
+        r.extend_from_slice(&[7u8; 512]);
+        s.write_all(&r).unwrap();
+        let _ = s.read(&mut [0u8; 28]);
+    });
+    let mut c = connect(&uri, 1).unwrap();
+    assert_eq!(c.export().size, 1 << 20);
+    assert!(c.export().read_only() && !c.export().structured);
+    let mut b = [0u8; 512];
+    assert_eq!(c.call(Cmd::Read, 0, &mut b, false).unwrap(), 512);
+    assert_eq!(b, [7u8; 512]);
 }

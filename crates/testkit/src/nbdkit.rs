@@ -63,7 +63,9 @@ impl Nbdkit {
     }
 
     fn spawn(listen: &Listen, flags: &[&str], plugin_args: &[&str]) -> io::Result<Nbdkit> {
-        let dir = tempfile::Builder::new().prefix("storbench-nbdkit").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("storbench-nbdkit")
+            .tempdir()?;
         let log = dir.path().join("nbdkit.log");
         let mut cmd = Command::new("nbdkit");
         cmd.args(["-f", "--log=stderr"]);

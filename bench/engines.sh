@@ -85,10 +85,11 @@ timed() {
     }
 }
 
-# json_ios FILE: total IOs (reads and writes) and IOPS over all jobs ("ios iops").
+# json_ios FILE: total IOs (reads and writes) and IOPS over all jobs ("ios iops"). fio's
+# nbd engine prints "fio: connected to NBD server" before the document: skipped.
 json_ios() {
-    jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
-           | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
+    sed -n '/^{/,$p' "$1" | jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
+           | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"'
 }
 
 # measure TOOL NAME ARGS...: prints "iops cpu_ns_per_io rss_kb"
@@ -243,14 +244,14 @@ if selected nbd; then
     NBDKIT_PID=$!
     # Stopped by its PID on every exit path.
     trap 'cleanup; kill "$NBDKIT_PID" 2>/dev/null || true' EXIT
+    uri=nbd://127.0.0.1:$NBD_PORT/
+    # Written once, so reads return data rather than the plugin's holes; retried until
+    # nbdkit listens.
     for _ in $(seq 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$NBD_PORT") 2>/dev/null && break
+        fio --name=nbdfill --ioengine=nbd "--uri=$uri" --rw=write --bs=1M --size=1G \
+            --iodepth=8 --output=/dev/null >/dev/null 2>&1 && break
         sleep 0.1
     done
-    uri=nbd://127.0.0.1:$NBD_PORT/
-    # Written once, so reads return data rather than the plugin's holes.
-    fio --name=nbdfill --ioengine=nbd "--uri=$uri" --rw=write --bs=1M --size=1G --iodepth=8 \
-        --output=/dev/null >/dev/null
     compare "nbd qd32 nbdkit memory" 1.0 - - - --name=nbd --ioengine=nbd "--uri=$uri" \
         --size=1g --iodepth=32 "${common[@]}"
     kill "$NBDKIT_PID" 2>/dev/null || true

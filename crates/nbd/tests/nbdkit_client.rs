@@ -233,7 +233,7 @@ fn handshake_error(serve: fn(std::net::TcpStream)) -> String {
 
 #[test]
 fn a_server_that_closes_the_handshake() {
-    let e = handshake_error(|s| drop(s));
+    let e = handshake_error(drop);
     assert!(
         e.contains("closed the connection during the handshake"),
         "{e}"

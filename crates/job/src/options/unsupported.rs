@@ -169,7 +169,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "nonvectored",
     "force_async",
     "cmd_type",
-    "uri",
     "bindname",
     "verb",
     "clustername",

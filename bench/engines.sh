@@ -11,6 +11,8 @@
 #   direct  4k randread O_DIRECT, io_uring QD32, 1 GiB file on ext4       IOPS within +-5%
 #   verify  1 MiB sequential write + verify of a file in /dev/shm, verify=crc32c, md5,
 #           sha256 (VERIFY_SIZE, default 1g); rate over the whole run   >= 1.0x fio
+#   nbd     4k randread QD32 of nbdkit's memory plugin (1 GiB, written once by fio) on
+#           127.0.0.1, --ioengine=nbd --uri=nbd://… (fio: libnbd)            IOPS >= 1.0x fio
 #   article the TrueNAS article's randrw command (12 jobs x 256 MiB, posixaio QD32, O_DIRECT,
 #           ramp 10 s, runtime 10 s) in EXT4_DIR                          peak RSS <= fio
 #
@@ -26,6 +28,7 @@
 #   ROUNDS      runs per tool and workload (default 3)
 #   STORBENCH   storbench binary (default: built here with cargo --release)
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workload (default /var/tmp)
+#   NBD_PORT    port for the nbd workload's nbdkit (default 10809)
 #   ENGINE_LOOP=1  use crates/engines/examples/engine_loop instead of `storbench fio` (engine
 #               overhead only, without the runner; for use before the CLI exists)
 set -euo pipefail
@@ -82,10 +85,11 @@ timed() {
     }
 }
 
-# json_ios FILE: total IOs (reads and writes) and IOPS over all jobs ("ios iops").
+# json_ios FILE: total IOs (reads and writes) and IOPS over all jobs ("ios iops"). fio's
+# nbd engine prints "fio: connected to NBD server" before the document: skipped.
 json_ios() {
-    jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
-           | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"' "$1"
+    sed -n '/^{/,$p' "$1" | jq -r '[.jobs[] | .read.total_ios + .write.total_ios] as $n
+           | [.jobs[] | .read.iops + .write.iops] as $i | "\($n | add) \($i | add)"'
 }
 
 # measure TOOL NAME ARGS...: prints "iops cpu_ns_per_io rss_kb"
@@ -231,6 +235,27 @@ if selected verify; then
             --rw=write --bs=1m "--size=${VERIFY_SIZE:-1g}" --ioengine=psync "--verify=$t"
     done
     WALL_RATE=0
+fi
+
+if selected nbd; then
+    need nbdkit nbdkit
+    NBD_PORT=${NBD_PORT:-10809}
+    nbdkit -f -i 127.0.0.1 -p "$NBD_PORT" memory 1G &
+    NBDKIT_PID=$!
+    # Stopped by its PID on every exit path.
+    trap 'cleanup; kill "$NBDKIT_PID" 2>/dev/null || true' EXIT
+    uri=nbd://127.0.0.1:$NBD_PORT/
+    # Written once, so reads return data rather than the plugin's holes; retried until
+    # nbdkit listens.
+    for _ in $(seq 50); do
+        fio --name=nbdfill --ioengine=nbd "--uri=$uri" --rw=write --bs=1M --size=1G \
+            --iodepth=8 --output=/dev/null >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    compare "nbd qd32 nbdkit memory" 1.0 - - - --name=nbd --ioengine=nbd "--uri=$uri" \
+        --size=1g --iodepth=32 "${common[@]}"
+    kill "$NBDKIT_PID" 2>/dev/null || true
+    wait "$NBDKIT_PID" 2>/dev/null || true
 fi
 
 if selected article; then

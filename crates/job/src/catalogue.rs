@@ -105,6 +105,15 @@ pub const ISCSI: Protocol = Protocol {
     metadata: false,
 };
 
+/// `nbd://host[:port][/export]`; `nbd+unix:///export?socket=PATH` is the same protocol
+/// over a Unix-domain socket (see [`protocol`]).
+pub const NBD: Protocol = Protocol {
+    scheme: "nbd",
+    form: "nbd://host[:port]/export",
+    device_like: true,
+    metadata: false,
+};
+
 const IO_URING_OPTIONS: &[&str] = &[
     "hipri",
     "sqthread_poll",
@@ -205,6 +214,14 @@ pub static ENGINES: &[EngineInfo] = &[
         serves: Serves::Url(&ISCSI),
         options: &[],
     },
+    EngineInfo {
+        name: "nbd",
+        aliases: &[],
+        about: "User-space NBD client: uri=nbd://host[:port]/export, no nbd device needed",
+        synchronous: false,
+        serves: Serves::Url(&NBD),
+        options: &["uri"],
+    },
     metadata("filecreate", "Each IO creates a file (metadata benchmark)"),
     metadata("filestat", "Each IO stats a file (metadata benchmark)"),
     metadata("filedelete", "Each IO deletes a file (metadata benchmark)"),
@@ -236,9 +253,11 @@ pub fn protocols() -> impl Iterator<Item = &'static Protocol> {
     })
 }
 
-/// The protocol of `scheme`, if storbench reaches it.
+/// The protocol of `scheme`, if storbench reaches it. `PROTO+TRANSPORT` (`nbd+unix`) is
+/// `PROTO` over another transport, which its client parses (or refuses in one line).
 pub fn protocol(scheme: &str) -> Option<&'static Protocol> {
-    protocols().find(|p| p.scheme == scheme)
+    let base = scheme.split_once('+').map_or(scheme, |(b, _)| b);
+    protocols().find(|p| p.scheme == base)
 }
 
 /// The engines that move data on `protocol`'s targets (`None`: local ones), by name.

@@ -3,6 +3,7 @@
 pub mod alloc;
 pub mod fuzz;
 pub mod ganesha;
+pub mod nbdkit;
 pub mod netns;
 pub mod ports;
 pub mod tgtd;

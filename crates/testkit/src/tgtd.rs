@@ -399,7 +399,7 @@ type SpawnRequest = (Command, mpsc::Sender<io::Result<Child>>);
 /// fires when the *thread* that forked exits, so a daemon spawned from a short-lived test
 /// thread (a restart in a helper thread) would be killed at once; the keeper thread only
 /// ends with the process, which is exactly when the daemon must go.
-fn spawn_from_keeper(cmd: Command) -> io::Result<Child> {
+pub(crate) fn spawn_from_keeper(cmd: Command) -> io::Result<Child> {
     static KEEPER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
     let keeper = KEEPER.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<SpawnRequest>();

@@ -182,6 +182,8 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     if let Some(engine) = typed.engine() {
         if typed.protocol() == Some(&catalogue::NFS) {
             crate::running::check_nfs_target(target, true)?;
+        } else if typed.protocol() == Some(&catalogue::NBD) {
+            storbench_nbd::NbdUrl::parse(target)?;
         } else {
             check_iscsi_url(target)?;
         }

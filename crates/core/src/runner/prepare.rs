@@ -310,7 +310,8 @@ pub(super) fn check_devices(
     factory: &EngineFactory,
 ) -> Result<(), EngineError> {
     let mut checked: Vec<(String, u64, u64)> = Vec::new();
-    for job in jobs.iter().filter(|j| j.rw.kind.writes()) {
+    // A verify_only job of a write workload reads and checks: it writes nothing.
+    for job in jobs.iter().filter(|j| j.rw.kind.writes() && !j.verify.only) {
         let align = job.bs.iter().map(|b| b.min()).min().unwrap_or(4096).max(1);
         for clone in 0..job.numjobs.max(1) {
             let planned = plan::files_for_clone(job, clone);

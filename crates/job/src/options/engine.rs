@@ -135,7 +135,51 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     ),
+    OptDef::new(
+        "uri",
+        K::Str,
+        C::Engine,
+        "",
+        "The NBD export: nbd://host[:port][/export] or nbd+unix:///[export]?socket=PATH",
+        |b, v| {
+            push(b, "uri", val(v)?.to_string());
+            Ok(())
+        },
+    )
+    .note("The export is the job's one file; its size is the server's."),
 ];
+
+/// fio's nbd engine takes its export from `uri=` and names the job's one file after
+/// `filename` (or `nbd`); storbench makes the URI the job's file, so lay-out, the device
+/// checks and the engine all see the export. An `nbd://` file name serves as well.
+pub(crate) fn nbd_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
+    if job.ioengine != "nbd" {
+        return Ok(());
+    }
+    let uri = job
+        .engine_options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "uri")
+        .map(|(_, v)| v.clone());
+    let is_uri = |f: &str| f.starts_with("nbd://") || f.starts_with("nbd+unix://");
+    match uri {
+        Some(u) if is_uri(&u) => {
+            job.filenames = vec![u];
+            job.nrfiles = 1;
+            Ok(())
+        }
+        Some(u) if u.starts_with("nbds") => Err(format!(
+            "uri={u}: TLS (nbds://) is not supported by storbench's NBD client; use nbd:// to \
+             a server that allows plain connections"
+        )),
+        Some(u) => Err(format!(
+            "uri={u}: expected nbd://host[:port][/export] or nbd+unix:///export?socket=PATH"
+        )),
+        None if job.filenames.len() == 1 && is_uri(&job.filenames[0]) => Ok(()),
+        None => Err("the nbd engine needs uri=nbd://host[:port][/export]".into()),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@ mod verify;
 
 use crate::build::JobBuilder;
 
-pub(crate) use engine::check_engine_options;
+pub(crate) use engine::{check_engine_options, nbd_target};
 pub(crate) use logs::fix_logs;
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;

@@ -7,9 +7,9 @@
 
 use aes::Aes128;
 use aes::cipher::{BlockEncrypt, KeyInit};
+use cmac::Cmac;
 use ghash::GHash;
 use ghash::universal_hash::UniversalHash;
-use cmac::Cmac;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256, Sha512};
 
@@ -70,7 +70,12 @@ pub struct Keys {
 
 /// Derives the signing and encryption keys from the session key ([MS-SMB2] 3.2.5.3.1).
 /// `cipher_bits` is 128 or 256 (the key length of the negotiated cipher).
-pub fn derive_keys(dialect: u16, session_key: &[u8; 16], preauth: &Preauth, cipher_bits: u32) -> Keys {
+pub fn derive_keys(
+    dialect: u16,
+    session_key: &[u8; 16],
+    preauth: &Preauth,
+    cipher_bits: u32,
+) -> Keys {
     match dialect {
         SMB202 | SMB210 => Keys {
             signing: *session_key,
@@ -129,7 +134,8 @@ impl std::fmt::Debug for Signer {
 
 /// One signature being computed over a message's pieces, in order. The header piece must
 /// have its signature field zeroed (see [`crate::header::zero_signature`]). Lives on the
-/// stack: signing a message allocates nothing.
+/// stack: signing a message allocates nothing (hence no boxing of the larger variants).
+#[allow(clippy::large_enum_variant)]
 pub enum Mac16 {
     Hmac(HmacSha256),
     Cmac(Cmac<Aes128>),
@@ -211,12 +217,12 @@ impl Signer {
     /// `cancel` are the nonce's role bits.
     pub fn start(&self, message_id: u64, response: bool, cancel: bool) -> Mac16 {
         match self.alg {
-            SignAlg::HmacSha256 => Mac16::Hmac(
-                <HmacSha256 as Mac>::new_from_slice(&self.key).expect("any key length"),
-            ),
-            SignAlg::AesCmac => Mac16::Cmac(
-                <Cmac<Aes128> as Mac>::new_from_slice(&self.key).expect("16-byte key"),
-            ),
+            SignAlg::HmacSha256 => {
+                Mac16::Hmac(<HmacSha256 as Mac>::new_from_slice(&self.key).expect("any key length"))
+            }
+            SignAlg::AesCmac => {
+                Mac16::Cmac(<Cmac<Aes128> as Mac>::new_from_slice(&self.key).expect("16-byte key"))
+            }
             SignAlg::AesGmac => {
                 let mut nonce = [0u8; 12];
                 nonce[..8].copy_from_slice(&message_id.to_le_bytes());
@@ -275,7 +281,9 @@ mod tests {
 
     #[test]
     fn aes_cmac_matches_rfc4493() {
-        let key: [u8; 16] = hex("2b7e1516 28aed2a6 abf71588 09cf4f3c").try_into().unwrap();
+        let key: [u8; 16] = hex("2b7e1516 28aed2a6 abf71588 09cf4f3c")
+            .try_into()
+            .unwrap();
         let s = Signer::new(SignAlg::AesCmac, key);
         let msg = hex("6bc1bee2 2e409f96 e93d7e11 7393172a");
         assert_eq!(

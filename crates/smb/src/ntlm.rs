@@ -72,7 +72,9 @@ pub fn client_flags(anonymous: bool) -> u32 {
         | NEGOTIATE_KEY_EXCH
         | NEGOTIATE_56;
     if anonymous {
-        f |= NEGOTIATE_ANONYMOUS;
+        // No password, no session key to exchange: Samba refuses a key-exchange field
+        // without one.
+        f = (f | NEGOTIATE_ANONYMOUS) & !NEGOTIATE_KEY_EXCH;
     }
     f
 }
@@ -102,7 +104,9 @@ pub fn parse_challenge(blob: &[u8]) -> Result<Challenge, DecodeError> {
     let start = blob
         .windows(SIGNATURE.len())
         .position(|w| w == SIGNATURE)
-        .ok_or(DecodeError::Invalid("no NTLMSSP message in the security blob"))?;
+        .ok_or(DecodeError::Invalid(
+            "no NTLMSSP message in the security blob",
+        ))?;
     let m = &blob[start..];
     let mut r = Rd::at(m, 8)?;
     let kind = r.u32()?;
@@ -176,12 +180,7 @@ pub struct V2 {
 
 /// NTLMv2 responses ([MS-NLMP] 3.3.2) for a challenge, at `time` (FILETIME) with
 /// `client_challenge`. The LM response is zeros when the server sent a timestamp.
-pub fn v2_response(
-    c: &Credentials,
-    ch: &Challenge,
-    time: u64,
-    client_challenge: [u8; 8],
-) -> V2 {
+pub fn v2_response(c: &Credentials, ch: &Challenge, time: u64, client_challenge: [u8; 8]) -> V2 {
     let key = ntowf_v2(c);
     let mut temp = Vec::with_capacity(32 + ch.target_info.len());
     temp.extend_from_slice(&[1, 1, 0, 0, 0, 0, 0, 0]);
@@ -249,7 +248,12 @@ pub fn authenticate(
             rc4(&v2.session_base_key, &mut sealed);
             (v2.nt_response, v2.lm_response, random_key, sealed.to_vec())
         } else {
-            (v2.nt_response, v2.lm_response, v2.session_base_key, Vec::new())
+            (
+                v2.nt_response,
+                v2.lm_response,
+                v2.session_base_key,
+                Vec::new(),
+            )
         }
     };
     if c.anonymous() {
@@ -305,10 +309,8 @@ mod tests {
             domain: "Domain".into(),
             password: "Password".into(),
         };
-        let ti = hex(
-            "02 00 0c 00 44 00 6f 00 6d 00 61 00 69 00 6e 00
-             01 00 0c 00 53 00 65 00 72 00 76 00 65 00 72 00 00 00 00 00",
-        );
+        let ti = hex("02 00 0c 00 44 00 6f 00 6d 00 61 00 69 00 6e 00
+             01 00 0c 00 53 00 65 00 72 00 76 00 65 00 72 00 00 00 00 00");
         let ch = Challenge {
             flags: 0xe28a_8233,
             server_challenge: [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef],

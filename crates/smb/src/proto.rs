@@ -65,7 +65,7 @@ pub fn negotiate_body(n: &NegotiateReq) -> Vec<u8> {
         return b;
     }
     // Contexts start 8-aligned counting from the header.
-    while (HEADER_LEN + b.len()) % 8 != 0 {
+    while !(HEADER_LEN + b.len()).is_multiple_of(8) {
         b.push(0);
     }
     let off = (HEADER_LEN + b.len()) as u32;
@@ -73,7 +73,7 @@ pub fn negotiate_body(n: &NegotiateReq) -> Vec<u8> {
     let mut count = 0u16;
     let mut ctx = |b: &mut Vec<u8>, kind: u16, data: &[u8]| {
         if count > 0 {
-            while (HEADER_LEN + b.len()) % 8 != 0 {
+            while !(HEADER_LEN + b.len()).is_multiple_of(8) {
                 b.push(0);
             }
         }

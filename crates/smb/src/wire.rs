@@ -104,7 +104,7 @@ pub fn set_u64(v: &mut [u8], at: usize, x: u64) {
 }
 
 pub fn pad8(v: &mut Vec<u8>) {
-    while v.len() % 8 != 0 {
+    while !v.len().is_multiple_of(8) {
         v.push(0);
     }
 }

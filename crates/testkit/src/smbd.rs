@@ -77,8 +77,7 @@ impl Smbd {
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
         for sub in [
-            "share", "guest", "private", "priv", "lock", "state", "cache", "pid", "log",
-            "ncalrpc",
+            "share", "guest", "private", "priv", "lock", "state", "cache", "pid", "log", "ncalrpc",
         ] {
             fs::create_dir(dir.path().join(sub)).map_err(|e| format!("create {sub} dir: {e}"))?;
         }
@@ -144,9 +143,7 @@ impl Smbd {
         if guest {
             cmd.arg("-N");
         } else {
-            cmd.arg("-U")
-                .arg(&self.user)
-                .env("PASSWD", &self.password);
+            cmd.arg("-U").arg(&self.user).env("PASSWD", &self.password);
         }
         let out = cmd
             .stdin(Stdio::null())
@@ -290,7 +287,10 @@ impl Smbd {
             }
             if Instant::now() > deadline {
                 self.stop();
-                return Err(format!("smbd did not listen on port {} within 20 s", self.port));
+                return Err(format!(
+                    "smbd did not listen on port {} within 20 s",
+                    self.port
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

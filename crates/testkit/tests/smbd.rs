@@ -28,5 +28,8 @@ fn smbd_serves_user_guest_and_denies_private_and_stops() {
     let bad = s.smbclient(SHARE, true, "ls").unwrap_err();
     assert!(bad.contains("NT_STATUS_"), "{bad}");
     drop(s);
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "smbd {pid} still runs");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "smbd {pid} still runs"
+    );
 }

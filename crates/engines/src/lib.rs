@@ -24,6 +24,7 @@ pub mod sync;
 // Network engines (their own files): `pub mod nfs;` and `pub mod iscsi;` go here.
 pub mod iscsi;
 pub mod nfs;
+pub mod smb;
 
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;

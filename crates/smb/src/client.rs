@@ -217,6 +217,32 @@ impl Client {
         )
     }
 
+    /// As [`Client::open`], with every write of this handle written through to stable
+    /// storage before it is acknowledged (`sync=1`).
+    pub fn open_write_through(
+        &mut self,
+        path: &str,
+        create: bool,
+        exclusive: bool,
+    ) -> Result<(FileId, FileInfo)> {
+        let disp = match (create, exclusive) {
+            (true, true) => disposition::CREATE,
+            (true, false) => disposition::OPEN_IF,
+            _ => disposition::OPEN,
+        };
+        self.create(
+            path,
+            access::GENERIC_READ | access::GENERIC_WRITE | access::DELETE | access::SYNCHRONIZE,
+            disp,
+            options::NON_DIRECTORY_FILE | options::WRITE_THROUGH,
+        )
+    }
+
+    /// Waits for every IO in flight (their completions stay queued for `reap`).
+    pub fn quiesce(&mut self) -> Result<()> {
+        self.conn.quiesce()
+    }
+
     /// Opens a file read-only (shares whose user may not write).
     pub fn open_read(&mut self, path: &str) -> Result<(FileId, FileInfo)> {
         self.create(

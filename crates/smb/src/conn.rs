@@ -572,6 +572,16 @@ impl Conn {
         Ok(())
     }
 
+    /// Sends what is staged and waits until every request has its reply (completions stay
+    /// queued for `reap`): a FLUSH after it covers every write issued before it.
+    pub fn quiesce(&mut self) -> Result<()> {
+        self.commit()?;
+        while self.in_flight > 0 {
+            self.receive("reply")?;
+        }
+        Ok(())
+    }
+
     /// Collects at least `min` completions into `out` (fewer only at an error).
     pub fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()> {
         self.commit()?;

@@ -77,6 +77,23 @@ impl NtStatus {
         })
     }
 
+    /// The errno a local file system would give for this status (EIO when none fits).
+    pub fn errno(self) -> i32 {
+        match self.0 {
+            0xC000_0034 | 0xC000_003A | 0xC000_0056 => libc::ENOENT,
+            0xC000_0035 => libc::EEXIST,
+            0xC000_0022 => libc::EACCES,
+            0xC000_007F => libc::ENOSPC,
+            0xC000_0101 => libc::ENOTEMPTY,
+            0xC000_00BA => libc::EISDIR,
+            0xC000_0103 => libc::ENOTDIR,
+            0xC000_0033 => libc::EINVAL,
+            0xC000_0043 => libc::EBUSY,
+            0xC000_00BB | 0xC000_0002 => libc::EOPNOTSUPP,
+            _ => libc::EIO,
+        }
+    }
+
     /// What a user should read into a status, for the common refusals.
     fn hint(self) -> Option<&'static str> {
         Some(match self.0 {

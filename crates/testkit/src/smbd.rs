@@ -302,15 +302,20 @@ impl Smbd {
             return;
         };
         let pid = c.id() as i32;
-        // smbd forks one process per connection and may start samba-dcerpcd: all are its
-        // descendants; find them before the parent goes (they are re-parented after).
-        let family = descendants(pid);
-        // SAFETY: signalling our own child and the processes it started, by PID.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        for &p in &family {
-            // SAFETY: as above.
-            unsafe { libc::kill(p, libc::SIGTERM) };
+        // smbd forks one process per connection and may start samba-dcerpcd (share lists)
+        // with its rpcd_* workers, which leave smbd's family: find them all, by descent and
+        // by this instance's own configuration file on their command line, before the
+        // parent goes.
+        let mut family = descendants(pid);
+        for p in using_config(&self.config()) {
+            if !family.contains(&p) && p != pid {
+                family.push(p);
+            }
         }
+        // smbd first: it stops the children it knows and reaps them (an orphan's zombie
+        // would wait for an init that may not reap); whatever remains is signalled after.
+        // SAFETY: signalling our own child by PID.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = c.try_wait() {
@@ -320,6 +325,16 @@ impl Smbd {
         }
         let _ = c.kill();
         let _ = c.wait();
+        for &p in &family {
+            if alive(p) {
+                // SAFETY: signalling the processes our child started, by PID.
+                unsafe { libc::kill(p, libc::SIGTERM) };
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while family.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         for p in family {
             if alive(p) {
                 // SAFETY: as above.
@@ -373,6 +388,25 @@ fn answers(port: u16) -> bool {
 
 fn alive(pid: i32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"))
+}
+
+/// PIDs of the processes started with `--configfile=<config>` (Samba's helpers).
+fn using_config(config: &Path) -> Vec<i32> {
+    let want = format!("--configfile={}", config.display());
+    let mut out = Vec::new();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.split(|&b| b == 0).any(|arg| arg == want.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 /// PIDs of every live descendant of `root` (from /proc's parent links).

@@ -464,6 +464,45 @@ impl Client {
         }
     }
 
+    /// The server's shares (srvsvc NetrShareEnum over `IPC$`'s named pipe); `cfg.share` is
+    /// ignored.
+    pub fn list_shares(cfg: &ClientConfig) -> Result<Vec<crate::rpc::Share>> {
+        let mut cfg = cfg.clone();
+        cfg.share = "IPC$".into();
+        let mut c = Client::connect(&cfg)?;
+        let (pipe, _) = c.create(
+            "srvsvc",
+            access::GENERIC_READ | access::GENERIC_WRITE | access::SYNCHRONIZE,
+            disposition::OPEN,
+            0,
+        )?;
+        let r = c.share_enum(pipe, &cfg.host);
+        let closed = c.close(pipe);
+        let shares = r?;
+        closed?;
+        c.logoff()?;
+        Ok(shares)
+    }
+
+    fn share_enum(&mut self, pipe: FileId, host: &str) -> Result<Vec<crate::rpc::Share>> {
+        let mut buf = vec![0u8; 65536];
+        self.write_at(pipe, 0, &crate::rpc::bind(1))?;
+        let n = self.read_at(pipe, 0, &mut buf)? as usize;
+        crate::rpc::parse_bind_ack(&buf[..n]).map_err(|e| self.conn.garbage("srvsvc BIND", e))?;
+        self.write_at(pipe, 0, &crate::rpc::share_enum(2, host))?;
+        let mut stub = Vec::new();
+        loop {
+            let n = self.read_at(pipe, 0, &mut buf)? as usize;
+            let last = crate::rpc::response_fragment(&buf[..n], &mut stub)
+                .map_err(|e| self.conn.garbage("srvsvc NetrShareEnum", e))?;
+            if last {
+                break;
+            }
+        }
+        crate::rpc::parse_share_enum(&stub)
+            .map_err(|e| self.conn.garbage("srvsvc NetrShareEnum", e))
+    }
+
     /// TREE_DISCONNECT and LOGOFF (best effort: the connection closes anyway).
     pub fn logoff(mut self) -> Result<()> {
         let h = self

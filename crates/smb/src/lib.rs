@@ -10,6 +10,7 @@ pub mod error;
 pub mod header;
 pub mod ntlm;
 pub mod proto;
+pub mod rpc;
 pub mod seal;
 pub mod spnego;
 pub mod url;

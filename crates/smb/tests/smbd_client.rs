@@ -248,3 +248,30 @@ fn smb_pipelined_ios_complete_by_message_id_within_the_credit_window() {
     assert!(fs::read(s.share_dir(SHARE).join("pipe")).unwrap() == data);
     c.unlink("pipe").unwrap();
 }
+
+#[test]
+fn smb_share_list_names_every_share() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    for who in [format!("{}@", s.user()), String::new()] {
+        let u = SmbUrl::parse(&format!("smb://{who}127.0.0.1:{}/IPC$", s.port)).unwrap();
+        let cfg = ClientConfig::from_url(&u, Some(s.password().into())).unwrap();
+        let shares = Client::list_shares(&cfg).unwrap_or_else(|e| panic!("{e}\n{}", s.log()));
+        let mut names: Vec<(&str, &str)> = shares
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind_name()))
+            .collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                ("IPC$", "IPC"),
+                (GUEST_SHARE, "disk"),
+                (PRIVATE_SHARE, "disk"),
+                (SHARE, "disk")
+            ],
+            "{who}"
+        );
+    }
+}

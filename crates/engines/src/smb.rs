@@ -77,7 +77,7 @@ impl SmbEngine {
                 have.display()
             ))),
             _ => {
-                let pw = std::env::var(PASSWORD_ENV).ok();
+                let pw = storbench_smb::url::password_from_env();
                 let cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
                 self.client = Some(Client::connect(&cfg).map_err(to_engine)?);
                 let rel = url.path.clone();

@@ -16,6 +16,21 @@ use crate::error::SmbError;
 /// The environment variable the password is read from.
 pub const PASSWORD_ENV: &str = "STORBENCH_SMB_PASSWORD";
 
+static PROMPTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Keeps a password typed at a prompt for every connection of this process.
+pub fn set_prompted(password: String) {
+    let _ = PROMPTED.set(password);
+}
+
+/// The password from the environment, else the one typed at the prompt.
+pub fn password_from_env() -> Option<String> {
+    std::env::var(PASSWORD_ENV)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .or_else(|| PROMPTED.get().cloned())
+}
+
 pub const DEFAULT_PORT: u16 = 445;
 
 #[derive(Clone, PartialEq, Eq)]

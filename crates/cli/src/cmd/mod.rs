@@ -17,6 +17,7 @@ pub mod report;
 pub mod rm;
 pub mod save;
 pub mod show;
+pub mod smb;
 pub mod time;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Quick(args) => quick::run_quick(args, &cli.store),
         Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
+        Command::Smb(args) => smb::run(args),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
     }
 }

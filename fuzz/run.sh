@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(job:job_file job:fio_args nfs:replies nfs:url iscsi:decoders iscsi:url store:import)
+ALL=(job:job_file job:fio_args nfs:replies nfs:url iscsi:decoders iscsi:url smb:replies smb:url store:import)
 seconds=${FUZZ_SECONDS:-20}
 sanitizer=${FUZZ_SANITIZER:-address}
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-${CARGO_TARGET_DIR:-$PWD/target}/fuzz}

@@ -7,6 +7,8 @@ pub mod client;
 pub mod conn;
 pub mod crypto;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod header;
 pub mod ntlm;
 pub mod proto;

@@ -1,5 +1,6 @@
 //! `smb://[user[;domain][:password]@]host[:port]/share[/path][?options]`, the SMB URL
-//! convention (as gvfs and smbclient spell it).
+//! convention (as gvfs and smbclient spell it). The query ends at the next `/` and the path
+//! goes on after it (`smb://h/s/dir?seal=1/job.0.0`), as for `nfs://`.
 //!
 //! Options: `seal=1` (encrypt even if the server does not require it), `sign=1` (sign even
 //! if not required), `vers=2.0.2|2.1|3.0|3.0.2|3.1.1` (highest dialect offered),
@@ -65,8 +66,17 @@ impl SmbUrl {
         let rest = url
             .strip_prefix("smb://")
             .ok_or_else(|| bad("must start with smb://"))?;
+        // The query ends at the next `/`, and what follows continues the path, so that a
+        // directory URL with options can have file names appended (fio's --directory).
+        let joined;
         let (rest, query) = match rest.split_once('?') {
-            Some((r, q)) => (r, Some(q)),
+            Some((r, q)) => match q.split_once('/') {
+                Some((q, more)) => {
+                    joined = format!("{}/{more}", r.trim_end_matches('/'));
+                    (joined.as_str(), Some(q))
+                }
+                None => (r, Some(q)),
+            },
             None => (rest, None),
         };
         let (auth, rest) = match rest.rsplit_once('@') {
@@ -293,6 +303,14 @@ mod tests {
         assert_eq!(u.credentials(None).password, "s@cret");
         assert!(!format!("{u:?}").contains("cret"));
         assert_eq!(u.display(), "smb://WORK;alice@nas.lan:4455/data/bench/f1");
+    }
+
+    #[test]
+    fn options_may_stand_before_appended_file_names() {
+        let u = SmbUrl::parse("smb://h/s/dir?seal=1&vers=3.0/job.0.0").unwrap();
+        assert_eq!(u.path, "dir/job.0.0");
+        assert!(u.seal);
+        assert_eq!(u.max_dialect, SMB300);
     }
 
     #[test]

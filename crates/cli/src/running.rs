@@ -8,6 +8,8 @@ use storbench_core::redact;
 use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
+use storbench_job::catalogue::{self, Serves};
+use storbench_job::target::{Target, url_protocol};
 use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).
@@ -15,41 +17,16 @@ pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     storbench_engines::create(job)
 }
 
-/// The network engine a target URL needs, if any.
+/// The engine a URL target needs (the catalogue's engine for its protocol), if any.
 pub fn engine_for_url(target: &str) -> Option<&'static str> {
-    if target.starts_with("nfs://") {
-        Some("nfs")
-    } else if target.starts_with("iscsi://") {
-        Some("libiscsi")
-    } else {
-        None
-    }
+    Target::classify(target).engine().map(|e| e.name)
 }
 
 /// Refuses a target written as a URL (`scheme://…` or `scheme:/…`) of a kind storbench
 /// cannot reach, instead of taking it for a local path; a local path that exists (a
 /// directory named `foo:`) is still a path.
 pub fn check_scheme(target: &str) -> anyhow::Result<()> {
-    let Some((scheme, rest)) = target.split_once(':') else {
-        return Ok(());
-    };
-    let is_scheme = scheme
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !is_scheme || !rest.starts_with('/') || engine_for_url(target).is_some() {
-        return Ok(());
-    }
-    if std::path::Path::new(target).exists() {
-        return Ok(());
-    }
-    bail!(
-        "unsupported URL scheme {scheme:?} in {target}: use a path, nfs://host/export or \
-         iscsi://host/iqn/lun"
-    );
+    Target::parse(target).map(drop).map_err(anyhow::Error::msg)
 }
 
 /// Checks an `nfs://` URL as the user typed it, before storbench joins its own file names
@@ -58,7 +35,7 @@ pub fn check_scheme(target: &str) -> anyhow::Result<()> {
 /// tried once here (MOUNT, then UMNT).
 pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
     let parsed = NfsUrl::parse(url)?;
-    let rest = &url["nfs://".len()..];
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     if !rest
         .trim_start_matches(|c| c != '/' && c != '?')
         .starts_with('/')
@@ -74,8 +51,30 @@ pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] for every
-/// NFS URL (each checked once).
+/// Checks an `smb://` URL before the run: it must parse (a password in it draws one
+/// warning; a user without one gets it from `STORBENCH_SMB_PASSWORD` or a prompt), and a
+/// directory (where storbench creates files) must be reachable: one login, tree connect and
+/// stat, so bad credentials or a missing share are one line before any banner.
+pub fn check_smb_target(url: &str, directory: bool) -> anyhow::Result<()> {
+    let parsed = storbench_smb::SmbUrl::parse(url)?;
+    crate::secrets::prepare_smb([url])?;
+    if directory {
+        let pw = storbench_smb::url::password_from_env();
+        let cfg = storbench_smb::ClientConfig::from_url(&parsed, pw)?;
+        let mut c = storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+        if !parsed.path.is_empty() {
+            let info = c.stat(&parsed.path).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+            if !info.is_dir() {
+                bail!("smb: {} is not a directory", parsed.display());
+            }
+        }
+        let _ = c.logoff();
+    }
+    Ok(())
+}
+
+/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] or
+/// [`check_smb_target`] for every NFS or SMB URL (each checked once).
 pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     let mut checked: Vec<(&str, bool)> = Vec::new();
     for job in jobs {
@@ -84,8 +83,14 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
         let base = options_value(job, "nfs_url").map(|u| (u, true));
         for (url, dir) in files.chain(dirs).chain(base) {
             check_scheme(url)?;
-            if NfsUrl::is_nfs(url) && !checked.contains(&(url, dir)) {
-                check_nfs_target(url, dir)?;
+            let protocol = url_protocol(url);
+            let ours = protocol == Some(&catalogue::NFS) || protocol == Some(&catalogue::SMB);
+            if ours && !checked.contains(&(url, dir)) {
+                if protocol == Some(&catalogue::NFS) {
+                    check_nfs_target(url, dir)?;
+                } else {
+                    check_smb_target(url, dir)?;
+                }
                 checked.push((url, dir));
             }
         }
@@ -104,40 +109,33 @@ fn options_value<'j>(job: &'j JobSpec, key: &str) -> Option<&'j str> {
 /// engine at its default it is switched (so a copied command line just works); when the user
 /// chose a local engine explicitly, that is an error.
 pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
-    if job.ioengine == "nfs"
-        && job.filenames.is_empty()
+    // The nfs engine's base URL (an option only that engine takes) names its directory.
+    if job.filenames.is_empty()
         && job.directories.is_empty()
         && let Some(url) = options_value(job, "nfs_url")
     {
         job.directories = vec![url.to_owned()];
     }
-    let target = job
-        .filenames
-        .first()
-        .or(job.directories.first())
-        .cloned()
-        .unwrap_or_default();
-    let Some(wanted) = engine_for_url(&target) else {
+    let first = job.filenames.first().or(job.directories.first());
+    let target = Target::classify(first.map_or("", String::as_str));
+    let Some(wanted) = target.engine() else {
         return Ok(());
     };
     let explicit = job.options.iter().any(|(k, _)| k == "ioengine");
     // fio's metadata engines run over whatever engine serves the target.
-    let meta_engine = matches!(
-        job.ioengine.as_str(),
-        "filecreate" | "filestat" | "filedelete"
-    );
-    let same = job.ioengine == wanted
-        || (wanted == "libiscsi" && job.ioengine == "iscsi")
-        || (wanted == "nfs" && meta_engine);
+    let same = catalogue::find(&job.ioengine).is_some_and(|e| {
+        e.name == wanted.name || (e.serves == Serves::Metadata && e.reaches(target.protocol()))
+    });
     if !same {
         if explicit {
             bail!(
-                "{}: ioengine={} cannot reach {target}; use --ioengine={wanted}",
+                "{}: ioengine={} cannot reach {target}; use --ioengine={}",
                 job.name,
-                job.ioengine
+                job.ioengine,
+                wanted.name
             );
         }
-        job.ioengine = wanted.to_string();
+        job.ioengine = wanted.name.to_string();
     }
     Ok(())
 }

@@ -10,6 +10,8 @@ use std::sync::Once;
 
 use storbench_iscsi::Url;
 use storbench_iscsi::url::{MUTUAL_SECRET_ENV, SECRET_ENV, set_prompted};
+use storbench_job::catalogue;
+use storbench_job::target::url_protocol;
 
 static WARNED: Once = Once::new();
 
@@ -18,7 +20,7 @@ static WARNED: Once = Once::new();
 pub fn prepare_iscsi<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
     let urls: Vec<Url> = targets
         .into_iter()
-        .filter(|t| t.replace("\\:", ":").starts_with("iscsi://"))
+        .filter(|t| url_protocol(t) == Some(&catalogue::ISCSI))
         .map(Url::parse)
         .collect::<Result<_, _>>()?;
     if urls.iter().any(|u| u.secrets.in_url) {

@@ -35,12 +35,9 @@ pub fn header_of(job: &JobSpec, engine: Option<&str>) -> JobHeader {
     }
 }
 
-/// Names that are the same engine under fio's aliases.
+/// Names that are the same engine under the catalogue's aliases.
 fn is_alias(requested: &str, ran: &str) -> bool {
-    matches!(
-        (requested, ran),
-        ("iscsi", "libiscsi") | ("libiscsi", "iscsi") | ("sync", "psync") | ("pvsync", "psync")
-    )
+    storbench_job::catalogue::find(requested).is_some_and(|e| e.answers_to(ran))
 }
 
 pub fn settings_of(job: &JobSpec) -> ReportSettings {

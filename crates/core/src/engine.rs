@@ -109,7 +109,7 @@ pub enum Access {
 /// A file or device to open, as the engine sees it: a local path or a URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileSpec {
-    /// Path, block device, `nfs://…` or `iscsi://…` URL.
+    /// Path, block device or URL, as typed (`storbench_job::target::Target` classifies it).
     pub path: String,
     pub open: OpenOptions,
 }

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use storbench_job::target::Target;
 use storbench_job::{Fallocate, JobSpec};
 
 use crate::buffers::{Arena, BufferFiller};
@@ -383,7 +384,12 @@ fn scan_device(
     };
     read(engine, arena, 0, 0, probe)?;
     read(engine, arena, 1, size - probe as u64, probe)?;
-    let strict_zero = path.starts_with("iscsi://");
+    // A LUN a server exports: any non-zero data is someone's (a local device may hold
+    // stale bytes that are no signature).
+    let strict_zero = {
+        let caps = Target::classify(path).caps();
+        caps.device_like && caps.network
+    };
     let head = arena.slot_mut(0)[..probe].to_vec();
     if let Some(found) = safety::scan(&head, &arena.slot_mut(1)[..probe], strict_zero) {
         return Ok(Some(found));

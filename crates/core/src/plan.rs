@@ -1,6 +1,7 @@
 //! Which files each job clone uses, and which byte range of each: fio's naming, sizing and
 //! offset rules, as pure functions (the runner does the IO).
 
+use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
 /// A file a job uses, before it is opened.
@@ -15,23 +16,15 @@ pub struct FilePlan {
 /// True for targets that are whole devices (local block devices, iSCSI LUNs): never laid
 /// out or removed, and checked for existing data before writes.
 pub fn is_device_like(path: &str) -> bool {
-    if path.starts_with("iscsi://") {
-        return true;
-    }
-    if path.contains("://") {
-        return false;
-    }
-    use std::os::unix::fs::FileTypeExt;
-    std::fs::metadata(path)
-        .map(|m| m.file_type().is_block_device())
-        .unwrap_or(false)
+    Target::classify(path).caps().device_like
 }
 
 /// True for local character devices (/dev/null, /dev/zero, /dev/full): no size, nothing to
 /// lay out, never removed, as fio treats them.
 pub fn is_char_device(path: &str) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    !path.contains("://") && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    matches!(Target::classify(path), Target::Path(_))
+        && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
 }
 
 /// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.

@@ -6,74 +6,7 @@ use std::borrow::Cow;
 
 use crate::result::RunResult;
 
-/// What a secret is replaced with.
-pub const MASK: &str = "***";
-
-/// `text` with every URL password (`scheme://user%secret@` or `user:secret@`) and every
-/// value of an option whose name holds `password` or `secret` masked.
-pub fn text(text: &str) -> Cow<'_, str> {
-    let masked = mask_options(&mask_userinfo(text));
-    if masked == text {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(masked)
-    }
-}
-
-/// Masks the password of every `scheme://user%password@host` (or `user:password@`).
-fn mask_userinfo(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| c == '/' || c == '?' || c == '"' || c == '\'' || c.is_whitespace())
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(at) => {
-                let user_end = authority[..at].find(['%', ':']).unwrap_or(at);
-                out.push_str(&authority[..user_end]);
-                if user_end < at {
-                    out.push_str(&authority[user_end..=user_end]);
-                    out.push_str(MASK);
-                }
-                out.push_str(&authority[at..]);
-            }
-            None => out.push_str(authority),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Masks the value of every `…password…=value` or `…secret…=value` (up to `&`, a quote or
-/// white space).
-fn mask_options(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(eq) = rest.find('=') {
-        let key_start = rest[..eq]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .map_or(0, |i| i + 1);
-        let key = rest[key_start..eq].to_ascii_lowercase();
-        out.push_str(&rest[..=eq]);
-        rest = &rest[eq + 1..];
-        if key.contains("password") || key.contains("secret") {
-            let end = rest
-                .find(|c: char| c == '&' || c == '"' || c == '\'' || c.is_whitespace())
-                .unwrap_or(rest.len());
-            if end > 0 {
-                out.push_str(MASK);
-            }
-            rest = &rest[end..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
+pub use storbench_job::redact::{MASK, text};
 
 /// Masks secrets in every string of a result (command line, targets, options, errors,
 /// notes), so nothing rendered or saved from it carries them.

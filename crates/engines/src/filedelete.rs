@@ -5,6 +5,9 @@ use storbench_job::JobSpec;
 
 use crate::meta::{self, MetaOp};
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "filedelete";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     meta::create(job, MetaOp::Delete)
 }

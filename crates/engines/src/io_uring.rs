@@ -206,6 +206,9 @@ pub struct IoUringEngine {
     owner_tid: i32,
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "io_uring";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     create_with_probe(job, |cfg| cfg.build(1).map(drop))
 }
@@ -429,7 +432,7 @@ fn register_file_table(ring: &IoUring, n: u32) -> Result<(), EngineError> {
 
 impl Engine for IoUringEngine {
     fn name(&self) -> &'static str {
-        "io_uring"
+        NAME
     }
 
     fn caps(&self) -> Caps {

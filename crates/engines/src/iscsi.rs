@@ -17,6 +17,9 @@ use storbench_core::{
 use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
 use storbench_job::JobSpec;
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "libiscsi";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(IscsiEngine {
         depth: job.iodepth.max(1),
@@ -263,7 +266,7 @@ impl IscsiEngine {
 
 impl Engine for IscsiEngine {
     fn name(&self) -> &'static str {
-        "libiscsi"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -1,176 +1,65 @@
 //! IO engines, one file each, all behind [`storbench_core::Engine`].
 //!
-//! Adding an engine is one new file and one line in [`ALL`].
+//! The catalogue (`storbench_job::catalogue::ENGINES`) says what each engine is: name,
+//! aliases, what it serves, its options. This crate holds the code: each engine's file
+//! declares `NAME` (its catalogue entry) and `create` (its constructor), and [`engines!`]
+//! below lists the files once. Adding an engine is one new file here, its name in
+//! `engines!` (the module declaration every file needs) and one catalogue entry; the test
+//! at the end fails until both sides agree.
 
 pub mod dirfds;
 pub mod dirtable;
 pub mod listing;
 pub mod local;
+pub mod meta;
 pub mod options;
 pub mod umask;
 
-pub mod filecreate;
-pub mod filedelete;
-pub mod filestat;
-pub mod io_uring;
-pub mod libaio;
-pub mod meta;
-pub mod mmap;
-pub mod null;
-pub mod posixaio;
-pub mod psync;
-pub mod pvsync2;
-pub mod sync;
-// Network engines (their own files): `pub mod nfs;` and `pub mod iscsi;` go here.
-pub mod iscsi;
-pub mod nfs;
-pub mod smb;
-
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
+use storbench_job::catalogue::{self, EngineInfo};
 
-/// How to build one engine, and what the CLI says about it.
+/// Builds one engine instance for one worker thread of a job.
+pub type Constructor = fn(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError>;
+
+/// Declares each engine file as a module and lists its constructor under its catalogue
+/// name.
+macro_rules! engines {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every engine's constructor, by its catalogue name.
+        pub static CONSTRUCTORS: &[(&str, Constructor)] = &[$(($module::NAME, $module::create)),*];
+    };
+}
+
+engines! {
+    sync, psync, pvsync2, io_uring, libaio, posixaio, mmap, null,
+    filecreate, filestat, filedelete,
+    nfs, iscsi, smb,
+}
+
+/// One engine: what the catalogue says of it, and how to build it.
+#[derive(Clone, Copy)]
 pub struct EngineDef {
-    /// fio's name (`psync`, `io_uring`, …).
-    pub name: &'static str,
-    /// Other fio names this definition serves (`sync`, `pvsync2`, …).
-    pub aliases: &'static [&'static str],
-    /// One line for `--enghelp` and docs.
-    pub about: &'static str,
-    /// Builds one instance for one worker thread of `job`.
-    pub create: fn(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError>,
-    /// Where its IOs move data, so presets that measure data (quick) can refuse the
-    /// metadata engines and `null`, whose "IOs" move nothing.
-    pub data: DataPath,
+    pub info: &'static EngineInfo,
+    pub create: Constructor,
 }
 
-/// The kind of target an engine reads and writes data on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataPath {
-    /// Local files and block devices.
-    Local,
-    /// nfs:// URLs.
-    Nfs,
-    /// iscsi:// URLs.
-    Iscsi,
-    /// Moves no data (null, filecreate, filestat, filedelete).
-    None,
-}
-
-/// The engines that move data on `path`'s kind of target, by fio name.
-pub fn data_engines(path: DataPath) -> Vec<&'static str> {
-    ALL.iter()
-        .filter(|d| d.data == path)
-        .map(|d| d.name)
-        .collect()
-}
-
-/// Every engine storbench has.
-pub static ALL: &[EngineDef] = &[
-    EngineDef {
-        name: "psync",
-        aliases: &[],
-        about: "pread/pwrite, one IO at a time",
-        create: psync::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "sync",
-        aliases: &[],
-        about: "read/write with lseek, one IO at a time",
-        create: sync::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "pvsync2",
-        aliases: &[],
-        about: "preadv2/pwritev2 with per-IO flags (hipri, nowait, uncached)",
-        create: pvsync2::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "io_uring",
-        aliases: &[],
-        about: "Linux io_uring (fixedbufs, registerfiles, hipri, sqthread_poll, nowait)",
-        create: io_uring::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "libaio",
-        aliases: &[],
-        about: "Linux native AIO through the io_submit syscalls (no libaio.so needed)",
-        create: libaio::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "posixaio",
-        aliases: &[],
-        about: "POSIX AIO (glibc aio_read/aio_write, helper threads)",
-        create: posixaio::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "mmap",
-        aliases: &[],
-        about: "memcpy to/from a shared mapping of the file, msync for fsync",
-        create: mmap::create,
-        data: DataPath::Local,
-    },
-    EngineDef {
-        name: "null",
-        aliases: &[],
-        about: "moves no data: the overhead baseline",
-        create: null::create,
-        data: DataPath::None,
-    },
-    EngineDef {
-        name: "filecreate",
-        aliases: &[],
-        about: "each IO creates one file (metadata benchmark)",
-        create: filecreate::create,
-        data: DataPath::None,
-    },
-    EngineDef {
-        name: "filestat",
-        aliases: &[],
-        about: "each IO stats one file (metadata benchmark)",
-        create: filestat::create,
-        data: DataPath::None,
-    },
-    EngineDef {
-        name: "filedelete",
-        aliases: &[],
-        about: "each IO unlinks one file (metadata benchmark)",
-        create: filedelete::create,
-        data: DataPath::None,
-    },
-    // Network engines: one line each for nfs and iscsi.
-    EngineDef {
-        name: "nfs",
-        aliases: &[],
-        about: "user-space NFSv3 client: nfs://host/export/file, pipelined RPCs (no mount, no root)",
-        create: nfs::create,
-        data: DataPath::Nfs,
-    },
-    EngineDef {
-        name: "libiscsi",
-        aliases: &["iscsi"],
-        about: "user-space iSCSI initiator: iscsi://host/iqn/lun, pipelined SCSI tasks (no kernel initiator, no root)",
-        create: iscsi::create,
-        data: DataPath::Iscsi,
-    },
-];
-
-/// The definition serving fio engine name `name`.
-pub fn find(name: &str) -> Option<&'static EngineDef> {
-    ALL.iter()
-        .find(|d| d.name == name || d.aliases.contains(&name))
+/// The engine answering to `name` (a name or an alias).
+pub fn find(name: &str) -> Option<EngineDef> {
+    let info = catalogue::find(name)?;
+    let create = CONSTRUCTORS
+        .iter()
+        .find(|(n, _)| *n == info.name)
+        .map(|(_, c)| *c)?;
+    Some(EngineDef { info, create })
 }
 
 /// Builds the engine a job asks for, with a one-line error for unknown names.
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let def = find(&job.ioengine).ok_or_else(|| {
-        let names: Vec<&str> = ALL.iter().map(|d| d.name).collect();
+        let names: Vec<&str> = catalogue::ENGINES.iter().map(|e| e.name).collect();
         EngineError::unsupported(format!(
             "ioengine={} is not available; storbench has: {}",
             job.ioengine,
@@ -184,12 +73,33 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 mod tests {
     use super::*;
 
+    /// The catalogue and the engine files agree: one constructor per entry, one entry per
+    /// constructor.
     #[test]
-    fn data_engines_by_target_kind() {
-        let local = data_engines(DataPath::Local);
-        assert!(local.contains(&"io_uring") && local.contains(&"libaio"));
-        assert!(!local.iter().any(|e| e.starts_with("file") || *e == "null"));
-        assert_eq!(data_engines(DataPath::Nfs), ["nfs"]);
-        assert_eq!(data_engines(DataPath::Iscsi), ["libiscsi"]);
+    fn every_catalogue_entry_has_one_constructor() {
+        for e in catalogue::ENGINES {
+            let n = CONSTRUCTORS.iter().filter(|(n, _)| *n == e.name).count();
+            assert_eq!(n, 1, "{} has {n} constructors", e.name);
+        }
+        for (name, _) in CONSTRUCTORS {
+            assert!(
+                catalogue::find(name).is_some_and(|e| e.name == *name),
+                "{name}"
+            );
+        }
+        assert_eq!(find("iscsi").map(|d| d.info.name), Some(iscsi::NAME));
+    }
+
+    /// Each engine that can be built without a target says its catalogue name (the
+    /// network engines need a URL).
+    #[test]
+    fn engines_call_themselves_by_their_catalogue_name() {
+        for (name, create) in CONSTRUCTORS {
+            let mut job = JobSpec::new("t");
+            job.ioengine = name.to_string();
+            if let Ok(e) = create(&job) {
+                assert_eq!(e.name(), *name);
+            }
+        }
     }
 }

@@ -70,6 +70,9 @@ pub struct Libaio {
 // `iocbs`, which this instance owns; the engine moves between threads only as a whole.
 unsafe impl Send for Libaio {}
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "libaio";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let depth = job.iodepth.max(1) as usize;
     let mut ctx: libc::c_ulong = 0;
@@ -179,7 +182,7 @@ impl Libaio {
 
 impl Engine for Libaio {
     fn name(&self) -> &'static str {
-        "libaio"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -2,8 +2,8 @@
 //! one create, stat or unlink of the IO's file, timed by the runner like any IO.
 //!
 //! It runs over any engine that offers [`MetaOps`]: the local one (psync's file table) for
-//! paths, or the NFS engine for `nfs://` targets (see [`inner_engine`], the one hook a network
-//! engine needs). As in fio, the operation runs once per opened file, on its first IO; further
+//! paths, or the engine serving a URL target's protocol when it has metadata operations (see
+//! [`inner_engine`]). As in fio, the operation runs once per opened file, on its first IO; further
 //! IOs on the same file complete at once without a call (set `bs` = `filesize` for one IO per
 //! file). Like fio's disk-less engines these move no data (`Caps::no_data`): the runner must
 //! not lay out files for them, and filestat/filedelete expect files an earlier filecreate job
@@ -14,6 +14,8 @@ use storbench_core::{
     OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
+use storbench_job::catalogue::{self, Protocol};
+use storbench_job::target::url_protocol;
 
 use crate::options;
 
@@ -28,9 +30,9 @@ pub enum MetaOp {
 impl MetaOp {
     pub fn engine_name(self) -> &'static str {
         match self {
-            MetaOp::Create => "filecreate",
-            MetaOp::Stat => "filestat",
-            MetaOp::Delete => "filedelete",
+            MetaOp::Create => crate::filecreate::NAME,
+            MetaOp::Stat => crate::filestat::NAME,
+            MetaOp::Delete => crate::filedelete::NAME,
         }
     }
 }
@@ -53,27 +55,31 @@ pub struct MetaEngine {
     file_size: u64,
 }
 
-/// Whether the job targets an NFS export rather than local paths.
-fn is_nfs(job: &JobSpec) -> bool {
-    let nfs = |p: &String| p.starts_with("nfs://");
-    job.filenames.iter().any(nfs)
-        || job.directories.iter().any(nfs)
-        || options::value(job, "nfs_url").is_some()
+/// The protocol of the job's URL targets, if it names any.
+fn target_protocol(job: &JobSpec) -> Option<&'static Protocol> {
+    job.filenames
+        .iter()
+        .chain(&job.directories)
+        .find_map(|p| url_protocol(p))
 }
 
-/// The engine whose [`MetaOps`] do the work: the `nfs` engine (looked up by name in
-/// [`crate::ALL`], so this file needs no change when it lands) for NFS targets, else psync.
+/// The engine whose [`MetaOps`] do the work: the one serving the protocol of the job's URL
+/// targets (found through the catalogue, so a new protocol needs no change here), else
+/// psync for local paths.
 pub fn inner_engine(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    let mut inner = if is_nfs(job) {
-        let def = crate::find("nfs").ok_or_else(|| {
-            EngineError::unsupported(format!(
-                "ioengine={} on an nfs:// target needs the nfs engine, which this build lacks",
-                job.ioengine
-            ))
-        })?;
-        (def.create)(job)?
-    } else {
-        crate::psync::create(job)?
+    let mut inner = match target_protocol(job) {
+        Some(p) => {
+            let def = catalogue::engine_for(p)
+                .and_then(|e| crate::find(e.name))
+                .ok_or_else(|| {
+                    EngineError::unsupported(format!(
+                        "ioengine={} on a {}:// target needs an engine for it, which this build lacks",
+                        job.ioengine, p.scheme
+                    ))
+                })?;
+            (def.create)(job)?
+        }
+        None => crate::psync::create(job)?,
     };
     if !inner.caps().meta || inner.meta().is_none() {
         return Err(EngineError::unsupported(format!(

@@ -87,6 +87,9 @@ pub struct Mmap {
 // SAFETY: the mappings belong to this instance and are used only by its owner thread.
 unsafe impl Send for Mmap {}
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "mmap";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Mmap {
         files: LocalFiles::default(),
@@ -125,7 +128,7 @@ impl Mmap {
 
 impl Engine for Mmap {
     fn name(&self) -> &'static str {
-        "mmap"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -45,6 +45,9 @@ impl Modes {
     }
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "nfs";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let base = options::value(job, "nfs_url")
         .map(NfsUrl::parse)
@@ -242,7 +245,7 @@ impl NfsEngine {
 
 impl Engine for NfsEngine {
     fn name(&self) -> &'static str {
-        "nfs"
+        NAME
     }
 
     fn caps(&self) -> Caps {

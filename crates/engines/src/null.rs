@@ -18,6 +18,9 @@ pub struct Null {
     open_files: u32,
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "null";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let depth = job.iodepth.max(1) as usize;
     Ok(Box::new(Null {
@@ -31,7 +34,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 
 impl Engine for Null {
     fn name(&self) -> &'static str {
-        "null"
+        NAME
     }
 
     fn caps(&self) -> Caps {

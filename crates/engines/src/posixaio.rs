@@ -38,6 +38,9 @@ fn blank_cbs(n: usize) -> Box<[libc::aiocb]> {
     (0..n).map(|_| blank_cb()).collect()
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "posixaio";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let depth = job.iodepth.max(1) as usize;
     Ok(Box::new(PosixAio {
@@ -119,7 +122,7 @@ impl PosixAio {
 
 impl Engine for PosixAio {
     fn name(&self) -> &'static str {
-        "posixaio"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -10,13 +10,16 @@ pub struct Psync {
     files: LocalFiles,
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "psync";
+
 pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Psync::default()))
 }
 
 impl Engine for Psync {
     fn name(&self) -> &'static str {
-        "psync"
+        NAME
     }
 
     fn caps(&self) -> Caps {

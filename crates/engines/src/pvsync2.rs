@@ -31,6 +31,9 @@ pub fn rw_flags(job: &JobSpec) -> Result<libc::c_int, EngineError> {
     Ok(flags)
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "pvsync2";
+
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Pvsync2 {
         files: LocalFiles::default(),
@@ -40,7 +43,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 
 impl Engine for Pvsync2 {
     fn name(&self) -> &'static str {
-        "pvsync2"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -16,6 +16,9 @@ use storbench_job::JobSpec;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
+/// The catalogue entry (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "smb";
+
 pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(SmbEngine::default()))
 }
@@ -153,7 +156,7 @@ fn same_share(a: &SmbUrl, b: &SmbUrl) -> bool {
 
 impl Engine for SmbEngine {
     fn name(&self) -> &'static str {
-        "smb"
+        NAME
     }
 
     fn caps(&self) -> Caps {

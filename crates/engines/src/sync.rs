@@ -13,6 +13,9 @@ pub struct Sync {
     files: LocalFiles,
 }
 
+/// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
+pub const NAME: &str = "sync";
+
 pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Sync::default()))
 }
@@ -32,7 +35,7 @@ fn seek(f: &mut LocalFile, offset: u64, kind: IoKind) -> Result<(), EngineError>
 
 impl Engine for Sync {
     fn name(&self) -> &'static str {
-        "sync"
+        NAME
     }
 
     fn caps(&self) -> Caps {

@@ -38,7 +38,10 @@ fn blocks(kind: IoKind, n: usize) -> Vec<(IoKind, u64, u32)> {
 #[test]
 fn registered_under_fio_names() {
     assert!(storbench_engines::find("libiscsi").is_some());
-    assert_eq!(storbench_engines::find("iscsi").unwrap().name, "libiscsi");
+    assert_eq!(
+        storbench_engines::find("iscsi").unwrap().info.name,
+        "libiscsi"
+    );
 }
 
 #[test]

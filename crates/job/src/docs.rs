@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use crate::catalogue::ENGINES;
 use crate::flags::GLOBAL_FLAGS;
-use crate::options::{self, Category, ENGINES, Kind, OptDef, UNSUPPORTED, UNSUPPORTED_ENGINES};
+use crate::options::{self, Category, Kind, OptDef, UNSUPPORTED, UNSUPPORTED_ENGINES};
 
 /// How storbench reads fio input differently from fio 3.33, and why.
 const DIFFERENCES: &[&str] = &[
@@ -31,7 +32,7 @@ pub fn fio_compat_markdown() -> String {
     let mut out = String::new();
     out.push_str(
         "# fio compatibility\n\n\
-         <!-- Generated from crates/job/src/options/ by `UPDATE_DOCS=1 cargo test -p storbench-job --test docs`; do not edit. -->\n\n\
+         <!-- Generated from crates/job/src/options/ and crates/job/src/catalogue.rs by `UPDATE_DOCS=1 cargo test -p storbench-job --test docs`; do not edit. -->\n\n\
          `storbench fio` reads fio 3.33 command lines and job files. Precedence is fio's: a job \
          section's own options, then the `[global]` sections above it, then the command-line \
          options before the first `--name`, then fio's defaults. Several job files are separate \
@@ -88,8 +89,8 @@ fn name_cell(o: &OptDef) -> String {
 
 fn notes(o: &OptDef) -> String {
     let mut parts = Vec::new();
-    if !o.engines.is_empty() {
-        parts.push(format!("Engines: {}.", o.engines.join(", ")));
+    if !o.engines().is_empty() {
+        parts.push(format!("Engines: {}.", o.engines().join(", ")));
     }
     if let Kind::Choice(values) = o.kind {
         let v: Vec<String> = values.iter().map(|(v, _)| format!("`{v}`")).collect();

@@ -2,11 +2,12 @@
 
 use std::fmt::Write;
 
+use crate::catalogue::{self, ENGINES};
 use crate::error::{JobError, Origin};
 use crate::flags::{GLOBAL_FLAGS, GlobalFlag};
 use crate::host::{HostFacts, expand_env, expand_keywords};
 use crate::low::{LowFile, LowSection};
-use crate::options::{self, Category, ENGINES, Kind, OptDef};
+use crate::options::{self, Category, Kind, OptDef};
 
 /// `--cmdhelp` (all options, grouped) or `--cmdhelp=NAME` (one option in detail).
 pub fn cmdhelp(option: Option<&str>) -> Result<String, JobError> {
@@ -74,8 +75,8 @@ fn describe_option(o: &OptDef) -> String {
             o.default
         },
     );
-    if !o.engines.is_empty() {
-        line(&mut out, "engines", &o.engines.join(", "));
+    if !o.engines().is_empty() {
+        line(&mut out, "engines", &o.engines().join(", "));
     }
     for (i, (value, help)) in choices(o.kind).into_iter().enumerate() {
         let label = if i == 0 { "valid values" } else { "" };
@@ -108,28 +109,27 @@ fn describe_flag(f: &GlobalFlag) -> Result<String, JobError> {
     ))
 }
 
-/// `--enghelp` (the engines) or `--enghelp=ENGINE` (its options).
+/// `--enghelp` (the engines, one a line) or `--enghelp=ENGINE` (that engine's own options,
+/// as fio prints them), both from the catalogue.
 pub fn enghelp(engine: Option<&str>) -> Result<String, JobError> {
     let mut out = String::new();
     let Some(name) = engine else {
         out.push_str("Available IO engines:\n");
         for e in ENGINES {
-            let _ = writeln!(out, "  {:<12} {}", e.name, e.about);
+            let _ = writeln!(out, "\t{:<12} {}", e.name, e.about);
         }
         return Ok(out);
     };
-    let e = options::find_engine(name).ok_or_else(|| {
+    let e = catalogue::find(name).ok_or_else(|| {
         JobError::Usage(format!(
             "--enghelp={name}: storbench has no engine named '{name}'"
         ))
     })?;
-    let opts: Vec<&OptDef> = options::all()
-        .filter(|o| o.engines.contains(&e.name))
-        .collect();
-    if opts.is_empty() {
-        let _ = writeln!(out, "{}: no engine-specific options", e.name);
+    let _ = writeln!(out, "{}: {}", e.name, e.about);
+    if e.options.is_empty() {
+        let _ = writeln!(out, "IO engine {} has no options", e.name);
     }
-    for o in opts {
+    for o in e.options.iter().filter_map(|o| options::find(o)) {
         let _ = writeln!(out, "{:<24}: {}", o.name, o.help);
     }
     Ok(out)
@@ -239,12 +239,16 @@ mod tests {
     fn engines() {
         assert!(enghelp(None).unwrap().contains("io_uring"));
         let t = enghelp(Some("io_uring")).unwrap();
-        assert!(t.contains("sqthread_poll"), "{t}");
+        assert!(
+            t.contains("\nsqthread_poll           : A kernel thread"),
+            "{t}"
+        );
         assert!(!t.contains("nfs_url"), "{t}");
+        assert!(enghelp(Some("iscsi")).unwrap().starts_with("libiscsi: "));
         assert!(
             enghelp(Some("null"))
                 .unwrap()
-                .contains("no engine-specific options")
+                .ends_with("\nIO engine null has no options\n")
         );
         assert!(enghelp(Some("sg")).is_err());
     }

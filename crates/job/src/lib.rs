@@ -8,6 +8,7 @@
 
 mod argv;
 mod build;
+pub mod catalogue;
 mod docs;
 mod error;
 mod expr;
@@ -21,8 +22,10 @@ mod invocation;
 mod low;
 pub mod options;
 pub mod presets;
+pub mod redact;
 mod resolve;
 pub mod spec;
+pub mod target;
 pub mod units;
 
 pub use docs::fio_compat_markdown;

@@ -238,7 +238,7 @@ fn finish_all(
 
 /// A queue depth a synchronous engine cannot use is a classic silent mistake.
 fn warn_depth(spec: &JobSpec, warnings: &mut Vec<String>) {
-    let sync = options::find_engine(&spec.ioengine).is_some_and(|e| e.synchronous);
+    let sync = crate::catalogue::find(&spec.ioengine).is_some_and(|e| e.synchronous);
     if sync && spec.iodepth > 1 {
         warnings.push(format!(
             "job '{}': iodepth={} has no effect with the synchronous {} engine (use io_uring or libaio for queue depth)",

@@ -539,7 +539,7 @@ impl JobSpec {
                 BlockSize::Fixed(4096),
                 BlockSize::Fixed(4096),
             ],
-            ioengine: "psync".into(),
+            ioengine: crate::catalogue::DEFAULT_ENGINE.into(),
             engine_options: Vec::new(),
             iodepth: 1,
             iodepth_batch_submit: 1,

@@ -81,7 +81,9 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
             .map_err(|e| anyhow::anyhow!("{e}"));
     }
     if let Some(engine) = &inv.enghelp {
-        return Ok(Some(enghelp(engine.as_deref())?));
+        return storbench_job::enghelp(engine.as_deref())
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{e}"));
     }
     if inv.help {
         return Ok(Some(
@@ -89,24 +91,6 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
         ));
     }
     Ok(None)
-}
-
-fn enghelp(engine: Option<&str>) -> anyhow::Result<String> {
-    let mut text = String::new();
-    match engine {
-        None => {
-            text.push_str("Available IO engines:\n");
-            for d in storbench_engines::ALL {
-                text.push_str(&format!("\t{:<12} {}\n", d.name, d.about));
-            }
-        }
-        Some(name) => {
-            let d = storbench_engines::find(name)
-                .with_context(|| format!("no IO engine named '{name}'"))?;
-            text.push_str(&format!("{}: {}\n", d.name, d.about));
-        }
-    }
-    Ok(text)
 }
 
 /// Runs the workload through the session's life cycle and writes the reports.

@@ -8,8 +8,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use storbench_core::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
-use storbench_engines::DataPath;
+use storbench_job::catalogue;
 use storbench_job::presets::quick::{QuickOptions, TESTS, check_size, workload};
+use storbench_job::target::Target;
 use storbench_job::{JobSpec, units};
 use storbench_report::live::status::EtaMode;
 
@@ -168,17 +169,19 @@ struct TargetPlan {
 }
 
 fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
-    crate::running::check_scheme(target)?;
-    check_engine(target, args.engine.as_deref())?;
-    if let Some(engine) = engine_for_url(target) {
-        if engine == "nfs" {
+    let typed = Target::parse(target).map_err(anyhow::Error::msg)?;
+    check_engine(&typed, args.engine.as_deref())?;
+    if let Some(engine) = typed.engine() {
+        if typed.protocol() == Some(&catalogue::NFS) {
             crate::running::check_nfs_target(target, true)?;
+        } else if typed.protocol() == Some(&catalogue::SMB) {
+            crate::running::check_smb_target(target, true)?;
         } else {
             check_iscsi_url(target)?;
         }
         return Ok(TargetPlan {
-            device: engine == "libiscsi",
-            engine: engine.into(),
+            device: typed.caps().device_like,
+            engine: engine.name.into(),
             direct: !args.buffered,
             buffered_reason: None,
         });
@@ -186,8 +189,12 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     let meta = std::fs::metadata(target).with_context(|| format!("target {target}"))?;
     let device = meta.file_type().is_block_device();
     if !device && !meta.is_dir() {
+        let urls: Vec<String> = catalogue::protocols()
+            .map(|p| format!("{}://", p.scheme))
+            .collect();
         bail!(
-            "target {target} is neither a directory, a block device nor an nfs:// or iscsi:// URL"
+            "target {target} is neither a directory, a block device nor an {} URL",
+            urls.join(" or ")
         );
     }
     if !device {
@@ -234,27 +241,27 @@ fn check_iscsi_url(target: &str) -> anyhow::Result<()> {
 
 /// Refuses an `--engine` that moves no data on this kind of target (null, the metadata
 /// engines, a local engine for a URL): quick would print rates of IOs that never happened.
-fn check_engine(target: &str, engine: Option<&str>) -> anyhow::Result<()> {
+fn check_engine(target: &Target, engine: Option<&str>) -> anyhow::Result<()> {
     let Some(engine) = engine else {
         return Ok(());
     };
-    let (path, kind) = match engine_for_url(target) {
-        Some("nfs") => (DataPath::Nfs, "an nfs:// target"),
-        Some(_) => (DataPath::Iscsi, "an iscsi:// target"),
-        None => (DataPath::Local, "a local directory or device"),
+    let protocol = target.protocol();
+    let kind = match protocol {
+        Some(p) => format!("an {}:// target", p.scheme),
+        None => "a local directory or device".into(),
     };
-    let def = storbench_engines::find(engine);
-    if def.is_some_and(|d| d.data == path) {
+    let def = catalogue::find(engine);
+    if def.is_some_and(|d| d.moves_data() && d.reaches(protocol)) {
         return Ok(());
     }
     let why = match def {
         None => "is not an engine storbench has",
-        Some(d) if d.data == DataPath::None => "moves no data, so quick cannot measure it",
+        Some(d) if !d.moves_data() => "moves no data, so quick cannot measure it",
         Some(_) => "does not reach this kind of target",
     };
     bail!(
         "--engine {engine} {why}; for {kind} quick can use: {}",
-        storbench_engines::data_engines(path).join(", ")
+        catalogue::data_engines(protocol).join(", ")
     )
 }
 

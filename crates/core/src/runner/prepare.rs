@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
 use super::*;
@@ -155,7 +156,7 @@ pub(super) fn prepare_job(
             // Block devices too (BLKFLSBUF), as fio does on open; an iSCSI LUN has no local
             // cache and opening one costs a login.
             if job.invalidate
-                && !f.path.starts_with("iscsi://")
+                && Target::classify(&f.path).caps().page_cache
                 && let Err(e) = invalidate(engine.as_mut(), &f.path)
                 && !job.direct
             {

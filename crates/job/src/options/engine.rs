@@ -1,95 +1,16 @@
-//! The IO engines storbench has, and the options that belong to one engine. Engine options
-//! go into `JobSpec::engine_options` normalised: flags and booleans as `1`/`0`, numbers in
-//! decimal, text as given; the last one given wins.
+//! `ioengine=` checked against the engine catalogue ([`crate::catalogue`]), and the
+//! options that belong to one engine (the catalogue says which engine claims which).
+//! Engine options go into `JobSpec::engine_options` normalised: flags and booleans as
+//! `1`/`0`, numbers in decimal, text as given; the last one given wins.
 
 use super::{Category as C, Kind as K, OptDef, flag, val};
 use crate::build::JobBuilder;
+use crate::catalogue;
 use crate::units::{parse_bool, parse_u32};
-
-/// One engine name fio users write.
-pub struct EngineName {
-    /// fio's name, stored in `JobSpec::ioengine`.
-    pub name: &'static str,
-    /// Other names accepted for it.
-    pub aliases: &'static [&'static str],
-    /// Completes every IO inside the submit call, so `iodepth` has no effect.
-    pub synchronous: bool,
-    pub about: &'static str,
-}
-
-const fn engine(name: &'static str, synchronous: bool, about: &'static str) -> EngineName {
-    EngineName {
-        name,
-        aliases: &[],
-        synchronous,
-        about,
-    }
-}
-
-/// Every engine storbench has (the engines crate's `ALL` registers the same names).
-pub const ENGINES: &[EngineName] = &[
-    engine("sync", true, "read()/write() after lseek()"),
-    engine("psync", true, "pread()/pwrite() (fio's default on Linux)"),
-    engine(
-        "pvsync2",
-        true,
-        "preadv2()/pwritev2(), with hipri and nowait",
-    ),
-    engine(
-        "io_uring",
-        false,
-        "Linux io_uring, with fixed buffers, registered files, polling",
-    ),
-    engine(
-        "libaio",
-        false,
-        "Linux native AIO (kernel syscalls, no libaio.so needed)",
-    ),
-    engine("posixaio", false, "POSIX aio_read()/aio_write()"),
-    engine("mmap", true, "memcpy to and from a memory-mapped file"),
-    engine(
-        "null",
-        false,
-        "Completes every IO at once without doing anything (overhead baseline)",
-    ),
-    engine(
-        "nfs",
-        false,
-        "User-space NFSv3 client: nfs://host/export/path, no mount needed",
-    ),
-    EngineName {
-        name: "libiscsi",
-        aliases: &["iscsi"],
-        synchronous: false,
-        about: "User-space iSCSI initiator: iscsi://host[:port]/iqn/lun, no login needed",
-    },
-    engine(
-        "filecreate",
-        true,
-        "Each IO creates a file (metadata benchmark)",
-    ),
-    engine(
-        "filestat",
-        true,
-        "Each IO stats a file (metadata benchmark)",
-    ),
-    engine(
-        "filedelete",
-        true,
-        "Each IO deletes a file (metadata benchmark)",
-    ),
-];
-
-/// The engine answering to `name`.
-pub fn find_engine(name: &str) -> Option<&'static EngineName> {
-    ENGINES
-        .iter()
-        .find(|e| e.name == name || e.aliases.contains(&name))
-}
 
 /// `ioengine=` value → storbench's canonical engine name.
 pub(super) fn parse_engine(v: &str) -> Result<&'static str, String> {
-    if let Some(e) = find_engine(v) {
+    if let Some(e) = catalogue::find(v) {
         return Ok(e.name);
     }
     if super::UNSUPPORTED_ENGINES.contains(&v) || v.starts_with("external:") {
@@ -97,7 +18,7 @@ pub(super) fn parse_engine(v: &str) -> Result<&'static str, String> {
             "fio's {v} engine is not supported by storbench (see docs/fio-compat.md)"
         ));
     }
-    let names = ENGINES.iter().map(|e| e.name);
+    let names = catalogue::ENGINES.iter().map(|e| e.name);
     match super::closest(v, names) {
         Some(s) => Err(format!("unknown engine '{v}'; did you mean '{s}'?")),
         None => Err(format!("unknown engine '{v}'")),
@@ -110,11 +31,12 @@ pub(crate) fn check_engine_options(job: &crate::spec::JobSpec) -> Result<(), Str
         let Some(def) = super::find(name) else {
             continue;
         };
-        if !def.engines.contains(&job.ioengine.as_str()) {
+        let engines = catalogue::engines_with_option(def.name);
+        if !engines.contains(&job.ioengine.as_str()) {
             return Err(format!(
                 "{name} is an option of the {} engine{}, not of ioengine={}",
-                def.engines.join(" and "),
-                if def.engines.len() > 1 { "s" } else { "" },
+                engines.join(" and "),
+                if engines.len() > 1 { "s" } else { "" },
                 job.ioengine
             ));
         }
@@ -132,8 +54,6 @@ fn set_flag(b: &mut JobBuilder, name: &str, v: Option<&str>) -> Result<(), Strin
     Ok(())
 }
 
-const IO_URING: &[&str] = &["io_uring"];
-
 pub(super) const DEFS: &[OptDef] = &[
     OptDef::new(
         "hipri",
@@ -142,8 +62,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "Polled completions (io_uring: IORING_SETUP_IOPOLL; pvsync2: RWF_HIPRI)",
         |b, v| set_flag(b, "hipri", v),
-    )
-    .engines(&["io_uring", "pvsync2"]),
+    ),
     OptDef::new(
         "sqthread_poll",
         K::Flag,
@@ -151,8 +70,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL)",
         |b, v| set_flag(b, "sqthread_poll", v),
-    )
-    .engines(IO_URING),
+    ),
     OptDef::new(
         "sqthread_poll_cpu",
         K::Int,
@@ -164,8 +82,7 @@ pub(super) const DEFS: &[OptDef] = &[
             push(b, "sqthread_poll_cpu", cpu.to_string());
             Ok(())
         },
-    )
-    .engines(IO_URING),
+    ),
     OptDef::new(
         "registerfiles",
         K::Flag,
@@ -173,8 +90,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "Register the job's files with the ring once",
         |b, v| set_flag(b, "registerfiles", v),
-    )
-    .engines(IO_URING),
+    ),
     OptDef::new(
         "fixedbufs",
         K::Flag,
@@ -182,8 +98,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "Register the IO buffers with the ring once (fixed buffers)",
         |b, v| set_flag(b, "fixedbufs", v),
-    )
-    .engines(IO_URING),
+    ),
     OptDef::new(
         "nowait",
         K::Bool,
@@ -195,8 +110,7 @@ pub(super) const DEFS: &[OptDef] = &[
             push(b, "nowait", u8::from(on).to_string());
             Ok(())
         },
-    )
-    .engines(&["io_uring", "pvsync2", "libaio"]),
+    ),
     OptDef::new(
         "uncached",
         K::Bool,
@@ -209,7 +123,6 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .engines(&["pvsync2"])
     .note("io_uring's uncached is not supported."),
     OptDef::new(
         "nfs_url",
@@ -221,8 +134,7 @@ pub(super) const DEFS: &[OptDef] = &[
             push(b, "nfs_url", val(v)?.to_string());
             Ok(())
         },
-    )
-    .engines(&["nfs"]),
+    ),
 ];
 
 #[cfg(test)]

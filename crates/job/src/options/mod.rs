@@ -18,7 +18,6 @@ mod verify;
 use crate::build::JobBuilder;
 
 pub(crate) use engine::check_engine_options;
-pub use engine::{ENGINES, EngineName, find_engine};
 pub(crate) use logs::fix_logs;
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;
@@ -179,8 +178,6 @@ pub struct OptDef {
     pub default: &'static str,
     pub help: &'static str,
     pub category: Category,
-    /// Engines this option belongs to; empty for general options.
-    pub engines: &'static [&'static str],
     /// Where storbench differs from fio, or what the user should know; empty if nothing.
     pub note: &'static str,
     /// A value-taking option that a job file may also give bare (fio's `write_bw_log`).
@@ -204,7 +201,6 @@ impl OptDef {
             default,
             help,
             category,
-            engines: &[],
             note: "",
             bare: false,
             apply,
@@ -226,9 +222,10 @@ impl OptDef {
         self
     }
 
-    pub(crate) const fn engines(mut self, engines: &'static [&'static str]) -> Self {
-        self.engines = engines;
-        self
+    /// The engines this option belongs to (the catalogue's claim); empty for general
+    /// options.
+    pub fn engines(&self) -> Vec<&'static str> {
+        crate::catalogue::engines_with_option(self.name)
     }
 
     /// A bare boolean (`direct` alone on a job-file line) means 1; fio itself refuses it.
@@ -251,7 +248,7 @@ impl OptDef {
     /// `unit_base` first (they change how sizes read), `filename` and `filename_format` last
     /// of the general options, then the engine's own options in a second pass.
     pub(crate) fn priority(&self) -> i32 {
-        if !self.engines.is_empty() {
+        if self.category == Category::Engine {
             return -2;
         }
         match self.name {

@@ -60,9 +60,7 @@ pub fn url(data: &[u8]) {
             let pw = u.credentials(None).password;
             assert!(pw.is_empty() || !shown.contains(&format!(":{pw}@")), "{shown}");
         }
-        let again = crate::SmbUrl::parse(&shown);
-        if let Ok(a) = again {
-            assert_eq!(a.share, u.share);
-        }
+        let a = crate::SmbUrl::parse(&shown).unwrap_or_else(|e| panic!("{shown}: {e}"));
+        assert_eq!((&a.host, &a.share, &a.path, &a.user), (&u.host, &u.share, &u.path, &u.user));
     }
 }

@@ -79,11 +79,11 @@ impl SmbUrl {
             },
             None => (rest, None),
         };
-        let (auth, rest) = match rest.rsplit_once('@') {
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (auth, hostport) = match authority.rsplit_once('@') {
             Some((a, r)) => (Some(a), r),
-            None => (None, rest),
+            None => (None, authority),
         };
-        let (hostport, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (host, port) = split_port(hostport).map_err(|r| bad(&r))?;
         if host.is_empty() {
             return Err(bad("no host"));
@@ -195,12 +195,18 @@ impl SmbUrl {
         }
     }
 
-    /// The URL without any password, for messages and results.
+    /// The URL without any password, for messages and results (it parses back to the same
+    /// target).
     pub fn display(&self) -> String {
         let who = match &self.user {
-            Some(u) if self.domain.is_empty() => format!("{u}@"),
-            Some(u) => format!("{};{u}@", self.domain),
+            Some(u) if self.domain.is_empty() => format!("{}@", escape(u, "")),
+            Some(u) => format!("{};{}@", escape(&self.domain, ""), escape(u, "")),
             None => String::new(),
+        };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
         };
         let port = if self.port == DEFAULT_PORT {
             String::new()
@@ -210,9 +216,9 @@ impl SmbUrl {
         let path = if self.path.is_empty() {
             String::new()
         } else {
-            format!("/{}", self.path)
+            format!("/{}", escape(&self.path, "/"))
         };
-        format!("smb://{who}{}{port}/{}{path}", self.host, self.share)
+        format!("smb://{who}{host}{port}/{}{path}", escape(&self.share, ""))
     }
 }
 
@@ -259,6 +265,22 @@ fn flag(v: &str) -> Result<bool, String> {
         "0" | "no" | "false" => Ok(false),
         _ => Err(format!("expected 0 or 1, got {v:?}")),
     }
+}
+
+/// Percent-encoding of the characters that delimit URL parts (`keep` are left as they are).
+fn escape(s: &str, keep: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "%/?@:;#[]&= ".contains(c) && !keep.contains(c) || c.is_control() {
+            let mut b = [0u8; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Percent-decoding (UTF-8).

@@ -61,9 +61,12 @@ pub fn check_smb_target(url: &str, directory: bool) -> anyhow::Result<()> {
     if directory {
         let pw = storbench_smb::url::password_from_env();
         let cfg = storbench_smb::ClientConfig::from_url(&parsed, pw)?;
-        let mut c = storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+        let mut c =
+            storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
         if !parsed.path.is_empty() {
-            let info = c.stat(&parsed.path).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+            let info = c
+                .stat(&parsed.path)
+                .map_err(|e| anyhow::anyhow!("smb: {e}"))?;
             if !info.is_dir() {
                 bail!("smb: {} is not a directory", parsed.display());
             }

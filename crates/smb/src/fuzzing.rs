@@ -38,8 +38,8 @@ pub fn replies(data: &[u8]) {
         }
         10 => drop(rpc::parse_share_enum(msg)),
         _ => {
-            let s = Sealer::new(proto::CIPHER_AES128_GCM, &[1; 16], &[2; 16])
-                .expect("a 16-byte key");
+            let s =
+                Sealer::new(proto::CIPHER_AES128_GCM, &[1; 16], &[2; 16]).expect("a 16-byte key");
             let mut m = msg.to_vec();
             if let Ok(r) = s.open(&mut m) {
                 assert!(r.end <= m.len());
@@ -58,9 +58,15 @@ pub fn url(data: &[u8]) {
         let shown = u.display();
         if u.password_in_url() {
             let pw = u.credentials(None).password;
-            assert!(pw.is_empty() || !shown.contains(&format!(":{pw}@")), "{shown}");
+            assert!(
+                pw.is_empty() || !shown.contains(&format!(":{pw}@")),
+                "{shown}"
+            );
         }
         let a = crate::SmbUrl::parse(&shown).unwrap_or_else(|e| panic!("{shown}: {e}"));
-        assert_eq!((&a.host, &a.share, &a.path, &a.user), (&u.host, &u.share, &u.path, &u.user));
+        assert_eq!(
+            (&a.host, &a.share, &a.path, &a.user),
+            (&u.host, &u.share, &u.path, &u.user)
+        );
     }
 }

@@ -13,5 +13,9 @@ fn replies_corpus_replays() {
 
 #[test]
 fn url_corpus_replays() {
-    replay(env!("CARGO_MANIFEST_DIR"), "url", storbench_smb::fuzzing::url);
+    replay(
+        env!("CARGO_MANIFEST_DIR"),
+        "url",
+        storbench_smb::fuzzing::url,
+    );
 }

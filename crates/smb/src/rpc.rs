@@ -95,7 +95,7 @@ pub fn share_enum(call_id: u32, server: &str) -> Vec<u8> {
     put_u32(&mut stub, 0);
     put_u32(&mut stub, chars);
     stub.extend_from_slice(&name);
-    while stub.len() % 4 != 0 {
+    while !stub.len().is_multiple_of(4) {
         stub.push(0);
     }
     put_u32(&mut stub, 1); // Level
@@ -241,7 +241,7 @@ mod tests {
             put_u32(out, w);
         }
         out.extend_from_slice(&b);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
     }

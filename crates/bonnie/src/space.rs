@@ -19,7 +19,7 @@ const IN_MEMORY: &str = "available in memory (tmpfs keeps its files in RAM)";
 pub(crate) fn check_space(cfg: &Config) -> Result<()> {
     let dir = match &cfg.target {
         Target::Local(dir) | Target::Cwd(dir) => dir,
-        Target::Nfs(_) => return Ok(()),
+        Target::Nfs(_) | Target::Smb(_) => return Ok(()),
     };
     let fs = statfs(dir)?;
     let need = bytes_needed(cfg, fs.block);

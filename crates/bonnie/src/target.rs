@@ -18,11 +18,23 @@ pub enum Target {
     Cwd(PathBuf),
     /// `nfs://host[:port]/export[/dir]`, without a trailing slash.
     Nfs(String),
+    /// `smb://[user@]host[:port]/share[/dir]`, without a trailing slash.
+    Smb(String),
 }
 
 impl Target {
-    /// Checks a local directory exists; takes NFS URLs as given (the engine checks them).
+    /// Checks a local directory exists; takes NFS and SMB URLs as given (the engine checks
+    /// them).
     pub fn resolve(dir: &str) -> Result<Target, FlagError> {
+        if dir.starts_with("smb://") {
+            let (path, query) = dir.split_once('?').unwrap_or((dir, ""));
+            let path = path.trim_end_matches('/');
+            return Ok(Target::Smb(if query.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{query}")
+            }));
+        }
         if dir.starts_with("nfs://") {
             if dir.len() <= "nfs://".len() {
                 return Err(FlagError::bad(
@@ -44,7 +56,7 @@ impl Target {
             return Err(FlagError::bad(
                 "-d",
                 dir,
-                "only local directories and nfs:// URLs can hold bonnie's files",
+                "only local directories, nfs:// and smb:// URLs can hold bonnie's files",
             ));
         }
         crate::config::absolute_dir(dir).map(Target::Local)
@@ -52,7 +64,7 @@ impl Target {
 
     /// True when every operation is a network round trip (no client cache).
     pub fn is_network(&self) -> bool {
-        matches!(self, Target::Nfs(_))
+        matches!(self, Target::Nfs(_) | Target::Smb(_))
     }
 
     /// The path engines take for `name` inside the target directory.
@@ -60,7 +72,7 @@ impl Target {
         match self {
             Target::Local(dir) => dir.join(name).display().to_string(),
             Target::Cwd(_) => name.to_owned(),
-            Target::Nfs(url) => match url.split_once('?') {
+            Target::Nfs(url) | Target::Smb(url) => match url.split_once('?') {
                 Some((path, query)) => format!("{path}/{name}?{query}"),
                 None => format!("{url}/{name}"),
             },
@@ -91,6 +103,10 @@ impl Target {
                 job.directories = vec![url.clone()];
                 job.engine_options = vec![("nfs_url".into(), url.clone())];
             }
+            Target::Smb(url) => {
+                job.ioengine = "smb".into();
+                job.directories = vec![url.clone()];
+            }
         }
         job
     }
@@ -100,7 +116,7 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Target::Local(dir) | Target::Cwd(dir) => write!(f, "{}", dir.display()),
-            Target::Nfs(url) => f.write_str(url),
+            Target::Nfs(url) | Target::Smb(url) => f.write_str(url),
         }
     }
 }
@@ -108,6 +124,17 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smb_urls_take_the_smb_engine() {
+        let t = Target::resolve("smb://127.0.0.1:4455/guest/bench/?seal=1").unwrap();
+        assert_eq!(
+            t.join("Bonnie.1"),
+            "smb://127.0.0.1:4455/guest/bench/Bonnie.1?seal=1"
+        );
+        assert!(t.is_network());
+        assert_eq!(t.job(false).ioengine, "smb");
+    }
 
     #[test]
     fn local_and_nfs() {

@@ -145,6 +145,9 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     if let (Target::Nfs(_), Some(dir)) = (&cfg.target, &args.dir) {
         crate::running::check_nfs_target(dir, true)?;
     }
+    if let (Target::Smb(_), Some(dir)) = (&cfg.target, &args.dir) {
+        crate::running::check_smb_target(dir, true)?;
+    }
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();

@@ -296,7 +296,6 @@ mod tests {
     fn protocols_route_to_their_engine() {
         assert_eq!(protocol("nfs"), Some(&NFS));
         assert_eq!(engine_for(&ISCSI).map(|e| e.name), Some("libiscsi"));
-        assert_eq!(protocol("smb"), None);
         assert_eq!(data_engines(Some(&NFS)), ["nfs"]);
         assert_eq!(protocol("smb"), Some(&SMB));
         assert_eq!(data_engines(Some(&SMB)), ["smb"]);

@@ -173,6 +173,16 @@ fn smb_fio_writes_with_verify_and_smbclient_reads_the_same_bytes_and_back() {
     assert_eq!(job["error"], 0, "{job}");
     assert_eq!(job["write"]["io_bytes"], 8 << 20, "{job}");
     assert!(!String::from_utf8_lossy(&out).contains(s.password()));
+    // The engine's facts are in the result.
+    let text = String::from_utf8_lossy(&out);
+    for fact in [
+        "\"dialect\"",
+        "\"3.1.1\"",
+        "\"credits_granted\"",
+        "\"max_read\"",
+    ] {
+        assert!(text.contains(fact), "{fact} missing: {text}");
+    }
     // smbclient reads the very bytes the server holds.
     let got = fetch(&s, "v.dat", tmp.path());
     let on_disk = std::fs::read(s.share_dir(smbd::SHARE).join("v.dat")).unwrap();

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs storbench's whole test suite on a fresh Debian machine: installs the system packages
-# the tests need (the real peers: fio, bonnie++, tgtd, nfs-ganesha, rpcbind, libiscsi and
+# the tests need (the real peers: fio, bonnie++, tgtd, nfs-ganesha, rpcbind, Samba, libiscsi and
 # libnfs tools, Chromium for the report test), then runs every test with cargo-nextest.
 # The tests start and stop their own servers (on private ports) by PID. Then every cargo-fuzz
 # target is fuzzed for a short time (FUZZ_SECONDS each, default 15; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit
+PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
           iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
           groff-base tmux)
 

@@ -108,6 +108,10 @@ impl Target {
                     job.engine_options = vec![(BASE_URL_OPTION.into(), url)];
                 }
             }
+            Target::Smb(url) => {
+                job.ioengine = "smb".into();
+                job.directories = vec![url.clone()];
+            }
         }
         job
     }
@@ -125,6 +129,17 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn smb_urls_take_the_smb_engine() {
+        let t = Target::resolve("smb://127.0.0.1:4455/guest/bench/?seal=1").unwrap();
+        assert_eq!(
+            t.join("Bonnie.1"),
+            "smb://127.0.0.1:4455/guest/bench/Bonnie.1?seal=1"
+        );
+        assert!(t.is_network());
+        assert_eq!(t.job(false).ioengine, "smb");
+    }
 
     #[test]
     fn local_and_nfs() {

@@ -78,6 +78,8 @@ pub enum Command {
     Bonnie(cmd::bonnie::BonnieArgs),
     /// iSCSI tools: `discover HOST[:PORT]` lists targets and LUNs (no kernel initiator).
     Iscsi(cmd::iscsi::IscsiArgs),
+    /// SMB tools: `shares HOST` lists a server's shares (srvsvc, no mount).
+    Smb(cmd::smb::SmbArgs),
     /// Remove files that killed quick runs left in a directory (asks first).
     Clean(cmd::clean::CleanArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).

@@ -42,8 +42,33 @@ pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] for every
-/// NFS URL (each checked once).
+/// Checks an `smb://` URL before the run: it must parse (a password in it draws one
+/// warning; a user without one gets it from `STORBENCH_SMB_PASSWORD` or a prompt), and a
+/// directory (where storbench creates files) must be reachable: one login, tree connect and
+/// stat, so bad credentials or a missing share are one line before any banner.
+pub fn check_smb_target(url: &str, directory: bool) -> anyhow::Result<()> {
+    let parsed = storbench_smb::SmbUrl::parse(url)?;
+    crate::secrets::prepare_smb([url])?;
+    if directory {
+        let pw = storbench_smb::url::password_from_env();
+        let cfg = storbench_smb::ClientConfig::from_url(&parsed, pw)?;
+        let mut c =
+            storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+        if !parsed.path.is_empty() {
+            let info = c
+                .stat(&parsed.path)
+                .map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+            if !info.is_dir() {
+                bail!("smb: {} is not a directory", parsed.display());
+            }
+        }
+        let _ = c.logoff();
+    }
+    Ok(())
+}
+
+/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] or
+/// [`check_smb_target`] for every NFS or SMB URL (each checked once).
 pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     let mut checked: Vec<(&str, bool)> = Vec::new();
     for job in jobs {
@@ -52,9 +77,14 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
         let base = options_value(job, "nfs_url").map(|u| (u, true));
         for (url, dir) in files.chain(dirs).chain(base) {
             check_scheme(url)?;
-            let nfs = url_protocol(url) == Some(&catalogue::NFS);
-            if nfs && !checked.contains(&(url, dir)) {
-                check_nfs_target(url, dir)?;
+            let protocol = url_protocol(url);
+            let ours = protocol == Some(&catalogue::NFS) || protocol == Some(&catalogue::SMB);
+            if ours && !checked.contains(&(url, dir)) {
+                if protocol == Some(&catalogue::NFS) {
+                    check_nfs_target(url, dir)?;
+                } else {
+                    check_smb_target(url, dir)?;
+                }
                 checked.push((url, dir));
             }
         }

@@ -44,10 +44,15 @@ pub fn prepare_iscsi<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::
     let ask_mutual = urls.iter().find(|u| ask(u).1);
     if (ask_ours.is_some() || ask_mutual.is_some()) && std::io::stdin().is_terminal() {
         let ours = ask_ours
-            .map(|u| prompt(&format!("CHAP secret for {u}: ")))
+            .map(|u| prompt(&format!("CHAP secret for {u}: "), "CHAP secret"))
             .transpose()?;
         let mutual = ask_mutual
-            .map(|u| prompt(&format!("target's CHAP secret (mutual) for {u}: ")))
+            .map(|u| {
+                prompt(
+                    &format!("target's CHAP secret (mutual) for {u}: "),
+                    "CHAP secret",
+                )
+            })
             .transpose()?;
         set_prompted(ours, mutual);
     }
@@ -57,8 +62,43 @@ pub fn prepare_iscsi<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::
     Ok(())
 }
 
+static WARNED_SMB: Once = Once::new();
+
+/// Checks every `smb://` target among `targets` as `prepare_iscsi` does: a password in the
+/// URL draws one warning; a user named without one gets it from `STORBENCH_SMB_PASSWORD`
+/// or, only on a terminal, a prompt without echo. No user means a guest login.
+pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
+    use storbench_smb::url::{PASSWORD_ENV, password_from_env, set_prompted};
+    let urls: Vec<storbench_smb::SmbUrl> = targets
+        .into_iter()
+        .filter(|t| t.starts_with("smb://"))
+        .map(storbench_smb::SmbUrl::parse)
+        .collect::<Result<_, _>>()?;
+    if urls.iter().any(|u| u.password_in_url()) {
+        WARNED_SMB.call_once(|| {
+            eprintln!(
+                "storbench: warning: a password in an smb:// URL can be read by every user of \
+                 this machine (ps, /proc) while storbench runs; give it in {PASSWORD_ENV} instead"
+            )
+        });
+    }
+    let needs = urls
+        .iter()
+        .find(|u| u.user.is_some() && !u.password_in_url());
+    if let Some(u) = needs
+        && password_from_env().is_none()
+        && std::io::stdin().is_terminal()
+    {
+        set_prompted(prompt(
+            &format!("SMB password for {}: ", u.display()),
+            "SMB password",
+        )?);
+    }
+    Ok(())
+}
+
 /// Reads one line from the terminal on standard input with echo off (restored after).
-fn prompt(question: &str) -> anyhow::Result<String> {
+fn prompt(question: &str, what: &str) -> anyhow::Result<String> {
     let mut err = std::io::stderr().lock();
     write!(err, "{question}")?;
     err.flush()?;
@@ -70,7 +110,7 @@ fn prompt(question: &str) -> anyhow::Result<String> {
     read?;
     let secret = line.trim_end_matches(['\n', '\r']).to_string();
     if secret.is_empty() {
-        anyhow::bail!("no CHAP secret typed");
+        anyhow::bail!("no {what} typed");
     }
     Ok(secret)
 }

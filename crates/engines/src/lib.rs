@@ -37,7 +37,7 @@ macro_rules! engines {
 engines! {
     sync, psync, pvsync2, io_uring, libaio, posixaio, mmap, null,
     filecreate, filestat, filedelete,
-    nfs, iscsi, nbd,
+    nfs, iscsi, nbd, smb,
 }
 
 /// One engine: what the catalogue says of it, and how to build it.

@@ -114,6 +114,14 @@ pub const NBD: Protocol = Protocol {
     metadata: false,
 };
 
+/// SMB2/3 shares through storbench's own client (crates/smb).
+pub const SMB: Protocol = Protocol {
+    scheme: "smb",
+    form: "smb://[user@]host/share[/dir]",
+    device_like: false,
+    metadata: true,
+};
+
 const IO_URING_OPTIONS: &[&str] = &[
     "hipri",
     "sqthread_poll",
@@ -222,6 +230,14 @@ pub static ENGINES: &[EngineInfo] = &[
         serves: Serves::Url(&NBD),
         options: &["uri"],
     },
+    EngineInfo {
+        name: "smb",
+        aliases: &[],
+        about: "User-space SMB2/3 client: smb://[user@]host/share/path, no mount needed",
+        synchronous: false,
+        serves: Serves::Url(&SMB),
+        options: &[],
+    },
     metadata("filecreate", "Each IO creates a file (metadata benchmark)"),
     metadata("filestat", "Each IO stats a file (metadata benchmark)"),
     metadata("filedelete", "Each IO deletes a file (metadata benchmark)"),
@@ -321,8 +337,10 @@ mod tests {
     fn protocols_route_to_their_engine() {
         assert_eq!(protocol("nfs"), Some(&NFS));
         assert_eq!(engine_for(&ISCSI).map(|e| e.name), Some("libiscsi"));
-        assert_eq!(protocol("smb"), None);
         assert_eq!(data_engines(Some(&NFS)), ["nfs"]);
+        assert_eq!(protocol("smb"), Some(&SMB));
+        assert_eq!(data_engines(Some(&SMB)), ["smb"]);
+        assert!(find("filecreate").unwrap().reaches(Some(&SMB)));
         let local = data_engines(None);
         assert!(local.contains(&"io_uring") && !local.contains(&"null"));
         assert!(!local.iter().any(|e| e.starts_with("file")));

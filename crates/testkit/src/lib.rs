@@ -6,6 +6,7 @@ pub mod ganesha;
 pub mod nbdkit;
 pub mod netns;
 pub mod ports;
+pub mod smbd;
 pub mod tgtd;
 
 /// Skips the calling test with a reason on stderr (`skipped: …`) when what it needs is

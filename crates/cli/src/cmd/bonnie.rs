@@ -147,6 +147,11 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     {
         crate::running::check_nfs_target(dir, true)?;
     }
+    if let (Target::Remote(t), Some(dir)) = (&cfg.target, &args.dir)
+        && t.protocol() == Some(&storbench_job::catalogue::SMB)
+    {
+        crate::running::check_smb_target(dir, true)?;
+    }
     let _marker = mark_target_dir(&cfg)?;
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;

@@ -18,6 +18,7 @@ pub mod rm;
 pub mod save;
 pub mod shell;
 pub mod show;
+pub mod smb;
 pub mod time;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -32,6 +33,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Quick(args) => quick::run_quick(args, &cli.store),
         Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
+        Command::Smb(args) => smb::run(args),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args),

@@ -184,6 +184,8 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
             crate::running::check_nfs_target(target, true)?;
         } else if typed.protocol() == Some(&catalogue::NBD) {
             storbench_nbd::NbdUrl::parse(target)?;
+        } else if typed.protocol() == Some(&catalogue::SMB) {
+            crate::running::check_smb_target(target, true)?;
         } else {
             check_iscsi_url(target)?;
         }

@@ -1,0 +1,324 @@
+//! `storbench smb shares`, `storbench fio --ioengine=smb` and `storbench quick` on smb://
+//! targets, against a real Samba smbd on 127.0.0.1 started by the test (skipped with a
+//! printed reason when Samba is missing).
+
+use std::time::Duration;
+
+use assert_cmd::Command;
+use storbench_testkit::smbd::{self, Smbd, SmbdOptions};
+
+fn server(opts: SmbdOptions) -> Option<Smbd> {
+    if let Some(why) = smbd::unavailable() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(Smbd::start_with(opts).expect("start smbd"))
+}
+
+fn storbench() -> Command {
+    let mut c = Command::cargo_bin("storbench").unwrap();
+    c.arg("--no-save").env_remove("STORBENCH_SMB_PASSWORD");
+    c
+}
+
+#[test]
+fn smb_shares_lists_as_guest_and_user_without_showing_the_password() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    let out = storbench()
+        .args(["smb", "shares", &format!("127.0.0.1:{}", s.port)])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    for name in ["share ", "guest ", "private ", "IPC$ "] {
+        assert!(text.contains(name), "{name} missing: {text}");
+    }
+    let out = storbench()
+        .args(["smb", "shares", "--json"])
+        .arg(format!("smb://{}@127.0.0.1:{}", s.user(), s.port))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["shares"].as_array().unwrap().len(), 4, "{doc}");
+    // A password in the URL works, draws a warning, and is never printed.
+    let out = storbench()
+        .args(["smb", "shares"])
+        .arg(format!(
+            "smb://{}:{}@127.0.0.1:{}",
+            s.user(),
+            s.password(),
+            s.port
+        ))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("warning: a password in an smb:// URL"),
+        "{all}"
+    );
+    assert!(!all.contains(s.password()), "{all}");
+}
+
+#[test]
+fn smb_shares_refusals_are_one_line() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    let out = storbench()
+        .args(["smb", "shares"])
+        .arg(format!("smb://{}@127.0.0.1:{}", s.user(), s.port))
+        .env("STORBENCH_SMB_PASSWORD", "wrong")
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("bad user name or password"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let port = storbench_testkit::ports::free_port().unwrap();
+    let out = storbench()
+        .args([
+            "smb",
+            "shares",
+            &format!("smb://127.0.0.1:{port}/x?timeout=2"),
+        ])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+fn share_url(s: &Smbd, rel: &str) -> String {
+    format!(
+        "smb://{}@127.0.0.1:{}/{}/{rel}",
+        s.user(),
+        s.port,
+        smbd::SHARE
+    )
+}
+
+/// Files and directories left in a share.
+fn left_in(s: &Smbd, share: &str) -> Vec<String> {
+    std::fs::read_dir(s.share_dir(share))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `smbclient get` of a share's file into a local copy.
+fn fetch(s: &Smbd, name: &str, dir: &std::path::Path) -> Vec<u8> {
+    let local = dir.join(name);
+    s.smbclient(
+        smbd::SHARE,
+        false,
+        &format!("get {name} {}", local.display()),
+    )
+    .expect("smbclient get");
+    std::fs::read(local).unwrap()
+}
+
+#[test]
+fn smb_fio_writes_with_verify_and_smbclient_reads_the_same_bytes_and_back() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    // storbench writes (and checks by reading back) 8 MiB with verify headers, pipelined.
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=w",
+            "--ioengine=smb",
+            "--rw=write",
+            "--bs=1M",
+            "--size=8M",
+            "--iodepth=8",
+            "--verify=crc32c",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", share_url(&s, "v.dat")))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let job = &doc["jobs"][0];
+    assert_eq!(job["error"], 0, "{job}");
+    assert_eq!(job["write"]["io_bytes"], 8 << 20, "{job}");
+    assert!(!String::from_utf8_lossy(&out).contains(s.password()));
+    // The engine's facts are in the result.
+    let text = String::from_utf8_lossy(&out);
+    for fact in [
+        "\"dialect\"",
+        "\"3.1.1\"",
+        "\"credits_granted\"",
+        "\"max_read\"",
+    ] {
+        assert!(text.contains(fact), "{fact} missing: {text}");
+    }
+    // smbclient reads the very bytes the server holds.
+    let got = fetch(&s, "v.dat", tmp.path());
+    let on_disk = std::fs::read(s.share_dir(smbd::SHARE).join("v.dat")).unwrap();
+    assert_eq!(got.len(), 8 << 20);
+    assert!(
+        got == on_disk,
+        "smbclient's copy differs from the server's file"
+    );
+    // ... and the other way: a file smbclient put is read and verified by storbench.
+    let local = tmp.path().join("v.dat");
+    std::fs::write(&local, &got).unwrap();
+    s.smbclient(
+        smbd::SHARE,
+        false,
+        &format!("put {} put.dat", local.display()),
+    )
+    .expect("smbclient put");
+    storbench()
+        .args([
+            "fio",
+            "--name=r",
+            "--ioengine=smb",
+            "--rw=read",
+            "--bs=1M",
+            "--size=8M",
+            "--iodepth=4",
+            "--verify=crc32c",
+            "--verify_only",
+        ])
+        .arg(format!("--filename={}", share_url(&s, "put.dat")))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    // A flipped byte in the put file is caught.
+    let mut bad = got.clone();
+    bad[3 << 20] ^= 0xff;
+    std::fs::write(&local, &bad).unwrap();
+    let _ = std::fs::remove_file(s.share_dir(smbd::SHARE).join("put.dat"));
+    s.smbclient(
+        smbd::SHARE,
+        false,
+        &format!("put {} put.dat", local.display()),
+    )
+    .unwrap();
+    let out = storbench()
+        .args([
+            "fio",
+            "--name=r",
+            "--ioengine=smb",
+            "--rw=read",
+            "--bs=1M",
+            "--size=8M",
+            "--verify=crc32c",
+            "--verify_only",
+        ])
+        .arg(format!("--filename={}", share_url(&s, "put.dat")))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("verify"), "{err}");
+}
+
+#[test]
+fn smb_quick_runs_on_a_share_signed_and_leaves_nothing() {
+    let Some(s) = server(SmbdOptions {
+        signing: Some("mandatory"),
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let out = storbench()
+        .args([
+            "quick",
+            "--size",
+            "8M",
+            "--runtime",
+            "300ms",
+            "--eta",
+            "never",
+        ])
+        .arg(share_url(&s, ""))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(180))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("SEQ1M") && text.contains("RND4K"), "{text}");
+    assert!(
+        left_in(&s, smbd::SHARE).is_empty(),
+        "left: {:?}",
+        left_in(&s, smbd::SHARE)
+    );
+}
+
+#[test]
+fn smb_bad_password_and_missing_share_are_one_line_before_any_run() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    for (url, pw, want) in [
+        (share_url(&s, ""), "wrong", "bad user name or password"),
+        (
+            format!("smb://{}@127.0.0.1:{}/nosuch", s.user(), s.port),
+            s.password(),
+            "share not found",
+        ),
+    ] {
+        let out = storbench()
+            .args([
+                "quick",
+                "--size",
+                "8M",
+                "--runtime",
+                "300ms",
+                "--eta",
+                "never",
+            ])
+            .arg(&url)
+            .env("STORBENCH_SMB_PASSWORD", pw)
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .failure()
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

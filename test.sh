@@ -37,8 +37,9 @@ fi
 cargo machete
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The self-contained binary, built once here: the install tests (static_binary.rs) find it
-# up to date instead of making a release build inside a test.
+# The self-contained binary, built once here (unoptimised: packaging/static.sh): the
+# install tests (static_binary.rs) call the same script and find it up to date.
+export STORBENCH_STATIC_PROFILE=static-test
 packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 cargo nextest run --workspace --locked --no-fail-fast "$@"

@@ -108,10 +108,6 @@ impl Target {
                     job.engine_options = vec![(BASE_URL_OPTION.into(), url)];
                 }
             }
-            Target::Smb(url) => {
-                job.ioengine = "smb".into();
-                job.directories = vec![url.clone()];
-            }
         }
         job
     }

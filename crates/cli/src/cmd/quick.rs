@@ -117,11 +117,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     );
     let measure = || {
         crate::repeat::measure_rounds(args.repeat, |_| {
-            let mut observer = CliObserver::new(
-                None,
-                args.eta,
-                LiveStyle::Quick,
-            );
+            let mut observer = CliObserver::new(None, args.eta, LiveStyle::Quick);
             let r = run(req.clone(), &crate::running::engine_for, &mut observer);
             observer.finish();
             crate::running::finished(r)

@@ -802,7 +802,7 @@ pub struct SystemCpu {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
     pub level: NoteLevel,
-    /// Stable identifier (`limit.device`, `warn.page-cache`, …) for scripts and tests.
+    /// Stable identifier (`limit.device`, `verdict.cache`, …) for scripts and tests.
     pub code: String,
     pub message: String,
 }

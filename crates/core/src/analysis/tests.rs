@@ -747,3 +747,36 @@ fn shared_cpus_are_no_limit_when_idle_or_not_oversubscribed() {
     annotate(&mut run);
     assert!(!codes(&run).contains(&"limit.cpu"), "{:?}", run.notes);
 }
+
+#[test]
+fn verdicts_round_trip_and_results_stored_before_them_still_read() {
+    let mut j = job();
+    j.dirs[0].io_bytes = 1 << 20;
+    j.measured.sampled_reads = 8;
+    j.measured.zero_reads = 8;
+    j.disks.push(DiskUtil {
+        name: "vda".into(),
+        leaf: true,
+        below: true,
+        ..Default::default()
+    });
+    let mut run = run_with(j);
+    annotate(&mut run);
+    assert_eq!(run.validity(), Some(Validity::Invalid));
+    let text = serde_json::to_string(&run).unwrap();
+    let back: RunResult = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, run);
+    // A result stored before verdicts: no verdicts, measured figures or disk flags.
+    let mut old = serde_json::to_value(&run).unwrap();
+    old.as_object_mut().unwrap().remove("verdicts");
+    let job = &mut old["groups"][0]["jobs"][0];
+    job.as_object_mut().unwrap().remove("measured");
+    for key in ["leaf", "below"] {
+        job["disks"][0].as_object_mut().unwrap().remove(key);
+    }
+    let old: RunResult = serde_json::from_value(old).unwrap();
+    assert!(old.verdicts.is_empty());
+    assert_eq!(old.validity(), None);
+    let j = &old.groups[0].jobs[0];
+    assert!(j.measured.is_empty() && !j.disks[0].leaf && !j.disks[0].below);
+}

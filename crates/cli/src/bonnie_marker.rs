@@ -84,14 +84,17 @@ impl Marker {
     /// Writes the marker in `dir` (created exclusively: an existing file or link of that
     /// name is an error, never followed).
     pub fn create(dir: &Path) -> anyhow::Result<Marker> {
+        use std::os::unix::fs::OpenOptionsExt;
         let pid = std::process::id();
         let dir = std::path::absolute(dir)?;
         let path = dir.join(name(pid));
         let start = start_time(pid)
             .ok_or_else(|| anyhow::anyhow!("cannot read this process's start time"))?;
+        // Owner-only, as bonnie++'s own files (0600), whatever the umask.
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
         f.write_all(content(pid, start).as_bytes())?;

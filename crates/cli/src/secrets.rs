@@ -71,13 +71,13 @@ pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Re
     use storbench_smb::url::{PASSWORD_ENV, password_from_env, set_prompted};
     let urls: Vec<storbench_smb::SmbUrl> = targets
         .into_iter()
-        .filter(|t| t.starts_with("smb://"))
+        .filter(|t| url_protocol(t) == Some(&catalogue::SMB))
         .map(storbench_smb::SmbUrl::parse)
         .collect::<Result<_, _>>()?;
     if urls.iter().any(|u| u.password_in_url()) {
         WARNED_SMB.call_once(|| {
             eprintln!(
-                "storbench: warning: a password in an smb:// URL can be read by every user of \
+                "storbench: warning: a password in an SMB URL can be read by every user of \
                  this machine (ps, /proc) while storbench runs; give it in {PASSWORD_ENV} instead"
             )
         });

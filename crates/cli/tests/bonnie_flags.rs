@@ -163,7 +163,7 @@ fn bad_directories() {
         ("/etc/hostname", "not a directory"),
         (
             "iscsi://127.0.0.1/iqn.x/1",
-            "only local directories and nfs:// URLs",
+            "only local directories and nfs:// or smb:// URLs",
         ),
         ("nfs://", "expected nfs://host/export"),
     ];

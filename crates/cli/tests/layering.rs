@@ -39,6 +39,7 @@ const PREFIXES: &[(&str, &[&str])] = &[
         &[
             "crates/smb/",
             "crates/engines/src/smb.rs",
+            "crates/cli/src/cmd/smb.rs",
             "crates/engines/src/smb/",
         ],
     ),
@@ -167,7 +168,15 @@ fn engine_names_live_in_the_catalogue_and_their_engine() {
                         format!("crates/engines/src/{m}/"),
                     ]
                 });
-                let places: Vec<&str> = own.iter().flatten().map(String::as_str).collect();
+                // A protocol crate named like its engine (nfs, nbd, smb) spells its own
+                // URL scheme, which is the same word.
+                let protocol_crate = format!("crates/{}/", e.name);
+                let places: Vec<&str> = own
+                    .iter()
+                    .flatten()
+                    .map(String::as_str)
+                    .chain(std::iter::once(protocol_crate.as_str()))
+                    .collect();
                 for name in std::iter::once(&e.name).chain(e.aliases) {
                     if COMMON_WORDS.contains(name) {
                         continue;

@@ -32,8 +32,10 @@ impl Tmux {
                 "t",
                 "-x",
                 &columns.to_string(),
+                // Tall enough for the table and all its notes (verdicts add a note per
+                // reason), so the final screen still holds the table.
                 "-y",
-                "60",
+                "200",
             ])
             .arg(command)
             .status()

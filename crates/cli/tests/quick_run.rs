@@ -56,8 +56,10 @@ fn quick_table_has_eight_rows_of_positive_figures() {
     let names: Vec<String> = rows.iter().map(|r| r[..3].join(" ")).collect();
     assert_eq!(names, TESTS, "{out}");
     for r in &rows {
-        // test (2 words), dir, MB/s, MiB/s, IOPS, p50, p99, p99.9 (value + unit each), CPU%.
-        assert_eq!(r.len(), 13, "{r:?}");
+        // test (2 words), dir, MB/s, MiB/s, IOPS, p50, p99, p99.9 (value + unit each), CPU%,
+        // the validity verdict.
+        assert_eq!(r.len(), 14, "{r:?}");
+        assert!(["ok", "suspect", "INVALID"].contains(&r[13]), "{r:?}");
         let num = |i: usize| r[i].parse::<f64>().unwrap_or_else(|_| panic!("{r:?}"));
         let (mb, mib, iops) = (num(3), num(4), num(5));
         assert!(mb > 0.0 && mib > 0.0 && iops > 0.0, "{r:?}");

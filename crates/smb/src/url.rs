@@ -240,16 +240,25 @@ pub fn redact(url: &str) -> String {
 fn split_port(hp: &str) -> Result<(&str, u16), String> {
     if let Some(r) = hp.strip_prefix('[') {
         let (h, tail) = r.split_once(']').ok_or("unclosed [ in host")?;
+        if h.contains('[') || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!("bad host [{h}]"));
+        }
         return match tail.strip_prefix(':') {
             Some(p) => Ok((h, port(p)?)),
             None if tail.is_empty() => Ok((h, DEFAULT_PORT)),
             None => Err("junk after ]".into()),
         };
     }
-    match hp.rsplit_once(':') {
-        Some((h, p)) => Ok((h, port(p)?)),
-        None => Ok((hp, DEFAULT_PORT)),
+    let (h, p) = match hp.rsplit_once(':') {
+        Some((h, p)) => (h, port(p)?),
+        None => (hp, DEFAULT_PORT),
+    };
+    // An IPv6 address goes in brackets; anything else with a colon, a bracket, a space or a
+    // control character is no host name, and would not read back the same when shown.
+    if h.contains([':', '[', ']']) || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("bad host {h:?} (an IPv6 address goes in brackets: [addr])"));
     }
+    Ok((h, p))
 }
 
 fn port(p: &str) -> Result<u16, String> {

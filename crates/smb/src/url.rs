@@ -256,7 +256,9 @@ fn split_port(hp: &str) -> Result<(&str, u16), String> {
     // An IPv6 address goes in brackets; anything else with a colon, a bracket, a space or a
     // control character is no host name, and would not read back the same when shown.
     if h.contains([':', '[', ']']) || h.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("bad host {h:?} (an IPv6 address goes in brackets: [addr])"));
+        return Err(format!(
+            "bad host {h:?} (an IPv6 address goes in brackets: [addr])"
+        ));
     }
     Ok((h, p))
 }

@@ -77,8 +77,9 @@ pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Re
     if urls.iter().any(|u| u.password_in_url()) {
         WARNED_SMB.call_once(|| {
             eprintln!(
-                "storbench: warning: a password in an SMB URL can be read by every user of \
-                 this machine (ps, /proc) while storbench runs; give it in {PASSWORD_ENV} instead"
+                "storbench: warning: a password in an {}:// URL can be read by every user of \
+                 this machine (ps, /proc) while storbench runs; give it in {PASSWORD_ENV} instead",
+                catalogue::SMB.scheme
             )
         });
     }

@@ -433,9 +433,11 @@ fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
 }
 
 /// The first second from which every later rate stays below [`DROP`] of the mean before
-/// it: (its start in ms, the rate before, the mean after). At least one second before.
+/// it: (its start in ms, the rate before, the mean after). At least one second before and
+/// two after: one low second at the end is the run's last, partly idle, second, not a rate
+/// that "stayed there".
 fn drop_point(r: &[(u64, f64)]) -> Option<(u64, f64, f64)> {
-    for k in 1..r.len() {
+    for k in 1..r.len().saturating_sub(1) {
         let before = r[..k].iter().map(|(_, v)| v).sum::<f64>() / k as f64;
         let rest = &r[k..];
         if before > 0.0 && rest.iter().all(|(_, v)| *v < before * DROP) {
@@ -464,6 +466,12 @@ mod tests {
         assert_eq!(at, 3000);
         assert!((before - 100.67).abs() < 0.1, "{before}");
         assert!((after - 30.0).abs() < 0.1, "{after}");
+    }
+
+    #[test]
+    fn one_low_last_second_is_no_drop() {
+        assert_eq!(drop_point(&series(&[100.0, 104.0, 98.0, 101.0, 0.0])), None);
+        assert!(drop_point(&series(&[100.0, 104.0, 98.0, 1.0, 0.0])).is_some());
     }
 
     #[test]

@@ -204,17 +204,7 @@ impl Client {
         create: bool,
         exclusive: bool,
     ) -> Result<(FileId, FileInfo)> {
-        let disp = match (create, exclusive) {
-            (true, true) => disposition::CREATE,
-            (true, false) => disposition::OPEN_IF,
-            _ => disposition::OPEN,
-        };
-        self.create(
-            path,
-            access::GENERIC_READ | access::GENERIC_WRITE | access::DELETE | access::SYNCHRONIZE,
-            disp,
-            options::NON_DIRECTORY_FILE,
-        )
+        self.open_file(path, create, exclusive, 0)
     }
 
     /// As [`Client::open`], with every write of this handle written through to stable
@@ -225,6 +215,16 @@ impl Client {
         create: bool,
         exclusive: bool,
     ) -> Result<(FileId, FileInfo)> {
+        self.open_file(path, create, exclusive, options::WRITE_THROUGH)
+    }
+
+    fn open_file(
+        &mut self,
+        path: &str,
+        create: bool,
+        exclusive: bool,
+        extra_options: u32,
+    ) -> Result<(FileId, FileInfo)> {
         let disp = match (create, exclusive) {
             (true, true) => disposition::CREATE,
             (true, false) => disposition::OPEN_IF,
@@ -234,7 +234,7 @@ impl Client {
             path,
             access::GENERIC_READ | access::GENERIC_WRITE | access::DELETE | access::SYNCHRONIZE,
             disp,
-            options::NON_DIRECTORY_FILE | options::WRITE_THROUGH,
+            options::NON_DIRECTORY_FILE | extra_options,
         )
     }
 

@@ -93,9 +93,18 @@ impl SmbUrl {
             .next()
             .ok_or_else(|| bad("no share name"))?
             .to_string();
-        let path: Vec<&str> = parts.collect();
-        if path.iter().any(|p| *p == "." || *p == "..") {
-            return Err(bad("`.` and `..` are not allowed in the path"));
+        // Each name is decoded on its own, so that `%2F` cannot hide a separator (or `%2E%2E`
+        // a parent) inside one name.
+        let mut path = Vec::new();
+        for part in parts {
+            let name = decode(part).map_err(|r| bad(&r))?;
+            if name == "." || name == ".." {
+                return Err(bad("`.` and `..` are not allowed in the path"));
+            }
+            if name.contains(['/', '\\']) {
+                return Err(bad("a name in the path holds an escaped / or \\"));
+            }
+            path.push(name);
         }
         let mut u = SmbUrl {
             user: None,
@@ -104,7 +113,7 @@ impl SmbUrl {
             host: host.to_string(),
             port,
             share: decode(&share).map_err(|r| bad(&r))?,
-            path: decode(&path.join("/")).map_err(|r| bad(&r))?,
+            path: path.join("/"),
             seal: false,
             sign: false,
             max_dialect: SMB311,
@@ -371,6 +380,9 @@ mod tests {
             "smb://h/s?timeout=0",
             "smb://:pw@h/s",
             "smb://h/s/%zz",
+            "smb://h/s/a%2F/b",
+            "smb://h/s/%2E%2E/x",
+            "smb://h/s/a%5Cb",
         ] {
             let e = SmbUrl::parse(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");

@@ -3,7 +3,7 @@
 # the tests need (the real peers: fio, bonnie++, tgtd, nfs-ganesha, rpcbind, Samba, libiscsi and
 # libnfs tools, Chromium for the report test), then runs every test with cargo-nextest.
 # The tests start and stop their own servers (on private ports) by PID. Then every cargo-fuzz
-# target is fuzzed for a short time (FUZZ_SECONDS each, default 15; docs/fuzzing.md).
+# target is fuzzed for a short time (FUZZ_SECONDS each, default 10; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -34,13 +34,21 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install --locked cargo-fuzz
 fi
 
-cargo machete
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# Each step's time goes to stderr, so a slow run shows where its time went.
+step() {
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "test.sh: $name took $((SECONDS - start)) s" >&2
+}
+
+step machete cargo machete
+step fmt cargo fmt --all -- --check
+step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
 # The self-contained binary, built once here (unoptimised: packaging/static.sh): the
 # install tests (static_binary.rs) call the same script and find it up to date.
 export STORBENCH_STATIC_PROFILE=static-test
-packaging/static.sh >/dev/null
+step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
-cargo nextest run --workspace --locked --no-fail-fast "$@"
-FUZZ_SECONDS=${FUZZ_SECONDS:-15} fuzz/run.sh
+step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
+FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

@@ -13,11 +13,13 @@
 //! - the pool is sized for the run before the first request ([`pool`]): at least one helper
 //!   thread per file descriptor the jobs keep busy (glibc's default of 20 would make the
 //!   21st job's file wait, where fio's 21st process has its own 20);
-//! - `aio_suspend` is given the oldest request of each file descriptor only, not every
-//!   request in flight: glibc completes one descriptor's requests in queue order, so the
-//!   oldest finishes first, and the call walks its list under that shared mutex (for each
-//!   entry a search through every descriptor's queue, on the way in and again on the way
-//!   out): with 12 jobs at iodepth 32, 32 entries made it the busiest lock of the run.
+//! - glibc completes one descriptor's requests in queue order, so the oldest unfinished
+//!   request of each descriptor is the one to ask about and to wait for. `aio_error` takes
+//!   that shared mutex, and `aio_suspend` holds it while it searches every descriptor's
+//!   queue for each entry of its list, on the way in and again on the way out: asking about
+//!   and waiting for all 32 requests of each of 12 jobs cost about 9,000 instructions per
+//!   IO in glibc (callgrind: `__aio_find_req`, the mutex, `aio_suspend`, `aio_error`), as
+//!   much as all of fio's user-space work per IO (docs/BENCHMARKS.md).
 
 use storbench_core::{Caps, Completion, Engine, EngineError, EngineInfo, IoKind, IoUnit, Queued};
 use storbench_job::JobSpec;
@@ -34,7 +36,8 @@ pub struct PosixAio {
     cbs: Box<[libc::aiocb]>,
     /// Tags of requests handed to glibc and not yet reaped, oldest first.
     inflight: Vec<u32>,
-    /// Scratch list for `aio_suspend`: the oldest request of each file descriptor.
+    /// Scratch list for `aio_suspend`: the oldest unfinished request of each file
+    /// descriptor, as the last [`Self::collect`] found them.
     waitlist: Vec<*const libc::aiocb>,
 }
 
@@ -83,16 +86,34 @@ impl PosixAio {
         Ok(())
     }
 
-    /// Collects finished requests into `out`; returns how many. The requests still in
-    /// flight keep their order (oldest first), which [`Self::suspend`] relies on.
+    /// Collects finished requests into `out`; returns how many. Walks the requests in
+    /// flight oldest first and asks glibc (`aio_error`, which takes glibc's process-wide
+    /// AIO mutex) only about each descriptor's requests up to its first unfinished one:
+    /// the later ones of that descriptor have not started. Those first unfinished ones are
+    /// left in `waitlist` for [`Self::suspend`]; the requests still in flight keep their
+    /// order.
     fn collect(&mut self, out: &mut Vec<Completion>) -> usize {
+        self.waitlist.clear();
         let mut kept = 0;
         for i in 0..self.inflight.len() {
             let tag = self.inflight[i];
             let cb = &mut self.cbs[tag as usize];
+            let fd = cb.aio_fildes;
+            // SAFETY: every pointer in the list is a control block of `self.cbs`.
+            let behind = self
+                .waitlist
+                .iter()
+                .any(|&w| unsafe { (*w).aio_fildes } == fd);
             // SAFETY: cb is a request we submitted and have not yet reaped.
-            let err = unsafe { libc::aio_error(cb) };
+            let err = if behind {
+                libc::EINPROGRESS
+            } else {
+                unsafe { libc::aio_error(cb) }
+            };
             if err == libc::EINPROGRESS {
+                if !behind {
+                    self.waitlist.push(cb as *const libc::aiocb);
+                }
                 self.inflight[kept] = tag;
                 kept += 1;
                 continue;
@@ -111,21 +132,10 @@ impl PosixAio {
         done
     }
 
-    /// Blocks until at least one in-flight request finishes: waits for the oldest request
-    /// of each file descriptor, the one glibc completes first on it.
+    /// Blocks until at least one in-flight request finishes: waits for the requests
+    /// [`Self::collect`] found unfinished, the oldest of each descriptor, which glibc
+    /// completes first on it.
     fn suspend(&mut self) -> Result<(), EngineError> {
-        self.waitlist.clear();
-        for &tag in &self.inflight {
-            let cb = &self.cbs[tag as usize];
-            // SAFETY: every pointer in the list is a control block of `self.cbs`.
-            let seen = self
-                .waitlist
-                .iter()
-                .any(|&w| unsafe { (*w).aio_fildes } == cb.aio_fildes);
-            if !seen {
-                self.waitlist.push(cb as *const libc::aiocb);
-            }
-        }
         // SAFETY: the list holds valid control blocks of requests in flight; no timeout.
         let rc = unsafe {
             libc::aio_suspend(

@@ -24,7 +24,7 @@ fn every_busy_descriptor_gets_a_helper_beyond_glibcs_default() {
             p
         })
         .collect();
-    let mut bufs = vec![[0u8; 1]; FDS];
+    let mut bufs = [[0u8; 1]; FDS];
     // SAFETY: aiocb is plain data; all-zero is valid.
     let mut cbs: Vec<libc::aiocb> = (0..FDS).map(|_| unsafe { std::mem::zeroed() }).collect();
     let before = threads();

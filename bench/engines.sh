@@ -41,6 +41,7 @@
 #   RUNTIME     seconds per run (default 5)
 #   ROUNDS      runs per tool and workload (default 7)
 #   ENGINES     the matrix's engines (default: sync psync pvsync2 io_uring libaio posixaio mmap)
+#   DEPTHS, JOBS  the matrix's iodepths and numjobs (default "1 32" and "1 2")
 #   ROUNDS_LOG  file to append every round's figures to ("workload tool round iops ns/IO pss")
 #   STORBENCH   storbench binary (default: built here with cargo --release)
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workloads (default /var/tmp)
@@ -53,6 +54,8 @@ set -euo pipefail
 RUNTIME=${RUNTIME:-5}
 ROUNDS=${ROUNDS:-7}
 ENGINES=${ENGINES:-sync psync pvsync2 io_uring libaio posixaio mmap}
+DEPTHS=${DEPTHS:-1 32}
+JOBS=${JOBS:-1 2}
 EXT4_DIR=${EXT4_DIR:-/var/tmp}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -137,6 +140,14 @@ measure() {
 
 echo "# $(nproc) CPUs, $(uname -r), $(fio --version), $("${STORBENCH:-$LOOP}" --version 2>/dev/null | head -1)"
 echo "# medians of $ROUNDS interleaved runs per tool, ${RUNTIME}s each; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# fio forks each job into a process that calls setsid(), so with autogroup scheduling every
+# fio job is a scheduling group of its own, while storbench's jobs are threads of one
+# process in one group. On an idle machine that changes nothing; on one kept busy by other
+# processes' groups, N fio jobs get up to N shares of the CPUs against storbench's one.
+if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
+    echo "# autogroup scheduling is on: under other load, fio's N job processes get N CPU shares" \
+        "to storbench's one (multi-job IOPS then compare shares; CPU/IO still compares work)"
+fi
 printf '%-30s %10s %10s %-19s %8s %8s %-19s %7s %7s  %s\n' workload "fio IOPS" "sb IOPS" \
     "ratio [95% CI]" "fio ns" "sb ns" "CPU/IO [95% CI]" "fio PSS" "sb PSS" verdict
 
@@ -202,8 +213,8 @@ fi
 # O_DIRECT on ext4; iodepth 1 and 32, numjobs 1 and 2 (the clones read the same file).
 if selected matrix && [ -z "${LOOP:-}" ]; then
     for eng in $ENGINES; do
-        for qd in 1 32; do
-            for nj in 1 2; do
+        for qd in $DEPTHS; do
+            for nj in $JOBS; do
                 compare "$eng qd$qd jobs$nj shm" 1.0 1.0 - - --name=shm --filename="$SHM_FILE" \
                     "--ioengine=$eng" "--iodepth=$qd" "--numjobs=$nj" "${common[@]}"
             done
@@ -213,8 +224,8 @@ if selected matrix && [ -z "${LOOP:-}" ]; then
         echo "skip io_uring O_DIRECT rows: $EXT4_DIR is not ext4 (set EXT4_DIR)"
     else
         make_file "$EXT4_FILE"
-        for qd in 1 32; do
-            for nj in 1 2; do
+        for qd in $DEPTHS; do
+            for nj in $JOBS; do
                 compare "io_uring qd$qd jobs$nj direct ext4" 1.0 1.0 - - --name=ext4 \
                     --filename="$EXT4_FILE" --ioengine=io_uring "--iodepth=$qd" "--numjobs=$nj" \
                     --direct=1 "${common[@]}"

@@ -99,7 +99,9 @@ make_file() {
 timed() {
     local out=$1
     shift
-    "$PEAKMEM" "$out.time" "$@" >"$out.json" 2>"$out.err" || {
+    # setsid: each run its own session, so with autogroup scheduling storbench gets a CPU
+    # share of its own like each of fio's forked jobs, not part of this script's.
+    "$PEAKMEM" "$out.time" setsid "$@" >"$out.json" 2>"$out.err" || {
         echo "engines.sh: failed: $*" >&2
         cat "$out.err" >&2
         return 1
@@ -142,7 +144,7 @@ echo "# $(nproc) CPUs, $(uname -r), $(fio --version), $("${STORBENCH:-$LOOP}" --
 echo "# medians of $ROUNDS interleaved runs per tool, ${RUNTIME}s each; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # fio forks each job into a process that calls setsid(), so with autogroup scheduling every
 # fio job is a scheduling group of its own, while storbench's jobs are threads of one
-# process in one group. On an idle machine that changes nothing; on one kept busy by other
+# process in one group (each run starts in a session of its own, see `timed`). On an idle machine that changes nothing; on one kept busy by other
 # processes' groups, N fio jobs get up to N shares of the CPUs against storbench's one.
 if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
     echo "# autogroup scheduling is on: under other load, fio's N job processes get N CPU shares" \

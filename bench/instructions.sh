@@ -61,7 +61,12 @@ row() {
     local name=$1 f s
     shift
     f=$(per_io_args fio "$@") && s=$(per_io_args sb "$@") || return 1
-    awk -v n="$name" -v f="$f" -v s="$s" 'BEGIN { printf "%-30s %12d %12d %6.2fx\n", n, f, s, s / f }'
+    # fio's parent polls its jobs over time, so a slower LARGE run can even count less:
+    # such a row says so instead of printing a ratio.
+    awk -v n="$name" -v f="$f" -v s="$s" 'BEGIN {
+        if (f <= 0 || s <= 0) printf "%-30s %12d %12d  n/a (noise above the IOs: rerun or raise LARGE)\n", n, f, s
+        else printf "%-30s %12d %12d %6.2fx\n", n, f, s, s / f
+    }'
 }
 
 # per_io_args TOOL ARGS...: as per_io, the job's arguments given before the size.

@@ -1,15 +1,32 @@
 //! `posixaio`: real POSIX AIO through glibc's `aio_read`/`aio_write`/`aio_fsync`, collected
 //! with `aio_error`/`aio_return` and waited for with `aio_suspend`, as fio's engine does.
 //!
-//! glibc runs these requests in helper threads of this process (unnamed, up to 20, idle ones
-//! exit after a second) and serves the requests of one file descriptor one at a time, so
-//! iodepth > 1 on a single file adds no parallelism; fio on Linux behaves the same.
-//! Their CPU time belongs to the process: count it with `RUSAGE_SELF`, not `RUSAGE_THREAD`.
+//! glibc runs these requests in helper threads of this process (unnamed, idle ones exit after
+//! a second) and serves the requests of one file descriptor one at a time, in the order they
+//! were queued, so iodepth > 1 on a single file adds no parallelism; fio on Linux behaves the
+//! same. Their CPU time belongs to the process: count it with `RUSAGE_SELF`, not
+//! `RUSAGE_THREAD`.
+//!
+//! fio runs each job in a process of its own, so each job has glibc's AIO state to itself;
+//! here every job is a thread of one process and they share it, behind one mutex. Two things
+//! keep that sharing from costing more than fio's processes do:
+//! - the pool is sized for the run before the first request ([`pool`]): at least one helper
+//!   thread per file descriptor the jobs keep busy (glibc's default of 20 would make the
+//!   21st job's file wait, where fio's 21st process has its own 20);
+//! - glibc completes one descriptor's requests in queue order, so the oldest unfinished
+//!   request of each descriptor is the one to ask about and to wait for. `aio_error` takes
+//!   that shared mutex, and `aio_suspend` holds it while it searches every descriptor's
+//!   queue for each entry of its list, on the way in and again on the way out: asking about
+//!   and waiting for all 32 requests of each of 12 jobs cost about 9,000 instructions per
+//!   IO in glibc (callgrind: `__aio_find_req`, the mutex, `aio_suspend`, `aio_error`), as
+//!   much as all of fio's user-space work per IO (docs/BENCHMARKS.md).
 
 use storbench_core::{Caps, Completion, Engine, EngineError, EngineInfo, IoKind, IoUnit, Queued};
 use storbench_job::JobSpec;
 
 use crate::local::{LocalFiles, delegate_local_files, last_errno};
+
+pub mod pool;
 
 pub struct PosixAio {
     files: LocalFiles,
@@ -17,9 +34,10 @@ pub struct PosixAio {
     /// One control block per tag; glibc reads and updates it until the request completes,
     /// so the slice never moves while anything is in flight.
     cbs: Box<[libc::aiocb]>,
-    /// Tags of requests handed to glibc and not yet reaped.
+    /// Tags of requests handed to glibc and not yet reaped, oldest first.
     inflight: Vec<u32>,
-    /// Scratch list for `aio_suspend`.
+    /// Scratch list for `aio_suspend`: the oldest unfinished request of each file
+    /// descriptor, as the last [`Self::collect`] found them.
     waitlist: Vec<*const libc::aiocb>,
 }
 
@@ -43,6 +61,8 @@ pub const NAME: &str = "posixaio";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let depth = job.iodepth.max(1) as usize;
+    let files = job.nrfiles.max(job.filenames.len() as u32).max(1);
+    pool::reserve(files.min(depth as u32), depth as u32);
     Ok(Box::new(PosixAio {
         files: LocalFiles::default(),
         depth,
@@ -66,17 +86,36 @@ impl PosixAio {
         Ok(())
     }
 
-    /// Collects finished requests into `out`; returns how many.
+    /// Collects finished requests into `out`; returns how many. Walks the requests in
+    /// flight oldest first and asks glibc (`aio_error`, which takes glibc's process-wide
+    /// AIO mutex) only about each descriptor's requests up to its first unfinished one:
+    /// the later ones of that descriptor have not started. Those first unfinished ones are
+    /// left in `waitlist` for [`Self::suspend`]; the requests still in flight keep their
+    /// order.
     fn collect(&mut self, out: &mut Vec<Completion>) -> usize {
-        let mut done = 0;
-        let mut i = 0;
-        while i < self.inflight.len() {
+        self.waitlist.clear();
+        let mut kept = 0;
+        for i in 0..self.inflight.len() {
             let tag = self.inflight[i];
             let cb = &mut self.cbs[tag as usize];
+            let fd = cb.aio_fildes;
+            // SAFETY: every pointer in the list is a control block of `self.cbs`.
+            let behind = self
+                .waitlist
+                .iter()
+                .any(|&w| unsafe { (*w).aio_fildes } == fd);
             // SAFETY: cb is a request we submitted and have not yet reaped.
-            let err = unsafe { libc::aio_error(cb) };
+            let err = if behind {
+                libc::EINPROGRESS
+            } else {
+                unsafe { libc::aio_error(cb) }
+            };
             if err == libc::EINPROGRESS {
-                i += 1;
+                if !behind {
+                    self.waitlist.push(cb as *const libc::aiocb);
+                }
+                self.inflight[kept] = tag;
+                kept += 1;
                 continue;
             }
             // SAFETY: as above; aio_return is called once per finished request.
@@ -87,21 +126,16 @@ impl PosixAio {
                 -i64::from(err)
             };
             out.push(Completion { tag, result });
-            self.inflight.swap_remove(i);
-            done += 1;
         }
+        let done = self.inflight.len() - kept;
+        self.inflight.truncate(kept);
         done
     }
 
-    /// Blocks until at least one in-flight request finishes.
+    /// Blocks until at least one in-flight request finishes: waits for the requests
+    /// [`Self::collect`] found unfinished, the oldest of each descriptor, which glibc
+    /// completes first on it.
     fn suspend(&mut self) -> Result<(), EngineError> {
-        self.waitlist.clear();
-        let cbs = &self.cbs;
-        self.waitlist.extend(
-            self.inflight
-                .iter()
-                .map(|&t| &cbs[t as usize] as *const libc::aiocb),
-        );
         // SAFETY: the list holds valid control blocks of requests in flight; no timeout.
         let rc = unsafe {
             libc::aio_suspend(

@@ -267,3 +267,61 @@ fn sqpoll_thread_is_found_for_cpu_accounting() {
         "{threads:?}"
     );
 }
+
+/// posixaio waits for the oldest request of each file descriptor, not of all: a request
+/// held up on one descriptor (a FIFO nobody has written to yet) must not hide one that
+/// finished on another.
+#[test]
+fn posixaio_waits_for_every_descriptor() {
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
+    let fifo = dir.path().join("fifo");
+    let c_fifo = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(c_fifo.as_ptr(), 0o600) }, 0);
+    // Held open for writing, so the engine's open does not wait for a writer.
+    let mut writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![7u8; BS]).unwrap();
+    let mut d = Driver::new(&job("posixaio", 4, &[]), BS).unwrap();
+    let held = d.open(fifo.to_str().unwrap(), common::read_only()).unwrap();
+    let ready = d.open(data.to_str().unwrap(), common::read_only()).unwrap();
+    for (tag, file) in [(0, held), (1, ready)] {
+        let io = storbench_core::IoUnit {
+            file,
+            kind: IoKind::Read,
+            offset: 0,
+            len: BS as u32,
+            buf: d.arena.slot(tag),
+            buf_index: tag,
+            tag,
+        };
+        d.engine.queue(&io).unwrap();
+    }
+    d.engine.commit().unwrap();
+    let mut out = Vec::new();
+    // Unblocks the FIFO's read after 3 s, so a wrong wait fails the test instead of hanging.
+    let release = std::thread::spawn({
+        let mut w = writer.try_clone().unwrap();
+        move || {
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            std::io::Write::write_all(&mut w, &[1u8; 4]).unwrap();
+        }
+    });
+    let started = std::time::Instant::now();
+    d.engine.reap(1, &mut out).unwrap();
+    let waited = started.elapsed();
+    assert_eq!(out.first().map(|c| (c.tag, c.result)), Some((1, BS as i64)));
+    assert!(
+        waited < std::time::Duration::from_secs(2),
+        "waited {waited:?}"
+    );
+    release.join().unwrap();
+    out.clear();
+    d.engine.reap(1, &mut out).unwrap();
+    assert_eq!(out.first().map(|c| (c.tag, c.result)), Some((0, 4)));
+    std::io::Write::flush(&mut writer).unwrap();
+}

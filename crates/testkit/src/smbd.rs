@@ -50,6 +50,9 @@ pub struct SmbdOptions {
     pub max_protocol: Option<&'static str>,
     /// `server min protocol`; unset: `SMB2_02`.
     pub min_protocol: Option<&'static str>,
+    /// `smb2 max credits`: the most credits the server grants a client (Samba's default
+    /// 8192); a small value starves a deep queue.
+    pub max_credits: Option<u32>,
 }
 
 /// A running smbd; stopped by PID on drop.
@@ -207,6 +210,9 @@ impl Smbd {
         }
         if let Some(v) = self.opts.encrypt {
             conf += &format!("smb encrypt = {v}\n");
+        }
+        if let Some(v) = self.opts.max_credits {
+            conf += &format!("smb2 max credits = {v}\n");
         }
         conf += &format!(
             "[{SHARE}]\npath = {}\nread only = no\nguest ok = no\nvalid users = {}\n\

@@ -37,7 +37,7 @@ fn fio_with_verify(s: &Smbd, query: &str) -> ChildGuard {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
         .args(["--no-save", "fio", "--name=restart", "--ioengine=smb"])
         .args(["--rw=write", "--bs=64k", "--size=16M", "--iodepth=8"])
-        .args(["--rate=4m", "--verify=crc32c"])
+        .args(["--rate=4m", "--verify=crc32c", "--unlink=1"])
         .arg(format!("--directory={}", dir_url(s, query)))
         .env("STORBENCH_SMB_PASSWORD", s.password())
         .stdin(std::process::Stdio::null())
@@ -98,7 +98,9 @@ fn smb_server_that_never_answers_is_one_bounded_line() {
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
         .args(["--no-save", "fio", "--name=silent", "--ioengine=smb"])
         .args(["--rw=read", "--bs=4k", "--size=1M"])
-        .arg(format!("--filename=smb://127.0.0.1:{port}/share/f?timeout=2"))
+        .arg(format!(
+            "--filename=smb://127.0.0.1:{port}/share/f?timeout=2"
+        ))
         .env_remove("STORBENCH_SMB_PASSWORD")
         .stdin(std::process::Stdio::null())
         .output()
@@ -135,7 +137,11 @@ fn smb_ctrl_c_while_the_server_is_silent_is_honoured() {
     child.signal(libc::SIGINT);
     let run = child.wait_output(Duration::from_secs(30));
     let took = stopped.elapsed();
-    assert!(took < Duration::from_secs(12), "took {took:?}\n{}", run.stderr);
+    assert!(
+        took < Duration::from_secs(12),
+        "took {took:?}\n{}",
+        run.stderr
+    );
     assert_ne!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
 }

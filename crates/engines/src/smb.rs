@@ -89,6 +89,12 @@ pub struct SmbEngine {
     credit_waits: u64,
     /// The job's iodepth (for the credit-starvation note).
     depth: u32,
+    /// Most IOs in flight at once.
+    peak_in_flight: usize,
+    /// IOs in flight just after each IO was queued, summed, and the IOs queued: their
+    /// mean is the queue depth the server's credits allowed.
+    in_flight_sum: u64,
+    queued: u64,
     /// This thread's CPU when the first connection was made.
     cpu_at_connect: storbench_core::cpu::Usage,
     /// Signing and encryption time of connections that were replaced.
@@ -300,6 +306,17 @@ fn open_with(
     r.map(|(id, _)| id)
 }
 
+/// The credit-starvation note: IOs had to wait for credits, and the mean number in flight
+/// stayed below 90% of `iodepth` (a moment at full depth does not hide it).
+fn starvation(waits: u64, mean: f64, depth: u32, granted: u32) -> Option<String> {
+    if waits == 0 || mean >= 0.9 * f64::from(depth) {
+        return None;
+    }
+    Some(format!(
+        "credit starvation: the SMB server's credits kept {mean:.1} IO(s) in flight on average, fewer than iodepth={depth} (IOs waited for credits {waits} time(s); at most {granted} credits held): the server, not the queue depth, set the concurrency"
+    ))
+}
+
 /// `smb://auth@host:port/share` and the query of a URL's text, as [`fast_rel`] needs them.
 fn split_base(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("smb://")?;
@@ -355,7 +372,9 @@ fn fast_rel(prefix: &str, query: &str, url: &str) -> Option<String> {
 /// Where the client thread's time went since it connected, for the crypto note.
 #[derive(Clone, Copy, Debug)]
 struct CryptoCost {
-    /// In signing, checking, sealing and opening messages.
+    /// In signing, checking, sealing and opening messages: wall time (a clock read on each
+    /// side, cheap enough per IO), so it includes any wait for a CPU in the middle; it is
+    /// set against the thread's CPU plus its waits for a CPU, which include the same.
     crypto_ns: u64,
     /// The thread's CPU (user + system).
     cpu_ns: u64,
@@ -365,7 +384,7 @@ struct CryptoCost {
 }
 
 /// Signing or encryption is named the limit when it took at least this share of the client
-/// thread's CPU...
+/// thread's busy time (running or waiting for a CPU)...
 const CRYPTO_SHARE: f64 = 0.5;
 /// ...and the thread was running or waiting to run at least this share of the time (it
 /// had no time to spare for the server).
@@ -377,16 +396,17 @@ impl CryptoCost {
         if self.cpu_ns == 0 || self.wall_ns == 0 {
             return None;
         }
-        let share = self.crypto_ns as f64 / self.cpu_ns as f64;
-        let busy = (self.cpu_ns + self.wait_ns) as f64 / self.wall_ns as f64;
+        let busy_ns = self.cpu_ns + self.wait_ns;
+        let share = self.crypto_ns as f64 / busy_ns as f64;
+        let busy = busy_ns as f64 / self.wall_ns as f64;
         if share < CRYPTO_SHARE || busy < THREAD_BUSY {
             return None;
         }
         Some(format!(
-            "{what} is the client's limit: it took {:.0}% of the client thread's CPU ({:.2} s of {:.2} s, {:.2} CPU-seconds per second), and the thread was busy {:.0}% of the time",
-            share * 100.0,
+            "{what} is the client's limit: it took {:.0}% of the client thread's busy time ({:.2} s of {:.2} s; {:.2} s per second of the run), and the thread was busy {:.0}% of the time",
+            share.min(1.0) * 100.0,
             self.crypto_ns as f64 / 1e9,
-            self.cpu_ns as f64 / 1e9,
+            busy_ns as f64 / 1e9,
             self.crypto_ns as f64 / self.wall_ns as f64,
             busy.min(1.0) * 100.0
         ))
@@ -466,6 +486,12 @@ impl Engine for SmbEngine {
         match self.submit(&r, u64::from(io.tag)) {
             Ok(Submit::Queued) => {
                 self.in_flight[tag] = Some(r);
+                if let Some(c) = self.client.as_ref() {
+                    let n = c.outstanding();
+                    self.peak_in_flight = self.peak_in_flight.max(n);
+                    self.in_flight_sum += n as u64;
+                    self.queued += 1;
+                }
                 Ok(Queued::Pending)
             }
             Ok(Submit::Busy) => {
@@ -581,13 +607,11 @@ impl Engine for SmbEngine {
         ];
         let mut details = details;
         let mut notes: Vec<String> = self.outage_notes(c.server()).collect();
-        if self.credit_waits > 0 {
-            notes.push(format!(
-                "credit starvation: {} IO(s) waited because the SMB server granted at most {} credits, fewer than iodepth={} needs: the server's credits, not the queue depth, set how many IOs were in flight",
-                self.credit_waits,
-                c.credits_granted(),
-                self.depth
-            ));
+        let mean = self.in_flight_sum as f64 / self.queued.max(1) as f64;
+        details.push(("max_in_flight".into(), self.peak_in_flight.to_string()));
+        details.push(("mean_in_flight".into(), format!("{mean:.1}")));
+        if let Some(note) = starvation(self.credit_waits, mean, self.depth, c.credits_granted()) {
+            notes.push(note);
         }
         let what = match (i.cipher, i.signing) {
             (Some(cipher), _) => Some(format!("encryption ({cipher})")),
@@ -603,8 +627,12 @@ impl Engine for SmbEngine {
                 wait_ns: now.wait_ns.saturating_sub(self.cpu_at_connect.wait_ns),
                 wall_ns: at.elapsed().as_nanos() as u64,
             };
-            details.push(("crypto_cpu_ms".into(), (cost.crypto_ns / 1_000_000).to_string()));
+            details.push(("crypto_ms".into(), (cost.crypto_ns / 1_000_000).to_string()));
             details.push(("client_cpu_ms".into(), (cost.cpu_ns / 1_000_000).to_string()));
+            details.push((
+                "client_busy_ms".into(),
+                ((cost.cpu_ns + cost.wait_ns) / 1_000_000).to_string(),
+            ));
             notes.extend(cost.note(&what));
         }
         if self.url.as_ref().is_some_and(SmbUrl::password_in_url) {
@@ -783,19 +811,30 @@ mod tests {
     }
 
     #[test]
+    fn starvation_is_named_when_the_mean_depth_stays_below_iodepth() {
+        let n = super::starvation(120, 16.3, 64, 80).expect("named");
+        assert!(
+            n.starts_with("credit starvation: the SMB server's credits kept 16.3 IO(s) in flight on average, fewer than iodepth=64 (IOs waited for credits 120 time(s); at most 80 credits held)"),
+            "{n}"
+        );
+        assert!(super::starvation(0, 16.3, 64, 80).is_none(), "no waits");
+        assert!(super::starvation(5, 60.0, 64, 80).is_none(), "near full depth");
+    }
+
+    #[test]
     fn crypto_is_named_only_when_it_dominates_a_busy_client_thread() {
-        let n = cost(600, 900, 50, 1000)
+        let n = cost(600, 900, 100, 1000)
             .note("signing (AES-128-CMAC)")
             .expect("named");
         assert!(
-            n.starts_with("signing (AES-128-CMAC) is the client's limit: it took 67% of the client thread's CPU (0.60 s of 0.90 s, 0.60 CPU-seconds per second)"),
+            n.starts_with("signing (AES-128-CMAC) is the client's limit: it took 60% of the client thread's busy time (0.60 s of 1.00 s; 0.60 s per second of the run)"),
             "{n}"
         );
-        assert!(n.ends_with("busy 95% of the time"), "{n}");
-        // Most CPU in crypto, but the thread mostly waited for the server.
+        assert!(n.ends_with("busy 100% of the time"), "{n}");
+        // Most of the busy time in crypto, but the thread mostly waited for the server.
         assert!(cost(300, 400, 0, 1000).note("x").is_none());
-        // A busy thread spending its CPU elsewhere.
-        assert!(cost(300, 950, 0, 1000).note("x").is_none());
+        // A busy thread spending its time elsewhere.
+        assert!(cost(300, 850, 100, 1000).note("x").is_none());
         assert!(cost(0, 0, 0, 0).note("x").is_none());
     }
 }

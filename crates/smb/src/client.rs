@@ -228,8 +228,8 @@ impl Client {
             let st = status(&replies[1]).map_err(|e| self.conn.garbage("SET_INFO", e))?;
             self.check(st, "SET_INFO", what)?;
         }
-        let closed = status(&replies[replies.len() - 1])
-            .map_err(|e| self.conn.garbage("CLOSE", e))?;
+        let closed =
+            status(&replies[replies.len() - 1]).map_err(|e| self.conn.garbage("CLOSE", e))?;
         self.check(closed, "CLOSE", "file")?;
         Ok(info)
     }

@@ -88,8 +88,13 @@ enum SlotState {
 
 #[derive(Clone, Copy)]
 enum Req {
-    Read { buf: *mut u8, len: u32 },
-    Write { len: u32 },
+    Read {
+        buf: *mut u8,
+        len: u32,
+    },
+    Write {
+        len: u32,
+    },
     Call,
     /// The `n`th request of a compounded call ([`Conn::call_chain`]).
     Chain(u8),
@@ -201,7 +206,8 @@ impl Conn {
         };
         sock.set_nodelay(true).map_err(io)?;
         // Reads wake every POLL to honour a stop request; `read_exact` counts the timeout.
-        sock.set_read_timeout(Some(cfg.timeout.min(POLL))).map_err(io)?;
+        sock.set_read_timeout(Some(cfg.timeout.min(POLL)))
+            .map_err(io)?;
         sock.set_write_timeout(Some(cfg.timeout)).map_err(io)?;
         Ok(Conn {
             sock,

@@ -413,7 +413,9 @@ mod tests {
         assert_eq!(secs("?reconnect=5").unwrap().as_secs(), 5);
         assert!(secs("?reconnect=0").unwrap().is_zero());
         let e = secs("?reconnect=x").unwrap_err().to_string();
-        assert!(e.contains("reconnect=x: expected 0 to 86400 seconds"), "{e}");
+        assert!(
+            e.contains("reconnect=x: expected 0 to 86400 seconds"),
+            "{e}"
+        );
     }
-
 }

@@ -290,7 +290,11 @@ fn smb_metadata_calls_compound_create_and_close_into_one_round_trip() {
             f(c);
             c.conn().frames_sent() - before
         };
-        assert_eq!(trips(&mut c, &mut |c| c.mkdir("cd").unwrap()), 1, "{query} mkdir");
+        assert_eq!(
+            trips(&mut c, &mut |c| c.mkdir("cd").unwrap()),
+            1,
+            "{query} mkdir"
+        );
         assert!(s.share_dir(SHARE).join("cd").is_dir());
         assert_eq!(
             trips(&mut c, &mut |c| c.create_empty("cd/f").unwrap()),
@@ -312,8 +316,16 @@ fn smb_metadata_calls_compound_create_and_close_into_one_round_trip() {
         // A directory that is not empty is refused, and its handle still closed.
         let e = c.rmdir("cd").unwrap_err();
         assert_eq!(e.status(), Some(NtStatus(0xC000_0101)), "{query}: {e}");
-        assert_eq!(trips(&mut c, &mut |c| c.unlink("cd/f").unwrap()), 1, "{query} unlink");
-        assert_eq!(trips(&mut c, &mut |c| c.rmdir("cd").unwrap()), 1, "{query} rmdir");
+        assert_eq!(
+            trips(&mut c, &mut |c| c.unlink("cd/f").unwrap()),
+            1,
+            "{query} unlink"
+        );
+        assert_eq!(
+            trips(&mut c, &mut |c| c.rmdir("cd").unwrap()),
+            1,
+            "{query} rmdir"
+        );
         assert!(!s.share_dir(SHARE).join("cd").exists(), "{query}");
         // The session still works after every chain (credits and MessageIds in step).
         round_trip(&mut c, &s, "after-chains.dat");

@@ -319,7 +319,10 @@ impl Smbd {
         // by this instance's own configuration file on their command line, before the
         // parent goes.
         let mut family = descendants(pid);
-        for p in group_members(pid).into_iter().chain(using_config(&self.config())) {
+        for p in group_members(pid)
+            .into_iter()
+            .chain(using_config(&self.config()))
+        {
             if !family.contains(&p) && p != pid {
                 family.push(p);
             }

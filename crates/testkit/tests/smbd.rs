@@ -79,7 +79,8 @@ fn smbd_stop_leaves_no_process_of_its_group() {
     // And once more after a restart on the same port.
     s.start_again().expect("start again");
     let pid = s.pid().expect("pid");
-    s.smbclient(SHARE, false, "ls").expect("user ls after restart");
+    s.smbclient(SHARE, false, "ls")
+        .expect("user ls after restart");
     drop(s);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let left = group_members(pid);

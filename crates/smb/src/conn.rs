@@ -815,30 +815,17 @@ impl Conn {
     fn file_chain(&mut self, msg: &[u8], check: bool, op: &'static str) -> Result<()> {
         let mut at = 0;
         loop {
-            let part = &msg[at..];
-            let h = Header::decode(part).map_err(|e| self.garbage(op, e))?;
-            let next = h.next_command as usize;
-            let part = if next == 0 {
-                part
-            } else if next < HEADER_LEN || !next.is_multiple_of(8) || next >= part.len() {
-                return Err(self.garbage(
-                    op,
-                    DecodeError::BadValue {
-                        what: "NextCommand",
-                        value: next as u64,
-                    },
-                ));
-            } else {
-                &part[..next]
-            };
+            let (h, end, last) =
+                header::chain_part(msg, at).map_err(|e| self.garbage(op, e))?;
+            let part = &msg[at..end];
             if check {
                 self.check_signature(&h, part, op)?;
             }
             self.file_reply(&h, part, op)?;
-            if next == 0 {
+            if last {
                 return Ok(());
             }
-            at += next;
+            at = end;
         }
     }
 

@@ -114,11 +114,12 @@ wait_smb() { # dir ip port
     die "smbd did not serve //$2/share on port $3 within 20 s"
 }
 
-# CPU (user+system, seconds) of smbd's whole process group: its per-client children do the work.
+# CPU (user+system, clock ticks) of smbd's whole process group: its per-client children do
+# the work, and once they exit and are reaped their time is in smbd's cutime/cstime.
 group_cpu() {
     local g=$1 t=0 p
     for p in $(pgrep -g "$g"); do
-        t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+        t=$((t + $(awk '{print $14+$15+$16+$17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
     done
     echo "$t"
 }

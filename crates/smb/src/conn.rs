@@ -815,8 +815,7 @@ impl Conn {
     fn file_chain(&mut self, msg: &[u8], check: bool, op: &'static str) -> Result<()> {
         let mut at = 0;
         loop {
-            let (h, end, last) =
-                header::chain_part(msg, at).map_err(|e| self.garbage(op, e))?;
+            let (h, end, last) = header::chain_part(msg, at).map_err(|e| self.garbage(op, e))?;
             let part = &msg[at..end];
             if check {
                 self.check_signature(&h, part, op)?;

@@ -41,7 +41,11 @@ pub fn replies(data: &[u8]) {
             // A compounded reply: each part ends after it starts and within the message.
             let mut at = 0;
             while let Ok((_, end, last)) = crate::header::chain_part(msg, at) {
-                assert!(end > at && end <= msg.len(), "part {at}..{end} of {}", msg.len());
+                assert!(
+                    end > at && end <= msg.len(),
+                    "part {at}..{end} of {}",
+                    msg.len()
+                );
                 if last {
                     break;
                 }

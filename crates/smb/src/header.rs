@@ -149,7 +149,10 @@ impl Header {
 /// The reply of a (possibly compounded) message that starts at `at`: its header, where it
 /// ends, and whether it is the last (NextCommand 0). Each next one starts where this ends.
 pub fn chain_part(msg: &[u8], at: usize) -> Result<(Header, usize, bool), DecodeError> {
-    let part = msg.get(at..).ok_or(DecodeError::Truncated { at, need: HEADER_LEN })?;
+    let part = msg.get(at..).ok_or(DecodeError::Truncated {
+        at,
+        need: HEADER_LEN,
+    })?;
     let h = Header::decode(part)?;
     let next = h.next_command as usize;
     if next == 0 {

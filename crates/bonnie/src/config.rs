@@ -390,6 +390,28 @@ mod tests {
         f
     }
 
+    /// The network notes name the target's own protocol, not always NFS.
+    #[test]
+    fn network_notes_name_the_protocol() {
+        for (url, proto, other) in [
+            ("smb://nas/share/dir", "SMB", "NFS"),
+            ("nfs://nas/export/dir", "NFS", "SMB"),
+        ] {
+            let mut f = flags(&[]);
+            f.dir = Some(url.into());
+            let c = Config::from_flags(&f, &host()).unwrap();
+            let text: Vec<&str> = c.notes.iter().map(|n| n.message.as_str()).collect();
+            let per_char = text
+                .iter()
+                .find(|t| t.starts_with("per-char tests skipped"))
+                .unwrap_or_else(|| panic!("{url}: no per-char note in {text:?}"));
+            assert!(per_char.contains(&format!("over {proto}")), "{per_char}");
+            for t in &text {
+                assert!(!t.contains(other), "{url}: {t}");
+            }
+        }
+    }
+
     #[test]
     fn defaults_follow_bonnie() {
         let c = Config::from_flags(&flags(&[]), &host()).unwrap();

@@ -80,9 +80,11 @@ fn cache_warning(cfg: &Config, host: &Host) -> Option<Note> {
     if cfg.target.is_network() {
         return Some(info(
             "limit.server-cache",
-            "over NFS storbench keeps no client cache; the server's page cache can still \
-             serve reads of a file smaller than twice the server's RAM"
-                .into(),
+            format!(
+                "over {} storbench keeps no client cache; the server's page cache can still \
+                 serve reads of a file smaller than twice the server's RAM",
+                protocol(cfg)
+            ),
         ));
     }
     if host.ram_mib == 0 || total >= host.ram_mib * 2 {
@@ -102,20 +104,31 @@ fn network_per_char(cfg: &Config, f: &Flags) -> Option<Note> {
     if !cfg.target.is_network() || !cfg.io_tests() {
         return None;
     }
+    let proto = protocol(cfg);
+    // The code stays `bonnie.nfs-per-char` for every protocol: stored results and scripts
+    // look it up by that name.
     Some(match (&f.char_io, cfg.char_io_mib) {
         (None, _) => info(
             "bonnie.nfs-per-char",
-            "per-char tests skipped over NFS: without a client cache each byte would be one RPC \
-             and measure only round trips; -f <MiB> runs them anyway"
-                .into(),
+            format!(
+                "per-char tests skipped over {proto}: without a client cache each byte would be \
+                 one request and measure only round trips; -f <MiB> runs them anyway"
+            ),
         ),
         (_, 0) => return None,
         (_, mib) => warning(
             "bonnie.nfs-per-char",
             format!(
-                "-f {mib}: per-char tests over NFS send one RPC per byte; they measure round-trip \
-                 latency, not what bonnie++ on a kernel mount measures"
+                "-f {mib}: per-char tests over {proto} send one request per byte; they measure \
+                 round-trip latency, not what bonnie++ on a kernel mount measures"
             ),
         ),
     })
+}
+
+/// The network target's protocol, as the catalogue names it.
+fn protocol(cfg: &Config) -> String {
+    cfg.target
+        .protocol_name()
+        .unwrap_or_else(|| "the network".into())
 }

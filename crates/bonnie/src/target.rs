@@ -66,6 +66,14 @@ impl Target {
         matches!(self, Target::Remote(t) if t.caps().network)
     }
 
+    /// The protocol's name for messages (`NFS`, `SMB`), from the catalogue; `None` locally.
+    pub fn protocol_name(&self) -> Option<String> {
+        match self {
+            Target::Remote(t) => t.protocol().map(|p| p.scheme.to_ascii_uppercase()),
+            _ => None,
+        }
+    }
+
     /// The path engines take for `name` inside the target directory.
     pub fn join(&self, name: &str) -> String {
         match self {

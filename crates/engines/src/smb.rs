@@ -7,6 +7,14 @@
 //! are pipelined with the server's credits as the window (iodepth = requests in flight),
 //! split to the server's MaxRead/MaxWrite. `fsync` is a FLUSH after every write in flight
 //! has its reply; `sync=1` opens files write-through.
+//!
+//! A lost connection (closed, reset, or no reply within `timeout=`) is made again within
+//! the URL's `reconnect=` seconds: a new login, the open files reopened by name, and every
+//! IO that was in flight sent again; the outage is noted in the result. Durable handles are
+//! not asked for: a server grants them only with a batch oplock or a handle lease, and this
+//! client takes neither (no client cache), so reopening is what recovers a file.
+
+use std::time::Instant;
 
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
@@ -16,11 +24,17 @@ use storbench_job::JobSpec;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
+mod recover;
+use recover::{InFlight, Outage};
+
 /// The catalogue entry (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "smb";
 
-pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(SmbEngine::default()))
+pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(Box::new(SmbEngine {
+        depth: job.iodepth.max(1),
+        ..SmbEngine::default()
+    }))
 }
 
 /// An SMB client error as an engine error: one line naming the server and the operation.
@@ -43,12 +57,28 @@ struct SmbFile {
     id: storbench_smb::FileId,
     /// Path inside the share.
     rel: String,
+    /// How it was opened (to reopen it on a new connection).
+    open: OpenOptions,
 }
 
 #[derive(Default)]
 pub struct SmbEngine {
     url: Option<SmbUrl>,
+    /// How the client logged in (to log in again after a loss).
+    cfg: Option<ClientConfig>,
     client: Option<Client>,
+    /// When the first connection was made (outages are reported from it).
+    connected_at: Option<Instant>,
+    /// The data IOs in flight by tag, to send again on a new connection.
+    in_flight: Vec<Option<InFlight>>,
+    /// Completions received on a connection that was then lost, for the next `reap`.
+    salvaged: Vec<storbench_smb::Completion>,
+    outages: Vec<Outage>,
+    /// Why reconnecting was given up: later calls fail at once with it.
+    gave_up: Option<String>,
+    /// When the connection was first lost with no IO completed since (`reconnect=` bounds
+    /// the time without progress, not each attempt).
+    lost_since: Option<Instant>,
     files: Vec<Option<SmbFile>>,
     /// The directory being listed by `read_dir`, and its handle.
     listing: Option<(String, storbench_smb::FileId)>,
@@ -57,6 +87,22 @@ pub struct SmbEngine {
     entries_done: Vec<storbench_smb::Completion>,
     /// IOs that could not be queued for want of credits.
     credit_waits: u64,
+    /// The job's iodepth (for the credit-starvation note).
+    depth: u32,
+    /// Most IOs in flight at once.
+    peak_in_flight: usize,
+    /// IOs in flight just after each IO was queued, summed, and the IOs queued: their
+    /// mean is the queue depth the server's credits allowed.
+    in_flight_sum: u64,
+    queued: u64,
+    /// This thread's CPU when the first connection was made.
+    cpu_at_connect: storbench_core::cpu::Usage,
+    /// Signing and encryption time of connections that were replaced.
+    crypto_before_ns: u64,
+    /// The first URL's text up to its share, and its query (`?…`, or empty): later URLs
+    /// that start the same way are resolved without parsing (metadata calls name files by
+    /// URL, one per call).
+    base: Option<(String, String)>,
 }
 
 impl SmbEngine {
@@ -71,6 +117,12 @@ impl SmbEngine {
             }
             return Ok(path.trim_matches('/').to_string());
         }
+        if self.client.is_some()
+            && let Some((prefix, query)) = &self.base
+            && let Some(rel) = fast_rel(prefix, query, path)
+        {
+            return Ok(rel);
+        }
         let url = SmbUrl::parse(path).map_err(to_engine)?;
         match (&self.client, &self.url) {
             (Some(_), Some(have)) if same_share(have, &url) => Ok(url.path),
@@ -81,10 +133,15 @@ impl SmbEngine {
             ))),
             _ => {
                 let pw = storbench_smb::url::password_from_env();
-                let cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
+                let mut cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
+                cfg.conn.abort = storbench_core::stop::requested;
                 self.client = Some(Client::connect(&cfg).map_err(to_engine)?);
+                self.cfg = Some(cfg);
+                self.connected_at = Some(Instant::now());
+                self.cpu_at_connect = storbench_core::cpu::Usage::thread();
                 let rel = url.path.clone();
                 self.url = Some(url);
+                self.base = split_base(path);
                 Ok(rel)
             }
         }
@@ -106,8 +163,8 @@ impl SmbEngine {
         }
     }
 
-    fn add_file(&mut self, id: storbench_smb::FileId, rel: String) -> FileId {
-        let f = SmbFile { id, rel };
+    fn add_file(&mut self, id: storbench_smb::FileId, rel: String, open: OpenOptions) -> FileId {
+        let f = SmbFile { id, rel, open };
         match self.files.iter().position(Option::is_none) {
             Some(i) => {
                 self.files[i] = Some(f);
@@ -121,26 +178,238 @@ impl SmbEngine {
     }
 
     fn open_rel(&mut self, rel: &str, shown: &str, o: &OpenOptions) -> Result<FileId, EngineError> {
-        let client = self.client()?;
-        let r = if o.sync {
-            client.open_write_through(rel, o.create, o.exclusive)
-        } else if o.write || o.create {
-            client.open(rel, o.create, o.exclusive)
-        } else {
-            client.open_read(rel)
-        };
-        let (id, _) = r.map_err(|e| match e.status() {
+        let exists = |e: SmbError| match e.status() {
             Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
                 kind: ErrorKind::Refused,
                 errno: Some(libc::EEXIST),
                 message: format!("smb: {shown} already exists; storbench creates only new files"),
             },
             _ => to_engine(e),
-        })?;
+        };
+        let id = self.retry_map(|c| open_with(c, rel, o), exists)?;
         if o.truncate {
-            client.set_size(id, 0).map_err(to_engine)?;
+            self.retry(|c| c.set_size(id, 0))?;
         }
-        Ok(self.add_file(id, rel.to_string()))
+        Ok(self.add_file(id, rel.to_string(), o.clone()))
+    }
+
+    /// Runs a synchronous call; a lost connection is recovered and the call made once
+    /// more on the new one.
+    fn retry<T>(
+        &mut self,
+        f: impl FnMut(&mut Client) -> Result<T, SmbError>,
+    ) -> Result<T, EngineError> {
+        self.retry_map(f, to_engine)
+    }
+
+    /// As [`SmbEngine::retry`], with the final error mapped by `map`.
+    fn retry_map<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Client) -> Result<T, SmbError>,
+        map: impl Fn(SmbError) -> EngineError,
+    ) -> Result<T, EngineError> {
+        self.given_up()?;
+        match f(self.client()?) {
+            Err(e) if e.is_disconnect() => {
+                self.recover(e)?;
+                f(self.client()?).map_err(map)
+            }
+            r => r.map_err(map),
+        }
+    }
+
+    /// The current handle of an engine file (it changes when the file is reopened).
+    fn handle(&self, file: FileId) -> Result<storbench_smb::FileId, EngineError> {
+        Ok(self.file(file)?.id)
+    }
+
+    /// As [`SmbEngine::retry`] for a call on an open file, with its handle on the
+    /// connection the call is made on.
+    fn retry_file<T>(
+        &mut self,
+        file: FileId,
+        mut f: impl FnMut(&mut Client, storbench_smb::FileId) -> Result<T, SmbError>,
+    ) -> Result<T, EngineError> {
+        self.given_up()?;
+        let id = self.handle(file)?;
+        match f(self.client()?, id) {
+            Err(e) if e.is_disconnect() => {
+                self.recover(e)?;
+                let id = self.handle(file)?;
+                f(self.client()?, id).map_err(to_engine)
+            }
+            r => r.map_err(to_engine),
+        }
+    }
+
+    /// Queues one data IO on the current connection.
+    fn submit(&mut self, r: &InFlight, user: u64) -> Result<Submit, SmbError> {
+        let id = match self.files.get(r.file as usize) {
+            Some(Some(f)) => f.id,
+            _ => {
+                return Err(SmbError::Protocol {
+                    server: String::from("smb"),
+                    op: "submit",
+                    reason: format!("file id {} is not open", r.file),
+                });
+            }
+        };
+        let Some(c) = self.client.as_mut() else {
+            return Err(SmbError::Protocol {
+                server: String::from("smb"),
+                op: "submit",
+                reason: "no target opened yet".into(),
+            });
+        };
+        let buf = r.buf as *mut u8;
+        // SAFETY: the IoUnit contract: `buf` holds `len` bytes that the worker leaves alone
+        // until this tag completes (also while it is sent again after a reconnect).
+        unsafe {
+            if r.write {
+                c.submit_write(id, r.offset, buf, r.len, user)
+            } else {
+                c.submit_read(id, r.offset, buf, r.len, user)
+            }
+        }
+    }
+
+    /// Hands completions to the worker, forgetting their IOs.
+    fn deliver(&mut self, done: &[storbench_smb::Completion], out: &mut Vec<Completion>) {
+        for d in done {
+            if let Some(slot) = self.in_flight.get_mut(d.user as usize) {
+                *slot = None;
+            }
+            out.push(Completion {
+                tag: d.user as u32,
+                result: match d.result {
+                    Ok(n) => n as i64,
+                    Err(s) => -i64::from(s.errno()),
+                },
+            });
+        }
+    }
+}
+
+/// Opens `rel` as `o` asks: write-through for `sync=1`, read-only when only reading.
+fn open_with(
+    c: &mut Client,
+    rel: &str,
+    o: &OpenOptions,
+) -> Result<storbench_smb::FileId, SmbError> {
+    let r = if o.sync {
+        c.open_write_through(rel, o.create, o.exclusive)
+    } else if o.write || o.create {
+        c.open(rel, o.create, o.exclusive)
+    } else {
+        c.open_read(rel)
+    };
+    r.map(|(id, _)| id)
+}
+
+/// The credit-starvation note: IOs had to wait for credits, and the mean number in flight
+/// stayed below 90% of `iodepth` (a moment at full depth does not hide it).
+fn starvation(waits: u64, mean: f64, depth: u32, granted: u32) -> Option<String> {
+    if waits == 0 || mean >= 0.9 * f64::from(depth) {
+        return None;
+    }
+    Some(format!(
+        "credit starvation: the SMB server's credits kept {mean:.1} IO(s) in flight on average, fewer than iodepth={depth} (IOs waited for credits {waits} time(s); at most {granted} credits held): the server, not the queue depth, set the concurrency"
+    ))
+}
+
+/// `smb://auth@host:port/share` and the query of a URL's text, as [`fast_rel`] needs them.
+fn split_base(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("smb://")?;
+    let host_end = rest.find('/')?;
+    let share = &rest[host_end + 1..];
+    let share_end = share.find(['/', '?']).unwrap_or(share.len());
+    let prefix = url[..6 + host_end + 1 + share_end].to_string();
+    let query = match url.find('?') {
+        Some(q) => {
+            let end = url[q..].find('/').map_or(url.len(), |e| q + e);
+            url[q..end].to_string()
+        }
+        None => String::new(),
+    };
+    Some((prefix, query))
+}
+
+/// The path inside the share that `url` names, when it is on `prefix`'s share with the
+/// same `query`, has no escapes and no `.`/`..`: what [`SmbUrl::parse`] would return for
+/// it, without parsing. `None`: parse it (which also refuses what this does not take).
+fn fast_rel(prefix: &str, query: &str, url: &str) -> Option<String> {
+    let rest = url.strip_prefix(prefix)?;
+    if !(rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')) {
+        return None; // another share whose name starts the same way
+    }
+    let (before, after) = match rest.find('?') {
+        Some(q) => {
+            let end = rest[q..].find('/').map_or(rest.len(), |e| q + e);
+            if &rest[q..end] != query {
+                return None;
+            }
+            (&rest[..q], &rest[end..])
+        }
+        None if query.is_empty() => (rest, ""),
+        None => return None,
+    };
+    let mut rel = String::with_capacity(before.len() + after.len());
+    for seg in before.split('/').chain(after.split('/')) {
+        if seg.is_empty() {
+            continue;
+        }
+        if seg == "." || seg == ".." || seg.contains(['%', '\\', '?']) {
+            return None;
+        }
+        if !rel.is_empty() {
+            rel.push('/');
+        }
+        rel.push_str(seg);
+    }
+    Some(rel)
+}
+
+/// Where the client thread's time went since it connected, for the crypto note.
+#[derive(Clone, Copy, Debug)]
+struct CryptoCost {
+    /// In signing, checking, sealing and opening messages: wall time (a clock read on each
+    /// side, cheap enough per IO), so it includes any wait for a CPU in the middle; it is
+    /// set against the thread's CPU plus its waits for a CPU, which include the same.
+    crypto_ns: u64,
+    /// The thread's CPU (user + system).
+    cpu_ns: u64,
+    /// Ready to run, waiting for a CPU.
+    wait_ns: u64,
+    wall_ns: u64,
+}
+
+/// Signing or encryption is named the limit when it took at least this share of the client
+/// thread's busy time (running or waiting for a CPU)...
+const CRYPTO_SHARE: f64 = 0.5;
+/// ...and the thread was running or waiting to run at least this share of the time (it
+/// had no time to spare for the server).
+const THREAD_BUSY: f64 = 0.8;
+
+impl CryptoCost {
+    /// The note naming `what` (`signing (AES-128-CMAC)`) as the limit, with its figures.
+    fn note(&self, what: &str) -> Option<String> {
+        if self.cpu_ns == 0 || self.wall_ns == 0 {
+            return None;
+        }
+        let busy_ns = self.cpu_ns + self.wait_ns;
+        let share = self.crypto_ns as f64 / busy_ns as f64;
+        let busy = busy_ns as f64 / self.wall_ns as f64;
+        if share < CRYPTO_SHARE || busy < THREAD_BUSY {
+            return None;
+        }
+        Some(format!(
+            "{what} is the client's limit: it took {:.0}% of the client thread's busy time ({:.2} s of {:.2} s; {:.2} s per second of the run), and the thread was busy {:.0}% of the time",
+            share.min(1.0) * 100.0,
+            self.crypto_ns as f64 / 1e9,
+            busy_ns as f64 / 1e9,
+            self.crypto_ns as f64 / self.wall_ns as f64,
+            busy.min(1.0) * 100.0
+        ))
     }
 }
 
@@ -174,75 +443,125 @@ impl Engine for SmbEngine {
         self.open_rel(&rel, &spec.path, &spec.open)
     }
 
+    fn setup(&mut self, setup: &storbench_core::EngineSetup) -> Result<(), EngineError> {
+        let slots = setup.slots.max(setup.iodepth).max(1) as usize;
+        self.in_flight = vec![None; slots];
+        Ok(())
+    }
+
     fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
         let rel = self.file(file)?.rel.clone();
-        Ok(self.client()?.stat(&rel).map_err(to_engine)?.size)
+        Ok(self.retry(|c| c.stat(&rel))?.size)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let id = self.file(io.file)?.id;
-        let client = self.client()?;
-        let user = u64::from(io.tag);
-        // SAFETY: the IoUnit contract: `buf` holds `len` bytes that the worker leaves alone
-        // until this tag completes.
-        let r = unsafe {
-            match io.kind {
-                IoKind::Read => client.submit_read(id, io.offset, io.buf.as_ptr(), io.len, user),
-                IoKind::Write => client.submit_write(id, io.offset, io.buf.as_ptr(), io.len, user),
-                IoKind::Fsync | IoKind::Fdatasync => {
-                    client.quiesce().map_err(to_engine)?;
-                    client.flush(id).map_err(to_engine)?;
-                    return Ok(Queued::Done(0));
-                }
-                IoKind::Trim => {
-                    return Err(EngineError::unsupported(
-                        "smb: trim is not supported (no FSCTL_SET_ZERO_DATA yet)",
-                    ));
-                }
+        self.given_up()?;
+        let write = match io.kind {
+            IoKind::Read => false,
+            IoKind::Write => true,
+            IoKind::Fsync | IoKind::Fdatasync => {
+                let file = io.file;
+                self.retry(|c| c.quiesce())?;
+                self.retry_file(file, |c, id| c.flush(id))?;
+                return Ok(Queued::Done(0));
+            }
+            IoKind::Trim => {
+                return Err(EngineError::unsupported(
+                    "smb: trim is not supported (no FSCTL_SET_ZERO_DATA yet)",
+                ));
             }
         };
-        match r.map_err(to_engine)? {
-            Submit::Queued => Ok(Queued::Pending),
-            Submit::Busy => {
+        let r = InFlight {
+            file: io.file,
+            write,
+            offset: io.offset,
+            buf: io.buf.as_ptr() as usize,
+            len: io.len,
+        };
+        let tag = io.tag as usize;
+        if tag >= self.in_flight.len() {
+            // Only without `setup` (engine tests): grown once per new tag, not per IO.
+            self.in_flight.resize(tag + 1, None);
+        }
+        match self.submit(&r, u64::from(io.tag)) {
+            Ok(Submit::Queued) => {
+                self.in_flight[tag] = Some(r);
+                if let Some(c) = self.client.as_ref() {
+                    let n = c.outstanding();
+                    self.peak_in_flight = self.peak_in_flight.max(n);
+                    self.in_flight_sum += n as u64;
+                    self.queued += 1;
+                }
+                Ok(Queued::Pending)
+            }
+            Ok(Submit::Busy) => {
                 self.credit_waits += 1;
                 Ok(Queued::Busy)
             }
+            Err(e) if e.is_disconnect() => {
+                // Sent again with the others in flight once the connection is back.
+                self.in_flight[tag] = Some(r);
+                self.recover(e)?;
+                Ok(Queued::Pending)
+            }
+            Err(e) => Err(to_engine(e)),
         }
     }
 
     fn commit(&mut self) -> Result<(), EngineError> {
-        match self.client.as_mut() {
-            Some(c) => c.commit().map_err(to_engine),
-            None => Ok(()),
+        self.given_up()?;
+        let Some(c) = self.client.as_mut() else {
+            return Ok(());
+        };
+        match c.commit() {
+            Err(e) if e.is_disconnect() => self.recover(e),
+            r => r.map_err(to_engine),
         }
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        let Some(c) = self.client.as_mut() else {
-            return Ok(());
-        };
+        self.given_up()?;
+        let before = out.len();
         // The client's completions, moved into the worker's list without allocating: the
         // client's own list is kept in a reused vector.
         let mut got = std::mem::take(&mut self.entries_done);
-        got.clear();
-        let r = c.reap(min, &mut got).map_err(to_engine);
-        for d in &got {
-            out.push(Completion {
-                tag: d.user as u32,
-                result: match d.result {
-                    Ok(n) => n as i64,
-                    Err(s) => -i64::from(s.errno()),
-                },
-            });
-        }
+        let r = loop {
+            got.clear();
+            std::mem::swap(&mut got, &mut self.salvaged);
+            self.deliver(&got, out);
+            got.clear();
+            let need = min.saturating_sub(out.len() - before);
+            let Some(c) = self.client.as_mut() else {
+                break Ok(());
+            };
+            let r = c.reap(need, &mut got);
+            self.deliver(&got, out);
+            match r {
+                Err(e) if e.is_disconnect() => {
+                    if let Err(e) = self.recover(e) {
+                        break Err(e);
+                    }
+                }
+                r => break r.map_err(to_engine),
+            }
+        };
         self.entries_done = got;
+        if out.len() > before {
+            self.lost_since = None; // progress: the next loss starts a new window
+        }
         r
     }
 
     fn close(&mut self, file: FileId) -> Result<(), EngineError> {
-        let id = self.file(file)?.id;
+        self.file(file)?;
+        if self.gave_up.is_some() {
+            // The server is gone: there is no handle left to close.
+            self.files[file as usize] = None;
+            return Ok(());
+        }
+        let r = self.retry_file(file, |c, id| c.close(id));
         self.files[file as usize] = None;
-        self.client()?.close(id).map_err(to_engine)
+        r
     }
 
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {
@@ -286,13 +605,35 @@ impl Engine for SmbEngine {
                 if i.guest { "guest" } else { "user" }.to_string(),
             ),
         ];
-        let mut notes = Vec::new();
-        if self.credit_waits > 0 {
-            notes.push(format!(
-                "credit starvation: {} IO(s) waited because the SMB server granted at most {} credits (fewer than the queue depth needs)",
-                self.credit_waits,
-                c.credits_granted()
+        let mut details = details;
+        let mut notes: Vec<String> = self.outage_notes(c.server()).collect();
+        let mean = self.in_flight_sum as f64 / self.queued.max(1) as f64;
+        details.push(("max_in_flight".into(), self.peak_in_flight.to_string()));
+        details.push(("mean_in_flight".into(), format!("{mean:.1}")));
+        if let Some(note) = starvation(self.credit_waits, mean, self.depth, c.credits_granted()) {
+            notes.push(note);
+        }
+        let what = match (i.cipher, i.signing) {
+            (Some(cipher), _) => Some(format!("encryption ({cipher})")),
+            (None, Some(alg)) => Some(format!("signing ({alg})")),
+            _ => None,
+        };
+        if let (Some(what), Some(at)) = (what, self.connected_at) {
+            let now = storbench_core::cpu::Usage::thread();
+            let cost = CryptoCost {
+                crypto_ns: self.crypto_before_ns + c.conn().crypto_ns(),
+                cpu_ns: (now.usr_ns + now.sys_ns)
+                    .saturating_sub(self.cpu_at_connect.usr_ns + self.cpu_at_connect.sys_ns),
+                wait_ns: now.wait_ns.saturating_sub(self.cpu_at_connect.wait_ns),
+                wall_ns: at.elapsed().as_nanos() as u64,
+            };
+            details.push(("crypto_ms".into(), (cost.crypto_ns / 1_000_000).to_string()));
+            details.push(("client_cpu_ms".into(), (cost.cpu_ns / 1_000_000).to_string()));
+            details.push((
+                "client_busy_ms".into(),
+                ((cost.cpu_ns + cost.wait_ns) / 1_000_000).to_string(),
             ));
+            notes.extend(cost.note(&what));
         }
         if self.url.as_ref().is_some_and(SmbUrl::password_in_url) {
             notes.push(format!(
@@ -314,12 +655,12 @@ impl Engine for SmbEngine {
 impl MetaOps for SmbEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
-        self.client()?.mkdir(&rel).map_err(to_engine)
+        self.retry(|c| c.mkdir(&rel))
     }
 
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
-        self.client()?.rmdir(&rel).map_err(to_engine)
+        self.retry(|c| c.rmdir(&rel))
     }
 
     fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
@@ -334,7 +675,7 @@ impl MetaOps for SmbEngine {
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
         let rel = self.target(path)?;
-        let i = self.client()?.stat(&rel).map_err(to_engine)?;
+        let i = self.retry(|c| c.stat(&rel))?;
         Ok(Attr {
             size: i.size,
             is_dir: i.is_dir(),
@@ -343,7 +684,7 @@ impl MetaOps for SmbEngine {
 
     fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
-        self.client()?.unlink(&rel).map_err(to_engine)
+        self.retry(|c| c.unlink(&rel))
     }
 
     fn read_dir(
@@ -388,8 +729,7 @@ impl MetaOps for SmbEngine {
     }
 
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError> {
-        let id = self.file(file)?.id;
-        self.client()?.set_size(id, size).map_err(to_engine)
+        self.retry_file(file, |c, id| c.set_size(id, size))
     }
 
     fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
@@ -411,14 +751,90 @@ impl MetaOps for SmbEngine {
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
         let path = dir.join(name);
         let rel = self.target(&path)?;
-        let o = OpenOptions {
-            read: true,
-            write: true,
-            create: true,
-            exclusive: true,
-            ..OpenOptions::default()
-        };
-        let f = self.open_rel(&rel, &path, &o)?;
-        self.close(f)
+        // CREATE and CLOSE in one round trip.
+        self.retry_map(
+            |c| c.create_empty(&rel),
+            |e| match e.status() {
+                Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
+                    kind: ErrorKind::Refused,
+                    errno: Some(libc::EEXIST),
+                    message: format!("smb: {path} already exists; storbench creates only new files"),
+                },
+                _ => to_engine(e),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CryptoCost, fast_rel, split_base};
+    use storbench_smb::SmbUrl;
+
+    /// The shortcut gives what parsing gives, or leaves the URL to the parser.
+    #[test]
+    fn urls_on_the_same_share_resolve_as_parsing_does() {
+        let first = "smb://u@h:1445/share/dir?seal=1";
+        let (prefix, query) = split_base(first).unwrap();
+        assert_eq!((prefix.as_str(), query.as_str()), ("smb://u@h:1445/share", "?seal=1"));
+        for url in [
+            "smb://u@h:1445/share/dir?seal=1",
+            "smb://u@h:1445/share/dir?seal=1/job.0.0",
+            "smb://u@h:1445/share/dir/Bonnie.1/00000abc?seal=1",
+            "smb://u@h:1445/share?seal=1",
+        ] {
+            let parsed = SmbUrl::parse(url).unwrap().path;
+            assert_eq!(fast_rel(&prefix, &query, url), Some(parsed), "{url}");
+        }
+        for url in [
+            "smb://u@h:1445/share/dir?seal=0/x",
+            "smb://u@h:1445/share/dir/x",
+            "smb://u@h:1445/shared/x?seal=1",
+            "smb://u@h:1445/share/d%20x?seal=1",
+            "smb://u@h:1445/share/../x?seal=1",
+            "smb://v@h:1445/share/x?seal=1",
+        ] {
+            assert_eq!(fast_rel(&prefix, &query, url), None, "{url}");
+        }
+        let (prefix, query) = split_base("smb://h/s/d").unwrap();
+        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d/e/f"), Some("d/e/f".into()));
+        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d?x=1/f"), None);
+    }
+
+    fn cost(crypto_ms: u64, cpu_ms: u64, wait_ms: u64, wall_ms: u64) -> CryptoCost {
+        CryptoCost {
+            crypto_ns: crypto_ms * 1_000_000,
+            cpu_ns: cpu_ms * 1_000_000,
+            wait_ns: wait_ms * 1_000_000,
+            wall_ns: wall_ms * 1_000_000,
+        }
+    }
+
+    #[test]
+    fn starvation_is_named_when_the_mean_depth_stays_below_iodepth() {
+        let n = super::starvation(120, 16.3, 64, 80).expect("named");
+        assert!(
+            n.starts_with("credit starvation: the SMB server's credits kept 16.3 IO(s) in flight on average, fewer than iodepth=64 (IOs waited for credits 120 time(s); at most 80 credits held)"),
+            "{n}"
+        );
+        assert!(super::starvation(0, 16.3, 64, 80).is_none(), "no waits");
+        assert!(super::starvation(5, 60.0, 64, 80).is_none(), "near full depth");
+    }
+
+    #[test]
+    fn crypto_is_named_only_when_it_dominates_a_busy_client_thread() {
+        let n = cost(600, 900, 100, 1000)
+            .note("signing (AES-128-CMAC)")
+            .expect("named");
+        assert!(
+            n.starts_with("signing (AES-128-CMAC) is the client's limit: it took 60% of the client thread's busy time (0.60 s of 1.00 s; 0.60 s per second of the run)"),
+            "{n}"
+        );
+        assert!(n.ends_with("busy 100% of the time"), "{n}");
+        // Most of the busy time in crypto, but the thread mostly waited for the server.
+        assert!(cost(300, 400, 0, 1000).note("x").is_none());
+        // A busy thread spending its time elsewhere.
+        assert!(cost(300, 850, 100, 1000).note("x").is_none());
+        assert!(cost(0, 0, 0, 0).note("x").is_none());
     }
 }

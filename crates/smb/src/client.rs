@@ -49,6 +49,7 @@ impl ClientConfig {
                 addrs,
                 timeout: url.timeout,
                 credits: url.credits,
+                abort: crate::conn::never,
             },
             host: url.host.clone(),
             share: url.share.clone(),
@@ -196,6 +197,43 @@ impl Client {
         proto::parse_create(self.conn.reply()).map_err(|e| self.conn.garbage("CREATE", e))
     }
 
+    /// CREATE, then `middle` on the handle it opened, then CLOSE, compounded into one
+    /// round trip (the related requests name the new handle as all ones). Returns the
+    /// CREATE's attributes; the first failure is the error.
+    fn create_close(
+        &mut self,
+        path: &str,
+        desired: u32,
+        disp: u32,
+        opts: u32,
+        middle: Option<(Command, &[u8], &'static str)>,
+    ) -> Result<FileInfo> {
+        let name = wire_path(path);
+        let create = proto::create_body(&name, desired, disp, opts | options::OPEN_REPARSE_POINT);
+        let close = proto::close_body(RELATED_FILE);
+        let mut reqs: Vec<(Command, &[u8])> = vec![(Command::Create, &create)];
+        if let Some((cmd, body, _)) = middle {
+            reqs.push((cmd, body));
+        }
+        reqs.push((Command::Close, &close));
+        let replies = self.conn.call_chain(&reqs)?;
+        let status = |r: &[u8]| header::Header::decode(r).map(|h| h.status);
+        let created = status(&replies[0]).map_err(|e| self.conn.garbage("CREATE", e))?;
+        if created != 0 {
+            return Err(self.conn.status_err("CREATE", &quote(path), created));
+        }
+        let (_, info) =
+            proto::parse_create(&replies[0]).map_err(|e| self.conn.garbage("CREATE", e))?;
+        if let Some((_, _, what)) = middle {
+            let st = status(&replies[1]).map_err(|e| self.conn.garbage("SET_INFO", e))?;
+            self.check(st, "SET_INFO", what)?;
+        }
+        let closed =
+            status(&replies[replies.len() - 1]).map_err(|e| self.conn.garbage("CLOSE", e))?;
+        self.check(closed, "CLOSE", "file")?;
+        Ok(info)
+    }
+
     /// Opens a regular file for reading and writing (creating it with `create`, which fails
     /// if it exists when `exclusive`).
     pub fn open(
@@ -284,50 +322,63 @@ impl Client {
 
     /// Attributes and size of a file or directory (its link, for a symbolic link).
     pub fn stat(&mut self, path: &str) -> Result<FileInfo> {
-        let (id, info) = self.create(
+        self.create_close(
             path,
             access::FILE_READ_ATTRIBUTES | access::SYNCHRONIZE,
             disposition::OPEN,
             0,
-        )?;
-        self.close(id)?;
-        Ok(info)
+            None,
+        )
     }
 
     /// Removes a file (not a directory).
     pub fn unlink(&mut self, path: &str) -> Result<()> {
-        let (id, _) = self.create(
+        self.create_close(
             path,
             access::DELETE | access::SYNCHRONIZE,
             disposition::OPEN,
             options::NON_DIRECTORY_FILE | options::DELETE_ON_CLOSE,
-        )?;
-        self.close(id)
+            None,
+        )
+        .map(drop)
+    }
+
+    /// Creates an empty regular file (fails if it exists), in one round trip.
+    pub fn create_empty(&mut self, path: &str) -> Result<()> {
+        self.create_close(
+            path,
+            access::GENERIC_READ | access::GENERIC_WRITE | access::SYNCHRONIZE,
+            disposition::CREATE,
+            options::NON_DIRECTORY_FILE,
+            None,
+        )
+        .map(drop)
     }
 
     /// Creates a directory (fails if it exists).
     pub fn mkdir(&mut self, path: &str) -> Result<()> {
-        let (id, _) = self.create(
+        self.create_close(
             path,
             access::FILE_READ_ATTRIBUTES | access::SYNCHRONIZE,
             disposition::CREATE,
             options::DIRECTORY_FILE,
-        )?;
-        self.close(id)
+            None,
+        )
+        .map(drop)
     }
 
     /// Removes an empty directory. Delete-on-close would silently keep a directory that is
     /// not empty; the disposition set on the open handle is refused with a status instead.
     pub fn rmdir(&mut self, path: &str) -> Result<()> {
-        let (id, _) = self.create(
+        let body = proto::set_info_body(RELATED_FILE, proto::FILE_DISPOSITION_INFORMATION, &[1]);
+        self.create_close(
             path,
             access::DELETE | access::SYNCHRONIZE,
             disposition::OPEN,
             options::DIRECTORY_FILE,
-        )?;
-        let r = self.set_delete(id);
-        let c = self.close(id);
-        r.and(c)
+            Some((Command::SetInfo, &body, "delete")),
+        )
+        .map(drop)
     }
 
     /// Opens a directory for listing.
@@ -432,6 +483,12 @@ impl Client {
         self.conn.reap(min, out)
     }
 
+    /// Completions received and not yet reaped, moved into `out` (before a lost
+    /// connection is replaced).
+    pub fn take_done(&mut self, out: &mut Vec<Completion>) {
+        self.conn.take_done(out)
+    }
+
     pub fn outstanding(&self) -> usize {
         self.conn.ops_outstanding()
     }
@@ -513,6 +570,9 @@ impl Client {
         self.check(h.status, "LOGOFF", "session")
     }
 }
+
+/// The FileId of a related compounded request: the handle the chain's CREATE opened.
+const RELATED_FILE: FileId = FileId([0xff; 16]);
 
 fn quote(path: &str) -> String {
     format!("{path:?}")

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 use crate::crypto::Signer;
 use crate::error::{DecodeError, NtStatus, Result, SmbError};
 use crate::header::{
-    self, Command, FLAG_ASYNC, FLAG_RESPONSE, FLAG_SIGNED, HEADER_LEN, Header, TRANSFORM_ID,
+    self, Command, FLAG_ASYNC, FLAG_RELATED, FLAG_RESPONSE, FLAG_SIGNED, HEADER_LEN, Header,
+    TRANSFORM_ID,
 };
 use crate::proto::{self, FileId, READ_BODY_LEN, READ_RESP_LEN, WRITE_BODY_LEN};
 use crate::seal::Sealer;
@@ -45,7 +46,22 @@ pub struct ConnConfig {
     pub timeout: Duration,
     /// Credits the client asks to hold (its pipelining window).
     pub credits: u16,
+    /// Asked while waiting for the server: once it answers yes (Ctrl-C), replies are still
+    /// awaited for [`STOP_GRACE`], then the wait ends with [`SmbError::Aborted`].
+    pub abort: fn() -> bool,
 }
+
+/// Never abort (the default for [`ConnConfig::abort`]).
+pub fn never() -> bool {
+    false
+}
+
+/// How long replies may still arrive after a stop request: a server that is there answers
+/// within milliseconds, so IOs in flight and the clean-up after them complete; a silent one
+/// holds the stop up no longer than this.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+/// How often a blocked read wakes to look at [`ConnConfig::abort`].
+const POLL: Duration = Duration::from_millis(200);
 
 /// A finished caller IO: its `user` tag and bytes moved, or the status that failed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,9 +88,16 @@ enum SlotState {
 
 #[derive(Clone, Copy)]
 enum Req {
-    Read { buf: *mut u8, len: u32 },
-    Write { len: u32 },
+    Read {
+        buf: *mut u8,
+        len: u32,
+    },
+    Write {
+        len: u32,
+    },
     Call,
+    /// The `n`th request of a compounded call ([`Conn::call_chain`]).
+    Chain(u8),
 }
 
 #[derive(Clone, Copy)]
@@ -139,6 +162,16 @@ pub struct Conn {
     pub(crate) max_granted: u32,
     /// Times a request waited for credits while the caller had IOs to send.
     pub(crate) credit_waits: u64,
+    /// When a wait first saw a stop request.
+    stopping: Option<Instant>,
+    /// The replies of a compounded call, in request order.
+    chain_replies: Vec<Vec<u8>>,
+    /// Messages sent (a compounded message or one `writev` of staged requests counts
+    /// once): the round trips synchronous calls cost.
+    frames_sent: u64,
+    /// Time spent signing, checking signatures, sealing and opening sealed messages on the
+    /// data path (one clock read before and after each; no other cost per IO).
+    pub(crate) crypto_ns: u64,
 }
 
 // SAFETY: the raw pointers in slots and staged requests point into the caller's buffers,
@@ -172,7 +205,9 @@ impl Conn {
             source: e,
         };
         sock.set_nodelay(true).map_err(io)?;
-        sock.set_read_timeout(Some(cfg.timeout)).map_err(io)?;
+        // Reads wake every POLL to honour a stop request; `read_exact` counts the timeout.
+        sock.set_read_timeout(Some(cfg.timeout.min(POLL)))
+            .map_err(io)?;
         sock.set_write_timeout(Some(cfg.timeout)).map_err(io)?;
         Ok(Conn {
             sock,
@@ -206,6 +241,10 @@ impl Conn {
             last_request: Vec::new(),
             max_granted: 1,
             credit_waits: 0,
+            stopping: None,
+            crypto_ns: 0,
+            chain_replies: Vec::new(),
+            frames_sent: 0,
             cfg,
         })
     }
@@ -225,6 +264,16 @@ impl Conn {
     /// Credits granted and unspent plus those charged by requests outstanding.
     pub fn credits_held(&self) -> u32 {
         self.credits + self.in_flight
+    }
+
+    /// Messages sent so far (see the field).
+    pub fn frames_sent(&self) -> u64 {
+        self.frames_sent
+    }
+
+    /// Nanoseconds spent in signing and encryption so far (see the field).
+    pub fn crypto_ns(&self) -> u64 {
+        self.crypto_ns
     }
 
     /// IOs submitted and not yet reaped.
@@ -327,6 +376,75 @@ impl Conn {
             }
             self.receive(cmd.name())?;
         }
+    }
+
+    /// Sends `reqs` as one compounded message, each after the first related to the one
+    /// before it (same session and tree; a FileId of all ones names the file the first
+    /// opened), and waits for every reply: one round trip instead of one per request.
+    /// Returns the replies (header first) in request order.
+    pub fn call_chain(&mut self, reqs: &[(Command, &[u8])]) -> Result<Vec<Vec<u8>>> {
+        self.commit()?;
+        let op = reqs.first().map_or("compound", |(c, _)| c.name());
+        let signed = self.signer.is_some() && self.sign_all && self.sealer.is_none();
+        let mut mids = Vec::with_capacity(reqs.len());
+        for _ in reqs {
+            let mid = loop {
+                if let Some(mid) = self.take_mid(1) {
+                    break mid;
+                }
+                if self.in_flight == 0 {
+                    return Err(self.protocol(op, "the server granted no credits"));
+                }
+                self.receive(op)?;
+            };
+            mids.push(mid);
+        }
+        let mut msg = Vec::with_capacity(512);
+        for (i, ((cmd, body), &mid)) in reqs.iter().zip(&mids).enumerate() {
+            let start = msg.len();
+            let last = i + 1 == reqs.len();
+            let len = HEADER_LEN + body.len();
+            let padded = if last { len } else { len.next_multiple_of(8) };
+            let mut h = self.header(*cmd, mid, 1);
+            if i > 0 {
+                h.flags |= FLAG_RELATED;
+            }
+            if signed {
+                h.flags |= FLAG_SIGNED;
+            }
+            if !last {
+                h.next_command = padded as u32;
+            }
+            msg.resize(start + HEADER_LEN, 0);
+            h.encode(&mut msg[start..]);
+            msg.extend_from_slice(body);
+            msg.resize(start + padded, 0);
+            // Each request of a chain is signed on its own, padding included.
+            if signed && let Some(sg) = &self.signer {
+                let sig = sg.sign(mid, false, &msg[start..]);
+                let at = start + header::SIGNATURE_AT;
+                msg[at..at + 16].copy_from_slice(&sig);
+            }
+            self.slots[mid as usize % SLOTS] = Slot {
+                state: SlotState::Sent,
+                mid,
+                charge: 1,
+                op: 0,
+                req: Req::Chain(i as u8),
+            };
+        }
+        self.chain_replies = vec![Vec::new(); reqs.len()];
+        self.send_message(&msg, &[], op)?;
+        while mids
+            .iter()
+            .any(|&m| self.slots[m as usize % SLOTS].state != SlotState::Answered)
+        {
+            self.receive(op)?;
+        }
+        for &m in &mids {
+            self.slots[m as usize % SLOTS].state = SlotState::Free;
+        }
+        Ok(std::mem::take(&mut self.chain_replies))
     }
 
     /// The last synchronous reply, header first.
@@ -486,7 +604,9 @@ impl Conn {
             // Sealed: the whole message is encrypted into the scratch buffer and sent now.
             let mut out = std::mem::take(&mut self.scratch);
             out.clear();
+            let t = Instant::now();
             sealer.seal(self.session_id, head, payload, &mut out);
+            self.crypto_ns += t.elapsed().as_nanos() as u64;
             let r = self.send_framed(&out, cmd.name());
             self.scratch = out;
             return r;
@@ -497,12 +617,14 @@ impl Conn {
         let hdr_at = self.stage.len();
         self.stage.extend_from_slice(head);
         if signed && let Some(s) = &self.signer {
+            let t = Instant::now();
             let mut m = s.start(mid, false, false);
             m.update(&self.stage[hdr_at..]);
             m.update(payload);
             let sig = m.finish();
             let sat = hdr_at + header::SIGNATURE_AT;
             self.stage[sat..sat + 16].copy_from_slice(&sig);
+            self.crypto_ns += t.elapsed().as_nanos() as u64;
         }
         self.staged.push(Staged {
             at,
@@ -533,6 +655,7 @@ impl Conn {
             }
         }
         let r = self.writev_all("send");
+        self.frames_sent += 1;
         self.staged.clear();
         self.stage.clear();
         r
@@ -681,11 +804,28 @@ impl Conn {
         let r = self.read_exact(&mut rest[HEADER_LEN..], op);
         self.scratch = rest;
         r?;
-        self.check_signature_whole(&h, op)?;
         let msg = std::mem::take(&mut self.scratch);
-        let r = self.file_reply(&h, &msg, op);
+        let r = self.file_chain(&msg, true, op);
         self.scratch = msg;
         r
+    }
+
+    /// Files each reply of a (possibly compounded) plain message, checking each one's
+    /// signature where `check` (not for a message that was sealed as a whole).
+    fn file_chain(&mut self, msg: &[u8], check: bool, op: &'static str) -> Result<()> {
+        let mut at = 0;
+        loop {
+            let (h, end, last) = header::chain_part(msg, at).map_err(|e| self.garbage(op, e))?;
+            let part = &msg[at..end];
+            if check {
+                self.check_signature(&h, part, op)?;
+            }
+            self.file_reply(&h, part, op)?;
+            if last {
+                return Ok(());
+            }
+            at = end;
+        }
     }
 
     /// A reply in plain form (after unsealing or reading whole): credits, then its slot.
@@ -713,6 +853,13 @@ impl Conn {
             Req::Call => {
                 self.reply.clear();
                 self.reply.extend_from_slice(msg);
+                self.slots[idx].state = SlotState::Answered;
+            }
+            Req::Chain(n) => {
+                if let Some(r) = self.chain_replies.get_mut(n as usize) {
+                    r.clear();
+                    r.extend_from_slice(msg);
+                }
                 self.slots[idx].state = SlotState::Answered;
             }
             Req::Read { buf, len } => {
@@ -822,6 +969,7 @@ impl Conn {
         let mut tail = len - off - n;
         let mut sink = [0u8; 256];
         let signer = self.signer.clone();
+        let t = Instant::now();
         let mut mac = match &signer {
             Some(s) if h.flags & FLAG_SIGNED != 0 => {
                 let mut hz = *first;
@@ -843,7 +991,11 @@ impl Conn {
             }
             tail -= k;
         }
-        match mac.map(|m| m.finish() == h.signature) {
+        let checked = mac.map(|m| m.finish() == h.signature);
+        if checked.is_some() {
+            self.crypto_ns += t.elapsed().as_nanos() as u64;
+        }
+        match checked {
             Some(false) => {
                 return Err(self.protocol(op, "READ reply with a bad signature"));
             }
@@ -862,8 +1014,8 @@ impl Conn {
         Ok(())
     }
 
-    /// Checks the signature of a whole reply in `scratch` where the session signs.
-    fn check_signature_whole(&mut self, h: &Header, op: &'static str) -> Result<()> {
+    /// Checks the signature of one reply (`msg`, header first) where the session signs.
+    fn check_signature(&mut self, h: &Header, msg: &[u8], op: &'static str) -> Result<()> {
         let Some(s) = &self.signer else {
             return Ok(());
         };
@@ -874,13 +1026,16 @@ impl Conn {
             }
             return Ok(());
         }
+        let t = Instant::now();
         let mut m = s.start(h.message_id, true, false);
         let mut hz = [0u8; HEADER_LEN];
-        hz.copy_from_slice(&self.scratch[..HEADER_LEN]);
+        hz.copy_from_slice(&msg[..HEADER_LEN]);
         header::zero_signature(&mut hz);
         m.update(&hz);
-        m.update(&self.scratch[HEADER_LEN..]);
-        if m.finish() != h.signature {
+        m.update(&msg[HEADER_LEN..]);
+        let good = m.finish() == h.signature;
+        self.crypto_ns += t.elapsed().as_nanos() as u64;
+        if !good {
             return Err(self.protocol(op, "reply with a bad signature"));
         }
         Ok(())
@@ -898,23 +1053,16 @@ impl Conn {
             self.scratch = msg;
             return Err(e);
         }
+        let t = Instant::now();
         let plain = match &self.sealer {
             Some(s) => s.open(&mut msg),
             None => Err(DecodeError::Invalid(
                 "encrypted reply on a session without keys",
             )),
         };
+        self.crypto_ns += t.elapsed().as_nanos() as u64;
         let res = match plain {
-            Ok(range) => {
-                let plain = &msg[range];
-                match Header::decode(plain) {
-                    Ok(h) if h.next_command == 0 => self.file_reply(&h, plain, op),
-                    Ok(_) => {
-                        Err(self.protocol(op, "compounded encrypted replies are not supported"))
-                    }
-                    Err(e) => Err(self.garbage(op, e)),
-                }
-            }
+            Ok(range) => self.file_chain(&msg[range], false, op),
             Err(e) => Err(self.garbage(op, e)),
         };
         self.scratch = msg;
@@ -937,12 +1085,14 @@ impl Conn {
         framed.extend_from_slice(&header::frame_len(msg.len() + payload.len()));
         framed.extend_from_slice(msg);
         framed.extend_from_slice(payload);
+        self.frames_sent += 1;
         self.sock.write_all(&framed).map_err(|e| self.io_err(op, e))
     }
 
     /// Sends a message that is already complete (a TRANSFORM_HEADER message), framed.
     fn send_framed(&mut self, msg: &[u8], op: &'static str) -> Result<()> {
         let fl = header::frame_len(msg.len());
+        self.frames_sent += 1;
         self.iov.clear();
         self.iov.push(libc::iovec {
             iov_base: fl.as_ptr() as *mut libc::c_void,
@@ -957,8 +1107,10 @@ impl Conn {
         r
     }
 
+    /// Fills `buf`. No byte for `timeout` is a [`SmbError::Timeout`]; after a stop request,
+    /// waiting goes on for [`STOP_GRACE`] at most.
     fn read_exact(&mut self, buf: &mut [u8], op: &'static str) -> Result<()> {
-        let started = Instant::now();
+        let mut last_byte = Instant::now();
         let mut got = 0;
         while got < buf.len() {
             match self.sock.read(&mut buf[got..]) {
@@ -968,25 +1120,51 @@ impl Conn {
                         op,
                     });
                 }
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(n) => {
+                    got += n;
+                    last_byte = Instant::now();
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => self.check_stop(op)?,
                 Err(e)
                     if matches!(
                         e.kind(),
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) =>
                 {
-                    let _ = started;
-                    return Err(SmbError::Timeout {
-                        server: self.cfg.server.clone(),
-                        op,
-                        secs: self.cfg.timeout.as_secs().max(1),
-                    });
+                    self.check_stop(op)?;
+                    if last_byte.elapsed() >= self.cfg.timeout {
+                        return Err(SmbError::Timeout {
+                            server: self.cfg.server.clone(),
+                            op,
+                            secs: self.cfg.timeout.as_secs().max(1),
+                        });
+                    }
                 }
                 Err(e) => return Err(self.io_err(op, e)),
             }
         }
         Ok(())
+    }
+
+    /// Fails the wait once a stop was requested [`STOP_GRACE`] ago.
+    fn check_stop(&mut self, op: &'static str) -> Result<()> {
+        if !(self.cfg.abort)() {
+            return Ok(());
+        }
+        let since = *self.stopping.get_or_insert_with(Instant::now);
+        if since.elapsed() >= STOP_GRACE {
+            return Err(SmbError::Aborted {
+                server: self.cfg.server.clone(),
+                op,
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves the completions received and not yet reaped into `out` (before this
+    /// connection is given up for a new one).
+    pub fn take_done(&mut self, out: &mut Vec<Completion>) {
+        out.extend(self.done.drain(..));
     }
 
     pub(crate) fn io_err(&self, op: &'static str, source: io::Error) -> SmbError {

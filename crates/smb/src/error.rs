@@ -139,6 +139,8 @@ pub enum SmbError {
         op: &'static str,
         secs: u64,
     },
+    #[error("{server}: gave up waiting for the reply to {op}: stop requested")]
+    Aborted { server: String, op: &'static str },
     #[error("{server}: connection closed by the server during {op}")]
     Closed { server: String, op: &'static str },
     #[error("{server}: {op} {what}: {status}")]

@@ -7,8 +7,8 @@ use crate::header::Header;
 use crate::seal::Sealer;
 use crate::{ntlm, proto, rpc};
 
-/// Everything a server sends goes through these decoders: the SMB2 header, every reply
-/// body, NTLMSSP's CHALLENGE, the TRANSFORM_HEADER and DCE/RPC. None may panic, loop or
+/// Everything a server sends goes through these decoders: the SMB2 header, the chain of a
+/// compounded reply, every reply body, NTLMSSP's CHALLENGE, the TRANSFORM_HEADER and DCE/RPC. None may panic, loop or
 /// allocate without bound; the first byte picks how the rest is cut, so the fuzzer reaches
 /// decoders that read at offsets from the header's start.
 pub fn replies(data: &[u8]) {
@@ -16,7 +16,7 @@ pub fn replies(data: &[u8]) {
         return;
     };
     let _ = Header::decode(msg);
-    match pick % 12 {
+    match pick % 13 {
         0 => drop(proto::parse_negotiate(msg)),
         1 => drop(proto::parse_session_setup(msg)),
         2 => drop(ntlm::parse_challenge(msg)),
@@ -37,6 +37,21 @@ pub fn replies(data: &[u8]) {
             assert!(stub.len() <= msg.len());
         }
         10 => drop(rpc::parse_share_enum(msg)),
+        11 => {
+            // A compounded reply: each part ends after it starts and within the message.
+            let mut at = 0;
+            while let Ok((_, end, last)) = crate::header::chain_part(msg, at) {
+                assert!(
+                    end > at && end <= msg.len(),
+                    "part {at}..{end} of {}",
+                    msg.len()
+                );
+                if last {
+                    break;
+                }
+                at = end;
+            }
+        }
         _ => {
             let s =
                 Sealer::new(proto::CIPHER_AES128_GCM, &[1; 16], &[2; 16]).expect("a 16-byte key");

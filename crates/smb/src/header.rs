@@ -146,6 +146,27 @@ impl Header {
 }
 
 /// Zeroes the signature field of an encoded header (before computing or checking one).
+/// The reply of a (possibly compounded) message that starts at `at`: its header, where it
+/// ends, and whether it is the last (NextCommand 0). Each next one starts where this ends.
+pub fn chain_part(msg: &[u8], at: usize) -> Result<(Header, usize, bool), DecodeError> {
+    let part = msg.get(at..).ok_or(DecodeError::Truncated {
+        at,
+        need: HEADER_LEN,
+    })?;
+    let h = Header::decode(part)?;
+    let next = h.next_command as usize;
+    if next == 0 {
+        return Ok((h, msg.len(), true));
+    }
+    if next < HEADER_LEN || !next.is_multiple_of(8) || next >= part.len() {
+        return Err(DecodeError::BadValue {
+            what: "NextCommand",
+            value: next as u64,
+        });
+    }
+    Ok((h, at + next, false))
+}
+
 pub fn zero_signature(header: &mut [u8]) {
     header[SIGNATURE_AT..SIGNATURE_AT + 16].fill(0);
 }
@@ -159,6 +180,27 @@ pub fn frame_len(len: usize) -> [u8; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CREATE reply of 89 bytes padded to 96, then a CLOSE reply: two parts; a
+    /// NextCommand that is unaligned, too small or past the end is refused.
+    #[test]
+    fn compounded_replies_split_at_next_command() {
+        let mut msg = vec![0u8; 96 + 124];
+        let mut a = Header::request(Command::Create, 5, 1, 2);
+        a.next_command = 96;
+        a.encode(&mut msg[..64]);
+        Header::request(Command::Close, 6, 1, 2).encode(&mut msg[96..160]);
+        let (h, end, last) = chain_part(&msg, 0).unwrap();
+        assert_eq!((h.message_id, end, last), (5, 96, false));
+        let (h, end, last) = chain_part(&msg, 96).unwrap();
+        assert_eq!((h.message_id, end, last), (6, msg.len(), true));
+        for bad in [60u32, 100, 96 + 124, 4096] {
+            a.next_command = bad;
+            a.encode(&mut msg[..64]);
+            assert!(chain_part(&msg, 0).is_err(), "NextCommand {bad}");
+        }
+        assert!(chain_part(&msg, 500).is_err());
+    }
 
     #[test]
     fn header_round_trips_sync_and_async() {

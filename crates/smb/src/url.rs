@@ -4,8 +4,9 @@
 //!
 //! Options: `seal=1` (encrypt even if the server does not require it), `sign=1` (sign even
 //! if not required), `vers=2.0.2|2.1|3.0|3.0.2|3.1.1` (highest dialect offered),
-//! `timeout=SECONDS` (connect and each reply, default 30), `credits=N` (window asked for,
-//! default 512). A password in the URL is accepted but [`SmbUrl::password_in_url`] says so,
+//! `timeout=SECONDS` (connect and each reply, default 30), `reconnect=SECONDS` (how long a
+//! lost connection may take to come back, 0 to fail at once; default 60), `credits=N`
+//! (window asked for, default 512). A password in the URL is accepted but [`SmbUrl::password_in_url`] says so,
 //! since argv is visible to other users; `Debug` never shows it.
 
 use std::fmt;
@@ -48,6 +49,9 @@ pub struct SmbUrl {
     pub sign: bool,
     pub max_dialect: u16,
     pub timeout: Duration,
+    /// How long a lost connection may stay lost (no IO completed) before the engine gives
+    /// up; zero fails at the first loss.
+    pub reconnect: Duration,
     pub credits: u16,
 }
 
@@ -118,6 +122,7 @@ impl SmbUrl {
             sign: false,
             max_dialect: SMB311,
             timeout: Duration::from_secs(30),
+            reconnect: Duration::from_secs(60),
             credits: 512,
         };
         if let Some(a) = auth {
@@ -162,6 +167,12 @@ impl SmbUrl {
                         .filter(|&s| s > 0 && s <= 3600)
                         .ok_or_else(|| bad(&format!("timeout={v}: expected 1 to 3600 seconds")))?;
                     u.timeout = Duration::from_secs(s);
+                }
+                "reconnect" => {
+                    let s: u64 = v.parse().ok().filter(|&s| s <= 86_400).ok_or_else(|| {
+                        bad(&format!("reconnect={v}: expected 0 to 86400 seconds"))
+                    })?;
+                    u.reconnect = Duration::from_secs(s);
                 }
                 "credits" => {
                     u.credits = v
@@ -378,6 +389,8 @@ mod tests {
             "smb://h/s?vers=4",
             "smb://h/s?bogus=1",
             "smb://h/s?timeout=0",
+            "smb://h/s?reconnect=-1",
+            "smb://h/s?reconnect=86401",
             "smb://:pw@h/s",
             "smb://h/s/%zz",
             "smb://h/s/a%2F/b",
@@ -391,5 +404,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("topsecret"), "{e}");
+    }
+
+    #[test]
+    fn reconnect_window() {
+        let secs = |q: &str| SmbUrl::parse(&format!("smb://h/s{q}")).map(|u| u.reconnect);
+        assert_eq!(secs("").unwrap().as_secs(), 60);
+        assert_eq!(secs("?reconnect=5").unwrap().as_secs(), 5);
+        assert!(secs("?reconnect=0").unwrap().is_zero());
+        let e = secs("?reconnect=x").unwrap_err().to_string();
+        assert!(
+            e.contains("reconnect=x: expected 0 to 86400 seconds"),
+            "{e}"
+        );
     }
 }

@@ -275,3 +275,59 @@ fn smb_share_list_names_every_share() {
         );
     }
 }
+
+/// Metadata calls that open, act and close go out as one compounded message: one round
+/// trip each, on plain, signed and sealed sessions, with the server's answers intact.
+#[test]
+fn smb_metadata_calls_compound_create_and_close_into_one_round_trip() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    for query in ["", "?sign=1", "?seal=1"] {
+        let mut c = login(&s, query);
+        let trips = |c: &mut Client, f: &mut dyn FnMut(&mut Client)| {
+            let before = c.conn().frames_sent();
+            f(c);
+            c.conn().frames_sent() - before
+        };
+        assert_eq!(
+            trips(&mut c, &mut |c| c.mkdir("cd").unwrap()),
+            1,
+            "{query} mkdir"
+        );
+        assert!(s.share_dir(SHARE).join("cd").is_dir());
+        assert_eq!(
+            trips(&mut c, &mut |c| c.create_empty("cd/f").unwrap()),
+            1,
+            "{query} create"
+        );
+        fs::write(s.share_dir(SHARE).join("cd/f"), b"12345").unwrap();
+        let mut size = 0;
+        assert_eq!(
+            trips(&mut c, &mut |c| size = c.stat("cd/f").unwrap().size),
+            1,
+            "{query} stat"
+        );
+        assert_eq!(size, 5, "{query}");
+        let e = c.create_empty("cd/f").unwrap_err();
+        assert_eq!(e.status(), Some(NtStatus::OBJECT_NAME_COLLISION), "{e}");
+        let e = c.stat("cd/none").unwrap_err();
+        assert_eq!(e.status(), Some(NtStatus::OBJECT_NAME_NOT_FOUND), "{e}");
+        // A directory that is not empty is refused, and its handle still closed.
+        let e = c.rmdir("cd").unwrap_err();
+        assert_eq!(e.status(), Some(NtStatus(0xC000_0101)), "{query}: {e}");
+        assert_eq!(
+            trips(&mut c, &mut |c| c.unlink("cd/f").unwrap()),
+            1,
+            "{query} unlink"
+        );
+        assert_eq!(
+            trips(&mut c, &mut |c| c.rmdir("cd").unwrap()),
+            1,
+            "{query} rmdir"
+        );
+        assert!(!s.share_dir(SHARE).join("cd").exists(), "{query}");
+        // The session still works after every chain (credits and MessageIds in step).
+        round_trip(&mut c, &s, "after-chains.dat");
+    }
+}

@@ -50,6 +50,9 @@ pub struct SmbdOptions {
     pub max_protocol: Option<&'static str>,
     /// `server min protocol`; unset: `SMB2_02`.
     pub min_protocol: Option<&'static str>,
+    /// `smb2 max credits`: the most credits the server grants a client (Samba's default
+    /// 8192); a small value starves a deep queue.
+    pub max_credits: Option<u32>,
 }
 
 /// A running smbd; stopped by PID on drop.
@@ -208,6 +211,9 @@ impl Smbd {
         if let Some(v) = self.opts.encrypt {
             conf += &format!("smb encrypt = {v}\n");
         }
+        if let Some(v) = self.opts.max_credits {
+            conf += &format!("smb2 max credits = {v}\n");
+        }
         conf += &format!(
             "[{SHARE}]\npath = {}\nread only = no\nguest ok = no\nvalid users = {}\n\
              [{GUEST_SHARE}]\npath = {}\nread only = no\nguest ok = yes\nforce user = {}\n\
@@ -254,6 +260,12 @@ impl Smbd {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
+        // smbd's helpers (smbd-notifyd, cleanupd) often outlive it by a moment; orphaned,
+        // they would be reparented to PID 1, which in a container may never reap them, and
+        // stay as zombies. As a subreaper this process inherits them instead and `stop`
+        // reaps them by PID.
+        // SAFETY: a flag on this process; no memory is passed.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
         // Its own process group: smbd signals its whole group when it shuts down.
         let child = Command::new("smbd")
             .process_group(0)
@@ -307,7 +319,10 @@ impl Smbd {
         // by this instance's own configuration file on their command line, before the
         // parent goes.
         let mut family = descendants(pid);
-        for p in using_config(&self.config()) {
+        for p in group_members(pid)
+            .into_iter()
+            .chain(using_config(&self.config()))
+        {
             if !family.contains(&p) && p != pid {
                 family.push(p);
             }
@@ -335,12 +350,13 @@ impl Smbd {
         while family.iter().any(|&p| alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        for p in family {
+        for &p in &family {
             if alive(p) {
                 // SAFETY: as above.
                 unsafe { libc::kill(p, libc::SIGKILL) };
             }
         }
+        reap(&family);
     }
 
     /// Starts the server again on the same port and directories (after `stop`).
@@ -384,6 +400,49 @@ fn answers(port: u16) -> bool {
         Duration::from_millis(500),
     )
     .is_ok()
+}
+
+/// Waits (up to 5 s) until none of `pids` exists, reaping those that became this process's
+/// children (as its subreaper) when smbd went first.
+fn reap(pids: &[i32]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        for &p in pids {
+            let mut status = 0;
+            // SAFETY: waits only for the given PID, without blocking.
+            unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) };
+        }
+        let left = pids
+            .iter()
+            .any(|p| Path::new(&format!("/proc/{p}")).exists());
+        if !left || Instant::now() > deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// PIDs whose process group is `pgid` (smbd's own group: its helpers and clients).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The process group is the 3rd field after the ")" that ends the command name.
+        let pgrp = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .and_then(|s| s.parse::<i32>().ok());
+        if pgrp == Some(pgid) && pid != pgid {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 fn alive(pid: i32) -> bool {

@@ -1,0 +1,157 @@
+//! Faults on smb:// targets against a real Samba smbd started by the test: a server
+//! restarted mid-run (the run goes on, the outage is noted, the data is intact, nothing is
+//! left), a server that never answers (one bounded line), and Ctrl-C while the server is
+//! silent (honoured within the stop grace).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::system::{ChildGuard, wait_for};
+use storbench_testkit::smbd::{self, Smbd};
+
+fn server() -> Option<Smbd> {
+    storbench_testkit::require!(smbd::unavailable());
+    Some(Smbd::start().expect("start smbd"))
+}
+
+fn dir_url(s: &Smbd, query: &str) -> String {
+    format!(
+        "smb://{}@127.0.0.1:{}/{}/{query}",
+        s.user(),
+        s.port,
+        smbd::SHARE
+    )
+}
+
+fn left_in(s: &Smbd) -> Vec<String> {
+    std::fs::read_dir(s.share_dir(smbd::SHARE))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `storbench fio` writing 16 MiB with verify headers at a limited rate (so the write phase
+/// lasts about 4 s), into a generated name under the share.
+fn fio_with_verify(s: &Smbd, query: &str) -> ChildGuard {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "fio", "--name=restart", "--ioengine=smb"])
+        .args(["--rw=write", "--bs=64k", "--size=16M", "--iodepth=8"])
+        .args(["--rate=4m", "--verify=crc32c", "--unlink=1"])
+        .arg(format!("--directory={}", dir_url(s, query)))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    ChildGuard(Some(child))
+}
+
+#[test]
+fn smb_server_restart_mid_run_is_survived_noted_verified_and_leaves_nothing() {
+    let Some(mut s) = server() else { return };
+    let child = fio_with_verify(&s, "");
+    // Laid out (16 MiB at full speed), then into the rate-limited writes (about 4 s).
+    let laid_out = wait_for(Duration::from_secs(30), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() == 16 << 20))
+    });
+    assert!(laid_out, "the file was never laid out");
+    std::thread::sleep(Duration::from_millis(1500));
+    // The whole server goes, with the process serving this connection.
+    s.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    s.start_again().expect("restart smbd");
+    let run = child.wait_output(Duration::from_secs(120));
+    let (stdout, stderr) = (run.stdout.as_str(), run.stderr.as_str());
+    assert_eq!(run.code, Some(0), "{stdout}\n{stderr}");
+    let all = format!("{stdout}{stderr}");
+    let note = all
+        .lines()
+        .find(|l| l.contains("SMB connection to 127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no outage note in:\n{all}"));
+    assert!(
+        note.contains("reconnected after") && note.contains("1 file(s) reopened"),
+        "{note}"
+    );
+    // Every block was read back and checked (verify=crc32c) after the outage.
+    assert!(!all.contains("verify:"), "{all}");
+    assert!(!all.contains(s.password()), "{all}");
+    assert!(left_in(&s).is_empty(), "left: {:?}", left_in(&s));
+}
+
+/// A server that takes the connection and never answers: one line naming the wait, after
+/// `timeout=` (not a hang, not a panic).
+#[test]
+fn smb_server_that_never_answers_is_one_bounded_line() {
+    let port = storbench_testkit::ports::free_port().expect("free port");
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind");
+    let held = std::thread::spawn(move || {
+        let (sock, _) = listener.accept().expect("accept");
+        std::thread::sleep(Duration::from_secs(20));
+        drop(sock);
+    });
+    let started = Instant::now();
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "fio", "--name=silent", "--ioengine=smb"])
+        .args(["--rw=read", "--bs=4k", "--size=1M"])
+        .arg(format!(
+            "--filename=smb://127.0.0.1:{port}/share/f?timeout=2"
+        ))
+        .env_remove("STORBENCH_SMB_PASSWORD")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no reply to NEGOTIATE within 2 s"), "{err}");
+    drop(held);
+}
+
+/// Ctrl-C while the server is frozen (SIGSTOP: the kernel still holds the connection, no
+/// reply comes) ends the run within the stop grace, not after `timeout=` or `reconnect=`.
+#[test]
+fn smb_ctrl_c_while_the_server_is_silent_is_honoured() {
+    let Some(s) = server() else { return };
+    let pgid = s.pid().expect("smbd runs") as i32;
+    let child = fio_with_verify(&s, "?timeout=60&reconnect=60");
+    let writing = wait_for(Duration::from_secs(30), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() >= 1 << 20))
+    });
+    assert!(writing, "the run never wrote 1 MiB");
+    // SAFETY: signalling the test's own smbd process group.
+    unsafe { libc::kill(-pgid, libc::SIGSTOP) };
+    let _resume = Resume(pgid);
+    std::thread::sleep(Duration::from_millis(500));
+    let stopped = Instant::now();
+    child.signal(libc::SIGINT);
+    let run = child.wait_output(Duration::from_secs(30));
+    let took = stopped.elapsed();
+    assert!(
+        took < Duration::from_secs(12),
+        "took {took:?}\n{}",
+        run.stderr
+    );
+    assert_ne!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+}
+
+/// Resumes the frozen server when dropped, so its guard can stop it.
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: signalling the test's own smbd process group.
+        unsafe { libc::kill(-self.0, libc::SIGCONT) };
+    }
+}

@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
           iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
-          groff-base tmux)
+          groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -37,10 +37,14 @@ fi
 cargo machete
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Multi-host runs are the cli's `mpi` feature (docs/multihost.md): built, linted and tested
+# on their own, since default builds leave MPI out.
+cargo clippy -p storbench --features mpi --all-targets --locked -- -D warnings
 # The self-contained binary, built once here (unoptimised: packaging/static.sh): the
 # install tests (static_binary.rs) call the same script and find it up to date.
 export STORBENCH_STATIC_PROFILE=static-test
 packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 cargo nextest run --workspace --locked --no-fail-fast "$@"
+cargo nextest run -p storbench --features mpi --locked --no-fail-fast --test multihost
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} fuzz/run.sh

@@ -45,7 +45,7 @@ pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String
         .replace("$jobname", job)
         .replace("$jobnum", &jobnum.to_string())
         .replace("$filenum", &filenum.to_string())
-        .replace("$clientuid", "0")
+        .replace("$clientuid", &crate::coord::rank().to_string())
 }
 
 /// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
@@ -63,7 +63,12 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             .map(|f| {
                 join(
                     dir,
-                    &expand_name(&job.filename_format, &job.name, jobnum, f),
+                    &expand_name(
+                        &crate::coord::file_format(&job.filename_format),
+                        &job.name,
+                        jobnum,
+                        f,
+                    ),
                 )
             })
             .collect()

@@ -32,6 +32,12 @@ use super::Combined;
 /// ranks whose groups end at different times, short enough that a hang ends.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long a rank that was asked to stop still waits for the others at a collective:
+/// after Ctrl-C (which mpirun forwards to every rank) they arrive together; when mpirun
+/// ends a job whose rank died it sends SIGKILL one second after SIGTERM, and rank 0 should
+/// print what finished before that.
+const STOPPING_GRACE: Duration = Duration::from_millis(500);
+
 /// A collective failed: no further ones, no `MPI_Finalize`.
 static BROKEN: AtomicBool = AtomicBool::new(false);
 
@@ -143,17 +149,29 @@ fn wait<D: ?Sized>(
         return Err(format!("{what}: an earlier collective failed"));
     }
     let mut polls = 0u32;
+    let mut deadline = deadline;
+    let mut stopping = false;
     loop {
         match req.test() {
             Ok(_) => return Ok(()),
             Err(r) => req = r,
         }
+        // Stopped by a signal (Ctrl-C forwarded by mpirun, or the SIGTERM with which it ends
+        // a job whose rank died): the others are stopping too, or gone; wait briefly only.
+        if !stopping && storbench_core::stop::requested() {
+            stopping = true;
+            deadline = deadline.min(Instant::now() + STOPPING_GRACE);
+        }
         if Instant::now() >= deadline {
             std::mem::forget(req);
             BROKEN.store(true, Ordering::SeqCst);
-            return Err(format!(
-                "{what}: another rank did not answer within the timeout (STORBENCH_MPI_TIMEOUT); the run ends on this rank"
-            ));
+            return Err(if stopping {
+                format!("{what}: stopped by a signal while waiting for the other ranks")
+            } else {
+                format!(
+                    "{what}: another rank did not answer within the timeout (STORBENCH_MPI_TIMEOUT); the run ends on this rank"
+                )
+            });
         }
         // Spin briefly (a barrier everyone reaches together ends in microseconds), then
         // poll each millisecond.

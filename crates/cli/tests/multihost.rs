@@ -286,6 +286,78 @@ mod with_mpi {
         assert!(left.len() <= 1, "{left:?}: {run:?}");
     }
 
+    #[test]
+    fn a_rank_that_fails_its_checks_ends_the_run_everywhere_before_any_lay_out() {
+        require!(no_mpirun());
+        let base = tempfile::tempdir().unwrap();
+        // Each rank's own directory (fio expands ${VAR} in job files); rank 2's is missing.
+        for r in 0..2 {
+            std::fs::create_dir(base.path().join(r.to_string())).unwrap();
+        }
+        let job = base.path().join("job.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=4m\nunlink=1\ndirectory={}/${{OMPI_COMM_WORLD_RANK}}\n",
+                base.path().display()
+            ),
+        )
+        .unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "30")
+            .args(["fio", job.to_str().unwrap(), "--no-save"]);
+        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        assert!(
+            run.stderr
+                .contains("rank 2 could not go on at the checks before lay-out"),
+            "{}",
+            run.stderr
+        );
+        for r in 0..2 {
+            let dir = base.path().join(r.to_string());
+            assert!(
+                entries(&dir).is_empty(),
+                "rank {r} laid out: {:?}",
+                entries(&dir)
+            );
+        }
+    }
+
+    #[test]
+    fn a_shared_file_is_divided_into_per_rank_regions_by_offset_increment() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("shared");
+        let mut c = mpirun(3);
+        c.args([
+            "fio",
+            "--name=s",
+            &format!("--filename={}", file.display()),
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--offset_increment=1m",
+            "--no-save",
+            "--output-format=json",
+        ]);
+        let run = run_mpi(&mut c);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        // Rank r wrote [r MiB, r+1 MiB): each region holds written (random) data, not the
+        // zeros of a region nobody wrote.
+        let data = std::fs::read(&file).unwrap();
+        assert_eq!(data.len(), 3 << 20);
+        for (r, region) in data.chunks(1 << 20).enumerate() {
+            let zeros = region.iter().filter(|&&b| b == 0).count();
+            assert!(
+                zeros < region.len() / 4,
+                "region {r} has {zeros} zero bytes"
+            );
+        }
+    }
+
     /// The storbench processes `mpirun` started (its children, or their children).
     fn ranks_of(mpirun: i32) -> Vec<i32> {
         let mut out = Vec::new();

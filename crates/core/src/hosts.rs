@@ -167,10 +167,11 @@ pub fn merge(launcher: &str, ranks: Vec<RankRun>) -> Result<RunResult, String> {
     }
     run.groups.sort_by_key(|g| g.id);
     let groups = run.groups.iter().map(|g| g.id).collect::<Vec<_>>();
-    let aggregates = groups
+    let aggregates: Vec<GroupAggregate> = groups
         .into_iter()
         .filter_map(|gid| aggregate(gid, &ranks))
         .collect();
+    run.notes.extend(stragglers(&aggregates, &labels, &ranks));
     run.hosts = Some(Box::new(MultiHost {
         launcher: launcher.to_string(),
         ranks: infos,
@@ -183,6 +184,52 @@ pub fn merge(launcher: &str, ranks: Vec<RankRun>) -> Result<RunResult, String> {
 /// `("host#1", "seq")`); a name without a label is all job.
 pub fn split_name(name: &str) -> (&str, &str) {
     name.split_once(':').unwrap_or(("", name))
+}
+
+/// A rank below this share of the ranks' median bandwidth is named: it held the aggregate
+/// back (IOR's aggregate ends with the last rank).
+pub const STRAGGLER_SHARE: f64 = 0.7;
+
+/// One warning per rank and direction whose bandwidth in a group was below
+/// [`STRAGGLER_SHARE`] of the median over the ranks.
+fn stragglers(groups: &[GroupAggregate], labels: &[String], ranks: &[RankRun]) -> Vec<Note> {
+    let mut notes = Vec::new();
+    for g in groups.iter().filter(|g| g.per_rank.len() > 1) {
+        for d in (0..3).filter(|&d| g.bytes[d] > 0) {
+            let mut rates: Vec<f64> = g.per_rank.iter().map(|p| p.bw[d]).collect();
+            rates.sort_by(f64::total_cmp);
+            let n = rates.len();
+            let median = if n % 2 == 1 {
+                rates[n / 2]
+            } else {
+                (rates[n / 2 - 1] + rates[n / 2]) / 2.0
+            };
+            for p in g
+                .per_rank
+                .iter()
+                .filter(|p| p.bw[d] < STRAGGLER_SHARE * median)
+            {
+                let label = ranks
+                    .iter()
+                    .position(|r| r.rank == p.rank)
+                    .map_or("?", |i| labels[i].as_str());
+                notes.push(Note {
+                    level: NoteLevel::Warning,
+                    code: "warn.straggler".into(),
+                    message: format!(
+                        "group {}: {label} (rank {}) {} at {:.1} MB/s, below {:.0}% of the ranks' median {:.1} MB/s: it held the aggregate back",
+                        g.group,
+                        p.rank,
+                        ["read", "wrote", "trimmed"][d],
+                        p.bw[d] / 1e6,
+                        STRAGGLER_SHARE * 100.0,
+                        median / 1e6
+                    ),
+                });
+            }
+        }
+    }
+    notes
 }
 
 fn renamed(j: &JobResult, label: &str) -> JobResult {

@@ -128,7 +128,10 @@ pub fn start_offset(job: &JobSpec, jobnum: u32, file_size: Option<u64>, align: u
     };
     let (base, base_pct) = of_file(job.offset);
     let (increment, increment_pct) = of_file(job.offset_increment);
-    let offset = base.saturating_add(increment.saturating_mul(u64::from(jobnum)));
+    // In a multi-host run the clones of all ranks count on, rank after rank, so one shared
+    // file with `offset_increment` is divided into per-rank regions (IOR's shared file).
+    let slot = u64::from(crate::coord::rank()) * u64::from(job.numjobs.max(1)) + u64::from(jobnum);
+    let offset = base.saturating_add(increment.saturating_mul(slot));
     if base_pct || increment_pct {
         offset.div_ceil(align.max(1)) * align.max(1)
     } else {

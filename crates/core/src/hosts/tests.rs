@@ -189,3 +189,64 @@ fn a_multi_host_result_survives_json() {
     let back: RunResult = serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
     assert_eq!(back, run);
 }
+
+#[test]
+fn a_rank_below_seventy_percent_of_the_median_is_named() {
+    // 100, 100 and 69 MB/s: the median is 100, 69 is below 70.
+    let ranks = vec![
+        rank(
+            0,
+            "a",
+            0.0,
+            Ok(run_of(vec![job("j", 200 * MB, 12_000, 2_000)])),
+        ),
+        rank(
+            1,
+            "b",
+            0.0,
+            Ok(run_of(vec![job("j", 200 * MB, 12_000, 2_000)])),
+        ),
+        rank(
+            2,
+            "c",
+            0.0,
+            Ok(run_of(vec![job("j", 138 * MB, 12_000, 2_000)])),
+        ),
+    ];
+    let run = merge("mpi", ranks).unwrap();
+    let named: Vec<&str> = run
+        .notes
+        .iter()
+        .filter(|n| n.code == "warn.straggler")
+        .map(|n| n.message.as_str())
+        .collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(
+        named[0].contains("c (rank 2) wrote at 69.0 MB/s"),
+        "{}",
+        named[0]
+    );
+    // At 71 MB/s it is not.
+    let ranks = vec![
+        rank(
+            0,
+            "a",
+            0.0,
+            Ok(run_of(vec![job("j", 200 * MB, 12_000, 2_000)])),
+        ),
+        rank(
+            1,
+            "b",
+            0.0,
+            Ok(run_of(vec![job("j", 200 * MB, 12_000, 2_000)])),
+        ),
+        rank(
+            2,
+            "c",
+            0.0,
+            Ok(run_of(vec![job("j", 142 * MB, 12_000, 2_000)])),
+        ),
+    ];
+    let run = merge("mpi", ranks).unwrap();
+    assert!(!run.notes.iter().any(|n| n.code == "warn.straggler"));
+}

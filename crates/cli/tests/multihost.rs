@@ -4,13 +4,12 @@
 
 mod common;
 
-#[cfg(not(feature = "mpi"))]
-use common::storbench;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[cfg(not(feature = "mpi"))]
+use common::storbench;
 use common::system::have_tool;
 use common::{Run, entries};
 use storbench_testkit::require;
@@ -50,6 +49,7 @@ impl Launched {
         Launched(Some(child))
     }
 
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn pid(&self) -> i32 {
         self.0.as_ref().map_or(0, |c| c.id() as i32)
     }
@@ -148,6 +148,7 @@ fn real_mpirun_without_the_mpi_feature_is_refused_on_every_rank() {
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use super::*;
+    use std::path::Path;
 
     fn fio_args(dir: &Path, runtime: &str) -> Vec<String> {
         [

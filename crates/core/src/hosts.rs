@@ -238,8 +238,12 @@ fn renamed(j: &JobResult, label: &str) -> JobResult {
     j
 }
 
-/// One rank's span and bytes in group `gid`, on rank 0's clock: (start, end, bytes, bw).
-fn span_of(run: &RunResult, gid: u32, offset_ms: f64) -> Option<(f64, f64, [u64; 3], [f64; 3])> {
+/// One rank's part of a group on rank 0's clock: start and end (ms since the Unix epoch),
+/// bytes and bandwidth per direction.
+type Span = (f64, f64, [u64; 3], [f64; 3]);
+
+/// One rank's span and bytes in group `gid`, on rank 0's clock.
+fn span_of(run: &RunResult, gid: u32, offset_ms: f64) -> Option<Span> {
     let jobs: Vec<&JobResult> = run
         .groups
         .iter()
@@ -265,7 +269,7 @@ fn span_of(run: &RunResult, gid: u32, offset_ms: f64) -> Option<(f64, f64, [u64;
 
 /// IOR's figures for group `gid` over the ranks that ran it; None when none did IO.
 pub fn aggregate(gid: u32, ranks: &[RankRun]) -> Option<GroupAggregate> {
-    let spans: Vec<(u32, (f64, f64, [u64; 3], [f64; 3]))> = ranks
+    let spans: Vec<(u32, Span)> = ranks
         .iter()
         .filter_map(|r| {
             let run = r.result.as_ref().ok()?;

@@ -101,7 +101,7 @@ pub fn enter(command: &Command) -> anyhow::Result<Part> {
 /// What the session does with a rank's own measurement.
 pub enum Combined {
     /// The run to save and render here (a single-host run, or rank 0's merged one).
-    Here(RunResult),
+    Here(Box<RunResult>),
     /// Another rank: its result went to rank 0; it exits with this code.
     Sent(ExitCode),
 }
@@ -113,7 +113,7 @@ pub fn combine(measured: anyhow::Result<RunResult>) -> anyhow::Result<Combined> 
     if let Some(rank) = mpi::current() {
         return rank.combine(measured);
     }
-    measured.map(Combined::Here)
+    measured.map(|run| Combined::Here(Box::new(run)))
 }
 
 /// True on ranks other than 0: they neither save nor print results.

@@ -62,7 +62,7 @@ impl Session {
     ) -> anyhow::Result<ExitCode> {
         // A multi-host run's ranks send theirs to rank 0, which goes on with the merged one.
         let mut run = match crate::multihost::combine(measure())? {
-            Combined::Here(run) => run,
+            Combined::Here(run) => *run,
             Combined::Sent(code) => return Ok(code),
         };
         verdicts(&mut run);

@@ -287,7 +287,7 @@ impl RankFacts {
                     code: "warn.ranks".into(),
                     message: format!("only rank 0's result: {e}"),
                 });
-                return Ok(Combined::Here(run));
+                return Ok(Combined::Here(Box::new(run)));
             }
         };
         let mut runs = Vec::with_capacity(ranks.len());
@@ -298,7 +298,7 @@ impl RankFacts {
             runs.push(one);
         }
         merge("mpi", runs)
-            .map(Combined::Here)
+            .map(|run| Combined::Here(Box::new(run)))
             .map_err(anyhow::Error::msg)
     }
 }

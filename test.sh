@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
           iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
-          groff-base tmux)
+          groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -45,10 +45,14 @@ step() {
 step machete cargo machete
 step fmt cargo fmt --all -- --check
 step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
+# Multi-host runs are the cli's `mpi` feature (docs/multihost.md): built, linted and tested
+# on their own, since default builds leave MPI out.
+step clippy-mpi cargo clippy -p storbench --features mpi --all-targets --locked -- -D warnings
 # The self-contained binary, built once here (unoptimised: packaging/static.sh): the
 # install tests (static_binary.rs) call the same script and find it up to date.
 export STORBENCH_STATIC_PROFILE=static-test
 step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
+step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast --test multihost
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

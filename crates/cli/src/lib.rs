@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 pub mod bonnie_marker;
 pub mod cmd;
 pub mod live;
+pub mod multihost;
 pub mod repeat;
 pub mod running;
 pub mod secrets;

@@ -1,6 +1,7 @@
 //! One run's life cycle, the same for every measuring subcommand (`fio`, `quick`,
-//! `bonnie`, and later multi-host runs). A subcommand only translates its arguments into a
-//! measurement, its verdicts and a renderer; the order is fixed here:
+//! `bonnie`, and each rank of a multi-host run, whose results rank 0 merges after step 2:
+//! docs/multihost.md). A subcommand only translates its arguments into a measurement, its
+//! verdicts and a renderer; the order is fixed here:
 //!
 //! 1. [`Session::begin`]: the stop handlers (a signal from here on only asks for a stop, so
 //!    what the run creates is still removed), then the results database is opened (created
@@ -25,6 +26,7 @@ use storbench_store::Store;
 
 use crate::StoreArgs;
 use crate::cmd::save::{check_label, db_path, save_to};
+use crate::multihost::Combined;
 use crate::running::{exit_code, redact_run, report_job_errors};
 
 /// A started session: stop handlers installed, database open unless `--no-save`.
@@ -38,7 +40,8 @@ impl Session {
     pub fn begin(store: &StoreArgs) -> anyhow::Result<Session> {
         storbench_core::stop::install_handlers();
         check_label(store)?;
-        let db = if store.no_save {
+        // In a multi-host run only rank 0 saves (the merged run).
+        let db = if store.no_save || crate::multihost::secondary() {
             None
         } else {
             Some(open_for_saving(store)?)
@@ -57,7 +60,11 @@ impl Session {
         verdicts: impl FnOnce(&mut RunResult),
         render: impl FnOnce(&RunResult) -> anyhow::Result<()>,
     ) -> anyhow::Result<ExitCode> {
-        let mut run = measure()?;
+        // A multi-host run's ranks send theirs to rank 0, which goes on with the merged one.
+        let mut run = match crate::multihost::combine(measure())? {
+            Combined::Here(run) => *run,
+            Combined::Sent(code) => return Ok(code),
+        };
         verdicts(&mut run);
         redact_run(&mut run)?;
         let saved = self.save(&run);

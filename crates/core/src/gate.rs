@@ -9,8 +9,12 @@
 //! another, instead of together. The gate also names the group's start, read once by the
 //! last arrival: every worker's clock for start delays, ramps and runtimes counts from it,
 //! so a worker that gets a CPU late still ends its time-based job on the group's deadline.
+//! In a multi-host run the last arrival also agrees with the other ranks ([`crate::coord`])
+//! before the release, so the group starts on every host together; a failed agreement
+//! abandons the gate and is kept for the runner to report.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::clock::Clock;
 
@@ -27,6 +31,11 @@ pub struct StartGate {
     /// The group's start, ns since the run epoch, written before the release.
     start_ns: AtomicU64,
     clock: Clock,
+    /// Set by whoever first speaks for this process in the cross-rank agreement (the last
+    /// arrival, ready; or the first failure, not ready), so it is made exactly once.
+    agreed: AtomicBool,
+    /// Why the agreement failed (another rank not ready or gone), for the runner.
+    coord_error: Mutex<Option<crate::error::EngineError>>,
 }
 
 impl StartGate {
@@ -37,6 +46,8 @@ impl StartGate {
             state: AtomicU32::new(WAITING),
             start_ns: AtomicU64::new(0),
             clock,
+            agreed: AtomicBool::new(false),
+            coord_error: Mutex::new(None),
         }
     }
 
@@ -44,8 +55,12 @@ impl StartGate {
     /// gate was abandoned.
     pub fn arrive_and_wait(&self) -> Option<u64> {
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 >= self.expected {
-            self.start_ns.store(self.clock.now_ns(), Ordering::Relaxed);
-            self.settle(RELEASED);
+            if self.speak(true) {
+                self.start_ns.store(self.clock.now_ns(), Ordering::Relaxed);
+                self.settle(RELEASED);
+            } else {
+                self.settle(ABANDONED);
+            }
         }
         loop {
             match self.state.load(Ordering::Acquire) {
@@ -56,9 +71,33 @@ impl StartGate {
         }
     }
 
-    /// Releases everyone with failure (a worker could not start).
+    /// Releases everyone with failure (a worker could not start); the other ranks of a
+    /// multi-host run are told, so they stop too.
     pub fn abandon(&self) {
         self.settle(ABANDONED);
+        self.speak(false);
+    }
+
+    /// Why the other ranks did not start this group, if the agreement failed.
+    pub fn coordination_error(&self) -> Option<crate::error::EngineError> {
+        self.coord_error.lock().ok()?.clone()
+    }
+
+    /// Makes this process's one agreement for the group, if nobody made it yet; false
+    /// when it failed (the reason kept). A no-op without a coordinator.
+    fn speak(&self, ready: bool) -> bool {
+        if self.agreed.swap(true, Ordering::AcqRel) {
+            return ready;
+        }
+        match crate::coord::agree(crate::coord::Point::GroupStart, ready) {
+            Ok(()) => true,
+            Err(e) => {
+                if let Ok(mut slot) = self.coord_error.lock() {
+                    *slot = Some(e);
+                }
+                false
+            }
+        }
     }
 
     /// Moves the gate out of WAITING once (the first of release and abandon wins) and wakes

@@ -45,7 +45,7 @@ pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String
         .replace("$jobname", job)
         .replace("$jobnum", &jobnum.to_string())
         .replace("$filenum", &filenum.to_string())
-        .replace("$clientuid", "0")
+        .replace("$clientuid", &crate::coord::rank().to_string())
 }
 
 /// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
@@ -63,7 +63,12 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             .map(|f| {
                 join(
                     dir,
-                    &expand_name(&job.filename_format, &job.name, jobnum, f),
+                    &expand_name(
+                        &crate::coord::file_format(&job.filename_format),
+                        &job.name,
+                        jobnum,
+                        f,
+                    ),
                 )
             })
             .collect()
@@ -123,7 +128,10 @@ pub fn start_offset(job: &JobSpec, jobnum: u32, file_size: Option<u64>, align: u
     };
     let (base, base_pct) = of_file(job.offset);
     let (increment, increment_pct) = of_file(job.offset_increment);
-    let offset = base.saturating_add(increment.saturating_mul(u64::from(jobnum)));
+    // In a multi-host run the clones of all ranks count on, rank after rank, so one shared
+    // file with `offset_increment` is divided into per-rank regions (IOR's shared file).
+    let slot = u64::from(crate::coord::rank()) * u64::from(job.numjobs.max(1)) + u64::from(jobnum);
+    let offset = base.saturating_add(increment.saturating_mul(slot));
     if base_pct || increment_pct {
         offset.div_ceil(align.max(1)) * align.max(1)
     } else {

@@ -86,6 +86,7 @@ mod tests {
             repeats: None,
             interrupted: false,
             verdicts: Vec::new(),
+            hosts: None,
         };
         run(&mut r).unwrap();
         let all = serde_json::to_string(&r).unwrap();

@@ -124,6 +124,7 @@ impl RunResult {
             environment: None,
             bonnie: None,
             verdicts: Vec::new(),
+            hosts: None,
             repeats: None,
             interrupted: self.interrupted,
         }

@@ -59,6 +59,10 @@ pub struct RunResult {
     /// before verdicts existed and in imported ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<Verdict>,
+    /// A multi-host run's ranks and IOR's aggregate figures (docs/multihost.md); the groups
+    /// above then hold every rank's jobs. None for a run on one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Box<crate::hosts::MultiHost>>,
 }
 
 impl RunResult {

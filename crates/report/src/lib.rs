@@ -12,6 +12,7 @@ pub mod fio;
 pub mod html;
 pub mod intervals;
 pub mod live;
+pub mod multihost;
 pub mod notes;
 pub mod quick;
 pub mod registry;

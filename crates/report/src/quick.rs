@@ -18,6 +18,7 @@ use std::io::{self, Write};
 use storbench_core::merge::saturating_sum;
 
 use serde::Serialize;
+use storbench_core::hosts::MultiHost;
 use storbench_core::merge::{merge_dir_into, merge_jobs};
 use storbench_core::result::{DirResult, GroupResult, LatStats, Reason, RunResult, Validity};
 
@@ -54,6 +55,13 @@ pub struct QuickRow {
     /// How far the row's figures can be trusted, when the run judged it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<QuickVerdict>,
+    /// In a multi-host run: the host of a per-host row (docs/multihost.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// In a multi-host run, on the row of all hosts: one row per host. That row's rates
+    /// are IOR's aggregate: all bytes over the earliest start to the latest end.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<QuickRow>,
 }
 
 /// A test's verdict in the JSON form: the result model's, without the repeated name.
@@ -99,12 +107,69 @@ pub enum LatencyKind {
 /// The rows of a run, in test order; groups without jobs, or whose jobs failed before any
 /// IO (the run stopped there), are skipped: the notes say why.
 pub fn rows(run: &RunResult) -> Vec<QuickRow> {
-    run.groups.iter().filter_map(|g| row(run, g)).collect()
+    run.groups
+        .iter()
+        .filter_map(|g| match run.hosts.as_deref() {
+            Some(hosts) => all_hosts_row(run, hosts, g),
+            None => row(run, g),
+        })
+        .collect()
+}
+
+/// A multi-host test: the row of all hosts, with IOR's aggregate rates, holding one row per
+/// host (its jobs are named `HOST:test`).
+fn all_hosts_row(run: &RunResult, hosts: &MultiHost, g: &GroupResult) -> Option<QuickRow> {
+    let mut all = row(run, g)?;
+    if let Some(a) = hosts.groups.iter().find(|a| a.group == g.id)
+        && a.last_done_ms > 0
+    {
+        let secs = a.last_done_ms as f64 / 1000.0;
+        let bytes = saturating_sum(a.bytes) as f64;
+        let ios = saturating_sum(
+            g.jobs
+                .iter()
+                .flat_map(|j| j.dirs.iter().map(|d| d.total_ios)),
+        ) as f64;
+        all.runtime_ms = a.last_done_ms;
+        all.mb_per_s = bytes / secs / 1e6;
+        all.mib_per_s = bytes / secs / 1_048_576.0;
+        all.iops = ios / secs;
+    }
+    let mut labels: Vec<&str> = Vec::new();
+    for j in &g.jobs {
+        let label = storbench_core::hosts::split_name(&j.name).0;
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    all.hosts = labels
+        .iter()
+        .filter_map(|label| {
+            let mine = GroupResult {
+                jobs: g
+                    .jobs
+                    .iter()
+                    .filter(|j| storbench_core::hosts::split_name(&j.name).0 == *label)
+                    .cloned()
+                    .collect(),
+                ..g.clone()
+            };
+            let mut r = row(run, &mine)?;
+            r.host = Some(label.to_string());
+            Some(r)
+        })
+        .collect();
+    Some(all)
 }
 
 fn row(run: &RunResult, g: &GroupResult) -> Option<QuickRow> {
     let merged = merge_jobs(&g.jobs)?;
-    let (test, direction) = split_name(&merged.name);
+    // A multi-host run's jobs carry their host before the test's name.
+    let own_name = match run.hosts {
+        Some(_) => storbench_core::hosts::split_name(&merged.name).1,
+        None => merged.name.as_str(),
+    };
+    let (test, direction) = split_name(own_name);
     let mut all = DirResult::default();
     for d in &merged.dirs {
         merge_dir_into(&mut all, d);
@@ -175,6 +240,8 @@ fn row(run: &RunResult, g: &GroupResult) -> Option<QuickRow> {
                 validity: v.validity,
                 reasons: v.reasons.clone(),
             }),
+        host: None,
+        hosts: Vec::new(),
     })
 }
 
@@ -205,6 +272,9 @@ const HEADER: [&str; 9] = [
     "Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU",
 ];
 
+/// The column of a multi-host run: `all N` on a test's row of all hosts, then each host.
+const HOSTS_HEADER: &str = "Hosts";
+
 /// The column shown when a server on this host was measured.
 const SERVER_HEADER: &str = "Server CPU";
 
@@ -229,7 +299,11 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     let rows = rows(run);
     let servers = server_names(&rows);
+    let multi = run.hosts.is_some();
     let mut header: Vec<String> = HEADER.map(String::from).to_vec();
+    if multi {
+        header.insert(2, HOSTS_HEADER.into());
+    }
     if !servers.is_empty() {
         header.push(SERVER_HEADER.into());
     }
@@ -239,10 +313,19 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     }
     let mut lines: Vec<Vec<String>> = vec![header];
     let intervals = crate::intervals::of_run(run);
-    for r in &rows {
+    // A multi-host test's row of all hosts is followed by one row per host.
+    let shown: Vec<&QuickRow> = rows
+        .iter()
+        .flat_map(|r| std::iter::once(r).chain(&r.hosts))
+        .collect();
+    for r in shown.iter().copied() {
+        let (test, direction) = match &r.host {
+            Some(_) => (String::new(), String::new()),
+            None => (r.test.clone(), r.direction.clone()),
+        };
         let mut line = vec![
-            r.test.clone(),
-            r.direction.clone(),
+            test,
+            direction,
             format!("{:.1}", r.mb_per_s),
             format!("{:.1}", r.mib_per_s),
             iops_text(r.iops),
@@ -251,8 +334,15 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             latency_text(r.latency_ns.p99_9),
             format!("{:.1}%", r.cpu_percent),
         ];
-        if let Some(iv) = row_intervals(&intervals, r) {
+        if let Some(iv) = row_intervals(&intervals, r).filter(|_| !multi) {
             with_intervals(&mut line, iv);
+        }
+        if multi {
+            let hosts = match &r.host {
+                Some(h) => h.clone(),
+                None => format!("all {}", r.hosts.len()),
+            };
+            line.insert(2, hosts);
         }
         if !servers.is_empty() {
             line.push(
@@ -277,16 +367,18 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         })
         .collect();
     // The header line, then one per row.
-    let failed = std::iter::once(false).chain(rows.iter().map(|r| r.failed));
+    let failed = std::iter::once(false).chain(shown.iter().map(|r| r.failed));
+    // Test, direction (and hosts) are left-aligned, the figures right-aligned.
+    let left = if multi { 3 } else { 2 };
     for (l, failed) in lines.iter().zip(failed) {
         let mut s = String::new();
         for (c, cell) in l.iter().enumerate() {
             let pad = widths[c] - cell.chars().count();
-            if c < 2 {
+            if c < left {
                 s.push_str(cell);
                 s.push_str(&" ".repeat(pad + 2));
             } else {
-                s.push_str(&" ".repeat(pad + usize::from(c > 2) * 2));
+                s.push_str(&" ".repeat(pad + usize::from(c > left) * 2));
                 s.push_str(cell);
             }
         }

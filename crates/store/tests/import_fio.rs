@@ -294,3 +294,26 @@ fn concatenated_results_are_separate_runs() {
         ]
     );
 }
+
+/// Real `fio --client` output (two fio 3.33 servers on one host, ports 8765 and 8766)
+/// imports as one multi-host run: each server a rank, its job named `HOST#PORT:job`, the
+/// "All clients" entry left out of the jobs (its figures are the aggregate's).
+#[test]
+fn fio_client_mode_json_imports_as_one_multi_host_run() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-3.33-client-mode.json");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let runs = import_file(&path).unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    let hosts = run.hosts.as_ref().expect("a multi-host run");
+    assert_eq!(hosts.launcher, "fio --client");
+    let names: Vec<&str> = hosts.ranks.iter().map(|r| r.host.as_str()).collect();
+    assert_eq!(names, ["127.0.0.1#8765", "127.0.0.1#8766"]);
+    let jobs: Vec<&str> = run.groups[0].jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(jobs, ["127.0.0.1#8765:x", "127.0.0.1#8766:x"]);
+    let all = &doc["client_stats"][2];
+    assert_eq!(all["jobname"], "All clients");
+    let g = &hosts.groups[0];
+    assert_eq!(g.bytes[0], all["read"]["io_bytes"].as_u64().unwrap());
+    assert_eq!(g.per_rank.len(), 2);
+}

@@ -22,6 +22,8 @@ pub mod smb;
 pub mod time;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    // Under mpirun/srun: joins the other ranks (or refuses); held until the command ends.
+    let _part = crate::multihost::enter(&cli.command)?;
     match cli.command {
         Command::History(args) => history::run_history(args, &cli.store),
         Command::Show(args) => show::run_show(args, &cli.store),

@@ -103,18 +103,21 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         command_line: std::env::args().collect(),
         always_remove_created: true,
     };
-    eprintln!(
-        "storbench quick: {} — {} {}, {} per test, {} IO",
-        storbench_core::redact::text(&target),
-        human_bytes(args.size),
-        if plan.device {
-            "at the start of the device (its data is overwritten)"
-        } else {
-            "test file, removed afterwards"
-        },
-        humantime(args.runtime),
-        if plan.direct { "direct" } else { "buffered" },
-    );
+    // In a multi-host run only rank 0 says what it runs.
+    if !crate::multihost::secondary() {
+        eprintln!(
+            "storbench quick: {} — {} {}, {} per test, {} IO",
+            storbench_core::redact::text(&target),
+            human_bytes(args.size),
+            if plan.device {
+                "at the start of the device (its data is overwritten)"
+            } else {
+                "test file, removed afterwards"
+            },
+            humantime(args.runtime),
+            if plan.direct { "direct" } else { "buffered" },
+        );
+    }
     let measure = || {
         crate::repeat::measure_rounds(args.repeat, |_| {
             let mut observer = CliObserver::new(None, args.eta, LiveStyle::Quick);

@@ -77,7 +77,12 @@ pub fn run(
     let epoch = Instant::now();
     let clock = Clock::new(epoch);
     let jobs: Vec<Arc<JobSpec>> = req.workload.jobs.iter().cloned().map(Arc::new).collect();
-    check_directories(&jobs).map_err(RunError::alone)?;
+    // In a multi-host run every check's outcome goes into the agreement below, so a rank
+    // whose check fails ends the run on every rank there, not after the others' timeout.
+    let directories = check_directories(&jobs);
+    if !crate::coord::active() {
+        directories.clone().map_err(RunError::alone)?;
+    }
     observer.starting(
         &jobs
             .iter()
@@ -99,8 +104,12 @@ pub fn run(
     let mut notes: Vec<Note> = Vec::new();
     let mut interfaces: Vec<String> = Vec::new();
     let all_batches = batches(&jobs);
-    budget::check_memory(&all_batches, factory).map_err(RunError::alone)?;
-    check_devices(&jobs, factory).map_err(RunError::alone)?;
+    let checked = directories
+        .and_then(|()| budget::check_memory(&all_batches, factory))
+        .and_then(|()| check_devices(&jobs, factory));
+    // In a multi-host run no rank lays out before every rank passed its checks.
+    let agreed = crate::coord::agree(crate::coord::Point::BeforeLayout, checked.is_ok());
+    checked.and(agreed).map_err(RunError::alone)?;
     let mut first_thread = 0u32;
     for (i, batch) in all_batches.iter().enumerate() {
         if stop::requested() {
@@ -176,6 +185,7 @@ pub fn run(
         repeats: None,
         interrupted: stop::requested(),
         verdicts: Vec::new(),
+        hosts: None,
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);
@@ -380,6 +390,12 @@ fn run_batch(
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
             .collect())
     })?;
+    // Another rank of a multi-host run did not start the group: this one did no IO either.
+    if let Some(e) = gate.coordination_error()
+        && outputs.iter().all(|o| o.error.is_none())
+    {
+        return Err(e);
+    }
     let helper_ns = helper_cpu(proc_start, sampler_start, &outputs);
     let mut notes = Vec::new();
     let mut results = Vec::new();

@@ -37,13 +37,58 @@ pub fn document(run: &RunResult, opts: &FioOpts, plus: bool) -> Value {
         for e in &g.entries {
             jobs.push(job(e, &g.rs, plus));
         }
+        let first = jobs.len() - g.entries.len();
+        if run.hosts.is_some()
+            && let Some(all) = clients_of_group(&g, &mut jobs[first..], plus)
+        {
+            jobs.push(all);
+        }
     }
-    root.insert("jobs".into(), Value::Array(jobs));
+    // A multi-host run is laid out as `fio --client` writes it (docs/multihost.md).
+    let key = if run.hosts.is_some() {
+        "client_stats"
+    } else {
+        "jobs"
+    };
+    root.insert(key.into(), Value::Array(jobs));
     if !run.disks.is_empty() {
         root.insert("disk_util".into(), run.disks.iter().map(disk).collect());
     }
     root.insert("storbench".into(), storbench_extras(run));
     Value::Object(root)
+}
+
+/// In a multi-host run: each of the group's `HOST:job` entries becomes fio's client entry
+/// (`jobname` the job's, `hostname` the host's, at the end as fio puts it), and the group's
+/// "All clients" entry (every host's entries merged, with the last host's name, as fio
+/// does) is returned.
+fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> Option<Value> {
+    let mut last_host = String::new();
+    for v in entries.iter_mut() {
+        let Some(o) = v.as_object_mut() else { continue };
+        let full = o
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let (host, name) = storbench_core::hosts::split_name(&full);
+        o.insert("jobname".into(), json!(name));
+        o.insert("hostname".into(), json!(host));
+        last_host = host.to_string();
+    }
+    let jobs: Vec<JobResult> = g.entries.iter().map(|e| e.job.clone()).collect();
+    let mut merged = storbench_core::merge::merge_jobs(&jobs)?;
+    merged.name = "All clients".into();
+    merged.options.clear();
+    let entry = view::Entry {
+        job: merged,
+        mixed: None,
+    };
+    let mut all = job(&entry, &g.rs, plus);
+    if let Some(o) = all.as_object_mut() {
+        o.insert("hostname".into(), json!(last_host));
+    }
+    Some(all)
 }
 
 /// A float as fio prints it; non-finite values become 0 so the document stays valid.
@@ -306,6 +351,13 @@ fn storbench_extras(run: &RunResult) -> Value {
         );
     }
     o.insert("jobs".into(), Value::Array(jobs));
+    if let Some(hosts) = &run.hosts {
+        // The ranks and IOR's aggregate figures of a multi-host run.
+        o.insert(
+            "hosts".into(),
+            serde_json::to_value(hosts).unwrap_or_default(),
+        );
+    }
     if !run.nics.is_empty() {
         o.insert(
             "nics".into(),

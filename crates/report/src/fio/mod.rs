@@ -75,6 +75,7 @@ pub fn render_many(
     }
     if has(FioFormat::Normal) {
         normal::render(run, opts, out)?;
+        crate::multihost::render(run, out)?;
     }
     Ok(())
 }

@@ -47,12 +47,37 @@ pub struct GroupView {
     pub unified: UnifiedRw,
 }
 
+/// A multi-host group under group_reporting: one merged entry per host (fio's client mode
+/// reports each client's group), in rank order, named `HOST:job` like the jobs.
+fn per_host(jobs: &[JobResult]) -> Vec<JobResult> {
+    let mut hosts: Vec<&str> = Vec::new();
+    for j in jobs {
+        let host = storbench_core::hosts::split_name(&j.name).0;
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    hosts
+        .into_iter()
+        .filter_map(|h| {
+            let mine: Vec<JobResult> = jobs
+                .iter()
+                .filter(|j| storbench_core::hosts::split_name(&j.name).0 == h)
+                .cloned()
+                .collect();
+            merge_jobs(&mine)
+        })
+        .collect()
+}
+
 /// The reporting view of a whole run, in group order.
 pub fn groups(run: &RunResult) -> Vec<GroupView> {
     run.groups
         .iter()
         .map(|g| {
-            let jobs: Vec<JobResult> = if g.group_reporting {
+            let jobs: Vec<JobResult> = if g.group_reporting && run.hosts.is_some() {
+                per_host(&g.jobs)
+            } else if g.group_reporting {
                 merge_jobs(&g.jobs).into_iter().collect()
             } else {
                 g.jobs.clone()

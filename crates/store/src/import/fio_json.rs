@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 use storbench_core::histogram::bucket_of;
+use storbench_core::hosts::{RankRun, merge};
 use storbench_core::result::{
     CpuUsage, DepthStats, DirResult, DiskUtil, GroupResult, JobHeader, JobResult, LatBuckets,
     LatStats, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
@@ -193,6 +194,9 @@ fn convert(doc: &Value) -> Result<RunResult, String> {
         })
         .collect();
     run.disks = disks(root.get("disk_util"));
+    if root.get("jobs").is_none() && root.get("client_stats").is_some() {
+        return clients_as_hosts(run);
+    }
     Ok(run)
 }
 
@@ -238,6 +242,9 @@ fn convert_job(job: &Value, global: &[(String, String)]) -> Result<JobResult, St
     let mut engine_details = Vec::new();
     if let Some(host) = obj.get("hostname").and_then(Value::as_str) {
         engine_details.push(("client".to_string(), host.to_string()));
+        if let Some(port) = obj.get("port").and_then(Value::as_u64) {
+            engine_details.push(("client port".to_string(), port.to_string()));
+        }
     }
     Ok(JobResult {
         name: obj
@@ -531,6 +538,62 @@ fn as_u64_lossy(v: &Value) -> u64 {
 
 fn f(obj: &Map<String, Value>, k: &str) -> f64 {
     obj.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// `fio --client` output as one multi-host run (docs/multihost.md): each fio server (its
+/// host, with the port when a host ran several) is a rank, its jobs named `HOST:job`.
+/// fio's client JSON has one timestamp for the whole run and no per-client start, so every
+/// client is taken to end at it: the aggregate is all bytes over the longest runtime.
+fn clients_as_hosts(run: RunResult) -> Result<RunResult, String> {
+    let detail = |j: &JobResult, k: &str| {
+        j.engine_details
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let jobs: Vec<&JobResult> = run.groups.iter().flat_map(|g| &g.jobs).collect();
+    let host_of = |j: &JobResult| detail(j, "client").unwrap_or_else(|| "?".into());
+    let several = |host: &str| {
+        let mut ports: Vec<Option<String>> = jobs
+            .iter()
+            .filter(|j| host_of(j) == host)
+            .map(|j| detail(j, "client port"))
+            .collect();
+        ports.dedup();
+        ports.len() > 1
+    };
+    let label_of = |j: &JobResult| {
+        let host = host_of(j);
+        match detail(j, "client port") {
+            Some(port) if several(&host) => format!("{host}#{port}"),
+            _ => host,
+        }
+    };
+    let mut labels: Vec<String> = Vec::new();
+    for j in &jobs {
+        let l = label_of(j);
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let ranks = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let mut own = run.clone();
+            for g in &mut own.groups {
+                g.jobs.retain(|j| &label_of(j) == label);
+            }
+            own.groups.retain(|g| !g.jobs.is_empty());
+            RankRun {
+                rank: i as u32,
+                host: label.clone(),
+                clock_offset_ms: 0.0,
+                result: Ok(own),
+            }
+        })
+        .collect();
+    merge("fio --client", ranks)
 }
 
 #[cfg(test)]

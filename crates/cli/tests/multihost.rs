@@ -1,0 +1,393 @@
+//! Multi-host runs under a real `mpirun` (docs/multihost.md): three ranks on this machine.
+//! Without the `mpi` feature a start under a launcher is refused; with it the ranks run
+//! together and rank 0 reports them as one run.
+
+mod common;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[cfg(not(feature = "mpi"))]
+use common::storbench;
+use common::system::have_tool;
+use common::{Run, entries};
+use storbench_testkit::require;
+
+/// `mpirun` with what running it here needs: root allowed, more ranks than CPUs, and
+/// shared memory between ranks without ptrace (containers often forbid it).
+fn mpirun(ranks: u32) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(ranks.to_string())
+        .args(["--mca", "btl_vader_single_copy_mechanism", "none"])
+        .args(["-x", "STORBENCH_MPI_TIMEOUT"])
+        .env("RUST_BACKTRACE", "1")
+        .env("NO_COLOR", "1")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+        .arg(assert_cmd::cargo::cargo_bin("storbench"));
+    c
+}
+
+fn no_mpirun() -> Option<String> {
+    (!have_tool("mpirun")).then(|| "mpirun not installed (Debian: openmpi-bin)".to_string())
+}
+
+/// An `mpirun` in a process group of its own, killed with its ranks when dropped, so a
+/// failing test leaves no rank behind.
+struct Launched(Option<Child>);
+
+impl Launched {
+    fn spawn(c: &mut Command) -> Launched {
+        let child = c
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("mpirun starts");
+        Launched(Some(child))
+    }
+
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn pid(&self) -> i32 {
+        self.0.as_ref().map_or(0, |c| c.id() as i32)
+    }
+
+    fn wait(mut self, limit: Duration) -> (Run, Duration) {
+        let start = Instant::now();
+        let mut child = self.0.take().expect("child");
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > limit {
+                kill_group(child.id() as i32);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let run = Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        (run, start.elapsed())
+    }
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: kill on a process group this test created.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            kill_group(c.id() as i32);
+            let _ = c.wait();
+        }
+    }
+}
+
+fn run_mpi(c: &mut Command) -> Run {
+    Launched::spawn(c).wait(Duration::from_secs(90)).0
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_launcher_start_is_refused_without_the_mpi_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Run::of(
+        storbench()
+            .current_dir(dir.path())
+            .env("OMPI_COMM_WORLD_SIZE", "3")
+            .args(["fio", "--name=a", "--size=1m", "--no-save"]),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let line = run.one_error_line();
+    assert!(line.contains("started by mpirun as 3 processes"), "{line}");
+    assert!(line.contains("--features mpi"), "{line}");
+    assert!(
+        entries(dir.path()).is_empty(),
+        "nothing may run: {:?}",
+        entries(dir.path())
+    );
+    // One process started by a launcher is just a run.
+    let run = Run::of(
+        storbench()
+            .current_dir(dir.path())
+            .env("OMPI_COMM_WORLD_SIZE", "1")
+            .args([
+                "fio",
+                "--name=a",
+                "--size=1m",
+                "--ioengine=null",
+                "--no-save",
+            ]),
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn real_mpirun_without_the_mpi_feature_is_refused_on_every_rank() {
+    require!(no_mpirun());
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_mpi(mpirun(2).current_dir(dir.path()).args([
+        "fio",
+        "--name=a",
+        "--size=1m",
+        "--no-save",
+    ]));
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("built without MPI"), "{}", run.stderr);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use std::path::Path;
+
+    fn fio_args(dir: &Path, runtime: &str) -> Vec<String> {
+        [
+            "fio",
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=64k",
+            "--size=4m",
+            "--time_based",
+            &format!("--runtime={runtime}"),
+            &format!("--directory={}", dir.display()),
+            "--unlink=1",
+            "--no-save",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+
+    #[test]
+    fn three_ranks_report_one_run_with_the_aggregate_of_their_sum() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = mpirun(3);
+        c.args(fio_args(dir.path(), "1"))
+            .arg("--output-format=json");
+        let run = run_mpi(&mut c);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+        let clients = doc["client_stats"].as_array().expect("client_stats");
+        assert_eq!(
+            clients.len(),
+            4,
+            "three clients and All clients: {clients:#?}"
+        );
+        assert_eq!(clients[3]["jobname"], "All clients");
+        for c in &clients[..3] {
+            assert_eq!(c["jobname"], "w");
+            assert!(c["hostname"].as_str().is_some_and(|h| !h.is_empty()));
+        }
+        let hosts = &doc["storbench"]["hosts"];
+        assert_eq!(hosts["ranks"].as_array().unwrap().len(), 3);
+        let g = &hosts["groups"][0];
+        let agg = g["aggregate_bw"][1].as_f64().unwrap();
+        let sum: f64 = g["per_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["bw"][1].as_f64().unwrap())
+            .sum();
+        assert!(agg > 0.0);
+        // The ranks start together at the barrier: the aggregate over the earliest start
+        // to the latest end is their sum, less the few ms they are apart.
+        assert!(
+            (agg - sum).abs() / sum < 0.05,
+            "aggregate {agg} against the ranks' sum {sum}: {g:#}"
+        );
+        let total: u64 = clients[..3]
+            .iter()
+            .map(|c| c["write"]["io_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(g["bytes"][1].as_u64().unwrap(), total);
+        assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    }
+
+    #[test]
+    fn normal_output_has_a_section_per_client_and_all_clients() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = mpirun(3);
+        c.args(fio_args(dir.path(), "1"));
+        let run = run_mpi(&mut c);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        for r in 0..3 {
+            assert!(
+                run.stdout.contains(&format!("#{r}:w: (groupid=0")),
+                "rank {r}'s job: {}",
+                run.stdout
+            );
+            assert!(
+                run.stdout.contains(&format!("  rank {r}: ")),
+                "{}",
+                run.stdout
+            );
+        }
+        assert!(
+            run.stdout.contains("All clients: 3 ranks"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("    All clients: write: bw="),
+            "{}",
+            run.stdout
+        );
+        // Only rank 0 prints: one fio header.
+        assert_eq!(
+            run.stdout.matches("Run status group 0").count(),
+            1,
+            "{}",
+            run.stdout
+        );
+    }
+
+    #[test]
+    fn a_rank_killed_mid_run_ends_the_run_everywhere_with_cleanup() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "10")
+            .args(fio_args(dir.path(), "60"));
+        let launched = Launched::spawn(&mut c);
+        let started =
+            common::system::wait_for(Duration::from_secs(20), || entries(dir.path()).len() == 3);
+        assert!(started, "three ranks' files: {:?}", entries(dir.path()));
+        std::thread::sleep(Duration::from_millis(500));
+        let victim = ranks_of(launched.pid())
+            .into_iter()
+            .last()
+            .expect("a rank process");
+        // SAFETY: kill on a rank process this test started.
+        unsafe {
+            libc::kill(victim, libc::SIGKILL);
+        }
+        let (run, took) = launched.wait(Duration::from_secs(40));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        // mpirun sends the others SIGTERM about a second after the death, SIGKILL a second
+        // later; far below the collective timeout (10 s here).
+        assert!(
+            took < Duration::from_secs(6),
+            "the run went on for {took:?}: {run:?}"
+        );
+        // The killed rank could not remove its file; the others removed theirs.
+        let left = entries(dir.path());
+        assert!(left.len() <= 1, "{left:?}: {run:?}");
+    }
+
+    #[test]
+    fn a_rank_that_fails_its_checks_ends_the_run_everywhere_before_any_lay_out() {
+        require!(no_mpirun());
+        let base = tempfile::tempdir().unwrap();
+        // Each rank's own directory (fio expands ${VAR} in job files); rank 2's is missing.
+        for r in 0..2 {
+            std::fs::create_dir(base.path().join(r.to_string())).unwrap();
+        }
+        let job = base.path().join("job.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=4m\nunlink=1\ndirectory={}/${{OMPI_COMM_WORLD_RANK}}\n",
+                base.path().display()
+            ),
+        )
+        .unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "30")
+            .args(["fio", job.to_str().unwrap(), "--no-save"]);
+        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        assert!(
+            run.stderr
+                .contains("rank 2 could not go on at the checks before lay-out"),
+            "{}",
+            run.stderr
+        );
+        for r in 0..2 {
+            let dir = base.path().join(r.to_string());
+            assert!(
+                entries(&dir).is_empty(),
+                "rank {r} laid out: {:?}",
+                entries(&dir)
+            );
+        }
+    }
+
+    #[test]
+    fn a_shared_file_is_divided_into_per_rank_regions_by_offset_increment() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("shared");
+        let mut c = mpirun(3);
+        c.args([
+            "fio",
+            "--name=s",
+            &format!("--filename={}", file.display()),
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--offset_increment=1m",
+            "--no-save",
+            "--output-format=json",
+        ]);
+        let run = run_mpi(&mut c);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        // Rank r wrote [r MiB, r+1 MiB): each region holds written (random) data, not the
+        // zeros of a region nobody wrote.
+        let data = std::fs::read(&file).unwrap();
+        assert_eq!(data.len(), 3 << 20);
+        for (r, region) in data.chunks(1 << 20).enumerate() {
+            let zeros = region.iter().filter(|&&b| b == 0).count();
+            assert!(
+                zeros < region.len() / 4,
+                "region {r} has {zeros} zero bytes"
+            );
+        }
+    }
+
+    /// The storbench processes `mpirun` started (its children, or their children).
+    fn ranks_of(mpirun: i32) -> Vec<i32> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let Some((_, rest)) = stat.rsplit_once(") ") else {
+                continue;
+            };
+            let ppid: i32 = rest
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "storbench" && (ppid == mpirun || parent_of(ppid) == mpirun) {
+                out.push(pid);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn parent_of(pid: i32) -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse().ok())
+            .unwrap_or(0)
+    }
+}

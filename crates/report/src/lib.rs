@@ -7,14 +7,18 @@
 
 pub mod bonnie_csv;
 pub mod bonnie_table;
+pub mod card;
 pub mod compare;
 pub mod fio;
 pub mod html;
 pub mod intervals;
 pub mod live;
 pub mod notes;
+pub mod numfmt;
+pub mod privacy;
 pub mod quick;
 pub mod registry;
+pub mod summary;
 pub mod terminal;
 
 /// The live status line under its earlier path.

@@ -39,7 +39,16 @@ fn quick_db(dir: &Path) -> PathBuf {
     std::fs::create_dir(&work).unwrap();
     let w = work.to_str().unwrap();
     let args = [
-        "quick", "--size", "8m", "--runtime", "200ms", "--label", "nas", "--tag", "lab", w,
+        "quick",
+        "--size",
+        "8m",
+        "--runtime",
+        "200ms",
+        "--label",
+        "nas",
+        "--tag",
+        "lab",
+        w,
     ];
     ok(&db, &args);
     db
@@ -57,7 +66,11 @@ fn one_quick_run_shared_every_way() {
         lines[2].starts_with("| test | MB/s | IOPS | p50 (") && lines[2].ends_with("| CPU |"),
         "{md}"
     );
-    assert_eq!(lines.len(), 2 + 2 + 8, "a heading, the table head, 8 tests:\n{md}");
+    assert_eq!(
+        lines.len(),
+        2 + 2 + 8,
+        "a heading, the table head, 8 tests:\n{md}"
+    );
     assert!(lines[4].starts_with("| SEQ1M Q8T1 read | "), "{md}");
     assert!(md.contains("| RND4K Q1T1 write | "), "{md}");
     assert!(!md.contains("NaN") && md.contains('%'), "{md}");
@@ -77,8 +90,15 @@ fn one_quick_run_shared_every_way() {
     ok(
         &db,
         &[
-            "report", "nas", "--png", png.to_str().unwrap(), "--svg", svg.to_str().unwrap(),
-            "--title", "My NAS", "--hide-host",
+            "report",
+            "nas",
+            "--png",
+            png.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+            "--title",
+            "My NAS",
+            "--hide-host",
         ],
     );
     let bytes = std::fs::read(&png).unwrap();
@@ -101,7 +121,10 @@ fn export_import_and_merge_round_trip_exactly() {
     let original = ok(&db, &["show", "nas", "--format", "raw"]);
     assert_eq!(ok(&there, &["show", "nas", "--format", "raw"]), original);
     let listed = ok(&there, &["history", "--format", "csv"]);
-    assert!(listed.contains("quick") && listed.contains("lab"), "{listed}");
+    assert!(
+        listed.contains("quick") && listed.contains("lab"),
+        "{listed}"
+    );
 
     let merged = dir.path().join("merged.db");
     let out = sb(&merged, &["import", db.to_str().unwrap()]);
@@ -128,15 +151,48 @@ fn foreign_and_damaged_files_are_one_line_errors() {
         .status()
         .unwrap();
     let bad_sbr = dir.path().join("bad.sbr");
-    std::fs::write(&bad_sbr, "{\"format\":\"storbench-runs/1\",\"runs\":[{\"run\":3}]}").unwrap();
-    for (file, want) in [(&foreign, "foreign.db"), (&bad_sbr, "not a valid storbench export")] {
+    std::fs::write(
+        &bad_sbr,
+        "{\"format\":\"storbench-runs/1\",\"runs\":[{\"run\":3}]}",
+    )
+    .unwrap();
+    for (file, want) in [
+        (&foreign, "foreign.db"),
+        (&bad_sbr, "not a valid storbench export"),
+    ] {
         let err = fails(&db, &["import", file.to_str().unwrap()]);
         assert!(err.contains(want), "{err}");
     }
     assert!(!db.exists(), "a refused import created the database");
     // The card needs a quick run.
     let fio_db = dir.path().join("fio.db");
-    ok(&fio_db, &["fio", "--name=x", "--ioengine=null", "--size=1m"]);
+    ok(
+        &fio_db,
+        &["fio", "--name=x", "--ioengine=null", "--size=1m"],
+    );
     let err = fails(&fio_db, &["report", "1", "--png", "/dev/null/x.png"]);
     assert!(err.contains("not a quick run"), "{err}");
+}
+
+/// The database is checked before a run: a file that is not a storbench database stops
+/// quick and fio in one line, before any file is laid out, and stays as it was.
+#[test]
+fn a_foreign_database_stops_a_run_before_any_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.txt");
+    std::fs::write(&db, "my notes\n").unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let file = format!("--filename={}", work.join("f.dat").display());
+    let w = work.to_str().unwrap();
+    let runs: [&[&str]; 2] = [
+        &["quick", "--size", "8m", "--runtime", "100ms", w],
+        &["fio", "--name=x", "--rw=write", "--size=1m", &file],
+    ];
+    for args in runs {
+        let err = fails(&db, args);
+        assert_eq!(err.matches("not a storbench results database").count(), 1, "{err}");
+        assert_eq!(common::entries(&work), Vec::<String>::new(), "{args:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "my notes\n");
 }

@@ -170,7 +170,10 @@ fn subtitle(run: &RunResult, privacy: &Privacy) -> String {
             }
         }
     }
-    parts.push(format!("{} UTC", crate::html::utc_minutes(run.started_unix_ms)));
+    parts.push(format!(
+        "{} UTC",
+        crate::html::utc_minutes(run.started_unix_ms)
+    ));
     parts.join(" · ")
 }
 
@@ -181,7 +184,10 @@ fn footer(run: &RunResult) -> String {
         .map_or(run.tool_version.clone(), |e| {
             format!("storbench {}", e.storbench_version)
         });
-    let judged = run.verdicts.iter().filter(|v| v.validity != Validity::Valid);
+    let judged = run
+        .verdicts
+        .iter()
+        .filter(|v| v.validity != Validity::Valid);
     match judged.count() {
         0 => version,
         n => format!("{version} · {n} test(s) marked: see the report's verdicts"),

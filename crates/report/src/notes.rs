@@ -101,7 +101,12 @@ fn merged<'a>(notes: &[&'a Note]) -> Vec<(String, &'a str)> {
                     .map(|k| members.iter().map(|m| m.1[k]).fold(f64::INFINITY, f64::min))
                     .collect();
                 let hi: Vec<f64> = (0..slots)
-                    .map(|k| members.iter().map(|m| m.1[k]).fold(f64::NEG_INFINITY, f64::max))
+                    .map(|k| {
+                        members
+                            .iter()
+                            .map(|m| m.1[k])
+                            .fold(f64::NEG_INFINITY, f64::max)
+                    })
                     .collect();
                 let names: Vec<&str> = members.iter().map(|m| m.0).collect();
                 (
@@ -127,8 +132,8 @@ fn shape_of(text: &str) -> (String, Vec<f64>) {
         if c.is_ascii_digit() {
             let mut end = i + 1;
             while let Some(&(j, d)) = chars.peek() {
-                let decimal_point = d == '.'
-                    && text[j + 1..].starts_with(|x: char| x.is_ascii_digit());
+                let decimal_point =
+                    d == '.' && text[j + 1..].starts_with(|x: char| x.is_ascii_digit());
                 if d.is_ascii_digit() || decimal_point {
                     end = j + d.len_utf8();
                     chars.next();
@@ -206,7 +211,11 @@ mod tests {
             note(NoteLevel::Limit, "limit.device", "sda was 100% busy"),
             cpu("RND4K Q32T1 read", 99),
             cpu("RND4K Q1T1 write", 98),
-            note(NoteLevel::Limit, "limit.cpu", "RND4K Q1T1 read: 2 of 2.5 CPUs busy"),
+            note(
+                NoteLevel::Limit,
+                "limit.cpu",
+                "RND4K Q1T1 read: 2 of 2.5 CPUs busy",
+            ),
         ];
         let mut out = Vec::new();
         render(&notes, false, &mut out).unwrap();

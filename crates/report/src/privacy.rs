@@ -199,7 +199,10 @@ mod tests {
         };
         let p = privacy.apply(&run());
         let text = serde_json::to_string(&p).unwrap();
-        assert!(!text.contains("nas.lan") && !text.contains("client7"), "{text}");
+        assert!(
+            !text.contains("nas.lan") && !text.contains("client7"),
+            "{text}"
+        );
         assert!(text.contains("nfs://ann@(host):2049/pool"), "{text}");
         assert_eq!(privacy.target("nfs://nas/x"), "nfs://(host)/x");
         assert_eq!(privacy.target("/mnt/nas"), "/mnt/nas");

@@ -588,7 +588,10 @@ fn chromium_renders_quick_report_for_sharing() {
         assert!(l == "before" || l == "after", "legend {l:?}");
     }
     assert!(!dom.contains("u-value\">--"), "a legend shows \"--\"");
-    assert!(dom.contains("data-scale=\"log\""), "MB/s bars not on a log scale");
+    assert!(
+        dom.contains("data-scale=\"log\""),
+        "MB/s bars not on a log scale"
+    );
     assert_eq!(attr(&dom, "data-timeline-gaps").as_deref(), Some("0"));
     for section in ["histogram-charts", "timeline-charts"] {
         assert!(dom.contains(&format!("id=\"{section}\"")));

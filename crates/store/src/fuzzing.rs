@@ -18,7 +18,10 @@ pub fn import(data: &[u8]) {
             let again = std::str::from_utf8(&again).expect("JSON is UTF-8");
             let back = import_text_with_meta("again.sbr", again, 0).expect("own export reads");
             assert!(back == runs, "an export does not read back as written");
-            assert_eq!(import_text("fuzz.in", text, 0).map(|r| r.len()).ok(), Some(runs.len()));
+            assert_eq!(
+                import_text("fuzz.in", text, 0).map(|r| r.len()).ok(),
+                Some(runs.len())
+            );
         }
         Ok(runs) => assert!(!runs.is_empty()),
         Err(e) => {

@@ -92,10 +92,22 @@ fn export_reads_back_exactly() {
 #[test]
 fn bad_exports_are_one_line_errors() {
     let cases = [
-        ("{\"format\":\"storbench-runs/9\",\"runs\":[]}", "does not know"),
-        ("{\"format\":\"storbench-runs/1\",\"runs\":[]}", "holds no run"),
-        ("{\"format\":\"storbench-runs/1\",\"runs\":[{\"run\":{}}]}", "missing field"),
-        ("{\"format\":\"storbench-runs/1\",\"runs\":[", "not a valid storbench export"),
+        (
+            "{\"format\":\"storbench-runs/9\",\"runs\":[]}",
+            "does not know",
+        ),
+        (
+            "{\"format\":\"storbench-runs/1\",\"runs\":[]}",
+            "holds no run",
+        ),
+        (
+            "{\"format\":\"storbench-runs/1\",\"runs\":[{\"run\":{}}]}",
+            "missing field",
+        ),
+        (
+            "{\"format\":\"storbench-runs/1\",\"runs\":[",
+            "not a valid storbench export",
+        ),
         (
             "{\"format\":\"storbench-runs/1\",\"runs\":[],\"x\":1}",
             "unknown field",

@@ -75,7 +75,10 @@ pub fn run_report(args: ReportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
 /// The baseline run's card, which must be a quick run.
 fn write_card(args: &ReportArgs, run: &NamedRun<'_>, opts: &Opts) -> anyhow::Result<()> {
     let private = opts.privacy.apply(run.run);
-    let title = opts.title.clone().unwrap_or(format!("storbench quick: {}", run.name));
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or(format!("storbench quick: {}", run.name));
     let Some(svg) = card::svg(&private, Some(&title), &opts.privacy) else {
         anyhow::bail!(
             "run {} is not a quick run with results: the summary card shows quick's tests \

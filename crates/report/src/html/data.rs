@@ -185,7 +185,10 @@ fn histogram(test: &str, sources: &[Vec<Source>]) -> Option<LatHistogram> {
                 counts[i] = counts[i].saturating_add(count);
             }
             let total = counts.iter().sum::<u64>().max(1) as f64;
-            (run, counts.iter().map(|&c| c as f64 * 100.0 / total).collect())
+            (
+                run,
+                counts.iter().map(|&c| c as f64 * 100.0 / total).collect(),
+            )
         })
         .collect();
     Some(LatHistogram {

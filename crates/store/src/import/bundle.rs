@@ -52,7 +52,13 @@ pub fn write_bundled(runs: &[BundledRun], out: &mut dyn Write) -> io::Result<()>
         format: &'a str,
         runs: &'a [BundledRun],
     }
-    serde_json::to_writer(&mut *out, &Out { format: FORMAT, runs })?;
+    serde_json::to_writer(
+        &mut *out,
+        &Out {
+            format: FORMAT,
+            runs,
+        },
+    )?;
     writeln!(out)
 }
 

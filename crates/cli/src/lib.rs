@@ -67,8 +67,10 @@ pub enum Command {
     Rm(cmd::rm::RmArgs),
     /// Compare stored runs: every shared metric with its change against a baseline.
     Compare(cmd::compare::CompareArgs),
-    /// Import fio JSON/json+ output and bonnie++ CSV lines into the history.
+    /// Import fio JSON/json+, bonnie++ CSV, storbench exports (.sbr) and other databases.
     Import(cmd::import::ImportArgs),
+    /// Write stored runs to a file (.sbr) that `import` reads back on another machine.
+    Export(cmd::export::ExportArgs),
     /// Write a self-contained HTML report comparing stored runs.
     Report(cmd::report::ReportArgs),
     /// Run a fio command line or job files unchanged, with fio's outputs.

@@ -7,12 +7,14 @@
   function fail(msg) {
     errors.push(String(msg));
     document.body.setAttribute("data-errors", String(errors.length));
+    // For the browser test's failure message.
+    document.body.setAttribute("data-error-text", errors.join(" | "));
   }
   window.addEventListener("error", function (e) { fail(e.message); });
 
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var palette = ["#2456a6", "#d9822b", "#2a9d5c", "#b3261e", "#7b4fb0", "#3c8d9e", "#a0673a", "#5f6b7a"];
-  var expected = 0, drawn = 0;
+  var expected = 0, drawn = 0, gaps = 0;
   var WIDTH = 560, HEIGHT = 260;
 
   function color(i) { return palette[i % palette.length]; }
@@ -39,6 +41,8 @@
     try {
       opts.width = opts.width || WIDTH;
       opts.height = HEIGHT;
+      // The legend names the series; live values would read "--" until hovered.
+      opts.legend = { live: false };
       var u = new uPlot(opts, series, box);
       if (u.root.querySelector("canvas")) { drawn++; }
     } catch (e) {
@@ -47,6 +51,8 @@
   }
 
   // Grouped bars: test t, run r sits at slot t*(R+1)+r; other runs' slots are null.
+  // Rates span decades (SEQ1M next to RND4K Q1T1): those axes are logarithmic, so every
+  // bar stays visible; percentages and counts that start at zero stay linear.
   function barChart(chart) {
     var R = data.runs.length, T = chart.tests.length, slots = T * (R + 1);
     var xs = [], cols = [];
@@ -62,18 +68,26 @@
       });
     }
     var centers = chart.tests.map(function (_, t) { return t * (R + 1) + (R - 1) / 2; });
-    plot(panel("bar-charts", chart.title), {
+    var positive = [], zero = false;
+    chart.values.forEach(function (row) { row.forEach(function (v) { if (v > 0) { positive.push(v); } else if (v === 0) { zero = true; } }); });
+    var lo = Math.min.apply(null, positive), hi = Math.max.apply(null, positive);
+    var log = !zero && positive.length > 1 && hi / lo >= 20;
+    var yScale = log
+      ? { distr: 3, range: function () { return [Math.pow(10, Math.floor(Math.log10(lo))), Math.pow(10, Math.ceil(Math.log10(hi)))]; } }
+      : { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } };
+    var box = panel("bar-charts", chart.title);
+    plot(box, {
       // Room for every group of bars, and on the right for the last slanted label.
       width: Math.max(WIDTH, Math.min(1180, 90 + slots * 16)),
       padding: [12, 70, 0, 8],
       series: series,
-      scales: { x: { time: false, range: [-0.8, slots - 0.2] }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
+      scales: { x: { time: false, range: [-0.8, slots - 0.2] }, y: yScale },
       axes: [
         { splits: function () { return centers; }, values: function () { return chart.tests; }, size: 80, rotate: -25, grid: { show: false } },
-        { label: chart.unit, size: 70 }
-      ],
-      legend: { live: false }
+        { label: chart.unit + (log ? " (log scale)" : ""), size: 70 }
+      ]
     }, [xs].concat(cols));
+    box.setAttribute("data-scale", log ? "log" : "linear");
   }
 
   // Percentile curves on a "nines" axis: x = -log10(1 - p/100), so p99.9 is 3.
@@ -96,6 +110,21 @@
     }, cols);
   }
 
+  // Share of IOs per log-spaced latency bin, one stepped line per run.
+  function histogramChart(h) {
+    var series = [{}], cols = [h.edges_us];
+    h.series.forEach(function (s) {
+      series.push({ label: data.runs[s[0]], stroke: color(s[0]), width: 2,
+        paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } });
+      cols.push(s[1].concat([null]));
+    });
+    plot(panel("histogram-charts", h.test), {
+      series: series,
+      scales: { x: { time: false, distr: 3 } },
+      axes: [{ label: "µs (log scale)" }, { label: "% of IOs", size: 70 }]
+    }, cols);
+  }
+
   // One x axis (seconds) shared by every run of the test; missing seconds are null.
   function timelineCharts(tl) {
     var times = [];
@@ -105,7 +134,13 @@
       var series = [{}], cols = [times];
       tl.series.forEach(function (s) {
         var col = times.map(function (t) { var i = s.t_s.indexOf(t); return i < 0 ? null : s[key][i]; });
-        series.push({ label: data.runs[s.run], stroke: color(s.run), width: 2 });
+        // A missing value between two samples of the same run would break its line
+        // (spanGaps bridges it, but the shared time base should leave none).
+        var first = col.findIndex(function (v) { return v !== null; });
+        for (var i = first + 1; first >= 0 && i < col.length; i++) {
+          if (col[i] === null && col.slice(i).some(function (v) { return v !== null; })) { gaps++; }
+        }
+        series.push({ label: data.runs[s.run], stroke: color(s.run), width: 2, spanGaps: true });
         cols.push(col);
       });
       plot(panel("timeline-charts", tl.test + (key === "mbps" ? " — MB/s" : " — IOPS")), {
@@ -121,6 +156,8 @@
     if (!data.bars.length) { empty("bar-charts", "These runs share no test."); }
     data.percentiles.forEach(latencyChart);
     if (!data.percentiles.length) { empty("latency-charts", "No latency histograms in these runs (bonnie++ records none)."); }
+    data.histograms.forEach(histogramChart);
+    if (!data.histograms.length) { empty("histogram-charts", "No latency histograms in these runs (bonnie++ records none)."); }
     data.timelines.forEach(timelineCharts);
     if (!data.timelines.length) { empty("timeline-charts", "No per-second samples in these runs (imported results carry none)."); }
   } catch (e) {
@@ -128,6 +165,7 @@
   }
   document.body.setAttribute("data-charts-expected", String(expected));
   document.body.setAttribute("data-charts-drawn", String(drawn));
+  document.body.setAttribute("data-timeline-gaps", String(gaps));
   document.body.setAttribute("data-errors", String(errors.length));
   document.body.setAttribute("data-ready", "1");
 })();

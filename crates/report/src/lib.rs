@@ -7,6 +7,7 @@
 
 pub mod bonnie_csv;
 pub mod bonnie_table;
+pub mod card;
 pub mod compare;
 pub mod fio;
 pub mod html;
@@ -14,8 +15,11 @@ pub mod intervals;
 pub mod live;
 pub mod multihost;
 pub mod notes;
+pub mod numfmt;
+pub mod privacy;
 pub mod quick;
 pub mod registry;
+pub mod summary;
 pub mod terminal;
 
 /// The live status line under its earlier path.

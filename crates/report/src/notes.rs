@@ -52,11 +52,128 @@ pub fn render(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::Res
         writeln!(out, "  {:<8} {INTERRUPTED}", "warning")?;
     }
     for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {
-        for n in notes.iter().filter(|n| n.level == level) {
-            writeln!(out, "  {:<8} {} [{}]", level_name(level), n.message, n.code)?;
+        let of_level: Vec<&Note> = notes.iter().filter(|n| n.level == level).collect();
+        for (message, code) in merged(&of_level) {
+            writeln!(out, "  {:<8} {message} [{code}]", level_name(level))?;
         }
     }
     Ok(())
+}
+
+/// Notes that say the same of several tests (`SEQ1M Q8T1 read: the client used 99% CPU…`
+/// seven times) as one line: the figures that differ as a range, the tests named after it
+/// (`the client used 97–99% CPU… (7 tests: SEQ1M Q8T1 read, …)`). A note about one test, or
+/// one without the `TEST: ` form, stays as it is. Only the text for people is merged; the
+/// JSON outputs keep every note.
+fn merged<'a>(notes: &[&'a Note]) -> Vec<(String, &'a str)> {
+    // (code, shape, [(entry, numbers)]), in the order of first appearance.
+    type Group<'a> = (&'a str, String, Vec<(&'a str, Vec<f64>, &'a Note)>);
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    let mut out_order: Vec<Result<usize, &'a Note>> = Vec::new();
+    for n in notes {
+        let Some((entry, rest)) = n.message.split_once(": ") else {
+            out_order.push(Err(n));
+            continue;
+        };
+        let (shape, numbers) = shape_of(rest);
+        match groups
+            .iter()
+            .position(|(c, s, _)| *c == n.code && *s == shape)
+        {
+            Some(i) => groups[i].2.push((entry, numbers, n)),
+            None => {
+                groups.push((n.code.as_str(), shape, vec![(entry, numbers, n)]));
+                out_order.push(Ok(groups.len() - 1));
+            }
+        }
+    }
+    out_order
+        .into_iter()
+        .map(|item| match item {
+            Err(n) => (n.message.clone(), n.code.as_str()),
+            Ok(i) => {
+                let (code, shape, members) = &groups[i];
+                if let [(_, _, only)] = members.as_slice() {
+                    return (only.message.clone(), *code);
+                }
+                let slots = members[0].1.len();
+                let lo: Vec<f64> = (0..slots)
+                    .map(|k| members.iter().map(|m| m.1[k]).fold(f64::INFINITY, f64::min))
+                    .collect();
+                let hi: Vec<f64> = (0..slots)
+                    .map(|k| {
+                        members
+                            .iter()
+                            .map(|m| m.1[k])
+                            .fold(f64::NEG_INFINITY, f64::max)
+                    })
+                    .collect();
+                let names: Vec<&str> = members.iter().map(|m| m.0).collect();
+                (
+                    format!(
+                        "{} ({} tests: {})",
+                        fill(shape, &lo, &hi),
+                        members.len(),
+                        names.join(", ")
+                    ),
+                    *code,
+                )
+            }
+        })
+        .collect()
+}
+
+/// `the client used 99% CPU` → (`the client used \u{0}% CPU`, [99]).
+fn shape_of(text: &str) -> (String, Vec<f64>) {
+    let mut shape = String::with_capacity(text.len());
+    let mut numbers = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut end = i + 1;
+            while let Some(&(j, d)) = chars.peek() {
+                let decimal_point =
+                    d == '.' && text[j + 1..].starts_with(|x: char| x.is_ascii_digit());
+                if d.is_ascii_digit() || decimal_point {
+                    end = j + d.len_utf8();
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            numbers.push(text[i..end].parse().unwrap_or(0.0));
+            shape.push('\u{0}');
+        } else {
+            shape.push(c);
+        }
+    }
+    (shape, numbers)
+}
+
+/// The shape with each number slot filled by `lo[k]`, or `lo[k]–hi[k]` where they differ.
+fn fill(shape: &str, lo: &[f64], hi: &[f64]) -> String {
+    let mut out = String::with_capacity(shape.len() + 8 * lo.len());
+    let mut k = 0;
+    for c in shape.chars() {
+        if c != '\u{0}' {
+            out.push(c);
+            continue;
+        }
+        let (a, b) = (lo.get(k).copied(), hi.get(k).copied());
+        k += 1;
+        match (a, b) {
+            (Some(a), Some(b)) if a == b => out.push_str(&plain(a)),
+            (Some(a), Some(b)) => out.push_str(&format!("{}–{}", plain(a), plain(b))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A number as it was written in the note (no added digits).
+fn plain(v: f64) -> String {
+    let text = format!("{v}");
+    text.strip_suffix(".0").map_or(text.clone(), str::to_string)
 }
 
 /// Lower-case name of a level, as in the JSON outputs.
@@ -78,6 +195,38 @@ mod tests {
             code: code.into(),
             message: message.into(),
         }
+    }
+
+    #[test]
+    fn repeated_notes_are_merged() {
+        let cpu = |test: &str, pct: u32| {
+            note(
+                NoteLevel::Limit,
+                "limit.cpu",
+                &format!("{test}: the client used {pct}% CPU: the host may be the limit"),
+            )
+        };
+        let notes = [
+            cpu("SEQ1M Q8T1 read", 97),
+            note(NoteLevel::Limit, "limit.device", "sda was 100% busy"),
+            cpu("RND4K Q32T1 read", 99),
+            cpu("RND4K Q1T1 write", 98),
+            note(
+                NoteLevel::Limit,
+                "limit.cpu",
+                "RND4K Q1T1 read: 2 of 2.5 CPUs busy",
+            ),
+        ];
+        let mut out = Vec::new();
+        render(&notes, false, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "\nstorbench notes:\n  limit    the client used 97–99% CPU: the host may be the limit \
+             (3 tests: SEQ1M Q8T1 read, RND4K Q32T1 read, RND4K Q1T1 write) [limit.cpu]\n  \
+             limit    sda was 100% busy [limit.device]\n  \
+             limit    RND4K Q1T1 read: 2 of 2.5 CPUs busy [limit.cpu]\n"
+        );
     }
 
     #[test]

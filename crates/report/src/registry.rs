@@ -172,6 +172,33 @@ pub static FORMATS: &[Format] = &[
         writer: Writer::Run(|r, o| bonnie_csv::render(r, CsvFormat::V103, o)),
     },
     Format {
+        name: "markdown",
+        aliases: &["md"],
+        hidden_aliases: &[],
+        reads: Reads::Run(ALL_MODES),
+        default_for: None,
+        for_people: false,
+        writer: Writer::Run(crate::summary::render_markdown),
+    },
+    Format {
+        name: "csv",
+        aliases: &[],
+        hidden_aliases: &[],
+        reads: Reads::Run(FIO_SHAPED),
+        default_for: None,
+        for_people: false,
+        writer: Writer::Run(crate::summary::render_csv),
+    },
+    Format {
+        name: "json",
+        aliases: &[],
+        hidden_aliases: &[],
+        reads: Reads::Run(&[RunMode::Bonnie]),
+        default_for: None,
+        for_people: false,
+        writer: Writer::Run(crate::summary::render_json),
+    },
+    Format {
         name: "raw",
         aliases: &[],
         hidden_aliases: &[],
@@ -345,14 +372,17 @@ mod tests {
 
     #[test]
     fn lists_read_as_before() {
-        assert_eq!(names_for(RunMode::Fio), "normal, json, json+, terse or raw");
+        assert_eq!(
+            names_for(RunMode::Fio),
+            "normal, json, json+, terse, markdown (md), csv or raw"
+        );
         assert_eq!(
             names_for(RunMode::Quick),
-            "quick, quick-json, normal, json, json+, terse or raw"
+            "quick, quick-json, normal, json, json+, terse, markdown (md), csv or raw"
         );
         assert_eq!(
             names_for(RunMode::Bonnie),
-            "bonnie, csv (csv-1.98), csv-1.03 or raw"
+            "bonnie, csv (csv-1.98), csv-1.03, markdown (md), json or raw"
         );
         let cmp: Vec<&str> = for_comparisons().map(|f| f.name).collect();
         assert_eq!(cmp, ["text", "markdown", "csv", "json"]);

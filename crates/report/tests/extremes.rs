@@ -136,7 +136,7 @@ fn render_all(r: &RunResult) -> Result<(), TestCaseError> {
     ] {
         compare::render(&c, f, &mut out).unwrap();
     }
-    html::render(&named, 0, &mut out).unwrap();
+    html::render(&named, 0, &Default::default(), &mut out).unwrap();
     Ok(())
 }
 

@@ -5,6 +5,8 @@
 //! Without Chromium the browser tests skip with a reason, unless
 //! `STORBENCH_REQUIRE_BROWSER=1` (CI) makes that a failure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -130,7 +132,7 @@ fn report_html() -> String {
         })
         .collect();
     let mut out = Vec::new();
-    render(&named, 0, &mut out).unwrap();
+    render(&named, 0, &Default::default(), &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -178,7 +180,7 @@ fn no_urls_outside_licence_comments() {
     assert!(!outside.contains("http://") && !outside.contains("https://"));
     assert!(html.contains("Content-Security-Policy"));
     assert!(
-        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
         "job file text escaped"
     );
     assert!(
@@ -222,12 +224,17 @@ fn chromium_renders_bonnie_runs() {
         })
         .collect();
     let mut html = Vec::new();
-    render(&named, 0, &mut html).unwrap();
+    render(&named, 0, &Default::default(), &mut html).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bonnie.html");
     std::fs::write(&file, html).unwrap();
     let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
-    assert_eq!(attr(&dom, "data-errors").as_deref(), Some("0"), "{log}");
+    assert_eq!(
+        attr(&dom, "data-errors").as_deref(),
+        Some("0"),
+        "{:?}",
+        attr(&dom, "data-error-text")
+    );
     // One bar chart per metric and unit: MB/s, MiB/s, seeks/s, files/s, max latency, %CP.
     assert_eq!(attr(&dom, "data-charts-expected").as_deref(), Some("6"));
     assert_eq!(attr(&dom, "data-charts-drawn").as_deref(), Some("6"));
@@ -397,8 +404,8 @@ fn chromium_renders_every_chart_without_errors() {
     let expected: usize = attr(&dom, "data-charts-expected").unwrap().parse().unwrap();
     let drawn: usize = attr(&dom, "data-charts-drawn").unwrap().parse().unwrap();
     // 3 runs share 4 tests (seq/rand × read/write): 7 metric bar charts, 4 latency
-    // curves, 4 × 2 timelines.
-    assert_eq!(expected, 7 + 4 + 8);
+    // curves, 4 latency histograms, 4 × 2 timelines.
+    assert_eq!(expected, 7 + 4 + 4 + 8);
     assert_eq!(drawn, expected);
     assert_eq!(dom.matches("<canvas").count(), expected);
     assert!(dom.contains("class=\"uplot"), "uPlot did not build its DOM");
@@ -422,4 +429,195 @@ fn chromium_renders_every_chart_without_errors() {
     std::fs::copy(&file, shots.join("report.html")).unwrap();
     println!("screenshot: {}", png.display());
     eprintln!("screenshot: {}", png.display());
+}
+
+/// A quick run as two machines made it: per-second samples whose times differ by a few ms
+/// (2.000 s here, 2.004 s there), which must still draw as one unbroken line per run.
+fn quick(hostname: &str, speed: u64, skew_ms: u64) -> RunResult {
+    let mut r = common::sample::quick_run();
+    for j in r.groups.iter_mut().flat_map(|g| &mut g.jobs) {
+        for d in &mut j.dirs {
+            d.io_bytes = d.io_bytes * speed / 2;
+            d.total_ios = d.total_ios * speed / 2;
+        }
+        j.timeline = (1..=5u64)
+            .map(|s| TimelinePoint {
+                t_ms: s * 1000 + skew_ms,
+                bytes: [s * 1_000_000 * speed, s * 500_000 * speed, 0],
+                ios: [s * 244 * speed, s * 122 * speed, 0],
+                lat_sum_ns: [0; 3],
+            })
+            .collect();
+    }
+    r.environment = Some(Environment {
+        hostname: hostname.into(),
+        cpu_model: "AMD EPYC".into(),
+        ncpus: 2,
+        mem_bytes: 16 << 30,
+        kernel: "6.18.44".into(),
+        storbench_version: "0.1.0".into(),
+        targets: vec![TargetInfo {
+            target: format!("nfs://{hostname}-nas.lan/tank"),
+            fs_type: Some("nfs".into()),
+            server: Some(format!("{hostname}-nas.lan:2049")),
+            ..TargetInfo::default()
+        }],
+    });
+    r.command_line = vec![
+        "/home/ann/.cargo/bin/storbench".into(),
+        "--db".into(),
+        "/home/ann/lab/results.db".into(),
+        "quick".into(),
+        format!("nfs://{hostname}-nas.lan/tank"),
+    ];
+    r
+}
+
+/// The page's text with `&#x2f;` read as `/`, as a browser shows it.
+fn quick_report(opts: &storbench_report::html::Opts) -> String {
+    // The template escapes `/` too; the checks read the text as a browser shows it.
+    quick_report_exact(opts).replace("&#x2f;", "/")
+}
+
+fn quick_report_exact(opts: &storbench_report::html::Opts) -> String {
+    let runs = [quick("hdd-box", 2, 0), quick("ssd-box", 3, 4)];
+    let named: Vec<NamedRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NamedRun {
+            id: i as i64 + 1,
+            name: ["before", "after"][i].into(),
+            run: r,
+        })
+        .collect();
+    let mut out = Vec::new();
+    render(&named, 0, opts, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn shared_opts() -> storbench_report::html::Opts {
+    storbench_report::html::Opts {
+        title: Some("Home lab NAS".into()),
+        privacy: storbench_report::privacy::Privacy {
+            hide_host: true,
+            show_paths: false,
+        },
+    }
+}
+
+/// --title, --hide-host and no local paths: checked in the page's text.
+#[test]
+fn shared_report_hides_hosts_and_paths() {
+    let html = quick_report(&shared_opts());
+    assert!(html.contains("<h1>Home lab NAS</h1>"));
+    assert!(html.contains("<title>Home lab NAS</title>"));
+    for hidden in ["hdd-box", "ssd-box", "/home/ann", "results.db", "--db"] {
+        assert!(!html.contains(hidden), "{hidden} is in the report");
+    }
+    assert!(html.contains("nfs://(host)/tank"));
+    let plain = quick_report(&Default::default());
+    assert!(plain.contains("hdd-box") && !plain.contains("/home/ann"));
+    let asked = quick_report(&storbench_report::html::Opts {
+        privacy: storbench_report::privacy::Privacy {
+            show_paths: true,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    assert!(asked.contains("/home/ann/lab/results.db"));
+}
+
+/// The card as an image: an SVG that parses, a PNG resvg drew with text in it.
+#[test]
+fn summary_card_as_svg_and_png() {
+    let run = quick("hdd-box", 2, 0);
+    let privacy = storbench_report::privacy::Privacy::default();
+    let svg = storbench_report::card::svg(&run, Some("Home lab NAS"), &privacy).unwrap();
+    assert_eq!(svg.matches("class=\"card-row\"").count(), 4, "{svg}");
+    assert_eq!(svg.matches("class=\"mbps\"").count(), 8);
+    assert!(svg.contains("SEQ1M") && svg.contains("Q8T1") && svg.contains("IOPS"));
+    assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    let png = storbench_report::card::png(&svg).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    // Text drawn with the embedded font makes a PNG far larger than blank boxes would.
+    assert!(png.len() > 30_000, "PNG of {} bytes", png.len());
+    let shots = artifacts_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join("card.png"), &png).unwrap();
+    std::fs::write(shots.join("card.svg"), &svg).unwrap();
+    eprintln!("card: {}", shots.join("card.png").display());
+    let bonnie_run = bonnie(250_784.0, None);
+    assert!(storbench_report::card::svg(&bonnie_run, None, &privacy).is_none());
+}
+
+/// A report of two quick runs in Chromium: the cards first, every chart drawn, legends
+/// naming the runs (never "--"), no NaN anywhere, rate bars on a log scale, and each
+/// run's timeline one unbroken line although their sample times differ by 4 ms.
+#[test]
+fn chromium_renders_quick_report_for_sharing() {
+    let Some(exe) = chromium() else {
+        if std::env::var_os("STORBENCH_REQUIRE_BROWSER").is_some() {
+            panic!("chromium is required (STORBENCH_REQUIRE_BROWSER is set) but not installed");
+        }
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("quick.html");
+    std::fs::write(&file, quick_report_exact(&shared_opts())).unwrap();
+    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    assert_eq!(attr(&dom, "data-ready").as_deref(), Some("1"), "{log}");
+    assert_eq!(
+        attr(&dom, "data-errors").as_deref(),
+        Some("0"),
+        "{:?}",
+        attr(&dom, "data-error-text")
+    );
+    assert_eq!(log_problems(&log), Vec::<String>::new());
+    let expected: usize = attr(&dom, "data-charts-expected").unwrap().parse().unwrap();
+    assert_eq!(attr(&dom, "data-charts-drawn"), Some(expected.to_string()));
+    // 8 tests: bar charts per metric, and per test a percentile curve, a histogram and
+    // two timelines.
+    assert!(expected >= 8 * 4, "{expected} charts");
+    assert_eq!(dom.matches("<figure class=\"card\"").count(), 2);
+    assert_eq!(dom.matches("class=\"card-row\"").count(), 8);
+    assert!(dom.find("id=\"summary\"") < dom.find("id=\"bars\""));
+    assert!(!dom.contains("NaN"), "NaN in the page");
+    let legends = legend_labels(&dom);
+    assert!(!legends.is_empty());
+    for l in &legends {
+        assert!(l == "before" || l == "after", "legend {l:?}");
+    }
+    assert!(!dom.contains("u-value\">--"), "a legend shows \"--\"");
+    assert!(
+        dom.contains("data-scale=\"log\""),
+        "MB/s bars not on a log scale"
+    );
+    assert_eq!(attr(&dom, "data-timeline-gaps").as_deref(), Some("0"));
+    for section in ["histogram-charts", "timeline-charts"] {
+        assert!(dom.contains(&format!("id=\"{section}\"")));
+    }
+    let shots = artifacts_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("quick-report.png");
+    let _ = std::fs::remove_file(&png);
+    let (_, log) = run_chromium(
+        &exe,
+        dir.path(),
+        &file,
+        &[format!("--screenshot={}", png.display())],
+    );
+    let bytes = std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{log}"));
+    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000);
+    std::fs::copy(&file, shots.join("quick-report.html")).unwrap();
+    eprintln!("screenshot: {}", png.display());
+}
+
+/// The texts of uPlot's legend labels (`<th>…<div class="u-label">NAME</div></th>`).
+fn legend_labels(dom: &str) -> Vec<String> {
+    dom.split("class=\"u-label\">")
+        .skip(1)
+        .filter_map(|rest| Some(rest.split('<').next()?.to_string()))
+        .filter(|l| !l.is_empty())
+        .collect()
 }

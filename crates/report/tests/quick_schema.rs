@@ -268,6 +268,7 @@ fn fio_outputs_and_the_report_carry_the_verdicts() {
             run: &run,
         }],
         0,
+        &Default::default(),
         &mut html,
     )
     .unwrap();

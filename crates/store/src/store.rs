@@ -204,6 +204,54 @@ impl Store {
         Ok(ids)
     }
 
+    /// Copies every run of `other` (another results database) into this one, with its
+    /// label and tags, in one transaction, one run in memory at a time. A run already here
+    /// (same start time and same stored result) is skipped, so merging twice adds nothing.
+    /// Returns (runs added, runs skipped).
+    pub fn merge_from(&mut self, other: &Store) -> Result<(usize, usize), StoreError> {
+        let ids: Vec<RunId> = other
+            .conn
+            .prepare("SELECT id FROM runs ORDER BY started_unix_ms, id")
+            .and_then(|mut stmt| {
+                stmt.query_map([], |r| r.get(0))
+                    .and_then(|rows| rows.collect::<Result<Vec<RunId>, _>>())
+            })
+            .map_err(other.err("list runs"))?;
+        let path = self.path.clone();
+        let sq = |op| {
+            let path = path.clone();
+            move |e| StoreError::sqlite(&path, op, e)
+        };
+        let tx = self.conn.transaction().map_err(sq("begin"))?;
+        let (mut added, mut skipped) = (0, 0);
+        for id in ids {
+            let stored = other.load(id)?;
+            check_label(stored.meta.label.as_deref())?;
+            let json = serde_json::to_string(&stored.run)?;
+            let present: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM runs WHERE started_unix_ms = ?1 AND result_json = ?2",
+                    params![stored.run.started_unix_ms as i64, json],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sq("find run"))?;
+            if present.is_some() {
+                skipped += 1;
+                continue;
+            }
+            let mut meta = stored.meta;
+            meta.source = Some(match meta.source {
+                Some(src) => src,
+                None => format!("{} run {id}", other.path.display()),
+            });
+            insert_run(&tx, &stored.run, &meta, &json).map_err(sq("save run"))?;
+            added += 1;
+        }
+        tx.commit().map_err(sq("commit"))?;
+        Ok((added, skipped))
+    }
+
     /// Loads a stored run with everything attached to it.
     pub fn load(&self, id: RunId) -> Result<StoredRun, StoreError> {
         let row = self

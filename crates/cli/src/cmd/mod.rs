@@ -8,6 +8,7 @@ use crate::{Cli, Command};
 pub mod bonnie;
 pub mod clean;
 pub mod compare;
+pub mod export;
 pub mod fio;
 pub mod history;
 pub mod import;
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rm(args) => rm::run_rm(args, &cli.store),
         Command::Compare(args) => compare::run_compare(args, &cli.store),
         Command::Import(args) => import::run_import(args, &cli.store),
+        Command::Export(args) => export::run_export(args, &cli.store),
         Command::Report(args) => report::run_report(args, &cli.store),
         Command::Fio(args) => fio::run_fio(args, &cli.store),
         Command::Quick(args) => quick::run_quick(args, &cli.store),

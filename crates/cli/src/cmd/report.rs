@@ -1,14 +1,21 @@
-//! `storbench report`: one self-contained HTML file comparing stored runs.
+//! `storbench report`: one self-contained HTML file comparing stored runs, and the summary
+//! card of a quick run as an image to post (`--png`, `--svg`).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use storbench_report::card;
+use storbench_report::compare::NamedRun;
+use storbench_report::html::Opts;
+use storbench_report::privacy::Privacy;
 
 use crate::StoreArgs;
 use crate::cmd::compare::{name_runs, select_runs};
 use crate::cmd::save::open_store_read_only;
 
-/// Write an HTML report (works offline: charts and data inlined).
+/// Write an HTML report (works offline: charts and data inlined) and/or a quick run's
+/// summary card as PNG or SVG.
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// Run ids or labels (a label selects its newest run).
@@ -18,33 +25,93 @@ pub struct ReportArgs {
     #[arg(long, value_name = "ID|LABEL")]
     pub baseline: Option<String>,
     /// The HTML file to write.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(long, short = 'o', value_name = "FILE", required_unless_present_any = ["png", "svg"])]
+    pub output: Option<PathBuf>,
+    /// Write the baseline's summary card (a quick run) as a PNG image.
+    #[arg(long, value_name = "FILE")]
+    pub png: Option<PathBuf>,
+    /// Write the baseline's summary card (a quick run) as an SVG image.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// The report's and the card's title.
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// Leave host names out: this machine's, the servers' and those in target URLs.
+    #[arg(long)]
+    pub hide_host: bool,
+    /// Keep the binary's and the database's paths in the command lines shown.
+    #[arg(long)]
+    pub show_paths: bool,
 }
 
 pub fn run_report(args: ReportArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let db = open_store_read_only(store)?;
     let (runs, baseline) = select_runs(&db, &args.runs, args.baseline.as_deref())?;
     let named = name_runs(&runs);
-    let mut html = Vec::new();
-    storbench_report::html::render(&named, baseline, &mut html)?;
-    // Written beside the target and renamed, so a failure never leaves half a report.
-    let tmp = args.output.with_extension("html.partial");
+    let opts = Opts {
+        title: args.title.clone(),
+        privacy: Privacy {
+            hide_host: args.hide_host,
+            show_paths: args.show_paths,
+        },
+    };
+    if args.png.is_some() || args.svg.is_some() {
+        write_card(&args, &named[baseline], &opts)?;
+    }
+    if let Some(output) = &args.output {
+        let mut html = Vec::new();
+        storbench_report::html::render(&named, baseline, &opts, &mut html)?;
+        write_atomically(output, &html)?;
+        eprintln!(
+            "storbench: wrote {} ({} run{})",
+            output.display(),
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The baseline run's card, which must be a quick run.
+fn write_card(args: &ReportArgs, run: &NamedRun<'_>, opts: &Opts) -> anyhow::Result<()> {
+    let private = opts.privacy.apply(run.run);
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or(format!("storbench quick: {}", run.name));
+    let Some(svg) = card::svg(&private, Some(&title), &opts.privacy) else {
+        anyhow::bail!(
+            "run {} is not a quick run with results: the summary card shows quick's tests \
+             (choose one with --baseline)",
+            run.id
+        );
+    };
+    if let Some(path) = &args.svg {
+        write_atomically(path, svg.as_bytes())?;
+        eprintln!("storbench: wrote {}", path.display());
+    }
+    if let Some(path) = &args.png {
+        let png = card::png(&svg).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        write_atomically(path, &png)?;
+        eprintln!("storbench: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Written beside the target and renamed, so a failure never leaves half a file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = PathBuf::from(tmp);
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&html)?;
+        f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, &args.output)
+        std::fs::rename(&tmp, path)
     };
     if let Err(e) = write() {
         let _ = std::fs::remove_file(&tmp);
-        anyhow::bail!("{}: cannot write the report: {e}", args.output.display());
+        anyhow::bail!("{}: cannot write: {e}", path.display());
     }
-    eprintln!(
-        "storbench: wrote {} ({} run{})",
-        args.output.display(),
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" }
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -21,8 +21,21 @@ pub struct ChartData {
     pub baseline: usize,
     pub bars: Vec<BarChart>,
     pub percentiles: Vec<Curves>,
+    pub histograms: Vec<LatHistogram>,
     pub timelines: Vec<Timeline>,
 }
+
+/// Share of IOs (%) per latency bin of one test, per run; bins are [`HIST_BINS_PER_DECADE`]
+/// log-spaced bins per decade of µs, `edges_us[i]` the lower edge of bin `i`.
+#[derive(Serialize)]
+pub struct LatHistogram {
+    pub test: String,
+    pub edges_us: Vec<f64>,
+    pub series: Vec<(usize, Vec<f64>)>,
+}
+
+/// Bins per decade of the latency histograms: 0.1 µs steps near 1 µs, 1 ms near 10 ms.
+pub const HIST_BINS_PER_DECADE: u32 = 8;
 
 /// One metric across the shared tests; `values[run][test]`.
 #[derive(Serialize)]
@@ -71,6 +84,10 @@ pub fn chart_data(runs: &[NamedRun<'_>], c: &Comparison) -> ChartData {
         baseline: c.baseline,
         bars: bars(c),
         percentiles: shared.iter().filter_map(|t| curves(t, &sources)).collect(),
+        histograms: shared
+            .iter()
+            .filter_map(|t| histogram(t, &sources))
+            .collect(),
         timelines: shared
             .iter()
             .filter_map(|t| timeline(t, &sources))
@@ -142,6 +159,55 @@ fn curves(test: &str, sources: &[Vec<Source>]) -> Option<Curves> {
     })
 }
 
+fn histogram(test: &str, sources: &[Vec<Source>]) -> Option<LatHistogram> {
+    let found: Vec<(usize, &LatStats)> = sources
+        .iter()
+        .enumerate()
+        .filter_map(|(run, srcs)| {
+            let s = srcs.iter().find(|s| s.test == test)?;
+            (!s.lat.hist.is_empty()).then_some((run, &s.lat))
+        })
+        .collect();
+    let per = f64::from(HIST_BINS_PER_DECADE);
+    let bin = |ns: u64| ((ns.max(1) as f64 / 1000.0).log10() * per).floor() as i64;
+    let lo = found.iter().map(|(_, l)| bin(l.min_ns)).min()?;
+    let hi = found.iter().map(|(_, l)| bin(l.max_ns)).max()?;
+    let n = (hi - lo + 1) as usize;
+    let edges_us = (0..=n)
+        .map(|i| 10f64.powf((lo + i as i64) as f64 / per))
+        .collect();
+    let series = found
+        .iter()
+        .map(|&(run, lat)| {
+            let mut counts = vec![0u64; n];
+            for (ns, count) in lat.hist.bins() {
+                let i = (bin(ns).clamp(lo, hi) - lo) as usize;
+                counts[i] = counts[i].saturating_add(count);
+            }
+            let total = counts.iter().sum::<u64>().max(1) as f64;
+            (
+                run,
+                counts.iter().map(|&c| c as f64 * 100.0 / total).collect(),
+            )
+        })
+        .collect();
+    Some(LatHistogram {
+        test: test.to_string(),
+        edges_us,
+        series,
+    })
+}
+
+/// Sample times on a grid of [`TIME_GRID_S`], so that runs sampled at 2.000 s and 2.004 s
+/// share one x value and their lines do not break into dots on the shared axis.
+pub const TIME_GRID_S: f64 = 0.1;
+
+fn snap(t_ms: u64) -> f64 {
+    let steps = (t_ms as f64 / 1000.0 / TIME_GRID_S).round();
+    // Decimal steps, so the JSON says 2.1, not 2.1000000000000001.
+    (steps * TIME_GRID_S * 10.0).round() / 10.0
+}
+
 fn timeline(test: &str, sources: &[Vec<Source>]) -> Option<Timeline> {
     let series: Vec<TimelineSeries> = sources
         .iter()
@@ -160,7 +226,7 @@ fn timeline(test: &str, sources: &[Vec<Source>]) -> Option<Timeline> {
             for &(t_ms, bytes, ios) in &s.points {
                 let secs = (t_ms.saturating_sub(prev)).max(1) as f64 / 1000.0;
                 prev = t_ms;
-                out.t_s.push(t_ms as f64 / 1000.0);
+                out.t_s.push(snap(t_ms));
                 out.mbps.push(bytes as f64 / secs / 1e6);
                 out.iops.push(ios as f64 / secs);
             }

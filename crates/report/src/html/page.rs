@@ -1,226 +1,292 @@
-//! The report's HTML outside the charts: head, run list, comparison tables, environments.
+//! The report's page: a view model of plain strings built here from the runs and their
+//! comparison, rendered by the minijinja template `templates/report.html.j2` (which escapes
+//! every value; only the inlined assets, the JSON data and the cards' SVG go in as they are).
 
-use std::fmt::Write as _;
+use minijinja::value::Serde;
+use minijinja::{Environment, Value, context};
+use serde::Serialize;
+use storbench_core::result::{Environment as RunEnv, RunResult, TargetInfo};
 
-use storbench_core::result::{Environment, RunResult, TargetInfo};
-
-use super::escape;
+use super::Opts;
 use crate::compare::render::{fmt_change, fmt_value};
 use crate::compare::{Better, Comparison, NamedRun, TestTable};
+
+const TEMPLATE: &str = include_str!("../../templates/report.html.j2");
 
 /// Nothing may be fetched: scripts and styles are inline, images only `data:`.
 const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
                    img-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'";
 
-pub fn head(html: &mut String, runs: &[NamedRun<'_>], uplot_css: &str, css: &str) {
+/// What the page inlines as it is: styles, scripts and the chart data.
+pub struct Assets<'a> {
+    pub uplot_css: &'a str,
+    pub css: &'a str,
+    pub uplot_license: &'a str,
+    pub uplot_js: &'a str,
+    pub data_json: &'a str,
+    pub report_js: &'a str,
+}
+
+#[derive(Serialize)]
+struct Card {
+    name: String,
+    svg: String,
+}
+
+#[derive(Serialize)]
+struct RunLine {
+    name: String,
+    id: i64,
+    mode: String,
+    started: String,
+    tool: String,
+    command: String,
+}
+
+#[derive(Serialize)]
+struct Table {
+    test: String,
+    headers: Vec<Header>,
+    rows: Vec<TableRow>,
+}
+
+#[derive(Serialize)]
+struct Header {
+    name: String,
+    delta: bool,
+}
+
+#[derive(Serialize)]
+struct TableRow {
+    title: String,
+    cells: Vec<TableCell>,
+}
+
+#[derive(Serialize)]
+struct TableCell {
+    text: String,
+    class: &'static str,
+}
+
+#[derive(Serialize)]
+struct Classed {
+    class: String,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct JobFile {
+    path: String,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct Env {
+    name: String,
+    id: i64,
+    /// The machine, then each target: (key, value) rows, empty values left out.
+    tables: Vec<Vec<(&'static str, String)>>,
+    verdicts: Vec<Classed>,
+    notes: Vec<Classed>,
+    disks: Vec<String>,
+    job_files: Vec<JobFile>,
+}
+
+/// The whole page.
+pub fn render(
+    runs: &[NamedRun<'_>],
+    c: &Comparison,
+    opts: &Opts,
+    assets: &Assets<'_>,
+) -> Result<String, minijinja::Error> {
     let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>storbench report: {}</title>\n<style>{uplot_css}\n{css}</style>\n</head>\n",
-        escape(&names.join(" vs "))
-    );
-}
-
-pub fn body(html: &mut String, runs: &[NamedRun<'_>], c: &Comparison) {
-    html.push_str("<body>\n<header><h1>storbench report</h1>\n");
-    let _ = writeln!(
-        html,
-        "<p>{} runs; changes are against <b>{}</b>. Charts need JavaScript; the tables do not.</p>",
-        runs.len(),
-        escape(&runs[c.baseline].name)
-    );
-    html.push_str(
-        "<nav><a href=\"#runs\">Runs</a> <a href=\"#bars\">Figures</a> \
-         <a href=\"#latency\">Latency</a> <a href=\"#timeline\">Over time</a> \
-         <a href=\"#tables\">Tables</a> <a href=\"#env\">Environment</a></nav></header>\n<main>\n",
-    );
-    run_list(html, runs);
-    html.push_str(
-        "<section id=\"bars\"><h2>Figures across runs</h2><div class=\"charts\" \
-         id=\"bar-charts\"></div></section>\n<section id=\"latency\"><h2>Completion latency \
-         percentiles</h2><div class=\"charts\" id=\"latency-charts\"></div></section>\n\
-         <section id=\"timeline\"><h2>Bandwidth and IOPS over time</h2><div class=\"charts\" \
-         id=\"timeline-charts\"></div></section>\n",
-    );
-    tables(html, c);
-    environments(html, runs);
-    html.push_str("</main>\n");
-}
-
-fn run_list(html: &mut String, runs: &[NamedRun<'_>]) {
-    html.push_str(
-        "<section id=\"runs\"><h2>Runs</h2><table class=\"runs\"><tr><th>run</th><th>id</th>\
-         <th>mode</th><th>started (UTC)</th><th>tool</th><th>command</th></tr>\n",
-    );
-    for r in runs {
-        let _ = writeln!(
-            html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            escape(&r.name),
-            r.id,
-            format!("{:?}", r.run.mode).to_lowercase(),
-            utc(r.run.started_unix_ms),
-            escape(&r.run.tool_version),
-            escape(&r.run.command_line.join(" "))
-        );
-    }
-    html.push_str("</table></section>\n");
-}
-
-fn tables(html: &mut String, c: &Comparison) {
-    html.push_str("<section id=\"tables\"><h2>Comparison tables</h2>\n");
-    preamble(html, c);
-    if c.tests.is_empty() {
-        html.push_str("<p>These runs share no test.</p>\n");
-    }
-    for t in &c.tests {
-        table(html, c, t);
-    }
-    if !c.notes.is_empty() {
-        html.push_str("<ul class=\"notes\">\n");
-        for n in &c.notes {
-            let _ = writeln!(html, "<li>{}</li>", escape(n));
-        }
-        html.push_str("</ul>\n");
-    }
-    html.push_str("</section>\n");
-}
-
-/// Settings that differ (warnings), environment differences, rounds, and what the marks
-/// in the Δ columns mean.
-fn preamble(html: &mut String, c: &Comparison) {
-    if !c.warnings.is_empty() {
-        html.push_str("<ul class=\"warnings\">\n");
-        for w in &c.warnings {
-            let _ = writeln!(
-                html,
-                "<li>warning: {}; these runs do not measure the same thing</li>",
-                escape(w)
-            );
-        }
-        html.push_str("</ul>\n");
-    }
-    if !c.environment.is_empty() {
-        html.push_str("<p>Environments differ:</p>\n<ul class=\"env-diff\">\n");
-        for e in &c.environment {
-            let _ = writeln!(html, "<li>{}</li>", escape(e));
-        }
-        html.push_str("</ul>\n");
-    }
-    if c.runs.iter().any(|r| r.rounds > 1) {
-        html.push_str(
-            "<p>A run with rounds shows its rounds' mean ± the half width of its 95% interval.</p>\n",
-        );
-    }
-    if c.tests
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("storbench report: {}", names.join(" vs ")));
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("report.html", TEMPLATE)?;
+    let noise = c
+        .tests
         .iter()
         .flat_map(|t| &t.rows)
-        .any(|r| r.verdicts.iter().any(Option::is_some))
-    {
-        let _ = writeln!(
-            html,
-            "<p>Δ <b>real</b>: a change beyond the noise, <b>noise</b>: within it (Welch's \
-             t-test, 95%, on the runs' rounds, and at least {}%); <b>real~</b>/<b>noise~</b>: \
-             judged from per-second rates (batch means), weaker than rounds.</p>",
-            crate::compare::noise::NOISE_FLOOR_PCT
-        );
+        .any(|r| r.verdicts.iter().any(Option::is_some));
+    env.get_template("report.html")?.render(context! {
+        csp => CSP,
+        title,
+        heading => opts.title.as_deref().unwrap_or("storbench report"),
+        baseline => runs[c.baseline].name.as_str(),
+        cards => Value::from(Serde(cards(runs, opts))),
+        runs => Value::from(Serde(runs.iter().map(run_line).collect::<Vec<_>>())),
+        warnings => Value::from(Serde(&c.warnings)),
+        env_diff => Value::from(Serde(&c.environment)),
+        rounds => c.runs.iter().any(|r| r.rounds > 1),
+        noise_floor => noise.then_some(crate::compare::noise::NOISE_FLOOR_PCT),
+        tables => Value::from(Serde(c.tests.iter().map(|t| table(c, t)).collect::<Vec<_>>())),
+        notes => Value::from(Serde(&c.notes)),
+        envs => Value::from(Serde(runs.iter().map(environment).collect::<Vec<_>>())),
+        uplot_css => assets.uplot_css,
+        css => assets.css,
+        uplot_license => assets.uplot_license.replace("*/", "* /"),
+        uplot_js => assets.uplot_js,
+        data_json => assets.data_json,
+        report_js => assets.report_js,
+    })
+}
+
+/// The summary card of every quick run, first in the page: what people post.
+fn cards(runs: &[NamedRun<'_>], opts: &Opts) -> Vec<Card> {
+    runs.iter()
+        .filter_map(|r| {
+            let title = match (&opts.title, runs.len()) {
+                (Some(t), 1) => t.clone(),
+                (Some(t), _) => format!("{t}: {}", r.name),
+                (None, _) => format!("storbench quick: {}", r.name),
+            };
+            Some(Card {
+                name: r.name.clone(),
+                svg: crate::card::svg(r.run, Some(&title), &opts.privacy)?,
+            })
+        })
+        .collect()
+}
+
+fn run_line(r: &NamedRun<'_>) -> RunLine {
+    RunLine {
+        name: r.name.clone(),
+        id: r.id,
+        mode: format!("{:?}", r.run.mode).to_lowercase(),
+        started: utc(r.run.started_unix_ms),
+        tool: r.run.tool_version.clone(),
+        command: r.run.command_line.join(" "),
     }
 }
 
-fn table(html: &mut String, c: &Comparison, t: &TestTable) {
-    let _ = write!(
-        html,
-        "<h3>{}</h3>\n<table class=\"cmp\"><tr><th>metric</th>",
-        escape(&t.test)
-    );
-    for (i, r) in c.runs.iter().enumerate() {
-        let _ = write!(html, "<th>{}</th>", escape(&r.name));
-        if i != t.reference {
-            html.push_str("<th>Δ</th>");
-        }
-    }
-    html.push_str("</tr>\n");
-    for row in &t.rows {
-        let title = if row.metric.label() == row.unit {
-            row.unit.to_string()
-        } else {
-            format!("{} {}", row.metric.label(), row.unit)
-        };
-        let _ = write!(html, "<tr><td>{}</td>", escape(&title));
-        for i in 0..c.runs.len() {
-            let v = match row.intervals[i] {
-                Some(iv) => crate::intervals::plus_minus(iv.mean, iv.half_width()),
-                None => row.cell(i, fmt_value),
+fn table(c: &Comparison, t: &TestTable) -> Table {
+    let headers = c
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Header {
+            name: r.name.clone(),
+            delta: i != t.reference,
+        })
+        .collect();
+    let rows = t
+        .rows
+        .iter()
+        .map(|row| {
+            let title = if row.metric.label() == row.unit {
+                row.unit.to_string()
+            } else {
+                format!("{} {}", row.metric.label(), row.unit)
             };
-            let _ = write!(html, "<td class=\"num\">{}</td>", escape(&v));
-            if i == t.reference {
-                continue;
+            let mut cells = Vec::new();
+            for i in 0..c.runs.len() {
+                let text = match row.intervals[i] {
+                    Some(iv) => crate::intervals::plus_minus(iv.mean, iv.half_width()),
+                    None => row.cell(i, fmt_value),
+                };
+                cells.push(TableCell { text, class: "num" });
+                if i == t.reference {
+                    continue;
+                }
+                let verdict = row.verdicts[i];
+                let marked = |p: f64| match verdict {
+                    Some(v) => v.significant,
+                    None => p.abs() >= 1.0,
+                };
+                let class = match row.change_pct[i] {
+                    Some(p) if marked(p) && (p > 0.0) == (row.better == Better::Higher) => {
+                        "num good"
+                    }
+                    Some(p) if marked(p) => "num bad",
+                    _ => "num",
+                };
+                let mut text = row.change_pct[i].map_or("-".to_string(), fmt_change);
+                if let Some(v) = verdict {
+                    text = format!("{text} {}", v.mark());
+                }
+                cells.push(TableCell { text, class });
             }
-            let verdict = row.verdicts[i];
-            let marked = |p: f64| match verdict {
-                Some(v) => v.significant,
-                None => p.abs() >= 1.0,
-            };
-            let class = match row.change_pct[i] {
-                Some(p) if marked(p) && (p > 0.0) == (row.better == Better::Higher) => "good",
-                Some(p) if marked(p) => "bad",
-                _ => "",
-            };
-            let mut text = row.change_pct[i].map_or("-".to_string(), fmt_change);
-            if let Some(v) = verdict {
-                text = format!("{text} {}", v.mark());
-            }
-            let _ = write!(html, "<td class=\"num {class}\">{text}</td>");
-        }
-        html.push_str("</tr>\n");
-    }
-    html.push_str("</table>\n");
-}
-
-fn environments(html: &mut String, runs: &[NamedRun<'_>]) {
-    html.push_str("<section id=\"env\"><h2>Environment</h2>\n");
-    for r in runs {
-        let _ = writeln!(html, "<h3>{} (run {})</h3>", escape(&r.name), r.id);
-        match &r.run.environment {
-            Some(env) => environment(html, env),
-            None => html.push_str("<p>No environment was recorded (imported result).</p>\n"),
-        }
-        extras(html, r.run);
-    }
-    html.push_str("</section>\n");
-}
-
-fn kv_table(html: &mut String, rows: &[(&str, String)]) {
-    html.push_str("<table class=\"kv\">\n");
-    for (k, v) in rows.iter().filter(|(_, v)| !v.is_empty()) {
-        let _ = writeln!(html, "<tr><th>{k}</th><td>{}</td></tr>", escape(v));
-    }
-    html.push_str("</table>\n");
-}
-
-fn environment(html: &mut String, env: &Environment) {
-    kv_table(
-        html,
-        &[
-            ("host", env.hostname.clone()),
-            ("CPU", format!("{} × {}", env.ncpus, env.cpu_model)),
-            (
-                "memory",
-                format!("{:.1} GiB", env.mem_bytes as f64 / (1u64 << 30) as f64),
-            ),
-            ("kernel", env.kernel.clone()),
-            ("storbench", env.storbench_version.clone()),
-        ],
-    );
-    for t in &env.targets {
-        target(html, t);
+            TableRow { title, cells }
+        })
+        .collect();
+    Table {
+        test: t.test.clone(),
+        headers,
+        rows,
     }
 }
 
-fn target(html: &mut String, t: &TargetInfo) {
+fn environment(r: &NamedRun<'_>) -> Env {
+    let run = r.run;
+    let tables = run.environment.as_ref().map_or(Vec::new(), machine);
+    Env {
+        name: r.name.clone(),
+        id: r.id,
+        tables,
+        verdicts: run
+            .verdicts
+            .iter()
+            .map(|v| Classed {
+                class: v.validity.name().to_string(),
+                text: crate::notes::verdict_line(v),
+            })
+            .collect(),
+        notes: run
+            .notes
+            .iter()
+            .map(|n| Classed {
+                class: format!("{:?}", n.level),
+                text: n.message.clone(),
+            })
+            .collect(),
+        disks: disks(run),
+        job_files: run
+            .job_files
+            .iter()
+            .map(|(path, text)| JobFile {
+                path: path.clone(),
+                text: text.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn disks(run: &RunResult) -> Vec<String> {
+    run.disks
+        .iter()
+        .map(|d| {
+            format!(
+                "disk {}: {} reads, {} writes, {:.1}% busy",
+                d.name, d.read_ios, d.write_ios, d.util
+            )
+        })
+        .collect()
+}
+
+fn non_empty(rows: Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+    rows.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+}
+
+fn machine(env: &RunEnv) -> Vec<Vec<(&'static str, String)>> {
+    let mut tables = vec![non_empty(vec![
+        ("host", env.hostname.clone()),
+        ("CPU", format!("{} × {}", env.ncpus, env.cpu_model)),
+        (
+            "memory",
+            format!("{:.1} GiB", env.mem_bytes as f64 / (1u64 << 30) as f64),
+        ),
+        ("kernel", env.kernel.clone()),
+        ("storbench", env.storbench_version.clone()),
+    ])];
+    tables.extend(env.targets.iter().map(target));
+    tables
+}
+
+fn target(t: &TargetInfo) -> Vec<(&'static str, String)> {
     let opt = |v: &Option<String>| v.clone().unwrap_or_default();
     let rotational = t.rotational.map_or(String::new(), |r| {
         if r {
@@ -229,81 +295,32 @@ fn target(html: &mut String, t: &TargetInfo) {
             "no (SSD/NVMe/virtual)".into()
         }
     });
-    kv_table(
-        html,
-        &[
-            ("target", t.target.clone()),
-            ("file system", opt(&t.fs_type)),
-            ("mount options", opt(&t.mount_options)),
-            ("device", opt(&t.device)),
-            ("model", opt(&t.device_model)),
-            ("rotational", rotational),
-            ("scheduler", opt(&t.scheduler)),
-            (
-                "size",
-                t.size_bytes.map_or(String::new(), |b| {
-                    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-                }),
-            ),
-            ("server", opt(&t.server)),
-            ("interface", opt(&t.interface)),
-            (
-                "link speed",
-                t.link_speed_mbps
-                    .map_or(String::new(), |s| format!("{s} Mbit/s")),
-            ),
-        ],
-    );
-}
-
-/// Notes, disks and job files: what the reader needs to judge the figures.
-fn extras(html: &mut String, run: &RunResult) {
-    if !run.verdicts.is_empty() {
-        html.push_str("<ul class=\"verdicts\">\n");
-        for v in &run.verdicts {
-            let _ = writeln!(
-                html,
-                "<li class=\"{}\">{}</li>",
-                v.validity.name(),
-                escape(&crate::notes::verdict_line(v))
-            );
-        }
-        html.push_str("</ul>\n");
-    }
-    if !run.notes.is_empty() {
-        html.push_str("<ul class=\"notes\">\n");
-        for n in &run.notes {
-            let _ = writeln!(
-                html,
-                "<li class=\"{:?}\">{}</li>",
-                n.level,
-                escape(&n.message)
-            );
-        }
-        html.push_str("</ul>\n");
-    }
-    for d in &run.disks {
-        let _ = writeln!(
-            html,
-            "<p>disk {}: {} reads, {} writes, {:.1}% busy</p>",
-            escape(&d.name),
-            d.read_ios,
-            d.write_ios,
-            d.util
-        );
-    }
-    for (path, text) in &run.job_files {
-        let _ = writeln!(
-            html,
-            "<details><summary>job file {}</summary><pre>{}</pre></details>",
-            escape(path),
-            escape(text)
-        );
-    }
+    non_empty(vec![
+        ("target", t.target.clone()),
+        ("file system", opt(&t.fs_type)),
+        ("mount options", opt(&t.mount_options)),
+        ("device", opt(&t.device)),
+        ("model", opt(&t.device_model)),
+        ("rotational", rotational),
+        ("scheduler", opt(&t.scheduler)),
+        (
+            "size",
+            t.size_bytes.map_or(String::new(), |b| {
+                format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+            }),
+        ),
+        ("server", opt(&t.server)),
+        ("interface", opt(&t.interface)),
+        (
+            "link speed",
+            t.link_speed_mbps
+                .map_or(String::new(), |s| format!("{s} Mbit/s")),
+        ),
+    ])
 }
 
 /// `2026-11-29 20:43:05` in UTC (the report may be read anywhere).
-fn utc(unix_ms: u64) -> String {
+pub(crate) fn utc(unix_ms: u64) -> String {
     let secs = unix_ms / 1000;
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

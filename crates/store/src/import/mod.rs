@@ -3,6 +3,7 @@
 //! the file and line; the caller saves the runs of all files in one transaction.
 
 mod bonnie_csv;
+pub mod bundle;
 mod fio_json;
 
 use std::path::Path;
@@ -38,6 +39,15 @@ pub const MAX_IMPORT: u64 = 64 << 20;
 /// Reads one file of fio JSON/json+ output or bonnie++ CSV lines (told apart by content).
 /// Only regular files of at most [`MAX_IMPORT`] bytes are read.
 pub fn import_file(path: &Path) -> Result<Vec<RunResult>, ImportError> {
+    Ok(import_file_with_meta(path)?
+        .into_iter()
+        .map(|b| b.run)
+        .collect())
+}
+
+/// As [`import_file`], keeping the labels and tags a storbench export carries (other
+/// tools' files carry none).
+pub fn import_file_with_meta(path: &Path) -> Result<Vec<bundle::BundledRun>, ImportError> {
     let name = path.display().to_string();
     let bytes = read_bounded(path).map_err(|m| ImportError::new(&name, None, m))?;
     let text = String::from_utf8(bytes)
@@ -47,7 +57,7 @@ pub fn import_file(path: &Path) -> Result<Vec<RunResult>, ImportError> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_millis() as u64);
-    import_text(&name, &text, mtime_ms)
+    import_text_with_meta(&name, &text, mtime_ms)
 }
 
 fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
@@ -79,6 +89,34 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
 
 /// Parses `text` named `name`; `mtime_ms` dates runs whose format carries no time (bonnie++).
 pub fn import_text(name: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResult>, ImportError> {
+    Ok(import_text_with_meta(name, text, mtime_ms)?
+        .into_iter()
+        .map(|b| b.run)
+        .collect())
+}
+
+/// As [`import_text`], with the labels and tags a storbench export carries.
+pub fn import_text_with_meta(
+    name: &str,
+    text: &str,
+    mtime_ms: u64,
+) -> Result<Vec<bundle::BundledRun>, ImportError> {
+    if json_start(text).is_some_and(|at| bundle::is_bundle(&text[at..])) {
+        return bundle::parse(name, text);
+    }
+    let bare = |runs: Vec<RunResult>| {
+        runs.into_iter()
+            .map(|run| bundle::BundledRun {
+                label: None,
+                tags: Vec::new(),
+                run,
+            })
+            .collect()
+    };
+    import_other(name, text, mtime_ms).map(bare)
+}
+
+fn import_other(name: &str, text: &str, mtime_ms: u64) -> Result<Vec<RunResult>, ImportError> {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty());
     match first {
         None => Err(ImportError::new(name, None, "the file is empty")),

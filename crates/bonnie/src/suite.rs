@@ -241,6 +241,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

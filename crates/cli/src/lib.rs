@@ -12,6 +12,7 @@ pub mod live;
 pub mod repeat;
 pub mod running;
 pub mod secrets;
+pub mod server_stats;
 pub mod session;
 pub mod ui;
 

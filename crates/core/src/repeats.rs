@@ -124,6 +124,7 @@ impl RunResult {
             environment: None,
             bonnie: None,
             verdicts: Vec::new(),
+            server_stats: None,
             repeats: None,
             interrupted: self.interrupted,
         }

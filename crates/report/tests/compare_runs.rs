@@ -78,6 +78,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

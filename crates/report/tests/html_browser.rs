@@ -114,6 +114,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

@@ -195,7 +195,9 @@ impl<'a> Reader<'a> {
                     "bad length form {first:#04x} in a reply"
                 )));
             }
-            let v = rest[..n].iter().fold(0usize, |a, b| (a << 8) | usize::from(*b));
+            let v = rest[..n]
+                .iter()
+                .fold(0usize, |a, b| (a << 8) | usize::from(*b));
             rest = &rest[n..];
             v
         };
@@ -368,7 +370,11 @@ mod tests {
     #[test]
     fn application_types() {
         assert_eq!(
-            value(COUNTER64, &[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).unwrap(),
+            value(
+                COUNTER64,
+                &[0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+            )
+            .unwrap(),
             Value::Counter64(u64::MAX)
         );
         assert_eq!(value(COUNTER32, &[1, 0]).unwrap(), Value::Counter32(256));

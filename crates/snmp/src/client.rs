@@ -134,6 +134,13 @@ impl Client {
                     {
                         break;
                     }
+                    // An ICMP port unreachable: nothing listens there.
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        return Err(Error::Timeout(format!(
+                            "no answer from {}: nothing listens on that port (port unreachable)",
+                            self.peer
+                        )));
+                    }
                     Err(e) => return Err(Error::Io(format!("{}: {e}", self.peer))),
                 };
                 let r = message::decode_v2c(&self.buf[..n])?;

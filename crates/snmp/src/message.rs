@@ -78,7 +78,9 @@ pub fn decode_v2c(msg: &[u8]) -> Result<Response, Error> {
     m.octets("community")?;
     let (tag, body) = m.tlv()?;
     if tag == REPORT {
-        return Err(Error::Protocol("the agent sent a Report, not a Response".into()));
+        return Err(Error::Protocol(
+            "the agent sent a Report, not a Response".into(),
+        ));
     }
     if tag != RESPONSE {
         return Err(Error::Protocol(format!(
@@ -130,9 +132,8 @@ mod tests {
             },
         );
         let expected: &[u8] = &[
-            0x30, 0x27, 2, 1, 1, 4, 6, b'p', b'u', b'b', b'l', b'i', b'c', 0xa0, 0x1a, 2, 2,
-            0x12, 0x34, 2, 1, 0, 2, 1, 0, 0x30, 0x0e, 0x30, 0x0c, 6, 8, 0x2b, 6, 1, 2, 1, 1, 3,
-            0, 5, 0,
+            0x30, 0x27, 2, 1, 1, 4, 6, b'p', b'u', b'b', b'l', b'i', b'c', 0xa0, 0x1a, 2, 2, 0x12,
+            0x34, 2, 1, 0, 2, 1, 0, 0x30, 0x0e, 0x30, 0x0c, 6, 8, 0x2b, 6, 1, 2, 1, 1, 3, 0, 5, 0,
         ];
         assert_eq!(msg, expected);
     }
@@ -168,6 +169,11 @@ mod tests {
             assert!(decode_v2c(&msg[..cut]).is_err(), "{cut}");
         }
         msg[4] = 3; // version field: v3
-        assert!(decode_v2c(&msg).unwrap_err().to_string().contains("version"));
+        assert!(
+            decode_v2c(&msg)
+                .unwrap_err()
+                .to_string()
+                .contains("version")
+        );
     }
 }

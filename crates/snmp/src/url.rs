@@ -17,7 +17,8 @@ pub struct SnmpUrl {
 
 impl SnmpUrl {
     pub fn parse(text: &str) -> Result<SnmpUrl, Error> {
-        let bad = |why: &str| Error::Url(format!("{why} (expected snmp://[community@]host[:port])"));
+        let bad =
+            |why: &str| Error::Url(format!("{why} (expected snmp://[community@]host[:port])"));
         let rest = text
             .strip_prefix("snmp://")
             .ok_or_else(|| bad("not an snmp:// URL"))?;
@@ -26,14 +27,21 @@ impl SnmpUrl {
             return Err(bad("a path or query after the host"));
         }
         let (community, hostport) = match rest.rsplit_once('@') {
-            Some((c, h)) => (Some(decode(c).ok_or_else(|| bad("a bad %-escape in the community"))?), h),
+            Some((c, h)) => (
+                Some(decode(c).ok_or_else(|| bad("a bad %-escape in the community"))?),
+                h,
+            ),
             None => (None, rest),
         };
         if community.as_ref().is_some_and(Vec::is_empty) {
             return Err(bad("an empty community"));
         }
         let (host, port) = split_port(hostport).ok_or_else(|| bad("a bad host or port"))?;
-        if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control() || c == '@') {
+        if host.is_empty()
+            || host
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+        {
             return Err(bad("no host, or a host with spaces"));
         }
         Ok(SnmpUrl {
@@ -134,7 +142,10 @@ mod tests {
             "snmp://na s",
         ] {
             let e = SnmpUrl::parse(bad).unwrap_err().to_string();
-            assert!(!e.contains('\n') && e.contains("snmp://[community@]host[:port]"), "{bad}: {e}");
+            assert!(
+                !e.contains('\n') && e.contains("snmp://[community@]host[:port]"),
+                "{bad}: {e}"
+            );
         }
     }
 }

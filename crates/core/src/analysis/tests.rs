@@ -25,6 +25,7 @@ fn run_with(job: JobResult) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

@@ -176,6 +176,7 @@ pub fn run(
         repeats: None,
         interrupted: stop::requested(),
         verdicts: Vec::new(),
+        server_stats: None,
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);

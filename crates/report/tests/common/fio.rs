@@ -377,5 +377,6 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }

@@ -264,6 +264,7 @@ pub fn run(groups: Vec<GroupResult>) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

@@ -154,6 +154,7 @@ pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> Ru
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

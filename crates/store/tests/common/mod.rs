@@ -119,6 +119,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
         repeats: None,
         interrupted: false,
         verdicts: Vec::new(),
+        server_stats: None,
     }
 }
 

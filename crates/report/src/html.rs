@@ -5,6 +5,7 @@
 
 mod data;
 mod page;
+mod server;
 
 use std::io::{self, Write};
 

@@ -282,6 +282,9 @@ fn extras(html: &mut String, run: &RunResult) {
         }
         html.push_str("</ul>\n");
     }
+    if let Some(s) = &run.server_stats {
+        super::server::section(html, s);
+    }
     for d in &run.disks {
         let _ = writeln!(
             html,

@@ -945,6 +945,12 @@ pub struct BonnieResult {
     pub file_chunk_bytes: u64,
     /// storbench's deviations from bonnie++ that were in effect (shown in the header).
     pub compressible: bool,
+    /// With `--compressible`: the target's compression (`off`, `zstd`, …), or why it is
+    /// unknown, looked up as for fio's compressible writes (`compress.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_compression: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_unknown: Option<String>,
     pub direct: bool,
     pub fsync_each_write: bool,
     pub tests: Vec<BonnieTest>,

@@ -520,34 +520,3 @@ fn latency_units_follow_the_values() {
         ["latency", "p50", "ns", "50.00", "25.00", "-50.0%"]
     );
 }
-
-/// The report of one repeated run (`storbench report ID`) shows each figure as its rounds'
-/// mean ± the half width of its 95% interval, not the last round's value.
-#[test]
-fn a_single_repeated_run_shows_its_intervals_in_html() {
-    use storbench_core::repeats::{Repeats, Round};
-    let round = |kb: u64| Round {
-        started_unix_ms: 0,
-        finished_unix_ms: 10_000,
-        interrupted: false,
-        groups: pata_with(kb).groups,
-    };
-    let mut r = pata_with(30_000);
-    r.repeats = Some(Repeats {
-        requested: 3,
-        rounds: vec![round(28_000), round(29_000), round(30_000)],
-    });
-    let runs = [(1, "pata", r)];
-    let mut html = Vec::new();
-    storbench_report::html::render(&named(&runs), 0, &mut html).unwrap();
-    let html = String::from_utf8(html).unwrap();
-    // 28, 29 and 30 MB/s: mean 29.00, t(0.975, 2) = 4.303 × s 1.0 / √3 = 2.484.
-    assert!(html.contains("29.00 ± 2.48"), "{html}");
-}
-
-fn pata_with(kb_per_s: u64) -> RunResult {
-    run(
-        RunMode::Fio,
-        vec![vec![job("copy", kb_per_s, 70_290, 2.4, &[(50, 100)])]],
-    )
-}

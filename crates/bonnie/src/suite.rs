@@ -50,6 +50,12 @@ pub fn run_once(
     let mut run = result(cfg, tests, started, workers[0].io.engine_name());
     add_engine_info(&mut run, &mut workers);
     run.environment = Some(storbench_core::env::collect(&[cfg.target.to_string()]));
+    if let Some(b) = run.bonnie.as_mut().filter(|b| b.compressible) {
+        match storbench_core::compress::of_target(&cfg.target.to_string()) {
+            Ok(c) => b.target_compression = Some(c),
+            Err(why) => b.compression_unknown = Some(why),
+        }
+    }
     storbench_core::analysis::annotate(&mut run);
     Ok(run)
 }
@@ -234,6 +240,8 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
             num_dirs: cfg.num_dirs,
             file_chunk_bytes: cfg.file_chunk,
             compressible: cfg.compressible,
+            target_compression: None,
+            compression_unknown: None,
             direct: cfg.direct,
             fsync_each_write: cfg.fsync_each,
             tests,
@@ -242,6 +250,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod multihost;
 pub mod repeat;
 pub mod running;
 pub mod secrets;
+pub mod server_stats;
 pub mod session;
 pub mod ui;
 

@@ -8,7 +8,8 @@
 //!    if needed) — before any IO, so an unusable `--db` is one line before a long
 //!    benchmark, not an error after it;
 //! 2. [`Session::run`]: lay-out, run and cleanup (the runner, or bonnie's suite, which
-//!    remove what they created on every exit path);
+//!    remove what they created on every exit path), with the server's counters read by a
+//!    thread of their own around it when `--server-stats` asked for them;
 //! 3. verdicts: the subcommand's own notes and corrections of the result;
 //! 4. redaction: CHAP secrets masked in every string of the result;
 //! 5. save — before rendering, so a reader that went away (`| head -1`) cannot lose the
@@ -33,6 +34,7 @@ use crate::running::{exit_code, redact_run, report_job_errors};
 pub struct Session {
     store: StoreArgs,
     db: Option<Store>,
+    server_stats: Option<storbench_snmp::SnmpUrl>,
 }
 
 impl Session {
@@ -49,7 +51,14 @@ impl Session {
         Ok(Session {
             store: store.clone(),
             db,
+            server_stats: None,
         })
+    }
+
+    /// Reads this server's counters during the run (`--server-stats snmp://…`).
+    pub fn with_server_stats(mut self, url: Option<storbench_snmp::SnmpUrl>) -> Session {
+        self.server_stats = url;
+        self
     }
 
     /// Steps 2 to 7 for one measurement: `measure` lays out, runs and cleans up;
@@ -60,11 +69,21 @@ impl Session {
         verdicts: impl FnOnce(&mut RunResult),
         render: impl FnOnce(&RunResult) -> anyhow::Result<()>,
     ) -> anyhow::Result<ExitCode> {
+        let sampler = match &self.server_stats {
+            Some(url) => Some(crate::server_stats::start(url)?),
+            None => None,
+        };
+        let measured = measure();
+        let server = sampler.map(crate::server_stats::Sampler::finish);
         // A multi-host run's ranks send theirs to rank 0, which goes on with the merged one.
-        let mut run = match crate::multihost::combine(measure())? {
+        let mut run = match crate::multihost::combine(measured)? {
             Combined::Here(run) => *run,
             Combined::Sent(code) => return Ok(code),
         };
+        if let Some(stats) = server {
+            run.server_stats = Some(stats);
+            storbench_core::analysis::server_stats::annotate(&mut run);
+        }
         verdicts(&mut run);
         redact_run(&mut run)?;
         let saved = self.save(&run);

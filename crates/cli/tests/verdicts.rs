@@ -524,3 +524,88 @@ fn qd1_over_the_shaped_link_is_latency_bound_with_its_round_trip() {
             .is_empty()
     );
 }
+
+/// Another process writing to the same disk while a job reads: the host verdict names the
+/// bytes it moved and their share of the disk's traffic (docs/verdicts.md, `host` other IO).
+#[test]
+fn another_process_writing_to_the_same_disk_is_named_with_its_figure() {
+    let dir = disk_dir();
+    let file = dir.path().join("data");
+    random_file(&file, 16 << 20);
+    let other = dir.path().join("other");
+    let writer = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while :; do dd if=/dev/zero of={} bs=1M count=32 oflag=direct conv=notrunc 2>/dev/null; done",
+            other.display()
+        ))
+        .spawn()
+        .unwrap();
+    let writer = common::system::ChildGuard(Some(writer));
+    let filename = format!("--filename={}", file.display());
+    let run = fio_json(&[
+        "--name=shared",
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--size=16M",
+        "--time_based",
+        "--runtime=3",
+        &filename,
+    ]);
+    drop(writer);
+    let v = verdict(&run);
+    let host = reasons(&v, "host");
+    let moved = host
+        .iter()
+        .map(|r| message(r))
+        .find(|m| m.contains("other processes moved"))
+        .unwrap_or_else(|| panic!("no other-IO reason: {v:#}"));
+    // "shared: other processes moved 96.0 MiB on vda during the run (93% of its traffic)"
+    let share: f64 = moved
+        .split(" (")
+        .nth(1)
+        .and_then(|s| s.split('%').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no share in {moved}"));
+    assert!(share >= 10.0, "{moved}");
+    assert_ne!(v["validity"], "valid", "{v:#}");
+}
+
+/// bonnie's `--compressible` (near-zero blocks) on btrfs with `compress=zstd`: the suite's
+/// verdict is invalid with the target's compression named; without it, no such reason.
+#[test]
+fn bonnie_compressible_blocks_on_compressing_btrfs_are_invalid() {
+    let dir = disk_dir();
+    let Some(fs) = btrfs(dir.path()) else {
+        return;
+    };
+    let db = dir.path().join("r.db");
+    let run = |extra: &[&str]| -> Value {
+        let mut c = common::storbench();
+        c.arg("--db")
+            .arg(&db)
+            .args(["--label", "btr", "bonnie", "-q", "-d"]);
+        c.arg(&fs.mount.point)
+            .args(["-s", "8", "-r", "0", "-f", "1", "-n", "0", "-m", "btr"])
+            .args(extra);
+        let r = Run::of(&mut c);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let mut show = common::storbench();
+        show.arg("--db")
+            .arg(&db)
+            .args(["show", "btr", "--format=raw"]);
+        Run::of(&mut show).json()
+    };
+    let raw = run(&["--compressible"]);
+    let v = &raw["verdicts"][0];
+    let c = reasons(v, "compressible");
+    assert_eq!(c.len(), 1, "{raw:#}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+    assert!(message(c[0]).contains("(zstd)"), "{v:#}");
+    let raw = run(&[]);
+    let none = raw["verdicts"]
+        .as_array()
+        .is_none_or(|a| a.iter().all(|v| reasons(v, "compressible").is_empty()));
+    assert!(none, "{raw:#}");
+}

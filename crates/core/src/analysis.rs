@@ -421,6 +421,7 @@ fn warn(code: &str, message: String) -> Note {
     }
 }
 
+pub mod server_stats;
 mod verdicts;
 
 #[cfg(test)]

@@ -54,6 +54,11 @@ mod tests {
             "storbench fio --filename=iscsi://u%***@h/iqn.a:b/0 --name=x"
         );
         assert_eq!(t("http://bob:hunter2@h/x"), "http://bob:***@h/x");
+        // An SNMP community is a secret as a whole.
+        assert_eq!(
+            t("--server-stats snmp://s3cret@nas:161 x"),
+            "--server-stats snmp://***@nas:161 x"
+        );
         assert_eq!(t("x?chap-secret=abc"), "x?chap-secret=***");
         assert_eq!(t("iscsi://u@h/t/1"), "iscsi://u@h/t/1");
         assert!(matches!(text("nfs://h/export?uid=1"), Cow::Borrowed(_)));
@@ -87,6 +92,7 @@ mod tests {
             interrupted: false,
             verdicts: Vec::new(),
             hosts: None,
+            server_stats: None,
         };
         run(&mut r).unwrap();
         let all = serde_json::to_string(&r).unwrap();

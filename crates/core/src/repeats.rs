@@ -125,6 +125,7 @@ impl RunResult {
             bonnie: None,
             verdicts: Vec::new(),
             hosts: None,
+            server_stats: None,
             repeats: None,
             interrupted: self.interrupted,
         }

@@ -63,6 +63,79 @@ pub struct RunResult {
     /// above then hold every rank's jobs. None for a run on one host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Box<crate::hosts::MultiHost>>,
+    /// The server's own counters read during the run (`--server-stats snmp://…`);
+    /// None when not asked for and in results stored before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_stats: Option<ServerStats>,
+}
+
+/// A server's CPU, NICs and disks over a run, read from its SNMP agent about once a
+/// second by a thread of its own (docs/verdicts.md, `server` check).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerStats {
+    /// The agent as `snmp://host:port`, never with its community or credentials.
+    pub source: String,
+    /// Why the counters are missing or incomplete (no answer, a MIB the agent lacks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Time from the first reading to the last.
+    pub duration_ms: u64,
+    /// The share of all the server's CPUs that was busy over the run (UCD-SNMP-MIB
+    /// ssCpuRaw* ticks), and how many CPUs those ticks came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_busy_percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncpus: Option<u32>,
+    /// Each CPU's load over the agent's last minute (HOST-RESOURCES-MIB hrProcessorLoad)
+    /// at the run's end; empty where the agent had none yet (net-snmp needs a minute).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_loads: Vec<u32>,
+    /// Interfaces that moved data during the run (IF-MIB 64-bit counters).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<ServerNic>,
+    /// Disks that moved data during the run (UCD-DISKIO-MIB).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<ServerDisk>,
+    /// One point per reading after the first: the rates since the one before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<ServerSample>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerNic {
+    pub name: String,
+    /// ifHighSpeed, Mbit/s; 0 when the agent does not know it.
+    pub speed_mbps: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerDisk {
+    pub name: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Busy time (diskIOBusyTime), µs; None where the agent lacks it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_us: Option<u64>,
+}
+
+/// The server over one interval between readings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerSample {
+    /// End of the interval, ms since the first reading.
+    pub t_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_busy_percent: Option<f64>,
+    /// All interfaces' bytes per second, received and sent.
+    pub rx_bytes_per_s: f64,
+    pub tx_bytes_per_s: f64,
+    /// All disks' bytes per second, read and written.
+    pub disk_read_bytes_per_s: f64,
+    pub disk_write_bytes_per_s: f64,
+    /// The busiest disk's busy share of the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_busy_percent: Option<f64>,
 }
 
 impl RunResult {
@@ -876,6 +949,12 @@ pub struct BonnieResult {
     pub file_chunk_bytes: u64,
     /// storbench's deviations from bonnie++ that were in effect (shown in the header).
     pub compressible: bool,
+    /// With `--compressible`: the target's compression (`off`, `zstd`, …), or why it is
+    /// unknown, looked up as for fio's compressible writes (`compress.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_compression: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_unknown: Option<String>,
     pub direct: bool,
     pub fsync_each_write: bool,
     pub tests: Vec<BonnieTest>,

@@ -19,6 +19,7 @@ pub fn text(text: &str) -> Cow<'_, str> {
 }
 
 /// Masks the password of every `scheme://user%password@host` (or `user:password@`).
+/// An `snmp://community@host` loses its whole community.
 fn mask_userinfo(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -30,6 +31,11 @@ fn mask_userinfo(s: &str) -> String {
             .unwrap_or(tail.len());
         let authority = &tail[..end];
         match authority.rfind('@') {
+            // An SNMP community is a password by itself.
+            Some(at) if head.ends_with("snmp://") => {
+                out.push_str(MASK);
+                out.push_str(&authority[at..]);
+            }
             Some(at) => {
                 let user_end = authority[..at].find(['%', ':']).unwrap_or(at);
                 out.push_str(&authority[..user_end]);

@@ -302,6 +302,8 @@ pub(crate) mod sample {
             num_dirs: 2,
             file_chunk_bytes: 8192,
             compressible: true,
+            target_compression: None,
+            compression_unknown: None,
             direct: false,
             fsync_each_write: false,
             tests: vec![

@@ -8,6 +8,7 @@
 
 mod data;
 mod page;
+mod server;
 
 use std::io::{self, Write};
 

@@ -35,6 +35,14 @@ impl Privacy {
                 job.targets.iter_mut().for_each(hide);
                 job.engine_details.iter_mut().for_each(|(_, v)| hide(v));
             }
+            if let Some(stats) = &mut run.server_stats {
+                stats.source = format!("snmp://{HIDDEN_HOST}");
+            }
+            if let Some(hosts) = &mut run.hosts {
+                for r in &mut hosts.ranks {
+                    r.host = format!("{HIDDEN_HOST} {}", r.rank);
+                }
+            }
             if let Some(env) = &mut run.environment {
                 env.hostname.clear();
                 for t in &mut env.targets {

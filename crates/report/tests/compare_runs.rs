@@ -79,6 +79,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

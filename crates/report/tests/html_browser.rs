@@ -117,6 +117,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

@@ -8,6 +8,8 @@ use storbench_core::result::{BonnieTestId, GroupResult, RunMode, RunResult};
 /// job runtime). quick: the best of its sequential tests as MB/s and of its random tests as
 /// IOPS, so a run stopped before the random tests lists no IOPS rather than the sequential
 /// tests' few. bonnie: block write and block read as bandwidth, random seeks/s as read IOPS.
+/// A repeated run (`--repeat`, `numruns`) lists the mean over its complete rounds, not its
+/// last round (docs/statistics.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Headline {
     pub read_bw: Option<f64>,
@@ -18,6 +20,28 @@ pub struct Headline {
 
 impl Headline {
     pub fn of(run: &RunResult) -> Headline {
+        let rounds = storbench_core::repeats::round_runs(run);
+        if rounds.len() >= 2 && run.mode != RunMode::Bonnie {
+            return Self::mean(&rounds.iter().map(Self::of_one).collect::<Vec<_>>());
+        }
+        Self::of_one(run)
+    }
+
+    /// Each figure's mean over the rounds that have it.
+    fn mean(rounds: &[Headline]) -> Headline {
+        let avg = |f: fn(&Headline) -> Option<f64>| {
+            let v: Vec<f64> = rounds.iter().filter_map(f).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        Headline {
+            read_bw: avg(|h| h.read_bw),
+            write_bw: avg(|h| h.write_bw),
+            read_iops: avg(|h| h.read_iops),
+            write_iops: avg(|h| h.write_iops),
+        }
+    }
+
+    fn of_one(run: &RunResult) -> Headline {
         match (run.mode, &run.bonnie) {
             (RunMode::Bonnie, Some(b)) => {
                 let rate = |id| b.tests.iter().find(|t| t.id == id).and_then(|t| t.rate);

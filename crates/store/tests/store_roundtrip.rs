@@ -212,3 +212,35 @@ fn save_all_is_all_or_nothing() {
     assert!(store.save_all(&batch).is_err());
     assert!(store.list(&RunFilter::default()).unwrap().is_empty());
 }
+
+/// A repeated run lists the mean of its rounds in `history`, not its last round.
+#[test]
+fn a_repeated_runs_headline_is_the_mean_of_its_rounds() {
+    use storbench_core::repeats::{Repeats, Round};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("r.db")).unwrap();
+    let mut run = fio_run(1_000);
+    // Two rounds: 100 MiB and 300 MiB read in 2 s by the one job of a group.
+    let round = |mib: u64| Round {
+        started_unix_ms: 1_000,
+        finished_unix_ms: 3_000,
+        interrupted: false,
+        groups: vec![storbench_core::result::GroupResult {
+            id: 0,
+            group_reporting: false,
+            jobs: vec![job("r", (mib << 20, mib), (0, 0), 2000)],
+        }],
+    };
+    run.groups = round(300).groups;
+    run.repeats = Some(Repeats {
+        requested: 2,
+        rounds: vec![round(100), round(300)],
+    });
+    store.save(&run, &meta("rep", &[])).unwrap();
+    let h = store.list(&RunFilter::default()).unwrap()[0].headline;
+    let mib_s = h.read_bw.unwrap() / f64::from(1u32 << 20);
+    assert!(
+        (mib_s - 100.0).abs() < 1e-6,
+        "{mib_s}: the last round alone is 150"
+    );
+}

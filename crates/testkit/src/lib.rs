@@ -7,6 +7,7 @@ pub mod nbdkit;
 pub mod netns;
 pub mod ports;
 pub mod smbd;
+pub mod snmpd;
 pub mod tgtd;
 
 /// Skips the calling test with a reason on stderr (`skipped: …`) when what it needs is

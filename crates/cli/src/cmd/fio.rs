@@ -20,8 +20,8 @@ use crate::session::Session;
 use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 
 /// fio options and job files, exactly as fio takes them (see `storbench fio --cmdhelp`).
-/// storbench's own options may be mixed in: --allow-destructive, --repeat N, --label,
-/// --tag, --db, --no-save.
+/// storbench's own options may be mixed in: --allow-destructive, --repeat N,
+/// --server-stats snmp://[community@]host[:port], --label, --tag, --db, --no-save.
 #[derive(clap::Args, Debug)]
 #[command(disable_help_flag = true)]
 pub struct FioArgs {
@@ -36,6 +36,8 @@ struct OwnFlags {
     allow_destructive: bool,
     /// `--repeat N`: rounds of the whole job set (overrides the jobs' `numruns`).
     repeat: Option<u32>,
+    /// `--server-stats snmp://…`: the server's counters read during the run.
+    server_stats: Option<storbench_snmp::SnmpUrl>,
 }
 
 pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
@@ -77,7 +79,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
             .max()
             .unwrap_or(1)
     });
-    execute(inv, &own.store, rounds, std::env::args().collect())
+    execute(inv, &own, rounds, std::env::args().collect())
 }
 
 /// Help texts the invocation asks for instead of a run.
@@ -106,11 +108,11 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
 /// Runs the workload through the session's life cycle and writes the reports.
 fn execute(
     inv: FioInvocation,
-    store: &StoreArgs,
+    own: &OwnFlags,
     rounds: u32,
     command_line: Vec<String>,
 ) -> anyhow::Result<ExitCode> {
-    let mut session = Session::begin(store)?;
+    let mut session = Session::begin(&own.store)?.with_server_stats(own.server_stats.clone());
     let formats: Vec<FioFormat> = inv.output_formats.clone();
     let out: Box<dyn Write> = match &inv.output {
         Some(path) => {
@@ -165,6 +167,7 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
         store: store.clone(),
         allow_destructive: false,
         repeat: None,
+        server_stats: None,
     };
     let mut rest = Vec::new();
     let mut it = args.iter();
@@ -187,6 +190,9 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
                     storbench_core::repeats::parse_count(&v)
                         .map_err(|e| anyhow::anyhow!("--repeat {v}: {e}"))?,
                 );
+            }
+            "--server-stats" => {
+                own.server_stats = Some(crate::server_stats::parse(&value("--server-stats")?)?)
             }
             "--no-save" => own.store.no_save = true,
             "--label" => own.store.label = Some(value("--label")?),

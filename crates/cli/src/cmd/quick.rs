@@ -44,6 +44,10 @@ pub struct QuickArgs {
     /// its 95% interval; saved as one run with that many rounds.
     #[arg(long, default_value = "1", value_name = "N", value_parser = parse_repeat, allow_hyphen_values = true)]
     pub repeat: u32,
+    /// Read the server's CPU, NIC and disk counters from its SNMP agent during the run
+    /// (v2c; the community from the URL or STORBENCH_SNMP_COMMUNITY, default public).
+    #[arg(long, value_name = "snmp://[COMMUNITY@]HOST[:PORT]", value_parser = crate::server_stats::parse_for_clap)]
+    pub server_stats: Option<storbench_snmp::SnmpUrl>,
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -79,7 +83,7 @@ fn parse_eta(s: &str) -> Result<EtaMode, String> {
 pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     // Before anything is created (the O_DIRECT probe file too): a Ctrl-C from here on only
     // asks for a stop, so what storbench made is still removed; and the database is open.
-    let mut session = Session::begin(store)?;
+    let mut session = Session::begin(store)?.with_server_stats(args.server_stats.clone());
     let target = args.target.clone().unwrap_or_else(|| ".".into());
     let plan = plan_target(&target, &args)?;
     let options = QuickOptions {

@@ -26,6 +26,7 @@ fn run_with(job: JobResult) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 
@@ -780,4 +781,56 @@ fn verdicts_round_trip_and_results_stored_before_them_still_read() {
     assert_eq!(old.validity(), None);
     let j = &old.groups[0].jobs[0];
     assert!(j.measured.is_empty() && !j.disks[0].leaf && !j.disks[0].below);
+}
+
+/// bonnie's `--compressible` suite has no jobs: one verdict on the suite, against the
+/// target's compression as looked up by the run.
+#[test]
+fn bonnie_compressible_blocks_meet_the_targets_compression() {
+    let bonnie = |compressible: bool, comp: Option<&str>, unknown: Option<&str>| {
+        let mut run = run_with(job());
+        run.mode = RunMode::Bonnie;
+        run.groups.clear();
+        run.bonnie = Some(BonnieResult {
+            name: "nas".into(),
+            version: "2.00a".into(),
+            concurrency: 1,
+            seed: 0,
+            file_size_mib: 64,
+            chunk_bytes: 8192,
+            seeks: 8000,
+            seekers: 3,
+            num_files: 0,
+            max_size: 0,
+            min_size: 0,
+            num_dirs: 0,
+            file_chunk_bytes: 4096,
+            compressible,
+            target_compression: comp.map(String::from),
+            compression_unknown: unknown.map(String::from),
+            direct: false,
+            fsync_each_write: false,
+            tests: vec![],
+        });
+        annotate(&mut run);
+        run.verdicts
+    };
+    let v = bonnie(true, Some("zstd"), None);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(
+        (v[0].job.as_str(), v[0].validity),
+        ("nas", Validity::Invalid)
+    );
+    assert!(
+        v[0].reasons[0].message.contains(
+            "(--compressible: bonnie's near-zero blocks) and the target compresses it (zstd)"
+        ),
+        "{v:?}"
+    );
+    assert_eq!(bonnie(true, Some("off"), None)[0].validity, Validity::Valid);
+    assert_eq!(
+        bonnie(true, None, Some("a network target"))[0].validity,
+        Validity::Suspect
+    );
+    assert!(bonnie(false, Some("zstd"), None).is_empty());
 }

@@ -6,7 +6,9 @@
 
 use std::borrow::Cow;
 
-use crate::result::{JobResult, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict};
+use crate::result::{
+    JobResult, Measured, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict,
+};
 use crate::space::human;
 
 /// Below this share of the reported bytes moved by the disks, the cache served the rest.
@@ -52,7 +54,7 @@ const LITTLE: f64 = 0.8;
 
 /// The verdict on each entry the reports show.
 pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verdict> {
-    entries
+    let mut verdicts: Vec<Verdict> = entries
         .iter()
         .map(|e| {
             let mut reasons = Vec::new();
@@ -70,7 +72,29 @@ pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verd
                 reasons,
             }
         })
-        .collect()
+        .collect();
+    verdicts.extend(bonnie_compressible(run));
+    verdicts
+}
+
+/// bonnie's `--compressible` writes near-zero blocks: judged against the target's
+/// compression like fio's compressible writes, as one verdict on the whole suite (its
+/// results hold no jobs).
+fn bonnie_compressible(run: &RunResult) -> Option<Verdict> {
+    let b = run.bonnie.as_ref().filter(|b| b.compressible)?;
+    let measured = Measured {
+        compressible: Some("--compressible: bonnie's near-zero blocks".into()),
+        target_compression: b.target_compression.clone(),
+        compression_unknown: b.compression_unknown.clone(),
+        ..Measured::default()
+    };
+    let mut reasons = Vec::new();
+    compressible_of(&b.name, &measured, &mut reasons);
+    Some(Verdict {
+        job: b.name.clone(),
+        validity: reasons.iter().map(|r| r.validity).max().unwrap_or_default(),
+        reasons,
+    })
 }
 
 fn reason(check: &str, validity: Validity, message: String) -> Reason {
@@ -217,15 +241,18 @@ fn zeros(job: &JobResult, out: &mut Vec<Reason>) {
 }
 
 fn compressible(job: &JobResult, out: &mut Vec<Reason>) {
-    let m = &job.measured;
+    compressible_of(&job.name, &job.measured, out);
+}
+
+fn compressible_of(name: &str, m: &Measured, out: &mut Vec<Reason>) {
     let Some(why) = &m.compressible else {
         return;
     };
-    let name = &job.name;
     match (&m.target_compression, &m.compression_unknown) {
         (Some(c), _) if c == "off" => {}
         (Some(c), _) => {
             let mostly = why.starts_with("zero_buffers")
+                || why.starts_with("--compressible")
                 || why.starts_with("buffer_pattern")
                 || why
                     .strip_prefix("buffer_compress_percentage=")

@@ -186,6 +186,7 @@ pub fn run(
         interrupted: stop::requested(),
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);

@@ -90,6 +90,8 @@ struct Env {
     notes: Vec<Classed>,
     disks: Vec<String>,
     job_files: Vec<JobFile>,
+    /// The server's side read over SNMP, as HTML escaped where it is built (server.rs).
+    server: String,
 }
 
 /// The whole page.
@@ -244,6 +246,11 @@ fn environment(r: &NamedRun<'_>) -> Env {
             })
             .collect(),
         disks: disks(run),
+        server: run.server_stats.as_ref().map_or(String::new(), |st| {
+            let mut html = String::new();
+            super::server::section(&mut html, st);
+            html
+        }),
         job_files: run
             .job_files
             .iter()

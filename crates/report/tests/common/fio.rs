@@ -378,5 +378,6 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }

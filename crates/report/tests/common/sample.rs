@@ -265,6 +265,7 @@ pub fn run(groups: Vec<GroupResult>) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

@@ -193,6 +193,7 @@ pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> Ru
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

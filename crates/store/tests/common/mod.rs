@@ -120,6 +120,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

@@ -98,7 +98,7 @@ fn for_stderr(message: &str) -> String {
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(as_fio_when_so_named(args)) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             eprintln!("storbench: {}", for_stderr(&one_line_error(&e)));
@@ -125,6 +125,24 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         }
     }
+}
+
+/// The name that makes storbench a drop-in `fio`: run through a link (or copy) named so,
+/// `fio ARGS` is `storbench fio ARGS`, for tools that call fio themselves.
+pub const FIO_LINK_NAME: &str = "fio";
+
+/// `args` with the `fio` subcommand put after the program name when that name (its file
+/// name, wherever it was found) is [`FIO_LINK_NAME`]; unchanged otherwise.
+pub fn as_fio_when_so_named(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let named_fio = args
+        .first()
+        .and_then(|a0| std::path::Path::new(a0).file_name())
+        .is_some_and(|n| n == FIO_LINK_NAME);
+    if named_fio {
+        args.insert(1, OsString::from("fio"));
+    }
+    args
 }
 
 /// Bad input is one line: clap's message without its usage block and "try --help" line,
@@ -191,4 +209,41 @@ fn command_of(usage: &str) -> String {
         .take_while(|w| !w.starts_with(['<', '[', '-']))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_program_named_fio_runs_the_fio_subcommand() {
+        for a0 in ["fio", "/usr/lib/storbench/bin/fio", "./fio"] {
+            assert_eq!(
+                as_fio_when_so_named(os(&[a0, "--version"])),
+                os(&[a0, "fio", "--version"])
+            );
+        }
+        assert_eq!(as_fio_when_so_named(os(&["fio"])), os(&["fio", "fio"]));
+    }
+
+    #[test]
+    fn other_names_keep_their_arguments() {
+        for a0 in [
+            "storbench",
+            "/usr/bin/storbench",
+            "fio2",
+            "/opt/fio/storbench",
+            "xfio",
+        ] {
+            assert_eq!(
+                as_fio_when_so_named(os(&[a0, "quick", "/tmp"])),
+                os(&[a0, "quick", "/tmp"])
+            );
+        }
+        assert!(as_fio_when_so_named(Vec::new()).is_empty());
+    }
 }

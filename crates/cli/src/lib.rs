@@ -41,6 +41,10 @@ pub struct StoreArgs {
     /// A free tag for this run (repeatable).
     #[arg(long = "tag", global = true, value_name = "TEXT", value_parser = non_blank)]
     pub tags: Vec<String>,
+    /// Save without saying so on stderr: set when storbench runs as the drop-in `fio`,
+    /// whose callers take any output on stderr for an error (bench-fio does).
+    #[arg(skip)]
+    pub quiet_save: bool,
 }
 
 /// Why a blank label or tag is refused: it must show in `history` and be typed back to
@@ -98,7 +102,9 @@ fn for_stderr(message: &str) -> String {
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(as_fio_when_so_named(args)) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let drop_in = invoked_as_fio(&args);
+    let mut cli = match Cli::try_parse_from(as_fio_when_so_named(args)) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             eprintln!("storbench: {}", for_stderr(&one_line_error(&e)));
@@ -109,6 +115,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    cli.store.quiet_save = drop_in;
     match cmd::dispatch(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is no error to report: standard tools die
@@ -135,14 +142,17 @@ pub const FIO_LINK_NAME: &str = "fio";
 /// name, wherever it was found) is [`FIO_LINK_NAME`]; unchanged otherwise.
 pub fn as_fio_when_so_named(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let mut args: Vec<OsString> = args.into_iter().collect();
-    let named_fio = args
-        .first()
-        .and_then(|a0| std::path::Path::new(a0).file_name())
-        .is_some_and(|n| n == FIO_LINK_NAME);
-    if named_fio {
+    if invoked_as_fio(&args) {
         args.insert(1, OsString::from("fio"));
     }
     args
+}
+
+/// Whether the program name (the file name of `args[0]`) is [`FIO_LINK_NAME`].
+pub fn invoked_as_fio(args: &[OsString]) -> bool {
+    args.first()
+        .and_then(|a0| std::path::Path::new(a0).file_name())
+        .is_some_and(|n| n == FIO_LINK_NAME)
 }
 
 /// Bad input is one line: clap's message without its usage block and "try --help" line,

@@ -306,7 +306,8 @@ pub(super) const THINK: &[OptDef] = &[
             b.spec.think.think_us = micros(v)?;
             Ok(())
         },
-    ),
+    )
+    .note("As fio 3.33: checked after each IO; a due pause first waits for the IOs in flight, and never sleeps past the job's runtime. The pause counts in the job's runtime, as in fio. rate_ignore_thinktime is not supported."),
     OptDef::new(
         "thinktime_spin",
         K::TimeUs,

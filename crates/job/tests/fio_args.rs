@@ -401,15 +401,28 @@ fn wild_job_options_parse_as_fio_reads_them() {
     assert_eq!(t.iotime_us, 1_000_000);
     assert_eq!(j.blockalign, [Some(16384); 3]);
     assert!(j.norandommap);
-    assert!(inv.warnings.iter().any(|w| w.contains("blockalign= turns off randommap")));
+    assert!(
+        inv.warnings
+            .iter()
+            .any(|w| w.contains("blockalign= turns off randommap"))
+    );
     assert_eq!(j.rate_min, [Some(1 << 20), Some(2 << 20), Some(2 << 20)]);
     assert_eq!(j.rate_iops_min, [None, None, Some(5)]);
     for (line, err) in [
         ("--name=x --thinktime_blocks=0", "give 1 or more"),
-        ("--name=x --thinktime_blocks_type=sometimes", "not one of complete, issue"),
+        (
+            "--name=x --thinktime_blocks_type=sometimes",
+            "not one of complete, issue",
+        ),
         ("--name=x --ba=0", "an alignment of 0 bytes"),
-        ("--name=x --rate=1m --rate_min=2m", "rate_min (2097152 B/s) exceeds rate"),
-        ("--name=x --rate_iops=10 --rate_iops_min=20", "rate_iops_min (20) exceeds"),
+        (
+            "--name=x --rate=1m --rate_min=2m",
+            "rate_min (2097152 B/s) exceeds rate",
+        ),
+        (
+            "--name=x --rate_iops=10 --rate_iops_min=20",
+            "rate_iops_min (20) exceeds",
+        ),
     ] {
         let e = parse(line).unwrap_err().to_string();
         assert!(e.contains(err), "{line}: {e}");

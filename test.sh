@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
-          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six chromium
+          iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six python3-venv chromium
           groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang snmpd)
 
 missing=()
@@ -21,6 +21,14 @@ if ((${#missing[@]})); then
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# fio-plot from PyPI (bench-fio, fio-plot) for the drop-in fio test (crates/cli/tests/
+# fio_dropin.rs), in a venv next to the test binaries, where that test looks for it.
+fio_plot_venv="${CARGO_TARGET_DIR:-target}/fio-plot-venv"
+if [ ! -x "$fio_plot_venv/bin/bench-fio" ]; then
+    python3 -m venv "$fio_plot_venv"
+    "$fio_plot_venv/bin/pip" install -q fio-plot
 fi
 
 if ! command -v cargo-nextest >/dev/null 2>&1; then

@@ -43,6 +43,10 @@ pub struct StoreArgs {
     /// A free tag for this run (repeatable).
     #[arg(long = "tag", global = true, value_name = "TEXT", value_parser = non_blank)]
     pub tags: Vec<String>,
+    /// Save without saying so on stderr: set when storbench runs as the drop-in `fio`,
+    /// whose callers take any output on stderr for an error (bench-fio does).
+    #[arg(skip)]
+    pub quiet_save: bool,
 }
 
 /// Why a blank label or tag is refused: it must show in `history` and be typed back to
@@ -102,7 +106,9 @@ fn for_stderr(message: &str) -> String {
 
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let drop_in = invoked_as_fio(&args);
+    let mut cli = match Cli::try_parse_from(as_fio_when_so_named(args)) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             eprintln!("storbench: {}", for_stderr(&one_line_error(&e)));
@@ -113,6 +119,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    cli.store.quiet_save = drop_in;
     match cmd::dispatch(cli) {
         Ok(code) => code,
         // A reader that stopped early (`| head`) is no error to report: standard tools die
@@ -129,6 +136,27 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             }
         }
     }
+}
+
+/// The name that makes storbench a drop-in `fio`: run through a link (or copy) named so,
+/// `fio ARGS` is `storbench fio ARGS`, for tools that call fio themselves.
+pub const FIO_LINK_NAME: &str = "fio";
+
+/// `args` with the `fio` subcommand put after the program name when that name (its file
+/// name, wherever it was found) is [`FIO_LINK_NAME`]; unchanged otherwise.
+pub fn as_fio_when_so_named(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    if invoked_as_fio(&args) {
+        args.insert(1, OsString::from("fio"));
+    }
+    args
+}
+
+/// Whether the program name (the file name of `args[0]`) is [`FIO_LINK_NAME`].
+pub fn invoked_as_fio(args: &[OsString]) -> bool {
+    args.first()
+        .and_then(|a0| std::path::Path::new(a0).file_name())
+        .is_some_and(|n| n == FIO_LINK_NAME)
 }
 
 /// Bad input is one line: clap's message without its usage block and "try --help" line,
@@ -195,4 +223,41 @@ fn command_of(usage: &str) -> String {
         .take_while(|w| !w.starts_with(['<', '[', '-']))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(words: &[&str]) -> Vec<OsString> {
+        words.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_program_named_fio_runs_the_fio_subcommand() {
+        for a0 in ["fio", "/usr/lib/storbench/bin/fio", "./fio"] {
+            assert_eq!(
+                as_fio_when_so_named(os(&[a0, "--version"])),
+                os(&[a0, "fio", "--version"])
+            );
+        }
+        assert_eq!(as_fio_when_so_named(os(&["fio"])), os(&["fio", "fio"]));
+    }
+
+    #[test]
+    fn other_names_keep_their_arguments() {
+        for a0 in [
+            "storbench",
+            "/usr/bin/storbench",
+            "fio2",
+            "/opt/fio/storbench",
+            "xfio",
+        ] {
+            assert_eq!(
+                as_fio_when_so_named(os(&[a0, "quick", "/tmp"])),
+                os(&[a0, "quick", "/tmp"])
+            );
+        }
+        assert!(as_fio_when_so_named(Vec::new()).is_empty());
+    }
 }

@@ -175,7 +175,7 @@ impl Observer for CliObserver<'_> {
             })
             .collect();
         let threads = jobs.iter().map(|j| j.header.numjobs.max(1)).sum();
-        let program = format!("storbench-{}", env!("CARGO_PKG_VERSION"));
+        let program = storbench_job::fio_style_version(env!("CARGO_PKG_VERSION"));
         self.print(|out| {
             if let Some(out) = out.as_deref_mut() {
                 let _ = write_start(&start, &program, threads, out);

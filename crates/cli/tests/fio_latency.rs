@@ -95,3 +95,30 @@ fn a_percentile_over_100_is_a_one_line_error() {
         out.stderr
     );
 }
+
+/// `--cmdhelp=NAME`'s type line is fio's for the latency options, so a caller that reads
+/// it (to learn whether a value is a list, or takes a time suffix) sees fio's answer.
+#[test]
+fn cmdhelp_type_lines_are_fios() {
+    if !fio_available() {
+        return;
+    }
+    let type_line = |text: &str| -> String {
+        text.lines()
+            .find_map(|l| l.trim_start().strip_prefix("type: "))
+            .unwrap_or_else(|| panic!("no type line in {text}"))
+            .to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "latency_percentile",
+        "max_latency",
+        "rate_iops",
+        "percentile_list",
+    ] {
+        let arg = format!("--cmdhelp={name}");
+        let theirs = fio(dir.path(), &[&arg]);
+        let ours = sb_fio(dir.path(), &[&arg]);
+        assert_eq!(type_line(ours.ok()), type_line(&theirs.stdout), "{name}");
+    }
+}

@@ -270,6 +270,9 @@ fn mask_line(line: &str) -> String {
     for unit in ["(nsec)", "(usec)", "(msec)"] {
         s = s.replace(unit, "(U)");
     }
+    if s.starts_with("fio-3.33 (storbench ") {
+        s = "PROGRAM".into();
+    }
     s = s.replace("fio-3.33", "PROGRAM");
     if s.starts_with("storbench-") {
         s = "PROGRAM".into();

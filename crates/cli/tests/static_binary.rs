@@ -222,6 +222,18 @@ fn deb_installs_binary_man_pages_and_completions() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("storbench "));
+    // The drop-in fio: a relative link, so it works in any root.
+    let link = r.join("usr/lib/storbench/bin/fio");
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("../../../bin/storbench")
+    );
+    let fio_version = Command::new(&link).arg("--version").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&fio_version.stdout).starts_with("fio-3.33 (storbench "),
+        "{}",
+        String::from_utf8_lossy(&fio_version.stdout)
+    );
     if have_tool("man") {
         let page = Command::new("man")
             .arg("-l")

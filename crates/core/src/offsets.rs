@@ -168,6 +168,8 @@ pub struct OffsetGen {
     /// Next sequential offset, relative to `start`.
     seq_next: u64,
     hole: u64,
+    /// fio's backward sequential step (`rw=read:-8k`); 0: forwards.
+    back: u64,
     /// Bytes from `start` to the end of the file, when IOs have one fixed size: fio then
     /// issues the IO that crosses the region's end if the file has room for it (its
     /// `get_next_buflen` checks the region only for a block size range). 0: no crossing.
@@ -184,6 +186,8 @@ pub struct OffsetParams {
     /// Alignment and random-map unit (the smallest block size).
     pub block: u64,
     pub hole: u64,
+    /// Backward step (`rw=read:-8k`); 0: forwards.
+    pub back: u64,
     /// Bytes from `start` to the end of the file when every IO has one fixed size, for the
     /// IO fio lets cross the region's end; 0 when the block size varies.
     pub cross_room: u64,
@@ -223,6 +227,7 @@ impl OffsetGen {
             nblocks,
             seq_next: 0,
             hole: p.hole,
+            back: p.back,
             cross_room: p.cross_room,
             draw,
             pass_end: PassEnd::None,
@@ -255,6 +260,9 @@ impl OffsetGen {
     /// file has room for it.
     #[inline]
     pub fn next_sequential(&mut self, bs: u64) -> u64 {
+        if self.back > 0 {
+            return self.next_backward(bs);
+        }
         if self.seq_next + bs > self.len && !self.crosses_the_end(bs) {
             self.pass_end = self.seq_end_kind();
             self.seq_next = 0;
@@ -262,6 +270,22 @@ impl OffsetGen {
         let off = self.start + self.seq_next;
         self.seq_next += bs + self.hole;
         off
+    }
+
+    /// fio's backward sequential IO (`get_next_seq_offset` with a negative `ddir_seq_add`):
+    /// the first IO at the region's start, then each one `back` bytes before the end of
+    /// the previous; a step before the start wraps to `back` bytes before the region's end
+    /// (so with `back` = 2 × bs the last block is never read, as in fio). The wrap is no
+    /// pass end: fio's backward run does not end the file there either.
+    #[cold]
+    fn next_backward(&mut self, bs: u64) -> u64 {
+        let off = self.seq_next;
+        let end = off + bs;
+        self.seq_next = match end.checked_sub(self.back) {
+            Some(next) if next + bs <= self.len => next,
+            _ => self.len.saturating_sub(self.back),
+        };
+        self.start + off.min(self.len.saturating_sub(bs))
     }
 
     /// Why the sequential run cannot go on: fio wraps a skip silently but ends the pass at
@@ -368,11 +392,28 @@ mod tests {
             len,
             block,
             hole: 0,
+            back: 0,
             cross_room: 0,
             random_map: true,
             distribution: RandomDistribution::Random,
             seed: 42,
         }
+    }
+
+    #[test]
+    fn backward_sequential_walks_down_from_the_end_as_fio() {
+        // rw=read:-8k, bs=4k over 64 KiB: 0, then 56k, 52k, … 4k, 0, then 56k again.
+        let mut g = OffsetGen::new(OffsetParams {
+            back: 8192,
+            ..params(65536, 4096)
+        });
+        let offs: Vec<u64> = (0..17).map(|_| g.next_sequential(4096) / 1024).collect();
+        assert_eq!(
+            offs,
+            [
+                0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56
+            ]
+        );
     }
 
     proptest! {
@@ -399,7 +440,7 @@ mod tests {
                 _ => RandomDistribution::Normal(10.0),
             };
             let mut g = OffsetGen::new(OffsetParams {
-                start: 1 << 20, len: len_blocks * block, block, hole: 0, cross_room: 0,
+                start: 1 << 20, len: len_blocks * block, block, hole: 0, back: 0, cross_room: 0,
                 random_map: true,
                 distribution, seed });
             let mut rng = Rng::seeded(seed);

@@ -35,7 +35,7 @@ macro_rules! engines {
 }
 
 engines! {
-    sync, psync, pvsync2, io_uring, libaio, posixaio, mmap, null,
+    sync, psync, pvsync, vsync, pvsync2, io_uring, libaio, posixaio, mmap, null,
     filecreate, filestat, filedelete,
     nfs, iscsi, nbd, smb,
 }

@@ -20,7 +20,7 @@ pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(Sync::default()))
 }
 
-fn seek(f: &mut LocalFile, offset: u64, kind: IoKind) -> Result<(), EngineError> {
+pub(crate) fn seek(f: &mut LocalFile, offset: u64, kind: IoKind) -> Result<(), EngineError> {
     if f.pos == offset {
         return Ok(());
     }

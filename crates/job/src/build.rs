@@ -4,6 +4,27 @@
 
 use crate::spec::{BlockSize, JobSpec, RandomDistribution, SizeSpec};
 
+/// fio refuses a minimum rate above the rate cap of the same direction.
+fn check_min_rates(s: &JobSpec) -> Result<(), String> {
+    for (d, dir) in ["reads", "writes", "trims"].iter().enumerate() {
+        if let (Some(min), Some(cap)) = (s.rate_min[d], s.rate[d])
+            && min > cap
+        {
+            return Err(format!(
+                "rate_min ({min} B/s) exceeds rate ({cap} B/s) for {dir}"
+            ));
+        }
+        if let (Some(min), Some(cap)) = (s.rate_iops_min[d], s.rate_iops[d])
+            && min > cap
+        {
+            return Err(format!(
+                "rate_iops_min ({min}) exceeds rate_iops ({cap}) for {dir}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A job under construction. Cloning it is how a job inherits the `[global]` above it.
 #[derive(Clone, Debug)]
 pub(crate) struct JobBuilder {
@@ -75,6 +96,14 @@ impl JobBuilder {
         if s.random_distribution != RandomDistribution::Random {
             s.norandommap = true;
         }
+        if s.blockalign.iter().any(Option::is_some) && !s.norandommap {
+            warnings.push(format!(
+                "job '{}': any use of blockalign= turns off randommap (as fio does)",
+                s.name
+            ));
+            s.norandommap = true;
+        }
+        check_min_rates(s)?;
         if self.randseed_set {
             s.randrepeat = false;
         }

@@ -169,6 +169,13 @@ pub static ENGINES: &[EngineInfo] = &[
         &[],
         "pread()/pwrite() (fio's default on Linux)",
     ),
+    local(
+        "vsync",
+        true,
+        &[],
+        "readv()/writev() after lseek(), one IO per call",
+    ),
+    local("pvsync", true, &[], "preadv()/pwritev(), one IO per call"),
     EngineInfo {
         helper_threads: true,
         ..local(

@@ -41,7 +41,12 @@ pub fn fio_compat_markdown() -> String {
          refused with an error naming it, never ignored.\n\n\
          Units follow fio: under the default `kb_base=1024`, `4k` = `4kb` = `4ki` = 4096 bytes \
          but `4KiB` = 4000; under `kb_base=1000`, `4k` = 4000 and `4KiB` = 4096. Times are \
-         seconds unless suffixed with `us`, `ms`, `s`, `m`, `h` or `d`.\n\n",
+         seconds unless suffixed with `us`, `ms`, `s`, `m`, `h` or `d`.\n\n\
+         Run through a link named `fio` (the Debian package installs \
+         `/usr/lib/storbench/bin/fio`), storbench is `storbench fio`, for tools that run fio \
+         themselves: `fio --version` prints `fio-3.33 (storbench VERSION)`, and the outputs \
+         name their program so (JSON `fio version`, the terse line's second field), so callers \
+         that check for `fio-3` accept it while the results say which program ran.\n\n",
     );
     options_section(&mut out);
     engines_section(&mut out);

@@ -114,7 +114,11 @@ pub const GLOBAL_FLAGS: &[GlobalFlag] = &[
         Arity::None,
         "Refuse any job that writes or trims",
     ),
-    yes("version", Arity::None, "Print the version"),
+    yes(
+        "version",
+        Arity::None,
+        "Print the version in fio's form: fio-3.33 (storbench VERSION)",
+    ),
     yes("help", Arity::None, "Print usage"),
     yes("warnings-fatal", Arity::None, "Treat warnings as errors"),
     no(

@@ -203,3 +203,14 @@ fn no_jobs(sections: &[String], files: &[crate::low::LowFile]) -> JobError {
         JobError::Usage("no jobs defined: the job files have only [global] sections".into())
     }
 }
+
+/// The fio release whose command lines, job files and outputs storbench reproduces.
+pub const FIO_RELEASE: &str = "fio-3.33";
+
+/// What `fio --version` prints and fio's outputs name as their program (the JSON's
+/// `fio version`, the terse line's second field, the line before "Starting N threads"):
+/// fio's own form first, since callers match it (`fio --version | grep fio-3`, fio-plot's
+/// `fio-3.` check, version comparisons that strip `fio-`), then which program ran.
+pub fn fio_style_version(storbench_version: &str) -> String {
+    format!("{FIO_RELEASE} (storbench {storbench_version})")
+}

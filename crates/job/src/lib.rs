@@ -37,6 +37,9 @@ pub use host::HostFacts;
 pub use ini::{
     IncludeLoader, SourceReader, parse_job_text, read_job_file, read_job_file_with, read_source,
 };
-pub use invocation::{Eta, FioInvocation, OutputFormat, parse_fio_args, parse_fio_args_with};
+pub use invocation::{
+    Eta, FIO_RELEASE, FioInvocation, OutputFormat, fio_style_version, parse_fio_args,
+    parse_fio_args_with,
+};
 pub use low::{LowFile, LowSection, RawOpt};
 pub use spec::*;

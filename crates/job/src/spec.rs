@@ -79,6 +79,9 @@ pub struct Rw {
     pub nr: u64,
     /// The suffix as given was a size (sequential hole) rather than a count.
     pub hole: u64,
+    /// A negative size suffix (`rw=read:-8k`): fio's backward sequential IO, each IO
+    /// starting this far before the end of the previous one (wrapping to the region's end).
+    pub back: u64,
 }
 
 /// Block sizes for one data direction.
@@ -421,6 +424,9 @@ pub struct JobSpec {
     pub rwmixread: u32,
     /// read, write, trim.
     pub bs: [BlockSize; 3],
+    /// fio's `blockalign` per direction: random offsets are multiples of it (None: the
+    /// direction's smallest block size).
+    pub blockalign: [Option<u64>; 3],
     pub ioengine: String,
     /// Engine-specific options (`hipri`, `sqthread_poll`, `registerfiles`, `fixedbufs`,
     /// `nfs_url`, …) as given.
@@ -454,6 +460,9 @@ pub struct JobSpec {
     pub latency: LatencyTarget,
     /// fio's `max_latency` per direction, µs: an IO slower ends the job with ETIMEDOUT.
     pub max_latency_us: [Option<u64>; 3],
+    /// fio's `thinktime` family: pauses between IOs, as an application that computes
+    /// between its reads and writes.
+    pub think: ThinkTime,
 
     // --- syncing ---
     pub fsync: u32,
@@ -466,6 +475,10 @@ pub struct JobSpec {
     pub rate: [Option<u64>; 3],
     pub rate_iops: [Option<u64>; 3],
     pub rate_process: RateProcess,
+    /// fio's `rate_min` (bytes/s) and `rate_iops_min` per direction: a direction slower
+    /// over a one-second cycle (after two seconds of settling) ends the job with EIO.
+    pub rate_min: [Option<u64>; 3],
+    pub rate_iops_min: [Option<u64>; 3],
 
     // --- randomness ---
     pub norandommap: bool,
@@ -549,6 +562,7 @@ impl JobSpec {
                 kind: RwKind::Read,
                 nr: 1,
                 hole: 0,
+                back: 0,
             },
             rwmixread: 50,
             bs: [
@@ -556,6 +570,7 @@ impl JobSpec {
                 BlockSize::Fixed(4096),
                 BlockSize::Fixed(4096),
             ],
+            blockalign: [None; 3],
             ioengine: crate::catalogue::DEFAULT_ENGINE.into(),
             engine_options: Vec::new(),
             iodepth: 1,
@@ -568,6 +583,7 @@ impl JobSpec {
             steadystate: SteadyState::default(),
             latency: LatencyTarget::default(),
             max_latency_us: [None; 3],
+            think: ThinkTime::default(),
             time_based: false,
             ramp_time: Duration::ZERO,
             startdelay: (Duration::ZERO, Duration::ZERO),
@@ -582,6 +598,8 @@ impl JobSpec {
             rate: [None; 3],
             rate_iops: [None; 3],
             rate_process: RateProcess::Linear,
+            rate_min: [None; 3],
+            rate_iops_min: [None; 3],
             norandommap: false,
             randrepeat: true,
             randseed: 0x89,
@@ -685,6 +703,40 @@ impl SteadyState {
             self.limit as f32,
             if self.percent { "%" } else { "" }
         )
+    }
+}
+
+/// fio's `thinktime`, `thinktime_spin`, `thinktime_blocks`, `thinktime_blocks_type` and
+/// `thinktime_iotime`: once `blocks` reads and writes are done since the last pause (or
+/// issued, with `on_issue`), or once `iotime_us` has passed since it, the job waits for
+/// its IOs in flight, busy-waits `spin_us`, then sleeps the rest of `think_us`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThinkTime {
+    /// µs; 0: no pauses.
+    pub think_us: u64,
+    /// µs of the pause spent spinning on the CPU rather than sleeping.
+    pub spin_us: u64,
+    /// Reads and writes between pauses.
+    pub blocks: u64,
+    /// Whether `thinktime_blocks` was given: with `thinktime_iotime` alone, only the time
+    /// counts (fio's rule, since the default of one block would pause after every IO).
+    pub blocks_given: bool,
+    /// `thinktime_blocks_type=issue`: count IOs issued rather than completed.
+    pub on_issue: bool,
+    /// µs of IO between pauses; 0: count blocks only.
+    pub iotime_us: u64,
+}
+
+impl Default for ThinkTime {
+    fn default() -> Self {
+        ThinkTime {
+            think_us: 0,
+            spin_us: 0,
+            blocks: 1,
+            blocks_given: false,
+            on_issue: false,
+            iotime_us: 0,
+        }
     }
 }
 

@@ -285,9 +285,8 @@ fn errors_are_one_line_and_say_where() {
             "--random_distribution=zoned_abs:60/10:40/90: fio's 'zoned_abs' distribution is not supported by storbench",
         ),
         (
-            // fio's own examples/backwards-read.fio line.
-            "--name=x --rw=read:-8k",
-            "--rw=read:-8k: backward sequential IO (':-8k') is not supported by storbench",
+            "--name=x --rw=read:-0",
+            "--rw=read:-0: ':-0': a backward step of 0 bytes",
         ),
         (
             "--name=x --iodpeth=4",
@@ -379,4 +378,53 @@ fn showcmd_turns_a_job_file_into_a_command_line() {
         inv.showcmd.as_deref(),
         Some("fio --ioengine=null --size=64m --name='job one' --bs=8k --time_based\n")
     );
+}
+
+/// fio's backward sequential IO (its examples/backwards-read.fio line) and the options of
+/// wild job files that now run: thinktime, blockalign (which turns the random map off, as
+/// fio says), rate_min, rate_iops_min.
+#[test]
+fn wild_job_options_parse_as_fio_reads_them() {
+    let inv = parse("--name=x --rw=read:-8k --bs=4k").unwrap();
+    let j = &inv.workload.jobs[0];
+    assert_eq!((j.rw.back, j.rw.hole), (8192, 0));
+    let inv = parse(
+        "--name=x --rw=randread --thinktime=2ms --thinktime_spin=500 --thinktime_blocks=8 \
+         --thinktime_blocks_type=issue --thinktime_iotime=1s --ba=16k --rate_min=1m,2m \
+         --rate_iops_min=,,5",
+    )
+    .unwrap();
+    let j = &inv.workload.jobs[0];
+    let t = j.think;
+    assert_eq!((t.think_us, t.spin_us, t.blocks), (2000, 500, 8));
+    assert!(t.blocks_given && t.on_issue);
+    assert_eq!(t.iotime_us, 1_000_000);
+    assert_eq!(j.blockalign, [Some(16384); 3]);
+    assert!(j.norandommap);
+    assert!(
+        inv.warnings
+            .iter()
+            .any(|w| w.contains("blockalign= turns off randommap"))
+    );
+    assert_eq!(j.rate_min, [Some(1 << 20), Some(2 << 20), Some(2 << 20)]);
+    assert_eq!(j.rate_iops_min, [None, None, Some(5)]);
+    for (line, err) in [
+        ("--name=x --thinktime_blocks=0", "give 1 or more"),
+        (
+            "--name=x --thinktime_blocks_type=sometimes",
+            "not one of complete, issue",
+        ),
+        ("--name=x --ba=0", "an alignment of 0 bytes"),
+        (
+            "--name=x --rate=1m --rate_min=2m",
+            "rate_min (2097152 B/s) exceeds rate",
+        ),
+        (
+            "--name=x --rate_iops=10 --rate_iops_min=20",
+            "rate_iops_min (20) exceeds",
+        ),
+    ] {
+        let e = parse(line).unwrap_err().to_string();
+        assert!(e.contains(err), "{line}: {e}");
+    }
 }

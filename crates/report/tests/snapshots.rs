@@ -165,7 +165,7 @@ fn several_formats_in_fio_order() {
     )
     .unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.starts_with("3;storbench-0.1.0;t;0;0;"));
+    assert!(text.starts_with("3;fio-3.33 (storbench 0.1.0);t;0;0;"));
     let json_start = text.find("\n{\n").unwrap();
     let normal_start = text.find("\nt: (groupid=0").unwrap();
     assert!(json_start < normal_start);

@@ -85,7 +85,8 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
 /// Help texts the invocation asks for instead of a run.
 fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
     if inv.version {
-        return Ok(Some(format!("storbench-{}\n", env!("CARGO_PKG_VERSION"))));
+        let version = storbench_job::fio_style_version(env!("CARGO_PKG_VERSION"));
+        return Ok(Some(format!("{version}\n")));
     }
     if let Some(opt) = &inv.cmdhelp {
         return storbench_job::cmdhelp(opt.as_deref())

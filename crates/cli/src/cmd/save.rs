@@ -74,6 +74,8 @@ pub fn save_to(db: &mut Store, store: &StoreArgs, run: &RunResult) -> anyhow::Re
         source: None,
     };
     let id = db.save(run, &meta)?;
-    eprintln!("storbench: saved as run {id} in {}", db.path().display());
+    if !store.quiet_save {
+        eprintln!("storbench: saved as run {id} in {}", db.path().display());
+    }
     Ok(id)
 }

@@ -83,6 +83,9 @@ impl Worker<'_> {
             if self.queued.len() >= batch {
                 self.commit()?;
             }
+            if self.think.is_some() && self.think_due() {
+                break;
+            }
         }
         Ok(true)
     }

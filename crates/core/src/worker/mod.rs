@@ -9,7 +9,9 @@
 mod complete;
 mod issue;
 mod latency;
+mod minrate;
 mod passes;
+mod think;
 mod verifying;
 
 pub(crate) use passes::region_pass;
@@ -272,15 +274,21 @@ struct Worker<'p> {
     lat: Option<latency::LatSearch>,
     lat_quiesce: bool,
     lat_done: bool,
+    /// fio's thinktime pauses (`think.rs`), when the job has them.
+    think: Option<think::Think>,
+    /// fio's rate_min and rate_iops_min (`minrate.rs`), when the job has them.
+    min_rate: Option<minrate::MinRate>,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
 fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile>, EngineError> {
     let job = &*plan.job;
+    // fio's blockalign, else the smallest block size: the unit offsets are multiples of.
     let block = job
         .bs
         .iter()
-        .map(|b| b.min())
+        .zip(job.blockalign)
+        .map(|(b, ba)| ba.unwrap_or(b.min()))
         .filter(|&b| b > 0)
         .min()
         .unwrap_or(4096);
@@ -297,6 +305,7 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
             len: f.len,
             block,
             hole: job.rw.hole,
+            back: job.rw.back,
             cross_room: if fixed {
                 f.size.saturating_sub(f.start)
             } else {
@@ -434,6 +443,8 @@ impl<'p> Worker<'p> {
             lat: latency::LatSearch::new(&job.latency, depth),
             lat_quiesce: false,
             lat_done: false,
+            think: think::Think::new(&job.think),
+            min_rate: minrate::MinRate::new(job),
         })
     }
 
@@ -466,6 +477,12 @@ impl<'p> Worker<'p> {
         self.job_start = self.clock.epoch() + Duration::from_nanos(start);
         self.ramp_end_ns = start + job.ramp_time.as_nanos() as u64;
         self.clock();
+        if let Some(t) = &mut self.think {
+            t.start_at(start);
+        }
+        if let Some(m) = &mut self.min_rate {
+            m.start_at(start);
+        }
         if job.ramp_time.is_zero() {
             self.begin_measuring_at(start);
             if hi.is_zero() {
@@ -553,6 +570,69 @@ impl<'p> Worker<'p> {
             if self.lat.is_some() {
                 self.latency_step()?;
             }
+            if self.think.is_some() {
+                self.think_if_due()?;
+            }
+            if self.min_rate.as_ref().is_some_and(|m| m.due(self.last_ns)) {
+                self.check_min_rate()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// fio's check_min_rate, outside the ramp, on the measured totals.
+    #[cold]
+    fn check_min_rate(&mut self) -> Result<(), EngineError> {
+        if !self.measuring {
+            return Ok(());
+        }
+        let d = &self.stats.dirs;
+        let bytes = [d[0].io_bytes, d[1].io_bytes];
+        let ios = [d[0].total_ios, d[1].total_ios];
+        let now = self.last_ns;
+        match &mut self.min_rate {
+            Some(m) => m.check(now, bytes, ios),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads and writes done so far: issued, minus those still queued or in flight.
+    fn completed_ios(&self) -> u64 {
+        self.issued_ios
+            .saturating_sub(u64::from(self.inflight) + self.queued.len() as u64)
+    }
+
+    /// Whether a thinktime pause is due now (checked after each IO queued too, so a deep
+    /// queue does not run past it, as fio checks after each IO).
+    fn think_due(&mut self) -> bool {
+        let Some(t) = &self.think else { return false };
+        let now = if t.needs_clock() {
+            self.clock.now_ns()
+        } else {
+            0
+        };
+        t.due(self.issued_ios, self.completed_ios(), now)
+    }
+
+    /// fio's `handle_thinktime`: waits for the IOs in flight, spins, then sleeps the rest
+    /// of the pause, never past the job's deadline.
+    #[cold]
+    fn think_if_due(&mut self) -> Result<(), EngineError> {
+        if !self.think_due() {
+            return Ok(());
+        }
+        self.drain()?;
+        let (spin, sleep) = self.think.as_ref().map_or((0, 0), |t| t.pause_ns());
+        let spin_end = self.clock().saturating_add(spin);
+        while self.clock() < spin_end {
+            std::hint::spin_loop();
+        }
+        let left = self.deadline_ns.saturating_sub(self.last_ns);
+        sleep_interruptible(Duration::from_nanos(sleep.min(left)));
+        let now = self.clock();
+        let (issued, done) = (self.issued_ios, self.completed_ios());
+        if let Some(t) = &mut self.think {
+            t.paused(issued, done, now);
         }
         Ok(())
     }

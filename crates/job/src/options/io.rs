@@ -133,7 +133,7 @@ pub(super) const DEFS: &[OptDef] = &[
         apply_rw,
     )
     .aliases(&["readwrite"])
-    .note("A negative ':N' (fio's backward sequential IO, as in `rw=read:-8k`) is not supported."),
+    .note("A negative ':N' is fio's backward sequential IO (`rw=read:-8k`): each IO starts that far before the end of the previous one, the first at the region's start, and a step past the start wraps to that far before the region's end, as in fio."),
     OptDef::new(
         "rwmixread",
         K::Percent,
@@ -256,6 +256,7 @@ fn apply_rw(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String> {
         kind,
         nr: 1,
         hole: 0,
+        back: 0,
     };
     match suffix {
         Some(s) if kind.is_random() => {
@@ -266,9 +267,10 @@ fn apply_rw(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String> {
         }
         Some(s) if s.starts_with('-') => {
             // fio seeks backwards by that much after each IO; not "a negative number".
-            return Err(format!(
-                "backward sequential IO (':{s}') is not supported by storbench (see docs/fio-compat.md)"
-            ));
+            rw.back = parse_size(&s[1..], b.spec.kb_base)?;
+            if rw.back == 0 {
+                return Err(format!("':{s}': a backward step of 0 bytes"));
+            }
         }
         Some(s) => rw.hole = parse_size(s, b.spec.kb_base)?,
         None => {}
@@ -334,6 +336,28 @@ pub(super) const BLOCK_SIZES: &[OptDef] = &[
         apply_bssplit,
     )
     .note("Weights adding up to more than 100 are refused (fio accepts some such lists); a list adding up to less than 100 gives the rest to its heaviest entry, which is what fio's selection does. On a random job that covers its range once (the random map), fio shortens an IO that would overlap blocks already done, so it issues more, smaller IOs than the weights say (about 3,260 instead of 1,930 for 4k/50:64k/50 over 64 MiB); storbench keeps the drawn sizes, so the bytes agree with fio's and the IO count follows the weights."),
+    OptDef::new(
+        "blockalign",
+        K::SizeDirs,
+        C::BlockSize,
+        "",
+        "Boundary random offsets are aligned to, or read,write[,trim] (default: the smallest block size)",
+        |b, v| {
+            let kb = b.spec.kb_base;
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let n = parse_size(p, kb)?;
+                    if n == 0 {
+                        return Err("an alignment of 0 bytes: give 1 or more".into());
+                    }
+                    b.spec.blockalign[d] = Some(n);
+                }
+            }
+            Ok(())
+        },
+    )
+    .aliases(&["ba"])
+    .note("As in fio, random offsets are multiples of it; storbench aligns every direction to the smallest alignment given or implied (fio keeps one per direction)."),
 ];
 
 fn apply_bs(b: &mut JobBuilder, v: Option<&str>) -> Result<(), String> {

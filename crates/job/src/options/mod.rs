@@ -101,7 +101,10 @@ impl Kind {
             Kind::Int => "integer",
             Kind::Percent => "integer percentage (0-100)",
             Kind::PercentDirs => "percentages: read[,write[,trim]]",
-            Kind::IntDirs => "integers: read[,write[,trim]]",
+            // fio's own type lines (its FIO_OPT_ULL and FIO_OPT_FLOAT_LIST): callers that
+            // read `fio --cmdhelp=NAME` see what fio prints; the help text says which
+            // options take read,write[,trim] or only one value.
+            Kind::IntDirs => "integer value (opt=100)",
             Kind::Size => "size in bytes with optional k/m/g/t/p suffix (kb_base rules)",
             Kind::SizeOrPercent => "size in bytes with optional suffix, or N%",
             Kind::SizeDirs => "sizes: read[,write[,trim]]",
@@ -114,7 +117,7 @@ impl Kind {
             Kind::Millis => "integer milliseconds",
             Kind::Choice(_) => "one of the listed values",
             Kind::Engine => "engine name (see the values below)",
-            Kind::FloatList => "':'-separated decimal numbers",
+            Kind::FloatList => "list of floating point values separated by ':' (opt=5.9:7.8)",
             Kind::Pattern => "byte pattern: 0xHEX, \"text\", decimal, concatenated",
             Kind::Str => "string",
         }
@@ -276,6 +279,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         engine::DEFS,
         timing::DEFS,
         timing::RATE,
+        timing::THINK,
         timing::LATENCY,
         random::DEFS,
         buffers::DEFS,

@@ -289,6 +289,80 @@ pub(super) const LATENCY: &[OptDef] = &[
     ),
 ];
 
+const BLOCKS_TYPE: &[(&str, &str)] = &[
+    ("complete", "Count IOs completed (fio's default)"),
+    ("issue", "Count IOs issued"),
+];
+
+/// fio's thinktime family (see `ThinkTime`): times are µs unless suffixed, as in fio.
+pub(super) const THINK: &[OptDef] = &[
+    OptDef::new(
+        "thinktime",
+        K::TimeUs,
+        C::Rate,
+        "0",
+        "Pause this long (µs unless suffixed) after every thinktime_blocks IOs, waiting first for those in flight",
+        |b, v| {
+            b.spec.think.think_us = micros(v)?;
+            Ok(())
+        },
+    )
+    .note("As fio 3.33: checked after each IO; a due pause first waits for the IOs in flight, and never sleeps past the job's runtime. The pause counts in the job's runtime, as in fio. rate_ignore_thinktime is not supported."),
+    OptDef::new(
+        "thinktime_spin",
+        K::TimeUs,
+        C::Rate,
+        "0",
+        "Part of each thinktime pause spent busy on the CPU instead of sleeping (µs unless suffixed)",
+        |b, v| {
+            b.spec.think.spin_us = micros(v)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "thinktime_blocks",
+        K::Int,
+        C::Rate,
+        "1",
+        "IOs between thinktime pauses",
+        |b, v| {
+            let n = parse_u64(val(v)?, b.spec.kb_base)?;
+            if n == 0 {
+                return Err("0 IOs between pauses: give 1 or more".into());
+            }
+            b.spec.think.blocks = n;
+            b.spec.think.blocks_given = true;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "thinktime_blocks_type",
+        K::Choice(BLOCKS_TYPE),
+        C::Rate,
+        "complete",
+        "Whether thinktime_blocks counts IOs completed or issued",
+        |b, v| {
+            b.spec.think.on_issue = match val(v)? {
+                "complete" => false,
+                "issue" => true,
+                other => return Err(format!("'{other}' is not one of complete, issue")),
+            };
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "thinktime_iotime",
+        K::TimeUs,
+        C::Rate,
+        "0",
+        "Pause for thinktime after this much time of IO (µs unless suffixed), as well as after thinktime_blocks when given",
+        |b, v| {
+            b.spec.think.iotime_us = micros(v)?;
+            Ok(())
+        },
+    ),
+];
+
 const RATE_PROCESS: &[(&str, &str)] = &[
     ("linear", "Evenly spaced IOs"),
     (
@@ -332,6 +406,43 @@ pub(super) const RATE: &[OptDef] = &[
             Ok(())
         },
     ),
+    OptDef::new(
+        "rate_min",
+        K::SizeDirs,
+        C::Rate,
+        "",
+        "End the job (EIO) when its bandwidth falls below this many bytes/s, or read,write[,trim]",
+        |b, v| {
+            let kb = b.spec.kb_base;
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let n = parse_size(p, kb)?;
+                    b.spec.rate_min[d] = (n > 0).then_some(n);
+                }
+            }
+            Ok(())
+        },
+    )
+    .aliases(&["ratemin"])
+    .note("As fio 3.33: checked once a second (fio's default rate_cycle) from two seconds after the job's start, on the bytes done in that second; fio's message and err=5 (EIO)."),
+    OptDef::new(
+        "rate_iops_min",
+        K::IntDirs,
+        C::Rate,
+        "",
+        "End the job (EIO) when its IOPS fall below this, or read,write[,trim]",
+        |b, v| {
+            let kb = b.spec.kb_base;
+            for (d, part) in split_dirs(val(v)?)?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    let n = parse_u64(p, kb)?;
+                    b.spec.rate_iops_min[d] = (n > 0).then_some(n);
+                }
+            }
+            Ok(())
+        },
+    )
+    .note("As fio 3.33, checked only for a direction without rate or rate_min."),
     OptDef::new(
         "rate_process",
         K::Choice(RATE_PROCESS),

@@ -4,7 +4,7 @@
 
 use super::{Category as C, Kind as K, OptDef, flag, val};
 use crate::spec::{JobSpec, VerifyKind};
-use crate::units::{parse_bool, parse_size};
+use crate::units::{parse_bool, parse_size, parse_u32};
 
 /// fio's `verify=` values for `--cmdhelp` and the docs.
 const VERIFY_VALUES: &[(&str, &str)] = &[
@@ -74,8 +74,8 @@ pub(super) const DEFS: &[OptDef] = &[
          which never finishes that hash: its 128 stored bytes are copies of data bytes, so it \
          finds little; use sha256, sha3-512 or crc32c. Refused with verify, for now: rw=rw, \
          randrw and trim workloads, write jobs with time_based or loops > 1 (fio verifies \
-         after every pass), and verify_backlog, verify_async, verify_dump, \
-         verify_state_save/load, experimental_verify, trim_verify_zero (below).",
+         after every pass), and verify_backlog, verify_dump, verify_state_load, \
+         experimental_verify, trim_verify_zero (below).",
     ),
     OptDef::new(
         "do_verify",
@@ -148,6 +148,30 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     )
     .note("storbench reports the first bad interval of a block either way; the job stops there, as fio's does."),
+    OptDef::new(
+        "verify_async",
+        K::Int,
+        C::Verify,
+        "0",
+        "Threads that check read-back blocks, off the IO thread",
+        |b, v| {
+            parse_u32(val(v)?, b.spec.kb_base)?;
+            Ok(())
+        },
+    )
+    .note("Accepted: storbench checks each block in the worker as its read completes, with the same result and message as fio's helper threads; only where the checking's CPU time is spent differs."),
+    OptDef::new(
+        "verify_state_save",
+        K::Bool,
+        C::Verify,
+        "1",
+        "Save the verify state of a write job stopped early, for verify_state_load",
+        |_b, v| {
+            parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("Accepted; storbench writes no state file (fio writes one only when a verifying write job is stopped by a signal or an error), and verify_state_load is not supported."),
     OptDef::new(
         "verify_only",
         K::Flag,

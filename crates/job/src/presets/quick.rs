@@ -118,6 +118,7 @@ pub fn workload(o: &QuickOptions) -> Workload {
                 },
                 nr: 1,
                 hole: 0,
+                back: 0,
             };
             j.iodepth = t.iodepth;
             j.numjobs = t.threads;

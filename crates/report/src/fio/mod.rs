@@ -4,8 +4,9 @@
 //! fio's per-group run status.
 //!
 //! What the reporters expect from a [`RunResult`] (the runner and the CLI fill it):
-//! - `tool_version` is storbench's bare version (`0.1.0`, printed `storbench-0.1.0`) or an
-//!   imported tool's own string (`fio-3.33`, printed as is).
+//! - `tool_version` is storbench's version (`0.1.0` or `storbench-0.1.0`, printed in fio's
+//!   form `fio-3.33 (storbench 0.1.0)`) or an imported tool's own string (`fio-3.33`,
+//!   printed as is).
 //! - `global_options` / `JobResult::options` keep every option as given, flags with an empty
 //!   value: like fio, JSON leaves flags out but shows `global options` when any was given.
 //! - `JobResult::runtime_ms` is one clone's measured time; a direction's `runtime_ms` is the
@@ -81,12 +82,13 @@ pub fn render_many(
 }
 
 /// The program name printed where fio prints `fio-3.33`: the producing tool's own name for
-/// imported runs, `storbench-<version>` for ours.
+/// imported runs, `fio-3.33 (storbench <version>)` for ours (what `fio --version` prints
+/// through the drop-in `fio` link, so callers that check fio's version accept it).
 pub fn program_name(run: &RunResult) -> String {
     let v = run.tool_version.as_str();
-    if v.starts_with("fio-") || v.starts_with("storbench-") {
+    if v.starts_with("fio-") {
         v.to_string()
     } else {
-        format!("storbench-{v}")
+        storbench_job::fio_style_version(v.strip_prefix("storbench-").unwrap_or(v))
     }
 }

@@ -40,9 +40,9 @@ impl SnmpUrl {
         if host.is_empty()
             || host
                 .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+                .any(|c| c.is_whitespace() || c.is_control() || "@[]".contains(c))
         {
-            return Err(bad("no host, or a host with spaces"));
+            return Err(bad("no host, or a host with spaces or brackets"));
         }
         Ok(SnmpUrl {
             community,
@@ -140,6 +140,10 @@ mod tests {
             "snmp://c%zz@nas",
             "snmp://[fd00::1",
             "snmp://na s",
+            // Found by fuzzing: a bracket inside the brackets was kept in the host, which
+            // then did not parse back when shown.
+            "snmp://a@[[1]",
+            "snmp://[a]b]",
         ] {
             let e = SnmpUrl::parse(bad).unwrap_err().to_string();
             assert!(

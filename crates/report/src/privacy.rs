@@ -171,6 +171,11 @@ mod tests {
             repeats: None,
             interrupted: false,
             verdicts: Vec::new(),
+            hosts: None,
+            server_stats: Some(storbench_core::result::ServerStats {
+                source: "snmp://nas.lan:1161".into(),
+                ..Default::default()
+            }),
         };
         r.environment = Some(Environment {
             hostname: "client7".into(),

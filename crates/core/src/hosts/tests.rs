@@ -65,6 +65,7 @@ fn run_of(jobs: Vec<JobResult>) -> RunResult {
         interrupted: false,
         verdicts: Vec::new(),
         hosts: None,
+        server_stats: None,
     }
 }
 

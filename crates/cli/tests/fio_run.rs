@@ -104,7 +104,9 @@ fn machine_output_stays_clean_with_warnings() {
     let lines: Vec<&str> = terse.ok().lines().collect();
     assert_eq!(lines.len(), 2, "{}", terse.stdout);
     assert!(
-        lines.iter().all(|l| l.starts_with("3;storbench-")),
+        lines
+            .iter()
+            .all(|l| l.starts_with("3;fio-3.33 (storbench ")),
         "{lines:?}"
     );
     assert!(terse.stderr.contains("iodepth"), "{}", terse.stderr);
@@ -116,7 +118,7 @@ fn output_file_gets_the_report_and_stdout_stays_empty() {
     for (format, check) in [
         ("normal", "Run status group 0 (all jobs):"),
         ("json+", "\"bins\""),
-        ("terse", "3;storbench-"),
+        ("terse", "3;fio-3.33 (storbench "),
     ] {
         let file = dir.path().join(format!("report.{format}"));
         let run = sb_fio(

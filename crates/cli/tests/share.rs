@@ -191,7 +191,11 @@ fn a_foreign_database_stops_a_run_before_any_io() {
     ];
     for args in runs {
         let err = fails(&db, args);
-        assert_eq!(err.matches("not a storbench results database").count(), 1, "{err}");
+        assert_eq!(
+            err.matches("not a storbench results database").count(),
+            1,
+            "{err}"
+        );
         assert_eq!(common::entries(&work), Vec::<String>::new(), "{args:?}");
     }
     assert_eq!(std::fs::read_to_string(&db).unwrap(), "my notes\n");

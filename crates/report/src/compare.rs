@@ -126,7 +126,9 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
             .map(|figs| figs.iter().find(|t| t.test == name))
             .collect();
         let present: Vec<usize> = (0..runs.len()).filter(|&i| found[i].is_some()).collect();
-        if present.len() < 2 {
+        // A test is compared where two runs have it; a single run (show, a one-run report)
+        // keeps all of its tests.
+        if present.len() < runs.len().min(2) {
             if let Some(&only) = present.first() {
                 unshared[only].push(name);
             }

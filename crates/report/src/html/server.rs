@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use storbench_core::result::ServerStats;
 
-
 const MB: f64 = 1e6;
 
 pub fn section(html: &mut String, s: &ServerStats) {

@@ -78,6 +78,14 @@ pub fn section(html: &mut String, s: &ServerStats) {
     html.push_str("</div>\n");
 }
 
+/// Text made safe inside HTML (the rest of the page is escaped by its template).
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,12 +122,4 @@ mod tests {
             "{html}"
         );
     }
-}
-
-/// Text made safe inside HTML (the rest of the page is escaped by its template).
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

@@ -332,10 +332,14 @@ fn a_steady_direct_run_has_no_cache_or_steady_reason_and_its_verdict_ends_the_no
         assert!(!last.contains(check), "{notes}");
     }
     // The rate of a steady device stays steady unless the host took the client's CPU
-    // away (seen here with load averages of 20 on 2 CPUs): then the host reason says so.
+    // away (seen here with load averages of 20 on 2 CPUs) or other processes shared the
+    // device (seen in CI: 1.9 GiB from other tests on the same disk): then the host
+    // reason says so, with its figure.
     if notes.contains("[verdict.steady]") {
         assert!(
-            notes.contains("waited for a CPU") || notes.contains("the host was busy"),
+            notes.contains("waited for a CPU")
+                || notes.contains("the host was busy")
+                || notes.contains("they shared the device"),
             "{notes}"
         );
     }

@@ -167,6 +167,38 @@ impl Store {
         Ok(Store { conn, path })
     }
 
+    /// Opens another storbench database to copy its runs into this one (`import other.db`)
+    /// without changing a byte of it or creating a file beside it: a read-only connection
+    /// ([`open_untouched`]), and a schema older than this build's is upgraded on a copy in
+    /// memory (SQLite's backup API), never in the file. The copy holds the whole database
+    /// in RAM, which a results database (a few KiB per run) affords.
+    pub fn open_to_import(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        check_header(&path)?;
+        let sq = |op| {
+            let path = path.clone();
+            move |e| StoreError::sqlite(&path, op, e)
+        };
+        let conn = open_untouched(&path).map_err(sq("open read-only"))?;
+        check_identity(&conn, &path)?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sq("read schema version"))?;
+        let mut conn = if version < LATEST {
+            let mut copy = Connection::open_in_memory().map_err(sq("open a copy in memory"))?;
+            rusqlite::backup::Backup::new(&conn, &mut copy)
+                .and_then(|b| b.run_to_completion(1024, Duration::ZERO, None))
+                .map_err(sq("copy into memory"))?;
+            copy
+        } else {
+            conn
+        };
+        schema::migrate_to(&mut conn, LATEST).map_err(sq("upgrade the copy in memory"))?;
+        conn.pragma_update(None, "query_only", true)
+            .map_err(sq("set query_only"))?;
+        Ok(Store { conn, path })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -462,6 +494,23 @@ fn open_unwritable(path: &Path) -> rusqlite::Result<Connection> {
         {
             return Ok(conn);
         }
+    }
+    Connection::open_with_flags(uri("mode=ro&immutable=1"), flags)
+}
+
+/// A read-only connection that creates nothing beside the file: a WAL database that has no
+/// `-wal` file has nothing outside the file to read, and `immutable=1` reads it without the
+/// `-wal` and `-shm` files a read-only connection in a writable directory would create;
+/// one with a `-wal` (a writer may be using it) is read through it with `mode=ro`.
+fn open_untouched(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let uri = |query: &str| format!("file:{}?{query}", uri_path(path));
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if Path::new(&wal).exists() {
+        let conn = Connection::open_with_flags(uri("mode=ro"), flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        return Ok(conn);
     }
     Connection::open_with_flags(uri("mode=ro&immutable=1"), flags)
 }

@@ -144,3 +144,58 @@ fn secrets_saved_by_older_versions_are_masked_when_read() {
     assert!(!json.contains("s3cret"), "{json}");
     assert!(json.contains("target_password=***"), "{json}");
 }
+
+/// `import other.db` reads another database and never writes it: an older schema is
+/// upgraded on a copy in memory, so the file keeps its bytes and its mtime, and no `-wal`
+/// or `-shm` file is left beside it; its runs still arrive. Both journal modes: a file last
+/// written by a WAL connection opens through `immutable` when no `-shm` exists.
+#[test]
+fn importing_an_older_database_leaves_its_bytes_and_mtime_unchanged() {
+    assert!(LATEST >= 2, "keep this test meaningful");
+    for wal in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.db");
+        {
+            let mut c = Connection::open(&other).unwrap();
+            if wal {
+                c.pragma_update(None, "journal_mode", "WAL").unwrap();
+            }
+            migrate_to(&mut c, 1).unwrap();
+            insert_v1_row(&c, "legacy");
+        }
+        let listing = |d: &std::path::Path| {
+            let mut names: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let bytes = std::fs::read(&other).unwrap();
+        let mtime = std::fs::metadata(&other).unwrap().modified().unwrap();
+        let files = listing(dir.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+
+        let ours = tempfile::tempdir().unwrap();
+        let mut db = Store::open(ours.path().join("r.db")).unwrap();
+        let from = Store::open_to_import(&other).unwrap_or_else(|e| panic!("wal {wal}: {e}"));
+        assert_eq!(db.merge_from(&from).unwrap(), (1, 0), "wal {wal}");
+        drop(from);
+        let got = db.list(&RunFilter::default()).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(db.load(got[0].id).unwrap().run, fio_run(1_000));
+
+        assert!(
+            std::fs::read(&other).unwrap() == bytes,
+            "wal {wal}: bytes changed"
+        );
+        let after = std::fs::metadata(&other).unwrap().modified().unwrap();
+        assert_eq!(after, mtime, "wal {wal}: mtime changed");
+        assert_eq!(listing(dir.path()), files, "wal {wal}: files appeared");
+        let v: i64 = Connection::open(&other)
+            .unwrap()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 1, "wal {wal}: the file was migrated");
+    }
+}

@@ -72,7 +72,7 @@ pub fn run_import(args: ImportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         if same_file(path, &db_path(store)?) {
             anyhow::bail!("{}: this is the results database itself", path.display());
         }
-        others.push((path, Store::open_read_only(path)?));
+        others.push((path, Store::open_to_import(path)?));
     }
     if store.no_save {
         for (path, n) in per_file {

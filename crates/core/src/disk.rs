@@ -25,6 +25,23 @@ pub fn device_of(path: &Path) -> Option<String> {
     Some(disk.file_name()?.to_string_lossy().into_owned())
 }
 
+/// This machine's disks: the whole block devices that are hardware (or a hypervisor's
+/// virtual disk), i.e. have a `device` in sysfs; loop, dm, md, zram and ram devices have
+/// none and hold nothing that is not on one of these. Used for a server on this host whose
+/// backing device cannot be known from the client (its export path is not in the protocol).
+pub fn machine_disks() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir("/sys/block")
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.path().join("device").exists())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
 /// The disks that hold a device's data (`dm-0` → `vda`, `md0` → `sda` and `sdb`, `loop3` →
 /// the disk its backing file lives on), followed through device-mapper and md members
 /// (`/sys/block/X/slaves`), partitions and loop backing files: the devices whose counters
@@ -209,6 +226,26 @@ mod tests {
             let slaves = std::fs::read_dir(sys.join("slaves")).map_or(0, |d| d.count());
             assert_eq!(slaves, 0, "{l} has devices below it");
         }
+    }
+
+    /// The disk under /tmp is one of this machine's disks (unless it is a loop or dm
+    /// device's, which have no hardware of their own and are followed to one).
+    #[test]
+    fn the_disk_under_tmp_is_among_the_machines_disks() {
+        let machine = machine_disks();
+        let Some(dev) = device_of(Path::new("/tmp")) else {
+            return;
+        };
+        for leaf in underlying(&dev) {
+            if Path::new("/sys/block").join(&leaf).join("device").exists() {
+                assert!(machine.contains(&leaf), "{leaf} not in {machine:?}");
+            }
+        }
+        assert!(
+            machine
+                .iter()
+                .all(|d| !d.starts_with("loop") && !d.starts_with("zram"))
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! load and the IO of other processes can be told from ours. Read by the runner's thread
 //! only, never on the IO path.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::cpu::{StatSample, Usage};
@@ -82,11 +83,19 @@ impl HostWatch {
     }
 }
 
+/// Where the kernel's cpufreq files are; the tests point it at recorded copies, since a
+/// VM without cpufreq cannot show a governor or a clock below its highest.
+const CPU_SYSFS: &str = "/sys/devices/system/cpu";
+
 /// The governors of the CPUs that have one, each once (`performance`, `powersave,ondemand`).
 pub fn governor() -> Option<String> {
+    governor_at(Path::new(CPU_SYSFS), crate::cpu::ncpus())
+}
+
+fn governor_at(root: &Path, ncpus: u32) -> Option<String> {
     let mut seen: Vec<String> = Vec::new();
-    for cpu in 0..crate::cpu::ncpus() {
-        let path = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor");
+    for cpu in 0..ncpus {
+        let path = root.join(format!("cpu{cpu}/cpufreq/scaling_governor"));
         if let Ok(g) = std::fs::read_to_string(path) {
             let g = g.trim().to_string();
             if !seen.contains(&g) {
@@ -99,7 +108,11 @@ pub fn governor() -> Option<String> {
 
 /// The CPUs' highest clock, MHz (cpufreq's cpuinfo_max_freq), if the kernel states it.
 fn max_mhz() -> Option<f64> {
-    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    max_mhz_at(Path::new(CPU_SYSFS))
+}
+
+fn max_mhz_at(root: &Path) -> Option<f64> {
+    let khz: f64 = std::fs::read_to_string(root.join("cpu0/cpufreq/cpuinfo_max_freq"))
         .ok()?
         .trim()
         .parse()
@@ -109,23 +122,22 @@ fn max_mhz() -> Option<f64> {
 
 /// The CPUs' mean clock now: cpufreq's scaling_cur_freq, else /proc/cpuinfo's `cpu MHz`.
 fn mean_mhz() -> Option<f64> {
-    let n = crate::cpu::ncpus();
-    let cur: Vec<f64> = (0..n)
+    mean_mhz_at(Path::new(CPU_SYSFS), crate::cpu::ncpus())
+        .or_else(|| cpuinfo_mhz(&std::fs::read_to_string("/proc/cpuinfo").ok()?))
+}
+
+fn mean_mhz_at(root: &Path, ncpus: u32) -> Option<f64> {
+    let cur: Vec<f64> = (0..ncpus)
         .filter_map(|c| {
-            std::fs::read_to_string(format!(
-                "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq"
-            ))
-            .ok()?
-            .trim()
-            .parse::<f64>()
-            .ok()
+            std::fs::read_to_string(root.join(format!("cpu{c}/cpufreq/scaling_cur_freq")))
+                .ok()?
+                .trim()
+                .parse::<f64>()
+                .ok()
         })
         .map(|khz| khz / 1000.0)
         .collect();
-    if !cur.is_empty() {
-        return Some(cur.iter().sum::<f64>() / cur.len() as f64);
-    }
-    cpuinfo_mhz(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+    (!cur.is_empty()).then(|| cur.iter().sum::<f64>() / cur.len() as f64)
 }
 
 /// The mean of /proc/cpuinfo's `cpu MHz` lines.
@@ -164,6 +176,53 @@ mod tests {
         let info = "processor\t: 0\ncpu MHz\t\t: 2000.000\nprocessor\t: 1\ncpu MHz\t\t: 3000.500\n";
         assert_eq!(cpuinfo_mhz(info), Some(2500.25));
         assert_eq!(cpuinfo_mhz("processor : 0\n"), None);
+    }
+
+    /// cpufreq as the kernel lays it out (one value and a newline per file), written by
+    /// the test: this VM has no cpufreq, so its own /sys cannot show a governor or a clock.
+    fn cpufreq(governors: &[&str], cur_khz: &[u64], max_khz: u64) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (cpu, (g, cur)) in governors.iter().zip(cur_khz).enumerate() {
+            let d = dir.path().join(format!("cpu{cpu}/cpufreq"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("scaling_governor"), format!("{g}\n")).unwrap();
+            std::fs::write(d.join("scaling_cur_freq"), format!("{cur}\n")).unwrap();
+            std::fs::write(d.join("cpuinfo_max_freq"), format!("{max_khz}\n")).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn cpufreq_governors_and_clocks_are_read_as_the_kernel_writes_them() {
+        let d = cpufreq(
+            &["powersave", "powersave"],
+            &[800_031, 1_199_969],
+            4_700_000,
+        );
+        assert_eq!(governor_at(d.path(), 2).as_deref(), Some("powersave"));
+        assert_eq!(max_mhz_at(d.path()), Some(4700.0));
+        assert_eq!(mean_mhz_at(d.path(), 2), Some(1000.0));
+        let d = cpufreq(
+            &["performance", "ondemand"],
+            &[3_000_000, 3_000_000],
+            3_000_000,
+        );
+        assert_eq!(
+            governor_at(d.path(), 2).as_deref(),
+            Some("performance,ondemand")
+        );
+        // No cpufreq at all (this VM): nothing, and the clock falls back to /proc/cpuinfo.
+        let none = tempfile::tempdir().unwrap();
+        assert_eq!(governor_at(none.path(), 2), None);
+        assert_eq!(max_mhz_at(none.path()), None);
+        assert_eq!(mean_mhz_at(none.path(), 2), None);
+    }
+
+    /// This VM's own /proc/cpuinfo, recorded: two vCPUs that state one fixed clock.
+    #[test]
+    fn the_recorded_cpuinfo_of_this_vm_gives_its_clock() {
+        let info = include_str!("../tests/data/host/cpuinfo");
+        assert_eq!(cpuinfo_mhz(info), Some(2245.782));
     }
 
     #[test]

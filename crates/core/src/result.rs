@@ -86,6 +86,12 @@ pub struct ServerStats {
     pub cpu_busy_percent: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ncpus: Option<u32>,
+    /// Set when the CPU figure covers more than the run: net-snmp refreshes its ticks
+    /// every 5 s, so for a short run the figure runs from the agent's last refresh before
+    /// the run to its first after it; this is that span, from the ticks counted (all CPUs'
+    /// ticks / CPUs / 100 Hz).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_span_ms: Option<u64>,
     /// Each CPU's load over the agent's last minute (HOST-RESOURCES-MIB hrProcessorLoad)
     /// at the run's end; empty where the agent had none yet (net-snmp needs a minute).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -214,6 +220,11 @@ pub struct Measured {
     /// The host over the batch the job ran in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostFigures>,
+    /// For a network target whose server runs on this host: every disk of this machine
+    /// over the batch (`disk::machine_disks`), since the server's backing device cannot be
+    /// known from the client; what the cache verdict weighs the reported bytes against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_disks: Vec<DiskUtil>,
 }
 
 /// The host over one batch of jobs (`host.rs`): what the `host` verdict judges.

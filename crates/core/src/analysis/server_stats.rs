@@ -24,12 +24,26 @@ pub fn judge(s: &ServerStats) -> Vec<Note> {
             format!("{who}: its counters are unknown or incomplete: {e}"),
         ));
     }
+    let cpus = s.ncpus.map_or(String::new(), |n| format!(" ({n} CPUs)"));
+    let span = s.cpu_span_ms.map_or("the run".to_string(), |ms| {
+        format!(
+            "the {:.1} s its agent's tick counters cover around the {:.1} s run",
+            ms as f64 / 1000.0,
+            s.duration_ms as f64 / 1000.0
+        )
+    });
     if let Some(busy) = s.cpu_busy_percent.filter(|b| *b >= BUSY) {
-        let cpus = s.ncpus.map_or(String::new(), |n| format!(" ({n} CPUs)"));
         notes.push(limit(
             "limit.server-cpu",
             format!(
-                "{who} kept its CPUs{cpus} {busy:.0}% busy over the run (UCD-SNMP-MIB): the server's CPU is the limit"
+                "{who} kept its CPUs{cpus} {busy:.0}% busy over {span} (UCD-SNMP-MIB): the server's CPU is the limit"
+            ),
+        ));
+    } else if let (Some(busy), Some(_)) = (s.cpu_busy_percent, s.cpu_span_ms) {
+        notes.push(info(
+            "server.cpu",
+            format!(
+                "{who} kept its CPUs{cpus} {busy:.0}% busy over {span} (net-snmp refreshes them every 5 s: the figure runs from its last refresh before the run to its first after it)"
             ),
         ));
     }
@@ -153,6 +167,35 @@ mod tests {
         );
         s.cpu_loads = vec![3, 89, 2, 1];
         assert!(judge(&s).is_empty());
+    }
+
+    /// A short run's CPU figure spans the agent's refreshes around it: said with both
+    /// durations, as information when the CPUs had room, in the limit when they had none.
+    #[test]
+    fn a_short_runs_cpu_figure_states_the_span_its_ticks_cover() {
+        let mut s = stats();
+        s.duration_ms = 2_000;
+        s.nics.clear();
+        s.disks.clear();
+        s.cpu_span_ms = Some(7_400);
+        s.cpu_busy_percent = Some(23.0);
+        let notes = judge(&s);
+        assert_eq!(codes(&s), ["server.cpu"]);
+        assert!(
+            notes[0].message.contains(
+                "(4 CPUs) 23% busy over the 7.4 s its agent's tick counters cover around the 2.0 s run"
+            ),
+            "{}",
+            notes[0].message
+        );
+        s.cpu_busy_percent = Some(95.0);
+        let notes = judge(&s);
+        assert_eq!(codes(&s), ["limit.server-cpu"]);
+        assert!(
+            notes[0].message.contains("95% busy over the 7.4 s"),
+            "{}",
+            notes[0].message
+        );
     }
 
     #[test]

@@ -834,3 +834,127 @@ fn bonnie_compressible_blocks_meet_the_targets_compression() {
     );
     assert!(bonnie(false, Some("zstd"), None).is_empty());
 }
+
+/// The host rules on recorded readings. This VM has no cpufreq and little steal, so the
+/// governor and clock rule is fed the figures a laptop's cpufreq gives (powersave, 1000 of
+/// 4700 MHz; `host.rs` reads such files in its own test), and the steal and load rules
+/// this VM's real /proc/stat 5 s apart under the other builds' load (1% steal: no reason;
+/// 199% of 200% CPU used by others: named). The same pair with 100 ticks of steal added
+/// to the later reading names the steal with its figure.
+#[test]
+fn host_rules_on_recorded_readings_name_governor_clock_steal_and_load_with_figures() {
+    let stat = |text: &str| crate::cpu::StatSample::parse(text).unwrap();
+    let (before, after) = (
+        stat(include_str!("../../tests/data/host/stat.0")),
+        stat(include_str!("../../tests/data/host/stat.1")),
+    );
+    let host_reasons = |h: HostFigures| {
+        let mut j = job();
+        j.dirs[0].io_bytes = 1 << 30;
+        j.measured.host = Some(h);
+        let mut run = run_with(j);
+        annotate(&mut run);
+        run.notes
+            .iter()
+            .filter(|n| n.code == "verdict.host")
+            .map(|n| n.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let laptop = HostFigures {
+        governor: Some("powersave".into()),
+        mhz: Some(1000.0),
+        max_mhz: Some(4700.0),
+        ..HostFigures::default()
+    };
+    let got = host_reasons(laptop.clone());
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("governor is powersave"), "{got:?}");
+    assert!(
+        got[1].contains("ran at 1000 MHz on average during the run, 21% of their 4700 MHz"),
+        "{got:?}"
+    );
+    let fast = HostFigures {
+        governor: Some("performance".into()),
+        mhz: Some(4600.0),
+        ..laptop
+    };
+    assert!(host_reasons(fast).is_empty());
+
+    let real = HostFigures {
+        system_cpu: Some(after.since(&before, 2)),
+        own_cpu_percent: Some(0.0),
+        ..HostFigures::default()
+    };
+    let got = host_reasons(real.clone());
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].contains("other processes used 199% CPU of this machine's 200%"),
+        "{got:?}"
+    );
+    let mut stolen = after;
+    stolen.steal += 100;
+    stolen.total += 100;
+    let got = host_reasons(HostFigures {
+        system_cpu: Some(stolen.since(&before, 2)),
+        ..real
+    });
+    assert!(
+        got.iter()
+            .any(|m| m.contains("CPU steal was 19% of one CPU")),
+        "{got:?}"
+    );
+}
+
+/// A server on this host (found by its socket): this machine's disks over the batch say
+/// what its page cache served, with the figure; a server that read the bytes from its
+/// disks gets no cache reason, and writes its disks did not see are named too.
+#[test]
+fn a_server_on_this_host_is_judged_on_this_machines_disks() {
+    let mut j = loopback_job("local", 100, 100);
+    j.targets = vec!["nfs://127.0.0.1/export/f".into()];
+    j.dirs[0].io_bytes = 256 << 20;
+    j.measured.region_bytes = 256 << 20;
+    j.measured.server_disks = vec![DiskUtil {
+        name: "vda".into(),
+        read_bytes: 8 << 20,
+        leaf: true,
+        ..DiskUtil::default()
+    }];
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Invalid, "{v:?}");
+    let m = &v
+        .reasons
+        .iter()
+        .find(|r| r.check == "cache")
+        .unwrap()
+        .message;
+    assert!(
+        m.contains("its disks (vda: this machine's")
+            && m.contains("read 3% of the bytes reported (8.0 MiB of 256.0 MiB): its page cache served the rest"),
+        "{m}"
+    );
+    j.measured.server_disks[0].read_bytes = 250 << 20;
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    assert!(
+        run.verdicts[0].reasons.iter().all(|r| r.check != "cache"),
+        "{:?}",
+        run.verdicts
+    );
+    j.dirs[0].io_bytes = 0;
+    j.dirs[1].io_bytes = 256 << 20;
+    let mut run = run_with(j);
+    annotate(&mut run);
+    let m = &run.verdicts[0]
+        .reasons
+        .iter()
+        .find(|r| r.check == "cache")
+        .unwrap()
+        .message;
+    assert!(
+        m.contains("wrote 0% of the bytes reported") && m.contains("page cache absorbed"),
+        "{m}"
+    );
+}

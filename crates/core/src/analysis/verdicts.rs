@@ -138,7 +138,11 @@ fn data_disks<'r>(run: &'r RunResult, job: &'r JobResult) -> Vec<&'r crate::resu
 fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
     let name = &job.name;
     if is_network(job) {
-        remote_cache(run, job, out);
+        if job.server_cpu.iter().any(|s| s.same_host) && !job.measured.server_disks.is_empty() {
+            local_server_cache(entries, job, out);
+        } else {
+            remote_cache(run, job, out);
+        }
         return;
     }
     let disks = data_disks(run, job);
@@ -189,6 +193,48 @@ fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: 
                 pct(moved as f64, reported as f64), human(moved), human(reported)
             )));
         }
+    }
+}
+
+/// A server on this host: the bytes this machine's disks moved during the batch against
+/// the bytes the batch's jobs to such a server reported. The server's own backing device is
+/// not known from the client, so every disk of the machine counts; other processes' IO can
+/// only add to what the disks moved, so a cache share found is never overstated.
+fn local_server_cache(entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
+    let name = &job.name;
+    let disks = &job.measured.server_disks;
+    let peers: Vec<&JobResult> = entries
+        .iter()
+        .map(|e| e.as_ref())
+        .filter(|e| e.measured.server_disks == *disks && is_network(e))
+        .collect();
+    let names: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
+    let names = names.join(", ");
+    let zeros = job.measured.sampled_reads >= ZERO_MIN_SAMPLES
+        && job.measured.zero_reads as f64 >= job.measured.sampled_reads as f64 * ZERO_INVALID;
+    let reported: u64 = peers.iter().map(|e| e.dirs[0].io_bytes).sum();
+    let moved: u64 = disks.iter().map(|d| d.read_bytes).sum();
+    if job.dirs[0].io_bytes > 0 && reported >= CACHE_MIN_BYTES && !zeros {
+        let share = moved as f64 / reported as f64;
+        if share < DISK_SHARE {
+            let validity = if 1.0 - share >= CACHE_INVALID {
+                Validity::Invalid
+            } else {
+                Validity::Suspect
+            };
+            out.push(reason("cache", validity, format!(
+                "{name}: the server is on this host and its disks ({names}: this machine's, the server's own device cannot be known from here) read {:.0}% of the bytes reported ({} of {}): its page cache served the rest",
+                pct(moved as f64, reported as f64), human(moved), human(reported)
+            )));
+        }
+    }
+    let reported: u64 = peers.iter().map(|e| e.dirs[1].io_bytes).sum();
+    let moved: u64 = disks.iter().map(|d| d.write_bytes).sum();
+    if job.dirs[1].io_bytes > 0 && reported >= CACHE_MIN_BYTES && moved < reported / 2 {
+        out.push(reason("cache", Validity::Suspect, format!(
+            "{name}: the server is on this host and its disks ({names}) wrote {:.0}% of the bytes reported ({} of {}) during the run: its page cache absorbed the rest",
+            pct(moved as f64, reported as f64), human(moved), human(reported)
+        )));
     }
 }
 

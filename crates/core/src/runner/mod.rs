@@ -437,6 +437,7 @@ fn run_batch(
         results.push((job.group, result));
     }
     let batch_disks = disks.finish(active_ms);
+    let machine_disks = disks.machine(active_ms);
     let host = host.finish();
     // Results are in the clones' order.
     for (i, ((_, r), c)) in results.iter_mut().zip(&clones).enumerate() {
@@ -454,6 +455,9 @@ fn run_batch(
             })
             .collect();
         r.server_cpu = servers.of(&c.counters);
+        if r.server_cpu.iter().any(|s| s.same_host) {
+            r.measured.server_disks = machine_disks.clone();
+        }
         r.measured.host = Some(host.clone());
     }
     Ok(BatchOutcome {
@@ -467,18 +471,41 @@ fn run_batch(
 /// start (after lay-out, which is not the batch's IO) to when the last one has finished.
 struct BatchDisks {
     start: Vec<DiskSample>,
+    /// This machine's disks, when a job reaches a network target: a server on this host
+    /// reads and writes them (see [`crate::disk::machine_disks`]).
+    machine: Vec<DiskSample>,
     at: Instant,
 }
 
 impl BatchDisks {
     fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
+        let networked = targets_of(batch).iter().any(|t| t.contains("://"));
         BatchDisks {
             start: device_tree(batch)
                 .iter()
                 .filter_map(|(d, _, _)| DiskSample::read(d))
                 .collect(),
+            machine: if networked {
+                crate::disk::machine_disks()
+                    .iter()
+                    .filter_map(|d| DiskSample::read(d))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             at: Instant::now(),
         }
+    }
+
+    /// This machine's disks over the batch (see `machine`).
+    fn machine(&self, active_ms: Option<u64>) -> Vec<DiskUtil> {
+        let wall = self.at.elapsed().as_millis() as u64;
+        let ms = active_ms.filter(|&m| m > 0).map_or(wall, |m| m.min(wall));
+        self.machine
+            .iter()
+            .filter_map(|s| DiskSample::read(&s.name).map(|e| e.since(s, ms)))
+            .map(|d| DiskUtil { leaf: true, ..d })
+            .collect()
     }
 
     /// Utilisation over the time the batch's jobs were doing IO (`active_ms`, see

@@ -177,6 +177,11 @@ impl<'a> Reader<'a> {
         self.buf.is_empty()
     }
 
+    /// What is left to read.
+    pub fn rest(&self) -> &'a [u8] {
+        self.buf
+    }
+
     /// The next element's tag and contents.
     pub fn tlv(&mut self) -> Result<(u8, &'a [u8]), Error> {
         let (&tag, rest) = self.buf.split_first().ok_or_else(|| short("a tag"))?;

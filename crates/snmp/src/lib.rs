@@ -1,4 +1,4 @@
-//! A small SNMPv2c client for `--server-stats snmp://…`: reads a NAS's CPU, NIC and disk
+//! A small SNMP (v2c and v3 with USM) client for `--server-stats snmp://…`: reads a NAS's CPU, NIC and disk
 //! counters while a benchmark runs. Blocking UDP with a timeout on every request and no
 //! async runtime (a protocol crate of storbench, docs/ARCHITECTURE.md). Only what the
 //! sampler needs: GET and GETBULK walks, the BER subset they use.
@@ -9,6 +9,9 @@ pub mod client;
 pub mod fuzzing;
 pub mod message;
 pub mod url;
+pub mod usm;
+pub mod v3;
+pub mod v3msg;
 
 pub use ber::{Oid, Value};
 pub use client::Client;

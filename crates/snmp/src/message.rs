@@ -42,7 +42,8 @@ pub fn encode_v2c(community: &[u8], req: &Request) -> Vec<u8> {
     out
 }
 
-fn put_pdu(out: &mut Vec<u8>, req: &Request) {
+/// The PDU alone (a v3 message carries it in its ScopedPDU).
+pub fn put_pdu(out: &mut Vec<u8>, req: &Request) {
     ber::put_constructed(out, req.kind, |p| {
         ber::put_int(p, req.request_id.into());
         // GETBULK: non-repeaters, max-repetitions; else error-status, error-index.

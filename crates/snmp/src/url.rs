@@ -1,7 +1,10 @@
-//! `snmp://[community@]host[:port]`: the agent to ask. The community is a shared secret
-//! (anyone who has it reads the agent), so neither `Display` nor `Debug` shows it.
+//! `snmp://[community@]host[:port]` (v2c) or `snmpv3://user@host[:port][?auth=P&priv=P]`
+//! (v3): the agent to ask. The community is a shared secret (anyone who has it reads the
+//! agent), so neither `Display` nor `Debug` shows it. A v3 URL names the user and the
+//! protocols only; the passwords never appear in a URL (they would be in argv).
 
 use crate::Error;
+use crate::usm::{Auth, Privacy};
 
 /// SNMP's well-known port.
 pub const DEFAULT_PORT: u16 = 161;
@@ -13,12 +16,29 @@ pub struct SnmpUrl {
     /// A host name or an address (IPv6 without its brackets).
     pub host: String,
     pub port: u16,
+    /// SNMPv3: the user and the protocols for its passwords.
+    pub v3: Option<V3>,
 }
+
+/// The v3 part of a URL. The user name is sent in clear in every message, so it is shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct V3 {
+    pub user: String,
+    /// `?auth=` md5, sha (default), sha224, sha256, sha384, sha512.
+    pub auth: Auth,
+    /// `?priv=` aes (default, the only one).
+    pub privacy: Privacy,
+}
+
+const FORMS: &str =
+    "expected snmp://[community@]host[:port] or snmpv3://user@host[:port][?auth=sha&priv=aes]";
 
 impl SnmpUrl {
     pub fn parse(text: &str) -> Result<SnmpUrl, Error> {
-        let bad =
-            |why: &str| Error::Url(format!("{why} (expected snmp://[community@]host[:port])"));
+        let bad = |why: &str| Error::Url(format!("{why} ({FORMS})"));
+        if let Some(rest) = text.strip_prefix("snmpv3://") {
+            return parse_v3(rest).map_err(|why| bad(&why));
+        }
         let rest = text
             .strip_prefix("snmp://")
             .ok_or_else(|| bad("not an snmp:// URL"))?;
@@ -36,20 +56,70 @@ impl SnmpUrl {
         if community.as_ref().is_some_and(Vec::is_empty) {
             return Err(bad("an empty community"));
         }
-        let (host, port) = split_port(hostport).ok_or_else(|| bad("a bad host or port"))?;
-        if host.is_empty()
-            || host
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control() || "@[]".contains(c))
-        {
-            return Err(bad("no host, or a host with spaces or brackets"));
-        }
+        let (host, port) = host_port(hostport).map_err(|why| bad(&why))?;
         Ok(SnmpUrl {
             community,
-            host: host.to_string(),
+            host,
             port,
+            v3: None,
         })
     }
+}
+
+/// What follows `snmpv3://`.
+fn parse_v3(rest: &str) -> Result<SnmpUrl, String> {
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if rest.contains(['/', '?', '#']) || query.contains('#') {
+        return Err("a path or fragment after the host".into());
+    }
+    let (user, hostport) = rest
+        .rsplit_once('@')
+        .ok_or("no user (snmpv3://user@host)")?;
+    let user = decode(user).ok_or("a bad %-escape in the user")?;
+    let user = String::from_utf8(user).map_err(|_| "a user name that is not UTF-8")?;
+    if user.is_empty() || user.contains(':') || user.chars().any(char::is_control) {
+        return Err("an empty user, or one with a colon (passwords never go in the URL: give them in STORBENCH_SNMP_AUTH and STORBENCH_SNMP_PRIV)".into());
+    }
+    let mut v3 = V3 {
+        user,
+        auth: Auth::Sha1,
+        privacy: Privacy::Aes128,
+    };
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("auth", a)) => {
+                v3.auth = Auth::parse(a).ok_or(format!(
+                    "auth={a}: not md5, sha, sha224, sha256, sha384 or sha512"
+                ))?
+            }
+            Some(("priv", p)) => {
+                v3.privacy = Privacy::parse(p).ok_or(format!(
+                    "priv={p}: not aes (DES is not offered: it is broken)"
+                ))?
+            }
+            _ => return Err(format!("unknown option {pair:?} (auth=, priv=)")),
+        }
+    }
+    let (host, port) = host_port(hostport)?;
+    Ok(SnmpUrl {
+        community: None,
+        host,
+        port,
+        v3: Some(v3),
+    })
+}
+
+fn host_port(hostport: &str) -> Result<(String, u16), String> {
+    let (host, port) = split_port(hostport).ok_or("a bad host or port")?;
+    if host.is_empty()
+        || host
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "@[]".contains(c))
+    {
+        return Err("no host, or a host with spaces or brackets".into());
+    }
+    Ok((host.to_string(), port))
 }
 
 fn split_port(s: &str) -> Option<(&str, u16)> {
@@ -90,13 +160,30 @@ fn decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A user name as the URL spells it: what would end or split it %-escaped.
+fn encode(user: &str) -> String {
+    let mut out = String::with_capacity(user.len());
+    for b in user.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 impl std::fmt::Display for SnmpUrl {
     /// The URL without its community.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.v3 {
+            Some(v) => write!(f, "snmpv3://{}@", encode(&v.user))?,
+            None => write!(f, "snmp://")?,
+        }
         if self.host.contains(':') {
-            write!(f, "snmp://[{}]:{}", self.host, self.port)
+            write!(f, "[{}]:{}", self.host, self.port)
         } else {
-            write!(f, "snmp://{}:{}", self.host, self.port)
+            write!(f, "{}:{}", self.host, self.port)
         }
     }
 }
@@ -126,6 +213,27 @@ mod tests {
     }
 
     #[test]
+    fn v3_forms_that_parse() {
+        let u = SnmpUrl::parse("snmpv3://bench@nas.lan:1161?auth=sha256&priv=aes").unwrap();
+        let v = u.v3.as_ref().unwrap();
+        assert_eq!(
+            (v.user.as_str(), v.auth, v.privacy),
+            ("bench", Auth::Sha256, Privacy::Aes128)
+        );
+        assert_eq!(
+            (u.host.as_str(), u.port, u.community.clone()),
+            ("nas.lan", 1161, None)
+        );
+        assert_eq!(u.to_string(), "snmpv3://bench@nas.lan:1161");
+        let u = SnmpUrl::parse("snmpv3://a%40b@[fd00::1]/").unwrap();
+        assert_eq!(u.v3.as_ref().unwrap().auth, Auth::Sha1);
+        assert_eq!(u.to_string(), "snmpv3://a%40b@[fd00::1]:161");
+        assert_eq!(SnmpUrl::parse(&u.to_string()).unwrap(), u);
+        let u = SnmpUrl::parse("snmpv3://old@nas?auth=MD5").unwrap();
+        assert_eq!(u.v3.unwrap().auth, Auth::Md5);
+    }
+
+    #[test]
     fn bad_urls_are_one_line_errors() {
         for bad in [
             "nas",
@@ -144,6 +252,13 @@ mod tests {
             // then did not parse back when shown.
             "snmp://a@[[1]",
             "snmp://[a]b]",
+            "snmpv3://nas",
+            "snmpv3://@nas",
+            "snmpv3://user:password@nas",
+            "snmpv3://u@nas?auth=sha3",
+            "snmpv3://u@nas?priv=des",
+            "snmpv3://u@nas?level=x",
+            "snmpv3://u@nas/path",
         ] {
             let e = SnmpUrl::parse(bad).unwrap_err().to_string();
             assert!(

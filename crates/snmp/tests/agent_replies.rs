@@ -36,3 +36,31 @@ fn every_captured_reply_decodes() {
     assert_eq!(ids, [1, 2, 3, 4, 5]);
     assert!(!disk_names.is_empty());
 }
+
+/// The v3 seeds, captured from snmpd by `discovery_then_an_encrypted_response_message_by_message`
+/// (tests/agent_v3.rs): its discovery Report, in clear with its engine ID, boots and time,
+/// and its authenticated, encrypted Response.
+#[test]
+fn captured_v3_replies_decode() {
+    use storbench_snmp::v3msg::{self, FLAG_AUTH, FLAG_PRIV, Reply};
+    let report = seed("1faea6c560f8de436ddbc06d390efee523080125");
+    let m = v3msg::decode(&report).unwrap();
+    assert_eq!((m.msg_id, m.flags), (1, 0));
+    assert!(!m.sec.engine_id.is_empty() && m.sec.boots >= 1, "{m:?}");
+    let Reply::Report(r) = v3msg::decode_scoped(m.data).unwrap() else {
+        panic!("not a Report");
+    };
+    // usmStatsUnknownEngineIDs.0
+    assert_eq!(
+        r.bindings[0].0,
+        Oid::parse("1.3.6.1.6.3.15.1.1.4.0").unwrap()
+    );
+    let reply = seed("e5e0347b00902dd1bd028123867c438b1465a628");
+    let m = v3msg::decode(&reply).unwrap();
+    assert_eq!((m.msg_id, m.flags), (2, FLAG_AUTH | FLAG_PRIV));
+    assert_eq!(
+        (m.sec.user, m.sec.auth.len(), m.sec.privacy.len()),
+        (&b"sbsha"[..], 12, 8)
+    );
+    assert_eq!(&reply[m.auth_at..m.auth_at + 12], m.sec.auth);
+}

@@ -23,6 +23,48 @@ pub fn unavailable() -> Option<String> {
     }
 }
 
+/// An SNMPv3 user every instance knows (net-snmp `createUser`), read-only at its level.
+pub struct V3User {
+    pub name: &'static str,
+    /// net-snmp's protocol name, and the URL's `auth=` for it.
+    pub auth: &'static str,
+    pub url_auth: &'static str,
+    /// `AES` for authPriv; `None`: authNoPriv.
+    pub privacy: Option<&'static str>,
+}
+
+/// The users: SHA-1 and SHA-256 with AES (authPriv), MD5 with AES (old NAS firmware), and
+/// SHA-1 without privacy (authNoPriv).
+pub const V3_USERS: [V3User; 4] = [
+    V3User {
+        name: "sbsha",
+        auth: "SHA",
+        url_auth: "sha",
+        privacy: Some("AES"),
+    },
+    V3User {
+        name: "sbsha256",
+        auth: "SHA-256",
+        url_auth: "sha256",
+        privacy: Some("AES"),
+    },
+    V3User {
+        name: "sbmd5",
+        auth: "MD5",
+        url_auth: "md5",
+        privacy: Some("AES"),
+    },
+    V3User {
+        name: "sbauth",
+        auth: "SHA",
+        url_auth: "sha",
+        privacy: None,
+    },
+];
+/// Every v3 user's passwords (test secrets, given to storbench in its environment).
+pub const AUTH_PASSWORD: &str = "sb-auth-pass-1";
+pub const PRIV_PASSWORD: &str = "sb-priv-pass-2";
+
 pub struct Snmpd {
     child: Option<Child>,
     dir: tempfile::TempDir,
@@ -44,10 +86,22 @@ impl Snmpd {
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
         let community = format!("sb{}", std::process::id());
-        let conf = format!(
+        let mut conf = format!(
             "agentAddress udp:{addr}:{port}\nrocommunity {community} default\n\
              dontLogTCPWrappersConnects yes\n"
         );
+        for u in V3_USERS {
+            let privacy = u
+                .privacy
+                .map_or(String::new(), |p| format!(" {p} {PRIV_PASSWORD}"));
+            conf.push_str(&format!(
+                "createUser {} {} {AUTH_PASSWORD}{privacy}\nrouser {} {}\n",
+                u.name,
+                u.auth,
+                u.name,
+                if u.privacy.is_some() { "priv" } else { "auth" }
+            ));
+        }
         let conf_path = dir.path().join("snmpd.conf");
         std::fs::write(&conf_path, conf).map_err(|e| format!("write snmpd.conf: {e}"))?;
         let mut cmd = match netns {
@@ -94,6 +148,14 @@ impl Snmpd {
     /// `snmp://community@addr:port`.
     pub fn url(&self) -> String {
         format!("snmp://{}@{}:{}", self.community, self.addr, self.port)
+    }
+
+    /// `snmpv3://user@addr:port?auth=…` for one of [`V3_USERS`].
+    pub fn v3_url(&self, user: &V3User) -> String {
+        format!(
+            "snmpv3://{}@{}:{}?auth={}",
+            user.name, self.addr, self.port, user.url_auth
+        )
     }
 
     pub fn log(&self) -> String {

@@ -1,9 +1,12 @@
-//! `--server-stats snmp://[community@]host[:port]`: a thread of its own reads the server's
+//! `--server-stats snmp://[community@]host[:port]` (or `snmpv3://user@host[:port]`): a
+//! thread of its own reads the server's
 //! CPU (UCD-SNMP-MIB ssCpuRaw*, HOST-RESOURCES-MIB hrProcessorLoad), NICs (IF-MIB 64-bit
 //! octet counters) and disks (UCD-DISKIO-MIB) about once a second while the run goes, so
 //! the verdicts can name the server's CPU, link or disks as the limit. The workers never
 //! see it: no per-IO work. The community comes from the URL or STORBENCH_SNMP_COMMUNITY
-//! (default `public`) and is never shown or stored.
+//! (default `public`); an SNMPv3 user's passwords from STORBENCH_SNMP_AUTH and
+//! STORBENCH_SNMP_PRIV, or the files STORBENCH_SNMP_AUTH_FILE and STORBENCH_SNMP_PRIV_FILE
+//! name. None is ever shown or stored.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use storbench_core::result::{ServerDisk, ServerNic, ServerSample, ServerStats};
+use storbench_snmp::client::Secrets;
 use storbench_snmp::{Client, Oid, SnmpUrl, Value};
 
 /// How often the server is read.
@@ -19,6 +23,13 @@ const PERIOD: Duration = Duration::from_secs(1);
 /// most 1.5 s, so the end of a run never waits long for a dead agent.
 const TIMEOUT: Duration = Duration::from_millis(750);
 const TRIES: u32 = 2;
+/// Runs shorter than this wait (at most [`REFRESH_WAIT`]) after their end for the agent's
+/// next refresh of its CPU ticks, so the CPU figure covers the whole run: net-snmp
+/// refreshes them every 5 s, which would leave a short run's figure mostly before it.
+const SHORT_RUN: Duration = Duration::from_secs(30);
+const REFRESH_WAIT: Duration = Duration::from_secs(6);
+/// The kernel's USER_HZ, the unit of ssCpuRaw* ticks on Linux.
+const TICKS_PER_S: u64 = 100;
 
 const SS_CPU_RAW: &str = "1.3.6.1.4.1.2021.11";
 /// ssCpuRawUser, Nice, System, Idle, Wait, Steal (.0 instances).
@@ -62,12 +73,14 @@ pub struct Sampler {
 /// Opens the agent and takes the first reading before the run starts: an agent that does
 /// not answer is one error line before any IO, not an unknown after a long run.
 pub fn start(url: &SnmpUrl) -> anyhow::Result<Sampler> {
-    let community = std::env::var_os("STORBENCH_SNMP_COMMUNITY")
-        .map(|c| c.into_encoded_bytes())
-        .filter(|c| !c.is_empty());
     let fail =
         |e: storbench_snmp::Error| anyhow::anyhow!("--server-stats {url}: {e}; nothing was run");
-    let mut client = Client::open(url, community, TIMEOUT, TRIES).map_err(fail)?;
+    let secrets = Secrets {
+        community: secret("STORBENCH_SNMP_COMMUNITY")?,
+        auth: secret("STORBENCH_SNMP_AUTH")?,
+        privacy: secret("STORBENCH_SNMP_PRIV")?,
+    };
+    let mut client = Client::open_with(url, secrets, TIMEOUT, TRIES).map_err(fail)?;
     let tables = Tables::discover(&mut client).map_err(fail)?;
     let first = read(&mut client, &tables).map_err(fail)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -77,6 +90,27 @@ pub fn start(url: &SnmpUrl) -> anyhow::Result<Sampler> {
         .name("server-stats".into())
         .spawn(move || sample(client, tables, first, source, &flag))?;
     Ok(Sampler { stop, handle })
+}
+
+/// A secret from the variable `var`, else from the first line of the file `var`_FILE
+/// names; an unreadable file is one line naming the variable (never the secret).
+fn secret(var: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        return Ok(Some(v.into_encoded_bytes()));
+    }
+    let file_var = format!("{var}_FILE");
+    let Some(path) = std::env::var_os(&file_var).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let text = std::fs::read(&path).map_err(|e| {
+        anyhow::anyhow!(
+            "--server-stats: {file_var} ({}): {e}",
+            path.to_string_lossy()
+        )
+    })?;
+    let line = text.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    Ok((!line.is_empty()).then(|| line.to_vec()))
 }
 
 impl Sampler {
@@ -148,22 +182,42 @@ struct Reading {
     disks: Vec<(u64, u64, Option<u64>)>,
 }
 
-fn read(c: &mut Client, t: &Tables) -> Result<Reading, storbench_snmp::Error> {
-    let at = Instant::now();
+/// (busy, total) CPU ticks over all CPUs, when the agent has UCD-SNMP-MIB.
+fn read_cpu(c: &mut Client) -> Result<Option<(u32, u32)>, storbench_snmp::Error> {
     let cpu_oids: Vec<Oid> = CPU_ARCS
         .iter()
         .map(|a| oid(&format!("{SS_CPU_RAW}.{a}.0")))
         .collect();
     let cpu = c.get(&cpu_oids)?;
     let tick = |i: usize| cpu.get(i).and_then(|(_, v)| v.as_u64()).map(|v| v as u32);
-    let cpu = match (tick(0), tick(1), tick(2), tick(3), tick(4)) {
+    Ok(match (tick(0), tick(1), tick(2), tick(3), tick(4)) {
         (Some(u), Some(n), Some(s), Some(idle), Some(w)) => {
             let steal = tick(5).unwrap_or(0);
             let busy = u.wrapping_add(n).wrapping_add(s).wrapping_add(steal);
             Some((busy, busy.wrapping_add(idle).wrapping_add(w)))
         }
         _ => None,
-    };
+    })
+}
+
+/// The agent's first CPU ticks that differ from `last` (its next refresh), polled for at
+/// most [`REFRESH_WAIT`]; `None` when none came.
+fn next_refresh(c: &mut Client, last: (u32, u32)) -> Option<(u32, u32)> {
+    let deadline = Instant::now() + REFRESH_WAIT;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        match read_cpu(c) {
+            Ok(Some(t)) if t != last => return Some(t),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+fn read(c: &mut Client, t: &Tables) -> Result<Reading, storbench_snmp::Error> {
+    let at = Instant::now();
+    let cpu = read_cpu(c)?;
     let rx = by_index(c.walk(&oid(IF_HC_IN))?, &oid(IF_HC_IN));
     let tx = by_index(c.walk(&oid(IF_HC_OUT))?, &oid(IF_HC_OUT));
     let nics = t
@@ -250,9 +304,37 @@ fn sample(
         })
         .unwrap_or_default();
     let mut stats = summarise(&tables, &readings);
-    if stats.cpu_busy_percent.is_none() && readings[0].cpu.is_some() {
+    let (first, last) = (&readings[0], &readings[readings.len() - 1]);
+    let mut stale = false;
+    if last.at.duration_since(first.at) < SHORT_RUN
+        && let (Some(start), Some(end)) = (first.cpu, last.cpu)
+        && let Some(after) = next_refresh(&mut c, end)
+    {
+        // The ticks from the refresh before the run to the first after it: the whole run
+        // and what the agent's 5 s period adds around it, stated as such.
+        let busy = after.0.wrapping_sub(start.0);
+        let total = after.1.wrapping_sub(start.1);
+        let span_ms = tables
+            .ncpus
+            .map(|n| u64::from(total) * 1000 / TICKS_PER_S / u64::from(n));
+        // At most one refresh period before the first reading, plus the wait.
+        let most = first.at.elapsed() + Duration::from_secs(6);
+        if span_ms.is_some_and(|ms| ms > most.as_millis() as u64) {
+            stats.cpu_busy_percent = None;
+            stale = true;
+            errors.push(format!(
+                "the agent's CPU ticks span {:.0} s from before the run, more than the {:.0} s it can have been (an agent started moments ago had not refreshed them yet)",
+                span_ms.unwrap_or(0) as f64 / 1000.0,
+                most.as_secs_f64()
+            ));
+        } else if total > 0 {
+            stats.cpu_busy_percent = Some(f64::from(busy) * 100.0 / f64::from(total));
+            stats.cpu_span_ms = span_ms;
+        }
+    }
+    if stats.cpu_busy_percent.is_none() && !stale && readings[0].cpu.is_some() {
         errors.push(
-            "the agent's CPU ticks did not move during the run (net-snmp refreshes them every 5 s: a run of 10 s or more is measured)".into(),
+            "the agent's CPU ticks did not move during the run nor within 6 s after it".into(),
         );
     }
     stats.source = source;

@@ -613,3 +613,61 @@ fn bonnie_compressible_blocks_on_compressing_btrfs_are_invalid() {
         .is_none_or(|a| a.iter().all(|v| reasons(v, "compressible").is_empty()));
     assert!(none, "{raw:#}");
 }
+
+/// Drops one file's pages from the page cache (POSIX_FADV_DONTNEED after a sync), so the
+/// next read of it must come from the disk, without touching any other file's cache.
+fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    f.sync_all().unwrap();
+    // SAFETY: an advisory call on a descriptor we own.
+    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+}
+
+/// ganesha on 127.0.0.1 is a server on this host: a file it has just read is served from
+/// its page cache, and the cache reason says so with this machine's disks' figure; the
+/// same file evicted from the cache first is read from the disk (no cache reason).
+#[test]
+fn a_local_ganeshas_page_cache_is_measured_on_this_machines_disks() {
+    use storbench_testkit::ganesha::{self, Ganesha};
+    storbench_testkit::require!(ganesha::unavailable());
+    let g = Ganesha::start().expect("ganesha");
+    let file = g.export_dir().join("cached.dat");
+    random_file(&file, 64 << 20);
+    let read = |args: &[&str]| {
+        let filename = format!("--filename={}", g.url("cached.dat"));
+        let base = [
+            "--name=nfsread",
+            "--ioengine=nfs",
+            "--rw=read",
+            "--bs=1M",
+            "--size=64M",
+        ];
+        fio_json(&[&base[..], &[filename.as_str()], args].concat())
+    };
+    evict(&file);
+    let cold = read(&[]);
+    let v = verdict(&cold);
+    assert!(reasons(&v, "cache").is_empty(), "{v:#}");
+
+    // The file is now in ganesha's page cache: read it again, for a second.
+    let hot = read(&["--time_based", "--runtime=1"]);
+    let v = verdict(&hot);
+    let cache = reasons(&v, "cache");
+    assert_eq!(cache.len(), 1, "{v:#}");
+    let m = message(cache[0]);
+    assert!(
+        m.contains("the server is on this host and its disks (")
+            && m.contains("its page cache served the rest"),
+        "{m}"
+    );
+    let read_pct: f64 = m
+        .split(") read ")
+        .nth(1)
+        .and_then(|r| r.split('%').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no measured share in {m}"));
+    assert!(read_pct < 50.0, "{m}");
+    assert_eq!(v["validity"], "invalid", "{v:#}");
+}

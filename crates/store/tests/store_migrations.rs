@@ -151,7 +151,7 @@ fn secrets_saved_by_older_versions_are_masked_when_read() {
 /// written by a WAL connection opens through `immutable` when no `-shm` exists.
 #[test]
 fn importing_an_older_database_leaves_its_bytes_and_mtime_unchanged() {
-    assert!(LATEST >= 2, "keep this test meaningful");
+    const { assert!(LATEST >= 2, "keep this test meaningful") };
     for wal in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let other = dir.path().join("other.db");

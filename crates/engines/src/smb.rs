@@ -154,7 +154,7 @@ impl SmbEngine {
                 let pw = storbench_smb::url::password_from_env();
                 let mut cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
                 cfg.conn.abort = storbench_core::stop::requested;
-                self.client = Some(Client::connect(&cfg).map_err(to_engine)?);
+                self.client = Some(self.first_login(&cfg, url.reconnect)?);
                 self.cfg = Some(cfg);
                 self.connected_at = Some(Instant::now());
                 self.cpu_at_connect = storbench_core::cpu::Usage::thread();
@@ -202,7 +202,15 @@ impl SmbEngine {
         }
     }
 
-    fn open_rel(&mut self, rel: &str, shown: &str, o: &OpenOptions) -> Result<FileId, EngineError> {
+    /// Opens `rel`; `durable`: with a durable handle where the server grants one (files a
+    /// job keeps open, not the ones metadata tests create and close at once).
+    fn open_rel(
+        &mut self,
+        rel: &str,
+        shown: &str,
+        o: &OpenOptions,
+        durable: bool,
+    ) -> Result<FileId, EngineError> {
         let exists = |e: SmbError| match e.status() {
             Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
                 kind: ErrorKind::Refused,
@@ -211,7 +219,7 @@ impl SmbEngine {
             },
             _ => to_engine(e),
         };
-        let id = self.retry_map(|c| open_with(c, rel, o), exists)?;
+        let id = self.retry_map(|c| open_with(c, rel, o, durable), exists)?;
         if o.truncate {
             self.retry(|c| c.set_size(id, 0))?;
         }
@@ -320,7 +328,9 @@ fn open_with(
     c: &mut Client,
     rel: &str,
     o: &OpenOptions,
+    durable: bool,
 ) -> Result<storbench_smb::FileId, SmbError> {
+    c.set_durable_opens(durable);
     let r = if o.sync {
         c.open_write_through(rel, o.create, o.exclusive)
     } else if o.write || o.create {
@@ -465,7 +475,7 @@ impl Engine for SmbEngine {
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
         let rel = self.target(&spec.path)?;
-        self.open_rel(&rel, &spec.path, &spec.open)
+        self.open_rel(&rel, &spec.path, &spec.open, true)
     }
 
     fn setup(&mut self, setup: &storbench_core::EngineSetup) -> Result<(), EngineError> {
@@ -727,7 +737,7 @@ impl MetaOps for SmbEngine {
             exclusive: true,
             ..open.clone()
         };
-        self.open_rel(&rel, path, &o)
+        self.open_rel(&rel, path, &o, false)
     }
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
@@ -810,7 +820,7 @@ impl MetaOps for SmbEngine {
         refuse_create_in_open(open, dir, name)?;
         let path = dir.join(name);
         let rel = self.target(&path)?;
-        self.open_rel(&rel, &path, open)
+        self.open_rel(&rel, &path, open, false)
     }
 
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {

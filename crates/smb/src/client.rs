@@ -111,6 +111,8 @@ pub struct Client {
     durable: Option<bool>,
     /// The durable opens of this connection.
     durables: Vec<Durable>,
+    /// Whether opens of data files ask for durability now ([`Client::set_durable_opens`]).
+    durable_opens: bool,
 }
 
 impl Client {
@@ -164,6 +166,7 @@ impl Client {
             share: cfg.share.clone(),
             durable: (cfg.durable && leasing).then_some(neg.dialect >= SMB300),
             durables: Vec::new(),
+            durable_opens: true,
         })
     }
 
@@ -301,7 +304,7 @@ impl Client {
         disp: u32,
         opts: u32,
     ) -> Result<(FileId, FileInfo)> {
-        let Some(v2) = self.durable else {
+        let Some(v2) = self.durable.filter(|_| self.durable_opens) else {
             return self.create(path, desired, disp, opts);
         };
         let key = crate::wire::random();
@@ -351,6 +354,13 @@ impl Client {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Whether the next [`Client::open`]s ask for a durable handle (on by default, where
+    /// the connection can have one): worth it for files a job keeps open, not for the
+    /// files a metadata test creates and closes at once, whose cost it would change.
+    pub fn set_durable_opens(&mut self, on: bool) {
+        self.durable_opens = on;
     }
 
     /// The durable handle of open file `id`, while it holds one: granted, and its lease

@@ -3,10 +3,11 @@
 //! the IOs that were in flight again, and note the outage. Bounded by the URL's `reconnect=`
 //! (time without a completed IO, however many logins succeed meanwhile) and by Ctrl-C.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use storbench_core::{EngineError, ErrorKind};
-use storbench_smb::{Client, Durable, SmbError, Submit};
+use storbench_smb::{Client, ClientConfig, Durable, SmbError, Submit};
 
 use super::{SmbEngine, open_with};
 
@@ -27,6 +28,8 @@ pub(super) struct Outage {
     pub at: Duration,
     pub lasted: Duration,
     pub resent: usize,
+    /// The job's first login, to a server that had answered earlier in the run.
+    pub first: bool,
     pub files: Files,
     /// A directory listing was under way and was restarted.
     pub listing: bool,
@@ -48,7 +51,70 @@ pub(super) struct Files {
 /// noticed the old connection is gone, which can come a moment after the client has.
 const RECLAIM_PATIENCE: Duration = Duration::from_secs(2);
 
+/// Servers that accepted a login in this process. Failing to reach one of them is an
+/// outage under way (a server restarting between two jobs of a run), waited out within
+/// `reconnect=`; failing to reach any other is a wrong address or a server that is down,
+/// said at once.
+static ANSWERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn answered_before(server: &str) -> bool {
+    ANSWERED
+        .lock()
+        .map(|a| a.iter().any(|s| s == server))
+        .unwrap_or(false)
+}
+
+fn answered(server: &str) {
+    if let Ok(mut a) = ANSWERED.lock()
+        && !a.iter().any(|s| s == server)
+    {
+        a.push(server.to_string());
+    }
+}
+
 impl SmbEngine {
+    /// The job's first login. A server that answered earlier in this run and does not now
+    /// is waited for within `budget`, as a lost connection is, and the wait noted.
+    pub(super) fn first_login(
+        &mut self,
+        cfg: &ClientConfig,
+        budget: Duration,
+    ) -> Result<Client, EngineError> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(100);
+        let mut cause = None;
+        loop {
+            match Client::connect(cfg) {
+                Ok(c) => {
+                    answered(&cfg.conn.server);
+                    if let Some(reason) = cause {
+                        self.outages.push(Outage {
+                            at: Duration::ZERO,
+                            lasted: started.elapsed(),
+                            resent: 0,
+                            first: true,
+                            files: Files::default(),
+                            listing: false,
+                            reason,
+                        });
+                    }
+                    return Ok(c);
+                }
+                Err(e)
+                    if transient(&e)
+                        && answered_before(&cfg.conn.server)
+                        && started.elapsed() < budget
+                        && !storbench_core::stop::requested() =>
+                {
+                    cause.get_or_insert_with(|| e.to_string());
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(super::to_engine(e)),
+            }
+        }
+    }
+
     /// Makes the connection again within `reconnect=` and sends what was in flight again.
     pub(super) fn recover(&mut self, cause: SmbError) -> Result<(), EngineError> {
         self.given_up()?;
@@ -97,6 +163,7 @@ impl SmbEngine {
                         at,
                         lasted: started.elapsed(),
                         resent,
+                        first: false,
                         files,
                         listing: self.listing.is_some(),
                         reason: cause.to_string(),
@@ -156,7 +223,7 @@ impl SmbEngine {
             let mut o = f.open.clone();
             // The file exists now (this run opened or created it): open it as it is.
             (o.create, o.exclusive, o.truncate) = (false, false, false);
-            f.id = open_with(&mut client, &f.rel, &o)?;
+            f.id = open_with(&mut client, &f.rel, &o, f.durable.is_some())?;
             f.durable = client.durable(f.id);
             files.reopened += 1;
             files.why.get_or_insert(why);
@@ -218,6 +285,14 @@ impl SmbEngine {
     pub(super) fn outage_notes(&self, server: &str) -> impl Iterator<Item = String> + '_ {
         let server = server.to_string();
         self.outages.iter().map(move |o| {
+            if o.first {
+                return format!(
+                    "SMB server {server} did not answer when the job started ({}), though it \
+                     had earlier in the run; logged in after {:.1} s",
+                    o.reason,
+                    o.lasted.as_secs_f64()
+                );
+            }
             format!(
                 "SMB connection to {server} lost at {:.1} s ({}); reconnected after {:.1} s, \
                  {}{}, {} IO(s) sent again",

@@ -1,7 +1,8 @@
 //! Faults on smb:// targets against a real Samba smbd started by the test: a server
-//! restarted mid-run (the run goes on, the outage is noted, the data is intact, nothing is
-//! left), a server that never answers (one bounded line), and Ctrl-C while the server is
-//! silent (honoured within the stop grace).
+//! restarted mid-run under `fio` and under `quick` (the run goes on, the outage is noted,
+//! the data is intact, nothing is left), a connection cut on the way while the server runs
+//! (the durable handle is reclaimed, not reopened), a server that never answers (one
+//! bounded line), and Ctrl-C while the server is silent (honoured within the stop grace).
 
 mod common;
 
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::system::{ChildGuard, wait_for};
 use storbench_testkit::smbd::{self, Smbd};
+use storbench_testkit::tcpcut::CutProxy;
 
 fn server() -> Option<Smbd> {
     storbench_testkit::require!(smbd::unavailable());
@@ -34,11 +36,15 @@ fn left_in(s: &Smbd) -> Vec<String> {
 /// `storbench fio` writing 16 MiB with verify headers at a limited rate (so the write phase
 /// lasts about 4 s), into a generated name under the share.
 fn fio_with_verify(s: &Smbd, query: &str) -> ChildGuard {
+    fio_with_verify_at(s, &dir_url(s, query))
+}
+
+fn fio_with_verify_at(s: &Smbd, dir: &str) -> ChildGuard {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
         .args(["--no-save", "fio", "--name=restart", "--ioengine=smb"])
         .args(["--rw=write", "--bs=64k", "--size=16M", "--iodepth=8"])
         .args(["--rate=4m", "--verify=crc32c", "--unlink=1"])
-        .arg(format!("--directory={}", dir_url(s, query)))
+        .arg(format!("--directory={dir}"))
         .env("STORBENCH_SMB_PASSWORD", s.password())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -73,12 +79,96 @@ fn smb_server_restart_mid_run_is_survived_noted_verified_and_leaves_nothing() {
         .lines()
         .find(|l| l.contains("SMB connection to 127.0.0.1:"))
         .unwrap_or_else(|| panic!("no outage note in:\n{all}"));
+    // Samba grants the durable handle but does not keep it across its own restart: the
+    // reclaim is refused and the file reopened by name.
     assert!(
-        note.contains("reconnected after") && note.contains("1 file(s) reopened"),
+        note.contains("reconnected after")
+            && note.contains("1 file(s) reopened (durable handle reclaim refused: STATUS_"),
         "{note}"
     );
     // Every block was read back and checked (verify=crc32c) after the outage.
     assert!(!all.contains("verify:"), "{all}");
+    assert!(!all.contains(s.password()), "{all}");
+    assert!(left_in(&s).is_empty(), "left: {:?}", left_in(&s));
+}
+
+/// The connection cut on the way (a relay the test closes) while smbd keeps running: the
+/// file's durable handle is reclaimed on the new connection, not opened again by name, and
+/// every block verifies.
+#[test]
+fn smb_connection_cut_mid_run_reclaims_the_durable_handle() {
+    let Some(s) = server() else { return };
+    let relay = CutProxy::start(std::net::SocketAddr::from(([127, 0, 0, 1], s.port)))
+        .expect("start the relay");
+    let url = format!(
+        "smb://{}@127.0.0.1:{}/{}/",
+        s.user(),
+        relay.port,
+        smbd::SHARE
+    );
+    let child = fio_with_verify_at(&s, &url);
+    let laid_out = wait_for(Duration::from_secs(30), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() == 16 << 20))
+    });
+    assert!(laid_out, "the file was never laid out");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(relay.cut() >= 1, "no connection to cut");
+    let run = child.wait_output(Duration::from_secs(120));
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, Some(0), "{all}");
+    let note = all
+        .lines()
+        .find(|l| l.contains("SMB connection to 127.0.0.1:"))
+        .unwrap_or_else(|| panic!("no outage note in:\n{all}"));
+    assert!(
+        note.contains("1 file(s) reclaimed by durable handle") && !note.contains("reopened"),
+        "{note}"
+    );
+    assert!(!all.contains("verify:"), "{all}");
+    assert!(left_in(&s).is_empty(), "left: {:?}", left_in(&s));
+}
+
+/// `storbench quick` with smbd restarted in the middle of its tests: the run completes,
+/// the outage is noted (a lost connection, or a job's login waiting for the server that
+/// answered before), and nothing is left on the share.
+#[test]
+fn smb_quick_survives_a_server_restart_notes_it_and_leaves_nothing() {
+    let Some(mut s) = server() else { return };
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "16M", "--runtime", "2s"])
+        .args(["--eta", "never"])
+        .arg(dir_url(&s, ""))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    let laid_out = wait_for(Duration::from_secs(60), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() == 16 << 20))
+    });
+    assert!(laid_out, "the test file was never laid out");
+    std::thread::sleep(Duration::from_millis(3000));
+    s.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    s.start_again().expect("restart smbd");
+    let run = child.wait_output(Duration::from_secs(240));
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, Some(0), "{all}");
+    assert!(all.contains("SEQ1M") && all.contains("RND4K"), "{all}");
+    assert!(
+        all.contains("SMB connection to 127.0.0.1:")
+            || all.contains("did not answer when the job started"),
+        "no outage note in:\n{all}"
+    );
+    assert!(!all.contains("panicked"), "{all}");
     assert!(!all.contains(s.password()), "{all}");
     assert!(left_in(&s).is_empty(), "left: {:?}", left_in(&s));
 }

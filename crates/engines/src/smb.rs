@@ -10,9 +10,12 @@
 //!
 //! A lost connection (closed, reset, or no reply within `timeout=`) is made again within
 //! the URL's `reconnect=` seconds: a new login, the open files reopened by name, and every
-//! IO that was in flight sent again; the outage is noted in the result. Durable handles are
-//! not asked for: a server grants them only with a batch oplock or a handle lease, and this
-//! client takes neither (no client cache), so reopening is what recovers a file.
+//! IO that was in flight sent again; the outage is noted in the result. Data files are
+//! opened with a durable handle where the server grants one (with a read+handle lease that
+//! caches nothing), and a new connection reclaims it instead of opening the file again by
+//! name; where none was granted, or the server no longer has it, the file is reopened. A
+//! directory listing under way is restarted on the new connection and the entries it had
+//! returned are skipped.
 
 use std::time::Instant;
 
@@ -59,6 +62,22 @@ struct SmbFile {
     rel: String,
     /// How it was opened (to reopen it on a new connection).
     open: OpenOptions,
+    /// Its durable handle, when the server granted one (to reclaim it instead).
+    durable: Option<storbench_smb::Durable>,
+}
+
+/// The directory `read_dir` is listing: its handle, and how far the listing got, so that
+/// on a new connection it is restarted and what was returned is skipped.
+#[derive(Clone)]
+struct Listing {
+    rel: String,
+    id: storbench_smb::FileId,
+    /// Entries (`.` and `..` included) taken from this enumeration so far.
+    taken: u64,
+    /// Entries to pass over before returning names again (after a restart).
+    skip: u64,
+    /// The next QUERY_DIRECTORY starts the enumeration again.
+    restart: bool,
 }
 
 #[derive(Default)]
@@ -80,8 +99,8 @@ pub struct SmbEngine {
     /// the time without progress, not each attempt).
     lost_since: Option<Instant>,
     files: Vec<Option<SmbFile>>,
-    /// The directory being listed by `read_dir`, and its handle.
-    listing: Option<(String, storbench_smb::FileId)>,
+    /// The directory being listed by `read_dir`.
+    listing: Option<Listing>,
     entries: Vec<DirEntry>,
     /// The client's completions of one `reap` (reused).
     entries_done: Vec<storbench_smb::Completion>,
@@ -135,7 +154,7 @@ impl SmbEngine {
                 let pw = storbench_smb::url::password_from_env();
                 let mut cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
                 cfg.conn.abort = storbench_core::stop::requested;
-                self.client = Some(Client::connect(&cfg).map_err(to_engine)?);
+                self.client = Some(self.first_login(&cfg, url.reconnect)?);
                 self.cfg = Some(cfg);
                 self.connected_at = Some(Instant::now());
                 self.cpu_at_connect = storbench_core::cpu::Usage::thread();
@@ -164,7 +183,13 @@ impl SmbEngine {
     }
 
     fn add_file(&mut self, id: storbench_smb::FileId, rel: String, open: OpenOptions) -> FileId {
-        let f = SmbFile { id, rel, open };
+        let durable = self.client.as_ref().and_then(|c| c.durable(id));
+        let f = SmbFile {
+            id,
+            rel,
+            open,
+            durable,
+        };
         match self.files.iter().position(Option::is_none) {
             Some(i) => {
                 self.files[i] = Some(f);
@@ -177,7 +202,15 @@ impl SmbEngine {
         }
     }
 
-    fn open_rel(&mut self, rel: &str, shown: &str, o: &OpenOptions) -> Result<FileId, EngineError> {
+    /// Opens `rel`; `durable`: with a durable handle where the server grants one (files a
+    /// job keeps open, not the ones metadata tests create and close at once).
+    fn open_rel(
+        &mut self,
+        rel: &str,
+        shown: &str,
+        o: &OpenOptions,
+        durable: bool,
+    ) -> Result<FileId, EngineError> {
         let exists = |e: SmbError| match e.status() {
             Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
                 kind: ErrorKind::Refused,
@@ -186,7 +219,7 @@ impl SmbEngine {
             },
             _ => to_engine(e),
         };
-        let id = self.retry_map(|c| open_with(c, rel, o), exists)?;
+        let id = self.retry_map(|c| open_with(c, rel, o, durable), exists)?;
         if o.truncate {
             self.retry(|c| c.set_size(id, 0))?;
         }
@@ -295,7 +328,9 @@ fn open_with(
     c: &mut Client,
     rel: &str,
     o: &OpenOptions,
+    durable: bool,
 ) -> Result<storbench_smb::FileId, SmbError> {
+    c.set_durable_opens(durable);
     let r = if o.sync {
         c.open_write_through(rel, o.create, o.exclusive)
     } else if o.write || o.create {
@@ -440,7 +475,7 @@ impl Engine for SmbEngine {
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
         let rel = self.target(&spec.path)?;
-        self.open_rel(&rel, &spec.path, &spec.open)
+        self.open_rel(&rel, &spec.path, &spec.open, true)
     }
 
     fn setup(&mut self, setup: &storbench_core::EngineSetup) -> Result<(), EngineError> {
@@ -608,6 +643,11 @@ impl Engine for SmbEngine {
         let mut details = details;
         let mut notes: Vec<String> = self.outage_notes(c.server()).collect();
         let mean = self.in_flight_sum as f64 / self.queued.max(1) as f64;
+        let (reclaimed, reopened) = self.outages.iter().fold((0, 0), |(a, b), o| {
+            (a + o.files.reclaimed, b + o.files.reopened)
+        });
+        details.push(("files_reclaimed".into(), reclaimed.to_string()));
+        details.push(("files_reopened".into(), reopened.to_string()));
         details.push(("max_in_flight".into(), self.peak_in_flight.to_string()));
         details.push(("mean_in_flight".into(), format!("{mean:.1}")));
         if let Some(note) = starvation(self.credit_waits, mean, self.depth, c.credits_granted()) {
@@ -652,6 +692,33 @@ impl Engine for SmbEngine {
     }
 }
 
+impl SmbEngine {
+    /// One QUERY_DIRECTORY batch of the listing into `entries`; a lost connection is
+    /// recovered (which reopens the directory) and the batch asked for again.
+    fn dir_batch(&mut self, path: &str, entries: &mut Vec<DirEntry>) -> Result<bool, EngineError> {
+        loop {
+            self.given_up()?;
+            let Some(l) = self.listing.as_ref() else {
+                return Err(EngineError::new(
+                    ErrorKind::Os,
+                    format!("smb: listing of {path} was not started"),
+                ));
+            };
+            let (id, restart) = (l.id, l.restart);
+            entries.clear();
+            match self.client()?.read_dir(id, restart, entries) {
+                Err(e) if e.is_disconnect() => self.recover(e)?,
+                r => {
+                    if let Some(l) = self.listing.as_mut() {
+                        l.restart = false;
+                    }
+                    return r.map_err(to_engine);
+                }
+            }
+        }
+    }
+}
+
 impl MetaOps for SmbEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
@@ -670,7 +737,7 @@ impl MetaOps for SmbEngine {
             exclusive: true,
             ..open.clone()
         };
-        self.open_rel(&rel, path, &o)
+        self.open_rel(&rel, path, &o, false)
     }
 
     fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
@@ -694,25 +761,30 @@ impl MetaOps for SmbEngine {
         names: &mut NameList,
     ) -> Result<(), EngineError> {
         let rel = self.target(path)?;
-        let first = cursor.offset == 0;
-        if first {
-            if let Some((_, old)) = self.listing.take() {
-                let _ = self.client()?.close(old);
+        if cursor.offset == 0 {
+            if let Some(old) = self.listing.take() {
+                let _ = self.client()?.close(old.id);
             }
-            let id = self.client()?.open_dir(&rel).map_err(to_engine)?;
-            self.listing = Some((rel.clone(), id));
+            let id = self.retry(|c| c.open_dir(&rel))?;
+            self.listing = Some(Listing {
+                rel,
+                id,
+                taken: 0,
+                skip: 0,
+                restart: true,
+            });
         }
-        let Some((_, id)) = self.listing.clone() else {
-            return Err(EngineError::new(
-                ErrorKind::Os,
-                format!("smb: listing of {path} was not started"),
-            ));
-        };
         let mut entries = std::mem::take(&mut self.entries);
-        entries.clear();
-        let more = self.client()?.read_dir(id, first, &mut entries);
-        for e in entries.iter().filter(|e| e.name != "." && e.name != "..") {
-            names.push(&e.name);
+        let more = self.dir_batch(path, &mut entries);
+        if let (Ok(_), Some(l)) = (&more, self.listing.as_mut()) {
+            for e in &entries {
+                l.taken += 1;
+                if l.skip > 0 {
+                    l.skip -= 1;
+                } else if e.name != "." && e.name != ".." {
+                    names.push(&e.name);
+                }
+            }
         }
         self.entries = entries;
         cursor.offset += 1;
@@ -720,9 +792,12 @@ impl MetaOps for SmbEngine {
             Ok(true) => Ok(()),
             Ok(false) | Err(_) => {
                 cursor.done = true;
-                self.listing = None;
-                let c = self.client()?.close(id).map_err(to_engine);
-                more.map_err(to_engine)?;
+                let l = self.listing.take();
+                let c = match l {
+                    Some(l) if self.gave_up.is_none() => self.client()?.close(l.id).map_err(to_engine),
+                    _ => Ok(()),
+                };
+                more?;
                 c
             }
         }
@@ -745,7 +820,7 @@ impl MetaOps for SmbEngine {
         refuse_create_in_open(open, dir, name)?;
         let path = dir.join(name);
         let rel = self.target(&path)?;
-        self.open_rel(&rel, &path, open)
+        self.open_rel(&rel, &path, open, false)
     }
 
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {

@@ -8,6 +8,7 @@ use crate::conn::{Completion, Conn, ConnConfig, Submit};
 use crate::crypto::{self, Preauth, SMB202, SMB210, SMB300, SMB302, SMB311, SignAlg, Signer};
 use crate::error::{NtStatus, Result, SmbError};
 use crate::header::{self, Command, FLAG_SIGNED, HEADER_LEN};
+use crate::lease::{self, Durable};
 use crate::ntlm::{self, Credentials};
 use crate::proto::{self, DirEntry, FileId, FileInfo, access, disposition, options};
 use crate::seal::{self, Sealer};
@@ -30,6 +31,11 @@ pub struct ClientConfig {
     pub sign: bool,
     /// Encrypt even if the server does not require it.
     pub seal: bool,
+    /// Ask for durable handles on data files ([`crate::lease`]).
+    pub durable: bool,
+    /// The ClientGuid of every NEGOTIATE: the same on a new connection, as a server finds
+    /// the durable opens of a client by it.
+    pub client_guid: [u8; 16],
 }
 
 impl ClientConfig {
@@ -57,6 +63,8 @@ impl ClientConfig {
             max_dialect: url.max_dialect,
             sign: url.sign,
             seal: url.seal,
+            durable: url.durable,
+            client_guid: crate::wire::random(),
         })
     }
 }
@@ -98,6 +106,13 @@ pub struct Client {
     conn: Conn,
     info: SessionInfo,
     share: String,
+    /// Leases and durable handles are asked for (2.1 or later, the server leases, the
+    /// configuration wants them); V2 forms on 3.x.
+    durable: Option<bool>,
+    /// The durable opens of this connection.
+    durables: Vec<Durable>,
+    /// Whether opens of data files ask for durability now ([`Client::set_durable_opens`]).
+    durable_opens: bool,
 }
 
 impl Client {
@@ -144,10 +159,14 @@ impl Client {
                 ),
             ));
         }
+        let leasing = neg.dialect >= SMB210 && neg.capabilities & proto::CAP_LEASING != 0;
         Ok(Client {
             conn,
             info,
             share: cfg.share.clone(),
+            durable: (cfg.durable && leasing).then_some(neg.dialect >= SMB300),
+            durables: Vec::new(),
+            durable_opens: true,
         })
     }
 
@@ -268,12 +287,107 @@ impl Client {
             (true, false) => disposition::OPEN_IF,
             _ => disposition::OPEN,
         };
-        self.create(
+        self.create_durable(
             path,
             access::GENERIC_READ | access::GENERIC_WRITE | access::DELETE | access::SYNCHRONIZE,
             disp,
             options::NON_DIRECTORY_FILE | extra_options,
         )
+    }
+
+    /// CREATE of a data file, with a lease and a durable handle asked for where this
+    /// connection can have them; a durable grant is kept for [`Client::durable`].
+    fn create_durable(
+        &mut self,
+        path: &str,
+        desired: u32,
+        disp: u32,
+        opts: u32,
+    ) -> Result<(FileId, FileInfo)> {
+        let Some(v2) = self.durable.filter(|_| self.durable_opens) else {
+            return self.create(path, desired, disp, opts);
+        };
+        let key = crate::wire::random();
+        let guid = crate::wire::random();
+        let ctx = lease::request_contexts(&key, &guid, v2);
+        let (id, info, g) = self.create_ctx(path, desired, disp, opts, &ctx)?;
+        if g.durable && g.lease.is_some_and(|(_, st)| st & lease::HANDLE != 0) {
+            self.check_lease(&g, &key)?;
+            self.durables.push(Durable {
+                file: id,
+                lease_key: key,
+                create_guid: guid,
+                v2,
+            });
+        }
+        Ok((id, info))
+    }
+
+    fn create_ctx(
+        &mut self,
+        path: &str,
+        desired: u32,
+        disp: u32,
+        opts: u32,
+        ctx: &[u8],
+    ) -> Result<(FileId, FileInfo, lease::Granted)> {
+        let name = wire_path(path);
+        let opts = opts | options::OPEN_REPARSE_POINT;
+        let body =
+            proto::create_body_ctx(&name, desired, disp, opts, lease::OPLOCK_LEVEL_LEASE, ctx);
+        let h = self.conn.call(Command::Create, &body, false)?;
+        if h.status != 0 {
+            return Err(self.conn.status_err("CREATE", &quote(path), h.status));
+        }
+        let (id, info) =
+            proto::parse_create(self.conn.reply()).map_err(|e| self.conn.garbage("CREATE", e))?;
+        let g =
+            lease::parse_granted(self.conn.reply()).map_err(|e| self.conn.garbage("CREATE", e))?;
+        Ok((id, info, g))
+    }
+
+    fn check_lease(&self, g: &lease::Granted, key: &[u8; 16]) -> Result<()> {
+        match g.lease {
+            Some((k, _)) if &k != key => Err(self.conn.garbage(
+                "CREATE",
+                crate::error::DecodeError::Invalid("lease granted for another lease key"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the next [`Client::open`]s ask for a durable handle (on by default, where
+    /// the connection can have one): worth it for files a job keeps open, not for the
+    /// files a metadata test creates and closes at once, whose cost it would change.
+    pub fn set_durable_opens(&mut self, on: bool) {
+        self.durable_opens = on;
+    }
+
+    /// The durable handle of open file `id`, while it holds one: granted, and its lease
+    /// not broken below handle caching.
+    pub fn durable(&self, id: FileId) -> Option<Durable> {
+        self.durables
+            .iter()
+            .find(|d| d.file == id)
+            .filter(|d| self.conn.handle_lease_kept(&d.lease_key))
+            .copied()
+    }
+
+    /// Reclaims a durable open of a lost connection (DHnC / DH2C with its lease) under
+    /// `path`, its name; the open goes on with the data and state it had. A status error
+    /// means the server no longer has it (the caller then opens the file by name).
+    pub fn reclaim(&mut self, path: &str, d: &Durable) -> Result<FileId> {
+        let ctx = lease::reclaim_contexts(d);
+        let (id, _, g) = self.create_ctx(
+            path,
+            access::GENERIC_READ | access::GENERIC_WRITE | access::SYNCHRONIZE,
+            disposition::OPEN,
+            options::NON_DIRECTORY_FILE,
+            &ctx,
+        )?;
+        self.check_lease(&g, &d.lease_key)?;
+        self.durables.push(Durable { file: id, ..*d });
+        Ok(id)
     }
 
     /// Waits for every IO in flight (their completions stay queued for `reap`).
@@ -283,7 +397,7 @@ impl Client {
 
     /// Opens a file read-only (shares whose user may not write).
     pub fn open_read(&mut self, path: &str) -> Result<(FileId, FileInfo)> {
-        self.create(
+        self.create_durable(
             path,
             access::GENERIC_READ | access::SYNCHRONIZE,
             disposition::OPEN,
@@ -292,6 +406,7 @@ impl Client {
     }
 
     pub fn close(&mut self, id: FileId) -> Result<()> {
+        self.durables.retain(|d| d.file != id);
         let h = self
             .conn
             .call(Command::Close, &proto::close_body(id), false)?;
@@ -604,7 +719,7 @@ fn negotiate(conn: &mut Conn, cfg: &ClientConfig) -> Result<(proto::NegotiateRes
     let req = proto::NegotiateReq {
         dialects: &dialects,
         signing_required: cfg.sign,
-        client_guid: crate::wire::random(),
+        client_guid: cfg.client_guid,
         salt: crate::wire::random(),
         ciphers: &ciphers,
         sign_algs: &proto::SIGN_ALGS,

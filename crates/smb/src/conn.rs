@@ -98,6 +98,8 @@ enum Req {
     Call,
     /// The `n`th request of a compounded call ([`Conn::call_chain`]).
     Chain(u8),
+    /// A lease break acknowledgment: its reply is only counted.
+    Ack,
 }
 
 #[derive(Clone, Copy)]
@@ -172,6 +174,15 @@ pub struct Conn {
     /// Time spent signing, checking signatures, sealing and opening sealed messages on the
     /// data path (one clock read before and after each; no other cost per IO).
     pub(crate) crypto_ns: u64,
+    /// Lease breaks to acknowledge (key, state kept), sent as soon as credits allow.
+    acks_due: Vec<([u8; 16], u32)>,
+    /// Leases that lost handle caching in a break: their opens are no longer durable.
+    lost_handle: Vec<[u8; 16]>,
+    /// Lease breaks received and acknowledgments sent, for tests and results.
+    pub(crate) lease_breaks: u64,
+    pub(crate) lease_acks: u64,
+    /// CREATE requests sent on this connection (compounded ones included).
+    pub(crate) creates_sent: u64,
 }
 
 // SAFETY: the raw pointers in slots and staged requests point into the caller's buffers,
@@ -245,6 +256,11 @@ impl Conn {
             crypto_ns: 0,
             chain_replies: Vec::new(),
             frames_sent: 0,
+            acks_due: Vec::new(),
+            lost_handle: Vec::new(),
+            lease_breaks: 0,
+            lease_acks: 0,
+            creates_sent: 0,
             cfg,
         })
     }
@@ -269,6 +285,22 @@ impl Conn {
     /// Messages sent so far (see the field).
     pub fn frames_sent(&self) -> u64 {
         self.frames_sent
+    }
+
+    /// CREATE requests sent on this connection so far.
+    pub fn creates_sent(&self) -> u64 {
+        self.creates_sent
+    }
+
+    /// Lease breaks received and acknowledged so far.
+    pub fn lease_breaks(&self) -> (u64, u64) {
+        (self.lease_breaks, self.lease_acks)
+    }
+
+    /// False once a break took handle caching from the lease `key` (its open is then no
+    /// longer durable).
+    pub fn handle_lease_kept(&self, key: &[u8; 16]) -> bool {
+        !self.lost_handle.contains(key)
     }
 
     /// Nanoseconds spent in signing and encryption so far (see the field).
@@ -348,17 +380,9 @@ impl Conn {
             }
             self.receive(cmd.name())?;
         };
-        let mut h = self.header(cmd, mid, charge);
-        let mut msg = vec![0u8; HEADER_LEN];
-        msg.extend_from_slice(body);
-        let signed = self.signer.is_some() && (self.sign_all || sign) && self.sealer.is_none();
-        if signed {
-            h.flags |= FLAG_SIGNED;
-        }
-        h.encode(&mut msg);
-        if signed && let Some(s) = &self.signer {
-            let sig = s.sign(mid, false, &msg);
-            msg[header::SIGNATURE_AT..header::SIGNATURE_AT + 16].copy_from_slice(&sig);
+        let msg = self.request(cmd, mid, charge, body, sign);
+        if cmd == Command::Create {
+            self.creates_sent += 1;
         }
         self.slots[mid as usize % SLOTS] = Slot {
             state: SlotState::Sent,
@@ -378,6 +402,63 @@ impl Conn {
         }
     }
 
+    /// One request message (header first), signed where the session signs or `sign`.
+    fn request(&self, cmd: Command, mid: u64, charge: u16, body: &[u8], sign: bool) -> Vec<u8> {
+        let mut h = self.header(cmd, mid, charge);
+        let mut msg = vec![0u8; HEADER_LEN];
+        msg.extend_from_slice(body);
+        let signed = self.signer.is_some() && (self.sign_all || sign) && self.sealer.is_none();
+        if signed {
+            h.flags |= FLAG_SIGNED;
+        }
+        h.encode(&mut msg);
+        if signed && let Some(s) = &self.signer {
+            let sig = s.sign(mid, false, &msg);
+            msg[header::SIGNATURE_AT..header::SIGNATURE_AT + 16].copy_from_slice(&sig);
+        }
+        msg
+    }
+
+    /// Acknowledges the lease breaks that wait for it, as far as credits allow (the rest
+    /// go when credits come back). Sent whole, between the staged data requests' sends.
+    fn send_acks(&mut self, op: &'static str) -> Result<()> {
+        while let Some(&(key, state)) = self.acks_due.last() {
+            let Some(mid) = self.take_mid(1) else {
+                return Ok(());
+            };
+            self.acks_due.pop();
+            let body = crate::lease::break_ack_body(&key, state);
+            let msg = self.request(Command::OplockBreak, mid, 1, &body, false);
+            self.slots[mid as usize % SLOTS] = Slot {
+                state: SlotState::Sent,
+                mid,
+                charge: 1,
+                op: 0,
+                req: Req::Ack,
+            };
+            self.send_message(&msg, &[], op)?;
+            self.lease_acks += 1;
+        }
+        Ok(())
+    }
+
+    /// A break notification: remembered when handle caching went, acknowledged when the
+    /// server waits for it (with the state it offers: nothing is cached, so nothing is
+    /// written back first).
+    fn lease_break(&mut self, msg: &[u8], op: &'static str) -> Result<()> {
+        let Some(b) = crate::lease::parse_break(msg).map_err(|e| self.garbage(op, e))? else {
+            return Ok(()); // an oplock break: none are asked for
+        };
+        self.lease_breaks += 1;
+        if b.new_state & crate::lease::HANDLE == 0 && !self.lost_handle.contains(&b.key) {
+            self.lost_handle.push(b.key);
+        }
+        if b.ack_required {
+            self.acks_due.push((b.key, b.new_state));
+        }
+        Ok(())
+    }
+
     /// Sends `reqs` as one compounded message, each after the first related to the one
     /// before it (same session and tree; a FileId of all ones names the file the first
     /// opened), and waits for every reply: one round trip instead of one per request.
@@ -387,7 +468,10 @@ impl Conn {
         let op = reqs.first().map_or("compound", |(c, _)| c.name());
         let signed = self.signer.is_some() && self.sign_all && self.sealer.is_none();
         let mut mids = Vec::with_capacity(reqs.len());
-        for _ in reqs {
+        for (cmd, _) in reqs {
+            if *cmd == Command::Create {
+                self.creates_sent += 1;
+            }
             let mid = loop {
                 if let Some(mid) = self.take_mid(1) {
                     break mid;
@@ -746,8 +830,17 @@ impl Conn {
     // ---- receiving ----
 
     /// Receives one message (blocking up to the timeout), accounts its credits and files it:
-    /// a data reply completes its part, a call's reply is kept in `reply`.
+    /// a data reply completes its part, a call's reply is kept in `reply`; then sends the
+    /// lease break acknowledgments that are due.
     fn receive(&mut self, op: &'static str) -> Result<()> {
+        self.receive_one(op)?;
+        if self.acks_due.is_empty() {
+            return Ok(());
+        }
+        self.send_acks(op)
+    }
+
+    fn receive_one(&mut self, op: &'static str) -> Result<()> {
         let mut nb = [0u8; 4];
         self.read_exact(&mut nb, op)?;
         if nb[0] != 0 {
@@ -832,7 +925,7 @@ impl Conn {
     fn file_reply(&mut self, h: &Header, msg: &[u8], op: &'static str) -> Result<()> {
         self.grant(h.credits);
         if h.message_id == u64::MAX {
-            return Ok(()); // an oplock or lease break: none are requested, nothing to do
+            return self.lease_break(msg, op);
         }
         if h.status == NtStatus::PENDING.0 && h.flags & FLAG_ASYNC != 0 {
             return Ok(()); // interim: the final reply comes later
@@ -855,6 +948,7 @@ impl Conn {
                 self.reply.extend_from_slice(msg);
                 self.slots[idx].state = SlotState::Answered;
             }
+            Req::Ack => self.slots[idx].state = SlotState::Free,
             Req::Chain(n) => {
                 if let Some(r) = self.chain_replies.get_mut(n as usize) {
                     r.clear();
@@ -1021,7 +1115,9 @@ impl Conn {
         };
         if h.flags & FLAG_SIGNED == 0 {
             let interim = h.status == NtStatus::PENDING.0 && h.flags & FLAG_ASYNC != 0;
-            if self.sign_all && self.sealer.is_none() && !interim && h.session_id != 0 {
+            // Break notifications (MessageId all ones) are sent unsigned ([MS-SMB2] 3.3.4.7).
+            let notice = h.message_id == u64::MAX;
+            if self.sign_all && self.sealer.is_none() && !interim && !notice && h.session_id != 0 {
                 return Err(self.protocol(op, "unsigned reply on a signed session"));
             }
             return Ok(());

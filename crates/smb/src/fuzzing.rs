@@ -8,15 +8,16 @@ use crate::seal::Sealer;
 use crate::{ntlm, proto, rpc};
 
 /// Everything a server sends goes through these decoders: the SMB2 header, the chain of a
-/// compounded reply, every reply body, NTLMSSP's CHALLENGE, the TRANSFORM_HEADER and DCE/RPC. None may panic, loop or
-/// allocate without bound; the first byte picks how the rest is cut, so the fuzzer reaches
-/// decoders that read at offsets from the header's start.
+/// compounded reply, every reply body (with CREATE's lease and durable handle contexts, and
+/// lease breaks), NTLMSSP's CHALLENGE, the TRANSFORM_HEADER and DCE/RPC. None may panic,
+/// loop or allocate without bound; the first byte picks how the rest is cut, so the fuzzer
+/// reaches decoders that read at offsets from the header's start.
 pub fn replies(data: &[u8]) {
     let Some((&pick, msg)) = data.split_first() else {
         return;
     };
     let _ = Header::decode(msg);
-    match pick % 13 {
+    match pick % 15 {
         0 => drop(proto::parse_negotiate(msg)),
         1 => drop(proto::parse_session_setup(msg)),
         2 => drop(ntlm::parse_challenge(msg)),
@@ -52,6 +53,13 @@ pub fn replies(data: &[u8]) {
                 at = end;
             }
         }
+        13 => {
+            // CREATE reply contexts (lease, durable handle): bounded walk, no panic.
+            if let Ok(g) = crate::lease::parse_granted(msg) {
+                assert!(g.lease.is_none_or(|(_, st)| st & !7 == 0));
+            }
+        }
+        14 => drop(crate::lease::parse_break(msg)),
         _ => {
             let s =
                 Sealer::new(proto::CIPHER_AES128_GCM, &[1; 16], &[2; 16]).expect("a 16-byte key");

@@ -33,6 +33,7 @@ pub enum Command {
     QueryDirectory = 14,
     QueryInfo = 16,
     SetInfo = 17,
+    OplockBreak = 18,
 }
 
 impl Command {
@@ -53,6 +54,7 @@ impl Command {
             Command::QueryDirectory => "QUERY_DIRECTORY",
             Command::QueryInfo => "QUERY_INFO",
             Command::SetInfo => "SET_INFO",
+            Command::OplockBreak => "OPLOCK_BREAK",
         }
     }
 }

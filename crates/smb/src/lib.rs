@@ -10,6 +10,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod header;
+pub mod lease;
 pub mod ntlm;
 pub mod proto;
 pub mod rpc;
@@ -21,5 +22,6 @@ pub mod wire;
 pub use client::{Client, ClientConfig, SessionInfo};
 pub use conn::{Completion, Submit};
 pub use error::{DecodeError, NtStatus, SmbError};
+pub use lease::Durable;
 pub use proto::{DirEntry, FileId, FileInfo};
 pub use url::SmbUrl;

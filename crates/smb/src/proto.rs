@@ -10,6 +10,7 @@ pub const SECURITY_SIGNING_ENABLED: u16 = 1;
 pub const SECURITY_SIGNING_REQUIRED: u16 = 2;
 
 pub const CAP_DFS: u32 = 0x01;
+pub const CAP_LEASING: u32 = 0x02;
 pub const CAP_LARGE_MTU: u32 = 0x04;
 pub const CAP_ENCRYPTION: u32 = 0x40;
 
@@ -53,7 +54,7 @@ pub fn negotiate_body(n: &NegotiateReq) -> Vec<u8> {
         };
     put_u16(&mut b, sec);
     put_u16(&mut b, 0);
-    put_u32(&mut b, CAP_LARGE_MTU | CAP_ENCRYPTION);
+    put_u32(&mut b, CAP_LEASING | CAP_LARGE_MTU | CAP_ENCRYPTION);
     b.extend_from_slice(&n.client_guid);
     let smb311 = n.dialects.contains(&crate::crypto::SMB311);
     let ctx_at = b.len();
@@ -297,6 +298,28 @@ pub fn create_body(path: &str, access: u32, disposition: u32, options: u32) -> V
     b.extend_from_slice(&name);
     if name.is_empty() {
         b.push(0);
+    }
+    b
+}
+
+/// CREATE of `path` with `oplock` as the RequestedOplockLevel and `contexts` (a chain
+/// made by [`crate::lease`]) appended 8-aligned.
+pub fn create_body_ctx(
+    path: &str,
+    access: u32,
+    disposition: u32,
+    options: u32,
+    oplock: u8,
+    contexts: &[u8],
+) -> Vec<u8> {
+    let mut b = create_body(path, access, disposition, options);
+    b[3] = oplock;
+    if !contexts.is_empty() {
+        pad8(&mut b); // HEADER_LEN is a multiple of 8
+        let off = (HEADER_LEN + b.len()) as u32;
+        b[48..52].copy_from_slice(&off.to_le_bytes());
+        b[52..56].copy_from_slice(&(contexts.len() as u32).to_le_bytes());
+        b.extend_from_slice(contexts);
     }
     b
 }

@@ -6,7 +6,8 @@
 //! if not required), `vers=2.0.2|2.1|3.0|3.0.2|3.1.1` (highest dialect offered),
 //! `timeout=SECONDS` (connect and each reply, default 30), `reconnect=SECONDS` (how long a
 //! lost connection may take to come back, 0 to fail at once; default 60), `credits=N`
-//! (window asked for, default 512). A password in the URL is accepted but [`SmbUrl::password_in_url`] says so,
+//! (window asked for, default 512), `durable=0` (no lease and durable handle requests: files
+//! are reopened by name after a lost connection). A password in the URL is accepted but [`SmbUrl::password_in_url`] says so,
 //! since argv is visible to other users; `Debug` never shows it.
 
 use std::fmt;
@@ -53,6 +54,8 @@ pub struct SmbUrl {
     /// up; zero fails at the first loss.
     pub reconnect: Duration,
     pub credits: u16,
+    /// Ask for durable handles (with a read+handle lease) on data files.
+    pub durable: bool,
 }
 
 impl fmt::Debug for SmbUrl {
@@ -124,6 +127,7 @@ impl SmbUrl {
             timeout: Duration::from_secs(30),
             reconnect: Duration::from_secs(60),
             credits: 512,
+            durable: true,
         };
         if let Some(a) = auth {
             let (who, pw) = match a.split_once(':') {
@@ -146,6 +150,7 @@ impl SmbUrl {
             match k {
                 "seal" => u.seal = flag(v).map_err(|r| bad(&r))?,
                 "sign" => u.sign = flag(v).map_err(|r| bad(&r))?,
+                "durable" => u.durable = flag(v).map_err(|r| bad(&r))?,
                 "vers" => {
                     u.max_dialect = match v {
                         "2.0.2" | "2.02" => SMB202,

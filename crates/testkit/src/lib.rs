@@ -8,6 +8,7 @@ pub mod netns;
 pub mod ports;
 pub mod smbd;
 pub mod snmpd;
+pub mod tcpcut;
 pub mod tgtd;
 
 /// Skips the calling test with a reason on stderr (`skipped: …`) when what it needs is

@@ -53,6 +53,9 @@ pub struct SmbdOptions {
     /// `smb2 max credits`: the most credits the server grants a client (Samba's default
     /// 8192); a small value starves a deep queue.
     pub max_credits: Option<u32>,
+    /// `durable handles = no`: the server grants no durable handle (Samba 4.17 grants them
+    /// by default), so a client must reopen its files after a lost connection.
+    pub no_durable_handles: bool,
 }
 
 /// A running smbd; stopped by PID on drop.
@@ -213,6 +216,9 @@ impl Smbd {
         }
         if let Some(v) = self.opts.max_credits {
             conf += &format!("smb2 max credits = {v}\n");
+        }
+        if self.opts.no_durable_handles {
+            conf += "durable handles = no\n";
         }
         conf += &format!(
             "[{SHARE}]\npath = {}\nread only = no\nguest ok = no\nvalid users = {}\n\

@@ -1,11 +1,13 @@
-//! Recovering a lost SMB connection: log in again, reopen the open files by name, send the
-//! IOs that were in flight again, and note the outage. Bounded by the URL's `reconnect=`
+//! Recovering a lost SMB connection: log in again, reclaim the files' durable handles (or
+//! reopen them by name where there are none), restart a directory listing under way, send
+//! the IOs that were in flight again, and note the outage. Bounded by the URL's `reconnect=`
 //! (time without a completed IO, however many logins succeed meanwhile) and by Ctrl-C.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use storbench_core::{EngineError, ErrorKind};
-use storbench_smb::{Client, SmbError, Submit};
+use storbench_smb::{Client, ClientConfig, Durable, SmbError, Submit};
 
 use super::{SmbEngine, open_with};
 
@@ -26,11 +28,93 @@ pub(super) struct Outage {
     pub at: Duration,
     pub lasted: Duration,
     pub resent: usize,
-    pub reopened: usize,
+    /// The job's first login, to a server that had answered earlier in the run.
+    pub first: bool,
+    pub files: Files,
+    /// A directory listing was under way and was restarted.
+    pub listing: bool,
     pub reason: String,
 }
 
+/// How the open files came back on a new connection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Files {
+    /// By their durable handles (the same opens, no new CREATE by name).
+    pub reclaimed: usize,
+    /// Opened again by name.
+    pub reopened: usize,
+    /// Why the first of those was not reclaimed.
+    pub why: Option<String>,
+}
+
+/// How long a reclaim is tried again: the server lets go of an open only when it has
+/// noticed the old connection is gone, which can come a moment after the client has.
+const RECLAIM_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Servers that accepted a login in this process. Failing to reach one of them is an
+/// outage under way (a server restarting between two jobs of a run), waited out within
+/// `reconnect=`; failing to reach any other is a wrong address or a server that is down,
+/// said at once.
+static ANSWERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn answered_before(server: &str) -> bool {
+    ANSWERED
+        .lock()
+        .map(|a| a.iter().any(|s| s == server))
+        .unwrap_or(false)
+}
+
+fn answered(server: &str) {
+    if let Ok(mut a) = ANSWERED.lock()
+        && !a.iter().any(|s| s == server)
+    {
+        a.push(server.to_string());
+    }
+}
+
 impl SmbEngine {
+    /// The job's first login. A server that answered earlier in this run and does not now
+    /// is waited for within `budget`, as a lost connection is, and the wait noted.
+    pub(super) fn first_login(
+        &mut self,
+        cfg: &ClientConfig,
+        budget: Duration,
+    ) -> Result<Client, EngineError> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(100);
+        let mut cause = None;
+        loop {
+            match Client::connect(cfg) {
+                Ok(c) => {
+                    answered(&cfg.conn.server);
+                    if let Some(reason) = cause {
+                        self.outages.push(Outage {
+                            at: Duration::ZERO,
+                            lasted: started.elapsed(),
+                            resent: 0,
+                            first: true,
+                            files: Files::default(),
+                            listing: false,
+                            reason,
+                        });
+                    }
+                    return Ok(c);
+                }
+                Err(e)
+                    if transient(&e)
+                        && answered_before(&cfg.conn.server)
+                        && started.elapsed() < budget
+                        && !storbench_core::stop::requested() =>
+                {
+                    cause.get_or_insert_with(|| e.to_string());
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+                Err(e) => return Err(super::to_engine(e)),
+            }
+        }
+    }
+
     /// Makes the connection again within `reconnect=` and sends what was in flight again.
     pub(super) fn recover(&mut self, cause: SmbError) -> Result<(), EngineError> {
         self.given_up()?;
@@ -65,14 +149,13 @@ impl SmbEngine {
             }
             self.salvaged = done;
         }
-        self.listing = None;
         let mut pause = Duration::from_millis(100);
         loop {
             if storbench_core::stop::requested() {
                 return Err(self.give_up(format!("smb: {cause}; stopped while reconnecting")));
             }
             match self.reconnect_once() {
-                Ok((reopened, resent)) => {
+                Ok((files, resent)) => {
                     let at = self
                         .connected_at
                         .map_or(Duration::ZERO, |c| started.duration_since(c));
@@ -80,7 +163,9 @@ impl SmbEngine {
                         at,
                         lasted: started.elapsed(),
                         resent,
-                        reopened,
+                        first: false,
+                        files,
+                        listing: self.listing.is_some(),
                         reason: cause.to_string(),
                     });
                     return Ok(());
@@ -102,8 +187,9 @@ impl SmbEngine {
         }
     }
 
-    /// One attempt: a new login, the files reopened, the IOs in flight queued again.
-    fn reconnect_once(&mut self) -> Result<(usize, usize), SmbError> {
+    /// One attempt: a new login, the files reclaimed or reopened, the listing's directory
+    /// opened again, the IOs in flight queued again.
+    fn reconnect_once(&mut self) -> Result<(Files, usize), SmbError> {
         let Some(cfg) = self.cfg.as_ref() else {
             return Err(SmbError::Protocol {
                 server: String::from("smb"),
@@ -112,13 +198,39 @@ impl SmbEngine {
             });
         };
         let mut client = Client::connect(cfg)?;
-        let mut reopened = 0;
+        let mut files = Files::default();
+        let patience = Instant::now() + RECLAIM_PATIENCE;
         for f in self.files.iter_mut().flatten() {
+            // Durable unless a lease break took handle caching on the lost connection.
+            let kept = |d: &Durable| {
+                self.client
+                    .as_ref()
+                    .is_none_or(|c| c.conn().handle_lease_kept(&d.lease_key))
+            };
+            let why = match f.durable.filter(kept) {
+                Some(d) => match reclaim(&mut client, &f.rel, &d, patience)? {
+                    Ok(id) => {
+                        f.id = id;
+                        f.durable = client.durable(id);
+                        files.reclaimed += 1;
+                        continue;
+                    }
+                    Err(status) => format!("durable handle reclaim refused: {status}"),
+                },
+                None if f.durable.is_some() => "the lease lost handle caching".to_string(),
+                None => "no durable handle granted".to_string(),
+            };
             let mut o = f.open.clone();
             // The file exists now (this run opened or created it): open it as it is.
             (o.create, o.exclusive, o.truncate) = (false, false, false);
-            f.id = open_with(&mut client, &f.rel, &o)?;
-            reopened += 1;
+            f.id = open_with(&mut client, &f.rel, &o, f.durable.is_some())?;
+            f.durable = client.durable(f.id);
+            files.reopened += 1;
+            files.why.get_or_insert(why);
+        }
+        if let Some(l) = self.listing.as_mut() {
+            l.id = client.open_dir(&l.rel)?;
+            (l.skip, l.taken, l.restart) = (l.taken, 0, true);
         }
         if let Some(old) = self.client.replace(client) {
             self.crypto_before_ns += old.conn().crypto_ns();
@@ -153,7 +265,7 @@ impl SmbEngine {
         if let Some(c) = self.client.as_mut() {
             c.commit()?;
         }
-        Ok((reopened, resent))
+        Ok((files, resent))
     }
 
     /// Once reconnecting was given up, every later call fails at once with the same reason.
@@ -173,16 +285,66 @@ impl SmbEngine {
     pub(super) fn outage_notes(&self, server: &str) -> impl Iterator<Item = String> + '_ {
         let server = server.to_string();
         self.outages.iter().map(move |o| {
+            if o.first {
+                return format!(
+                    "SMB server {server} did not answer when the job started ({}), though it \
+                     had earlier in the run; logged in after {:.1} s",
+                    o.reason,
+                    o.lasted.as_secs_f64()
+                );
+            }
             format!(
                 "SMB connection to {server} lost at {:.1} s ({}); reconnected after {:.1} s, \
-                 {} file(s) reopened (no durable handles), {} IO(s) sent again",
+                 {}{}, {} IO(s) sent again",
                 o.at.as_secs_f64(),
                 o.reason,
                 o.lasted.as_secs_f64(),
-                o.reopened,
+                o.files.describe(),
+                if o.listing {
+                    ", the directory listing restarted (entries returned before skipped)"
+                } else {
+                    ""
+                },
                 o.resent
             )
         })
+    }
+}
+
+impl Files {
+    /// `2 file(s) reclaimed by durable handle`, `1 file(s) reopened (no durable handle
+    /// granted)`, or both.
+    pub(super) fn describe(&self) -> String {
+        let reopened = match &self.why {
+            Some(why) => format!("{} file(s) reopened ({why})", self.reopened),
+            None => format!("{} file(s) reopened", self.reopened),
+        };
+        match (self.reclaimed, self.reopened) {
+            (0, _) => reopened,
+            (n, 0) => format!("{n} file(s) reclaimed by durable handle"),
+            (n, _) => format!("{n} file(s) reclaimed by durable handle, {reopened}"),
+        }
+    }
+}
+
+/// Reclaims `d` under `rel`, trying again on a refusal until `patience` (the server may
+/// not have let go of the lost connection's open yet). The outer error is a lost
+/// connection; the inner one the status that refused the reclaim.
+fn reclaim(
+    client: &mut Client,
+    rel: &str,
+    d: &Durable,
+    patience: Instant,
+) -> Result<Result<storbench_smb::FileId, storbench_smb::NtStatus>, SmbError> {
+    loop {
+        match client.reclaim(rel, d) {
+            Ok(id) => return Ok(Ok(id)),
+            Err(e) => match e.status() {
+                Some(st) if Instant::now() >= patience => return Ok(Err(st)),
+                Some(_) => std::thread::sleep(Duration::from_millis(100)),
+                None => return Err(e),
+            },
+        }
     }
 }
 

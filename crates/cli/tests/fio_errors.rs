@@ -297,3 +297,48 @@ fn verify_errors_gone_past_are_counted_and_logged() {
     assert_eq!(o["jobs"][0]["first_error"], 84);
     assert_eq!(verify_failure(&ours), verify_failure(&theirs));
 }
+
+/// (job runtime ms, bytes read) of each job of a fio-format JSON document, by name; a
+/// job that never ran may be left out.
+fn runtimes(doc: &Value) -> std::collections::BTreeMap<String, (u64, u64)> {
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let n = |v: &Value| v.as_u64().unwrap_or(0);
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                (n(&j["job_runtime"]), n(&j["read"]["io_bytes"])),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn exit_what_ends_the_jobs_fio_ends() {
+    if !fio_available() {
+        return;
+    }
+    // a ends at once with exitall; b (another group of the same batch) would run 3 s;
+    // c runs after a stonewall.
+    for what in ["group", "stonewall", "all"] {
+        let line = format!(
+            "--output-format=json --ioengine=null --name=a --size=64m --exitall \
+             --exit_what={what} --name=b --new_group --time_based --runtime=3 --size=1m \
+             --name=c --stonewall --size=16m"
+        );
+        let d = tempfile::tempdir().unwrap();
+        for (tool, doc) in [
+            ("fio", common::fio(d.path(), &words(&line)).fio_json()),
+            ("storbench", sb_fio(d.path(), &words(&line)).json()),
+        ] {
+            let jobs = runtimes(&doc);
+            let b_ran_out = jobs["b"].0 >= 2500;
+            assert_eq!(b_ran_out, what == "group", "{tool} {what}: {jobs:?}");
+            let c_bytes = jobs.get("c").map_or(0, |c| c.1);
+            let c_ran = c_bytes == 16 << 20;
+            assert_eq!(c_ran, what != "all", "{tool} {what}: {jobs:?}");
+        }
+    }
+}

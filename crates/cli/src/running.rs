@@ -168,7 +168,7 @@ pub fn report_job_errors(run: &RunResult) {
     warn_leftovers(&run.notes);
     let mut seen: Vec<String> = Vec::new();
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
-        if job.error == 0 {
+        if !job.stopped_by_error() {
             continue;
         }
         let why = job.error_text.as_deref().unwrap_or("failed");
@@ -186,7 +186,7 @@ pub fn exit_code(run: &RunResult) -> ExitCode {
         .groups
         .iter()
         .flat_map(|g| &g.jobs)
-        .any(|j| j.error != 0)
+        .any(|j| j.stopped_by_error())
         || run
             .notes
             .iter()

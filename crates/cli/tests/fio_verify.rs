@@ -291,3 +291,142 @@ fn verify_over_nfs_comes_back_through_the_client() {
         run.stderr
     );
 }
+
+/// (read IOs, write IOs, error) of a fio-format JSON document's job.
+fn io_counts(doc: &serde_json::Value) -> (u64, u64, i64) {
+    let j = &doc["jobs"][0];
+    (
+        j["read"]["total_ios"].as_u64().unwrap(),
+        j["write"]["total_ios"].as_u64().unwrap(),
+        j["error"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn verify_backlog_checks_blocks_during_the_writes_as_fio_does() {
+    if !fio_available() {
+        return;
+    }
+    let cases = [
+        "--rw=write --bs=4k --verify=crc32c --verify_backlog=16",
+        "--rw=randwrite --bs=4k --verify=md5 --verify_backlog=16 --verify_backlog_batch=8",
+        "--rw=write --bs=4k --verify=crc32c --verify_backlog=10 --verify_backlog_batch=4",
+        "--rw=write --bs=8k --verify=sha256 --verify_backlog=5 --verify_backlog_batch=7",
+        "--rw=write --bs=4k --verify=crc32c --verify_backlog=16 --do_verify=0",
+        "--rw=write --bs=4k --verify=crc32c --verify_backlog=8 --experimental_verify=1",
+    ];
+    par_each(&cases, |case| {
+        let line = job(&format!("{case} --output-format=json"));
+        let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let theirs = fio(fd.path(), &words(&line)).fio_json();
+        let ours = sb_fio(sd.path(), &words(&line)).json();
+        assert_eq!(io_counts(&ours), io_counts(&theirs), "{case}");
+    });
+}
+
+/// A job named `st` (its state file: `local-st-0-verify.state`) on file `f` of 256 KiB.
+fn st_job(extra: &str) -> String {
+    format!("--name=st --filename=f --size=256k {extra}")
+}
+
+#[test]
+fn verify_state_files_are_fios_in_both_directions() {
+    if !fio_available() {
+        return;
+    }
+    let line = st_job("--rw=write --bs=4k --verify=crc32c");
+    let state = "local-st-0-verify.state";
+    // fio writes: storbench loads fio's state and verifies.
+    let fd = tempfile::tempdir().unwrap();
+    fio(fd.path(), &words(&format!("{line} --do_verify=0"))).ok();
+    let load = format!("{line} --verify_only --verify_state_load=1");
+    verified(
+        "storbench",
+        &sb_fio(fd.path(), &words(&load)),
+        "fio's state",
+    );
+    // storbench writes the same state file byte for byte, and fio loads it.
+    let sd = tempfile::tempdir().unwrap();
+    sb_fio(sd.path(), &words(&format!("{line} --do_verify=0"))).ok();
+    let (ours, theirs) = (
+        std::fs::read(sd.path().join(state)).unwrap(),
+        std::fs::read(fd.path().join(state)).unwrap(),
+    );
+    assert_eq!(ours, theirs, "the state files differ");
+    verified("fio", &fio(sd.path(), &words(&load)), "storbench's state");
+}
+
+#[test]
+fn verify_state_load_stops_where_the_writes_stopped() {
+    if !fio_available() {
+        return;
+    }
+    // The writes stopped half way (io_size): their state says so.
+    let line = st_job("--rw=write --bs=4k --verify=crc32c --output-format=json");
+    let half = format!("{line} --io_size=128k --do_verify=0");
+    let load = format!("{line} --verify_only --verify_state_load=1");
+    for writer in ["fio", "storbench"] {
+        let d = tempfile::tempdir().unwrap();
+        if writer == "fio" {
+            fio(d.path(), &words(&half)).ok();
+        } else {
+            sb_fio(d.path(), &words(&half)).ok();
+        }
+        // fio's verify_only run rewrites the state from its own dry run (all blocks):
+        // each tool loads the writer's.
+        let state = d.path().join("local-st-0-verify.state");
+        let saved = std::fs::read(&state).unwrap();
+        let theirs = fio(d.path(), &words(&load)).fio_json();
+        std::fs::write(&state, &saved).unwrap();
+        let ours = sb_fio(d.path(), &words(&load)).json();
+        assert_eq!(std::fs::read(&state).unwrap(), saved, "storbench kept it");
+        // Reads and error (a verify_only run's writes are its dry run's).
+        let checked = |doc| {
+            let (reads, _, error) = io_counts(doc);
+            (reads, error)
+        };
+        assert_eq!(checked(&theirs), (32, 0), "fio after {writer}");
+        assert_eq!(checked(&ours), (32, 0), "storbench after {writer}");
+        // Without the state, the blocks never written are bad, in both tools.
+        let all = format!("{line} --verify_only");
+        assert_eq!(fio(d.path(), &words(&all)).code, Some(1));
+        let run = sb_fio(d.path(), &words(&all));
+        assert_eq!(run.code, Some(1));
+        assert!(run.stderr.contains("offset 131072"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn a_missing_or_foreign_verify_state_is_a_one_line_error() {
+    let d = tempfile::tempdir().unwrap();
+    let line = st_job("--rw=write --bs=4k --verify=crc32c --verify_only --verify_state_load=1");
+    let state = d.path().join("local-st-0-verify.state");
+    for (content, says) in [
+        (None, "No such file"),
+        (
+            Some(&b"[global]\nrw=read\nbs=4k\nsize=1m\nname=foreign\n"[..]),
+            "version in verify state header",
+        ),
+        (Some(&b"short"[..]), "failed reading verify state header"),
+    ] {
+        if let Some(c) = content {
+            std::fs::write(&state, c).unwrap();
+        }
+        let run = sb_fio(d.path(), &words(&line));
+        assert_eq!(run.code, Some(1), "{says}");
+        let errors: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(errors.len(), 1, "{}", run.stderr);
+        assert!(errors[0].contains(says), "{}", run.stderr);
+        assert!(
+            errors[0].contains("local-st-0-verify.state"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A read job with it is refused before any IO.
+    let run = sb_fio(
+        d.path(),
+        &words(&job("--rw=read --verify=crc32c --verify_state_load=1")),
+    );
+    assert!(run.one_error_line().contains("verify_state_load"));
+}

@@ -363,10 +363,20 @@ fn job_payload_mbps(job: &JobResult) -> f64 {
 
 fn job_notes(job: &JobResult, notes: &mut Vec<Note>) {
     let name = &job.name;
-    if let Some(err) = &job.error_text {
+    if let Some(err) = job.error_text.as_ref().filter(|_| job.stopped_by_error()) {
         notes.push(warn(
             "warn.error",
             format!("{name}: stopped by an error: {err}"),
+        ));
+    }
+    if let Some(e) = job.measured.errors.as_ref().filter(|e| e.total > 0) {
+        notes.push(warn(
+            "warn.errors_passed",
+            format!(
+                "{name}: went past {} IO or verify errors (continue_on_error), the first \
+                 errno {}: its figures count those IOs with no bytes",
+                e.total, e.first
+            ),
         ));
     }
     // A merged group entry sums its members' runtimes (fio's job_runtime).

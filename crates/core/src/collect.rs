@@ -74,6 +74,7 @@ pub fn job_result(
     let runtime_ns = out.measure_end.saturating_sub(out.measure_start).as_nanos() as u64;
     let runtime_ms = runtime_ns.div_ceil(1_000_000);
     let measured = measured_of(job, &out, files);
+    let (error, error_text) = job_error(&out);
     let mut dirs = out.stats.dirs;
     let active: [bool; 3] = std::array::from_fn(|d| dirs[d].total_ios > 0);
     let (bw, iops) = samples.take_samples(active);
@@ -97,11 +98,8 @@ pub fn job_result(
         jobnum: clone,
         jobs: 1,
         pid: std::process::id(),
-        error: out
-            .error
-            .as_ref()
-            .map_or(0, |e| e.errno.unwrap_or(libc::EIO)),
-        error_text: out.error.as_ref().map(|e| e.message.clone()),
+        error,
+        error_text,
         description: job.description.clone(),
         options: job.options.clone(),
         header: header_of(job, Some(out.engine_name)),
@@ -135,6 +133,23 @@ pub fn job_result(
     }
 }
 
+/// The job's error as fio shows it: the one that stopped it, else (fio's
+/// `continue_on_error`) the first one it went past, whose text is kept only with
+/// `error_dump`.
+fn job_error(out: &WorkerOutput) -> (i32, Option<String>) {
+    if let Some(e) = &out.error {
+        return (e.errno.unwrap_or(libc::EIO), Some(e.message.clone()));
+    }
+    let counted = &out.stats.errors;
+    match counted.total {
+        0 => (0, None),
+        _ => (
+            counted.first,
+            Some(counted.first_text.clone().unwrap_or_default()),
+        ),
+    }
+}
+
 /// What the verdicts need beyond the figures: the region the files span, the sampled
 /// reads' zeros, and whether compressible data met a compressing target (looked up only
 /// when the job wrote such data).
@@ -143,6 +158,10 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
         region_bytes: files.iter().map(|f| f.len).sum(),
         sampled_reads: out.stats.sampled_reads,
         zero_reads: out.stats.zero_reads,
+        errors: job.errors.counts().then(|| crate::result::ErrorCount {
+            stopped: out.error.is_some(),
+            ..out.stats.errors.clone()
+        }),
         ..Default::default()
     };
     if out.stats.dirs[1].io_bytes > 0 && job.ioengine != "null" {

@@ -225,6 +225,45 @@ pub struct Measured {
     /// known from the client; what the cache verdict weighs the reported bytes against.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_disks: Vec<DiskUtil>,
+    /// The IO and verify errors the job went past (fio's `continue_on_error`), when it
+    /// may go past any: its figures then include IOs that moved nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorCount>,
+}
+
+/// fio's error count of a job that continues past errors: `total_err`, `first_error`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    /// Errors gone past.
+    pub total: u64,
+    /// The errno of the first, 0 when none.
+    pub first: i32,
+    /// Its message, kept when the job logs its errors (`error_dump`), as fio keeps it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_text: Option<String>,
+    /// An error it could not go past stopped the job.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+impl ErrorCount {
+    /// Counts one error gone past; the first one's message is asked for only once.
+    pub fn count(&mut self, errno: i32, text: impl FnOnce() -> Option<String>) {
+        self.total += 1;
+        if self.total == 1 {
+            self.first = errno;
+            self.first_text = text();
+        }
+    }
+
+    pub fn merge(&mut self, o: &ErrorCount) {
+        if self.total == 0 {
+            self.first = o.first;
+            self.first_text = o.first_text.clone();
+        }
+        self.total += o.total;
+        self.stopped |= o.stopped;
+    }
 }
 
 /// The host over one batch of jobs (`host.rs`): what the `host` verdict judges.
@@ -272,6 +311,11 @@ impl Measured {
         }
         if self.host.is_none() {
             self.host = o.host.clone();
+        }
+        match (&mut self.errors, &o.errors) {
+            (Some(e), Some(o)) => e.merge(o),
+            (mine @ None, Some(o)) => *mine = Some(o.clone()),
+            _ => {}
         }
     }
 }
@@ -416,6 +460,19 @@ pub struct JobResult {
     /// fio's latency profiling, when the job had a `latency_target`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTargetResult>,
+}
+
+impl JobResult {
+    /// Whether an error stopped the job: its `error` is set and is not only the first
+    /// of the errors it went past (fio then exits 0).
+    pub fn stopped_by_error(&self) -> bool {
+        self.error != 0
+            && !self
+                .measured
+                .errors
+                .as_ref()
+                .is_some_and(|e| e.total > 0 && !e.stopped)
+    }
 }
 
 /// A `latency_target` job's settings and the queue depth its search ended at (fio's

@@ -28,6 +28,8 @@ pub struct WorkerStats {
     /// Completed reads checked for never-written data, and those that were all zeros.
     pub sampled_reads: u64,
     pub zero_reads: u64,
+    /// Errors gone past (`continue_on_error`); counted on the error path only.
+    pub errors: crate::result::ErrorCount,
 }
 
 impl WorkerStats {

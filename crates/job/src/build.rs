@@ -51,8 +51,11 @@ pub(crate) struct JobBuilder {
 
 impl JobBuilder {
     pub fn new() -> Self {
+        let mut spec = JobSpec::new("");
+        // fio's default for its jobs; storbench's own presets leave no state file.
+        spec.verify.state_save = true;
         JobBuilder {
-            spec: JobSpec::new(""),
+            spec,
             bs: [4096; 3],
             bsrange: [None, None, None],
             bssplit: [None, None, None],

@@ -11,6 +11,7 @@ mod build;
 pub mod catalogue;
 mod docs;
 mod error;
+pub mod errors;
 mod expr;
 mod flags;
 #[doc(hidden)]

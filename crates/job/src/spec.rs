@@ -326,6 +326,16 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// `verify_only`: a write job reads and checks instead of writing.
     pub only: bool,
+    /// `verify_backlog`: verify written blocks during the writes, every this many (0: off).
+    pub backlog: u64,
+    /// `verify_backlog_batch`: blocks verified each time (0: `backlog`).
+    pub backlog_batch: u32,
+    /// `verify_state_save`: a verifying write job leaves fio's state file behind (on by
+    /// default for fio jobs, as in fio; off for storbench's presets).
+    pub state_save: bool,
+    /// `verify_state_load`: the verify reads that state file and stops where the
+    /// writes stopped.
+    pub state_load: bool,
 }
 
 impl Default for VerifySpec {
@@ -339,6 +349,10 @@ impl Default for VerifySpec {
             pattern_offsets: Vec::new(),
             fatal: false,
             only: false,
+            backlog: 0,
+            backlog_batch: 0,
+            state_save: false,
+            state_load: false,
         }
     }
 }
@@ -402,6 +416,8 @@ pub struct JobSpec {
     pub exitall: bool,
     /// fio's `exitall_on_error`: when this job fails, the jobs running with it are ended.
     pub exitall_on_error: bool,
+    /// fio's `continue_on_error`, `ignore_error`, `error_dump` and `exit_what`.
+    pub errors: crate::errors::ErrorPolicy,
     pub numjobs: u32,
 
     // --- files ---
@@ -548,6 +564,7 @@ impl JobSpec {
             stonewall: false,
             exitall: false,
             exitall_on_error: false,
+            errors: crate::errors::ErrorPolicy::default(),
             numjobs: 1,
             filenames: Vec::new(),
             directories: Vec::new(),

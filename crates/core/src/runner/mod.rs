@@ -229,7 +229,8 @@ fn name_target_links(run: &mut RunResult, jobs: &[Arc<JobSpec>]) {
 struct BatchOutcome {
     results: Vec<(u32, JobResult)>,
     notes: Vec<Note>,
-    /// The batch could not start: the run ends with it.
+    /// The batch could not start, or a job's `exit_what=all` ended the run: the run ends
+    /// with it.
     stopped: bool,
 }
 
@@ -355,6 +356,7 @@ fn run_batch(
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
+    let mut exit_run = false;
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(clones.len());
         for c in &clones {
@@ -377,7 +379,7 @@ fn run_batch(
                 Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
-        sample_until_done(
+        exit_run = sample_until_done(
             &handles,
             &mut clones,
             batch,
@@ -463,7 +465,8 @@ fn run_batch(
     Ok(BatchOutcome {
         results,
         notes,
-        stopped: false,
+        // exit_what=all: the later batches do not run.
+        stopped: exit_run,
     })
 }
 
@@ -536,7 +539,8 @@ fn active_span_ms(outputs: &[WorkerOutput]) -> Option<u64> {
 }
 
 /// Samples counters and reports progress until every worker thread has finished; reads
-/// the CPU of servers on this host around the measured phase.
+/// the CPU of servers on this host around the measured phase. True when a job's
+/// `exitall` with `exit_what=all` ended the run.
 fn sample_until_done(
     handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
     clones: &mut [CloneSlot],
@@ -545,8 +549,9 @@ fn sample_until_done(
     observer: &mut dyn Observer,
     (servers, steady): (&mut ServerWatch, &mut SteadyWatch),
     host: &mut crate::host::HostWatch,
-) {
+) -> bool {
     let epoch = clock.epoch();
+    let mut exit_run = false;
     let mut last_ui = Instant::now();
     let mut last_totals = (Totals::default(), Instant::now());
     loop {
@@ -564,7 +569,7 @@ fn sample_until_done(
         servers.poll(clones);
         host.poll();
         steady.poll(now_ns, clones);
-        steady::exit_all(clones, batch);
+        exit_run |= steady::exit_all(clones, batch);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let mut progress = Progress::build(
                 clones.iter().map(|c| {
@@ -589,7 +594,7 @@ fn sample_until_done(
             // Timelines not yet closed are closed in run_batch, at each worker's own
             // measurement end.
             servers.finish();
-            return;
+            return exit_run;
         }
         let next_due = clones.iter().filter_map(|c| c.samples.next_due_ns()).min();
         let now_ns = clock.now_ns();

@@ -80,22 +80,31 @@ impl SteadyWatch {
 }
 
 /// fio's `exitall` and `exitall_on_error`: once a job that has them has ended (or failed),
-/// every clone of the batch is asked to end.
-pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) {
+/// the jobs its `exit_what` names are asked to end: those of its reporting group, every
+/// clone of the batch, or (`all`) the batch and the run's later batches, for which this
+/// returns true.
+pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> bool {
     use crate::progress::WorkerState::{Done, Error};
-    let trigger = clones.iter().any(|c| {
-        let job = &batch[c.job_index];
-        match c.counters.state() {
+    use storbench_job::errors::ExitWhat;
+    let trigger = clones
+        .iter()
+        .map(|c| &batch[c.job_index])
+        .zip(clones)
+        .find(|(job, c)| match c.counters.state() {
             Done => job.exitall,
             Error => job.exitall || job.exitall_on_error,
             _ => false,
-        }
-    });
-    if trigger {
-        for c in clones {
+        });
+    let Some((job, _)) = trigger else {
+        return false;
+    };
+    let what = job.errors.exit_what;
+    for c in clones {
+        if what != ExitWhat::Group || batch[c.job_index].group == job.group {
             c.counters.terminate();
         }
     }
+    what == ExitWhat::All
 }
 
 impl Tracker {

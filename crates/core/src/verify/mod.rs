@@ -19,6 +19,7 @@
 //! Nothing here allocates: buffers are checked and filled in place.
 
 mod digest;
+pub mod state;
 
 pub use digest::fio_crc32c;
 

@@ -38,8 +38,18 @@ impl Worker<'_> {
     pub(super) fn reap(&mut self, min: usize) -> Result<(), EngineError> {
         let mut done = std::mem::take(&mut self.completions);
         let mut result = Ok(());
+        // An engine that says which IO failed (a negative result) and also fails the
+        // reap: under continue_on_error each failed IO decides, and the engine's fuller
+        // message stands for one that stops the job.
+        let mut engine_err = None;
         if done.is_empty() {
             result = self.engine.reap(min, &mut done);
+            if self.job.errors.counts() && result.is_err() && !done.is_empty() {
+                // An error no completion explains still ends the job, after them.
+                let explained = done.iter().any(|c| c.result < 0);
+                engine_err = result.err().map(|e| (e, explained));
+                result = Ok(());
+            }
             self.backlog_at = if self.measure.any() { self.clock() } else { 0 };
         }
         let t_done = self.backlog_at;
@@ -54,12 +64,18 @@ impl Worker<'_> {
             self.inflight = self.inflight.saturating_sub(1);
             if result.is_ok() {
                 result = self.complete(c.tag, c.result, t_done);
+                if result.is_err() && c.result < 0 {
+                    result = result.map_err(|e| engine_err.take().map_or(e, |(full, _)| full));
+                }
             } else {
                 self.free.push(c.tag);
             }
         }
         self.completions = done;
-        result
+        match engine_err {
+            Some((e, false)) if result.is_ok() => Err(e),
+            _ => result,
+        }
     }
 
     /// Accounts one finished IO and frees its slot.
@@ -85,8 +101,7 @@ impl Worker<'_> {
             return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
         }
         if result < 0 {
-            let op = ["read", "write", "trim"][s.ddir as usize];
-            return check(result, op, &self.plan.files[s.file as usize].spec.path);
+            return self.io_failed(&s, (-result) as i32);
         }
         if result == 0 && s.len > 0 && s.ddir == 0 {
             return Err(EngineError::new(
@@ -112,16 +127,21 @@ impl Worker<'_> {
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
         if d == 0 {
             self.sample_zeros(slot, result as usize);
+        } else if d == 1 && self.verify.is_some() && result as u64 == u64::from(s.len) {
+            self.verify_wrote(&s);
         }
         if d < 2 && (self.lat.is_some() || self.job.max_latency_us[d].is_some()) {
             self.check_latency(&s, t_done)?;
         }
         if !self.measuring {
             self.plan.counters.publish_pre(self.issued_bytes);
-            return checked;
+        } else {
+            self.publish_dir(d);
         }
-        self.publish_dir(d);
-        checked
+        match checked {
+            Ok(()) => Ok(()),
+            Err(e) => self.verify_failed(e),
+        }
     }
 
     /// fio's `max_latency` and `latency_target` on one completed read or write: an IO

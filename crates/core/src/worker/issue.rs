@@ -41,6 +41,9 @@ impl Worker<'_> {
                 self.writes_since_sync = 0;
             }
             let Some(slot) = self.free.pop() else { break };
+            if self.held.is_none() && self.verify.is_some() && self.backlog_read(slot)? {
+                continue;
+            }
             let io = match self.held.take() {
                 Some(io) => io,
                 None => {
@@ -136,7 +139,11 @@ impl Worker<'_> {
         };
         if self.synchronous {
             self.slots[slot as usize].t_issue = t_start;
-            return match self.engine.queue(&io)? {
+            let queued = match self.engine.queue(&io) {
+                Ok(q) => q,
+                Err(e) => return self.queue_failed(slot, e),
+            };
+            return match queued {
                 Queued::Done(n) => {
                     self.stats.mark_depth(1, 1);
                     if !self.no_data {
@@ -158,7 +165,11 @@ impl Worker<'_> {
                 }
             };
         }
-        match self.engine.queue(&io)? {
+        let queued = match self.engine.queue(&io) {
+            Ok(q) => q,
+            Err(e) => return self.queue_failed(slot, e),
+        };
+        match queued {
             Queued::Done(n) => {
                 let t_done = if self.measure.any() { self.clock() } else { 0 };
                 self.slots[slot as usize].t_issue = t_done;

@@ -7,6 +7,7 @@
 //! `passes.rs` decides, as fio does, when the end of a pass over a file drops its page cache.
 
 mod complete;
+mod errors;
 mod issue;
 mod latency;
 mod minrate;
@@ -439,7 +440,7 @@ impl<'p> Worker<'p> {
             measure_end: now,
             cpu_start: Usage::default(),
             cpu: Usage::default(),
-            verify: verifying::VerifyState::new(plan, caps.no_data),
+            verify: verifying::VerifyState::new(plan, caps.no_data)?,
             lat: latency::LatSearch::new(&job.latency, depth),
             lat_quiesce: false,
             lat_done: false,
@@ -493,6 +494,7 @@ impl<'p> Worker<'p> {
             self.plan.counters.set_state(WorkerState::Ramp);
         }
         let result = self.io_loop().and_then(|()| self.verify_phase());
+        self.save_verify_state();
         if !self.measuring {
             self.measure_whole_job(start);
         }

@@ -66,7 +66,7 @@ pub(super) const JOB: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("The jobs running with it are those of its stonewall group, as all jobs that run at once in fio; they end without an error, as fio's."),
+    .note("The jobs it ends are those exit_what names (by default its reporting group's); they end without an error, as fio's."),
     OptDef::new(
         "exitall_on_error",
         K::Flag,
@@ -78,6 +78,45 @@ pub(super) const JOB: &[OptDef] = &[
             Ok(())
         },
     ),
+    OptDef::new(
+        "exit_what",
+        K::Choice(EXIT_WHAT_VALUES),
+        C::Job,
+        "group",
+        "Which jobs exitall and exitall_on_error end",
+        |b, v| b.spec.errors.parse_exit_what(val(v)?),
+    )
+    .note("group: the jobs of the same reporting group; stonewall: every job running (the next stonewall batch still runs); all: every job, later batches included, as fio's."),
+    OptDef::new(
+        "continue_on_error",
+        K::Choice(CONTINUE_VALUES),
+        C::Job,
+        "none",
+        "Go past IO or verify errors of these types, counting them",
+        |b, v| b.spec.errors.parse_continue(val(v)?),
+    )
+    .note("As fio: only EIO and EILSEQ (a bad block) are gone past unless ignore_error lists others; an errored IO counts as issued with no bytes and no latency; the job shows `total_err` and `first_error` (JSON) and an `errors` line, its err= is the first error, and the exit status stays 0 when no error stopped a job."),
+    OptDef::new(
+        "ignore_error",
+        K::Str,
+        C::Job,
+        "",
+        "Errors to go past, per type: read,write,verify lists of NAME:NUMBER (EIO:28)",
+        |b, v| b.spec.errors.parse_ignore(val(v)?),
+    )
+    .note("fio's names EPERM to ERANGE, or numbers; a list given makes the job continue past errors of its type, as fio's does."),
+    OptDef::new(
+        "error_dump",
+        K::Bool,
+        C::Job,
+        "0",
+        "Log every IO error, also those gone past",
+        |b, v| {
+            b.spec.errors.dump = crate::units::parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("Each error as fio's line on stderr: `fio: io_u error on file F: TEXT: read offset=N, buflen=N`."),
     OptDef::new(
         "stonewall",
         K::Flag,
@@ -121,6 +160,28 @@ const RW_VALUES: &[(&str, &str)] = &[
         "randtrimwrite",
         "Random trim, then write of the same blocks",
     ),
+];
+
+/// fio's `continue_on_error` values.
+const CONTINUE_VALUES: &[(&str, &str)] = &[
+    ("none", "Exit when an error is encountered"),
+    ("read", "Continue on read errors only"),
+    ("write", "Continue on write errors only"),
+    ("io", "Continue on any IO errors"),
+    ("verify", "Continue on verify errors only"),
+    ("all", "Continue on all io and verify errors"),
+    ("0", "Alias for 'none'"),
+    ("1", "Alias for 'all'"),
+];
+
+/// fio's `exit_what` values.
+const EXIT_WHAT_VALUES: &[(&str, &str)] = &[
+    ("group", "The jobs of the same group (exitall's default)"),
+    (
+        "stonewall",
+        "Every job running now; the next stonewall batch still runs",
+    ),
+    ("all", "Every job"),
 ];
 
 pub(super) const DEFS: &[OptDef] = &[

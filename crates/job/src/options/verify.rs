@@ -74,8 +74,8 @@ pub(super) const DEFS: &[OptDef] = &[
          which never finishes that hash: its 128 stored bytes are copies of data bytes, so it \
          finds little; use sha256, sha3-512 or crc32c. Refused with verify, for now: rw=rw, \
          randrw and trim workloads, write jobs with time_based or loops > 1 (fio verifies \
-         after every pass), and verify_backlog, verify_dump, verify_state_load, \
-         experimental_verify, trim_verify_zero (below).",
+         after every pass; verify_backlog checks a time_based job's blocks as it goes), \
+         and verify_dump, trim_verify_zero (below).",
     ),
     OptDef::new(
         "do_verify",
@@ -165,13 +165,65 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Bool,
         C::Verify,
         "1",
-        "Save the verify state of a write job stopped early, for verify_state_load",
+        "Leave fio's verify state file when a verifying write job ends",
+        |b, v| {
+            b.spec.verify.state_save = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("As fio: `local-NAME-N-verify.state` in the working directory (N: the clone's number over the run), in fio's layout, so either tool loads the other's; never written through a symbolic link. Unlike fio, a verify_only run leaves the file as the writes left it (fio rewrites it from its dry run, so that a second verify_only run of fio checks every block)."),
+    OptDef::new(
+        "verify_state_load",
+        K::Bool,
+        C::Verify,
+        "0",
+        "Read the verify state file and stop verifying where the writes stopped",
+        |b, v| {
+            b.spec.verify.state_load = parse_bool(val(v)?)?;
+            if b.spec.verify.state_load {
+                b.verify_given.push("verify_state_load");
+            }
+            Ok(())
+        },
+    )
+    .note("For the verify of a write job (verify_only, or do_verify): the blocks after the last write the state says completed are not checked, as fio's verify_state_should_stop. A missing or foreign file is a one-line error before any IO. A read job with it is refused."),
+    OptDef::new(
+        "verify_backlog",
+        K::Int,
+        C::Verify,
+        "",
+        "Verify written blocks during the writes, each time this many are waiting",
+        |b, v| {
+            b.spec.verify.backlog = parse_size(val(v)?, b.spec.kb_base)?;
+            b.verify_given.push("verify_backlog");
+            Ok(())
+        },
+    )
+    .note("As fio: once this many written blocks wait (and the last IO was a write), the oldest are read back and checked, verify_backlog_batch of them; they count as the job's reads, not towards its size; what is still waiting at the end is checked after the writes (do_verify). A time_based write job verifies only this way."),
+    OptDef::new(
+        "verify_backlog_batch",
+        K::Int,
+        C::Verify,
+        "",
+        "Blocks checked each time the backlog is due (default: verify_backlog)",
+        |b, v| {
+            b.spec.verify.backlog_batch = parse_u32(val(v)?, b.spec.kb_base)?;
+            b.verify_given.push("verify_backlog_batch");
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "experimental_verify",
+        K::Bool,
+        C::Verify,
+        "0",
+        "Verify by replaying the write offsets instead of logging them",
         |_b, v| {
             parse_bool(val(v)?)?;
             Ok(())
         },
     )
-    .note("Accepted; storbench writes no state file (fio writes one only when a verifying write job is stopped by a signal or an error), and verify_state_load is not supported."),
+    .note("Accepted: storbench checks the same blocks with the same messages from its write log, which costs no allocation per IO; only how the offsets are remembered differs from fio's."),
     OptDef::new(
         "verify_only",
         K::Flag,
@@ -252,10 +304,17 @@ pub(crate) fn fix_verify(
             rw.fio_name()
         ));
     }
-    if rw.writes() && v.do_verify && (s.time_based || s.loops > 1) && !v.only {
+    if rw.writes() && v.do_verify && (s.time_based && v.backlog == 0 || s.loops > 1) && !v.only {
         return Err(
             "verify of a write job with time_based or loops > 1 is not supported by storbench \
              yet (fio verifies after every pass)"
+                .into(),
+        );
+    }
+    if v.state_load && !rw.writes() {
+        return Err(
+            "verify_state_load with a read job is not supported by storbench; give the \
+             write job with verify_only"
                 .into(),
         );
     }

@@ -141,6 +141,10 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     o.insert("majf".into(), json!(j.cpu.majf));
     o.insert("minf".into(), json!(j.cpu.minf));
     add_distributions(&mut o, e);
+    if let Some(errors) = &j.measured.errors {
+        o.insert("total_err".into(), json!(errors.total));
+        o.insert("first_error".into(), json!(errors.first));
+    }
     let lt = j
         .latency_target
         .unwrap_or(storbench_core::result::LatencyTargetResult {

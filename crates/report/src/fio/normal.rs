@@ -314,6 +314,15 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
         w.drop_ios,
         t.drop_ios
     )?;
+    if let Some(errors) = &j.measured.errors {
+        writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            errors.total,
+            errors.first,
+            strerror(errors.first)
+        )?;
+    }
     if let Some(lt) = &j.latency_target {
         writeln!(
             out,
@@ -467,4 +476,16 @@ pub fn write_disk_stats(disks: &[DiskUtil], out: &mut dyn Write) -> io::Result<(
         )?;
     }
     Ok(())
+}
+
+/// The C library's text of an errno as fio prints it (`Success` for 0).
+fn strerror(errno: i32) -> String {
+    if errno == 0 {
+        return "Success".into();
+    }
+    let text = std::io::Error::from_raw_os_error(errno).to_string();
+    match text.rfind(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }

@@ -7,6 +7,7 @@
 # Environment:
 #   FUZZ_SECONDS     seconds per target (default 20; docs/fuzzing.md for long runs)
 #   FUZZ_SANITIZER   address (default) or none
+#   FUZZ_JOBS        targets fuzzed side by side (default: the CPU count)
 #   FUZZ_TARGET_DIR  cargo target dir for the instrumented build (default
 #                    $CARGO_TARGET_DIR/fuzz or target/fuzz): it shares nothing with
 #                    normal builds, so it is kept apart
@@ -63,34 +64,50 @@ start=$SECONDS
 cargo fuzz build --sanitizer="$sanitizer"
 echo "fuzz: built ${#ALL[@]} targets in $((SECONDS - start)) s" >&2
 
-failed=()
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-for item in "${targets[@]}"; do
+# Fuzzes one target; a crash marks it in $scratch/failed.
+fuzz_one() {
+    local item=$1 crate target bin dir new
     crate=${item%%:*}
     target=${item#*:}
     bin=${crate}_$target
     dir=$root/crates/$crate/fuzz
-    fuzz=(cargo fuzz run --sanitizer="$sanitizer" "$bin")
+    local fuzz=(cargo fuzz run --sanitizer="$sanitizer" "$bin")
     new=$scratch/$bin
     rm -rf "$new" "fuzz/artifacts/$bin"
     mkdir -p "$new" "$dir/corpus/$target"
     echo "fuzz: $crate:$target for $seconds s" >&2
     # New inputs go to the first directory, the scratch one; the kept corpus is read.
     if ! "${fuzz[@]}" "$new" "$dir/corpus/$target" -- \
-        -max_total_time="$seconds" -timeout=10 -print_final_stats=1; then
+        -max_total_time="$seconds" -timeout=10 -print_final_stats=1 >"$scratch/$bin.log" 2>&1; then
+        tail -30 "$scratch/$bin.log" >&2
         mkdir -p "$dir/regressions/$target"
         cp "fuzz/artifacts/$bin"/* "$dir/regressions/$target/" 2>/dev/null || true
         echo "fuzz: $crate:$target FAILED; input kept in $dir/regressions/$target" >&2
-        failed+=("$item")
+        echo "$item" >>"$scratch/failed"
     fi
     if [ -n "$(ls -A "$new")" ]; then
         "${fuzz[@]}" "$dir/corpus/$target" "$new" -- -merge=1 -timeout=10 \
-            >"$scratch/merge.log" 2>&1 || tail -5 "$scratch/merge.log" >&2
+            >"$scratch/$bin.merge.log" 2>&1 || tail -5 "$scratch/$bin.merge.log" >&2
     fi
     echo "fuzz: $crate:$target corpus now $(ls "$dir/corpus/$target" | wc -l) inputs" >&2
+}
+
+# One lane per CPU (FUZZ_JOBS, default the CPU count): each libFuzzer process uses one CPU,
+# so the targets take their time side by side instead of one after another.
+lanes=${FUZZ_JOBS:-$(nproc)}
+for ((lane = 0; lane < lanes; lane++)); do
+    (
+        for ((i = lane; i < ${#targets[@]}; i += lanes)); do
+            fuzz_one "${targets[$i]}"
+        done
+    ) &
 done
+wait
+failed=()
+[ -f "$scratch/failed" ] && mapfile -t failed <"$scratch/failed"
 
 if ((${#failed[@]})); then
     echo "fuzz: crashes in ${failed[*]}" >&2

@@ -29,12 +29,13 @@ RATE=${RATE:-1gbit}
 # Extra URL options for storbench (e.g. SB_OPTS='&nconnect=2').
 SB_OPTS=${SB_OPTS:-}
 
+BENCH=nfs.sh
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 work=$(mktemp -d /tmp/storbench-nfsbench.XXXXXX)
 pids=()
 made_ns=0
-
-log() { printf '%s\n' "$*" >&2; }
-die() { log "nfs.sh: $*"; exit 1; }
 
 cleanup() {
     set +e
@@ -45,13 +46,7 @@ cleanup() {
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$p" 2>/dev/null
     done
-    if [ "$made_ns" = 1 ]; then
-        ip netns pids "$NS" 2>/dev/null | xargs -r kill 2>/dev/null
-        sleep 0.5
-        ip netns pids "$NS" 2>/dev/null | xargs -r kill -9 2>/dev/null
-        ip link del "$HOST_IF" 2>/dev/null
-        ip netns del "$NS" 2>/dev/null
-    fi
+    [ "$made_ns" = 1 ] && remove_shaped_ns "$NS" "$HOST_IF"
     rm -rf "$work" /dev/shm/storbench-nfsbench-src.bin /dev/shm/storbench-nfsbench-slow.*
 }
 trap cleanup EXIT
@@ -63,10 +58,7 @@ done
 [ -x "$STORBENCH" ] || die "$STORBENCH not found: cargo build --release -p storbench (or set STORBENCH=)"
 "$STORBENCH" fio --help >/dev/null 2>&1 || die "$STORBENCH has no working 'fio' subcommand yet"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-hz=$(getconf CLK_TCK)
 
 ganesha_conf() { # dir bind_addr nfs_port mount_port
     mkdir -p "$1/export" "$1/recovery"
@@ -107,55 +99,33 @@ sync
 # Raw results (one line per run) are kept after the script ends.
 RESULTS=$(mktemp /tmp/storbench-nfsbench-results.XXXXXX)
 log "raw results: $RESULTS"
-# The conditions of the run, printed with the summary: figures from a busy machine say little.
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 LOAD_BEFORE=$(load)
 CONDITIONS="$(nproc) CPUs, kernel $(uname -r), $(ganesha.nfsd -v 2>&1 | grep -o 'Release = V[0-9.]*' | head -1 | sed 's/Release = //;s/^/ganesha /'), $("$STORBENCH" --version 2>/dev/null | head -1)"
 # record TEST TOOL MB/s CLIENT_CPU% SERVER_CPU% IOPS
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS"; }
 
 # Runs "$@" and prints: wall seconds, client CPU seconds, server CPU seconds.
-measure() { # server_pid cmd...
-    local spid=$1; shift
-    local s0 t0 t1 s1 cpu
-    s0=$(cpu_ticks "$spid"); t0=$(now)
-    /usr/bin/time -o "$work/time" -f '%U %S' "$@" > "$work/out" 2>"$work/err" || {
-        cat "$work/err" >&2; die "failed: $*"; }
-    cpu=$(tail -1 "$work/time")
-    t1=$(now); s1=$(cpu_ticks "$spid")
-    python3 -c "import sys; u,s=map(float,'$cpu'.split()); print($t1-$t0, u+s, ($s1-$s0)/$hz)"
-}
-
-# storbench's figures come from its JSON (bandwidth as it measured it); CPU from time(1).
-sb_json() { # field-expr
-    python3 - "$work/out" "$1" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-job = j["jobs"][0]
-d = job["read"] if job["read"]["io_bytes"] else job["write"]
-print(eval(sys.argv[2], {}, {"d": d, "job": job}))
-PY
-}
+measure() { measure_with cpu_ticks "$@"; }
 
 seq_tests() { # label server_ip server_pid export_dir libnfs_query storbench_query
     local label=$1 ip=$2 spid=$3 exp=$4 lq=$5 sq=$6
     local mb=$SIZE_MB bytes=$((SIZE_MB << 20))
     for run in $(seq "$RUNS"); do
         read -r wall cpu scpu < <(measure "$spid" bash -c "nfs-cat 'nfs://$ip/export/big.bin?$lq' > /dev/null")
-        record "$label read 1M" libnfs-nfs-cat "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        record "$label read 1M" libnfs-nfs-cat "$(mb_per_s "$bytes" "$wall")" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" -
         for qd in 1 "$QD"; do
             read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" --no-save fio --name=r --ioengine=nfs \
                 "--filename=nfs://$ip/export/big.bin?$sq" --rw=read --bs=1M --size=${mb}M --iodepth=$qd --output-format=json)
-            record "$label read 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+            record "$label read 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" -
         done
         rm -f "$exp"/w.*
         read -r wall cpu scpu < <(measure "$spid" nfs-cp /dev/shm/storbench-nfsbench-src.bin "nfs://$ip/export/w.libnfs.$run?$lq")
-        record "$label write 1M" libnfs-nfs-cp "$(python3 -c "print($bytes/$wall/1e6)")" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+        record "$label write 1M" libnfs-nfs-cp "$(mb_per_s "$bytes" "$wall")" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" -
         cmp -s /dev/shm/storbench-nfsbench-src.bin "$exp/w.libnfs.$run" || die "nfs-cp copy differs"
         for qd in 1 "$QD"; do
             read -r wall cpu scpu < <(measure "$spid" "$STORBENCH" --no-save fio --name=w --ioengine=nfs \
                 "--filename=nfs://$ip/export/w.sb.$run.$qd?$sq" --rw=write --bs=1M --size=${mb}M --iodepth=$qd --end_fsync=1 --output-format=json)
-            record "$label write 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" -
+            record "$label write 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" -
         done
         rm -f "$exp"/w.*
     done
@@ -168,7 +138,7 @@ rand_tests() { # label ip spid query
             --runtime=10 --time_based --output-format=json)
         local iops
         iops=$(sb_json 'd["iops"]')
-        record "$1 randread 4k qd32" storbench "$(sb_json 'd["bw_bytes"]/1e6')" "$(python3 -c "print(100*$cpu/$wall)")" "$(python3 -c "print(100*$scpu/$wall)")" "$iops"
+        record "$1 randread 4k qd32" storbench "$(sb_json 'd["bw_bytes"]/1e6')" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" "$iops"
     done
 }
 
@@ -181,15 +151,7 @@ fi
 
 # ---------- 1 Gbit/s link: server in a namespace behind a shaped veth pair ----------
 if [ "$SLOW" = 1 ]; then
-    [ "$(id -u)" = 0 ] || die "the 1 Gbit/s part needs root (SLOW=0 skips it)"
-    ip netns list | grep -qw "$NS" && die "netns $NS already exists; not touching it"
-    ip netns add "$NS"; made_ns=1
-    ip link add "$HOST_IF" type veth peer name "$NS_IF" netns "$NS"
-    ip addr add "$HOST_IP/30" dev "$HOST_IF"; ip link set "$HOST_IF" up
-    ip -n "$NS" addr add "$NS_IP/30" dev "$NS_IF"; ip -n "$NS" link set "$NS_IF" up; ip -n "$NS" link set lo up
-    tc qdisc add dev "$HOST_IF" root tbf rate "$RATE" burst 128kb latency 10ms
-    ip netns exec "$NS" tc qdisc add dev "$NS_IF" root tbf rate "$RATE" burst 128kb latency 10ms
-    ip route get "$NS_IP" | grep -q "dev $HOST_IF" || die "$NS_IP is not routed over $HOST_IF; refusing to send anything"
+    make_shaped_ns "$NS" "$HOST_IF" "$NS_IF" "$HOST_IP" "$NS_IP" "$RATE"
     # The link test measures the link: its export lives in tmpfs, so the server's disk
     # (and the COMMIT at the end of the write test) does not cap it.
     SL=$(mktemp -d /dev/shm/storbench-nfsbench-slow.XXXXXX)
@@ -206,7 +168,7 @@ if [ "$SLOW" = 1 ]; then
 fi
 
 # ---------- summary ----------
-printf 'conditions: %s; load average %s at the start, %s at the end\n' "$CONDITIONS" "$LOAD_BEFORE" "$(load)"
+print_conditions "$CONDITIONS" "$LOAD_BEFORE"
 python3 - "$RESULTS" "$RATE" <<'PY'
 import sys, statistics, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]

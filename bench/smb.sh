@@ -28,13 +28,14 @@ HOST_IP=10.212.0.1
 NS_IP=10.212.0.2
 RATE=${RATE:-1gbit}
 
+BENCH=smb.sh
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 work=$(mktemp -d /tmp/storbench-smbbench.XXXXXX)
 src=/dev/shm/storbench-smbbench-src.$$
 groups=()
 made_ns=0
-
-log() { printf '%s\n' "$*" >&2; }
-die() { log "smb.sh: $*"; exit 1; }
 
 cleanup() {
     set +e
@@ -43,10 +44,7 @@ cleanup() {
         for _ in $(seq 50); do kill -0 -- "-$g" 2>/dev/null || break; sleep 0.1; done
         kill -KILL -- "-$g" 2>/dev/null
     done
-    if [ "$made_ns" = 1 ]; then
-        ip link del "$HOST_IF" 2>/dev/null
-        ip netns del "$NS" 2>/dev/null
-    fi
+    [ "$made_ns" = 1 ] && remove_shaped_ns "$NS" "$HOST_IF"
     rm -rf "$work" "$src"
 }
 trap cleanup EXIT
@@ -57,9 +55,6 @@ for tool in smbd smbpasswd smbclient python3; do
 done
 [ -x "$STORBENCH" ] || die "$STORBENCH not found: cargo build --release -p storbench (or set STORBENCH=)"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
-hz=$(getconf CLK_TCK)
 USER_NAME=$(id -un)
 export PASSWD="Sb-bench-$$-$RANDOM"
 export STORBENCH_SMB_PASSWORD=$PASSWD
@@ -126,33 +121,13 @@ group_cpu() {
 
 RESULTS=$(mktemp /tmp/storbench-smbbench-results.XXXXXX)
 log "raw results: $RESULTS"
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 LOAD_BEFORE=$(load)
 CONDITIONS="$(nproc) CPUs, kernel $(uname -r), $(smbd --version), $("$STORBENCH" --version 2>/dev/null | head -1)"
 # record TEST TOOL MB/s CLIENT_CPU_S SERVER_CPU_S BYTES IOS
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS"; }
 
 # Runs "$@"; prints wall seconds, client CPU seconds, server group CPU seconds.
-measure() { # server_group cmd...
-    local g=$1; shift
-    local s0 t0 t1 s1 cpu
-    s0=$(group_cpu "$g"); t0=$(now)
-    /usr/bin/time -o "$work/time" -f '%U %S' "$@" > "$work/out" 2>"$work/err" || {
-        cat "$work/err" "$work/out" >&2; die "failed: $*"; }
-    cpu=$(tail -1 "$work/time")
-    t1=$(now); s1=$(group_cpu "$g")
-    python3 -c "u,s=map(float,'$cpu'.split()); print($t1-$t0, u+s, ($s1-$s0)/$hz)"
-}
-
-sb_json() { # expr over d (the job's read or write part)
-    python3 - "$work/out" "$1" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-job = j["jobs"][0]
-d = job["read"] if job["read"]["io_bytes"] else job["write"]
-print(eval(sys.argv[2], {}, {"d": d, "job": job}))
-PY
-}
+measure() { measure_with group_cpu "$@"; }
 
 seq_tests() { # label dir ip port group url_query smbclient_extra
     local label=$1 dir=$2 ip=$3 port=$4 g=$5 q=$6 extra=$7
@@ -161,14 +136,14 @@ seq_tests() { # label dir ip port group url_query smbclient_extra
     local sc=(smbclient "//$ip/share" -p "$port" -s "$dir/smb.conf" -U "$USER_NAME" $extra)
     for run in $(seq "$RUNS"); do
         read -r wall cpu scpu < <(measure "$g" "${sc[@]}" -c "get big.bin /dev/null")
-        record "$label read 1M" smbclient "$(python3 -c "print($bytes/$wall/1e6)")" "$cpu" "$scpu" "$bytes" -
+        record "$label read 1M" smbclient "$(mb_per_s "$bytes" "$wall")" "$cpu" "$scpu" "$bytes" -
         for qd in 1 "$QD"; do
             read -r wall cpu scpu < <(measure "$g" "$STORBENCH" --no-save fio --name=r --ioengine=smb \
                 "--filename=$url/big.bin$q" --rw=read --bs=1M --size=${SIZE_MB}M --iodepth=$qd --output-format=json)
             record "$label read 1M" "storbench-qd$qd" "$(sb_json 'd["bw_bytes"]/1e6')" "$cpu" "$scpu" "$bytes" -
         done
         read -r wall cpu scpu < <(measure "$g" "${sc[@]}" -c "put $src w.smbclient.$run")
-        record "$label write 1M" smbclient "$(python3 -c "print($bytes/$wall/1e6)")" "$cpu" "$scpu" "$bytes" -
+        record "$label write 1M" smbclient "$(mb_per_s "$bytes" "$wall")" "$cpu" "$scpu" "$bytes" -
         cmp -s "$src" "$dir/share/w.smbclient.$run" || die "smbclient put copy differs"
         rm -f "$dir"/share/w.*
         for qd in 1 "$QD"; do
@@ -209,15 +184,7 @@ fi
 
 # ---------- 1 Gbit/s link: smbd in a namespace behind a shaped veth pair ----------
 if [ "$SLOW" = 1 ]; then
-    [ "$(id -u)" = 0 ] || die "the 1 Gbit/s part needs root (SLOW=0 skips it)"
-    ip netns list | grep -qw "$NS" && die "netns $NS already exists; not touching it"
-    ip netns add "$NS"; made_ns=1
-    ip link add "$HOST_IF" type veth peer name "$NS_IF" netns "$NS"
-    ip addr add "$HOST_IP/30" dev "$HOST_IF"; ip link set "$HOST_IF" up
-    ip -n "$NS" addr add "$NS_IP/30" dev "$NS_IF"; ip -n "$NS" link set "$NS_IF" up; ip -n "$NS" link set lo up
-    tc qdisc add dev "$HOST_IF" root tbf rate "$RATE" burst 128kb latency 10ms
-    ip netns exec "$NS" tc qdisc add dev "$NS_IF" root tbf rate "$RATE" burst 128kb latency 10ms
-    ip route get "$NS_IP" | grep -q "dev $HOST_IF" || die "$NS_IP is not routed over $HOST_IF; refusing to send anything"
+    make_shaped_ns "$NS" "$HOST_IF" "$NS_IF" "$HOST_IP" "$NS_IP" "$RATE"
     # The share lives in tmpfs, so the server's disk does not cap the link test.
     SL=$(mktemp -d /dev/shm/storbench-smbbench-slow.XXXXXX)
     smb_conf "$SL" "$NS_IP" 445 auto
@@ -231,7 +198,7 @@ if [ "$SLOW" = 1 ]; then
 fi
 
 # ---------- summary ----------
-printf 'conditions: %s; load average %s at the start, %s at the end\n' "$CONDITIONS" "$LOAD_BEFORE" "$(load)"
+print_conditions "$CONDITIONS" "$LOAD_BEFORE"
 python3 - "$RESULTS" "$RATE" <<'PY'
 import sys, statistics, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]

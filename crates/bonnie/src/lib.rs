@@ -25,6 +25,7 @@ mod io_tests;
 mod names;
 mod notes;
 mod phase;
+pub mod progress;
 mod rng;
 mod seeks;
 mod space;

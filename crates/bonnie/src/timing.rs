@@ -26,6 +26,7 @@ impl MaxLatency {
     /// Records the operation that began at `start` and ends now.
     #[inline]
     pub fn record(&mut self, start: Instant) {
+        crate::progress::tick();
         let ns = start.elapsed().as_nanos() as u64;
         if ns > self.max_ns {
             self.max_ns = ns;
@@ -37,6 +38,7 @@ impl MaxLatency {
     /// (the few instructions between two operations count towards the second).
     #[inline]
     pub fn lap(&mut self, since: Instant) -> Instant {
+        crate::progress::tick();
         let now = Instant::now();
         let ns = now.duration_since(since).as_nanos() as u64;
         if ns > self.max_ns {

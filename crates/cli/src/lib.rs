@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod bonnie_live;
 pub mod bonnie_marker;
 pub mod cmd;
 pub mod live;
@@ -24,24 +25,28 @@ pub mod ui;
 pub struct Cli {
     #[command(flatten)]
     pub store: StoreArgs,
+    #[command(flatten)]
+    pub early: EarlyRunFlags,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Where results are kept and how a run is labelled; shared by every subcommand.
+/// Where results are kept (`--db`, every subcommand) and how the run being made is kept
+/// (`--label`, `--tag`, `--no-save`: only on the subcommands that make runs, filled from
+/// their [`RunFlags`] by `cmd::dispatch`).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// Results database (default: $XDG_DATA_HOME/storbench/results.db).
     #[arg(long, global = true, env = "STORBENCH_DB", value_name = "PATH")]
     pub db: Option<std::path::PathBuf>,
     /// Do not save this run in the results database.
-    #[arg(long, global = true)]
+    #[arg(skip)]
     pub no_save: bool,
     /// A label for this run, to find and compare it later.
-    #[arg(long, global = true, value_name = "TEXT", value_parser = non_blank)]
+    #[arg(skip)]
     pub label: Option<String>,
-    /// A free tag for this run (repeatable).
-    #[arg(long = "tag", global = true, value_name = "TEXT", value_parser = non_blank)]
+    /// Free tags for this run.
+    #[arg(skip)]
     pub tags: Vec<String>,
     /// Save without saying so on stderr: set when storbench runs as the drop-in `fio`,
     /// whose callers take any output on stderr for an error (bench-fio does).
@@ -49,11 +54,70 @@ pub struct StoreArgs {
     pub quiet_save: bool,
 }
 
+impl StoreArgs {
+    /// With the flags of the run being made added (a label given twice: the later one).
+    pub fn with_run(&self, run: &RunFlags) -> StoreArgs {
+        let mut s = self.clone();
+        s.no_save |= run.no_save;
+        if run.label.is_some() {
+            s.label.clone_from(&run.label);
+        }
+        s.tags.extend(run.tags.iter().cloned());
+        s
+    }
+}
+
+/// How a run being made is kept: the flags of `quick` and `bonnie` (`fio` finds the same
+/// names among fio's arguments). Subcommands that only read runs have none of them, so a
+/// label can never be typed where it would do nothing.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunFlags {
+    /// Do not save this run in the results database.
+    #[arg(long)]
+    pub no_save: bool,
+    /// A label for this run, to find and compare it later.
+    #[arg(long, value_name = "TEXT", value_parser = non_blank)]
+    pub label: Option<String>,
+    /// A free tag for this run (repeatable).
+    #[arg(long = "tag", value_name = "TEXT", value_parser = non_blank)]
+    pub tags: Vec<String>,
+}
+
+impl RunFlags {
+    /// Whether any flag was given.
+    pub fn any(&self) -> bool {
+        self.no_save || self.label.is_some() || !self.tags.is_empty()
+    }
+}
+
+/// The same flags before the subcommand (`storbench --no-save fio …`), as scripts written
+/// for earlier versions give them: hidden, and refused before a subcommand that makes no
+/// run.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct EarlyRunFlags {
+    #[arg(long = "no-save", hide = true)]
+    pub no_save: bool,
+    #[arg(long = "label", value_name = "TEXT", value_parser = non_blank, hide = true)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "TEXT", value_parser = non_blank, hide = true)]
+    pub tags: Vec<String>,
+}
+
+impl EarlyRunFlags {
+    pub fn as_run_flags(&self) -> RunFlags {
+        RunFlags {
+            no_save: self.no_save,
+            label: self.label.clone(),
+            tags: self.tags.clone(),
+        }
+    }
+}
+
 /// Why a blank label or tag is refused: it must show in `history` and be typed back to
 /// `compare`.
 pub(crate) const BLANK: &str = "an empty or blank text cannot find a run again";
 
-fn non_blank(s: &str) -> Result<String, String> {
+pub(crate) fn non_blank(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         return Err(format!("{BLANK}; give some text"));
     }
@@ -64,7 +128,7 @@ fn non_blank(s: &str) -> Result<String, String> {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// List stored runs with their headline figures (filter with --label, --tag, ...).
+    /// List stored runs with their headline figures (filters: --label, --tag, --since, ...).
     History(cmd::history::HistoryArgs),
     /// Print a stored run again with any reporter, without re-running it.
     Show(cmd::show::ShowArgs),

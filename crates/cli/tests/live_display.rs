@@ -86,8 +86,28 @@ struct Seen {
 }
 
 fn watch_quick(columns: u16, no_color: bool) -> Seen {
-    let dir = tempfile::tempdir().unwrap();
     let target = tempfile::tempdir_in("/dev/shm").unwrap();
+    let args = format!(
+        "quick {} --size 16m --runtime 400ms --no-save",
+        target.path().display()
+    );
+    watch(columns, no_color, &args)
+}
+
+/// bonnie on the disk under the build (direct IO, so it takes a few seconds), without the
+/// per-char tests (`-f`), which would take minutes.
+fn watch_bonnie(columns: u16, no_color: bool) -> Seen {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let args = format!(
+        "bonnie -d {} -s 256 -r 0 -n 1 -D --no-save -f",
+        target.path().display()
+    );
+    watch(columns, no_color, &args)
+}
+
+/// Runs `storbench ARGS` in a tmux pane of `columns` and watches the screen until it ends.
+fn watch(columns: u16, no_color: bool, args: &str) -> Seen {
+    let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("storbench");
     let env = if no_color {
         "NO_COLOR=1"
@@ -95,10 +115,8 @@ fn watch_quick(columns: u16, no_color: bool) -> Seen {
         "-u NO_COLOR"
     };
     let command = format!(
-        "env {env} STORBENCH_DB=/dev/null/none {} quick {} --size 16m --runtime 400ms \
-         --no-save; echo exit=$?; sleep 600",
+        "env {env} STORBENCH_DB=/dev/null/none {} {args}; echo exit=$?; sleep 600",
         bin.display(),
-        target.path().display()
     );
     let tmux = Tmux::start(dir.path(), columns, &command);
     let started = Instant::now();
@@ -109,7 +127,7 @@ fn watch_quick(columns: u16, no_color: bool) -> Seen {
     };
     loop {
         assert!(
-            started.elapsed() < Duration::from_secs(60),
+            started.elapsed() < Duration::from_secs(120),
             "no end in sight"
         );
         let screen = tmux.capture(true, false);
@@ -134,7 +152,7 @@ fn watch_quick(columns: u16, no_color: bool) -> Seen {
             seen.last_joined = screen;
             break;
         }
-        std::thread::sleep(Duration::from_millis(150));
+        std::thread::sleep(Duration::from_millis(100));
     }
     seen
 }
@@ -215,6 +233,104 @@ fn quick_bar_uses_160_columns_with_colour() {
         "the bar should follow the tests: {tests:?}"
     );
     assert_table_intact(&seen.last_joined);
+}
+
+/// bonnie's screen at the end: no bar left, bonnie++'s progress lines each whole on a line
+/// of its own, and the table.
+fn assert_bonnie_intact(screen: &str) {
+    assert!(screen.contains("exit=0"), "{screen}");
+    assert!(
+        !screen.lines().any(is_progress),
+        "a progress line left:\n{screen}"
+    );
+    for line in [
+        "Writing intelligently...done",
+        "Rewriting...done",
+        "Reading intelligently...done",
+        "Seeking...done",
+        "Create files in sequential order...done",
+        "Delete files in random order...done",
+    ] {
+        assert!(
+            screen.lines().any(|l| l.trim_end() == line),
+            "{line} missing:\n{screen}"
+        );
+    }
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("------Sequential Output------")),
+        "no table:\n{screen}"
+    );
+}
+
+/// One bar per test: the test's name, the rate, the whole suite's ETA.
+fn assert_bonnie_bars(seen: &Seen) {
+    assert!(!seen.progress_lines.is_empty(), "no bar seen");
+    for l in &seen.progress_lines {
+        let head_ok = l.starts_with('[') && l.contains("/10] ");
+        assert!(head_ok && l.contains("eta "), "{l}");
+        assert!(
+            l.contains("MB/s") || l.contains("seeks/s") || l.contains("files/s"),
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn bonnie_bar_fits_80_columns_without_colour() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let seen = watch_bonnie(80, true);
+    assert_bonnie_bars(&seen);
+    assert!(!seen.coloured, "colour despite NO_COLOR");
+    assert_bonnie_intact(&seen.last_joined);
+}
+
+#[test]
+fn bonnie_bar_uses_160_columns_with_colour() {
+    if !tmux_or_skip() {
+        return;
+    }
+    let seen = watch_bonnie(160, false);
+    assert_bonnie_bars(&seen);
+    assert!(seen.coloured, "no colour on a terminal without NO_COLOR");
+    let widest = seen.progress_lines.iter().map(|l| l.chars().count()).max();
+    assert_eq!(widest, Some(159), "{:?}", seen.progress_lines);
+    assert_bonnie_intact(&seen.last_joined);
+}
+
+/// Off a terminal, bonnie prints bonnie++'s own lines and no bar.
+#[test]
+fn bonnie_plain_lines_off_a_terminal() {
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let r = Run::of(storbench().args([
+        "bonnie",
+        "-d",
+        target.path().to_str().unwrap(),
+        "-s",
+        "8",
+        "-r",
+        "0",
+        "-n",
+        "1",
+        "--no-save",
+        "-f",
+    ]));
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains('\r') && !r.stderr.contains('\u{1b}') && !r.stderr.contains("eta "),
+        "{:?}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l == "Writing intelligently...done"),
+        "{}",
+        r.stderr
+    );
 }
 
 /// Off a terminal, `--eta always` prints whole lines: no carriage returns, no escapes.

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use storbench_core::result::{BonnieResult, BonnieTestId, Note, NoteLevel, RunResult};
+use storbench_core::result::{BonnieResult, BonnieTestId, Note, RunResult};
 
 use crate::bonnie_csv::{FILE_TESTS, IO_TESTS, bonnie_of, files_spec, latency, size_units, test};
 use crate::notes::level_name;
@@ -29,10 +29,9 @@ fn render_notes(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::R
     if interrupted {
         writeln!(out, "{:<8} {}", "warning", crate::notes::INTERRUPTED)?;
     }
-    for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {
-        for n in notes.iter().filter(|n| n.level == level) {
-            writeln!(out, "{:<8} {} [{}]", level_name(level), n.message, n.code)?;
-        }
+    // Repeated notes merged, as in every text output.
+    for (level, message, code) in crate::notes::for_people(notes) {
+        writeln!(out, "{:<8} {message} [{code}]", level_name(level))?;
     }
     writeln!(out)
 }

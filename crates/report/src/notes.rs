@@ -51,13 +51,41 @@ pub fn render(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::Res
     if interrupted && !notes.iter().any(|n| n.code == "warn.interrupted") {
         writeln!(out, "  {:<8} {INTERRUPTED}", "warning")?;
     }
-    for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {
-        let of_level: Vec<&Note> = notes.iter().filter(|n| n.level == level).collect();
-        for (message, code) in merged(&of_level) {
-            writeln!(out, "  {:<8} {message} [{code}]", level_name(level))?;
-        }
+    for (level, message, code) in for_people(notes) {
+        writeln!(out, "  {:<8} {message} [{code}]", level_name(level))?;
     }
     Ok(())
+}
+
+/// The notes as people read them, in every text output (the fio-style block, quick, the
+/// bonnie table, the HTML report): warnings first, then limits, then information, and
+/// repeated notes merged into one line (see [`merged`]). Each is (level, message, code).
+pub fn for_people(notes: &[Note]) -> Vec<(NoteLevel, String, &str)> {
+    let mut out = Vec::new();
+    for level in [NoteLevel::Warning, NoteLevel::Limit, NoteLevel::Info] {
+        let of_level: Vec<&Note> = notes.iter().filter(|n| n.level == level).collect();
+        out.extend(
+            merged(&of_level)
+                .into_iter()
+                .map(|(message, code)| (level, message, code)),
+        );
+    }
+    out
+}
+
+/// Plain messages (a comparison's notes) merged as notes are: `SEQ1M: a finished too fast`
+/// and `RND4K: a finished too fast` read `a finished too fast (2 tests: SEQ1M, RND4K)`.
+pub fn merge_messages(messages: &[String]) -> Vec<String> {
+    let notes: Vec<Note> = messages
+        .iter()
+        .map(|m| Note {
+            level: NoteLevel::Info,
+            code: String::new(),
+            message: m.clone(),
+        })
+        .collect();
+    let refs: Vec<&Note> = notes.iter().collect();
+    merged(&refs).into_iter().map(|(m, _)| m).collect()
 }
 
 /// Notes that say the same of several tests (`SEQ1M Q8T1 read: the client used 99% CPU…`
@@ -226,6 +254,23 @@ mod tests {
              (3 tests: SEQ1M Q8T1 read, RND4K Q32T1 read, RND4K Q1T1 write) [limit.cpu]\n  \
              limit    sda was 100% busy [limit.device]\n  \
              limit    RND4K Q1T1 read: 2 of 2.5 CPUs busy [limit.cpu]\n"
+        );
+    }
+
+    #[test]
+    fn plain_messages_are_merged() {
+        let m = |s: &str| s.to_string();
+        let merged = merge_messages(&[
+            m("SEQ1M: b finished too fast to measure"),
+            m("runs 1 and 2 differ"),
+            m("RND4K: b finished too fast to measure"),
+        ]);
+        assert_eq!(
+            merged,
+            [
+                "b finished too fast to measure (2 tests: SEQ1M, RND4K)",
+                "runs 1 and 2 differ"
+            ]
         );
     }
 

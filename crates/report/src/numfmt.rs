@@ -34,6 +34,57 @@ pub fn percent(v: f64) -> String {
     format!("{}%", grouped(v.round()))
 }
 
+/// The unit of a column of times: the largest of ns, µs, ms and s in which the column's
+/// smallest value is at least 1, so one column never mixes `3,785 µs` with `10.42 ms`
+/// (it reads `3,785` and `10,420` under `µs`) and no cell starts with `0.0`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeUnit {
+    /// `ns`, `µs`, `ms` or `s`, for the column's heading.
+    pub name: &'static str,
+    /// Nanoseconds in one unit.
+    pub ns: f64,
+}
+
+const TIME_UNITS: [TimeUnit; 4] = [
+    TimeUnit {
+        name: "ns",
+        ns: 1.0,
+    },
+    TimeUnit {
+        name: "µs",
+        ns: 1e3,
+    },
+    TimeUnit {
+        name: "ms",
+        ns: 1e6,
+    },
+    TimeUnit { name: "s", ns: 1e9 },
+];
+
+impl TimeUnit {
+    /// The unit for a column holding `values_ns` (zeros and non-finite values ignored;
+    /// µs for an empty column).
+    pub fn for_column(values_ns: impl IntoIterator<Item = f64>) -> TimeUnit {
+        let least = values_ns
+            .into_iter()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        if !least.is_finite() {
+            return TIME_UNITS[1];
+        }
+        TIME_UNITS
+            .into_iter()
+            .rev()
+            .find(|u| least >= u.ns)
+            .unwrap_or(TIME_UNITS[0])
+    }
+
+    /// `ns` in this unit, as [`num`] writes it.
+    pub fn cell(self, ns: f64) -> String {
+        num(ns / self.ns)
+    }
+}
+
 /// A whole number with `,` between groups of three digits.
 pub fn grouped(v: f64) -> String {
     let n = v as i128;
@@ -69,6 +120,21 @@ mod tests {
         assert_eq!(num(-2_500_000.0), "-2,500,000");
         assert_eq!(num(f64::NAN), "-");
         assert_eq!(num(9.99996), "10.00");
+    }
+
+    #[test]
+    fn a_column_of_times_has_one_unit() {
+        let col = [3_785_000.0, 10_420_000.0];
+        let u = TimeUnit::for_column(col);
+        assert_eq!(u.name, "ms");
+        assert_eq!(u.cell(col[0]), "3.785");
+        assert_eq!(u.cell(col[1]), "10.42");
+        let u = TimeUnit::for_column([89_600.0, 1_610_000.0, 0.0]);
+        assert_eq!(u.name, "µs");
+        assert_eq!(u.cell(1_610_000.0), "1,610");
+        assert_eq!(TimeUnit::for_column([512.0]).name, "ns");
+        assert_eq!(TimeUnit::for_column([2.5e9]).name, "s");
+        assert_eq!(TimeUnit::for_column([]).name, "µs");
     }
 
     #[test]

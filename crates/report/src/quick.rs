@@ -12,11 +12,12 @@
 //! on this host that the test reached (an NFS or iSCSI target on 127.0.0.1) gets a column
 //! of its own, its CPU over the test in percent of one CPU.
 //!
-//! The JSON form (`--json`) is described by `docs/quick.schema.json`.
+//! The JSON form (`--format quick-json`) is described by `docs/quick.schema.json`.
 
 use std::io::{self, Write};
 use storbench_core::merge::saturating_sum;
 
+use crate::numfmt::{TimeUnit, num, percent};
 use serde::Serialize;
 use storbench_core::hosts::MultiHost;
 use storbench_core::merge::{merge_dir_into, merge_jobs};
@@ -268,9 +269,21 @@ pub fn latency_text(ns: u64) -> String {
     }
 }
 
+/// The table's columns; each latency column's heading gets its unit (`p50 µs`).
 const HEADER: [&str; 9] = [
     "Test", "Dir", "MB/s", "MiB/s", "IOPS", "p50", "p99", "p99.9", "CPU",
 ];
+
+/// The unit of the latency columns (p50, p99, p99.9) over the rows shown: one for the
+/// three, so a row reads in order (`35,914` then `35,920`, never `35,914 µs` then
+/// `35.91 ms`), named in each column's heading.
+fn latency_units(rows: &[&QuickRow]) -> [TimeUnit; 3] {
+    let all = rows.iter().flat_map(|r| {
+        let l = &r.latency_ns;
+        [l.p50, l.p99, l.p99_9].map(|ns| ns as f64)
+    });
+    [TimeUnit::for_column(all); 3]
+}
 
 /// The column of a multi-host run: `all N` on a test's row of all hosts, then each host.
 const HOSTS_HEADER: &str = "Hosts";
@@ -300,7 +313,16 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let rows = rows(run);
     let servers = server_names(&rows);
     let multi = run.hosts.is_some();
+    // A multi-host test's row of all hosts is followed by one row per host.
+    let shown: Vec<&QuickRow> = rows
+        .iter()
+        .flat_map(|r| std::iter::once(r).chain(&r.hosts))
+        .collect();
+    let units = latency_units(&shown);
     let mut header: Vec<String> = HEADER.map(String::from).to_vec();
+    for (k, u) in units.iter().enumerate() {
+        header[5 + k] = format!("{} {}", HEADER[5 + k], u.name);
+    }
     if multi {
         header.insert(2, HOSTS_HEADER.into());
     }
@@ -313,11 +335,6 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     }
     let mut lines: Vec<Vec<String>> = vec![header];
     let intervals = crate::intervals::of_run(run);
-    // A multi-host test's row of all hosts is followed by one row per host.
-    let shown: Vec<&QuickRow> = rows
-        .iter()
-        .flat_map(|r| std::iter::once(r).chain(&r.hosts))
-        .collect();
     for r in shown.iter().copied() {
         let (test, direction) = match &r.host {
             Some(_) => (String::new(), String::new()),
@@ -326,16 +343,16 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         let mut line = vec![
             test,
             direction,
-            format!("{:.1}", r.mb_per_s),
-            format!("{:.1}", r.mib_per_s),
-            iops_text(r.iops),
-            latency_text(r.latency_ns.p50),
-            latency_text(r.latency_ns.p99),
-            latency_text(r.latency_ns.p99_9),
-            format!("{:.1}%", r.cpu_percent),
+            num(r.mb_per_s),
+            num(r.mib_per_s),
+            num(r.iops),
+            units[0].cell(r.latency_ns.p50 as f64),
+            units[1].cell(r.latency_ns.p99 as f64),
+            units[2].cell(r.latency_ns.p99_9 as f64),
+            percent(r.cpu_percent),
         ];
         if let Some(iv) = row_intervals(&intervals, r).filter(|_| !multi) {
-            with_intervals(&mut line, iv);
+            with_intervals(&mut line, iv, &units);
         }
         if multi {
             let hosts = match &r.host {
@@ -348,7 +365,7 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             line.push(
                 r.server_cpu
                     .as_ref()
-                    .map_or("-".into(), |s| format!("{:.1}%", s.cpu_percent)),
+                    .map_or("-".into(), |s| percent(s.cpu_percent)),
             );
         }
         if judged {
@@ -388,7 +405,7 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO, {}; CPU is the client's, in % of one CPU.",
+        "MB/s = 1,000,000 bytes/s, MiB/s = 1,048,576 bytes/s; latency is per IO (in each column's unit), {}; CPU is the client's, in % of one CPU.",
         latency_meaning(&rows)
     )?;
     if !servers.is_empty() {
@@ -430,7 +447,11 @@ fn row_intervals<'a>(
 }
 
 /// A row's cells as mean ± half width over the rounds (`1,412 ± 37`), where measured.
-fn with_intervals(line: &mut [String], iv: &crate::intervals::TestIntervals) {
+fn with_intervals(
+    line: &mut [String],
+    iv: &crate::intervals::TestIntervals,
+    units: &[TimeUnit; 3],
+) {
     use crate::compare::MetricId::*;
     use crate::intervals::plus_minus;
     let rate = [(2, BandwidthMb), (3, BandwidthMib), (4, Iops)];
@@ -439,16 +460,12 @@ fn with_intervals(line: &mut [String], iv: &crate::intervals::TestIntervals) {
             line[col] = plus_minus(m.interval.mean, m.half_width);
         }
     }
-    // Latency figures are µs in the comparison's figures.
+    // Latency figures are µs in the comparison's figures; shown in the column's unit.
     let lat = [(5, ClatP50), (6, ClatP99), (7, ClatP999)];
-    for (col, metric) in lat {
+    for ((col, metric), unit) in lat.into_iter().zip(units) {
         if let Some(m) = iv.get(metric) {
-            let ns = |us: f64| (us * 1000.0).round() as u64;
-            line[col] = format!(
-                "{} ± {}",
-                latency_text(ns(m.interval.mean)),
-                latency_text(ns(m.half_width))
-            );
+            let in_unit = |us: f64| us * 1000.0 / unit.ns;
+            line[col] = plus_minus(in_unit(m.interval.mean), in_unit(m.half_width));
         }
     }
 }
@@ -479,14 +496,6 @@ fn server_names(rows: &[QuickRow]) -> Vec<String> {
     names
 }
 
-fn iops_text(iops: f64) -> String {
-    if iops < 100_000.0 {
-        format!("{iops:.1}")
-    } else {
-        format!("{iops:.0}")
-    }
-}
-
 fn targets(run: &RunResult) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
     for t in run
@@ -502,7 +511,7 @@ fn targets(run: &RunResult) -> Vec<String> {
     all
 }
 
-/// The JSON document of `storbench quick --json`.
+/// The JSON document of `storbench quick --format quick-json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct QuickDoc {
     pub schema: &'static str,

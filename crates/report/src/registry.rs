@@ -1,5 +1,5 @@
 //! Every output format, one entry each: its name, what it reads and its writer. `show`,
-//! `fio --output-format`, `compare --format` and `quick --json` choose from [`FORMATS`], so a
+//! `fio --output-format`, `compare --format` and `quick --format` choose from [`FORMATS`], so a
 //! new format is one writer and one entry here (see docs/ARCHITECTURE.md).
 //!
 //! Names are unique per input: `json` is fio's JSON for a run and the comparison's JSON for

@@ -1,7 +1,7 @@
 //! `storbench bonnie`: bonnie++'s suite with bonnie++'s flags, its text table and CSV line,
 //! on a local directory or an `nfs://` export. See docs/bonnie.md.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, Target, run_once, start_message};
@@ -10,6 +10,7 @@ use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
 
 use crate::StoreArgs;
+use crate::bonnie_live::BonnieLive;
 use crate::cmd::save::check_label;
 use crate::running::engine_for;
 use crate::session::Session;
@@ -87,9 +88,12 @@ pub struct BonnieArgs {
     /// Write bonnie++'s near-zero block buffers instead of incompressible data.
     #[arg(long)]
     pub compressible: bool,
-    /// CSV line format: csv-1.98 (bonnie++ 1.98 to 2.00a) or csv-1.03.
+    /// CSV line format: csv (csv-1.98: bonnie++ 1.98 to 2.00a) or csv-1.03, the names
+    /// `show --format` takes for a bonnie run.
     #[arg(long, value_name = "FORMAT", default_value = "csv-1.98", value_parser = parse_format)]
     pub format: CsvFormat,
+    #[command(flatten)]
+    pub run: crate::RunFlags,
 }
 
 fn parse_format(s: &str) -> Result<CsvFormat, String> {
@@ -165,8 +169,19 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     let mut code = ExitCode::SUCCESS;
     for _ in 0..cfg.runs.unwrap_or(1) {
         let measure = || -> anyhow::Result<RunResult> {
-            let mut progress = |e: Event| show_progress(&cfg, e);
-            let mut run = match owner_only_files(|| run_once(&cfg, &engine_for, &mut progress)) {
+            // On a terminal, the bar (which prints bonnie++'s lines above it as tests end);
+            // elsewhere bonnie++'s plain lines.
+            let live = (!cfg.quiet && io::stderr().is_terminal())
+                .then(|| BonnieLive::start(storbench_bonnie::progress::plan(&cfg)));
+            let mut progress = |e: Event| match &live {
+                Some(bar) => bar.event(&e),
+                None => show_progress(&cfg, e),
+            };
+            let outcome = owner_only_files(|| run_once(&cfg, &engine_for, &mut progress));
+            if let Some(bar) = live {
+                bar.finish();
+            }
+            let mut run = match outcome {
                 Ok(run) => run,
                 // main prints it as is and exits with 128 + the signal.
                 Err(e @ BonnieError::Interrupted { .. }) => anyhow::bail!("{e}"),

@@ -5,13 +5,21 @@ use std::process::ExitCode;
 
 use storbench_store::{RunFilter, RunSummary};
 
+use storbench_report::numfmt::num;
+
 use crate::StoreArgs;
 use crate::cmd::save::{db_path, open_store_read_only};
 use crate::cmd::time::{format_local, parse_when};
 
-/// List stored runs. `--label` and `--tag` (global flags) filter by label and tags.
+/// List stored runs; every option but --format is a filter.
 #[derive(clap::Args, Debug)]
 pub struct HistoryArgs {
+    /// Only runs with this label (a filter: it labels nothing).
+    #[arg(long, value_name = "TEXT", value_parser = crate::non_blank)]
+    pub label: Option<String>,
+    /// Only runs with this tag (repeatable: runs with all of them; a filter).
+    #[arg(long = "tag", value_name = "TEXT", value_parser = crate::non_blank)]
+    pub tags: Vec<String>,
     /// Only runs whose target contains this text.
     #[arg(long, value_name = "TEXT")]
     pub target: Option<String>,
@@ -35,8 +43,8 @@ pub struct HistoryArgs {
 
 pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let filter = RunFilter {
-        label: store.label.clone(),
-        tags: store.tags.clone(),
+        label: args.label,
+        tags: args.tags,
         target: args.target,
         mode: args.mode,
         since_unix_ms: args.since.as_deref().map(parse_when).transpose()?,
@@ -67,17 +75,15 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
 pub const PARTIAL: &str =
     "interrupted (Ctrl-C, SIGTERM or a hang-up): its figures cover only the part that ran";
 
-/// Bandwidth in MB/s and IOPS, short; `-` when the run has no such figure.
+/// Bandwidth in MB/s by the one number formatter (`1,412`, `48.21`); `-` when the run has
+/// no such figure.
 fn mbs(v: Option<f64>) -> String {
-    v.map_or("-".into(), |b| format!("{:.1}", b / 1e6))
+    v.map_or("-".into(), |b| num(b / 1e6))
 }
 
+/// IOPS as every other output writes them (`70,988`, not `71.0k`).
 fn iops(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x >= 10_000.0 => format!("{:.1}k", x / 1000.0),
-        Some(x) => format!("{x:.0}"),
-    }
+    v.map_or("-".into(), num)
 }
 
 fn table(runs: &[RunSummary]) -> String {

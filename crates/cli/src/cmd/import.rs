@@ -20,6 +20,9 @@ pub struct ImportArgs {
     /// label and tags are kept where none is given).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// --label, --tag for every run imported; --no-save reads the files and saves nothing.
+    #[command(flatten)]
+    pub run: crate::RunFlags,
 }
 
 /// Every SQLite database file starts with these 16 bytes.

@@ -35,8 +35,11 @@ pub struct DiscoverArgs {
     /// Only list target names and addresses; do not log in to each target.
     #[arg(long)]
     pub targets_only: bool,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// Output format: table (default) or json.
+    #[arg(long, value_name = "FORMAT", default_value = "table", value_parser = ["table", "json"])]
+    pub format: String,
+    /// The same as --format json (kept for scripts).
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
@@ -80,7 +83,7 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             addresses: t.addresses,
         })
         .collect();
-    let text = if args.json {
+    let text = if args.json || args.format == "json" {
         serde_json::to_string_pretty(&to_json(&url, &found))? + "\n"
     } else {
         storbench_report::terminal::escape(&table(&url, &found, args.targets_only)).into_owned()

@@ -25,21 +25,50 @@ pub mod time;
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Under mpirun/srun: joins the other ranks (or refuses); held until the command ends.
     let _part = crate::multihost::enter(&cli.command)?;
+    let early = cli.early.as_run_flags();
+    if early.any() && !makes_runs(&cli.command) {
+        anyhow::bail!(
+            "--label, --tag and --no-save keep a run being made (fio, quick, bonnie, import); {}",
+            match &cli.command {
+                Command::History(_) => "to filter, give them after `history`",
+                _ => "this subcommand makes none",
+            }
+        );
+    }
+    let store = cli.store.with_run(&early);
     match cli.command {
         Command::History(args) => history::run_history(args, &cli.store),
         Command::Show(args) => show::run_show(args, &cli.store),
         Command::Rm(args) => rm::run_rm(args, &cli.store),
         Command::Compare(args) => compare::run_compare(args, &cli.store),
-        Command::Import(args) => import::run_import(args, &cli.store),
+        Command::Import(args) => {
+            let store = store.with_run(&args.run);
+            import::run_import(args, &store)
+        }
         Command::Export(args) => export::run_export(args, &cli.store),
         Command::Report(args) => report::run_report(args, &cli.store),
-        Command::Fio(args) => fio::run_fio(args, &cli.store),
-        Command::Quick(args) => quick::run_quick(args, &cli.store),
-        Command::Bonnie(args) => bonnie::run_bonnie(args, &cli.store),
+        Command::Fio(args) => fio::run_fio(args, &store),
+        Command::Quick(args) => {
+            let store = store.with_run(&args.run);
+            quick::run_quick(args, &store)
+        }
+        Command::Bonnie(args) => {
+            let store = store.with_run(&args.run);
+            bonnie::run_bonnie(args, &store)
+        }
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
         Command::Smb(args) => smb::run(args),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
         Command::Completions(args) => shell::run_completions(args),
         Command::Man(args) => shell::run_man(args),
     }
+}
+
+/// The subcommands that add runs to the results database, and so take `--label`, `--tag`
+/// (and, but for import, `--no-save`).
+fn makes_runs(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Fio(_) | Command::Quick(_) | Command::Bonnie(_) | Command::Import(_)
+    )
 }

@@ -48,9 +48,15 @@ pub struct QuickArgs {
     /// (v2c; the community from the URL or STORBENCH_SNMP_COMMUNITY, default public).
     #[arg(long, value_name = "snmp://[COMMUNITY@]HOST[:PORT]", value_parser = crate::server_stats::parse_for_clap)]
     pub server_stats: Option<storbench_snmp::SnmpUrl>,
-    /// Print the results as JSON instead of the table.
-    #[arg(long)]
+    /// Output format: quick (the table, default), quick-json, markdown, csv, raw, or any
+    /// of fio's formats (the names `show --format` takes for a quick run).
+    #[arg(long, value_name = "FORMAT", default_value = "quick", value_parser = parse_format)]
+    pub format: String,
+    /// The same as --format quick-json (kept for scripts).
+    #[arg(long, hide = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub run: crate::RunFlags,
     /// Live progress: auto (on a terminal), always, never.
     #[arg(long, default_value = "auto", value_parser = parse_eta)]
     pub eta: EtaMode,
@@ -74,6 +80,17 @@ fn parse_runtime(s: &str) -> Result<Duration, String> {
 
 fn parse_repeat(s: &str) -> Result<u32, String> {
     storbench_core::repeats::parse_count(s)
+}
+
+/// A format the registry has for quick runs, by its name or an alias.
+fn parse_format(s: &str) -> Result<String, String> {
+    match storbench_report::registry::for_run(s, RunMode::Quick) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(format!(
+            "'{s}' is not a format for a quick run; use {}",
+            storbench_report::registry::names_for(RunMode::Quick)
+        )),
+    }
 }
 
 fn parse_eta(s: &str) -> Result<EtaMode, String> {
@@ -148,7 +165,11 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
             );
         }
     };
-    let format = if args.json { "quick-json" } else { "quick" };
+    let format = if args.json {
+        "quick-json"
+    } else {
+        args.format.as_str()
+    };
     let render = |run: &RunResult| -> anyhow::Result<()> {
         storbench_report::registry::write_run(format, run, &mut std::io::stdout())?;
         Ok(())

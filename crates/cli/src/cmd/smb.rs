@@ -26,8 +26,11 @@ pub struct SharesArgs {
     /// (a guest login without a user).
     #[arg(value_name = "HOST[:PORT]")]
     pub server: String,
-    /// Print JSON instead of a table.
-    #[arg(long)]
+    /// Output format: table (default) or json.
+    #[arg(long, value_name = "FORMAT", default_value = "table", value_parser = ["table", "json"])]
+    pub format: String,
+    /// The same as --format json (kept for scripts).
+    #[arg(long, hide = true)]
     pub json: bool,
 }
 
@@ -53,7 +56,7 @@ fn shares(args: SharesArgs) -> anyhow::Result<ExitCode> {
     let cfg = ClientConfig::from_url(&url, storbench_smb::url::password_from_env())?;
     let shares =
         Client::list_shares(&cfg).with_context(|| format!("shares of {}", url.server()))?;
-    let text = if args.json {
+    let text = if args.json || args.format == "json" {
         let list: Vec<serde_json::Value> = shares
             .iter()
             .map(|s| serde_json::json!({ "name": s.name, "type": s.kind_name(), "comment": s.remark }))

@@ -67,24 +67,20 @@ fn header_line(c: &Comparison) -> String {
     )
 }
 
-/// The display unit of a row, chosen per row so every value stays readable: latencies in
-/// ms once one reaches 10 ms, in ns when all are below 1 µs (null engine, RAM disks).
-fn display_unit(row: &MetricRow) -> (&'static str, f64) {
+/// The display unit of a row (a metric across runs), one for the whole row: latencies in
+/// the unit [`crate::numfmt::TimeUnit::for_column`] picks from their least value (µs in
+/// the figures, so `div` converts from µs); other metrics in their own unit.
+pub fn display_unit(row: &MetricRow) -> (&'static str, f64) {
     if !row.metric.is_latency() {
         return (row.unit, 1.0);
     }
-    let max = row.values.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
-    if max >= 10_000.0 {
-        ("ms", 1000.0)
-    } else if max > 0.0 && max < 1.0 {
-        ("ns", 0.001)
-    } else {
-        (row.unit, 1.0)
-    }
+    let unit =
+        crate::numfmt::TimeUnit::for_column(row.values.iter().flatten().map(|us| us * 1000.0));
+    (unit.name, unit.ns / 1000.0)
 }
 
 /// `bandwidth MB/s`, `latency p99 µs`, and `IOPS` (not `IOPS IOPS`).
-fn row_title(row: &MetricRow, unit: &str) -> String {
+pub fn row_title(row: &MetricRow, unit: &str) -> String {
     let label = row.metric.label();
     if label == unit {
         label.to_string()
@@ -93,33 +89,20 @@ fn row_title(row: &MetricRow, unit: &str) -> String {
     }
 }
 
-/// Four significant digits, thousands grouped above 1000 (`43,363`, `28.79`, `0.1234`).
+/// Four significant digits, thousands grouped above 1000 (`43,363`, `28.79`, `0.1234`):
+/// the one number formatter of the text outputs ([`crate::numfmt::num`]).
 pub fn fmt_value(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    if v.abs() >= 1000.0 {
-        let n = v.round() as i128;
-        let digits = n.unsigned_abs().to_string();
-        let mut grouped = String::new();
-        for (i, ch) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                grouped.push(',');
-            }
-            grouped.push(ch);
-        }
-        return if n < 0 {
-            format!("-{grouped}")
-        } else {
-            grouped
-        };
-    }
-    let decimals = if v == 0.0 {
-        0
+    crate::numfmt::num(v)
+}
+
+/// A row's value as shown: CPU as a whole percentage (`7%`, never `7.494`), other
+/// metrics by [`fmt_value`] in the row's display unit (`div` from [`display_unit`]).
+pub fn row_value(row: &MetricRow, v: f64, div: f64) -> String {
+    if row.metric == crate::compare::MetricId::CpuPct {
+        crate::numfmt::percent(v)
     } else {
-        (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize
-    };
-    format!("{v:.decimals$}")
+        fmt_value(v / div)
+    }
 }
 
 pub fn fmt_change(p: f64) -> String {
@@ -142,7 +125,7 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
         for i in 0..c.runs.len() {
             let v = match row.intervals[i] {
                 Some(iv) => plus_minus(iv.mean / div, iv.half_width() / div),
-                None => row.cell(i, |v| fmt_value(v / div)),
+                None => row.cell(i, |v| row_value(row, v, div)),
             };
             line.push((v, None));
             if i != t.reference {
@@ -252,7 +235,8 @@ fn write_notes(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<
     }
     if !c.notes.is_empty() {
         writeln!(out)?;
-        for n in &c.notes {
+        // Repeated notes (a test too fast in several tests) merged into one line.
+        for n in crate::notes::merge_messages(&c.notes) {
             writeln!(out, "{bullet}note: {n}")?;
         }
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 use storbench_core::result::{Environment as RunEnv, RunResult, TargetInfo};
 
 use super::Opts;
-use crate::compare::render::{fmt_change, fmt_value};
+use crate::compare::render::{display_unit, fmt_change, row_title, row_value};
 use crate::compare::{Better, Comparison, NamedRun, TestTable};
 
 const TEMPLATE: &str = include_str!("../../templates/report.html.j2");
@@ -126,7 +126,7 @@ pub fn render(
         rounds => c.runs.iter().any(|r| r.rounds > 1),
         noise_floor => noise.then_some(crate::compare::noise::NOISE_FLOOR_PCT),
         tables => Value::from(Serde(c.tests.iter().map(|t| table(c, t)).collect::<Vec<_>>())),
-        notes => Value::from(Serde(&c.notes)),
+        notes => Value::from(Serde(&crate::notes::merge_messages(&c.notes))),
         envs => Value::from(Serde(runs.iter().map(environment).collect::<Vec<_>>())),
         uplot_css => assets.uplot_css,
         css => assets.css,
@@ -179,16 +179,13 @@ fn table(c: &Comparison, t: &TestTable) -> Table {
         .rows
         .iter()
         .map(|row| {
-            let title = if row.metric.label() == row.unit {
-                row.unit.to_string()
-            } else {
-                format!("{} {}", row.metric.label(), row.unit)
-            };
+            let (unit, div) = display_unit(row);
+            let title = row_title(row, unit);
             let mut cells = Vec::new();
             for i in 0..c.runs.len() {
                 let text = match row.intervals[i] {
-                    Some(iv) => crate::intervals::plus_minus(iv.mean, iv.half_width()),
-                    None => row.cell(i, fmt_value),
+                    Some(iv) => crate::intervals::plus_minus(iv.mean / div, iv.half_width() / div),
+                    None => row.cell(i, |v| row_value(row, v, div)),
                 };
                 cells.push(TableCell { text, class: "num" });
                 if i == t.reference {
@@ -237,12 +234,12 @@ fn environment(r: &NamedRun<'_>) -> Env {
                 text: crate::notes::verdict_line(v),
             })
             .collect(),
-        notes: run
-            .notes
-            .iter()
-            .map(|n| Classed {
-                class: format!("{:?}", n.level),
-                text: n.message.clone(),
+        // Repeated notes merged into one line, as in the text outputs.
+        notes: crate::notes::for_people(&run.notes)
+            .into_iter()
+            .map(|(level, message, _)| Classed {
+                class: format!("{level:?}"),
+                text: message,
             })
             .collect(),
         disks: disks(run),

@@ -7,11 +7,14 @@ use storbench_job::Zone;
 
 use crate::rng::Rng;
 
+/// For each of the 100 draws: the zone's first block and its block count.
+type DrawTable = [(u64, u64); 100];
+
 /// Per direction: for each of the 100 draws, the zone's first block and its block count;
 /// `None` for a direction without zones (uniform over the region).
 #[derive(Clone, Debug)]
 pub struct ZoneIndex {
-    dirs: [Option<Box<[(u64, u64); 100]>>; 3],
+    dirs: [Option<Box<DrawTable>>; 3],
     nblocks: u64,
 }
 
@@ -25,7 +28,7 @@ impl ZoneIndex {
         nblocks: u64,
         block: u64,
     ) -> Result<Self, String> {
-        let mut dirs: [Option<Box<[(u64, u64); 100]>>; 3] = Default::default();
+        let mut dirs: [Option<Box<DrawTable>>; 3] = Default::default();
         for (slot, zs) in dirs.iter_mut().zip(zones) {
             if zs.is_empty() {
                 continue;
@@ -37,7 +40,10 @@ impl ZoneIndex {
                 let (lo, hi) = if absolute {
                     (prev / block, end / block)
                 } else {
-                    (prev * nblocks / 100, prev * nblocks / 100 + nblocks * z.size / 100)
+                    (
+                        prev * nblocks / 100,
+                        prev * nblocks / 100 + nblocks * z.size / 100,
+                    )
                 };
                 if absolute && hi > nblocks {
                     return Err(format!(
@@ -88,7 +94,13 @@ mod tests {
         for _ in 0..100_000 {
             let b = idx.draw(&mut rng, 0);
             assert!(b < 1000);
-            hits[if b < 100 { 0 } else if b < 300 { 1 } else { 2 }] += 1;
+            hits[if b < 100 {
+                0
+            } else if b < 300 {
+                1
+            } else {
+                2
+            }] += 1;
         }
         for (h, want) in hits.iter().zip([60_000, 30_000, 10_000]) {
             assert!(h.abs_diff(want) < 1000, "{hits:?}");
@@ -101,7 +113,10 @@ mod tests {
         let idx = ZoneIndex::new(&[abs, vec![], vec![]], true, 100, 4096).unwrap();
         let mut rng = Rng::seeded(1);
         assert!((0..1000).all(|_| idx.draw(&mut rng, 0) < 2));
-        assert!((0..1000).any(|_| idx.draw(&mut rng, 1) >= 2), "writes uniform");
+        assert!(
+            (0..1000).any(|_| idx.draw(&mut rng, 1) >= 2),
+            "writes uniform"
+        );
         let err = ZoneIndex::new(&[vec![zone(100, 1 << 20)], vec![], vec![]], true, 100, 4096)
             .unwrap_err();
         assert!(err.contains("exceed"), "{err}");

@@ -318,7 +318,13 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
             distribution: job.random_distribution,
             zones: zone_index(job, f.len, block)?,
             // A target without a size (the null engine's) has room for its region.
-            fio_map: fio_map(plan, f.len, Some(f.size.saturating_sub(f.start)).filter(|&r| r > 0).unwrap_or(f.len)),
+            fio_map: fio_map(
+                plan,
+                f.len,
+                Some(f.size.saturating_sub(f.start))
+                    .filter(|&r| r > 0)
+                    .unwrap_or(f.len),
+            ),
             seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
         });
         files.push(OpenFile {

@@ -110,7 +110,8 @@ pub(super) const DEFS: &[OptDef] = &[
         "zoned and zoned_abs as fio: 'zoned:60/10:30/20:10/70' sends 60% of the random \
          offsets to the first 10% of the region, and so on; 'zoned_abs:60/20m:40/100m' sizes \
          the zones in bytes (zones past the region are the job's error); per direction with \
-         ',' (read,write,trim, the last repeating). The ':center' parameter is not supported.",
+         ',' (read,write,trim, the last repeating), as fio documents it (fio 3.33 itself \
+         refuses a comma there). The ':center' parameter is not supported.",
     ),
     OptDef::new(
         "percentage_random",

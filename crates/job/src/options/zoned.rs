@@ -53,7 +53,11 @@ fn one_direction(text: &str, absolute: bool, kb_base: u32) -> Result<Vec<Zone>, 
         });
     }
     let access: u64 = zones.iter().map(|z| u64::from(z.access)).sum();
-    let sized: u64 = zones.iter().filter(|z| z.size != u64::MAX).map(|z| z.size).sum();
+    let sized: u64 = zones
+        .iter()
+        .filter(|z| z.size != u64::MAX)
+        .map(|z| z.size)
+        .sum();
     if access > 100 || (!absolute && sized > 100) {
         return Err("zone percentages add to more than 100%".into());
     }

@@ -192,7 +192,10 @@ mod tests {
         spec.offset = true;
         assert_eq!(lines(LogKind::Clat, &ws, &spec), "1000, 7, 1, 0, 0, 0\n");
         spec.prio = true;
-        assert_eq!(lines(LogKind::Clat, &ws, &spec), "1000, 7, 1, 0, 0, 0x0000\n");
+        assert_eq!(
+            lines(LogKind::Clat, &ws, &spec),
+            "1000, 7, 1, 0, 0, 0x0000\n"
+        );
         spec.offset = false;
         assert_eq!(lines(LogKind::Clat, &ws, &spec), "1000, 7, 1, 0, 0x0000\n");
     }
@@ -232,7 +235,10 @@ mod tests {
         );
         assert_eq!(lines(LogKind::Slat, &ws, &plain()), "", "no slat measured");
         // A partial window's rate is over its own length.
-        assert_eq!(lines(LogKind::Iops, &[last], &plain()), "1234, 8, 1, 0, 0\n");
+        assert_eq!(
+            lines(LogKind::Iops, &[last], &plain()),
+            "1234, 8, 1, 0, 0\n"
+        );
     }
 
     #[test]

@@ -529,14 +529,6 @@ fn log_options_storbench_does_not_write() {
         ("--log_avg_msec=-5", &["log_avg_msec"]),
         ("--log_avg_msec=often", &["log_avg_msec", "often"]),
         (
-            "--log_avg_msec=100 --log_offset=1",
-            &["log_offset=1", "remove log_offset"],
-        ),
-        (
-            "--log_avg_msec=100 --log_prio=1",
-            &["log_prio=1", "remove log_prio"],
-        ),
-        (
             "--log_avg_msec=100 --log_hist_msec=100",
             &["log_hist_msec", "histogram"],
         ),

@@ -503,3 +503,40 @@ fn averaged_logs_like_fio() {
         }
     }
 }
+
+/// `log_offset=1` and `log_prio=1` on averaged logs: fio 3.33 adds an offset column and
+/// prints the priority in hex, both empty for averaged entries (`t, v, d, 0, 0, 0x0000`);
+/// storbench's lines have the same columns.
+#[test]
+fn averaged_logs_with_offset_and_priority_columns_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let args = words(
+        "--name=lo --ioengine=psync --bs=4k --size=16m --rw=randread --runtime=1 \
+         --time_based --log_avg_msec=200 --write_bw_log=lo --write_lat_log=lo \
+         --log_offset=1 --log_prio=1 --output-format=terse",
+    );
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::thread::scope(|sc| {
+        let theirs = sc.spawn(|| assert!(fio(fd.path(), &args).success()));
+        assert!(sb_fio(sd.path(), &args).success());
+        theirs.join().unwrap();
+    });
+    for name in ["lo_bw.1.log", "lo_clat.1.log", "lo_lat.1.log"] {
+        let tails = |dir: &Path| -> Vec<String> {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            text.lines()
+                .map(|l| l.splitn(4, ", ").nth(3).unwrap_or_default().to_string())
+                .collect()
+        };
+        let (a, b) = (tails(fd.path()), tails(sd.path()));
+        assert!(
+            !a.is_empty() && !b.is_empty(),
+            "{name}: fio {a:?}, ours {b:?}"
+        );
+        for t in a.iter().chain(&b) {
+            assert_eq!(t, "0, 0, 0x0000", "{name}");
+        }
+    }
+}

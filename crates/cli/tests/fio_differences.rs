@@ -159,6 +159,37 @@ fn norandommap_issues_the_last_partial_budget_io() {
     assert_eq!(t[0].1, [0, 2098, 0]);
 }
 
+/// A random mix whose directions have different block sizes follows fio's random map,
+/// where each direction draws and marks blocks in its own block size: over 16 MiB with
+/// 4 KiB reads and 16 KiB writes, a write moved past its range ends the file, and fio
+/// moves about 12.7 MB rather than 16 MiB. Both tools must issue the same IOs, clone by
+/// clone (each seeded by its thread number), on libaio with O_DIRECT as in the corpus.
+#[test]
+fn per_direction_block_sizes_follow_fios_random_map() {
+    if !fio_available() {
+        return;
+    }
+    let probe = tempfile::tempdir().unwrap();
+    let direct = if common::system::direct_io_works(probe.path()) {
+        "--direct=1"
+    } else {
+        eprintln!("O_DIRECT does not work in the temp dir: buffered instead");
+        "--direct=0"
+    };
+    let line = format!(
+        "--name=mix --rw=randrw --bs=4k,16k --size=16m --ioengine=libaio --iodepth=8 {direct}"
+    );
+    let t = same_totals(&line);
+    let bytes: u64 = t[0].2.iter().sum();
+    assert!(
+        bytes < 16 << 20,
+        "fio's map ends the file early: {bytes} bytes"
+    );
+    same_totals(
+        "--name=n --rw=randrw --bs=16k,4k --rwmixread=30 --size=8m --ioengine=null --numjobs=3",
+    );
+}
+
 /// `rate=` of a mixed job limits each direction on its own, as fio's `rate_ddir` does:
 /// with 75% reads, writes still get their whole rate instead of a third of it.
 #[test]

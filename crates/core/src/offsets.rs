@@ -9,6 +9,11 @@ use storbench_job::RandomDistribution;
 
 use crate::rng::{Rng, mix64};
 
+mod fiomap;
+mod zones;
+pub use fiomap::FioMap;
+pub use zones::ZoneIndex;
+
 /// A bijection on [0, n): a balanced Feistel network over 2^bits ≥ n, with cycle walking.
 #[derive(Clone, Debug)]
 pub struct Permutation {
@@ -137,6 +142,14 @@ enum Draw {
         stddev_blocks: f64,
         spread: Permutation,
     },
+    /// fio's zoned distributions, per direction.
+    Zoned(ZoneIndex),
+    /// fio's own random map (directions of different block sizes).
+    Fio {
+        map: Box<FioMap>,
+        /// The job goes on after its file is done (`time_based`, io_size left): the map starts over.
+        reset: bool,
+    },
 }
 
 /// How a pass over a region ended: fio treats each kind differently when it decides whether
@@ -175,8 +188,12 @@ pub struct OffsetGen {
     /// `get_next_buflen` checks the region only for a block size range). 0: no crossing.
     cross_room: u64,
     draw: Draw,
+    /// The direction of the IO being placed (zones differ per direction).
+    dir: u8,
     /// How the last pass over the region ended, until taken.
     pass_end: PassEnd,
+    /// fio's map found no place for the last IO: the file is done (see [`FioMap`]).
+    done: bool,
 }
 
 /// Parameters for [`OffsetGen::new`].
@@ -193,6 +210,12 @@ pub struct OffsetParams {
     pub cross_room: u64,
     pub random_map: bool,
     pub distribution: RandomDistribution,
+    /// The zones of a `zoned`/`zoned_abs` distribution, built by the caller over this
+    /// region (see [`ZoneIndex::new`]).
+    pub zones: Option<ZoneIndex>,
+    /// fio's own random map, for mixes of directions with different block sizes, and
+    /// whether a done file starts over (`time_based`, io_size left).
+    pub fio_map: Option<(FioMap, bool)>,
     pub seed: u64,
 }
 
@@ -201,6 +224,14 @@ impl OffsetGen {
         let nblocks = (p.len / p.block).max(1);
         let spread = || Permutation::new(nblocks, p.seed ^ 0x5350_5245_4144);
         let draw = match p.distribution {
+            _ if p.zones.is_some() => Draw::Zoned(p.zones.expect("checked")),
+            _ if p.fio_map.is_some() => {
+                let (map, reset) = p.fio_map.expect("checked");
+                Draw::Fio {
+                    map: Box::new(map),
+                    reset,
+                }
+            }
             RandomDistribution::Random if p.random_map => Draw::Map {
                 perm: Permutation::new(nblocks, p.seed),
                 pass_pos: 0,
@@ -219,6 +250,8 @@ impl OffsetGen {
                 stddev_blocks: (dev / 100.0 * nblocks as f64).max(1.0),
                 spread: spread(),
             },
+            // Without zones for any direction: uniform, as fio's zoned without a list.
+            RandomDistribution::Zoned | RandomDistribution::ZonedAbs => Draw::Uniform,
         };
         OffsetGen {
             start: p.start,
@@ -230,8 +263,23 @@ impl OffsetGen {
             back: p.back,
             cross_room: p.cross_room,
             draw,
+            dir: 0,
             pass_end: PassEnd::None,
+            done: false,
         }
+    }
+
+    /// Sets the direction of the next IOs placed (read 0, write 1, trim 2).
+    #[inline]
+    pub fn aim(&mut self, ddir: u8) {
+        self.dir = ddir;
+    }
+
+    /// True once fio's map found no place for an IO: the job's file is done and the IO
+    /// just placed must not go (a job without io_size ends, as fio's `keep_running`).
+    #[inline]
+    pub fn done(&self) -> bool {
+        self.done
     }
 
     /// Where the region starts in the file.
@@ -332,6 +380,9 @@ impl OffsetGen {
             *pass_pos = 0;
             *next_key = mix64(*next_key);
         }
+        if let Draw::Fio { map, .. } = &mut self.draw {
+            map.reset();
+        }
     }
 
     /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).
@@ -368,6 +419,16 @@ impl OffsetGen {
                 let v = center + gaussian(rng) * *stddev_blocks;
                 spread.at((v.max(0.0) as u64).min(n - 1))
             }
+            Draw::Zoned(zones) => zones.draw(rng, self.dir).min(n - 1),
+            Draw::Fio { map, reset } => {
+                let mut off = map.next(self.dir);
+                if off.is_none() && *reset {
+                    map.reset();
+                    off = map.next(self.dir);
+                }
+                self.done |= off.is_none();
+                return self.start + off.unwrap_or(0);
+            }
         };
         self.place(blk * self.block, bs)
     }
@@ -396,6 +457,8 @@ mod tests {
             cross_room: 0,
             random_map: true,
             distribution: RandomDistribution::Random,
+            zones: None,
+            fio_map: None,
             seed: 42,
         }
     }
@@ -442,7 +505,7 @@ mod tests {
             let mut g = OffsetGen::new(OffsetParams {
                 start: 1 << 20, len: len_blocks * block, block, hole: 0, back: 0, cross_room: 0,
                 random_map: true,
-                distribution, seed });
+                distribution, zones: None, fio_map: None, seed });
             let mut rng = Rng::seeded(seed);
             let bs = (bs_blocks * block).min(len_blocks * block);
             for _ in 0..200 {

@@ -129,6 +129,20 @@ pub enum RandomDistribution {
     Pareto(f64),
     /// Gaussian with the given deviation as a percentage of the range.
     Normal(f64),
+    /// fio's `zoned`: per direction, zones sized in percent of the region
+    /// ([`JobSpec::zones`]).
+    Zoned,
+    /// fio's `zoned_abs`: per direction, zones sized in bytes from the region's start.
+    ZonedAbs,
+}
+
+/// One zone of fio's `zoned`/`zoned_abs` distribution: `access` percent of a direction's
+/// random offsets fall in it, uniformly. Zones follow one another from the region's start;
+/// `size` is a percentage of the region (`zoned`) or bytes (`zoned_abs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Zone {
+    pub access: u8,
+    pub size: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,6 +391,11 @@ pub struct LogSpec {
     pub max_value: bool,
     /// `per_job_logs`: `<prefix>_bw.<N>.log` (true) or one `<prefix>_bw.log` appended to.
     pub per_job: bool,
+    /// `log_offset`: lines carry an offset column (0 in averaged lines, as fio's).
+    pub offset: bool,
+    /// `log_prio`: the priority column is the IO's priority value in hex (`0x0000`), not
+    /// the 0/1 real-time flag.
+    pub prio: bool,
 }
 
 impl Default for LogSpec {
@@ -388,6 +407,8 @@ impl Default for LogSpec {
             avg_msec: 0,
             max_value: false,
             per_job: true,
+            offset: false,
+            prio: false,
         }
     }
 }
@@ -502,6 +523,8 @@ pub struct JobSpec {
     pub randseed: u64,
     pub random_generator: RandomGenerator,
     pub random_distribution: RandomDistribution,
+    /// The zones of a `zoned`/`zoned_abs` distribution, read, write, trim (empty: uniform).
+    pub zones: [Vec<Zone>; 3],
     /// Percent of random offsets per direction (100 = fully random for rand* modes).
     pub percentage_random: [u32; 3],
 
@@ -622,6 +645,7 @@ impl JobSpec {
             randseed: 0x89,
             random_generator: RandomGenerator::Tausworthe,
             random_distribution: RandomDistribution::Random,
+            zones: Default::default(),
             percentage_random: [100; 3],
             invalidate: true,
             create_on_open: false,

@@ -276,13 +276,8 @@ fn errors_are_one_line_and_say_where() {
             "--verify=md6: unknown verify type 'md6'",
         ),
         (
-            // fio's own examples/rand-zones.fio line.
-            "--name=x --random_distribution=zoned:50/5:30/15:20/",
-            "--random_distribution=zoned:50/5:30/15:20/: fio's 'zoned' distribution is not supported by storbench",
-        ),
-        (
-            "--name=x --random_distribution=zoned_abs:60/10:40/90",
-            "--random_distribution=zoned_abs:60/10:40/90: fio's 'zoned_abs' distribution is not supported by storbench",
+            "--name=x --random_distribution=zoned:50/5:30/15",
+            "--random_distribution=zoned:50/5:30/15: the zones' access shares must add up to 100% (got 80%)",
         ),
         (
             "--name=x --rw=read:-0",

@@ -51,6 +51,10 @@ impl Worker<'_> {
                     self.next_io(d)
                 }
             };
+            if self.files_done {
+                self.free.push(slot);
+                return Ok(true);
+            }
             let (ddir, file, offset, len) = io;
             if let Some(rl) = &mut self.rate[ddir as usize] {
                 if !rl.ready(self.clock.now_ns()) {
@@ -94,7 +98,8 @@ impl Worker<'_> {
     }
 
     pub(super) fn limit_reached(&self) -> bool {
-        self.plan.io_limit.is_some_and(|l| self.issued_bytes >= l)
+        self.files_done
+            || self.plan.io_limit.is_some_and(|l| self.issued_bytes >= l)
             || self.issued_bytes >= self.loop_end
             || self.job.number_ios.is_some_and(|n| self.issued_ios >= n)
     }
@@ -263,7 +268,9 @@ impl Worker<'_> {
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
         let len = len.min(self.files[file].offsets.len()).max(1);
+        self.files[file].offsets.aim(ddir);
         let offset = self.next_offset(file, len, random);
+        self.files_done |= self.files[file].offsets.done();
         self.last_end = offset + len;
         if matches!(job.rw.kind, RwKind::TrimWrite | RwKind::RandTrimWrite) {
             self.trim_then_write = Some((file as u32, offset, len as u32));

@@ -20,7 +20,7 @@ pub(crate) use passes::region_pass;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use storbench_job::{FadviseHint, JobSpec};
+use storbench_job::{FadviseHint, JobSpec, RandomDistribution, RandomGenerator};
 
 use crate::buffers::{Arena, BufferFiller};
 use crate::clock::Clock;
@@ -30,7 +30,7 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 use crate::gate::StartGate;
-use crate::offsets::{OffsetGen, OffsetParams};
+use crate::offsets::{FioMap, OffsetGen, OffsetParams, ZoneIndex};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
 use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
@@ -246,6 +246,9 @@ struct Worker<'p> {
     /// runtime but does not count them as sync IOs.
     closing: bool,
     inflight: u32,
+    /// fio's random map found no place for the next IO (`offsets::FioMap`): the job's
+    /// file is done and it ends, as fio's does.
+    files_done: bool,
     // Issue accounting for stop rules.
     issued_bytes: u64,
     issued_ios: u64,
@@ -314,6 +317,15 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
             },
             random_map: !job.norandommap,
             distribution: job.random_distribution,
+            zones: zone_index(job, f.len, block)?,
+            // A target without a size (the null engine's) has room for its region.
+            fio_map: fio_map(
+                plan,
+                f.len,
+                Some(f.size.saturating_sub(f.start))
+                    .filter(|&r| r > 0)
+                    .unwrap_or(f.len),
+            ),
             seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
         });
         files.push(OpenFile {
@@ -325,6 +337,54 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
         });
     }
     Ok(files)
+}
+
+/// fio's own random map for a random mix whose directions have different fixed block
+/// sizes (see [`FioMap`]): fio's arithmetic decides how much such a job moves. One file,
+/// fio's default generator and the uniform distribution; other jobs keep the permutation.
+fn fio_map(plan: &WorkerPlan, len: u64, room: u64) -> Option<(FioMap, bool)> {
+    let job = &*plan.job;
+    let kind = job.rw.kind;
+    let fixed = job.bs.iter().all(|b| b.min() == b.max());
+    let used: Vec<u64> = [kind.reads(), kind.writes(), kind.trims()]
+        .iter()
+        .zip(&job.bs)
+        .filter(|(u, _)| **u)
+        .map(|(_, b)| b.min())
+        .collect();
+    let differ = used.windows(2).any(|w| w[0] != w[1]);
+    let eligible = kind.is_random()
+        && !job.norandommap
+        && job.random_distribution == RandomDistribution::Random
+        && job.random_generator == RandomGenerator::Tausworthe
+        && job.blockalign.iter().all(Option::is_none)
+        && job.rw.nr <= 1
+        && job.percentage_random.iter().all(|&p| p == 100)
+        && plan.files.len() == 1
+        && fixed
+        && differ;
+    if !eligible {
+        return None;
+    }
+    let unit = std::array::from_fn(|d| job.bs[d].min());
+    let thread = job.randrepeat.then_some(plan.thread + 1);
+    // fio starts a done file over when the job goes on: time_based, or io_size left
+    // (`keep_running`); otherwise the job ends with its file.
+    let again = job.time_based || job.io_size.is_some();
+    Some((FioMap::new(len, room, unit, thread, plan.seed), again))
+}
+
+/// fio's zone table over one file's region, for a `zoned`/`zoned_abs` job; a zone past the
+/// region's end is the job's error before any IO.
+fn zone_index(job: &JobSpec, len: u64, block: u64) -> Result<Option<ZoneIndex>, EngineError> {
+    let absolute = match job.random_distribution {
+        RandomDistribution::Zoned => false,
+        RandomDistribution::ZonedAbs => true,
+        _ => return Ok(None),
+    };
+    ZoneIndex::new(&job.zones, absolute, (len / block).max(1), block)
+        .map(Some)
+        .map_err(EngineError::unsupported)
 }
 
 /// The buffer filler of the job, with every slot of `arena` filled once (engines that
@@ -423,6 +483,7 @@ impl<'p> Worker<'p> {
             loop_end,
             loop_bytes,
             inflight: 0,
+            files_done: false,
             issued_bytes: 0,
             issued_ios: 0,
             writes_since_sync: 0,

@@ -111,28 +111,24 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Reporting,
         "0",
         "Add each IO's offset to the log lines",
-        |_, v| {
-            refuse_on(
-                v,
-                "log_offset=1 is not supported: offsets need per-IO log lines, and storbench writes averaged logs only; remove log_offset",
-            )
+        |b, v| {
+            b.spec.logs.offset = parse_bool(val(v)?)?;
+            Ok(())
         },
     )
-    .note("Only 0 is accepted."),
+    .note("Adds fio's offset column, which is 0 in averaged lines as in fio (`time, value, ddir, 0, 0, 0`); per-IO lines are not written."),
     OptDef::new(
         "log_prio",
         K::Bool,
         C::Reporting,
         "0",
         "Log each IO's priority",
-        |_, v| {
-            refuse_on(
-                v,
-                "log_prio=1 is not supported: priorities need per-IO log lines, and storbench writes averaged logs only; remove log_prio",
-            )
+        |b, v| {
+            b.spec.logs.prio = parse_bool(val(v)?)?;
+            Ok(())
         },
     )
-    .note("Only 0 is accepted."),
+    .note("The last column becomes the priority value in hex, `0x0000` in averaged lines as in fio (whose averaged entries carry no priority)."),
     OptDef::new(
         "log_hist_msec",
         K::Int,

@@ -14,6 +14,7 @@ mod stats;
 mod timing;
 mod unsupported;
 mod verify;
+mod zoned;
 
 use crate::build::JobBuilder;
 

@@ -9,7 +9,9 @@
 //!   files, each unless its `disable_*lat` is set; slat stays empty for synchronous engines.
 //! - lines (iolog.c `flush_samples`): `"%lu, %ld, %u, %llu, %u\n"`: time in ms since the
 //!   job's epoch (reset after ramp_time), value, direction (0 read, 1 write, 2 trim), block
-//!   size (0 for averaged entries) and the priority column (0: no RT priority).
+//!   size (0 for averaged entries) and the priority column (0: no RT priority). With
+//!   `log_offset=1` an offset column comes before the priority (0 for averaged entries),
+//!   and with `log_prio=1` the priority is printed as `0x%04x` (averaged entries: 0x0000).
 //! - values (stat.c `__add_samples`, `__add_stat_to_log`): bandwidth in KiB/s
 //!   (`bytes * 1000 / ms / 1024`), IOPS (`ios * 1000 / ms`), latencies in ns as the window's
 //!   mean rounded (`mean + 0.50`); a direction with nothing in a window has no line. Rates
@@ -79,14 +81,26 @@ fn value(kind: LogKind, w: &LogWindow, d: usize) -> Option<u64> {
     }
 }
 
+/// The columns after direction and block size of an averaged line: the offset column
+/// (`log_offset`) and the priority, as fio prints them for entries without either.
+fn tail(spec: &storbench_job::LogSpec) -> &'static str {
+    match (spec.offset, spec.prio) {
+        (false, false) => "0",
+        (false, true) => "0x0000",
+        (true, false) => "0, 0",
+        (true, true) => "0, 0x0000",
+    }
+}
+
 /// The log's lines: one per direction with something in the window, in window order.
-pub fn lines(kind: LogKind, windows: &[LogWindow]) -> String {
+pub fn lines(kind: LogKind, windows: &[LogWindow], spec: &storbench_job::LogSpec) -> String {
     use std::fmt::Write as _;
+    let tail = tail(spec);
     let mut out = String::new();
     for w in windows {
         for d in 0..3 {
             if let Some(v) = value(kind, w, d) {
-                let _ = writeln!(out, "{}, {v}, {d}, 0, 0", w.t_ms);
+                let _ = writeln!(out, "{}, {v}, {d}, 0, {tail}", w.t_ms);
             }
         }
     }
@@ -131,7 +145,7 @@ pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) ->
             .append(!job.logs.per_job)
             .truncate(job.logs.per_job)
             .open(&name)
-            .and_then(|mut f| f.write_all(lines(kind, windows).as_bytes()))
+            .and_then(|mut f| f.write_all(lines(kind, windows, &job.logs).as_bytes()))
             .map_err(named)?;
     }
     Ok(())
@@ -165,6 +179,27 @@ mod tests {
         assert_eq!(file_name("j", LogKind::Iops, 7, false), "j_iops.log");
     }
 
+    fn plain() -> storbench_job::LogSpec {
+        storbench_job::LogSpec::default()
+    }
+
+    /// log_offset and log_prio add fio's columns: offset 0 and priority 0x0000 in
+    /// averaged lines (fio 3.33: `1000, 3, 1, 0, 0, 0x0000`).
+    #[test]
+    fn offset_and_priority_columns() {
+        let ws = [window(1000, 1000, 1, 3, 7)];
+        let mut spec = plain();
+        spec.offset = true;
+        assert_eq!(lines(LogKind::Clat, &ws, &spec), "1000, 7, 1, 0, 0, 0\n");
+        spec.prio = true;
+        assert_eq!(
+            lines(LogKind::Clat, &ws, &spec),
+            "1000, 7, 1, 0, 0, 0x0000\n"
+        );
+        spec.offset = false;
+        assert_eq!(lines(LogKind::Clat, &ws, &spec), "1000, 7, 1, 0, 0x0000\n");
+    }
+
     #[test]
     fn rates_are_per_window_and_directions_without_io_have_no_line() {
         let mut w = window(500, 500, 0, 1000, 0);
@@ -174,11 +209,11 @@ mod tests {
         let ws = [w, empty];
         // 4096000 B in 0.5 s = 8000 KiB/s; 40960 B = 80 KiB/s.
         assert_eq!(
-            lines(LogKind::Bw, &ws),
+            lines(LogKind::Bw, &ws, &plain()),
             "500, 8000, 0, 0, 0\n500, 80, 1, 0, 0\n"
         );
         assert_eq!(
-            lines(LogKind::Iops, &ws),
+            lines(LogKind::Iops, &ws, &plain()),
             "500, 2000, 0, 0, 0\n500, 20, 1, 0, 0\n"
         );
     }
@@ -191,16 +226,19 @@ mod tests {
         let last = window(1234, 234, 1, 2, 5000);
         let ws = [w, last];
         assert_eq!(
-            lines(LogKind::Clat, &ws),
+            lines(LogKind::Clat, &ws, &plain()),
             "1000, 3, 1, 0, 0\n1234, 5000, 1, 0, 0\n"
         );
         assert_eq!(
-            lines(LogKind::Lat, &ws),
+            lines(LogKind::Lat, &ws, &plain()),
             "1000, 4, 1, 0, 0\n1234, 5100, 1, 0, 0\n"
         );
-        assert_eq!(lines(LogKind::Slat, &ws), "", "no slat measured");
+        assert_eq!(lines(LogKind::Slat, &ws, &plain()), "", "no slat measured");
         // A partial window's rate is over its own length.
-        assert_eq!(lines(LogKind::Iops, &[last]), "1234, 8, 1, 0, 0\n");
+        assert_eq!(
+            lines(LogKind::Iops, &[last], &plain()),
+            "1234, 8, 1, 0, 0\n"
+        );
     }
 
     #[test]

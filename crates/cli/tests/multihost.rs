@@ -4,95 +4,16 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+#[cfg(feature = "mpi")]
+use std::time::Duration;
 
+use common::entries;
+#[cfg(feature = "mpi")]
+use common::mpi::Launched;
+use common::mpi::{mpirun, no_mpirun, run_mpi};
 #[cfg(not(feature = "mpi"))]
-use common::storbench;
-use common::system::have_tool;
-use common::{Run, entries};
+use common::{Run, storbench};
 use storbench_testkit::require;
-
-/// `mpirun` with what running it here needs: root allowed, more ranks than CPUs, and
-/// shared memory between ranks without ptrace (containers often forbid it).
-fn mpirun(ranks: u32) -> Command {
-    let mut c = Command::new("mpirun");
-    c.args(["--allow-run-as-root", "--oversubscribe", "-np"])
-        .arg(ranks.to_string())
-        .args(["--mca", "btl_vader_single_copy_mechanism", "none"])
-        .args(["-x", "STORBENCH_MPI_TIMEOUT"])
-        .env("RUST_BACKTRACE", "1")
-        .env("NO_COLOR", "1")
-        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
-        .arg(assert_cmd::cargo::cargo_bin("storbench"));
-    c
-}
-
-fn no_mpirun() -> Option<String> {
-    (!have_tool("mpirun")).then(|| "mpirun not installed (Debian: openmpi-bin)".to_string())
-}
-
-/// An `mpirun` in a process group of its own, killed with its ranks when dropped, so a
-/// failing test leaves no rank behind.
-struct Launched(Option<Child>);
-
-impl Launched {
-    fn spawn(c: &mut Command) -> Launched {
-        let child = c
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mpirun starts");
-        Launched(Some(child))
-    }
-
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    fn pid(&self) -> i32 {
-        self.0.as_ref().map_or(0, |c| c.id() as i32)
-    }
-
-    fn wait(mut self, limit: Duration) -> (Run, Duration) {
-        let start = Instant::now();
-        let mut child = self.0.take().expect("child");
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > limit {
-                kill_group(child.id() as i32);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let out = child.wait_with_output().unwrap();
-        let run = Run {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        };
-        (run, start.elapsed())
-    }
-}
-
-fn kill_group(pgid: i32) {
-    // SAFETY: kill on a process group this test created.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
-}
-
-impl Drop for Launched {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            kill_group(c.id() as i32);
-            let _ = c.wait();
-        }
-    }
-}
-
-fn run_mpi(c: &mut Command) -> Run {
-    Launched::spawn(c).wait(Duration::from_secs(90)).0
-}
 
 #[cfg(not(feature = "mpi"))]
 #[test]

@@ -134,7 +134,7 @@ fn busy_device(job: Option<&str>, d: &DiskUtil) -> Note {
 
 /// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
 /// 90% of that has filled the link.
-const LINK_FULL: f64 = 0.94 * 0.9;
+pub(crate) const LINK_FULL: f64 = 0.94 * 0.9;
 
 /// Names the network link as the limit. Each job is judged on its own data rate over the
 /// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::{JobResult, Note, NoteLevel, RunResult};
+use crate::result::{JobResult, Note, NoteLevel, RunResult, TimelinePoint};
 
 /// What a multi-host run adds to its result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,13 @@ pub struct RankInfo {
     /// Why the rank has no result (it failed before measuring anything).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The host's CPUs busy (user + system) over its run, percent of all of them; None
+    /// where unknown (a failed rank, an older result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_busy_percent: Option<f64>,
+    /// How many CPUs the host has, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncpus: Option<u32>,
 }
 
 /// One group over all ranks, IOR's way.
@@ -55,6 +62,11 @@ pub struct GroupAggregate {
     /// own mean rate, over first_done_ms; bytes/s per direction.
     pub first_done_bw: [f64; 3],
     pub per_rank: Vec<RankSpan>,
+    /// What all ranks completed in each second after the earliest start, on rank 0's
+    /// clock (each rank's points moved by its clock offset); empty where the ranks kept
+    /// no timelines (older results, imports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelinePoint>,
 }
 
 /// One rank's part of a group.
@@ -68,6 +80,12 @@ pub struct RankSpan {
     /// Its own bandwidth, bytes over its own runtime, bytes/s per direction (as its jobs
     /// report it).
     pub bw: [f64; 3],
+    /// The network interface the rank's jobs used and its rate (the lower of its stated
+    /// speed and a shaping qdisc's), Mbit/s; None for local targets or where unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_mbps: Option<u64>,
 }
 
 /// One rank's finished run (or why it has none), as gathered on rank 0.
@@ -108,6 +126,13 @@ pub fn merge(launcher: &str, ranks: Vec<RankRun>) -> Result<RunResult, String> {
             host: r.host.clone(),
             clock_offset_ms: r.clock_offset_ms,
             error: r.result.as_ref().err().cloned(),
+            cpu_busy_percent: r.result.as_ref().ok().and_then(limits::cpu_busy_percent),
+            ncpus: r
+                .result
+                .as_ref()
+                .ok()
+                .and_then(|run| run.system_cpu.as_ref())
+                .map(|c| c.ncpus),
         })
         .collect();
     let Some(frame) = ranks.iter().find_map(|r| r.result.as_ref().ok()) else {
@@ -172,6 +197,8 @@ pub fn merge(launcher: &str, ranks: Vec<RankRun>) -> Result<RunResult, String> {
         .filter_map(|gid| aggregate(gid, &ranks))
         .collect();
     run.notes.extend(stragglers(&aggregates, &labels, &ranks));
+    run.notes
+        .extend(limits::host_limits(&aggregates, &labels, &ranks, &infos));
     run.hosts = Some(Box::new(MultiHost {
         launcher: launcher.to_string(),
         ranks: infos,
@@ -190,25 +217,36 @@ pub fn split_name(name: &str) -> (&str, &str) {
 /// back (IOR's aggregate ends with the last rank).
 pub const STRAGGLER_SHARE: f64 = 0.7;
 
+/// The ranks' median bandwidth in direction `d` of a group, and the ranks below
+/// [`STRAGGLER_SHARE`] of it (none for a group of one rank).
+pub fn stragglers_in(g: &GroupAggregate, d: usize) -> (f64, Vec<&RankSpan>) {
+    let mut rates: Vec<f64> = g.per_rank.iter().map(|p| p.bw[d]).collect();
+    rates.sort_by(f64::total_cmp);
+    let n = rates.len();
+    if n < 2 {
+        return (rates.first().copied().unwrap_or(0.0), Vec::new());
+    }
+    let median = if n % 2 == 1 {
+        rates[n / 2]
+    } else {
+        (rates[n / 2 - 1] + rates[n / 2]) / 2.0
+    };
+    let slow = g
+        .per_rank
+        .iter()
+        .filter(|p| p.bw[d] < STRAGGLER_SHARE * median)
+        .collect();
+    (median, slow)
+}
+
 /// One warning per rank and direction whose bandwidth in a group was below
 /// [`STRAGGLER_SHARE`] of the median over the ranks.
 fn stragglers(groups: &[GroupAggregate], labels: &[String], ranks: &[RankRun]) -> Vec<Note> {
     let mut notes = Vec::new();
-    for g in groups.iter().filter(|g| g.per_rank.len() > 1) {
+    for g in groups {
         for d in (0..3).filter(|&d| g.bytes[d] > 0) {
-            let mut rates: Vec<f64> = g.per_rank.iter().map(|p| p.bw[d]).collect();
-            rates.sort_by(f64::total_cmp);
-            let n = rates.len();
-            let median = if n % 2 == 1 {
-                rates[n / 2]
-            } else {
-                (rates[n / 2 - 1] + rates[n / 2]) / 2.0
-            };
-            for p in g
-                .per_rank
-                .iter()
-                .filter(|p| p.bw[d] < STRAGGLER_SHARE * median)
-            {
+            let (median, slow) = stragglers_in(g, d);
+            for p in slow {
                 let label = ranks
                     .iter()
                     .position(|r| r.rank == p.rank)
@@ -239,8 +277,8 @@ fn renamed(j: &JobResult, label: &str) -> JobResult {
 }
 
 /// One rank's part of a group on rank 0's clock: start and end (ms since the Unix epoch),
-/// bytes and bandwidth per direction.
-type Span = (f64, f64, [u64; 3], [f64; 3]);
+/// bytes and bandwidth per direction, and the link its jobs used.
+type Span = (f64, f64, [u64; 3], [f64; 3], Option<(String, Option<u64>)>);
 
 /// One rank's span and bytes in group `gid`, on rank 0's clock.
 fn span_of(run: &RunResult, gid: u32, offset_ms: f64) -> Option<Span> {
@@ -264,7 +302,8 @@ fn span_of(run: &RunResult, gid: u32, offset_ms: f64) -> Option<Span> {
             bw[d] += j.dirs[d].bw_bytes();
         }
     }
-    Some((start - offset_ms, end - offset_ms, bytes, bw))
+    let link = jobs.iter().find_map(|j| limits::job_link(run, j));
+    Some((start - offset_ms, end - offset_ms, bytes, bw, link))
 }
 
 /// IOR's figures for group `gid` over the ranks that ran it; None when none did IO.
@@ -281,7 +320,7 @@ pub fn aggregate(gid: u32, ranks: &[RankRun]) -> Option<GroupAggregate> {
     let last_end = spans.iter().map(|(_, s)| s.1).reduce(f64::max)?;
     let mut bytes = [0u64; 3];
     let mut first_bytes = [0f64; 3];
-    for (_, (s, e, b, _)) in &spans {
+    for (_, (s, e, b, _, _)) in &spans {
         // The share of its bytes this rank had moved when the first rank ended, at its
         // own mean rate.
         let share = if e > s {
@@ -307,16 +346,21 @@ pub fn aggregate(gid: u32, ranks: &[RankRun]) -> Option<GroupAggregate> {
         first_done_bw: first_bytes.map(|b| rate(b, first_done)),
         per_rank: spans
             .iter()
-            .map(|(rank, (s, e, b, bw))| RankSpan {
+            .map(|(rank, (s, e, b, bw, link))| RankSpan {
                 rank: *rank,
                 bytes: *b,
                 start_ms: (s - start).max(0.0).round() as u64,
                 end_ms: (e - start).max(0.0).round() as u64,
                 bw: *bw,
+                link: link.as_ref().map(|l| l.0.clone()),
+                link_mbps: link.as_ref().and_then(|l| l.1),
             })
             .collect(),
+        timeline: timeline::aggregate_timeline(gid, ranks, start),
     })
 }
 
+mod limits;
 #[cfg(test)]
 mod tests;
+mod timeline;

@@ -15,6 +15,8 @@ pub mod disk;
 pub mod engine;
 pub mod env;
 pub mod error;
+#[cfg(test)]
+mod fixtures;
 pub mod gate;
 pub mod histogram;
 pub mod host;

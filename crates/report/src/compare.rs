@@ -11,6 +11,7 @@
 //! in their recorded environments listed ([`settings`]).
 
 pub(crate) mod figures;
+pub(crate) mod hosts;
 pub mod noise;
 pub(crate) mod render;
 pub(crate) mod settings;

@@ -7,6 +7,7 @@
 //! ([`crate::privacy`]).
 
 mod data;
+mod hosts;
 mod page;
 mod server;
 

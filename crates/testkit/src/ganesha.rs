@@ -52,6 +52,8 @@ pub fn unavailable() -> Option<String> {
 pub struct Ganesha {
     pub nfs_port: u16,
     pub mount_port: u16,
+    /// The one address the server listens on (127.0.0.1 unless started with `start_at`).
+    pub bind: Ipv4Addr,
     dir: tempfile::TempDir,
     child: Option<Child>,
     rpcbind: Option<RpcbindUse>,
@@ -64,15 +66,21 @@ pub struct Ganesha {
 impl Ganesha {
     /// Starts an instance to be addressed with explicit ports.
     pub fn start() -> Result<Ganesha, String> {
-        Self::launch(false)
+        Self::launch(false, Ipv4Addr::LOCALHOST)
+    }
+
+    /// Starts an instance listening on `bind` only (an address of this host, such as the
+    /// host end of a test's veth, so clients in network namespaces reach it over a link).
+    pub fn start_at(bind: Ipv4Addr) -> Result<Ganesha, String> {
+        Self::launch(false, bind)
     }
 
     /// Starts an instance that may be found through the portmapper (serialised machine-wide).
     pub fn start_registered() -> Result<Ganesha, String> {
-        Self::launch(true)
+        Self::launch(true, Ipv4Addr::LOCALHOST)
     }
 
-    fn launch(registered: bool) -> Result<Ganesha, String> {
+    fn launch(registered: bool, bind: Ipv4Addr) -> Result<Ganesha, String> {
         if let Some(why) = unavailable() {
             return Err(why);
         }
@@ -93,6 +101,7 @@ impl Ganesha {
         let mut g = Ganesha {
             nfs_port,
             mount_port,
+            bind,
             dir,
             child: None,
             rpcbind,
@@ -109,13 +118,13 @@ impl Ganesha {
         self.dir.path().join("export")
     }
 
-    /// `nfs://127.0.0.1:<nfs port>/export/<rel>?mountport=<mount port>`.
+    /// `nfs://<bind>:<nfs port>/export/<rel>?mountport=<mount port>`.
     pub fn url(&self, rel: &str) -> String {
         let rel = rel.trim_start_matches('/');
         let sep = if rel.is_empty() { "" } else { "/" };
         format!(
-            "nfs://127.0.0.1:{}{PSEUDO}{sep}{rel}?mountport={}",
-            self.nfs_port, self.mount_port
+            "nfs://{}:{}{PSEUDO}{sep}{rel}?mountport={}",
+            self.bind, self.nfs_port, self.mount_port
         )
     }
 
@@ -135,7 +144,7 @@ impl Ganesha {
     fn write_config(&self) -> Result<(), String> {
         let d = self.dir.path();
         let conf = format!(
-            "NFS_CORE_PARAM {{ Protocols = 3, 4; NFS_Port = {}; MNT_Port = {}; Bind_addr = 127.0.0.1; \
+            "NFS_CORE_PARAM {{ Protocols = 3, 4; NFS_Port = {}; MNT_Port = {}; Bind_addr = {}; \
              Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }}\n\
              NFSV4 {{ Graceless = true; RecoveryRoot = {}; }}\n\
              EXPORT {{ Export_Id = 1; Path = {}; Pseudo = {PSEUDO}; Access_Type = RW; Squash = No_Root_Squash; \
@@ -144,6 +153,7 @@ impl Ganesha {
              Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n",
             self.nfs_port,
             self.mount_port,
+            self.bind,
             d.join("recovery").display(),
             d.join("export").display(),
             d.join("private").display(),
@@ -193,7 +203,7 @@ impl Ganesha {
                     "ganesha.nfsd exited ({status}) while starting; log: {tail}"
                 ));
             }
-            if mount_ok(self.mount_port) {
+            if mount_ok(self.bind, self.mount_port) {
                 return Ok(());
             }
             if Instant::now() > deadline {
@@ -312,11 +322,10 @@ fn answers(port: u16) -> bool {
 }
 
 /// A hand-made MOUNT v3 MNT of /export with AUTH_NONE: true if the server grants it.
-fn mount_ok(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(
-        &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-        Duration::from_millis(500),
-    ) else {
+fn mount_ok(bind: Ipv4Addr, port: u16) -> bool {
+    let Ok(mut s) =
+        TcpStream::connect_timeout(&SocketAddr::from((bind, port)), Duration::from_millis(500))
+    else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));

@@ -47,18 +47,31 @@ pub fn shaped(rate: &str) -> Option<NetNs> {
     Some(ns)
 }
 
-/// A namespace `name` with `ns_if` (address `ns_addr`) inside, `host_if` (`host_addr`) outside.
+/// A namespace `name` with `ns_if` (address `ns_addr`) inside, `host_if` (`host_addr`) outside:
+/// on the host, or in the namespace `outer` (a test's "switch" between clients and a server).
 pub struct NetNs {
     pub name: String,
     pub host_if: String,
     pub ns_if: String,
     pub host_addr: Ipv4Addr,
     pub ns_addr: Ipv4Addr,
+    pub outer: Option<String>,
 }
 
 impl NetNs {
     /// Creates the namespace and the veth pair, brings both ends up, and checks the route.
     pub fn create() -> io::Result<NetNs> {
+        Self::create_in(None)
+    }
+
+    /// Creates a namespace whose veth's outer end lives in `outer` rather than on the host:
+    /// several of them behind one `outer` namespace share its link to the host, as clients
+    /// behind a switch share a server's uplink.
+    pub fn create_behind(outer: &NetNs) -> io::Result<NetNs> {
+        Self::create_in(Some(outer.name.clone()))
+    }
+
+    fn create_in(outer: Option<String>) -> io::Result<NetNs> {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let id = (std::process::id() % 10_000) * 10 + n % 10;
         // 10.251.0.0/16 split into /30s: 16384 of them.
@@ -70,6 +83,7 @@ impl NetNs {
             ns_if: format!("sbn{id}"),
             host_addr: Ipv4Addr::from(base + 1),
             ns_addr: Ipv4Addr::from(base + 2),
+            outer,
         };
         ns.build()?;
         Ok(ns)
@@ -93,8 +107,11 @@ impl NetNs {
             ],
         )?;
         run("ip", &["link", "set", &self.ns_if, "netns", &self.name])?;
-        run("ip", &["addr", "add", &host, "dev", &self.host_if])?;
-        run("ip", &["link", "set", &self.host_if, "up"])?;
+        if let Some(outer) = &self.outer {
+            run("ip", &["link", "set", &self.host_if, "netns", outer])?;
+        }
+        self.outer_ok("ip", &["addr", "add", &host, "dev", &self.host_if])?;
+        self.outer_ok("ip", &["link", "set", &self.host_if, "up"])?;
         self.exec_ok(&["ip", "addr", "add", &inner, "dev", &self.ns_if])?;
         self.exec_ok(&["ip", "link", "set", &self.ns_if, "up"])?;
         self.exec_ok(&["ip", "link", "set", "lo", "up"])?;
@@ -104,7 +121,7 @@ impl NetNs {
     /// Fails unless `ip route get <ns_addr>` leaves through our host-side veth: otherwise
     /// traffic would follow the default route off this machine.
     pub fn verify_route(&self) -> io::Result<()> {
-        let out = run("ip", &["route", "get", &self.ns_addr.to_string()])?;
+        let out = self.outer_ok("ip", &["route", "get", &self.ns_addr.to_string()])?;
         let text = String::from_utf8_lossy(&out.stdout);
         let dev = text.split_whitespace().skip_while(|w| *w != "dev").nth(1);
         if dev != Some(self.host_if.as_str()) {
@@ -124,7 +141,7 @@ impl NetNs {
         ];
         let mut host = vec!["qdisc", "add", "dev", self.host_if.as_str()];
         host.extend(tbf);
-        run("tc", &host)?;
+        self.outer_ok("tc", &host)?;
         let mut inner = vec!["tc", "qdisc", "add", "dev", self.ns_if.as_str()];
         inner.extend(tbf);
         self.exec_ok(&inner)?;
@@ -138,7 +155,20 @@ impl NetNs {
         c
     }
 
-    fn exec_ok(&self, argv: &[&str]) -> io::Result<Output> {
+    /// Runs `program args` where the outer end lives: on the host or in `outer`.
+    fn outer_ok(&self, program: &str, args: &[&str]) -> io::Result<Output> {
+        match &self.outer {
+            None => run(program, args),
+            Some(outer) => {
+                let mut argv = vec!["netns", "exec", outer.as_str(), program];
+                argv.extend_from_slice(args);
+                run("ip", &argv)
+            }
+        }
+    }
+
+    /// Runs `argv` inside the namespace; fails with its error output unless it succeeds.
+    pub fn exec_ok(&self, argv: &[&str]) -> io::Result<Output> {
         let mut args = vec!["netns", "exec", self.name.as_str()];
         args.extend_from_slice(argv);
         run("ip", &args)

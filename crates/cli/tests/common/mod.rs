@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod json;
+pub mod mpi;
 pub mod system;
 
 use std::io::Read;

@@ -92,7 +92,7 @@ pub struct PerSecond {
 
 /// Rates over each timeline interval of at least half a second (a short remainder at the
 /// end says little and would weigh as much as a whole second), of the directions `dirs`.
-fn per_second(timeline: &[TimelinePoint], dirs: &[usize]) -> Vec<PerSecond> {
+pub(super) fn per_second(timeline: &[TimelinePoint], dirs: &[usize]) -> Vec<PerSecond> {
     let mut prev = 0;
     let mut out = Vec::new();
     for p in timeline {
@@ -134,7 +134,12 @@ impl TestFigures {
     }
 }
 
-fn fig(metric: MetricId, unit: &'static str, better: Better, value: Option<f64>) -> Figure {
+pub(super) fn fig(
+    metric: MetricId,
+    unit: &'static str,
+    better: Better,
+    value: Option<f64>,
+) -> Figure {
     Figure {
         metric,
         unit,
@@ -177,6 +182,11 @@ fn job_figures(run: &RunResult) -> Vec<TestFigures> {
                 });
             }
         }
+    }
+    if let Some(h) = run.hosts.as_deref() {
+        let taken: Vec<&str> = out.iter().map(|t| t.test.as_str()).collect();
+        let all = super::hosts::all_clients(h, &taken);
+        out.extend(all.into_iter().map(|(t, _, _)| t));
     }
     out
 }

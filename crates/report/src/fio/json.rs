@@ -59,9 +59,11 @@ pub fn document(run: &RunResult, opts: &FioOpts, plus: bool) -> Value {
 }
 
 /// In a multi-host run: each of the group's `HOST:job` entries becomes fio's client entry
-/// (`jobname` the job's, `hostname` the host's, at the end as fio puts it), and the group's
-/// "All clients" entry (every host's entries merged, with the last host's name, as fio
-/// does) is returned.
+/// (`jobname` the job's, `hostname` the host's and `port` at the end as fio puts them; no
+/// `eta` or `elapsed`, which fio's client entries lack), and the group's "All clients"
+/// entry (every host's entries merged, with the last host's name, as fio does, and only
+/// the keys fio gives it) is returned. `port` is fio's connection to its server; ranks
+/// have none, so it is 0.
 fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> Option<Value> {
     let mut last_host = String::new();
     for v in entries.iter_mut() {
@@ -73,7 +75,7 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
             .to_string();
         let (host, name) = storbench_core::hosts::split_name(&full);
         o.insert("jobname".into(), json!(name));
-        o.insert("hostname".into(), json!(host));
+        client_tail(o, host);
         last_host = host.to_string();
     }
     let jobs: Vec<JobResult> = g.entries.iter().map(|e| e.job.clone()).collect();
@@ -86,9 +88,37 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
     };
     let mut all = job(&entry, &g.rs, plus);
     if let Some(o) = all.as_object_mut() {
-        o.insert("hostname".into(), json!(last_host));
+        o.retain(|k, _| !ALL_CLIENTS_LACKS.contains(&k.as_str()));
+        // fio sums its clients' latency statistics but not their percentiles.
+        for dir in ["read", "write", "trim"] {
+            for lat in ["slat_ns", "clat_ns", "lat_ns"] {
+                let stats = o.get_mut(dir).and_then(|d| d.get_mut(lat));
+                if let Some(l) = stats.and_then(Value::as_object_mut) {
+                    l.shift_remove("percentile");
+                    l.shift_remove("bins");
+                }
+            }
+        }
+        client_tail(o, &last_host);
     }
     Some(all)
+}
+
+/// Keys of a job entry that fio's "All clients" entry does not have.
+const ALL_CLIENTS_LACKS: [&str; 5] = [
+    "job options",
+    "latency_depth",
+    "latency_target",
+    "latency_percentile",
+    "latency_window",
+];
+
+/// A client entry's end as `fio --client` writes it.
+fn client_tail(o: &mut Map<String, Value>, host: &str) {
+    o.shift_remove("eta");
+    o.shift_remove("elapsed");
+    o.insert("hostname".into(), json!(host));
+    o.insert("port".into(), json!(0));
 }
 
 /// A float as fio prints it; non-finite values become 0 so the document stays valid.

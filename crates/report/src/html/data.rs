@@ -280,6 +280,24 @@ fn sources_of(run: &RunResult) -> Vec<Source> {
             }
         }
     }
+    if let Some(h) = run.hosts.as_deref() {
+        // The ranks' summed timeline, as `compare` names it; no latency of its own.
+        let taken: Vec<&str> = out.iter().map(|s| s.test.as_str()).collect();
+        let all = crate::compare::hosts::all_clients(h, &taken);
+        let extra: Vec<Source> = all
+            .into_iter()
+            .map(|(t, gi, d)| Source {
+                test: t.test,
+                lat: LatStats::default(),
+                points: h.groups[gi]
+                    .timeline
+                    .iter()
+                    .map(|p| project(p, d))
+                    .collect(),
+            })
+            .collect();
+        out.extend(extra);
+    }
     out
 }
 

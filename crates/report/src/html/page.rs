@@ -92,6 +92,8 @@ struct Env {
     job_files: Vec<JobFile>,
     /// The server's side read over SNMP, as HTML escaped where it is built (server.rs).
     server: String,
+    /// A multi-host run's per-rank table, as HTML escaped where it is built (hosts.rs).
+    hosts: String,
 }
 
 /// The whole page.
@@ -246,6 +248,11 @@ fn environment(r: &NamedRun<'_>) -> Env {
         server: run.server_stats.as_ref().map_or(String::new(), |st| {
             let mut html = String::new();
             super::server::section(&mut html, st);
+            html
+        }),
+        hosts: run.hosts.as_deref().map_or(String::new(), |h| {
+            let mut html = String::new();
+            super::hosts::section(&mut html, h);
             html
         }),
         job_files: run

@@ -79,7 +79,7 @@ pub fn section(html: &mut String, s: &ServerStats) {
 }
 
 /// Text made safe inside HTML (the rest of the page is escaped by its template).
-fn escape(s: &str) -> String {
+pub(super) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -1,0 +1,85 @@
+//! A multi-host run's ranks in the report (docs/multihost.md): one row per rank and group
+//! with its bytes, rate, span on rank 0's clock, link and CPU, the straggler marked (below
+//! 70% of the ranks' median, as its warning says), and the All clients row under them.
+
+use std::fmt::Write as _;
+
+use storbench_core::hosts::{GroupAggregate, MultiHost, STRAGGLER_SHARE, stragglers_in};
+
+use super::server::escape;
+
+const DIRS: [&str; 3] = ["read", "write", "trim"];
+
+pub fn section(html: &mut String, h: &MultiHost) {
+    let _ = writeln!(
+        html,
+        "<div class=\"hosts\"><p>{} ranks ({}); aggregate = all bytes / (latest end − earliest start)</p>\
+         <table class=\"hosts\"><tr><th>group</th><th>rank</th><th>host</th><th>clock offset ms</th>\
+         <th>dir</th><th>MB</th><th>MB/s</th><th>from ms</th><th>to ms</th><th>link Mbit/s</th>\
+         <th>CPU %</th><th></th></tr>",
+        h.ranks.len(),
+        escape(&h.launcher)
+    );
+    for g in &h.groups {
+        for d in (0..3).filter(|&d| g.bytes[d] > 0) {
+            rows(html, h, g, d);
+        }
+    }
+    html.push_str("</table>\n");
+    for r in h.ranks.iter().filter(|r| r.error.is_some()) {
+        let _ = writeln!(
+            html,
+            "<p class=\"Warning\">rank {} ({}) has no result: {}</p>",
+            r.rank,
+            escape(&r.host),
+            escape(r.error.as_deref().unwrap_or(""))
+        );
+    }
+    html.push_str("</div>\n");
+}
+
+fn rows(html: &mut String, h: &MultiHost, g: &GroupAggregate, d: usize) {
+    let (median, slow) = stragglers_in(g, d);
+    for p in &g.per_rank {
+        let info = h.ranks.iter().find(|r| r.rank == p.rank);
+        let host = info.map_or("?".to_string(), |r| escape(&r.host));
+        let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
+        let cpu = info
+            .and_then(|r| r.cpu_busy_percent)
+            .map_or(String::new(), |c| format!("{c:.0}"));
+        let link = p.link_mbps.map_or(String::new(), |l| l.to_string());
+        let mark = if slow.iter().any(|s| s.rank == p.rank) {
+            format!(
+                "<td class=\"Warning\">straggler: below {:.0}% of the median {:.1} MB/s</td>",
+                STRAGGLER_SHARE * 100.0,
+                median / 1e6
+            )
+        } else {
+            "<td></td>".to_string()
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{host}</td><td>{offset}</td><td>{}</td><td>{:.1}</td>\
+             <td>{:.1}</td><td>{}</td><td>{}</td><td>{link}</td><td>{cpu}</td>{mark}</tr>",
+            g.group,
+            p.rank,
+            DIRS[d],
+            p.bytes[d] as f64 / 1e6,
+            p.bw[d] / 1e6,
+            p.start_ms,
+            p.end_ms
+        );
+    }
+    let _ = writeln!(
+        html,
+        "<tr class=\"all\"><td>{}</td><td colspan=\"3\">All clients</td><td>{}</td><td>{:.1}</td>\
+         <td>{:.1}</td><td>0</td><td>{}</td><td colspan=\"3\">first done at {} ms: {:.1} MB/s</td></tr>",
+        g.group,
+        DIRS[d],
+        g.bytes[d] as f64 / 1e6,
+        g.aggregate_bw[d] / 1e6,
+        g.last_done_ms,
+        g.first_done_ms,
+        g.first_done_bw[d] / 1e6
+    );
+}

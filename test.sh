@@ -62,5 +62,6 @@ export STORBENCH_STATIC_PROFILE=static-test
 step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
-step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast --test multihost
+step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast \
+    --test multihost --test multihost_netns --test multihost_fio_client
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

@@ -8,7 +8,6 @@ use std::os::fd::RawFd;
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
-use crate::options;
 use crate::syncio::{SyncEngine, SysCall, iovec};
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
@@ -16,23 +15,24 @@ pub const NAME: &str = "pvsync2";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(SyncEngine::boxed(Pvsync2 {
-        rw_flags: rw_flags(job)?,
+        rw_flags: rw_flags(job),
     }))
 }
 
 /// The RWF_* flags the job's engine options ask for.
-pub fn rw_flags(job: &JobSpec) -> Result<libc::c_int, EngineError> {
+pub fn rw_flags(job: &JobSpec) -> libc::c_int {
     let mut flags = 0;
-    if options::flag(job, "hipri")? {
+    let o = &job.engine_options;
+    if o.hipri {
         flags |= libc::RWF_HIPRI;
     }
-    if options::flag(job, "nowait")? {
+    if o.nowait {
         flags |= libc::RWF_NOWAIT;
     }
-    if options::flag(job, "uncached")? {
+    if o.uncached {
         flags |= libc::RWF_DONTCACHE;
     }
-    Ok(flags)
+    flags
 }
 
 #[derive(Debug, Default)]

@@ -50,7 +50,7 @@ impl Phase for Create {
             files_may_exist: false,
         });
         let chunk = p.chunk as usize;
-        fill_data(&mut w.buf.bytes_mut()[..chunk], &mut w.rng, p.compressible);
+        fill_data(&mut w.buf.slot_mut(0)[..chunk], &mut w.rng, p.compressible);
         make_dirs(w, p.num_dirs)
     }
 
@@ -130,9 +130,9 @@ impl Create {
         }
         if !p.compressible {
             let file_no = i as u64 | u64::from(self.random) << 63;
-            mark_file(&mut w.buf.bytes_mut()[..p.chunk as usize], file_no);
+            mark_file(&mut w.buf.slot_mut(0)[..p.chunk as usize], file_no);
         }
-        let data = &w.buf.bytes()[..p.chunk as usize];
+        let data = &w.buf.slot(0)[..p.chunk as usize];
         if !p.fsync_each && w.io.meta().create_written_in(dir, name, data, size)? {
             return Ok(());
         }
@@ -146,7 +146,7 @@ impl Create {
         while offset < size {
             let len = (size - offset).min(u64::from(p.chunk)) as u32;
             let n =
-                w.io.transfer(file, IoKind::Write, offset, w.buf.ptr(), len, &w.path)?;
+                w.io.transfer(file, IoKind::Write, offset, w.buf.base(), len, &w.path)?;
             if n != u64::from(len) {
                 return Err(short(IoKind::Write, &w.path, offset, len, n).into());
             }
@@ -190,7 +190,7 @@ fn stat_and_read(w: &mut Worker, dir: &DirRef, name: &str, chunk: u32) -> Result
     while offset < attr.size {
         let len = (attr.size - offset).min(u64::from(chunk)) as u32;
         let n =
-            w.io.transfer(file, IoKind::Read, offset, w.buf.ptr(), len, &w.path)?;
+            w.io.transfer(file, IoKind::Read, offset, w.buf.base(), len, &w.path)?;
         if n != u64::from(len) {
             return Err(short(IoKind::Read, &w.path, offset, len, n).into());
         }

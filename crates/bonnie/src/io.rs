@@ -8,7 +8,7 @@ use storbench_core::{
     IoUnit, MetaOps, OpenOptions, Queued,
 };
 
-use crate::buf::AlignedBuf;
+use storbench_core::buffers::Arena;
 
 pub(crate) struct Io {
     engine: Box<dyn Engine>,
@@ -17,11 +17,11 @@ pub(crate) struct Io {
 
 impl Io {
     /// Hands the engine its buffer and checks it can do the metadata tests.
-    pub fn new(mut engine: Box<dyn Engine>, buf: &AlignedBuf) -> Result<Io, EngineError> {
+    pub fn new(mut engine: Box<dyn Engine>, buf: &Arena) -> Result<Io, EngineError> {
         engine.setup(&EngineSetup {
             iodepth: 1,
-            arena: buf.ptr(),
-            slot_len: buf.len(),
+            arena: buf.base(),
+            slot_len: buf.slot_len(),
             slots: 1,
         })?;
         if engine.meta().is_none() {

@@ -56,7 +56,7 @@ impl Phase for PutChar {
     type Ready = FileId;
 
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
-        for (i, b) in w.buf.bytes_mut()[..128].iter_mut().enumerate() {
+        for (i, b) in w.buf.slot_mut(0)[..128].iter_mut().enumerate() {
             *b = i as u8;
         }
         create_file(w, self.0.open(false))
@@ -96,7 +96,7 @@ impl Phase for PutBlock {
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
         let chunk = self.0.chunk as usize;
         fill_data(
-            &mut w.buf.bytes_mut()[..chunk],
+            &mut w.buf.slot_mut(0)[..chunk],
             &mut w.rng,
             self.0.compressible,
         );
@@ -108,7 +108,7 @@ impl Phase for PutBlock {
         let chunk = p.chunk as usize;
         for i in 0..p.chunks {
             check_stop("the block write")?;
-            mark_chunk(&mut w.buf.bytes_mut()[..chunk], i, p);
+            mark_chunk(&mut w.buf.slot_mut(0)[..chunk], i, p);
             let offset = i * u64::from(p.chunk);
             let start = Instant::now();
             write_chunk(w, file, offset, p)?;
@@ -146,7 +146,7 @@ fn write_chunk(w: &mut Worker, file: FileId, offset: u64, p: &IoParams) -> Resul
         file,
         IoKind::Write,
         offset,
-        w.buf.ptr(),
+        w.buf.base(),
         p.chunk,
         &w.file_path,
     )?;
@@ -161,8 +161,14 @@ fn write_chunk(w: &mut Worker, file: FileId, offset: u64, p: &IoParams) -> Resul
 
 #[inline]
 pub(crate) fn read_chunk(w: &mut Worker, file: FileId, offset: u64, chunk: u32) -> Result<()> {
-    let n =
-        w.io.transfer(file, IoKind::Read, offset, w.buf.ptr(), chunk, &w.file_path)?;
+    let n = w.io.transfer(
+        file,
+        IoKind::Read,
+        offset,
+        w.buf.base(),
+        chunk,
+        &w.file_path,
+    )?;
     if n != u64::from(chunk) {
         return Err(short(IoKind::Read, &w.file_path, offset, chunk, n).into());
     }
@@ -187,7 +193,7 @@ impl Phase for Rewrite {
             let start = Instant::now();
             read_chunk(w, file, offset, p.chunk)?;
             let at = (i % u64::from(p.chunk)) as usize;
-            let bytes = w.buf.bytes_mut();
+            let bytes = w.buf.slot_mut(0);
             bytes[at] = bytes[at].wrapping_add(1);
             write_chunk(w, file, offset, p)?;
             lat.record(start);
@@ -209,7 +215,7 @@ impl Phase for GetChar {
 
     fn run(&self, w: &mut Worker, file: FileId, lat: &mut MaxLatency) -> Result<Option<Span>> {
         let p = &self.0;
-        let byte = w.buf.ptr();
+        let byte = w.buf.base();
         let mut offset = 0u64;
         for _ in 0..p.char_chunks {
             check_stop("the per-char read")?;

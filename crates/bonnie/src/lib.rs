@@ -15,7 +15,6 @@ use storbench_core::result::{BonnieTest, BonnieTestId};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
-mod buf;
 pub mod config;
 pub mod error;
 mod file_tests;

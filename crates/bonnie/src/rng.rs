@@ -1,6 +1,11 @@
-//! SplitMix64: small, fast and good enough for file names, sizes and seek tickets. Seeded
-//! by `-z`, so a run's choices repeat exactly (bonnie++'s own generator is not reproduced:
-//! the same seed picks different names there).
+//! SplitMix64 (core's `splitmix64` step and `mix64` finaliser): small, fast and good enough
+//! for file names, sizes and seek tickets. Seeded by `-z`, so a run's choices repeat exactly
+//! (bonnie++'s own generator is not reproduced: the same seed picks different names there).
+//! Not core's `Rng` (xoshiro256**), whose draws would differ from bonnie's until now for
+//! the same seed.
+
+pub(crate) use storbench_core::rng::mix64 as mix;
+use storbench_core::rng::splitmix64;
 
 pub(crate) struct Rng {
     state: u64,
@@ -13,8 +18,7 @@ impl Rng {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.state)
+        splitmix64(&mut self.state)
     }
 
     /// Uniform in `0..n` (n > 0), by multiply-shift.
@@ -32,14 +36,6 @@ impl Rng {
         let last = self.next_u64().to_le_bytes();
         rest.copy_from_slice(&last[..rest.len()]);
     }
-}
-
-/// SplitMix64's finaliser: a bijective scramble of one word.
-#[inline]
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use storbench_core::{FileId, IoKind, OpenOptions};
 use storbench_job::JobSpec;
 
 use crate::Factory;
-use crate::buf::AlignedBuf;
 use crate::error::{BonnieError, Result};
 use crate::io::{Io, short};
 use crate::io_tests::IoParams;
@@ -19,6 +18,7 @@ use crate::phase::Phase;
 use crate::rng::mix;
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
+use storbench_core::buffers::Arena;
 
 /// bonnie++'s UpdateSeek: one ticket in this many rewrites its chunk.
 const UPDATE_EVERY: u32 = 10;
@@ -33,7 +33,7 @@ pub(crate) struct Seeks<'a> {
 
 pub(crate) struct Seeker {
     io: Io,
-    buf: AlignedBuf,
+    buf: Arena,
 }
 
 pub(crate) struct Ready {
@@ -56,7 +56,8 @@ impl Phase for Seeks<'_> {
         let seed = w.rng.next_u64();
         let mut seekers = Vec::with_capacity(self.seekers as usize);
         for _ in 0..self.seekers {
-            let buf = AlignedBuf::new(self.params.chunk as usize);
+            let buf =
+                Arena::new(1, self.params.chunk as usize).map_err(crate::suite::buffer_error)?;
             let io = Io::new((self.factory)(self.job)?, &buf)?;
             seekers.push(Seeker { io, buf });
         }
@@ -146,18 +147,18 @@ impl Seeks<'_> {
         let chunk = u64::from(ticket) % p.chunks;
         let offset = chunk * u64::from(p.chunk);
         let n =
-            s.io.transfer(file, IoKind::Read, offset, s.buf.ptr(), p.chunk, path)?;
+            s.io.transfer(file, IoKind::Read, offset, s.buf.base(), p.chunk, path)?;
         if n != u64::from(p.chunk) {
             return Err(short(IoKind::Read, path, offset, p.chunk, n).into());
         }
         if !ticket.is_multiple_of(UPDATE_EVERY) {
             return Ok(());
         }
-        let bytes = s.buf.bytes_mut();
+        let bytes = s.buf.slot_mut(0);
         let at = (chunk % u64::from(p.chunk)) as usize;
         bytes[at] = bytes[at].wrapping_sub(1);
         let n =
-            s.io.transfer(file, IoKind::Write, offset, s.buf.ptr(), p.chunk, path)?;
+            s.io.transfer(file, IoKind::Write, offset, s.buf.base(), p.chunk, path)?;
         if n != u64::from(p.chunk) {
             return Err(short(IoKind::Write, path, offset, p.chunk, n).into());
         }

@@ -6,7 +6,6 @@ use storbench_core::result::{
     BonnieResult, BonnieTest, BonnieTestId, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
 };
 
-use crate::buf::AlignedBuf;
 use crate::config::Config;
 use crate::error::{BonnieError, Result};
 use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom, StatSeq};
@@ -18,6 +17,7 @@ use crate::seeks::Seeks;
 use crate::timing::Measured;
 use crate::worker::Worker;
 use crate::{Event, Factory};
+use storbench_core::buffers::Arena;
 
 /// bonnie++'s MinTime: a test shorter than this prints `+++++`.
 pub const MIN_TIME_NS: u64 = 500_000_000;
@@ -60,12 +60,17 @@ pub fn run_once(
     Ok(run)
 }
 
+/// A worker's buffer that could not be mapped, as one line.
+pub(crate) fn buffer_error(e: std::io::Error) -> storbench_core::EngineError {
+    storbench_core::EngineError::os("map", "the IO buffer", e)
+}
+
 fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {
     let job = cfg.target.job(cfg.direct);
     let buf_len = cfg.chunk.max(cfg.file_chunk) as usize;
     (0..cfg.concurrency)
         .map(|i| {
-            let buf = AlignedBuf::new(buf_len);
+            let buf = Arena::new(1, buf_len).map_err(buffer_error)?;
             let io = Io::new(factory(&job)?, &buf)?;
             let name = if cfg.concurrency == 1 {
                 cfg.base_name.clone()

@@ -113,7 +113,9 @@ impl Target {
                 job.ioengine = engine.map_or(DEFAULT_ENGINE, |e| e.name).into();
                 job.directories = vec![url.clone()];
                 if engine.is_some_and(|e| e.options.contains(&BASE_URL_OPTION)) {
-                    job.engine_options = vec![(BASE_URL_OPTION.into(), url)];
+                    job.engine_options
+                        .set(BASE_URL_OPTION, &url)
+                        .expect("a text option takes any text");
                 }
             }
         }

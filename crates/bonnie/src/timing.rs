@@ -1,19 +1,12 @@
 //! What bonnie++ measures per test: elapsed time on a monotonic clock, process CPU from
-//! getrusage(RUSAGE_SELF), and the longest single operation.
+//! getrusage(RUSAGE_SELF) (core's CPU accounting), and the longest single operation.
 
 use std::time::Instant;
 
 /// User plus system CPU of the whole process so far, ns. Process-wide like bonnie++'s, so
 /// a test that runs several threads can exceed 100 %.
 pub(crate) fn process_cpu_ns() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    ns(usage.ru_utime) + ns(usage.ru_stime)
+    storbench_core::cpu::Usage::process().cpu_ns()
 }
 
 /// The longest operation seen.

@@ -7,15 +7,15 @@ use std::collections::HashSet;
 
 use storbench_core::{DirRef, EngineError, NameList, stop};
 
-use crate::buf::AlignedBuf;
 use crate::error::{BonnieError, Result};
 use crate::io::Io;
 use crate::names::{Names, subdir};
 use crate::rng::Rng;
+use storbench_core::buffers::Arena;
 
 pub(crate) struct Worker {
     pub io: Io,
-    pub buf: AlignedBuf,
+    pub buf: Arena,
     /// The IO tests' file, `<dir>/Bonnie.<pid>[.<copy>]`.
     pub file_path: String,
     /// The file tests' directory: the same name, as in bonnie++.
@@ -44,7 +44,7 @@ pub(crate) struct Tree {
 }
 
 impl Worker {
-    pub fn new(io: Io, buf: AlignedBuf, base: &str, seed: u64) -> Worker {
+    pub fn new(io: Io, buf: Arena, base: &str, seed: u64) -> Worker {
         Worker {
             io,
             buf,

@@ -74,7 +74,7 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     for job in jobs {
         let files = job.filenames.iter().map(|f| (f.as_str(), false));
         let dirs = job.directories.iter().map(|d| (d.as_str(), true));
-        let base = options_value(job, "nfs_url").map(|u| (u, true));
+        let base = job.engine_options.nfs_url.as_deref().map(|u| (u, true));
         for (url, dir) in files.chain(dirs).chain(base) {
             check_scheme(url)?;
             let protocol = url_protocol(url);
@@ -92,13 +92,6 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn options_value<'j>(job: &'j JobSpec, key: &str) -> Option<&'j str> {
-    job.engine_options
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 /// Makes jobs that name a network URL use the matching engine: when the job left the
 /// engine at its default it is switched (so a copied command line just works); when the user
 /// chose a local engine explicitly, that is an error.
@@ -106,7 +99,7 @@ pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
     // The nfs engine's base URL (an option only that engine takes) names its directory.
     if job.filenames.is_empty()
         && job.directories.is_empty()
-        && let Some(url) = options_value(job, "nfs_url")
+        && let Some(url) = job.engine_options.nfs_url.as_deref()
     {
         job.directories = vec![url.to_owned()];
     }

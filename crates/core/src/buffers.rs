@@ -85,6 +85,20 @@ impl Arena {
         unsafe { self.base.add(i as usize * self.slot_len) }
     }
 
+    /// Byte `at` of the arena (bonnie's per-character tests move one byte at a time).
+    #[inline]
+    pub fn ptr_at(&self, at: usize) -> NonNull<u8> {
+        debug_assert!(at < self.map_len);
+        // SAFETY: `at` is inside the mapping.
+        unsafe { self.base.add(at) }
+    }
+
+    /// Slot `i` as a slice (only while no IO writes into it).
+    pub fn slot(&self, i: u32) -> &[u8] {
+        // SAFETY: inside the mapping; no IO runs while the caller holds &self.
+        unsafe { std::slice::from_raw_parts(self.slot_ptr(i).as_ptr(), self.slot_len) }
+    }
+
     /// Slot `i` as a mutable slice (only while no IO uses it).
     pub fn slot_mut(&mut self, i: u32) -> &mut [u8] {
         // SAFETY: inside the mapping; &mut self guarantees exclusive access.

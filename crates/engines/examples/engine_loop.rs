@@ -35,13 +35,12 @@ fn main() {
     job.ioengine = args[0].clone();
     job.iodepth = depth;
     job.size = Some(SizeSpec::Bytes(size));
-    job.engine_options = args[6..]
-        .iter()
-        .filter_map(|a| {
-            a.split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-        })
-        .collect();
+    for (k, v) in args[6..].iter().filter_map(|a| a.split_once('=')) {
+        if let Err(e) = job.engine_options.set(k, v) {
+            eprintln!("engine_loop: {e}");
+            std::process::exit(2);
+        }
+    }
     if let Err(e) = run(
         &job,
         &args[1],

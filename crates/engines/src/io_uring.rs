@@ -19,7 +19,6 @@ use storbench_core::{
 use storbench_job::JobSpec;
 
 use crate::local::LocalFiles;
-use crate::options;
 
 /// What the job asked of the ring.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -36,21 +35,15 @@ pub struct RingConfig {
 
 impl RingConfig {
     pub fn from_job(job: &JobSpec) -> Result<RingConfig, EngineError> {
-        let sqpoll = options::flag(job, "sqthread_poll")?;
+        let o = &job.engine_options;
         let files = job.nrfiles.max(job.filenames.len() as u32).max(1);
         Ok(RingConfig {
             entries: job.iodepth.clamp(1, 32768),
-            iopoll: options::flag(job, "hipri")?,
-            sqpoll: sqpoll
-                .then(|| options::number(job, "sqthread_poll_cpu"))
-                .transpose()?,
-            fixedbufs: options::flag(job, "fixedbufs")?,
-            fixed_files: if options::flag(job, "registerfiles")? {
-                files.min(32768)
-            } else {
-                0
-            },
-            nowait: options::flag(job, "nowait")?,
+            iopoll: o.hipri,
+            sqpoll: o.sqthread_poll.then_some(o.sqthread_poll_cpu),
+            fixedbufs: o.fixedbufs,
+            fixed_files: if o.registerfiles { files.min(32768) } else { 0 },
+            nowait: o.nowait,
         })
     }
 

@@ -2,10 +2,10 @@
 //!
 //! The catalogue (`storbench_job::catalogue::ENGINES`) says what each engine is: name,
 //! aliases, what it serves, its options. This crate holds the code: each engine's file
-//! declares `NAME` (its catalogue entry) and `create` (its constructor), and [`engines!`]
-//! below lists the files once. Adding an engine is one new file here, its name in
-//! `engines!` (the module declaration every file needs) and one catalogue entry; the test
-//! at the end fails until both sides agree.
+//! declares `NAME` (its catalogue entry) and `create` (its constructor); `build.rs` finds
+//! the files that declare a `NAME` and makes each a module listed in [`CONSTRUCTORS`].
+//! Adding an engine is one new file here and one line in the catalogue; the test at the
+//! end fails until both sides agree.
 
 pub mod dirfds;
 pub mod dirtable;
@@ -14,6 +14,7 @@ pub mod local;
 pub mod meta;
 pub mod options;
 pub mod round_trip;
+pub mod syncio;
 pub mod umask;
 
 use storbench_core::{Engine, EngineError};
@@ -23,22 +24,9 @@ use storbench_job::catalogue::{self, EngineInfo};
 /// Builds one engine instance for one worker thread of a job.
 pub type Constructor = fn(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError>;
 
-/// Declares each engine file as a module and lists its constructor under its catalogue
-/// name.
-macro_rules! engines {
-    ($($module:ident),* $(,)?) => {
-        $(pub mod $module;)*
-
-        /// Every engine's constructor, by its catalogue name.
-        pub static CONSTRUCTORS: &[(&str, Constructor)] = &[$(($module::NAME, $module::create)),*];
-    };
-}
-
-engines! {
-    sync, psync, pvsync, vsync, pvsync2, io_uring, libaio, posixaio, mmap, null,
-    filecreate, filestat, filedelete,
-    nfs, iscsi, nbd, smb,
-}
+// One module per engine file and `CONSTRUCTORS`, written by `build.rs` from the files that
+// declare a catalogue `NAME`.
+include!(concat!(env!("OUT_DIR"), "/engines.rs"));
 
 /// One engine: what the catalogue says of it, and how to build it.
 #[derive(Clone, Copy)]

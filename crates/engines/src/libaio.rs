@@ -8,7 +8,6 @@ use storbench_core::{Caps, Completion, Engine, EngineError, ErrorKind, IoKind, I
 use storbench_job::JobSpec;
 
 use crate::local::{LocalFiles, delegate_local_files, last_errno};
-use crate::options;
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
@@ -81,7 +80,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     if rc < 0 {
         return Err(setup_error(last_errno(), depth));
     }
-    let rw_flags = if options::flag(job, "nowait")? {
+    let rw_flags = if job.engine_options.nowait {
         libc::RWF_NOWAIT
     } else {
         0

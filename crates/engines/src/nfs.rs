@@ -19,7 +19,6 @@ use storbench_job::JobSpec;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
 
 use crate::dirtable::DirTable;
-use crate::options;
 
 mod meta;
 
@@ -49,7 +48,10 @@ impl Modes {
 pub const NAME: &str = "nfs";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    let base = options::value(job, "nfs_url")
+    let base = job
+        .engine_options
+        .nfs_url
+        .as_deref()
         .map(NfsUrl::parse)
         .transpose()
         .map_err(to_engine)?;

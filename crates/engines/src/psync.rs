@@ -1,52 +1,34 @@
 //! `psync`: one `pread`/`pwrite` per IO, completed inside `queue`.
 
-use storbench_core::{Caps, Engine, EngineError, IoKind, IoUnit, Queued};
+use std::os::fd::RawFd;
+
+use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
-use crate::local::{LocalFiles, SYNC_CAPS, delegate_local_files, retry_eintr};
-
-#[derive(Debug, Default)]
-pub struct Psync {
-    files: LocalFiles,
-}
+use crate::syncio::{SyncEngine, SysCall};
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "psync";
 
 pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(Psync::default()))
+    Ok(SyncEngine::boxed(Psync))
 }
 
-impl Engine for Psync {
-    fn name(&self) -> &'static str {
-        NAME
+#[derive(Debug, Default)]
+pub struct Psync;
+
+impl SysCall for Psync {
+    const NAME: &'static str = NAME;
+
+    #[inline(always)]
+    fn read(&self, fd: RawFd, buf: *mut u8, len: usize, offset: i64) -> isize {
+        // SAFETY: `buf` points at `len` writable bytes of the worker's arena.
+        unsafe { libc::pread(fd, buf.cast(), len, offset) }
     }
 
-    fn caps(&self) -> Caps {
-        SYNC_CAPS
-    }
-
-    delegate_local_files!();
-
-    #[inline]
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let f = self.files.get(io.file)?;
-        let (fd, buf, len, off) = (f.raw(), io.buf.as_ptr(), io.len as usize, io.offset as i64);
-        let moved = match io.kind {
-            IoKind::Read => {
-                f.check_direct(io)?;
-                // SAFETY: `buf` points at `len` writable bytes of the worker's arena.
-                retry_eintr(|| unsafe { libc::pread(fd, buf.cast(), len, off) })
-            }
-            IoKind::Write => {
-                f.check_direct(io)?;
-                // SAFETY: `buf` points at `len` readable bytes of the worker's arena.
-                retry_eintr(|| unsafe { libc::pwrite(fd, buf.cast(), len, off) })
-            }
-            _ => return f.other_io(io),
-        };
-        moved
-            .map(Queued::Done)
-            .map_err(|errno| f.io_error(io.kind, errno))
+    #[inline(always)]
+    fn write(&self, fd: RawFd, buf: *const u8, len: usize, offset: i64) -> isize {
+        // SAFETY: `buf` points at `len` readable bytes of the worker's arena.
+        unsafe { libc::pwrite(fd, buf.cast(), len, offset) }
     }
 }

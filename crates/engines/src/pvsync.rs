@@ -1,55 +1,35 @@
 //! `pvsync`: one `preadv`/`pwritev` of a single iovec per IO, completed inside `queue`, as
 //! fio's pvsync engine does.
 
-use storbench_core::{Caps, Engine, EngineError, IoKind, IoUnit, Queued};
+use std::os::fd::RawFd;
+
+use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
-use crate::local::{LocalFiles, SYNC_CAPS, delegate_local_files, retry_eintr};
-
-#[derive(Debug, Default)]
-pub struct Pvsync {
-    files: LocalFiles,
-}
+use crate::syncio::{SyncEngine, SysCall, iovec};
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "pvsync";
 
 pub fn create(_job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(Pvsync::default()))
+    Ok(SyncEngine::boxed(Pvsync))
 }
 
-impl Engine for Pvsync {
-    fn name(&self) -> &'static str {
-        NAME
+#[derive(Debug, Default)]
+pub struct Pvsync;
+
+impl SysCall for Pvsync {
+    const NAME: &'static str = NAME;
+
+    #[inline(always)]
+    fn read(&self, fd: RawFd, buf: *mut u8, len: usize, offset: i64) -> isize {
+        // SAFETY: one iovec over `len` writable bytes of the worker's arena.
+        unsafe { libc::preadv(fd, &iovec(buf, len), 1, offset) }
     }
 
-    fn caps(&self) -> Caps {
-        SYNC_CAPS
-    }
-
-    delegate_local_files!();
-
-    #[inline]
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let f = self.files.get(io.file)?;
-        if !matches!(io.kind, IoKind::Read | IoKind::Write) {
-            return f.other_io(io);
-        }
-        f.check_direct(io)?;
-        let iov = libc::iovec {
-            iov_base: io.buf.as_ptr().cast(),
-            iov_len: io.len as usize,
-        };
-        let (fd, off) = (f.raw(), io.offset as i64);
-        let moved = if io.kind == IoKind::Read {
-            // SAFETY: one iovec over `len` writable bytes of the worker's arena.
-            retry_eintr(|| unsafe { libc::preadv(fd, &iov, 1, off) })
-        } else {
-            // SAFETY: one iovec over `len` readable bytes of the worker's arena.
-            retry_eintr(|| unsafe { libc::pwritev(fd, &iov, 1, off) })
-        };
-        moved
-            .map(Queued::Done)
-            .map_err(|errno| f.io_error(io.kind, errno))
+    #[inline(always)]
+    fn write(&self, fd: RawFd, buf: *const u8, len: usize, offset: i64) -> isize {
+        // SAFETY: one iovec over `len` readable bytes of the worker's arena.
+        unsafe { libc::pwritev(fd, &iovec(buf, len), 1, offset) }
     }
 }

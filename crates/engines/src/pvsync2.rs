@@ -3,76 +3,56 @@
 //! poll queues), `nowait` (RWF_NOWAIT: fail with EAGAIN instead of blocking) and `uncached`
 //! (RWF_DONTCACHE: buffered IO that drops its pages afterwards, Linux 6.14+).
 
-use storbench_core::{Caps, Engine, EngineError, IoKind, IoUnit, Queued};
+use std::os::fd::RawFd;
+
+use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 
-use crate::local::{LocalFiles, SYNC_CAPS, delegate_local_files, retry_eintr};
-use crate::options;
-
-#[derive(Debug, Default)]
-pub struct Pvsync2 {
-    files: LocalFiles,
-    /// RWF_* flags applied to every read and write.
-    rw_flags: libc::c_int,
-}
-
-/// The RWF_* flags the job's engine options ask for.
-pub fn rw_flags(job: &JobSpec) -> Result<libc::c_int, EngineError> {
-    let mut flags = 0;
-    if options::flag(job, "hipri")? {
-        flags |= libc::RWF_HIPRI;
-    }
-    if options::flag(job, "nowait")? {
-        flags |= libc::RWF_NOWAIT;
-    }
-    if options::flag(job, "uncached")? {
-        flags |= libc::RWF_DONTCACHE;
-    }
-    Ok(flags)
-}
+use crate::syncio::{SyncEngine, SysCall, iovec};
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "pvsync2";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    Ok(Box::new(Pvsync2 {
-        files: LocalFiles::default(),
-        rw_flags: rw_flags(job)?,
+    Ok(SyncEngine::boxed(Pvsync2 {
+        rw_flags: rw_flags(job),
     }))
 }
 
-impl Engine for Pvsync2 {
-    fn name(&self) -> &'static str {
-        NAME
+/// The RWF_* flags the job's engine options ask for.
+pub fn rw_flags(job: &JobSpec) -> libc::c_int {
+    let mut flags = 0;
+    let o = &job.engine_options;
+    if o.hipri {
+        flags |= libc::RWF_HIPRI;
+    }
+    if o.nowait {
+        flags |= libc::RWF_NOWAIT;
+    }
+    if o.uncached {
+        flags |= libc::RWF_DONTCACHE;
+    }
+    flags
+}
+
+#[derive(Debug, Default)]
+pub struct Pvsync2 {
+    /// RWF_* flags applied to every read and write.
+    rw_flags: libc::c_int,
+}
+
+impl SysCall for Pvsync2 {
+    const NAME: &'static str = NAME;
+
+    #[inline(always)]
+    fn read(&self, fd: RawFd, buf: *mut u8, len: usize, offset: i64) -> isize {
+        // SAFETY: one iovec over `len` writable bytes of the worker's arena.
+        unsafe { libc::preadv2(fd, &iovec(buf, len), 1, offset, self.rw_flags) }
     }
 
-    fn caps(&self) -> Caps {
-        SYNC_CAPS
-    }
-
-    delegate_local_files!();
-
-    #[inline]
-    fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
-        let f = self.files.get(io.file)?;
-        if !matches!(io.kind, IoKind::Read | IoKind::Write) {
-            return f.other_io(io);
-        }
-        f.check_direct(io)?;
-        let iov = libc::iovec {
-            iov_base: io.buf.as_ptr().cast(),
-            iov_len: io.len as usize,
-        };
-        let (fd, off, flags) = (f.raw(), io.offset as i64, self.rw_flags);
-        let moved = if io.kind == IoKind::Read {
-            // SAFETY: one iovec over `len` writable bytes of the worker's arena.
-            retry_eintr(|| unsafe { libc::preadv2(fd, &iov, 1, off, flags) })
-        } else {
-            // SAFETY: one iovec over `len` readable bytes of the worker's arena.
-            retry_eintr(|| unsafe { libc::pwritev2(fd, &iov, 1, off, flags) })
-        };
-        moved
-            .map(Queued::Done)
-            .map_err(|errno| f.io_error(io.kind, errno))
+    #[inline(always)]
+    fn write(&self, fd: RawFd, buf: *const u8, len: usize, offset: i64) -> isize {
+        // SAFETY: one iovec over `len` readable bytes of the worker's arena.
+        unsafe { libc::pwritev2(fd, &iovec(buf, len), 1, offset, self.rw_flags) }
     }
 }

@@ -122,14 +122,17 @@ fn unknown_engine_lists_the_available_ones() {
 
 #[test]
 fn bad_engine_option_values_are_refused() {
-    let err = storbench_engines::create(&job("io_uring", 1, &[("hipri", "maybe")]))
-        .err()
-        .unwrap();
-    assert!(err.message.contains("hipri=maybe"), "{err}");
-    let err = storbench_engines::create(&job("pvsync2", 1, &[("nowait", "2")]))
-        .err()
-        .unwrap();
-    assert!(err.message.contains("nowait=2"), "{err}");
+    // Parsed once, by the option table, before any engine sees them.
+    let mut o = storbench_job::EngineOptions::default();
+    let err = o.set("hipri", "maybe").unwrap_err();
+    assert_eq!(err, "expected 0 or 1");
+    let err = o.set("sqthread_poll_cpu", "x").unwrap_err();
+    assert!(!err.is_empty());
+    assert_eq!(
+        o,
+        storbench_job::EngineOptions::default(),
+        "nothing was set"
+    );
 }
 
 /// hipri (IOPOLL) needs O_DIRECT: a buffered open says so instead of failing every IO.

@@ -202,6 +202,18 @@ pub static ENGINES: &[EngineInfo] = &[
         ..local("posixaio", false, &[], "POSIX aio_read()/aio_write()")
     },
     local("mmap", true, &[], "memcpy to and from a memory-mapped file"),
+    local(
+        "falloc",
+        true,
+        &[],
+        "fallocate() per write and read, a punched hole per trim",
+    ),
+    local(
+        "ftruncate",
+        true,
+        &[],
+        "ftruncate() to the offset of each write",
+    ),
     EngineInfo {
         name: "null",
         aliases: &[],

@@ -10,6 +10,7 @@ mod argv;
 mod build;
 pub mod catalogue;
 mod docs;
+pub mod engine_options;
 mod error;
 pub mod errors;
 mod expr;
@@ -31,6 +32,7 @@ pub mod target;
 pub mod units;
 
 pub use docs::fio_compat_markdown;
+pub use engine_options::EngineOptions;
 pub use error::{JobError, Origin};
 pub use flags::{Arity, GLOBAL_FLAGS, GlobalFlag};
 pub use help::{cmdhelp, enghelp};

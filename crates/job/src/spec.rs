@@ -466,8 +466,8 @@ pub struct JobSpec {
     pub blockalign: [Option<u64>; 3],
     pub ioengine: String,
     /// Engine-specific options (`hipri`, `sqthread_poll`, `registerfiles`, `fixedbufs`,
-    /// `nfs_url`, …) as given.
-    pub engine_options: Vec<(String, String)>,
+    /// `nfs_url`, …), parsed by the option table; the catalogue says whose each is.
+    pub engine_options: crate::EngineOptions,
     pub iodepth: u32,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
@@ -612,7 +612,7 @@ impl JobSpec {
             ],
             blockalign: [None; 3],
             ioengine: crate::catalogue::DEFAULT_ENGINE.into(),
-            engine_options: Vec::new(),
+            engine_options: Default::default(),
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,

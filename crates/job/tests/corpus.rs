@@ -137,7 +137,8 @@ fn vm_boot_storm() {
 fn latency_probe() {
     let j = &load("latency-probe.fio").jobs[0];
     assert_eq!(j.ioengine, "pvsync2");
-    assert_eq!(j.engine_options, [("hipri".to_string(), "0".to_string())]);
+    assert_eq!(j.engine_options.given(), ["hipri"]);
+    assert!(!j.engine_options.hipri);
     assert_eq!(j.rate_iops[0], Some(100));
     assert!(j.lat_percentiles && j.clat_percentiles);
     assert_eq!(j.percentile_list.len(), 7);
@@ -206,21 +207,19 @@ fn several_globals() {
 #[test]
 fn io_uring_tuned() {
     let j = &load("io-uring-tuned.fio").jobs[0];
-    let opts: Vec<(&str, &str)> = j
-        .engine_options
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let o = &j.engine_options;
     assert_eq!(
-        opts,
+        o.given(),
         [
-            ("fixedbufs", "1"),
-            ("registerfiles", "1"),
-            ("sqthread_poll", "1"),
-            ("sqthread_poll_cpu", "1"),
-            ("nowait", "0")
+            "fixedbufs",
+            "registerfiles",
+            "sqthread_poll",
+            "sqthread_poll_cpu",
+            "nowait"
         ]
     );
+    assert!(o.fixedbufs && o.registerfiles && o.sqthread_poll && !o.nowait);
+    assert_eq!(o.sqthread_poll_cpu, Some(1));
 }
 
 #[test]
@@ -231,11 +230,8 @@ fn network_targets() {
         [("nfs-seq-read", 0), ("nfs-rand-write", 1)]
     );
     assert!(w.jobs.iter().all(|j| j.ioengine == "nfs"
-        && j.engine_options
-            == [(
-                "nfs_url".to_string(),
-                "nfs://192.0.2.10/export/bench".to_string()
-            )]));
+        && j.engine_options.given() == ["nfs_url"]
+        && j.engine_options.nfs_url.as_deref() == Some("nfs://192.0.2.10/export/bench")));
     let lun = &load("iscsi-lun.fio").jobs[0];
     assert_eq!(lun.ioengine, "libiscsi");
     assert_eq!(

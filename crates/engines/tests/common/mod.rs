@@ -66,10 +66,9 @@ pub fn job(engine: &str, iodepth: u32, opts: &[(&str, &str)]) -> JobSpec {
     let mut job = JobSpec::new("test");
     job.ioengine = engine.to_string();
     job.iodepth = iodepth;
-    job.engine_options = opts
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    for (k, v) in opts {
+        job.engine_options.set(k, v).expect("a valid engine option");
+    }
     job
 }
 

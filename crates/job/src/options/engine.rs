@@ -1,9 +1,10 @@
 //! `ioengine=` checked against the engine catalogue ([`crate::catalogue`]), and the
 //! options that belong to one engine (the catalogue says which engine claims which).
-//! Engine options go into `JobSpec::engine_options` normalised: flags and booleans as
-//! `1`/`0`, numbers in decimal, text as given; the last one given wins.
+//! Engine options are parsed here, once, into the typed `JobSpec::engine_options`
+//! ([`crate::EngineOptions`]); the last one given wins.
 
 use super::{Category as C, Kind as K, OptDef, flag, val};
+use crate::EngineOptions;
 use crate::build::JobBuilder;
 use crate::catalogue;
 use crate::units::{parse_bool, parse_u32};
@@ -27,7 +28,7 @@ pub(super) fn parse_engine(v: &str) -> Result<&'static str, String> {
 
 /// Checks that every engine option given belongs to the job's final engine.
 pub(crate) fn check_engine_options(job: &crate::spec::JobSpec) -> Result<(), String> {
-    for (name, _) in &job.engine_options {
+    for name in job.engine_options.given() {
         let Some(def) = super::find(name) else {
             continue;
         };
@@ -44,14 +45,10 @@ pub(crate) fn check_engine_options(job: &crate::spec::JobSpec) -> Result<(), Str
     Ok(())
 }
 
-fn push(b: &mut JobBuilder, name: &str, value: String) {
-    b.spec.engine_options.push((name.to_string(), value));
-}
-
-fn set_flag(b: &mut JobBuilder, name: &str, v: Option<&str>) -> Result<(), String> {
-    let on = flag(v)?;
-    push(b, name, u8::from(on).to_string());
-    Ok(())
+/// The job's engine options, noting that `name` was given.
+fn given<'b>(b: &'b mut JobBuilder, name: &'static str) -> &'b mut EngineOptions {
+    b.spec.engine_options.mark(name);
+    &mut b.spec.engine_options
 }
 
 pub(super) const DEFS: &[OptDef] = &[
@@ -61,7 +58,10 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Engine,
         "",
         "Polled completions (io_uring: IORING_SETUP_IOPOLL; pvsync2: RWF_HIPRI)",
-        |b, v| set_flag(b, "hipri", v),
+        |b, v| {
+            given(b, "hipri").hipri = flag(v)?;
+            Ok(())
+        },
     ),
     OptDef::new(
         "sqthread_poll",
@@ -69,7 +69,10 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Engine,
         "",
         "A kernel thread polls the submission queue (IORING_SETUP_SQPOLL)",
-        |b, v| set_flag(b, "sqthread_poll", v),
+        |b, v| {
+            given(b, "sqthread_poll").sqthread_poll = flag(v)?;
+            Ok(())
+        },
     ),
     OptDef::new(
         "sqthread_poll_cpu",
@@ -78,8 +81,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "CPU the submission polling thread runs on",
         |b, v| {
-            let cpu = parse_u32(val(v)?, 1024)?;
-            push(b, "sqthread_poll_cpu", cpu.to_string());
+            given(b, "sqthread_poll_cpu").sqthread_poll_cpu = Some(parse_u32(val(v)?, 1024)?);
             Ok(())
         },
     ),
@@ -89,7 +91,10 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Engine,
         "",
         "Register the job's files with the ring once",
-        |b, v| set_flag(b, "registerfiles", v),
+        |b, v| {
+            given(b, "registerfiles").registerfiles = flag(v)?;
+            Ok(())
+        },
     ),
     OptDef::new(
         "fixedbufs",
@@ -97,7 +102,10 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Engine,
         "",
         "Register the IO buffers with the ring once (fixed buffers)",
-        |b, v| set_flag(b, "fixedbufs", v),
+        |b, v| {
+            given(b, "fixedbufs").fixedbufs = flag(v)?;
+            Ok(())
+        },
     ),
     OptDef::new(
         "nowait",
@@ -106,8 +114,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "0",
         "Ask for non-blocking IO (RWF_NOWAIT); IOs that would block fail with EAGAIN",
         |b, v| {
-            let on = parse_bool(val(v)?)?;
-            push(b, "nowait", u8::from(on).to_string());
+            given(b, "nowait").nowait = parse_bool(val(v)?)?;
             Ok(())
         },
     ),
@@ -118,8 +125,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "0",
         "Buffered IO that does not stay in the page cache (RWF_UNCACHED)",
         |b, v| {
-            let on = parse_bool(val(v)?)?;
-            push(b, "uncached", u8::from(on).to_string());
+            given(b, "uncached").uncached = parse_bool(val(v)?)?;
             Ok(())
         },
     )
@@ -131,7 +137,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "The NFS export as nfs://host/export[/path][?options]",
         |b, v| {
-            push(b, "nfs_url", val(v)?.to_string());
+            given(b, "nfs_url").nfs_url = Some(val(v)?.to_string());
             Ok(())
         },
     ),
@@ -142,7 +148,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "The NBD export: nbd://host[:port][/export] or nbd+unix:///[export]?socket=PATH",
         |b, v| {
-            push(b, "uri", val(v)?.to_string());
+            given(b, "uri").uri = Some(val(v)?.to_string());
             Ok(())
         },
     )
@@ -156,12 +162,7 @@ pub(crate) fn nbd_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
     if job.ioengine != "nbd" {
         return Ok(());
     }
-    let uri = job
-        .engine_options
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "uri")
-        .map(|(_, v)| v.clone());
+    let uri = job.engine_options.uri.clone();
     let is_uri = |f: &str| f.starts_with("nbd://") || f.starts_with("nbd+unix://");
     match uri {
         Some(u) if is_uri(&u) => {
@@ -208,7 +209,7 @@ mod tests {
     #[test]
     fn engine_options_must_match_the_engine() {
         let mut j = crate::spec::JobSpec::new("t");
-        j.engine_options.push(("hipri".into(), "1".into()));
+        j.engine_options.set("hipri", "1").unwrap();
         assert_eq!(
             check_engine_options(&j).unwrap_err(),
             "hipri is an option of the io_uring and pvsync2 engines, not of ioengine=psync"

@@ -1,0 +1,79 @@
+//! The engine-specific options of a job, typed. The option table's parsers
+//! (`options/engine.rs`) fill one [`EngineOptions`] per job as each option is read, so the
+//! engines read fields (`job.engine_options.hipri`) and never parse text; which engine an
+//! option belongs to is its catalogue entry's `options` list, checked once the job's
+//! engine is known (`check_engine_options`).
+
+/// Every engine option storbench knows, parsed, with the names the job gave.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// The options given, each once, in the order first given.
+    given: Vec<&'static str>,
+    /// io_uring: IORING_SETUP_IOPOLL; pvsync2: RWF_HIPRI.
+    pub hipri: bool,
+    /// io_uring: a kernel thread polls the submission queue.
+    pub sqthread_poll: bool,
+    /// io_uring: the CPU of that thread.
+    pub sqthread_poll_cpu: Option<u32>,
+    /// io_uring: the job's files registered with the ring.
+    pub registerfiles: bool,
+    /// io_uring: the buffers registered with the ring.
+    pub fixedbufs: bool,
+    /// io_uring, libaio, pvsync2: RWF_NOWAIT.
+    pub nowait: bool,
+    /// pvsync2: RWF_DONTCACHE.
+    pub uncached: bool,
+    /// nfs: the export the job's relative file names are in.
+    pub nfs_url: Option<String>,
+    /// nbd: the export.
+    pub uri: Option<String>,
+}
+
+impl EngineOptions {
+    /// The names of the options given, in the order first given.
+    pub fn given(&self) -> &[&'static str] {
+        &self.given
+    }
+
+    /// Notes that option `name` was given (the parsers call it).
+    pub(crate) fn mark(&mut self, name: &'static str) {
+        if !self.given.contains(&name) {
+            self.given.push(name);
+        }
+    }
+
+    /// Sets option `name` from `value` as a job file would give it (`""` as given bare,
+    /// `hipri` alone), through the option table's own parser: for jobs built in code
+    /// (bonnie's URL, tests).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let def = crate::options::find(name)
+            .filter(|d| d.category == crate::options::Category::Engine)
+            .ok_or_else(|| format!("{name} is not an engine option"))?;
+        let mut b = crate::build::JobBuilder::new();
+        b.spec.engine_options = std::mem::take(self);
+        let result = (def.apply)(&mut b, (!value.is_empty()).then_some(value));
+        *self = std::mem::take(&mut b.spec.engine_options);
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_parses_through_the_table_and_records_the_name_once() {
+        let mut o = EngineOptions::default();
+        o.set("hipri", "1").unwrap();
+        o.set("sqthread_poll_cpu", "3").unwrap();
+        o.set("hipri", "0").unwrap();
+        assert!(!o.hipri);
+        o.set("hipri", "").unwrap();
+        assert!(o.hipri);
+        assert!(o.set("hipri", "maybe").is_err());
+        assert_eq!(o.sqthread_poll_cpu, Some(3));
+        assert_eq!(o.given(), ["hipri", "sqthread_poll_cpu"]);
+        assert!(o.set("sqthread_poll_cpu", "x").is_err());
+        assert!(o.set("bs", "4k").is_err());
+    }
+}

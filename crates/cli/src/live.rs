@@ -43,9 +43,25 @@ impl LiveBar {
     /// Draws `line` fitted to the terminal as it is now.
     pub fn show(&mut self, line: &BarLine) {
         let fitted = fit_line(line, terminal_columns());
-        self.restyle(&fitted);
-        self.bar.set_prefix(fitted.head);
-        self.bar.set_message(fitted.tail);
+        // indicatif may draw after each of these calls, so no state between them may be
+        // wider than the line: a bar that narrows does so before the text grows, one that
+        // widens after the text has shrunk, and of the two texts the one that shrinks goes
+        // first.
+        let widens = self.bar_width.is_some_and(|w| fitted.bar > w);
+        if !widens {
+            self.restyle(&fitted);
+        }
+        let head_shrinks = fitted.head.chars().count() <= self.bar.prefix().chars().count();
+        if head_shrinks {
+            self.bar.set_prefix(fitted.head.clone());
+            self.bar.set_message(fitted.tail.clone());
+        } else {
+            self.bar.set_message(fitted.tail.clone());
+            self.bar.set_prefix(fitted.head.clone());
+        }
+        if widens {
+            self.restyle(&fitted);
+        }
         self.bar
             .set_position((line.fraction.clamp(0.0, 1.0) * STEPS as f64) as u64);
     }

@@ -68,7 +68,7 @@ fn history_filters_are_named_as_filters() {
 #[test]
 fn early_run_flags_are_refused_where_no_run_is_made() {
     for (args, says) in [
-        (&["--no-save", "rm", "1"][..], "makes none"),
+        (&["--label", "x", "rm", "1"][..], "makes none"),
         (&["--label", "x", "show", "1"][..], "makes none"),
         (&["--tag", "t", "history"][..], "after `history`"),
     ] {
@@ -77,6 +77,9 @@ fn early_run_flags_are_refused_where_no_run_is_made() {
         assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
     }
+    // An early --no-save asks for nothing a subcommand without runs does not already do.
+    let r = Run::of(storbench().args(["--no-save", "completions", "bash"]));
+    assert_eq!(r.code, Some(0), "{r:?}");
     let dir = tempfile::tempdir().unwrap();
     let r = Run::of(storbench().current_dir(dir.path()).args([
         "--no-save",

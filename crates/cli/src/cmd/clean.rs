@@ -185,7 +185,14 @@ fn tree_bytes(dir: &Path) -> u64 {
 /// One warning line when `dir` holds leftovers of killed runs (before a new run there).
 pub fn warn_stale(dir: &Path) {
     let Ok(found) = stale(dir) else { return };
-    let Some(first) = found.first() else { return };
+    // A run's tree says more than its marker file, and readdir's order is arbitrary.
+    let Some(first) = found
+        .iter()
+        .find(|l| l.path.symlink_metadata().is_ok_and(|m| m.is_dir()))
+        .or(found.first())
+    else {
+        return;
+    };
     let bytes: u64 = found.iter().map(|l| l.bytes).sum();
     eprintln!(
         "storbench: warning: {} holds {} file(s) ({}) left by storbench runs that were killed, \

@@ -26,9 +26,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Under mpirun/srun: joins the other ranks (or refuses); held until the command ends.
     let _part = crate::multihost::enter(&cli.command)?;
     let early = cli.early.as_run_flags();
-    if early.any() && !makes_runs(&cli.command) {
+    // A label or tag given where no run is made would be silently lost: refused. An early
+    // `--no-save` (scripts put it before every subcommand) asks for what any subcommand that
+    // makes no run already does, so it is accepted there.
+    if (early.label.is_some() || !early.tags.is_empty()) && !makes_runs(&cli.command) {
         anyhow::bail!(
-            "--label, --tag and --no-save keep a run being made (fio, quick, bonnie, import); {}",
+            "--label and --tag name a run being made (fio, quick, bonnie, import); {}",
             match &cli.command {
                 Command::History(_) => "to filter, give them after `history`",
                 _ => "this subcommand makes none",

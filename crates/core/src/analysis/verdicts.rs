@@ -138,7 +138,8 @@ fn data_disks<'r>(run: &'r RunResult, job: &'r JobResult) -> Vec<&'r crate::resu
 fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
     let name = &job.name;
     if is_network(job) {
-        if job.server_cpu.iter().any(|s| s.same_host) && !job.measured.server_disks.is_empty() {
+        // server_disks are kept only for a server found on this host.
+        if !job.measured.server_disks.is_empty() {
             local_server_cache(entries, job, out);
         } else {
             remote_cache(run, job, out);
@@ -245,7 +246,7 @@ fn remote_cache(run: &RunResult, job: &JobResult, out: &mut Vec<Reason>) {
         return;
     }
     let name = &job.name;
-    let local = job.server_cpu.iter().any(|s| s.same_host);
+    let local = job.server_cpu.iter().any(|s| s.same_host) || !job.measured.server_disks.is_empty();
     let host_mem = run.environment.as_ref().map_or(0, |e| e.mem_bytes);
     let (ram, whose) = if local && host_mem > 0 {
         (host_mem, "this host's RAM, which the server on it shares")

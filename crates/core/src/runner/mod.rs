@@ -457,7 +457,9 @@ fn run_batch(
             })
             .collect();
         r.server_cpu = servers.of(&c.counters);
-        if r.server_cpu.iter().any(|s| s.same_host) {
+        // The worker found its server among this host's processes before the start; a run
+        // too short for the sampler to read that server's CPU still had it on this host.
+        if c.counters.server_process().is_some() || r.server_cpu.iter().any(|s| s.same_host) {
             r.measured.server_disks = machine_disks.clone();
         }
         r.measured.host = Some(host.clone());

@@ -44,6 +44,8 @@ fn fio_with_verify_at(s: &Smbd, dir: &str) -> ChildGuard {
         .args(["--no-save", "fio", "--name=restart", "--ioengine=smb"])
         .args(["--rw=write", "--bs=64k", "--size=16M", "--iodepth=8"])
         .args(["--rate=4m", "--verify=crc32c", "--unlink=1"])
+        // fio writes its verify state to the working directory: not in the source tree.
+        .arg("--verify_state_save=0")
         .arg(format!("--directory={dir}"))
         .env("STORBENCH_SMB_PASSWORD", s.password())
         .stdin(std::process::Stdio::null())

@@ -90,12 +90,12 @@ fn parse_v3(rest: &str) -> Result<SnmpUrl, String> {
         match pair.split_once('=') {
             Some(("auth", a)) => {
                 v3.auth = Auth::parse(a).ok_or(format!(
-                    "auth={a}: not md5, sha, sha224, sha256, sha384 or sha512"
+                    "auth={a:?}: not md5, sha, sha224, sha256, sha384 or sha512"
                 ))?
             }
             Some(("priv", p)) => {
                 v3.privacy = Privacy::parse(p).ok_or(format!(
-                    "priv={p}: not aes (DES is not offered: it is broken)"
+                    "priv={p:?}: not aes (DES is not offered: it is broken)"
                 ))?
             }
             _ => return Err(format!("unknown option {pair:?} (auth=, priv=)")),

@@ -24,6 +24,20 @@ pub(super) struct Piece {
     seed: u64,
 }
 
+impl Piece {
+    /// The slot of the read that checks this piece, `index` in the write log.
+    fn read_back(&self, index: usize) -> Slot {
+        Slot {
+            len: self.len,
+            file: self.file,
+            offset: self.offset,
+            verify: true,
+            piece: index as u32,
+            ..Slot::default()
+        }
+    }
+}
+
 pub(super) struct VerifyState {
     verifier: Verifier,
     /// Logged writes to read back (do_verify, verify_only).
@@ -275,17 +289,7 @@ impl Worker<'_> {
         v.next += 1;
         v.batch_left -= 1;
         v.last_read = true;
-        self.slots[slot as usize] = Slot {
-            ddir: 0,
-            sync: false,
-            len: p.len,
-            file: p.file,
-            offset: p.offset,
-            t_start: 0,
-            t_issue: 0,
-            verify: true,
-            piece: piece as u32,
-        };
+        self.slots[slot as usize] = p.read_back(piece);
         if !self.issue(slot)? {
             // The engine was busy: the block stays due.
             if let Some(v) = self.verify.as_mut() {
@@ -371,17 +375,7 @@ impl Worker<'_> {
                     self.free.push(slot);
                     return self.drain();
                 }
-                self.slots[slot as usize] = Slot {
-                    ddir: 0,
-                    sync: false,
-                    len: p.len,
-                    file: p.file,
-                    offset: p.offset,
-                    t_start: 0,
-                    t_issue: 0,
-                    verify: true,
-                    piece: next as u32,
-                };
+                self.slots[slot as usize] = p.read_back(next);
                 if !self.issue(slot)? {
                     break;
                 }

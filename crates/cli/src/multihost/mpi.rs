@@ -38,6 +38,12 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// print what finished before that.
 const STOPPING_GRACE: Duration = Duration::from_millis(500);
 
+/// Polls of a collective that yield the CPU between them before the wait turns to sleeps.
+const SPIN_POLLS: u32 = 100;
+/// The sleep between later polls: a few of them per collective stay far below a
+/// millisecond, and a rank waiting for a slower one costs no CPU.
+const POLL_SLEEP: Duration = Duration::from_micros(200);
+
 /// A collective failed: no further ones, no `MPI_Finalize`.
 static BROKEN: AtomicBool = AtomicBool::new(false);
 
@@ -174,12 +180,14 @@ fn wait<D: ?Sized>(
             });
         }
         // Spin briefly (a barrier everyone reaches together ends in microseconds), then
-        // poll each millisecond.
+        // poll every POLL_SLEEP: MPI's non-blocking collectives advance only inside
+        // `test`, so each poll also moves the others' messages on. Spinning longer took
+        // CPU from the ranks still working when there are more ranks than CPUs.
         polls += 1;
-        if polls < 2_000 {
+        if polls < SPIN_POLLS {
             std::thread::yield_now();
         } else {
-            std::thread::sleep(Duration::from_millis(1));
+            std::thread::sleep(POLL_SLEEP);
         }
     }
 }

@@ -3,6 +3,7 @@
 //! while workers run. Produces the one [`RunResult`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use storbench_job::{JobSpec, Workload};
@@ -357,6 +358,7 @@ fn run_batch(
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
     let mut exit_run = false;
+    let finished = Finished::new();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(clones.len());
         for c in &clones {
@@ -370,17 +372,20 @@ fn run_batch(
                 counters: c.counters.clone(),
                 clock,
             };
-            let gate = &gate;
+            let (gate, finished) = (&gate, &finished);
             let spawned = std::thread::Builder::new()
                 .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
-                .spawn_scoped(s, move || run_worker(plan, factory, gate));
+                .spawn_scoped(s, move || {
+                    let _tell = finished.on_exit();
+                    run_worker(plan, factory, gate)
+                });
             match spawned {
                 Ok(h) => handles.push(h),
                 Err(e) => return Err(spawn_failed(gate, handles, clones.len(), e)),
             }
         }
         exit_run = sample_until_done(
-            &handles,
+            (&handles, &finished),
             &mut clones,
             batch,
             (clock, ctx.place),
@@ -544,7 +549,10 @@ fn active_span_ms(outputs: &[WorkerOutput]) -> Option<u64> {
 /// the CPU of servers on this host around the measured phase. True when a job's
 /// `exitall` with `exit_what=all` ended the run.
 fn sample_until_done(
-    handles: &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
+    (handles, finished): (
+        &[std::thread::ScopedJoinHandle<'_, WorkerOutput>],
+        &Finished,
+    ),
     clones: &mut [CloneSlot],
     batch: &[Arc<JobSpec>],
     (clock, place): (Clock, BatchPlace),
@@ -567,7 +575,7 @@ fn sample_until_done(
                 totals.lat_sum_ns[d] += snap.lat_sum_ns[d];
             }
         }
-        let all_done = handles.iter().all(|h| h.is_finished());
+        let all_done = finished.count() >= handles.len();
         servers.poll(clones);
         host.poll();
         steady.poll(now_ns, clones);
@@ -603,7 +611,44 @@ fn sample_until_done(
         let sleep = next_due
             .map_or(50_000_000, |t| t.saturating_sub(now_ns))
             .clamp(1_000_000, 50_000_000);
-        std::thread::sleep(Duration::from_nanos(sleep));
+        // Woken early by the last worker to finish (see `Finished`).
+        std::thread::park_timeout(Duration::from_nanos(sleep));
+    }
+}
+
+/// Counts the batch's worker threads that have finished and wakes the sampling thread at
+/// each, so a batch ends when its last worker does, not at the sampler's next tick: a
+/// plain 50 ms sleep added up to 50 ms to every stonewall group, which in a job file of
+/// many short groups (and in every rank of a multi-host run) was most of its time.
+struct Finished {
+    count: AtomicUsize,
+    sampler: std::thread::Thread,
+}
+
+impl Finished {
+    /// Made on the sampling thread, which is the one woken.
+    fn new() -> Finished {
+        Finished {
+            count: AtomicUsize::new(0),
+            sampler: std::thread::current(),
+        }
+    }
+
+    /// A guard a worker holds for its whole life: dropped on return or unwinding, it
+    /// counts the worker as finished and wakes the sampler.
+    fn on_exit(&self) -> impl Drop + '_ {
+        struct Tell<'a>(&'a Finished);
+        impl Drop for Tell<'_> {
+            fn drop(&mut self) {
+                self.0.count.fetch_add(1, Ordering::Release);
+                self.0.sampler.unpark();
+            }
+        }
+        Tell(self)
+    }
+
+    fn count(&self) -> usize {
+        self.count.load(Ordering::Acquire)
     }
 }
 

@@ -258,3 +258,23 @@ fn stonewall_splits_batches() {
     assert_eq!(bs[0].len(), 2);
     assert_eq!(bs[1][0].name, "c");
 }
+
+/// The sampler's wake-up counts every worker, also one that panicked, so a batch whose
+/// worker panics still ends (the count is what ends the sampling loop).
+#[test]
+fn finished_workers_are_counted_also_when_they_panic() {
+    let finished = Finished::new();
+    std::thread::scope(|s| {
+        let f = &finished;
+        let ok = s.spawn(move || {
+            let _tell = f.on_exit();
+        });
+        let panicked = s.spawn(move || {
+            let _tell = f.on_exit();
+            panic!("a worker that panics");
+        });
+        ok.join().unwrap();
+        assert!(panicked.join().is_err());
+    });
+    assert_eq!(finished.count(), 2);
+}

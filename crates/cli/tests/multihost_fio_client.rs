@@ -9,11 +9,13 @@
 mod common;
 
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::json::shape_diff;
 use common::mpi::{mpirun, no_mpirun, run_mpi};
+use common::{Run, storbench};
 use storbench_testkit::require;
 
 const JOB: &str = "[w]\nioengine=null\nrw=write\nbs=64k\nsize=1g\nrate=2m\ntime_based\nruntime=3\n";
@@ -93,13 +95,16 @@ fn fio_client_mode_and_our_ranks_agree_on_the_aggregate_and_the_layout() {
     assert!(out.status.success(), "{out:?}");
     let theirs = json_part(&String::from_utf8_lossy(&out.stdout));
     drop(servers);
+    let fio_output = dir.path().join("fio-client.json");
+    std::fs::write(&fio_output, &out.stdout).unwrap();
 
-    let run = run_mpi(mpirun(3).current_dir(dir.path()).args([
-        "fio",
-        job,
-        "--no-save",
-        "--output-format=json",
-    ]));
+    let db = dir.path().join("results.db");
+    let run = run_mpi(
+        mpirun(3)
+            .current_dir(dir.path())
+            .env("STORBENCH_DB", &db)
+            .args(["fio", job, "--label=ours", "--output-format=json"]),
+    );
     assert_eq!(run.code, Some(0), "{run:?}");
     let ours: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
 
@@ -133,4 +138,63 @@ fn fio_client_mode_and_our_ranks_agree_on_the_aggregate_and_the_layout() {
         let diff = shape_diff(&tc[i], &oc[i]);
         assert!(diff.is_empty(), "client_stats[{i}]: {diff:#?}");
     }
+
+    imported_fio_client_output_is_one_multi_host_run(&db, &fio_output, &theirs);
+}
+
+/// `storbench import` of real fio's client-mode output: one run whose ranks are fio's
+/// three servers, each with its own rows, and whose All clients figures are fio's; it
+/// compares with storbench's own multi-host run of the same job (saved as `ours`).
+fn imported_fio_client_output_is_one_multi_host_run(
+    db: &Path,
+    fio_output: &Path,
+    theirs: &serde_json::Value,
+) {
+    let sb = |args: &[&str]| {
+        let run = Run::of(storbench().env("STORBENCH_DB", db).args(args));
+        assert_eq!(run.code, Some(0), "storbench {args:?}: {run:?}");
+        run.stdout
+    };
+    sb(&["import", fio_output.to_str().unwrap(), "--label=fio-client"]);
+    let shown: serde_json::Value =
+        serde_json::from_str(&sb(&["show", "fio-client", "--format=json"])).expect("JSON");
+    let ranks = shown["storbench"]["hosts"]["ranks"]
+        .as_array()
+        .expect("the import is a multi-host run");
+    let fio_clients: Vec<&serde_json::Value> = theirs["client_stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["jobname"] != "All clients")
+        .collect();
+    assert_eq!(ranks.len(), fio_clients.len(), "{ranks:#?}");
+    // Per host: each fio server's bytes are one rank's row, in fio's order.
+    let rows = shown["client_stats"].as_array().unwrap();
+    for (i, c) in fio_clients.iter().enumerate() {
+        assert_eq!(
+            rows[i]["write"]["io_bytes"], c["write"]["io_bytes"],
+            "client {i}: {:#}",
+            rows[i]
+        );
+        assert_eq!(rows[i]["port"], c["port"], "client {i}");
+        assert_eq!(rows[i]["hostname"], c["hostname"], "client {i}");
+    }
+    // The aggregate: fio's All clients figures, to fio's rounding (whole KiB/s).
+    let (imported, fio) = (all_clients_write_kib(&shown), all_clients_write_kib(theirs));
+    eprintln!("All clients write: fio --client {fio} KiB/s, imported {imported} KiB/s");
+    assert!(
+        (imported - fio).abs() <= 1.0,
+        "imported {imported} KiB/s against fio's {fio} KiB/s"
+    );
+    let all_bytes = |d: &serde_json::Value| {
+        d["client_stats"].as_array().unwrap().last().unwrap()["write"]["io_bytes"].clone()
+    };
+    assert_eq!(all_bytes(&shown), all_bytes(theirs));
+
+    // Against storbench's own three ranks: the All clients test is in both runs.
+    let cmp: serde_json::Value =
+        serde_json::from_str(&sb(&["compare", "fio-client", "ours", "--format=json"]))
+            .expect("compare's JSON");
+    let text = cmp.to_string();
+    assert!(text.contains("All clients write"), "{cmp:#}");
 }

@@ -63,10 +63,11 @@ pub fn document(run: &RunResult, opts: &FioOpts, plus: bool) -> Value {
 /// `eta` or `elapsed`, which fio's client entries lack), and the group's "All clients"
 /// entry (every host's entries merged, with the last host's name, as fio does, and only
 /// the keys fio gives it) is returned. `port` is fio's connection to its server; ranks
-/// have none, so it is 0.
+/// have none, so it is 0, while a run imported from `fio --client` output keeps fio's
+/// host name and port (the job's `client` and `client port` details).
 fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> Option<Value> {
-    let mut last_host = String::new();
-    for v in entries.iter_mut() {
+    let mut last = (String::new(), 0);
+    for (v, e) in entries.iter_mut().zip(&g.entries) {
         let Some(o) = v.as_object_mut() else { continue };
         let full = o
             .get("jobname")
@@ -75,8 +76,17 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
             .to_string();
         let (host, name) = storbench_core::hosts::split_name(&full);
         o.insert("jobname".into(), json!(name));
-        client_tail(o, host);
-        last_host = host.to_string();
+        let detail = |k: &str| {
+            e.job
+                .engine_details
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+        };
+        let host = detail("client").unwrap_or(host).to_string();
+        let port = detail("client port").and_then(|p| p.parse::<u16>().ok());
+        last = (host, port.unwrap_or(0));
+        client_tail(o, &last.0, last.1);
     }
     let jobs: Vec<JobResult> = g.entries.iter().map(|e| e.job.clone()).collect();
     let mut merged = storbench_core::merge::merge_jobs(&jobs)?;
@@ -99,7 +109,7 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
                 }
             }
         }
-        client_tail(o, &last_host);
+        client_tail(o, &last.0, last.1);
     }
     Some(all)
 }
@@ -114,11 +124,11 @@ const ALL_CLIENTS_LACKS: [&str; 5] = [
 ];
 
 /// A client entry's end as `fio --client` writes it.
-fn client_tail(o: &mut Map<String, Value>, host: &str) {
+fn client_tail(o: &mut Map<String, Value>, host: &str, port: u16) {
     o.shift_remove("eta");
     o.shift_remove("elapsed");
     o.insert("hostname".into(), json!(host));
-    o.insert("port".into(), json!(0));
+    o.insert("port".into(), json!(port));
 }
 
 /// A float as fio prints it; non-finite values become 0 so the document stays valid.

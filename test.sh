@@ -9,7 +9,8 @@ cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
           iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six python3-venv chromium
-          groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang snmpd strace)
+          groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang snmpd strace
+          slurmd slurmctld slurm-client munge)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -63,5 +64,5 @@ step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
 step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast \
-    --test multihost --test multihost_netns --test multihost_fio_client
+    --test multihost --test multihost_netns --test multihost_fio_client --test multihost_srun
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

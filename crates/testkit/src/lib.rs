@@ -6,6 +6,7 @@ pub mod ganesha;
 pub mod nbdkit;
 pub mod netns;
 pub mod ports;
+pub mod slurm;
 pub mod smbd;
 pub mod snmpd;
 pub mod tcpcut;

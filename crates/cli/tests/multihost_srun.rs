@@ -1,0 +1,59 @@
+//! Multi-host runs started by Slurm's `srun` (docs/multihost.md): a one-node Slurm cluster
+//! of the test's own (its own munge key, configuration, state and ports, stopped by PID),
+//! and `srun --mpi=pmix -n 2 storbench fio …`, which Open MPI joins through PMIx as it does
+//! under `mpirun`.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::entries;
+use common::mpi::Launched;
+use storbench_testkit::require;
+use storbench_testkit::slurm::{self, Slurm};
+
+#[test]
+fn srun_starts_two_ranks_that_report_one_run() {
+    require!(slurm::unavailable());
+    let cluster = Slurm::start(2).expect("a one-node Slurm cluster");
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = cluster.srun(2);
+    c.current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+        .env("STORBENCH_MPI_TIMEOUT", "30")
+        .arg(assert_cmd::cargo::cargo_bin("storbench"))
+        .args([
+            "fio",
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=64k",
+            "--size=8m",
+            "--unlink=1",
+            "--no-save",
+            "--output-format=json",
+        ])
+        .arg(format!("--directory={}", dir.path().display()));
+    let (run, _) = Launched::spawn(&mut c).wait(Duration::from_secs(90));
+    assert_eq!(run.code, Some(0), "{run:?}\n{}", cluster.logs());
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    let clients = doc["client_stats"].as_array().expect("client_stats");
+    assert_eq!(clients.len(), 3, "two ranks and All clients: {clients:#?}");
+    assert_eq!(clients[2]["jobname"], "All clients");
+    let each: Vec<u64> = clients[..2]
+        .iter()
+        .map(|c| c["write"]["io_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        each,
+        [8 << 20, 8 << 20],
+        "each rank wrote its own 8 MiB file"
+    );
+    let hosts = &doc["storbench"]["hosts"];
+    assert_eq!(hosts["ranks"].as_array().unwrap().len(), 2, "{hosts:#}");
+    assert_eq!(hosts["groups"][0]["bytes"][1].as_u64(), Some(16 << 20));
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+}

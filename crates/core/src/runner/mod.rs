@@ -358,7 +358,7 @@ fn run_batch(
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
     let mut exit_run = false;
-    let finished = Finished::new();
+    let finished = Finished::new(clones.len());
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(clones.len());
         for c in &clones {
@@ -616,32 +616,37 @@ fn sample_until_done(
     }
 }
 
-/// Counts the batch's worker threads that have finished and wakes the sampling thread at
-/// each, so a batch ends when its last worker does, not at the sampler's next tick: a
-/// plain 50 ms sleep added up to 50 ms to every stonewall group, which in a job file of
-/// many short groups (and in every rank of a multi-host run) was most of its time.
+/// Counts the batch's worker threads that have finished, and the last of `expected` wakes
+/// the sampling thread, so a batch ends when its last worker does, not at the sampler's
+/// next tick: a plain 50 ms sleep added up to 50 ms to every stonewall group, which in a
+/// job file of many short groups (and in every rank of a multi-host run) was most of its
+/// time. Only the last one wakes it: during the batch the sampler keeps its own cadence.
 struct Finished {
     count: AtomicUsize,
+    expected: usize,
     sampler: std::thread::Thread,
 }
 
 impl Finished {
-    /// Made on the sampling thread, which is the one woken.
-    fn new() -> Finished {
+    /// Made on the sampling thread, which is the one woken, for `expected` workers.
+    fn new(expected: usize) -> Finished {
         Finished {
             count: AtomicUsize::new(0),
+            expected,
             sampler: std::thread::current(),
         }
     }
 
     /// A guard a worker holds for its whole life: dropped on return or unwinding, it
-    /// counts the worker as finished and wakes the sampler.
+    /// counts the worker as finished and, for the last one, wakes the sampler.
     fn on_exit(&self) -> impl Drop + '_ {
         struct Tell<'a>(&'a Finished);
         impl Drop for Tell<'_> {
             fn drop(&mut self) {
-                self.0.count.fetch_add(1, Ordering::Release);
-                self.0.sampler.unpark();
+                let done = self.0.count.fetch_add(1, Ordering::AcqRel) + 1;
+                if done >= self.0.expected {
+                    self.0.sampler.unpark();
+                }
             }
         }
         Tell(self)

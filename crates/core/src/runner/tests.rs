@@ -263,7 +263,7 @@ fn stonewall_splits_batches() {
 /// worker panics still ends (the count is what ends the sampling loop).
 #[test]
 fn finished_workers_are_counted_also_when_they_panic() {
-    let finished = Finished::new();
+    let finished = Finished::new(2);
     std::thread::scope(|s| {
         let f = &finished;
         let ok = s.spawn(move || {

@@ -91,6 +91,8 @@ CONF
     printf '%s\n%s\n' "$PASSWD" "$PASSWD" | smbpasswd -c "$1/smb.conf" -s -a "$USER_NAME" >/dev/null
 }
 
+# Sets G to the new smbd's process group. Not run as $(start_smbd …): a subshell's
+# `groups+=` would be lost, and cleanup would leave smbd running.
 start_smbd() { # dir [netns]
     if [ -n "${2:-}" ]; then
         setsid ip netns exec "$2" smbd --foreground --no-process-group --configfile="$1/smb.conf" \
@@ -98,8 +100,8 @@ start_smbd() { # dir [netns]
     else
         setsid smbd --foreground --no-process-group --configfile="$1/smb.conf" </dev/null >/dev/null 2>&1 &
     fi
-    groups+=($!)
-    echo $!
+    G=$!
+    groups+=("$G")
 }
 
 wait_smb() { # dir ip port
@@ -178,7 +180,7 @@ if [ "$LOOP" = 1 ]; then
     PORT=$(free_port)
     smb_conf "$LO" 127.0.0.1 "$PORT" auto
     cp "$src" "$LO/share/big.bin"
-    G=$(start_smbd "$LO")
+    start_smbd "$LO"
     wait_smb "$LO" 127.0.0.1 "$PORT"
     log "loopback: sequential 1 MiB reads and writes, $RUNS runs"
     seq_tests lo "$LO" 127.0.0.1 "$PORT" "$G" "" ""
@@ -194,7 +196,7 @@ if [ "$SLOW" = 1 ]; then
     shares+=("$SL")
     smb_conf "$SL" "$NS_IP" 445 auto
     cp "$src" "$SL/share/big.bin"
-    G=$(start_smbd "$SL" "$NS")
+    start_smbd "$SL" "$NS"
     wait_smb "$SL" "$NS_IP" 445
     log "1 Gbit/s ($RATE tbf, veth): sequential 1 MiB reads and writes, unsigned then signed"
     seq_tests 1gbit "$SL" "$NS_IP" 445 "$G" "" ""

@@ -35,6 +35,7 @@ BENCH=smb.sh
 work=$(mktemp -d /tmp/storbench-smbbench.XXXXXX)
 src=/dev/shm/storbench-smbbench-src.$$
 groups=()
+shares=()
 made_ns=0
 
 cleanup() {
@@ -45,7 +46,7 @@ cleanup() {
         kill -KILL -- "-$g" 2>/dev/null
     done
     [ "$made_ns" = 1 ] && remove_shaped_ns "$NS" "$HOST_IF"
-    rm -rf "$work" "$src"
+    rm -rf "$work" "$src" "${shares[@]}"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -90,6 +91,8 @@ CONF
     printf '%s\n%s\n' "$PASSWD" "$PASSWD" | smbpasswd -c "$1/smb.conf" -s -a "$USER_NAME" >/dev/null
 }
 
+# Sets G to the new smbd's process group. Not run as $(start_smbd …): a subshell's
+# `groups+=` would be lost, and cleanup would leave smbd running.
 start_smbd() { # dir [netns]
     if [ -n "${2:-}" ]; then
         setsid ip netns exec "$2" smbd --foreground --no-process-group --configfile="$1/smb.conf" \
@@ -97,8 +100,8 @@ start_smbd() { # dir [netns]
     else
         setsid smbd --foreground --no-process-group --configfile="$1/smb.conf" </dev/null >/dev/null 2>&1 &
     fi
-    groups+=($!)
-    echo $!
+    G=$!
+    groups+=("$G")
 }
 
 wait_smb() { # dir ip port
@@ -170,11 +173,14 @@ log "preparing a ${SIZE_MB} MiB random source file"
 head -c $((SIZE_MB << 20)) /dev/urandom > "$src"
 
 if [ "$LOOP" = 1 ]; then
-    LO=$work/lo
+    # The share lives in tmpfs, as on the link test: a shared VM's disk would decide the
+    # write figures (storbench ends its writes with FLUSH, which smbd turns into fsync).
+    LO=$(mktemp -d /dev/shm/storbench-smbbench-lo.XXXXXX)
+    shares+=("$LO")
     PORT=$(free_port)
     smb_conf "$LO" 127.0.0.1 "$PORT" auto
     cp "$src" "$LO/share/big.bin"
-    G=$(start_smbd "$LO")
+    start_smbd "$LO"
     wait_smb "$LO" 127.0.0.1 "$PORT"
     log "loopback: sequential 1 MiB reads and writes, $RUNS runs"
     seq_tests lo "$LO" 127.0.0.1 "$PORT" "$G" "" ""
@@ -187,9 +193,10 @@ if [ "$SLOW" = 1 ]; then
     make_shaped_ns "$NS" "$HOST_IF" "$NS_IF" "$HOST_IP" "$NS_IP" "$RATE"
     # The share lives in tmpfs, so the server's disk does not cap the link test.
     SL=$(mktemp -d /dev/shm/storbench-smbbench-slow.XXXXXX)
+    shares+=("$SL")
     smb_conf "$SL" "$NS_IP" 445 auto
     cp "$src" "$SL/share/big.bin"
-    G=$(start_smbd "$SL" "$NS")
+    start_smbd "$SL" "$NS"
     wait_smb "$SL" "$NS_IP" 445
     log "1 Gbit/s ($RATE tbf, veth): sequential 1 MiB reads and writes, unsigned then signed"
     seq_tests 1gbit "$SL" "$NS_IP" 445 "$G" "" ""
@@ -200,7 +207,7 @@ fi
 # ---------- summary ----------
 print_conditions "$CONDITIONS" "$LOAD_BEFORE"
 python3 - "$RESULTS" "$RATE" <<'PY'
-import sys, statistics, collections
+import sys, math, statistics, collections
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 by = collections.OrderedDict()
 for test, tool, mbs, ccpu, scpu, nbytes, ios in rows:
@@ -208,25 +215,41 @@ for test, tool, mbs, ccpu, scpu, nbytes, ios in rows:
         (float(mbs), float(ccpu), float(scpu), float(nbytes), ios))
 # Payload a shaped link carries: tbf charges 1514 B per 1448 B of TCP payload.
 link = 125.0 * 1448 / 1514 if sys.argv[2] == "1gbit" else None
-print(f"{'test':<26} {'tool':<15} {'MB/s median [min..max]':<26} {'CPU ms/GB':>9} {'IOPS':>8} {'CPU us/IO':>9}  ratio")
+T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23]
+
+def ratio(a, b):
+    """Median of the same-round ratios a[i]/b[i] and the 95 % interval of their geometric
+    mean (t interval of the log ratios): rounds were interleaved, so each ratio compares
+    the two tools under the same load."""
+    r = [x / y for x, y in zip(a, b) if x > 0 and y > 0]
+    if not r:
+        return "-"
+    logs = [math.log(x) for x in r]
+    m = statistics.mean(logs)
+    half = 0.0
+    if len(r) > 1:
+        half = T95[min(len(r) - 2, len(T95) - 1)] * statistics.stdev(logs) / math.sqrt(len(r))
+    return f"{statistics.median(r):.2f}x [{math.exp(m - half):.2f}..{math.exp(m + half):.2f}]"
+
+print(f"{'test':<24} {'tool':<15} {'MB/s median [min..max]':<24} {'CPU ms/GB':>9} {'IOPS':>7} {'CPU us/IO':>9}  "
+      "same-round ratios to smbclient: MB/s, CPU/byte (median [95% CI])")
 for test, tools in by.items():
-    base = None
+    base = tools.get("smbclient")
     for tool, vals in tools.items():
         mb = [v[0] for v in vals]
         med = statistics.median(mb)
-        per_gb = statistics.median(1e3 * v[1] / (v[3] / 1e9) for v in vals)
-        if tool == "smbclient":
-            base = (med, per_gb)
-        ratio = ""
+        per_gb = [1e3 * v[1] / (v[3] / 1e9) for v in vals]
+        note = ""
         if base and tool != "smbclient":
-            ratio = f"{med / base[0]:.2f}x smbclient MB/s, {per_gb / base[1]:.2f}x its CPU/byte"
+            note = (f"MB/s {ratio(mb, [v[0] for v in base])}, CPU/byte "
+                    f"{ratio(per_gb, [1e3 * v[1] / (v[3] / 1e9) for v in base])}")
         if link and test.startswith("1gbit"):
-            ratio += f"  {100 * med / link:.1f}% of link payload ({link:.1f} MB/s)"
+            note += f"  {100 * med / link:.1f}% of link payload ({link:.1f} MB/s) [{100 * min(mb) / link:.1f}..{100 * max(mb) / link:.1f}]"
         if vals[0][4] != "-":
             iops = statistics.median(float(v[4]) / 10.0 for v in vals)
             cpu_io = statistics.median(1e6 * v[1] / float(v[4]) for v in vals)
-            extra = f"{iops:8.0f} {cpu_io:9.1f}"
+            extra = f"{iops:7.0f} {cpu_io:9.1f}"
         else:
-            extra = f"{'-':>8} {'-':>9}"
-        print(f"{test:<26} {tool:<15} {med:8.1f} [{min(mb):.1f}..{max(mb):.1f}]{'':<4} {per_gb:9.0f} {extra}  {ratio}")
+            extra = f"{'-':>7} {'-':>9}"
+        print(f"{test:<24} {tool:<15} {med:7.1f} [{min(mb):.1f}..{max(mb):.1f}]{'':<3} {statistics.median(per_gb):9.0f} {extra}  {note}")
 PY

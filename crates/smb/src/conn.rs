@@ -799,8 +799,11 @@ impl Conn {
                 got += 1;
             }
             if got >= min {
-                // Take what already arrived without blocking.
-                if !self.readable()? {
+                // Take what already arrived, never more: a reply only partly here would
+                // hold the caller until its last byte, with nothing new sent meanwhile
+                // (a stream of 1 MiB READ replies kept the socket readable until every
+                // request in flight had its reply, and the link went idle each round).
+                if !self.whole_reply_buffered() {
                     return Ok(());
                 }
                 self.receive("reply")?;
@@ -816,15 +819,26 @@ impl Conn {
         }
     }
 
-    fn readable(&self) -> Result<bool> {
-        let mut p = libc::pollfd {
-            fd: self.sock.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+    /// True when the socket's buffer holds at least one whole message (its 4-byte length
+    /// peeked, the bytes waiting counted), so receiving it cannot block.
+    fn whole_reply_buffered(&self) -> bool {
+        let fd = self.sock.as_raw_fd();
+        let mut waiting: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int, the bytes waiting on our own socket.
+        if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut waiting) } < 0 || waiting < 4 {
+            return false;
+        }
+        let mut nb = [0u8; 4];
+        // SAFETY: peeks at most 4 bytes into `nb`, without waiting or consuming them.
+        let n = unsafe {
+            libc::recv(
+                fd,
+                nb.as_mut_ptr().cast(),
+                4,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
         };
-        // SAFETY: one pollfd on our own socket.
-        let n = unsafe { libc::poll(&mut p, 1, 0) };
-        Ok(n > 0)
+        n == 4 && waiting as u64 >= 4 + u64::from(u32::from_be_bytes(nb))
     }
 
     // ---- receiving ----

@@ -3,6 +3,10 @@
 //! network path looks like to both ends (each sees its connection close), with the server
 //! process still running. Samba keeps durable handles across exactly this, not across a
 //! restart of smbd, so the durable-handle tests need it.
+//!
+//! A paced relay ([`CutProxy::start_paced`]) hands the server's bytes to the client a
+//! chunk at a time with a pause between: a slow link on loopback, where a reply is seen
+//! partly arrived (the SMB pipelining tests need that).
 
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -24,6 +28,15 @@ pub struct CutProxy {
 impl CutProxy {
     /// Listens on a free port and relays each connection to `target`.
     pub fn start(target: SocketAddr) -> io::Result<CutProxy> {
+        CutProxy::start_paced(target, None)
+    }
+
+    /// As [`CutProxy::start`]; with `pace` = (chunk, pause), the server's bytes go to the
+    /// client at most `chunk` at a time, `pause` apart.
+    pub fn start_paced(
+        target: SocketAddr,
+        pace: Option<(usize, Duration)>,
+    ) -> io::Result<CutProxy> {
         let port = crate::ports::free_port()?;
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
@@ -31,7 +44,7 @@ impl CutProxy {
         let stop = Arc::new(AtomicBool::new(false));
         let accepted = Arc::new(AtomicUsize::new(0));
         let (o, s, a) = (open.clone(), stop.clone(), accepted.clone());
-        let thread = std::thread::spawn(move || accept_loop(listener, target, o, s, a));
+        let thread = std::thread::spawn(move || accept_loop(listener, target, pace, o, s, a));
         Ok(CutProxy {
             port,
             open,
@@ -70,6 +83,7 @@ impl Drop for CutProxy {
 fn accept_loop(
     listener: TcpListener,
     target: SocketAddr,
+    pace: Option<(usize, Duration)>,
     open: Arc<Mutex<Vec<TcpStream>>>,
     stop: Arc<AtomicBool>,
     accepted: Arc<AtomicUsize>,
@@ -96,16 +110,38 @@ fn accept_loop(
             o.push(client.try_clone().expect("clone a relayed socket"));
             o.push(server.try_clone().expect("clone a relayed socket"));
         }
-        pump(client, s2);
-        pump(server, c2);
+        pump(client, s2, None);
+        pump(server, c2, pace);
     }
 }
 
-/// Copies `from` into `to` until either closes, then closes both.
-fn pump(mut from: TcpStream, mut to: TcpStream) {
+/// Copies `from` into `to` until either closes (`pace`: a chunk at a time, a pause
+/// after each), then closes both.
+fn pump(mut from: TcpStream, mut to: TcpStream, pace: Option<(usize, Duration)>) {
     std::thread::spawn(move || {
-        let _ = io::copy(&mut from, &mut to);
+        match pace {
+            None => {
+                let _ = io::copy(&mut from, &mut to);
+            }
+            Some((chunk, pause)) => paced_copy(&mut from, &mut to, chunk, pause),
+        }
         let _ = from.shutdown(Shutdown::Both);
         let _ = to.shutdown(Shutdown::Both);
     });
+}
+
+fn paced_copy(from: &mut TcpStream, to: &mut TcpStream, chunk: usize, pause: Duration) {
+    use std::io::{Read, Write};
+    let mut buf = vec![0u8; chunk.max(1)];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if to.write_all(&buf[..n]).is_err() {
+                    return;
+                }
+                std::thread::sleep(pause);
+            }
+        }
+    }
 }

@@ -7,12 +7,13 @@
 //! The log is one entry per written block, reserved at set-up for a size-bound job, so
 //! logging allocates nothing per IO; checking works in the slot's own buffer.
 
-use storbench_job::{JobSpec, RwKind};
+use storbench_job::JobSpec;
 
+use super::trim_backlog::TrimBacklog;
 use super::{Slot, Worker, WorkerPlan};
 use crate::error::{EngineError, ErrorKind};
 use crate::verify::state::{StateFile, file_name};
-use crate::verify::{Expect, Verifier};
+use crate::verify::{Expect, Verifier, check_trimmed};
 
 /// One logged write: what the verify phase reads back and expects.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +22,12 @@ pub(super) struct Piece {
     len: u32,
     offset: u64,
     numberio: u64,
-    seed: u64,
+    /// Chosen by `trim_percentage` and not yet trimmed or checked.
+    on_trim: bool,
+    /// Trimmed: must read back as zeros.
+    trimmed: bool,
+    /// Trimmed without `trim_verify_zero`: out of the verify list.
+    dropped: bool,
 }
 
 impl Piece {
@@ -61,6 +67,18 @@ pub(super) struct VerifyState {
     next: usize,
     batch_left: u64,
     last_read: bool,
+    /// fio's verify of trims (`trim_backlog.rs`), when `trim_percentage` is given;
+    /// `dropped_waiting` counts the logged blocks after `next` a trim took out of the
+    /// verify list, so that the list's length is fio's `io_hist_len`.
+    trims: Option<TrimBacklog>,
+    dropped_waiting: u64,
+    /// fio reads a random job's blocks back in write order when it keeps a random map,
+    /// else in offset order, a block written twice checked once (its rbtree).
+    sorted: bool,
+    /// The check of the k-th block of the final pass expects the k-th write's seed.
+    seed_by_order: bool,
+    /// The final pass (do_verify) is under way: log indices are its order.
+    final_pass: bool,
     /// fio's verify state: what `verify_state_load` read, the verify reads completed
     /// (fio's `io_blocks[READ]`), and for `verify_state_save` the last `iodepth` write
     /// completions of each file (a ring per file, allocated at set-up) and their count.
@@ -102,7 +120,23 @@ impl VerifyState {
         };
         let save = v.state_save && writes && !v.only;
         let comp_depth = if save { job.iodepth.max(1) as usize } else { 0 };
+        let trim_seed = if job.randrepeat {
+            TrimBacklog::seed(job.randseed, plan.thread + 1)
+        } else {
+            plan.seed ^ 0x7472_696d
+        };
+        let trims = TrimBacklog::new(&v.trim, trim_seed, capacity as usize)
+            .filter(|_| log_writes && !v.only);
+        let bs = job.bs.iter();
+        let fixed = bs.clone().map(|b| b.min()).min() == bs.map(|b| b.max()).max();
         Ok(Some(VerifyState {
+            trims,
+            dropped_waiting: 0,
+            sorted: !job.random_map(),
+            // fio checks a block's seed only in a mixed job without verify_backlog, and
+            // then against its generator replayed in the order the blocks are checked.
+            seed_by_order: job.rw.kind.reads() && writes && v.backlog == 0,
+            final_pass: false,
             loaded,
             reads_done: 0,
             save,
@@ -113,10 +147,8 @@ impl VerifyState {
             verifier,
             log: Vec::with_capacity(capacity as usize),
             log_writes,
-            check_numberio: writes
-                && job.bs[1].min() == job.bs[1].max()
-                && !job.time_based
-                && !v.only,
+            // fio's td_min_bs == td_max_bs: over every direction, a mixed job's reads too.
+            check_numberio: writes && fixed && !job.time_based && !v.only,
             dry_run,
             check_reads: !writes,
             writes: 0,
@@ -172,7 +204,7 @@ impl VerifyState {
     /// way, or when the blocks waiting are a multiple of `verify_backlog` and the last IO
     /// was a write.
     fn backlog_due(&mut self) -> bool {
-        let waiting = (self.log.len() - self.next) as u64;
+        let waiting = self.waiting();
         if self.backlog == 0 || waiting == 0 {
             return false;
         }
@@ -182,35 +214,120 @@ impl VerifyState {
         self.batch_left > 0
     }
 
+    /// Logged blocks waiting for their check: fio's `io_hist_len`.
+    fn waiting(&self) -> u64 {
+        (self.log.len() - self.next) as u64 - self.dropped_waiting
+    }
+
     /// Drops the checked blocks from the log's front once they are many, moving the rest
     /// down (no allocation); only with no check in flight, whose slot names its entry.
     fn compact(&mut self) {
         if self.next >= 4096 && self.next * 2 >= self.log.len() {
             self.log.drain(..self.next);
+            if let Some(t) = self.trims.as_mut() {
+                t.shift(self.next);
+            }
             self.next = 0;
         }
     }
 
+    /// The next logged block to check during the writes, past those a trim took out of
+    /// the list; it leaves the trim queue if it was waiting there.
+    fn take_next(&mut self) -> Option<usize> {
+        while self.next < self.log.len() {
+            let i = self.next;
+            self.next += 1;
+            let p = &mut self.log[i];
+            if p.dropped {
+                self.dropped_waiting -= 1;
+                continue;
+            }
+            if std::mem::take(&mut p.on_trim)
+                && let Some(t) = self.trims.as_mut()
+            {
+                t.dropped();
+            }
+            return Some(i);
+        }
+        None
+    }
+
+    /// A trim the engine did not take: the block waits for it again.
+    fn untrim(&mut self, i: usize) {
+        let p = &mut self.log[i];
+        if std::mem::take(&mut p.dropped) {
+            self.dropped_waiting -= 1;
+        }
+        p.trimmed = false;
+        p.on_trim = true;
+        if let Some(t) = self.trims.as_mut() {
+            t.untake(i as u32);
+        }
+    }
+
+    /// fio's `check_get_trim`: a logged block to trim in place of the next IO.
+    fn trim_due(&mut self) -> Option<usize> {
+        let waiting = self.waiting();
+        let t = self.trims.as_mut()?;
+        if !t.due(waiting, self.last_read) {
+            return None;
+        }
+        let log = &self.log;
+        let i = t.take(|i| log.get(i as usize).is_some_and(|p| p.on_trim))? as usize;
+        let zero = t.zero;
+        let p = &mut self.log[i];
+        p.on_trim = false;
+        if zero {
+            p.trimmed = true;
+        } else {
+            p.dropped = true;
+            self.dropped_waiting += 1;
+        }
+        Some(i)
+    }
+
     /// A fresh seed per block for its headers (fio's `rand_seed`), from a counter.
     fn next_seed(&mut self) -> u64 {
+        self.seed_at(self.writes)
+    }
+
+    /// The seed of the `k`-th write (from 0).
+    fn seed_at(&self, k: u64) -> u64 {
         let mut z = self
             .seed
-            .wrapping_add(self.writes.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            .wrapping_add(k.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
 
-    fn log(&mut self, file: u32, offset: u64, len: u32, numberio: u64, seed: u64) {
+    fn log(&mut self, file: u32, offset: u64, len: u32, numberio: u64) {
         if self.log_writes {
+            let on_trim = self
+                .trims
+                .as_mut()
+                .is_some_and(|t| t.logged(self.log.len()));
             self.log.push(Piece {
                 file,
                 len,
                 offset,
                 numberio,
-                seed,
+                on_trim,
+                trimmed: false,
+                dropped: false,
             });
         }
+    }
+
+    /// Whether chosen blocks still wait for their trim.
+    fn trims_waiting(&self) -> bool {
+        self.trims.as_ref().is_some_and(TrimBacklog::waiting)
+    }
+
+    /// The last IO completed (fio's `last_ddir`): whether it was a read.
+    #[inline]
+    pub(super) fn completed(&mut self, ddir: u8) {
+        self.last_read = ddir == 0;
     }
 }
 
@@ -226,11 +343,10 @@ impl Worker<'_> {
         let numberio = v.writes;
         let seed = v.next_seed();
         v.writes += 1;
-        v.last_read = false;
         let now = self.clock.now_ns();
         let time = ((now / 1_000_000_000) as u32, (now % 1_000_000_000) as u32);
         v.verifier.fill(bytes, s.offset, numberio, seed, time);
-        v.log(s.file, s.offset, s.len, numberio, seed);
+        v.log(s.file, s.offset, s.len, numberio);
     }
 
     /// After a read completed in full: checks it when it is a verify read or the read of
@@ -244,12 +360,21 @@ impl Worker<'_> {
             return Ok(());
         }
         v.reads_done += 1;
+        let path = &self.plan.files[s.file as usize].spec.path;
+        if s.verify && v.log[s.piece as usize].trimmed {
+            // SAFETY: as below, the completed read's buffer.
+            let buf = unsafe {
+                std::slice::from_raw_parts(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
+            };
+            return check_trimmed(buf, s.offset, path).map_err(eilseq);
+        }
         let expect = if s.verify {
             let p = v.log[s.piece as usize];
             Expect {
                 offset: s.offset,
                 numberio: v.check_numberio.then_some(p.numberio),
-                seed: (!v.dry_run).then_some(p.seed),
+                seed: (v.seed_by_order && !v.dry_run && v.final_pass)
+                    .then(|| v.seed_at(u64::from(s.piece))),
             }
         } else {
             Expect {
@@ -262,14 +387,7 @@ impl Worker<'_> {
         let buf = unsafe {
             std::slice::from_raw_parts_mut(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
         };
-        let path = &self.plan.files[s.file as usize].spec.path;
-        v.verifier
-            .check(buf, &expect, path)
-            .map_err(|msg| EngineError {
-                kind: ErrorKind::Os,
-                errno: Some(libc::EILSEQ),
-                message: msg,
-            })
+        v.verifier.check(buf, &expect, path).map_err(eilseq)
     }
 
     /// fio's `verify_backlog`: when a check is due, `slot` reads back the oldest logged
@@ -284,20 +402,64 @@ impl Worker<'_> {
             return Ok(false);
         };
         v.compact();
-        let piece = v.next;
+        let Some(piece) = v.take_next() else {
+            return Ok(false);
+        };
         let p = v.log[piece];
-        v.next += 1;
         v.batch_left -= 1;
-        v.last_read = true;
         self.slots[slot as usize] = p.read_back(piece);
         if !self.issue(slot)? {
             // The engine was busy: the block stays due.
             if let Some(v) = self.verify.as_mut() {
-                v.next -= 1;
+                v.next = piece;
                 v.batch_left += 1;
             }
         }
         Ok(true)
+    }
+
+    /// fio's trim backlog: when a trim is due, `slot` trims the oldest logged block
+    /// chosen for it instead of the next IO. False when none is due.
+    pub(super) fn backlog_trim(&mut self, slot: u32) -> Result<bool, EngineError> {
+        let Some(piece) = self.verify.as_mut().and_then(|v| v.trim_due()) else {
+            return Ok(false);
+        };
+        let p = self.verify.as_ref().map(|v| v.log[piece]);
+        let Some(p) = p else { return Ok(false) };
+        self.slots[slot as usize] = Slot {
+            ddir: 2,
+            len: p.len,
+            file: p.file,
+            offset: p.offset,
+            ..Slot::default()
+        };
+        if !self.issue(slot)?
+            && let Some(v) = self.verify.as_mut()
+        {
+            v.untrim(piece);
+        }
+        Ok(true)
+    }
+
+    /// fio's loop goes on past the job's budget while written blocks wait for their
+    /// trim: the trims still due are issued (the next IO after them would be past the
+    /// region, which ends fio's loop).
+    pub(super) fn trailing_trims(&mut self) -> Result<(), EngineError> {
+        while self.verify.as_ref().is_some_and(|v| v.trims_waiting()) && !crate::stop::requested() {
+            let Some(slot) = self.free.pop() else {
+                self.reap(1)?;
+                continue;
+            };
+            if !self.backlog_trim(slot)? {
+                self.free.push(slot);
+                break;
+            }
+            self.commit()?;
+            if self.free.is_empty() {
+                self.reap(1)?;
+            }
+        }
+        Ok(())
     }
 
     /// verify_only of a write job: the offsets the writes would take, logged, nothing
@@ -309,7 +471,7 @@ impl Worker<'_> {
             self.issued_bytes += u64::from(len);
             self.issued_ios += 1;
             if let Some(v) = self.verify.as_mut() {
-                v.log(file, offset, len, 0, 0);
+                v.log(file, offset, len, 0);
             }
         }
     }
@@ -328,10 +490,12 @@ impl Worker<'_> {
         // What verify_backlog checked already is not checked again, and a time-based
         // job's writes were checked only that way (fio's verify phase never starts).
         log.drain(..std::mem::take(&mut v.next));
+        v.dropped_waiting = 0;
+        log.retain(|p| !p.dropped);
         if self.job.time_based {
             log.clear();
         }
-        if self.job.rw.kind == RwKind::RandWrite {
+        if v.sorted {
             log.sort_by_key(|p| (p.file, p.offset));
             // A block written twice (norandommap) is checked as last written.
             log.reverse();
@@ -341,6 +505,7 @@ impl Worker<'_> {
         let nothing_left = log.is_empty();
         if let Some(v) = self.verify.as_mut() {
             v.log = log;
+            v.final_pass = true;
         }
         if nothing_left {
             return Ok(());
@@ -360,13 +525,10 @@ impl Worker<'_> {
         while next < total && !crate::stop::requested() {
             while next < total && self.inflight + (self.queued.len() as u32) < self.depth {
                 let Some(slot) = self.free.pop() else { break };
-                let p = self.verify.as_ref().map(|v| v.log[next]).unwrap_or(Piece {
-                    file: 0,
-                    len: 0,
-                    offset: 0,
-                    numberio: 0,
-                    seed: 0,
-                });
+                let Some(p) = self.verify.as_ref().map(|v| v.log[next]) else {
+                    self.free.push(slot);
+                    break;
+                };
                 if self
                     .verify
                     .as_ref()
@@ -423,6 +585,15 @@ impl Worker<'_> {
         if let Err(e) = write_state(&name, &bytes) {
             eprintln!("storbench: verify state file {name}: {e}");
         }
+    }
+}
+
+/// A block that did not verify: fio's EILSEQ with its message.
+fn eilseq(message: String) -> EngineError {
+    EngineError {
+        kind: ErrorKind::Os,
+        errno: Some(libc::EILSEQ),
+        message,
     }
 }
 

@@ -265,6 +265,10 @@ fn trim_options_fio_cannot_run_are_one_line_errors() {
             "--rw=trimwrite --verify=crc32c --trim_percentage=101",
             "above 100",
         ),
+        (
+            "--rw=randtrimwrite --verify=crc32c --experimental_verify=1",
+            "fails on the first block",
+        ),
     ] {
         let run = sb_fio(d.path(), &words(&job("f", bad)));
         let line = run.one_error_line();

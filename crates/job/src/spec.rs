@@ -354,6 +354,9 @@ pub struct VerifySpec {
     /// `trim_backlog` of them wait, `trim_backlog_batch` at a time, and their read back
     /// must be zeros when `trim_verify_zero` (else they are not checked).
     pub trim: TrimVerify,
+    /// `experimental_verify`: storbench checks the same blocks from its log either way;
+    /// kept to refuse what fio does differently with it.
+    pub experimental: bool,
 }
 
 /// fio's `trim_percentage`, `trim_backlog`, `trim_backlog_batch` and `trim_verify_zero`.
@@ -396,6 +399,7 @@ impl Default for VerifySpec {
             state_save: false,
             state_load: false,
             trim: TrimVerify::default(),
+            experimental: false,
         }
     }
 }

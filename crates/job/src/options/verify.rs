@@ -222,12 +222,12 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Verify,
         "0",
         "Verify by replaying the write offsets instead of logging them",
-        |_b, v| {
-            parse_bool(val(v)?)?;
+        |b, v| {
+            b.spec.verify.experimental = parse_bool(val(v)?)?;
             Ok(())
         },
     )
-    .note("Accepted: storbench checks the same blocks with the same messages from its write log, which costs no allocation per IO; only how the offsets are remembered differs from fio's."),
+    .note("Accepted: storbench checks the same blocks with the same messages from its write log, which costs no allocation per IO; only how the offsets are remembered differs from fio's. Refused with trimwrite and randtrimwrite, where fio 3.33's replay checks each trimmed block for zeros after its write and so fails on the first block."),
     OptDef::new(
         "trim_percentage",
         K::Int,
@@ -261,7 +261,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("As fio: when the logged blocks are a multiple of it (and the last IO was no read), the oldest chosen blocks are trimmed, trim_backlog_batch of them (fio trims one more when the batch starts); these trims count as the job's trims, not towards its size."),
+    .note("As fio: when the logged blocks are a multiple of it (and the last IO was no read), the oldest chosen blocks are trimmed, trim_backlog_batch of them (fio trims one more when the batch starts); these trims count as the job's trims, not towards its size. With an engine that queues its IO (nbd, libaio, io_uring …) fio 3.33 also counts them against a trimwrite's budget and may end its writes early; storbench ends them at the job's size."),
     OptDef::new(
         "trim_backlog_batch",
         K::Int,
@@ -359,6 +359,13 @@ pub(crate) fn fix_verify(
         return Err(format!(
             "trim_percentage with trim_backlog needs a job that trims (rw=trimwrite or \
              randtrimwrite), not rw={}: fio 3.33 aborts on it",
+            rw.fio_name()
+        ));
+    }
+    if v.experimental && rw.trims() && rw.writes() {
+        return Err(format!(
+            "experimental_verify with rw={} is not supported: fio 3.33 replays each trim as a \
+             check for zeros after the block's write, so its verify fails on the first block",
             rw.fio_name()
         ));
     }

@@ -13,7 +13,6 @@ mod latency;
 mod minrate;
 mod passes;
 mod think;
-mod trim_backlog;
 mod verifying;
 
 pub(crate) use passes::region_pass;

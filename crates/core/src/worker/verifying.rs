@@ -9,11 +9,15 @@
 
 use storbench_job::JobSpec;
 
-use super::trim_backlog::TrimBacklog;
+mod state_file;
+mod trim;
+
 use super::{Slot, Worker, WorkerPlan};
 use crate::error::{EngineError, ErrorKind};
-use crate::verify::state::{StateFile, file_name};
+use crate::verify::state::StateFile;
 use crate::verify::{Expect, Verifier, check_trimmed};
+use state_file::load_state;
+use trim::TrimBacklog;
 
 /// One logged write: what the verify phase reads back and expects.
 #[derive(Clone, Copy, Debug)]
@@ -164,42 +168,6 @@ impl VerifyState {
         }))
     }
 
-    /// A write completed: into its file's ring of the last completions (fio's
-    /// `file_log_write_comp`), for the state file.
-    #[inline]
-    fn wrote(&mut self, file: u32, offset: u64) {
-        if self.comp_depth == 0 {
-            return;
-        }
-        self.writes_done += 1;
-        let f = file as usize;
-        let at = self.comp_next[f] as usize;
-        self.comps[f * self.comp_depth + at] = offset;
-        self.comp_next[f] = ((at + 1) % self.comp_depth) as u32;
-    }
-
-    /// fio's state of this job clone (`get_all_io_list`): per file, the last
-    /// completions, newest first.
-    fn state(&self, job: &JobSpec, thread: u32) -> StateFile {
-        let per_file = self.writes_done.min(self.comp_depth as u64) as usize;
-        let mut comps = Vec::with_capacity(per_file * self.comp_next.len());
-        for (f, &next) in self.comp_next.iter().enumerate() {
-            let ring = &self.comps[f * self.comp_depth..(f + 1) * self.comp_depth];
-            for i in 0..per_file {
-                let at = (next as usize + self.comp_depth - 1 - i) % self.comp_depth;
-                comps.push((f as u64, ring[at]));
-            }
-        }
-        StateFile {
-            depth: job.iodepth,
-            nofiles: self.comp_next.len() as u32,
-            numberio: self.writes,
-            index: u64::from(thread),
-            name: job.name.clone(),
-            comps,
-        }
-    }
-
     /// fio's `check_get_verify`: a check of a logged block is due when a batch is under
     /// way, or when the blocks waiting are a multiple of `verify_backlog` and the last IO
     /// was a write.
@@ -252,40 +220,6 @@ impl VerifyState {
         None
     }
 
-    /// A trim the engine did not take: the block waits for it again.
-    fn untrim(&mut self, i: usize) {
-        let p = &mut self.log[i];
-        if std::mem::take(&mut p.dropped) {
-            self.dropped_waiting -= 1;
-        }
-        p.trimmed = false;
-        p.on_trim = true;
-        if let Some(t) = self.trims.as_mut() {
-            t.untake(i as u32);
-        }
-    }
-
-    /// fio's `check_get_trim`: a logged block to trim in place of the next IO.
-    fn trim_due(&mut self) -> Option<usize> {
-        let waiting = self.waiting();
-        let t = self.trims.as_mut()?;
-        if !t.due(waiting, self.last_read) {
-            return None;
-        }
-        let log = &self.log;
-        let i = t.take(|i| log.get(i as usize).is_some_and(|p| p.on_trim))? as usize;
-        let zero = t.zero;
-        let p = &mut self.log[i];
-        p.on_trim = false;
-        if zero {
-            p.trimmed = true;
-        } else {
-            p.dropped = true;
-            self.dropped_waiting += 1;
-        }
-        Some(i)
-    }
-
     /// A fresh seed per block for its headers (fio's `rand_seed`), from a counter.
     fn next_seed(&mut self) -> u64 {
         self.seed_at(self.writes)
@@ -317,11 +251,6 @@ impl VerifyState {
                 dropped: false,
             });
         }
-    }
-
-    /// Whether chosen blocks still wait for their trim.
-    fn trims_waiting(&self) -> bool {
-        self.trims.as_ref().is_some_and(TrimBacklog::waiting)
     }
 
     /// The last IO completed (fio's `last_ddir`): whether it was a read.
@@ -418,50 +347,6 @@ impl Worker<'_> {
         Ok(true)
     }
 
-    /// fio's trim backlog: when a trim is due, `slot` trims the oldest logged block
-    /// chosen for it instead of the next IO. False when none is due.
-    pub(super) fn backlog_trim(&mut self, slot: u32) -> Result<bool, EngineError> {
-        let Some(piece) = self.verify.as_mut().and_then(|v| v.trim_due()) else {
-            return Ok(false);
-        };
-        let p = self.verify.as_ref().map(|v| v.log[piece]);
-        let Some(p) = p else { return Ok(false) };
-        self.slots[slot as usize] = Slot {
-            ddir: 2,
-            len: p.len,
-            file: p.file,
-            offset: p.offset,
-            ..Slot::default()
-        };
-        if !self.issue(slot)?
-            && let Some(v) = self.verify.as_mut()
-        {
-            v.untrim(piece);
-        }
-        Ok(true)
-    }
-
-    /// fio's loop goes on past the job's budget while written blocks wait for their
-    /// trim: the trims still due are issued (the next IO after them would be past the
-    /// region, which ends fio's loop).
-    pub(super) fn trailing_trims(&mut self) -> Result<(), EngineError> {
-        while self.verify.as_ref().is_some_and(|v| v.trims_waiting()) && !crate::stop::requested() {
-            let Some(slot) = self.free.pop() else {
-                self.reap(1)?;
-                continue;
-            };
-            if !self.backlog_trim(slot)? {
-                self.free.push(slot);
-                break;
-            }
-            self.commit()?;
-            if self.free.is_empty() {
-                self.reap(1)?;
-            }
-        }
-        Ok(())
-    }
-
     /// verify_only of a write job: the offsets the writes would take, logged, nothing
     /// written (fio's `do_dry_run`).
     pub(super) fn dry_run(&mut self) {
@@ -556,38 +441,6 @@ impl Worker<'_> {
     }
 }
 
-impl VerifyState {
-    /// With a loaded state: whether `p` is past where the writes stopped.
-    fn past_saved_writes(&self, p: &Piece) -> bool {
-        self.loaded
-            .as_ref()
-            .is_some_and(|st| st.should_stop(self.reads_done, u64::from(p.file), p.offset))
-    }
-}
-
-impl Worker<'_> {
-    /// A write completed (its bytes all moved): logged for the state file.
-    #[inline]
-    pub(super) fn verify_wrote(&mut self, s: &Slot) {
-        if let Some(v) = self.verify.as_mut() {
-            v.wrote(s.file, s.offset);
-        }
-    }
-
-    /// fio's `verify_save_state` at the end of a verifying write job: its state file in
-    /// the working directory. A file that cannot be written is a warning, as in fio.
-    pub(super) fn save_verify_state(&self) {
-        let Some(v) = self.verify.as_ref().filter(|v| v.save) else {
-            return;
-        };
-        let name = file_name(&self.job.name, self.plan.thread);
-        let bytes = v.state(self.job, self.plan.thread).encode();
-        if let Err(e) = write_state(&name, &bytes) {
-            eprintln!("storbench: verify state file {name}: {e}");
-        }
-    }
-}
-
 /// A block that did not verify: fio's EILSEQ with its message.
 fn eilseq(message: String) -> EngineError {
     EngineError {
@@ -595,32 +448,4 @@ fn eilseq(message: String) -> EngineError {
         errno: Some(libc::EILSEQ),
         message,
     }
-}
-
-/// Writes a state file, never through a symbolic link planted at its name.
-fn write_state(name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(name)?;
-    f.write_all(bytes)
-}
-
-/// `verify_state_load`: this clone's state file from the working directory, read with a
-/// bound; a missing or foreign file is the job's one-line error.
-fn load_state(job: &str, thread: u32) -> Result<StateFile, EngineError> {
-    use std::io::Read;
-    let name = file_name(job, thread);
-    let fail =
-        |why: String| EngineError::new(ErrorKind::Os, format!("verify_state_load: {name}: {why}"));
-    let f = std::fs::File::open(&name).map_err(|e| fail(e.to_string()))?;
-    let mut bytes = Vec::new();
-    f.take(crate::verify::state::MAX_FILE)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    StateFile::decode(&bytes).map_err(fail)
 }

@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 
 use storbench_job::TrimVerify;
 
+use super::{Slot, VerifyState, Worker};
+use crate::error::EngineError;
 use crate::rng::FioRand;
 
 /// fio's seed slot of `trim_state` (`FIO_RAND_TRIM_OFF`).
@@ -127,6 +129,93 @@ impl TrimBacklog {
         for i in &mut self.queue {
             *i -= n;
         }
+    }
+}
+
+impl VerifyState {
+    /// A trim the engine did not take: the block waits for it again.
+    fn untrim(&mut self, i: usize) {
+        let p = &mut self.log[i];
+        if std::mem::take(&mut p.dropped) {
+            self.dropped_waiting -= 1;
+        }
+        p.trimmed = false;
+        p.on_trim = true;
+        if let Some(t) = self.trims.as_mut() {
+            t.untake(i as u32);
+        }
+    }
+
+    /// fio's `check_get_trim`: a logged block to trim in place of the next IO.
+    fn trim_due(&mut self) -> Option<usize> {
+        let waiting = self.waiting();
+        let t = self.trims.as_mut()?;
+        if !t.due(waiting, self.last_read) {
+            return None;
+        }
+        let log = &self.log;
+        let i = t.take(|i| log.get(i as usize).is_some_and(|p| p.on_trim))? as usize;
+        let zero = t.zero;
+        let p = &mut self.log[i];
+        p.on_trim = false;
+        if zero {
+            p.trimmed = true;
+        } else {
+            p.dropped = true;
+            self.dropped_waiting += 1;
+        }
+        Some(i)
+    }
+
+    /// Whether chosen blocks still wait for their trim.
+    fn trims_waiting(&self) -> bool {
+        self.trims.as_ref().is_some_and(TrimBacklog::waiting)
+    }
+}
+
+impl Worker<'_> {
+    /// fio's trim backlog: when a trim is due, `slot` trims the oldest logged block
+    /// chosen for it instead of the next IO. False when none is due.
+    pub(in crate::worker) fn backlog_trim(&mut self, slot: u32) -> Result<bool, EngineError> {
+        let Some(piece) = self.verify.as_mut().and_then(|v| v.trim_due()) else {
+            return Ok(false);
+        };
+        let p = self.verify.as_ref().map(|v| v.log[piece]);
+        let Some(p) = p else { return Ok(false) };
+        self.slots[slot as usize] = Slot {
+            ddir: 2,
+            len: p.len,
+            file: p.file,
+            offset: p.offset,
+            ..Slot::default()
+        };
+        if !self.issue(slot)?
+            && let Some(v) = self.verify.as_mut()
+        {
+            v.untrim(piece);
+        }
+        Ok(true)
+    }
+
+    /// fio's loop goes on past the job's budget while written blocks wait for their
+    /// trim: the trims still due are issued (the next IO after them would be past the
+    /// region, which ends fio's loop).
+    pub(in crate::worker) fn trailing_trims(&mut self) -> Result<(), EngineError> {
+        while self.verify.as_ref().is_some_and(|v| v.trims_waiting()) && !crate::stop::requested() {
+            let Some(slot) = self.free.pop() else {
+                self.reap(1)?;
+                continue;
+            };
+            if !self.backlog_trim(slot)? {
+                self.free.push(slot);
+                break;
+            }
+            self.commit()?;
+            if self.free.is_empty() {
+                self.reap(1)?;
+            }
+        }
+        Ok(())
     }
 }
 

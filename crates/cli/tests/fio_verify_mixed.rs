@@ -117,7 +117,7 @@ fn both_traced(line: &str) -> (Vec<String>, Vec<String>) {
     zeroed_file(sd.path());
     let (run, theirs) = traced(fd.path(), Path::new("fio"), &words(line));
     assert!(run.success(), "fio {line}: {}", run.stderr);
-    let sb = std::path::PathBuf::from(assert_cmd::cargo::cargo_bin("storbench"));
+    let sb = assert_cmd::cargo::cargo_bin("storbench");
     let mut args = vec!["fio", "--no-save"];
     args.extend(words(line));
     let (run, ours) = traced(sd.path(), &sb, &args);

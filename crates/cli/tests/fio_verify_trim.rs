@@ -133,7 +133,7 @@ fn trims_verify_as_fio_on_a_loop_device() {
     }
     let d = tempfile::tempdir().unwrap();
     let dev = LoopDev::new(d.path(), 1 << 20);
-    let sb = std::path::PathBuf::from(assert_cmd::cargo::cargo_bin("storbench"));
+    let sb = assert_cmd::cargo::cargo_bin("storbench");
     // One device, one job at a time: each tool's job writes before it reads.
     for (case, want) in CASES {
         let line = job(&dev.dev, case);

@@ -14,8 +14,12 @@ mod trim;
 
 use super::{Slot, Worker, WorkerPlan};
 use crate::error::{EngineError, ErrorKind};
+use crate::rng::FioRand;
 use crate::verify::state::StateFile;
 use crate::verify::{Expect, Verifier, check_trimmed};
+
+/// fio's seed slot of `verify_state` (`FIO_RAND_VER_OFF`).
+const FIO_RAND_VER_OFF: u32 = 3;
 use state_file::load_state;
 use trim::TrimBacklog;
 
@@ -26,6 +30,8 @@ pub(super) struct Piece {
     len: u32,
     offset: u64,
     numberio: u64,
+    /// The seed its check expects (fio's, in a mix's final pass; see `verify_phase`).
+    seed: u64,
     /// Chosen by `trim_percentage` and not yet trimmed or checked.
     on_trim: bool,
     /// Trimmed: must read back as zeros.
@@ -62,7 +68,9 @@ pub(super) struct VerifyState {
     check_reads: bool,
     /// Writes issued so far (fio's `numberio`).
     writes: u64,
-    seed: u64,
+    /// fio's `verify_state`: each written block's seed is two of its draws multiplied,
+    /// as fio's, so that fio's seed check of a mix (below) passes on storbench's data.
+    seeds: FioRand,
     /// fio's `verify_backlog` (0: off) and `verify_backlog_batch`: `next` is the first
     /// logged block not yet checked, `batch_left` the checks left of the batch under way,
     /// `last_read` whether the last IO issued was such a check (fio's `last_ddir`).
@@ -156,7 +164,11 @@ impl VerifyState {
             dry_run,
             check_reads: !writes,
             writes: 0,
-            seed: plan.seed,
+            seeds: FioRand::seeded(if job.randrepeat {
+                FioRand::seed_for(job.randseed, plan.thread + 1, FIO_RAND_VER_OFF)
+            } else {
+                plan.seed
+            }),
             backlog: if log_writes { v.backlog } else { 0 },
             backlog_batch: match v.backlog_batch {
                 0 => v.backlog,
@@ -220,22 +232,14 @@ impl VerifyState {
         None
     }
 
-    /// A fresh seed per block for its headers (fio's `rand_seed`), from a counter.
+    /// A fresh seed per block for its headers: fio's `rand_seed`, two draws of its
+    /// `verify_state` multiplied.
     fn next_seed(&mut self) -> u64 {
-        self.seed_at(self.writes)
+        let a = u64::from(self.seeds.next_u32());
+        a.wrapping_mul(u64::from(self.seeds.next_u32()))
     }
 
-    /// The seed of the `k`-th write (from 0).
-    fn seed_at(&self, k: u64) -> u64 {
-        let mut z = self
-            .seed
-            .wrapping_add(k.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn log(&mut self, file: u32, offset: u64, len: u32, numberio: u64) {
+    fn log(&mut self, file: u32, offset: u64, len: u32, numberio: u64, seed: u64) {
         if self.log_writes {
             let on_trim = self
                 .trims
@@ -246,6 +250,7 @@ impl VerifyState {
                 len,
                 offset,
                 numberio,
+                seed,
                 on_trim,
                 trimmed: false,
                 dropped: false,
@@ -275,7 +280,7 @@ impl Worker<'_> {
         let now = self.clock.now_ns();
         let time = ((now / 1_000_000_000) as u32, (now % 1_000_000_000) as u32);
         v.verifier.fill(bytes, s.offset, numberio, seed, time);
-        v.log(s.file, s.offset, s.len, numberio);
+        v.log(s.file, s.offset, s.len, numberio, seed);
     }
 
     /// After a read completed in full: checks it when it is a verify read or the read of
@@ -302,8 +307,7 @@ impl Worker<'_> {
             Expect {
                 offset: s.offset,
                 numberio: v.check_numberio.then_some(p.numberio),
-                seed: (v.seed_by_order && !v.dry_run && v.final_pass)
-                    .then(|| v.seed_at(u64::from(s.piece))),
+                seed: (v.seed_by_order && v.final_pass).then_some(p.seed),
             }
         } else {
             Expect {
@@ -352,11 +356,22 @@ impl Worker<'_> {
     pub(super) fn dry_run(&mut self) {
         while !self.limit_reached() && !crate::stop::requested() {
             let d = self.next_ddir();
-            let (_, file, offset, len) = self.next_io(d);
-            self.issued_bytes += u64::from(len);
+            let (ddir, file, offset, len) = self.next_io(d);
+            // Counted as fill_queue counts issued IO: a mix's directions follow fio's
+            // rwmix rule, and a trimwrite's budget is its writes.
+            if ddir != 2 || self.trim_then_write.is_none() {
+                self.issued_bytes += u64::from(len);
+            }
             self.issued_ios += 1;
-            if let Some(v) = self.verify.as_mut() {
-                v.log(file, offset, len, 0);
+            if let Some(n) = self.dir_issues.get_mut(usize::from(ddir)) {
+                *n += 1;
+            }
+            // Only writes are logged: a mix's reads are not checked (fio's dry run).
+            if ddir == 1
+                && let Some(v) = self.verify.as_mut()
+            {
+                let seed = v.next_seed();
+                v.log(file, offset, len, 0, seed);
             }
         }
     }
@@ -380,12 +395,22 @@ impl Worker<'_> {
         if self.job.time_based {
             log.clear();
         }
+        // fio replays its seeds in the order it checks: the k-th block checked expects
+        // the k-th write's seed (once per pass, not per IO).
+        let seeds: Vec<u64> = if v.seed_by_order {
+            log.iter().map(|p| p.seed).collect()
+        } else {
+            Vec::new()
+        };
         if v.sorted {
             log.sort_by_key(|p| (p.file, p.offset));
             // A block written twice (norandommap) is checked as last written.
             log.reverse();
             log.dedup_by_key(|p| (p.file, p.offset));
             log.reverse();
+        }
+        for (p, &seed) in log.iter_mut().zip(&seeds) {
+            p.seed = seed;
         }
         let nothing_left = log.is_empty();
         if let Some(v) = self.verify.as_mut() {

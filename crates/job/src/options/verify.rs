@@ -75,7 +75,9 @@ pub(super) const DEFS: &[OptDef] = &[
          finds little; use sha256, sha3-512 or crc32c. A mixed job (rw=rw, randrw) verifies \
          as fio's does: its own reads are not checked, its writes are read back and checked \
          after the mix (or during it with verify_backlog), in fio's order: write order for \
-         a random job with its random map, else offset order. Trims (trimwrite, \
+         a random job with its random map, else offset order; their headers carry fio's \
+         seeds, which fio checks in a mix, so a sequential mix written by either tool \
+         verifies in the other (a random mix's offsets are each tool's own). Trims (trimwrite, \
          randtrimwrite) work as fio's: written blocks are checked, trimmed ones too with \
          trim_verify_zero. Refused with verify, for now: write jobs with time_based or \
          loops > 1 (fio verifies after every pass; verify_backlog checks a time_based \

@@ -233,7 +233,7 @@ fn verify_off_runs_and_bad_verify_options_are_one_line_errors() {
         ("--verify=md6", "unknown verify type 'md6'"),
         ("--verify_fatal=1", "verify_fatal needs verify="),
         ("--verify_only", "verify_only needs verify="),
-        ("--verify=crc32c --rw=randrw", "not supported"),
+        ("--verify=crc32c --loops=2", "not supported"),
         ("--verify=sha512 --bs=128", "too small"),
     ] {
         let run = sb_fio(d.path(), &words(&job(&format!("--rw=write {bad}"))));

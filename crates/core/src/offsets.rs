@@ -180,6 +180,10 @@ pub struct OffsetGen {
     nblocks: u64,
     /// Next sequential offset, relative to `start`.
     seq_next: u64,
+    /// The other directions' next sequential offsets: as fio's `last_pos[ddir]`, the
+    /// reads and writes of a sequential mix (`rw=rw`) each go through the region on their
+    /// own, both from its start.
+    seq_other: [u64; 3],
     hole: u64,
     /// fio's backward sequential step (`rw=read:-8k`); 0: forwards.
     back: u64,
@@ -259,6 +263,7 @@ impl OffsetGen {
             block: p.block,
             nblocks,
             seq_next: 0,
+            seq_other: [0; 3],
             hole: p.hole,
             back: p.back,
             cross_room: p.cross_room,
@@ -272,6 +277,10 @@ impl OffsetGen {
     /// Sets the direction of the next IOs placed (read 0, write 1, trim 2).
     #[inline]
     pub fn aim(&mut self, ddir: u8) {
+        if ddir != self.dir {
+            self.seq_other[usize::from(self.dir.min(2))] = self.seq_next;
+            self.seq_next = self.seq_other[usize::from(ddir.min(2))];
+        }
         self.dir = ddir;
     }
 
@@ -369,6 +378,7 @@ impl OffsetGen {
     #[cold]
     pub fn restart(&mut self) {
         self.seq_next = 0;
+        self.seq_other = [0; 3];
         self.pass_end = PassEnd::None;
         if let Draw::Map {
             perm,

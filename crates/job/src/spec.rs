@@ -350,6 +350,37 @@ pub struct VerifySpec {
     /// `verify_state_load`: the verify reads that state file and stops where the
     /// writes stopped.
     pub state_load: bool,
+    /// fio's verify of trims: `trim_percentage` of the logged writes are trimmed once
+    /// `trim_backlog` of them wait, `trim_backlog_batch` at a time, and their read back
+    /// must be zeros when `trim_verify_zero` (else they are not checked).
+    pub trim: TrimVerify,
+    /// `experimental_verify`: storbench checks the same blocks from its log either way;
+    /// kept to refuse what fio does differently with it.
+    pub experimental: bool,
+}
+
+/// fio's `trim_percentage`, `trim_backlog`, `trim_backlog_batch` and `trim_verify_zero`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrimVerify {
+    /// Percentage of the written blocks chosen to be trimmed (0: none).
+    pub percentage: u32,
+    /// Trim the chosen blocks each time this many written blocks wait (0: never).
+    pub backlog: u64,
+    /// Blocks trimmed each time (0: `backlog`).
+    pub batch: u32,
+    /// A trimmed block must read back as zeros (fio's `trim_verify_zero`, on by default).
+    pub zero: bool,
+}
+
+impl Default for TrimVerify {
+    fn default() -> Self {
+        TrimVerify {
+            percentage: 0,
+            backlog: 0,
+            batch: 0,
+            zero: true,
+        }
+    }
 }
 
 impl Default for VerifySpec {
@@ -367,6 +398,8 @@ impl Default for VerifySpec {
             backlog_batch: 0,
             state_save: false,
             state_load: false,
+            trim: TrimVerify::default(),
+            experimental: false,
         }
     }
 }
@@ -565,6 +598,22 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// Whether fio keeps a random map of the job's files (its `file_randommap`): a random
+    /// job with the map on, fio's default generator and a uniform (or zoned)
+    /// distribution. fio then logs writes for verification in write order; otherwise in
+    /// offset order, a block written again replacing the earlier write.
+    pub fn random_map(&self) -> bool {
+        self.rw.kind.is_random()
+            && !self.norandommap
+            && self.random_generator != RandomGenerator::Lfsr
+            && matches!(
+                self.random_distribution,
+                RandomDistribution::Random
+                    | RandomDistribution::Zoned
+                    | RandomDistribution::ZonedAbs
+            )
+    }
+
     /// The CPUs of the clone that is the run's thread `thread` (from 0, over all jobs'
     /// clones in order) may run on (None: any): all of `cpus`, or with `split` the one its
     /// number picks in turn, as fio's `fio_cpus_split`.

@@ -246,6 +246,18 @@ impl Verifier {
     }
 }
 
+/// fio's check of a trimmed block (`trim_verify_zero`): it must read back as zeros; else
+/// fio's message, naming the first byte that is not.
+pub fn check_trimmed(buf: &[u8], offset: u64, file: &str) -> Result<(), String> {
+    match buf.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(at) => Err(format!(
+            "trim: verify failed at file {file} offset {offset}, length {}, block offset {at}",
+            buf.len()
+        )),
+    }
+}
+
 /// fio's checksum check of one interval: the data after the header of the type the block
 /// was written with, against the checksum area.
 fn check_digest(
@@ -333,6 +345,17 @@ mod tests {
             offset,
             ..VerifySpec::default()
         }
+    }
+
+    #[test]
+    fn a_trimmed_block_must_be_zeros_and_names_its_first_other_byte() {
+        let mut buf = vec![0u8; 4096];
+        assert!(check_trimmed(&buf, 8192, "f").is_ok());
+        buf[100] = 7;
+        assert_eq!(
+            check_trimmed(&buf, 8192, "f").unwrap_err(),
+            "trim: verify failed at file f offset 8192, length 4096, block offset 100"
+        );
     }
 
     fn block(v: &mut Verifier, at: u64) -> Vec<u8> {

@@ -100,6 +100,9 @@ impl Worker<'_> {
             }
             return check(result, "fsync", &self.plan.files[s.file as usize].spec.path);
         }
+        if let Some(v) = self.verify.as_mut() {
+            v.completed(s.ddir);
+        }
         if result < 0 {
             return self.io_failed(&s, (-result) as i32);
         }

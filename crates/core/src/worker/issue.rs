@@ -41,7 +41,10 @@ impl Worker<'_> {
                 self.writes_since_sync = 0;
             }
             let Some(slot) = self.free.pop() else { break };
-            if self.held.is_none() && self.verify.is_some() && self.backlog_read(slot)? {
+            if self.held.is_none()
+                && self.verify.is_some()
+                && (self.backlog_read(slot)? || self.backlog_trim(slot)?)
+            {
                 continue;
             }
             let io = match self.held.take() {
@@ -78,7 +81,11 @@ impl Worker<'_> {
             if !self.issue(slot)? {
                 break;
             }
-            self.issued_bytes += len as u64;
+            // fio's budget of a trimwrite job is its writes: each block is trimmed, then
+            // written, and the trims come on top.
+            if ddir != 2 || self.trim_then_write.is_none() {
+                self.issued_bytes += len as u64;
+            }
             self.issued_ios += 1;
             if let Some(n) = self.dir_issues.get_mut(ddir as usize) {
                 *n += 1;

@@ -576,6 +576,9 @@ impl<'p> Worker<'p> {
         let mut checks = 0u32;
         loop {
             self.issue_until_stop(&mut checks)?;
+            if self.limit_reached() && self.verify.is_some() {
+                self.trailing_trims()?;
+            }
             self.drain()?;
             if !self.another_loop_follows() {
                 break;

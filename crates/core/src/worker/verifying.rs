@@ -7,12 +7,21 @@
 //! The log is one entry per written block, reserved at set-up for a size-bound job, so
 //! logging allocates nothing per IO; checking works in the slot's own buffer.
 
-use storbench_job::{JobSpec, RwKind};
+use storbench_job::JobSpec;
+
+mod state_file;
+mod trim;
 
 use super::{Slot, Worker, WorkerPlan};
 use crate::error::{EngineError, ErrorKind};
-use crate::verify::state::{StateFile, file_name};
-use crate::verify::{Expect, Verifier};
+use crate::rng::FioRand;
+use crate::verify::state::StateFile;
+use crate::verify::{Expect, Verifier, check_trimmed};
+
+/// fio's seed slot of `verify_state` (`FIO_RAND_VER_OFF`).
+const FIO_RAND_VER_OFF: u32 = 3;
+use state_file::load_state;
+use trim::TrimBacklog;
 
 /// One logged write: what the verify phase reads back and expects.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +30,14 @@ pub(super) struct Piece {
     len: u32,
     offset: u64,
     numberio: u64,
+    /// The seed its check expects (fio's, in a mix's final pass; see `verify_phase`).
     seed: u64,
+    /// Chosen by `trim_percentage` and not yet trimmed or checked.
+    on_trim: bool,
+    /// Trimmed: must read back as zeros.
+    trimmed: bool,
+    /// Trimmed without `trim_verify_zero`: out of the verify list.
+    dropped: bool,
 }
 
 impl Piece {
@@ -52,7 +68,9 @@ pub(super) struct VerifyState {
     check_reads: bool,
     /// Writes issued so far (fio's `numberio`).
     writes: u64,
-    seed: u64,
+    /// fio's `verify_state`: each written block's seed is two of its draws multiplied,
+    /// as fio's, so that fio's seed check of a mix (below) passes on storbench's data.
+    seeds: FioRand,
     /// fio's `verify_backlog` (0: off) and `verify_backlog_batch`: `next` is the first
     /// logged block not yet checked, `batch_left` the checks left of the batch under way,
     /// `last_read` whether the last IO issued was such a check (fio's `last_ddir`).
@@ -61,6 +79,18 @@ pub(super) struct VerifyState {
     next: usize,
     batch_left: u64,
     last_read: bool,
+    /// fio's verify of trims (`trim_backlog.rs`), when `trim_percentage` is given;
+    /// `dropped_waiting` counts the logged blocks after `next` a trim took out of the
+    /// verify list, so that the list's length is fio's `io_hist_len`.
+    trims: Option<TrimBacklog>,
+    dropped_waiting: u64,
+    /// fio reads a random job's blocks back in write order when it keeps a random map,
+    /// else in offset order, a block written twice checked once (its rbtree).
+    sorted: bool,
+    /// The check of the k-th block of the final pass expects the k-th write's seed.
+    seed_by_order: bool,
+    /// The final pass (do_verify) is under way: log indices are its order.
+    final_pass: bool,
     /// fio's verify state: what `verify_state_load` read, the verify reads completed
     /// (fio's `io_blocks[READ]`), and for `verify_state_save` the last `iodepth` write
     /// completions of each file (a ring per file, allocated at set-up) and their count.
@@ -102,7 +132,23 @@ impl VerifyState {
         };
         let save = v.state_save && writes && !v.only;
         let comp_depth = if save { job.iodepth.max(1) as usize } else { 0 };
+        let trim_seed = if job.randrepeat {
+            TrimBacklog::seed(job.randseed, plan.thread + 1)
+        } else {
+            plan.seed ^ 0x7472_696d
+        };
+        let trims = TrimBacklog::new(&v.trim, trim_seed, capacity as usize)
+            .filter(|_| log_writes && !v.only);
+        let bs = job.bs.iter();
+        let fixed = bs.clone().map(|b| b.min()).min() == bs.map(|b| b.max()).max();
         Ok(Some(VerifyState {
+            trims,
+            dropped_waiting: 0,
+            sorted: !job.random_map(),
+            // fio checks a block's seed only in a mixed job without verify_backlog, and
+            // then against its generator replayed in the order the blocks are checked.
+            seed_by_order: job.rw.kind.reads() && writes && v.backlog == 0,
+            final_pass: false,
             loaded,
             reads_done: 0,
             save,
@@ -113,14 +159,16 @@ impl VerifyState {
             verifier,
             log: Vec::with_capacity(capacity as usize),
             log_writes,
-            check_numberio: writes
-                && job.bs[1].min() == job.bs[1].max()
-                && !job.time_based
-                && !v.only,
+            // fio's td_min_bs == td_max_bs: over every direction, a mixed job's reads too.
+            check_numberio: writes && fixed && !job.time_based && !v.only,
             dry_run,
             check_reads: !writes,
             writes: 0,
-            seed: plan.seed,
+            seeds: FioRand::seeded(if job.randrepeat {
+                FioRand::seed_for(job.randseed, plan.thread + 1, FIO_RAND_VER_OFF)
+            } else {
+                plan.seed
+            }),
             backlog: if log_writes { v.backlog } else { 0 },
             backlog_batch: match v.backlog_batch {
                 0 => v.backlog,
@@ -132,47 +180,11 @@ impl VerifyState {
         }))
     }
 
-    /// A write completed: into its file's ring of the last completions (fio's
-    /// `file_log_write_comp`), for the state file.
-    #[inline]
-    fn wrote(&mut self, file: u32, offset: u64) {
-        if self.comp_depth == 0 {
-            return;
-        }
-        self.writes_done += 1;
-        let f = file as usize;
-        let at = self.comp_next[f] as usize;
-        self.comps[f * self.comp_depth + at] = offset;
-        self.comp_next[f] = ((at + 1) % self.comp_depth) as u32;
-    }
-
-    /// fio's state of this job clone (`get_all_io_list`): per file, the last
-    /// completions, newest first.
-    fn state(&self, job: &JobSpec, thread: u32) -> StateFile {
-        let per_file = self.writes_done.min(self.comp_depth as u64) as usize;
-        let mut comps = Vec::with_capacity(per_file * self.comp_next.len());
-        for (f, &next) in self.comp_next.iter().enumerate() {
-            let ring = &self.comps[f * self.comp_depth..(f + 1) * self.comp_depth];
-            for i in 0..per_file {
-                let at = (next as usize + self.comp_depth - 1 - i) % self.comp_depth;
-                comps.push((f as u64, ring[at]));
-            }
-        }
-        StateFile {
-            depth: job.iodepth,
-            nofiles: self.comp_next.len() as u32,
-            numberio: self.writes,
-            index: u64::from(thread),
-            name: job.name.clone(),
-            comps,
-        }
-    }
-
     /// fio's `check_get_verify`: a check of a logged block is due when a batch is under
     /// way, or when the blocks waiting are a multiple of `verify_backlog` and the last IO
     /// was a write.
     fn backlog_due(&mut self) -> bool {
-        let waiting = (self.log.len() - self.next) as u64;
+        let waiting = self.waiting();
         if self.backlog == 0 || waiting == 0 {
             return false;
         }
@@ -182,35 +194,74 @@ impl VerifyState {
         self.batch_left > 0
     }
 
+    /// Logged blocks waiting for their check: fio's `io_hist_len`.
+    fn waiting(&self) -> u64 {
+        (self.log.len() - self.next) as u64 - self.dropped_waiting
+    }
+
     /// Drops the checked blocks from the log's front once they are many, moving the rest
     /// down (no allocation); only with no check in flight, whose slot names its entry.
     fn compact(&mut self) {
         if self.next >= 4096 && self.next * 2 >= self.log.len() {
             self.log.drain(..self.next);
+            if let Some(t) = self.trims.as_mut() {
+                t.shift(self.next);
+            }
             self.next = 0;
         }
     }
 
-    /// A fresh seed per block for its headers (fio's `rand_seed`), from a counter.
+    /// The next logged block to check during the writes, past those a trim took out of
+    /// the list; it leaves the trim queue if it was waiting there.
+    fn take_next(&mut self) -> Option<usize> {
+        while self.next < self.log.len() {
+            let i = self.next;
+            self.next += 1;
+            let p = &mut self.log[i];
+            if p.dropped {
+                self.dropped_waiting -= 1;
+                continue;
+            }
+            if std::mem::take(&mut p.on_trim)
+                && let Some(t) = self.trims.as_mut()
+            {
+                t.dropped();
+            }
+            return Some(i);
+        }
+        None
+    }
+
+    /// A fresh seed per block for its headers: fio's `rand_seed`, two draws of its
+    /// `verify_state` multiplied.
     fn next_seed(&mut self) -> u64 {
-        let mut z = self
-            .seed
-            .wrapping_add(self.writes.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let a = u64::from(self.seeds.next_u32());
+        a.wrapping_mul(u64::from(self.seeds.next_u32()))
     }
 
     fn log(&mut self, file: u32, offset: u64, len: u32, numberio: u64, seed: u64) {
         if self.log_writes {
+            let on_trim = self
+                .trims
+                .as_mut()
+                .is_some_and(|t| t.logged(self.log.len()));
             self.log.push(Piece {
                 file,
                 len,
                 offset,
                 numberio,
                 seed,
+                on_trim,
+                trimmed: false,
+                dropped: false,
             });
         }
+    }
+
+    /// The last IO completed (fio's `last_ddir`): whether it was a read.
+    #[inline]
+    pub(super) fn completed(&mut self, ddir: u8) {
+        self.last_read = ddir == 0;
     }
 }
 
@@ -226,7 +277,6 @@ impl Worker<'_> {
         let numberio = v.writes;
         let seed = v.next_seed();
         v.writes += 1;
-        v.last_read = false;
         let now = self.clock.now_ns();
         let time = ((now / 1_000_000_000) as u32, (now % 1_000_000_000) as u32);
         v.verifier.fill(bytes, s.offset, numberio, seed, time);
@@ -244,12 +294,20 @@ impl Worker<'_> {
             return Ok(());
         }
         v.reads_done += 1;
+        let path = &self.plan.files[s.file as usize].spec.path;
+        if s.verify && v.log[s.piece as usize].trimmed {
+            // SAFETY: as below, the completed read's buffer.
+            let buf = unsafe {
+                std::slice::from_raw_parts(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
+            };
+            return check_trimmed(buf, s.offset, path).map_err(eilseq);
+        }
         let expect = if s.verify {
             let p = v.log[s.piece as usize];
             Expect {
                 offset: s.offset,
                 numberio: v.check_numberio.then_some(p.numberio),
-                seed: (!v.dry_run).then_some(p.seed),
+                seed: (v.seed_by_order && v.final_pass).then_some(p.seed),
             }
         } else {
             Expect {
@@ -262,14 +320,7 @@ impl Worker<'_> {
         let buf = unsafe {
             std::slice::from_raw_parts_mut(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
         };
-        let path = &self.plan.files[s.file as usize].spec.path;
-        v.verifier
-            .check(buf, &expect, path)
-            .map_err(|msg| EngineError {
-                kind: ErrorKind::Os,
-                errno: Some(libc::EILSEQ),
-                message: msg,
-            })
+        v.verifier.check(buf, &expect, path).map_err(eilseq)
     }
 
     /// fio's `verify_backlog`: when a check is due, `slot` reads back the oldest logged
@@ -284,16 +335,16 @@ impl Worker<'_> {
             return Ok(false);
         };
         v.compact();
-        let piece = v.next;
+        let Some(piece) = v.take_next() else {
+            return Ok(false);
+        };
         let p = v.log[piece];
-        v.next += 1;
         v.batch_left -= 1;
-        v.last_read = true;
         self.slots[slot as usize] = p.read_back(piece);
         if !self.issue(slot)? {
             // The engine was busy: the block stays due.
             if let Some(v) = self.verify.as_mut() {
-                v.next -= 1;
+                v.next = piece;
                 v.batch_left += 1;
             }
         }
@@ -305,11 +356,22 @@ impl Worker<'_> {
     pub(super) fn dry_run(&mut self) {
         while !self.limit_reached() && !crate::stop::requested() {
             let d = self.next_ddir();
-            let (_, file, offset, len) = self.next_io(d);
-            self.issued_bytes += u64::from(len);
+            let (ddir, file, offset, len) = self.next_io(d);
+            // Counted as fill_queue counts issued IO: a mix's directions follow fio's
+            // rwmix rule, and a trimwrite's budget is its writes.
+            if ddir != 2 || self.trim_then_write.is_none() {
+                self.issued_bytes += u64::from(len);
+            }
             self.issued_ios += 1;
-            if let Some(v) = self.verify.as_mut() {
-                v.log(file, offset, len, 0, 0);
+            if let Some(n) = self.dir_issues.get_mut(usize::from(ddir)) {
+                *n += 1;
+            }
+            // Only writes are logged: a mix's reads are not checked (fio's dry run).
+            if ddir == 1
+                && let Some(v) = self.verify.as_mut()
+            {
+                let seed = v.next_seed();
+                v.log(file, offset, len, 0, seed);
             }
         }
     }
@@ -328,19 +390,32 @@ impl Worker<'_> {
         // What verify_backlog checked already is not checked again, and a time-based
         // job's writes were checked only that way (fio's verify phase never starts).
         log.drain(..std::mem::take(&mut v.next));
+        v.dropped_waiting = 0;
+        log.retain(|p| !p.dropped);
         if self.job.time_based {
             log.clear();
         }
-        if self.job.rw.kind == RwKind::RandWrite {
+        // fio replays its seeds in the order it checks: the k-th block checked expects
+        // the k-th write's seed (once per pass, not per IO).
+        let seeds: Vec<u64> = if v.seed_by_order {
+            log.iter().map(|p| p.seed).collect()
+        } else {
+            Vec::new()
+        };
+        if v.sorted {
             log.sort_by_key(|p| (p.file, p.offset));
             // A block written twice (norandommap) is checked as last written.
             log.reverse();
             log.dedup_by_key(|p| (p.file, p.offset));
             log.reverse();
         }
+        for (p, &seed) in log.iter_mut().zip(&seeds) {
+            p.seed = seed;
+        }
         let nothing_left = log.is_empty();
         if let Some(v) = self.verify.as_mut() {
             v.log = log;
+            v.final_pass = true;
         }
         if nothing_left {
             return Ok(());
@@ -360,13 +435,10 @@ impl Worker<'_> {
         while next < total && !crate::stop::requested() {
             while next < total && self.inflight + (self.queued.len() as u32) < self.depth {
                 let Some(slot) = self.free.pop() else { break };
-                let p = self.verify.as_ref().map(|v| v.log[next]).unwrap_or(Piece {
-                    file: 0,
-                    len: 0,
-                    offset: 0,
-                    numberio: 0,
-                    seed: 0,
-                });
+                let Some(p) = self.verify.as_ref().map(|v| v.log[next]) else {
+                    self.free.push(slot);
+                    break;
+                };
                 if self
                     .verify
                     .as_ref()
@@ -394,62 +466,11 @@ impl Worker<'_> {
     }
 }
 
-impl VerifyState {
-    /// With a loaded state: whether `p` is past where the writes stopped.
-    fn past_saved_writes(&self, p: &Piece) -> bool {
-        self.loaded
-            .as_ref()
-            .is_some_and(|st| st.should_stop(self.reads_done, u64::from(p.file), p.offset))
+/// A block that did not verify: fio's EILSEQ with its message.
+fn eilseq(message: String) -> EngineError {
+    EngineError {
+        kind: ErrorKind::Os,
+        errno: Some(libc::EILSEQ),
+        message,
     }
-}
-
-impl Worker<'_> {
-    /// A write completed (its bytes all moved): logged for the state file.
-    #[inline]
-    pub(super) fn verify_wrote(&mut self, s: &Slot) {
-        if let Some(v) = self.verify.as_mut() {
-            v.wrote(s.file, s.offset);
-        }
-    }
-
-    /// fio's `verify_save_state` at the end of a verifying write job: its state file in
-    /// the working directory. A file that cannot be written is a warning, as in fio.
-    pub(super) fn save_verify_state(&self) {
-        let Some(v) = self.verify.as_ref().filter(|v| v.save) else {
-            return;
-        };
-        let name = file_name(&self.job.name, self.plan.thread);
-        let bytes = v.state(self.job, self.plan.thread).encode();
-        if let Err(e) = write_state(&name, &bytes) {
-            eprintln!("storbench: verify state file {name}: {e}");
-        }
-    }
-}
-
-/// Writes a state file, never through a symbolic link planted at its name.
-fn write_state(name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(name)?;
-    f.write_all(bytes)
-}
-
-/// `verify_state_load`: this clone's state file from the working directory, read with a
-/// bound; a missing or foreign file is the job's one-line error.
-fn load_state(job: &str, thread: u32) -> Result<StateFile, EngineError> {
-    use std::io::Read;
-    let name = file_name(job, thread);
-    let fail =
-        |why: String| EngineError::new(ErrorKind::Os, format!("verify_state_load: {name}: {why}"));
-    let f = std::fs::File::open(&name).map_err(|e| fail(e.to_string()))?;
-    let mut bytes = Vec::new();
-    f.take(crate::verify::state::MAX_FILE)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    StateFile::decode(&bytes).map_err(fail)
 }

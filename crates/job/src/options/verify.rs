@@ -72,10 +72,16 @@ pub(super) const DEFS: &[OptDef] = &[
          message and err=84 (EILSEQ), as fio does. Written data is storbench's own random \
          data, not fio's (only checksums and headers are compared). sha512 follows fio 3.33, \
          which never finishes that hash: its 128 stored bytes are copies of data bytes, so it \
-         finds little; use sha256, sha3-512 or crc32c. Refused with verify, for now: rw=rw, \
-         randrw and trim workloads, write jobs with time_based or loops > 1 (fio verifies \
-         after every pass; verify_backlog checks a time_based job's blocks as it goes), \
-         and verify_dump, trim_verify_zero (below).",
+         finds little; use sha256, sha3-512 or crc32c. A mixed job (rw=rw, randrw) verifies \
+         as fio's does: its own reads are not checked, its writes are read back and checked \
+         after the mix (or during it with verify_backlog), in fio's order: write order for \
+         a random job with its random map, else offset order; their headers carry fio's \
+         seeds, which fio checks in a mix, so a sequential mix written by either tool \
+         verifies in the other (a random mix's offsets are each tool's own). Trims (trimwrite, \
+         randtrimwrite) work as fio's: written blocks are checked, trimmed ones too with \
+         trim_verify_zero. Refused with verify, for now: write jobs with time_based or \
+         loops > 1 (fio verifies after every pass; verify_backlog checks a time_based \
+         job's blocks as it goes), and verify_dump.",
     ),
     OptDef::new(
         "do_verify",
@@ -218,12 +224,70 @@ pub(super) const DEFS: &[OptDef] = &[
         C::Verify,
         "0",
         "Verify by replaying the write offsets instead of logging them",
-        |_b, v| {
-            parse_bool(val(v)?)?;
+        |b, v| {
+            b.spec.verify.experimental = parse_bool(val(v)?)?;
             Ok(())
         },
     )
-    .note("Accepted: storbench checks the same blocks with the same messages from its write log, which costs no allocation per IO; only how the offsets are remembered differs from fio's."),
+    .note("Accepted: storbench checks the same blocks with the same messages from its write log, which costs no allocation per IO; only how the offsets are remembered differs from fio's. Refused with trimwrite and randtrimwrite, where fio 3.33's replay checks each trimmed block for zeros after its write and so fails on the first block."),
+    OptDef::new(
+        "trim_percentage",
+        K::Int,
+        C::Verify,
+        "0",
+        "Percentage of the verified writes to trim afterwards (with trim_backlog)",
+        |b, v| {
+            let n = parse_u32(val(v)?, b.spec.kb_base)?;
+            if n > 100 {
+                return Err(format!("trim_percentage={n} is above 100"));
+            }
+            b.spec.verify.trim.percentage = n;
+            if n > 0 {
+                b.verify_given.push("trim_percentage");
+            }
+            Ok(())
+        },
+    )
+    .note("As fio: each write logged for verification is chosen with this probability, by fio's own generator and seed, so the same blocks are trimmed; only a job whose rw trims (trimwrite, randtrimwrite) may use it with trim_backlog, as fio 3.33 aborts otherwise."),
+    OptDef::new(
+        "trim_backlog",
+        K::Int,
+        C::Verify,
+        "",
+        "Trim the chosen written blocks each time this many are logged",
+        |b, v| {
+            b.spec.verify.trim.backlog = parse_size(val(v)?, b.spec.kb_base)?;
+            if b.spec.verify.trim.backlog > 0 {
+                b.verify_given.push("trim_backlog");
+            }
+            Ok(())
+        },
+    )
+    .note("As fio: when the logged blocks are a multiple of it (and the last IO was no read), the oldest chosen blocks are trimmed, trim_backlog_batch of them (fio trims one more when the batch starts); these trims count as the job's trims, not towards its size. With an engine that queues its IO (nbd, libaio, io_uring …) fio 3.33 also counts them against a trimwrite's budget and may end its writes early; storbench ends them at the job's size."),
+    OptDef::new(
+        "trim_backlog_batch",
+        K::Int,
+        C::Verify,
+        "",
+        "Blocks trimmed each time the trim backlog is due (default: trim_backlog)",
+        |b, v| {
+            b.spec.verify.trim.batch = parse_u32(val(v)?, b.spec.kb_base)?;
+            b.verify_given.push("trim_backlog_batch");
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "trim_verify_zero",
+        K::Bool,
+        C::Verify,
+        "1",
+        "Check that a trimmed block reads back as zeros",
+        |b, v| {
+            b.spec.verify.trim.zero = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("As fio: a trimmed block that reads back non-zero is fio's `trim: verify failed at file F offset O, length L, block offset B` (B: the first non-zero byte) and err=84; with 0 the trimmed blocks are not read back at all. On a block device a trim is BLKDISCARD; on a regular file storbench punches a hole (which reads back zeros), where fio 3.33's sync engines fail the trim with err=25 (ENOTTY)."),
     OptDef::new(
         "verify_only",
         K::Flag,
@@ -274,6 +338,7 @@ pub(crate) fn fix_verify(
     verify_set: bool,
     given: &[&'static str],
 ) -> Result<(), String> {
+    let random_map = s.random_map();
     let v = &mut s.verify;
     if !verify_set && !v.pattern.is_empty() {
         v.kind = VerifyKind::PatternHdr;
@@ -291,18 +356,30 @@ pub(crate) fn fix_verify(
         return Err("verify=pattern needs verify_pattern".into());
     }
     let rw = s.rw.kind;
-    if rw.trims() {
+    let trim = &v.trim;
+    if trim.percentage > 0 && trim.backlog > 0 && !rw.trims() && rw.writes() {
         return Err(format!(
-            "verify with rw={} is not supported by storbench (trim verification)",
+            "trim_percentage with trim_backlog needs a job that trims (rw=trimwrite or \
+             randtrimwrite), not rw={}: fio 3.33 aborts on it",
             rw.fio_name()
         ));
     }
-    if rw.reads() && rw.writes() {
+    if v.experimental && rw.trims() && rw.writes() {
         return Err(format!(
-            "verify with rw={} is not supported by storbench yet (fio verifies reads of \
-             blocks written earlier in the same job)",
+            "experimental_verify with rw={} is not supported: fio 3.33 replays each trim as a \
+             check for zeros after the block's write, so its verify fails on the first block",
             rw.fio_name()
         ));
+    }
+    let backlogs = v.backlog > 0 || trim.percentage > 0 && trim.backlog > 0;
+    if backlogs && rw.writes() && rw.is_random() && !random_map {
+        return Err(
+            "verify_backlog or trim_backlog in a random job without fio's random map \
+             (norandommap, a non-uniform random_distribution, random_generator=lfsr) is not \
+             supported by storbench yet: fio takes that backlog in offset order and drops \
+             blocks written again"
+                .into(),
+        );
     }
     if rw.writes() && v.do_verify && (s.time_based && v.backlog == 0 || s.loops > 1) && !v.only {
         return Err(

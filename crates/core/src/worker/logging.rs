@@ -117,7 +117,10 @@ mod tests {
     use crate::iolog::{HistLine, IoLogSink, LogPipes};
     use std::sync::{Arc, Mutex};
 
-    struct Lines(Arc<Mutex<Vec<(u64, u8, u32, u64)>>>);
+    /// A histogram line as (time, direction, block size, IOs in it).
+    type Seen = (u64, u8, u32, u64);
+
+    struct Lines(Arc<Mutex<Vec<Seen>>>);
 
     impl IoLogSink for Lines {
         fn records(&mut self, _: &[IoRecord]) -> std::io::Result<()> {

@@ -157,6 +157,26 @@ impl Observer for CliObserver<'_> {
         }
     }
 
+    /// Per-IO and histogram logs are written while the job runs; a file that cannot be
+    /// opened is a warning, and the job runs without it.
+    fn unit_log_sink(
+        &mut self,
+        job: &JobSpec,
+        thread_number: u32,
+    ) -> Option<Box<dyn storbench_core::iolog::IoLogSink>> {
+        match storbench_report::live::unit_logs::UnitLogs::open(job, thread_number) {
+            Ok(logs) => Some(Box::new(logs)),
+            Err(e) => {
+                self.print(|_| eprintln!("storbench: warning: {e}"));
+                None
+            }
+        }
+    }
+
+    fn log_warning(&mut self, message: &str) {
+        self.print(|_| eprintln!("storbench: warning: {message}"));
+    }
+
     fn starting(&mut self, jobs: &[JobHeaderLine]) {
         if let Some(first) = jobs.first() {
             self.kb_base = first.settings.kb_base;

@@ -21,6 +21,7 @@ pub mod gate;
 pub mod histogram;
 pub mod host;
 pub mod hosts;
+pub mod iolog;
 pub mod layout;
 pub mod merge;
 pub mod names;

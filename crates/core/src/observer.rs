@@ -185,6 +185,17 @@ pub trait Observer {
     /// A job clone's log windows, when its batch ends (fio writes a job's logs as it ends).
     /// `thread_number` is fio's: every clone of every job numbered from 1, in order.
     fn clone_logs(&mut self, _job: &JobSpec, _thread_number: u32, _logs: &LogWindows) {}
+    /// Where a job clone's per-IO and histogram log lines go (`JobSpec::logs.streamed()`),
+    /// asked before the batch starts; the sink runs on the batch's log writer thread.
+    fn unit_log_sink(
+        &mut self,
+        _job: &JobSpec,
+        _thread_number: u32,
+    ) -> Option<Box<dyn crate::iolog::IoLogSink>> {
+        None
+    }
+    /// A log that could not be written, or an IO thread that waited for the log writer.
+    fn log_warning(&mut self, _message: &str) {}
 }
 
 /// An observer that ignores everything (tests, `--eta=never` pipelines).

@@ -79,7 +79,12 @@ fn job_need(job: &JobSpec, factory: &EngineFactory) -> JobNeed {
     let depth = if synchronous { 1 } else { job.iodepth.max(1) };
     let bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
     let clones = job.numjobs.max(1);
-    let per_clone = Arena::mapped_len(depth, bs).saturating_add(PER_CLONE);
+    let logs = if job.logs.streamed() {
+        crate::iolog::MEMORY_PER_CLONE
+    } else {
+        0
+    };
+    let per_clone = Arena::mapped_len(depth, bs).saturating_add(PER_CLONE + logs);
     JobNeed {
         name: job.name.clone(),
         clones,

@@ -13,6 +13,7 @@ use crate::cpu::{StatSample, Usage};
 use crate::disk::DiskSample;
 use crate::error::{EngineError, ErrorKind};
 use crate::gate::StartGate;
+use crate::iolog::{IoLogger, LogPipes, LogWriter};
 use crate::layout;
 use crate::nic::NicSample;
 use crate::plan;
@@ -300,6 +301,29 @@ struct BatchCtx {
     place: BatchPlace,
 }
 
+/// A per-IO logger for each clone whose job streams logs and whose observer takes them,
+/// and the writer thread's body that serves them all.
+fn log_pipes(
+    clones: &[CloneSlot],
+    batch: &[Arc<JobSpec>],
+    observer: &mut dyn Observer,
+) -> (Vec<Option<IoLogger>>, Option<LogWriter>) {
+    let mut pipes = LogPipes::new(clones.len());
+    let loggers = clones
+        .iter()
+        .map(|c| {
+            let job = &batch[c.job_index];
+            if !job.logs.streamed() {
+                return None;
+            }
+            // fio numbers its threads from 1 over the whole run.
+            let sink = observer.unit_log_sink(job, c.thread + 1)?;
+            Some(pipes.add(format!("{}.{}", job.name, c.clone), sink))
+        })
+        .collect();
+    (loggers, pipes.writer())
+}
+
 /// Where a batch stands in the run, for the whole run's progress and ETA.
 #[derive(Clone, Copy)]
 struct BatchPlace {
@@ -350,6 +374,7 @@ fn run_batch(
             });
         }
     }
+    let (loggers, log_writer) = log_pipes(&clones, batch, observer);
     let mut steady = SteadyWatch::new(&clones, batch, clock.now_ns());
     let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
@@ -359,9 +384,12 @@ fn run_batch(
     let mut servers = ServerWatch::default();
     let mut exit_run = false;
     let finished = Finished::new(clones.len());
+    let mut log_report = None;
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let writer = log_writer.map(|w| s.spawn(move || w.run()));
         let mut handles = Vec::with_capacity(clones.len());
-        for c in &clones {
+        // By value: a logger left behind by a failed spawn is dropped, which ends it.
+        for (c, log) in clones.iter().zip(loggers) {
             let plan = WorkerPlan {
                 job: batch[c.job_index].clone(),
                 clone: c.clone,
@@ -371,6 +399,7 @@ fn run_batch(
                 io_limit: c.io_limit,
                 counters: c.counters.clone(),
                 clock,
+                log,
             };
             let (gate, finished) = (&gate, &finished);
             let spawned = std::thread::Builder::new()
@@ -393,11 +422,16 @@ fn run_batch(
             (&mut servers, &mut steady),
             &mut host,
         );
-        Ok(handles
+        let outputs = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| panic_output()))
-            .collect())
+            .collect();
+        log_report = writer.and_then(|w| w.join().ok());
+        Ok(outputs)
     })?;
+    for w in log_report.iter().flat_map(|r| &r.warnings) {
+        observer.log_warning(w);
+    }
     // Another rank of a multi-host run did not start the group: this one did no IO either.
     if let Some(e) = gate.coordination_error()
         && outputs.iter().all(|o| o.error.is_none())
@@ -433,7 +467,7 @@ fn run_batch(
             });
         }
         c.samples.finish_logs(out.measure_end.as_nanos() as u64);
-        if job.logs.any() {
+        if job.logs.averaged() {
             // fio numbers its threads from 1 over the whole run.
             observer.clone_logs(job, c.thread + 1, &c.samples.logs);
         }

@@ -128,6 +128,9 @@ impl Worker<'_> {
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        if self.logging.is_some() {
+            self.log_io(&s, result as u64, t_done);
+        }
         if d == 0 {
             self.sample_zeros(slot, result as usize);
         } else if d == 1 && self.verify.is_some() && result as u64 == u64::from(s.len) {

@@ -10,6 +10,7 @@ mod complete;
 mod errors;
 mod issue;
 mod latency;
+mod logging;
 mod minrate;
 mod passes;
 mod think;
@@ -70,6 +71,8 @@ pub struct WorkerPlan {
     pub counters: Arc<WorkerCounters>,
     /// The run's clock (zero at the run's start), shared by all workers and the sampler.
     pub clock: Clock,
+    /// Where per-IO log records and histogram lines go, when the job writes such logs.
+    pub log: Option<crate::iolog::IoLogger>,
 }
 
 /// What a worker hands back when it ends.
@@ -136,7 +139,8 @@ fn loop_bounds(job: &JobSpec, io_limit: Option<u64>) -> (u64, u64) {
 }
 
 /// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
-pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+    let log = plan.log.take();
     plan.counters.set_state(WorkerState::Setup);
     let mut out = WorkerOutput {
         stats: WorkerStats::default(),
@@ -154,7 +158,10 @@ pub fn run_worker(plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -
         None => Ok(()),
     };
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
-        Ok(w) => w,
+        Ok(mut w) => {
+            w.logging = log.map(|l| logging::Logging::new(l, &plan.job));
+            w
+        }
         Err(e) => {
             gate.abandon();
             plan.counters.set_state(WorkerState::Error);
@@ -282,6 +289,8 @@ struct Worker<'p> {
     think: Option<think::Think>,
     /// fio's rate_min and rate_iops_min (`minrate.rs`), when the job has them.
     min_rate: Option<minrate::MinRate>,
+    /// fio's per-IO and histogram logs (`logging.rs`), when the job writes them.
+    logging: Option<logging::Logging>,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -507,6 +516,7 @@ impl<'p> Worker<'p> {
             lat_done: false,
             think: think::Think::new(&job.think),
             min_rate: minrate::MinRate::new(job),
+            logging: None,
         })
     }
 
@@ -555,6 +565,9 @@ impl<'p> Worker<'p> {
             self.plan.counters.set_state(WorkerState::Ramp);
         }
         let result = self.io_loop().and_then(|()| self.verify_phase());
+        if let Some(l) = &mut self.logging {
+            l.finish();
+        }
         self.save_verify_state();
         if !self.measuring {
             self.measure_whole_job(start);
@@ -758,6 +771,9 @@ impl<'p> Worker<'p> {
         self.mix_issues = 0;
         if let Some(l) = &mut self.lat {
             l.init(now);
+        }
+        if let Some(l) = &mut self.logging {
+            l.restart(now);
         }
         self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
         self.cpu_start = Usage::thread();

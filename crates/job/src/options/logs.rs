@@ -1,12 +1,12 @@
-//! fio's log files: the averaged bandwidth, IOPS and latency logs, and the log options
-//! storbench refuses with the reason (per-IO lines, offsets, priorities, histograms,
-//! compression, Unix time stamps).
+//! fio's log files: the bandwidth, IOPS and latency logs (averaged, or a line per IO), the
+//! latency histogram log, and the log options storbench refuses with the reason
+//! (compression, Unix time stamps).
 
 use super::{Category as C, Kind as K, OptDef, val};
 use crate::spec::JobSpec;
 use crate::units::{parse_bool, parse_u64};
 
-const PREFIX_NOTE: &str = "Averaged logs only (needs log_avg_msec), in fio 3.33's format: `time_ms, value, ddir, 0, 0` lines, times since the job started measuring (after ramp_time). Written to `<prefix>_<type>.<N>.log` relative to the current directory, N numbering every job clone from 1 as fio does; an empty or bare value uses the job's name. As in fio, bwavgtime/iopsavgtime become log_avg_msec (or the smaller of the two when given), and rates have no line for the last, partial window.";
+const PREFIX_NOTE: &str = "In fio 3.33's format: with log_avg_msec=0 (the default) a `time_ms, value, ddir, bs, prio` line per IO, else averaged `time_ms, value, ddir, 0, 0` lines; times since the job started measuring (after ramp_time). Per-IO lines are written while the job runs by a writer thread, from records the IO thread copies into buffers allocated before the start (memory bounded: see the differences below). Written to `<prefix>_<type>.<N>.log` relative to the current directory, N numbering every job clone from 1 as fio does; an empty or bare value uses the job's name. As in fio, bwavgtime/iopsavgtime become log_avg_msec (or the smaller of the two when given), and rates have no line for the last, partial window.";
 
 /// fio's `make_log_name`: an empty prefix means the job's name (resolved in `fix_logs`).
 fn prefix(v: Option<&str>) -> Option<String> {
@@ -35,7 +35,7 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Str,
         C::Reporting,
         "",
-        "Write the bandwidth log (KiB/s per log_avg_msec window)",
+        "Write the bandwidth log (per IO, or KiB/s per log_avg_msec window)",
         |b, v| {
             b.spec.logs.bw = prefix(v);
             Ok(())
@@ -48,7 +48,7 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Str,
         C::Reporting,
         "",
-        "Write the IOPS log (IOPS per log_avg_msec window)",
+        "Write the IOPS log (per IO, or IOPS per log_avg_msec window)",
         |b, v| {
             b.spec.logs.iops = prefix(v);
             Ok(())
@@ -61,14 +61,14 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Str,
         C::Reporting,
         "",
-        "Write the latency logs: mean slat, clat and lat in ns per log_avg_msec window",
+        "Write the latency logs: slat, clat and lat in ns, per IO or mean per log_avg_msec window",
         |b, v| {
             b.spec.logs.lat = prefix(v);
             Ok(())
         },
     )
     .bare()
-    .note("Writes `<prefix>_lat`, `_slat` and `_clat` files as fio does, mean ns per window and direction (the slat log stays empty for synchronous engines, and a log switched off by disable_*lat is not written). Needs log_avg_msec."),
+    .note("Writes `<prefix>_lat`, `_slat` and `_clat` files as fio does, mean ns per window and direction (the slat log stays empty for synchronous engines, and a log switched off by disable_*lat is not written). Per IO, the slat lines come in completion order (fio's in submission order), each at its submission time."),
     OptDef::new(
         "log_avg_msec",
         K::Int,
@@ -80,7 +80,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("0 (per-IO lines) is refused: give 1 or more."),
+    .note("0: a line per IO (bandwidth: bytes * 1000000 / clat ns, IOPS: 1)."),
     OptDef::new(
         "log_max_value",
         K::Bool,
@@ -116,7 +116,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("Adds fio's offset column, which is 0 in averaged lines as in fio (`time, value, ddir, 0, 0, 0`); per-IO lines are not written."),
+    .note("Adds fio's offset column: the IO's offset per IO, 0 in averaged lines as in fio (`time, value, ddir, 0, 0, 0`)."),
     OptDef::new(
         "log_prio",
         K::Bool,
@@ -128,33 +128,48 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("The last column becomes the priority value in hex, `0x0000` in averaged lines as in fio (whose averaged entries carry no priority)."),
+    .note("The last column becomes the priority value in hex: `0x0000`, as storbench sets no IO priority (prio and prioclass are refused) and fio's averaged entries carry none."),
     OptDef::new(
         "log_hist_msec",
         K::Int,
         C::Reporting,
         "0",
-        "Window of the latency histogram log",
-        |_, v| {
-            refuse_nonzero(
-                v,
-                "log_hist_msec is not supported: storbench does not write histogram logs; remove it",
-            )
+        "Window of the latency histogram log, ms",
+        |b, v| {
+            b.spec.logs.hist_msec = parse_u64(val(v)?, 1024)?;
+            Ok(())
         },
     )
-    .note("Only 0 is accepted."),
+    .note("0: the histogram log stays empty, as fio's."),
+    OptDef::new(
+        "log_hist_coarseness",
+        K::Int,
+        C::Reporting,
+        "0",
+        "Sum 2^N adjacent bins in each histogram log line (0 to 6)",
+        |b, v| {
+            let n = parse_u64(val(v)?, 1024)?;
+            if n > 6 {
+                return Err(format!("log_hist_coarseness={n} is out of range: give 0 to 6 (1856 to 29 bins a line)"));
+            }
+            b.spec.logs.hist_coarseness = n as u32;
+            Ok(())
+        },
+    )
+    .note("1856 >> N bins a line; fio leaves values above 6 unchecked, storbench refuses them."),
     OptDef::new(
         "write_hist_log",
         K::Str,
         C::Reporting,
         "",
-        "Write the latency histogram log",
-        |_, _| {
-            Err("write_hist_log is not supported: storbench does not write histogram logs; remove it".into())
+        "Write the completion latency histogram log",
+        |b, v| {
+            b.spec.logs.hist = prefix(v);
+            Ok(())
         },
     )
     .bare()
-    .note("Refused."),
+    .note("`<prefix>_clat_hist.<N>.log` in fio 3.33's format, readable by fio's fiologparser_hist.py: per direction, every log_hist_msec, `time_ms, ddir, bs, ` and the counts of fio's 1856 clat bins (FIO_IO_U_PLAT_*) that completed since the direction's previous line; no line for the last, partial window. Written while the job runs by the per-IO log writer thread."),
     OptDef::new(
         "log_compression",
         K::Size,
@@ -205,16 +220,16 @@ pub(super) const DEFS: &[OptDef] = &[
 pub(crate) fn fix_logs(s: &mut JobSpec, avgtime_set: [bool; 2]) -> Result<(), String> {
     let name = s.name.clone();
     let l = &mut s.logs;
-    for p in [&mut l.bw, &mut l.iops, &mut l.lat].into_iter().flatten() {
+    for p in [&mut l.bw, &mut l.iops, &mut l.lat, &mut l.hist]
+        .into_iter()
+        .flatten()
+    {
         if p.is_empty() {
             p.clone_from(&name);
         }
     }
-    if !l.any() {
+    if !l.averaged() {
         return Ok(());
-    }
-    if l.avg_msec == 0 {
-        return Err("per-IO log lines (write_*_log without log_avg_msec) are not supported: add --log_avg_msec=N for lines averaged over N ms".into());
     }
     if l.max_value && l.lat.is_some() {
         return Err("log_max_value=1 is not supported with write_lat_log (the latency logs are means): remove log_max_value or write_lat_log".into());
@@ -246,14 +261,20 @@ mod tests {
     }
 
     #[test]
+    fn per_io_logs_leave_the_sample_windows_alone() {
+        let mut s = JobSpec::new("seq");
+        s.logs.bw = Some(String::new());
+        s.logs.hist = Some(String::new());
+        fix_logs(&mut s, [false; 2]).unwrap();
+        assert_eq!(s.logs.hist.as_deref(), Some("seq"));
+        assert!(s.logs.streamed() && !s.logs.averaged());
+        assert_eq!((s.bwavgtime_ms, s.iopsavgtime_ms), (500, 500));
+    }
+
+    #[test]
     fn refusals() {
         let mut s = JobSpec::new("j");
         s.logs.lat = Some("l".into());
-        assert!(
-            fix_logs(&mut s, [false; 2])
-                .unwrap_err()
-                .contains("--log_avg_msec")
-        );
         s.logs.avg_msec = 100;
         s.logs.max_value = true;
         assert!(

@@ -67,7 +67,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "numa_mem_policy",
     "unlink_each_loop",
     "log_entries",
-    "log_hist_coarseness",
     "log_compression_cpus",
     "log_alternate_epoch",
     "log_alternate_epoch_clock_id",

@@ -32,6 +32,8 @@ pub enum LogKind {
     Lat,
     Slat,
     Clat,
+    /// The completion latency histogram log (`write_hist_log`).
+    Hist,
 }
 
 impl LogKind {
@@ -42,6 +44,7 @@ impl LogKind {
             LogKind::Lat => "lat",
             LogKind::Slat => "slat",
             LogKind::Clat => "clat",
+            LogKind::Hist => "clat_hist",
         }
     }
 }
@@ -78,12 +81,13 @@ fn value(kind: LogKind, w: &LogWindow, d: usize) -> Option<u64> {
         LogKind::Clat => (ios > 0).then(|| mean(x.lat_sum_ns[d], ios)),
         LogKind::Lat => (ios > 0).then(|| mean(x.tlat_sum_ns[d], ios)),
         LogKind::Slat => (x.slat_n[d] > 0).then(|| mean(x.slat_sum_ns[d], x.slat_n[d])),
+        LogKind::Hist => None,
     }
 }
 
 /// The columns after direction and block size of an averaged line: the offset column
 /// (`log_offset`) and the priority, as fio prints them for entries without either.
-fn tail(spec: &storbench_job::LogSpec) -> &'static str {
+pub(super) fn tail(spec: &storbench_job::LogSpec) -> &'static str {
     match (spec.offset, spec.prio) {
         (false, false) => "0",
         (false, true) => "0x0000",
@@ -107,46 +111,65 @@ pub fn lines(kind: LogKind, windows: &[LogWindow], spec: &storbench_job::LogSpec
     out
 }
 
-/// The logs `job` asks for, with their windows, as (file name, kind, windows).
-fn wanted<'a>(
-    job: &'a JobSpec,
-    n: u32,
-    logs: &'a LogWindows,
-) -> Vec<(String, LogKind, &'a [LogWindow])> {
+/// The files of the bandwidth, IOPS and latency logs `job` asks for, as (name, kind).
+pub(super) fn wanted_files(job: &JobSpec, n: u32) -> Vec<(String, LogKind)> {
     let l = &job.logs;
     let mut out = Vec::new();
-    let mut add = |prefix: &Option<String>, kind, w: &'a [LogWindow]| {
+    let mut add = |prefix: &Option<String>, kind| {
         if let Some(p) = prefix {
-            out.push((file_name(p, kind, n, l.per_job), kind, w));
+            out.push((file_name(p, kind, n, l.per_job), kind));
         }
     };
-    add(&l.bw, LogKind::Bw, &logs.bw);
-    add(&l.iops, LogKind::Iops, &logs.iops);
+    add(&l.bw, LogKind::Bw);
+    add(&l.iops, LogKind::Iops);
     for (kind, off) in [
         (LogKind::Lat, job.disable_lat),
         (LogKind::Slat, job.disable_slat),
         (LogKind::Clat, job.disable_clat),
     ] {
         if !off {
-            add(&l.lat, kind, &logs.lat);
+            add(&l.lat, kind);
         }
     }
     out
+}
+
+/// The logs `job` asks for, with their windows, as (file name, kind, windows).
+fn wanted<'a>(
+    job: &'a JobSpec,
+    n: u32,
+    logs: &'a LogWindows,
+) -> Vec<(String, LogKind, &'a [LogWindow])> {
+    wanted_files(job, n)
+        .into_iter()
+        .map(|(name, kind)| {
+            let w: &[LogWindow] = match kind {
+                LogKind::Bw => &logs.bw,
+                LogKind::Iops => &logs.iops,
+                _ => &logs.lat,
+            };
+            (name, kind, w)
+        })
+        .collect()
+}
+
+/// Opens a log file as fio does: truncated, or appended to when the clones share it.
+pub(super) fn open_log(name: &str, per_job: bool) -> io::Result<std::fs::File> {
+    OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(!per_job)
+        .truncate(per_job)
+        .open(name)
 }
 
 /// Writes the log files of clone `thread_number` of `job` in the current directory (or
 /// where the prefix points), as fio does when a job ends.
 pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) -> io::Result<()> {
     for (name, kind, windows) in wanted(job, thread_number, logs) {
-        let named = |e: io::Error| io::Error::new(e.kind(), format!("log file {name}: {e}"));
-        OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(!job.logs.per_job)
-            .truncate(job.logs.per_job)
-            .open(&name)
+        open_log(&name, job.logs.per_job)
             .and_then(|mut f| f.write_all(lines(kind, windows, &job.logs).as_bytes()))
-            .map_err(named)?;
+            .map_err(|e| io::Error::new(e.kind(), format!("log file {name}: {e}")))?;
     }
     Ok(())
 }

@@ -4,3 +4,4 @@
 
 pub mod logs;
 pub mod status;
+pub mod unit_logs;

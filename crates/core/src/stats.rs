@@ -9,12 +9,24 @@ pub struct Measure {
     pub slat: bool,
     pub clat: bool,
     pub lat: bool,
+    /// Any of the three, asked several times per IO: kept rather than computed.
+    any: bool,
 }
 
 impl Measure {
+    pub fn new(slat: bool, clat: bool, lat: bool) -> Measure {
+        Measure {
+            slat,
+            clat,
+            lat,
+            any: slat || clat || lat,
+        }
+    }
+
     /// Whether any per-IO clock reading is needed.
+    #[inline]
     pub fn any(&self) -> bool {
-        self.slat || self.clat || self.lat
+        self.any
     }
 }
 

@@ -9,10 +9,18 @@ use crate::error::EngineError;
 use crate::stop;
 
 impl Worker<'_> {
+    /// Submits what was queued. Called after every IO, where a synchronous engine has
+    /// queued nothing: that check stays inline, the work out of line.
+    #[inline(always)]
     pub(super) fn commit(&mut self) -> Result<(), EngineError> {
         if self.queued.is_empty() {
             return Ok(());
         }
+        self.commit_queued()
+    }
+
+    #[inline(never)]
+    fn commit_queued(&mut self) -> Result<(), EngineError> {
         self.engine.commit()?;
         let nr = self.queued.len() as u64;
         let t_issue = if self.measure.any() { self.clock() } else { 0 };
@@ -136,7 +144,8 @@ impl Worker<'_> {
         } else if d == 1 && self.verify.is_some() && result as u64 == u64::from(s.len) {
             self.verify_wrote(&s);
         }
-        if d < 2 && (self.lat.is_some() || self.job.max_latency_us[d].is_some()) {
+        if self.lat_checks && d < 2 && (self.lat.is_some() || self.job.max_latency_us[d].is_some())
+        {
             self.check_latency(&s, t_done)?;
         }
         if !self.measuring {
@@ -215,6 +224,11 @@ impl Worker<'_> {
         if self.zero_countdown > 0 {
             return;
         }
+        self.check_zeros(slot, len);
+    }
+
+    #[cold]
+    fn check_zeros(&mut self, slot: u32, len: usize) {
         self.zero_countdown = crate::result::ZERO_SAMPLE_EVERY;
         let len = len.min(self.arena.slot_len());
         // SAFETY: the slot's IO has completed, so nothing writes its buffer, and `len` is

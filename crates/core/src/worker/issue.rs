@@ -41,7 +41,8 @@ impl Worker<'_> {
                 self.writes_since_sync = 0;
             }
             let Some(slot) = self.free.pop() else { break };
-            if self.held.is_none()
+            if self.extras
+                && self.held.is_none()
                 && self.verify.is_some()
                 && (self.backlog_read(slot)? || self.backlog_trim(slot)?)
             {
@@ -59,7 +60,9 @@ impl Worker<'_> {
                 return Ok(true);
             }
             let (ddir, file, offset, len) = io;
-            if let Some(rl) = &mut self.rate[ddir as usize] {
+            if self.extras
+                && let Some(rl) = &mut self.rate[ddir as usize]
+            {
                 if !rl.ready(self.clock.now_ns()) {
                     self.free.push(slot);
                     self.held = Some(io);
@@ -97,27 +100,23 @@ impl Worker<'_> {
             if self.queued.len() >= batch {
                 self.commit()?;
             }
-            if self.think.is_some() && self.think_due() {
+            if self.extras && self.think.is_some() && self.think_due() {
                 break;
             }
         }
         Ok(true)
     }
 
+    /// Checked before every IO, so the job's byte bounds (io_size, the end of this loop)
+    /// and number_ios are folded into two thresholds when they change (`set_marks`).
+    #[inline]
     pub(super) fn limit_reached(&self) -> bool {
-        self.files_done
-            || self.plan.io_limit.is_some_and(|l| self.issued_bytes >= l)
-            || self.issued_bytes >= self.loop_end
-            || self.job.number_ios.is_some_and(|n| self.issued_ios >= n)
+        self.files_done || self.issued_bytes >= self.stop_bytes || self.issued_ios >= self.stop_ios
     }
 
+    #[inline]
     pub(super) fn sync_due(&self) -> bool {
-        let every = if self.job.fsync > 0 {
-            self.job.fsync
-        } else {
-            self.job.fdatasync
-        };
-        every > 0 && self.writes_since_sync >= every
+        self.writes_since_sync >= self.sync_every
     }
 
     /// Hands slot `slot` to the engine. False if the engine is busy (slot returned).
@@ -203,28 +202,32 @@ impl Worker<'_> {
     /// drawn (`rwmixread` percent reads) stays until its issues reach a bound set when the
     /// direction last changed, and each drawn direction goes to fio's `rate_ddir`, so the
     /// sequence of directions is fio's own.
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_ddir(&mut self) -> u8 {
-        let job = self.job;
-        match job.rw.kind {
+        match self.job.rw.kind {
             RwKind::Read | RwKind::RandRead => 0,
             RwKind::Write | RwKind::RandWrite => 1,
             RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite => 2,
-            RwKind::ReadWrite | RwKind::RandRw => {
-                let cur = self.mix_ddir as usize;
-                if self.dir_issues[cur] >= self.mix_issues {
-                    let d = u8::from(self.mix.between(1, 100) > job.rwmixread);
-                    if d != self.mix_ddir {
-                        // fio's set_rwmix_bytes: the old direction's issues scaled by the
-                        // new direction's share.
-                        self.mix_issues = self.dir_issues[cur] * u64::from(self.mix_share(d)) / 100;
-                    }
-                    self.mix_ddir = d;
-                }
-                self.mix_ddir = self.rate_ddir(self.mix_ddir);
-                self.mix_ddir
-            }
+            RwKind::ReadWrite | RwKind::RandRw => self.next_mixed_ddir(),
         }
+    }
+
+    /// A mixed job's direction, out of line so that a one-direction job's IO path stays
+    /// a single match.
+    #[inline(never)]
+    fn next_mixed_ddir(&mut self) -> u8 {
+        let cur = self.mix_ddir as usize;
+        if self.dir_issues[cur] >= self.mix_issues {
+            let d = u8::from(self.mix.between(1, 100) > self.job.rwmixread);
+            if d != self.mix_ddir {
+                // fio's set_rwmix_bytes: the old direction's issues scaled by the new
+                // direction's share.
+                self.mix_issues = self.dir_issues[cur] * u64::from(self.mix_share(d)) / 100;
+            }
+            self.mix_ddir = d;
+        }
+        self.mix_ddir = self.rate_ddir(self.mix_ddir);
+        self.mix_ddir
     }
 
     fn mix_share(&self, d: u8) -> u32 {
@@ -324,8 +327,17 @@ impl Worker<'_> {
         if left >= min { left / min * min } else { left }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn block_size(&mut self, d: usize) -> u64 {
+        match self.fixed_bs[d] {
+            0 => self.drawn_block_size(d),
+            b => b,
+        }
+    }
+
+    /// A block size drawn from a range or a split (bsrange, bssplit).
+    #[inline(never)]
+    fn drawn_block_size(&mut self, d: usize) -> u64 {
         use storbench_job::BlockSize;
         match &self.job.bs[d] {
             BlockSize::Fixed(b) => *b,

@@ -249,6 +249,19 @@ struct Worker<'p> {
     /// loops ends each with its closing syncs (u64::MAX otherwise), and a loop's bytes.
     loop_end: u64,
     loop_bytes: u64,
+    /// What `limit_reached` compares with: the lower of io_size and `loop_end`, and
+    /// number_ios (u64::MAX where unset).
+    stop_bytes: u64,
+    stop_ios: u64,
+    /// Each direction's block size when it is fixed (0 when drawn), and the writes
+    /// between fsyncs or fdatasyncs (u32::MAX for none): read before every IO.
+    fixed_bs: [u64; 3],
+    sync_every: u32,
+    /// The job verifies, is rate-limited, thinks, searches a latency target or checks
+    /// rate_min: the IO loop asks about each only when this is set (`set_extras`).
+    extras: bool,
+    /// max_latency or a latency target is checked on each completed read or write.
+    lat_checks: bool,
     /// The job's IO is over and only its closing syncs run: fio times them into the
     /// runtime but does not count them as sync IOs.
     closing: bool,
@@ -429,11 +442,11 @@ impl<'p> Worker<'p> {
         })?;
         let files = open_files(plan, engine.as_mut())?;
         let filler = fill_buffers(plan, &mut arena, caps.no_data);
-        let measure = Measure {
-            slat: !job.disable_slat && caps.has_slat,
-            clat: !job.disable_clat,
-            lat: !job.disable_lat,
-        };
+        let measure = Measure::new(
+            !job.disable_slat && caps.has_slat,
+            !job.disable_clat,
+            !job.disable_lat,
+        );
         let now = Instant::now();
         let (loop_end, loop_bytes) = loop_bounds(job, plan.io_limit);
         let region = plan
@@ -491,6 +504,18 @@ impl<'p> Worker<'p> {
             closing: false,
             loop_end,
             loop_bytes,
+            stop_bytes: 0,
+            stop_ios: job.number_ios.unwrap_or(u64::MAX),
+            fixed_bs: std::array::from_fn(|d| match job.bs[d] {
+                storbench_job::BlockSize::Fixed(b) => b,
+                _ => 0,
+            }),
+            extras: false,
+            lat_checks: false,
+            sync_every: match (job.fsync, job.fdatasync) {
+                (0, 0) => u32::MAX,
+                (0, n) | (n, _) => n,
+            },
             inflight: 0,
             files_done: false,
             issued_bytes: 0,
@@ -517,7 +542,26 @@ impl<'p> Worker<'p> {
             think: think::Think::new(&job.think),
             min_rate: minrate::MinRate::new(job),
             logging: None,
-        })
+        }
+        .with_flags())
+    }
+
+    /// What the IO loop reads before each IO instead of asking each feature.
+    fn with_flags(mut self) -> Worker<'p> {
+        self.extras = self.verify.is_some()
+            || self.rate.iter().any(Option::is_some)
+            || self.think.is_some()
+            || self.lat.is_some()
+            || self.min_rate.is_some();
+        self.lat_checks = self.lat.is_some() || self.job.max_latency_us.iter().any(Option::is_some);
+        self.set_marks();
+        self
+    }
+
+    /// Folds io_size and the end of the loop into the threshold `limit_reached` compares
+    /// with; again whenever a loop moves it.
+    pub(super) fn set_marks(&mut self) {
+        self.stop_bytes = self.plan.io_limit.unwrap_or(u64::MAX).min(self.loop_end);
     }
 
     /// Reads the clock (ns since the run epoch) and remembers it for the stop rules.
@@ -602,6 +646,7 @@ impl<'p> Worker<'p> {
             self.closing_sync()?;
             self.closing = false;
             self.loop_end = self.loop_end.saturating_add(self.loop_bytes);
+            self.set_marks();
         }
         self.plan.counters.set_state(WorkerState::Finishing);
         self.closing_sync()
@@ -646,15 +691,24 @@ impl<'p> Worker<'p> {
                 };
                 self.reap(min)?;
             }
-            if self.lat.is_some() {
-                self.latency_step()?;
+            if self.extras {
+                self.between_ios()?;
             }
-            if self.think.is_some() {
-                self.think_if_due()?;
-            }
-            if self.min_rate.as_ref().is_some_and(|m| m.due(self.last_ns)) {
-                self.check_min_rate()?;
-            }
+        }
+        Ok(())
+    }
+
+    /// The per-job extras that run between rounds of IO: the latency-target search,
+    /// thinktime and rate_min.
+    fn between_ios(&mut self) -> Result<(), EngineError> {
+        if self.lat.is_some() {
+            self.latency_step()?;
+        }
+        if self.think.is_some() {
+            self.think_if_due()?;
+        }
+        if self.min_rate.as_ref().is_some_and(|m| m.due(self.last_ns)) {
+            self.check_min_rate()?;
         }
         Ok(())
     }

@@ -42,7 +42,9 @@ impl Target {
             } else {
                 format!("{path}?{query}")
             };
-            return Ok(Target::Remote(Typed::classify(&url)));
+            // Parsed here, once, by the protocol's parser: a malformed URL is a flag error.
+            let typed = Typed::parse(&url).map_err(|e| FlagError::bad("-d", dir, e))?;
+            return Ok(Target::Remote(typed));
         }
         if dir.contains("://") {
             let urls: Vec<String> = catalogue::protocols()

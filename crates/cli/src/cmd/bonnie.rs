@@ -147,14 +147,12 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
     // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
-    match (&cfg.target, &args.dir) {
-        (Target::Remote(Typed::Nfs(t)), Some(dir)) => {
-            crate::running::check_nfs(dir, &t.url, true)?;
+    if let (Target::Remote(remote), Some(dir)) = (&cfg.target, &args.dir) {
+        match &**remote {
+            Typed::Nfs(t) => crate::running::check_nfs(dir, &t.url, true)?,
+            Typed::Smb(t) => crate::running::check_smb(dir, &t.url, true)?,
+            _ => {}
         }
-        (Target::Remote(Typed::Smb(t)), Some(dir)) => {
-            crate::running::check_smb(dir, &t.url, true)?;
-        }
-        _ => {}
     }
     let _marker = mark_target_dir(&cfg)?;
     let store = &enter_target_dir(&mut cfg, store)?;

@@ -46,10 +46,7 @@ impl Io {
     }
 
     pub fn open(&mut self, path: &str, open: OpenOptions) -> Result<FileId, EngineError> {
-        self.engine.open(&FileSpec {
-            path: path.to_owned(),
-            open,
-        })
+        self.engine.open(&FileSpec::new(path.to_owned(), open))
     }
 
     pub fn meta(&mut self) -> &mut dyn MetaOps {

@@ -9,9 +9,9 @@ use storbench_core::{FileId, IoKind, OpenOptions};
 use crate::error::Result;
 use crate::io::short;
 use crate::phase::Phase;
-use crate::rng::{Rng, mix};
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
+use storbench_core::rng::{SplitMix64, mix64 as mix};
 
 /// What the IO tests share.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +120,7 @@ impl Phase for PutBlock {
 }
 
 /// Data to write: random (incompressible) by default, zeros as bonnie++ with `--compressible`.
-pub(crate) fn fill_data(buf: &mut [u8], rng: &mut Rng, compressible: bool) {
+pub(crate) fn fill_data(buf: &mut [u8], rng: &mut SplitMix64, compressible: bool) {
     if compressible {
         buf.fill(0);
     } else {
@@ -278,7 +278,7 @@ mod tests {
     fn written(compressible: bool) -> Vec<u8> {
         let p = params(compressible);
         let mut buf = vec![0u8; p.chunk as usize];
-        fill_data(&mut buf, &mut Rng::new(9), compressible);
+        fill_data(&mut buf, &mut SplitMix64::seeded(9), compressible);
         let mut out = Vec::new();
         for i in 0..p.chunks {
             mark_chunk(&mut buf, i, &p);

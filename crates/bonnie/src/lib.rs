@@ -25,7 +25,6 @@ mod names;
 mod notes;
 mod phase;
 pub mod progress;
-mod rng;
 mod seeks;
 mod space;
 mod suite;

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use storbench_core::NameList;
 
-use crate::rng::Rng;
+use storbench_core::rng::SplitMix64;
 
 const RAND_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const MAX_RAND_LEN: u64 = 12;
@@ -19,7 +19,7 @@ pub(crate) struct Names {
 
 impl Names {
     /// `count` names spread evenly over `num_dirs` directories.
-    pub fn new(count: usize, num_dirs: u32, random_first: bool, rng: &mut Rng) -> Names {
+    pub fn new(count: usize, num_dirs: u32, random_first: bool, rng: &mut SplitMix64) -> Names {
         let mut list = NameList::with_capacity(count, count * 24);
         let mut extra = [0u8; MAX_RAND_LEN as usize];
         for i in 0..count {
@@ -64,7 +64,7 @@ pub(crate) fn subdir(num_dirs: u32, d: u32) -> String {
 }
 
 /// A random permutation of `0..n` (Fisher-Yates).
-pub(crate) fn shuffled(n: usize, rng: &mut Rng) -> Vec<u32> {
+pub(crate) fn shuffled(n: usize, rng: &mut SplitMix64) -> Vec<u32> {
     let mut order: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
         let j = rng.below(i as u64 + 1) as usize;
@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn sequential_and_random_shapes() {
-        let mut rng = Rng::new(1);
+        let mut rng = SplitMix64::seeded(1);
         let seq = Names::new(3000, 1, false, &mut rng);
         assert_eq!(seq.len(), 3000);
         assert!(seq.get(0).starts_with("0000000000"));
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn directories_share_files_evenly() {
-        let mut rng = Rng::new(2);
+        let mut rng = SplitMix64::seeded(2);
         let n = Names::new(1024, 3, false, &mut rng);
         let mut per = [0; 3];
         for i in 0..n.len() {
@@ -108,7 +108,7 @@ mod tests {
 
     #[test]
     fn shuffle_is_a_permutation() {
-        let mut order = shuffled(1000, &mut Rng::new(3));
+        let mut order = shuffled(1000, &mut SplitMix64::seeded(3));
         assert_ne!(order, (0..1000).collect::<Vec<_>>());
         order.sort_unstable();
         assert_eq!(order, (0..1000).collect::<Vec<_>>());

@@ -15,10 +15,10 @@ use crate::error::{BonnieError, Result};
 use crate::io::{Io, short};
 use crate::io_tests::IoParams;
 use crate::phase::Phase;
-use crate::rng::mix;
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
 use storbench_core::buffers::Arena;
+use storbench_core::rng::mix64 as mix;
 
 /// bonnie++'s UpdateSeek: one ticket in this many rewrites its chunk.
 const UPDATE_EVERY: u32 = 10;

@@ -12,12 +12,12 @@ use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom,
 use crate::io::Io;
 use crate::io_tests::{GetBlock, GetChar, IoParams, PutBlock, PutChar, Rewrite};
 use crate::phase::run_phase;
-use crate::rng::mix;
 use crate::seeks::Seeks;
 use crate::timing::Measured;
 use crate::worker::Worker;
 use crate::{Event, Factory};
 use storbench_core::buffers::Arena;
+use storbench_core::rng::mix64 as mix;
 
 /// bonnie++'s MinTime: a test shorter than this prints `+++++`.
 pub const MIN_TIME_NS: u64 = 500_000_000;

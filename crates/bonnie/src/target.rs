@@ -23,8 +23,8 @@ pub enum Target {
     /// metadata operation walks one or two path components instead of the whole path.
     Cwd(PathBuf),
     /// A URL of a protocol with files (`nfs://host[:port]/export[/dir]`), without a
-    /// trailing slash.
-    Remote(Typed),
+    /// trailing slash (boxed: a parsed URL is much larger than a path).
+    Remote(Box<Typed>),
 }
 
 impl Target {
@@ -42,7 +42,9 @@ impl Target {
             } else {
                 format!("{path}?{query}")
             };
-            return Ok(Target::Remote(Typed::classify(&url)));
+            // Parsed here, once, by the protocol's parser: a malformed URL is a flag error.
+            let typed = Typed::parse(&url).map_err(|e| FlagError::bad("-d", dir, e))?;
+            return Ok(Target::Remote(Box::new(typed)));
         }
         if dir.contains("://") {
             let urls: Vec<String> = catalogue::protocols()

@@ -10,8 +10,8 @@ use storbench_core::{DirRef, EngineError, NameList, stop};
 use crate::error::{BonnieError, Result};
 use crate::io::Io;
 use crate::names::{Names, subdir};
-use crate::rng::Rng;
 use storbench_core::buffers::Arena;
+use storbench_core::rng::SplitMix64;
 
 pub(crate) struct Worker {
     pub io: Io,
@@ -20,7 +20,7 @@ pub(crate) struct Worker {
     pub file_path: String,
     /// The file tests' directory: the same name, as in bonnie++.
     pub dir_path: String,
-    pub rng: Rng,
+    pub rng: SplitMix64,
     /// Scratch space for building paths without allocating in timed loops.
     pub path: String,
     /// The test file exists and is ours.
@@ -50,7 +50,7 @@ impl Worker {
             buf,
             file_path: base.to_owned(),
             dir_path: base.to_owned(),
-            rng: Rng::new(seed),
+            rng: SplitMix64::seeded(seed),
             path: String::with_capacity(base.len() + 64),
             file_exists: false,
             tree: None,

@@ -9,7 +9,7 @@ use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 use storbench_job::catalogue::{self, Serves};
-use storbench_job::target::{Target, url_protocol};
+use storbench_job::target::Target;
 use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).
@@ -29,37 +29,34 @@ pub fn check_scheme(target: &str) -> anyhow::Result<()> {
     Target::parse(target).map(drop).map_err(anyhow::Error::msg)
 }
 
-/// Checks an `nfs://` URL as the user typed it, before storbench joins its own file names
-/// to it, so that errors quote that URL and name the export asked for: it must parse and
-/// name an export, and a directory (where storbench creates files) must mount, which is
-/// tried once here (MOUNT, then UMNT).
-pub fn check_nfs_target(url: &str, directory: bool) -> anyhow::Result<()> {
-    let parsed = NfsUrl::parse(url)?;
-    NfsUrl::require_export(url).map_err(anyhow::Error::msg)?;
+/// Checks an NFS target, parsed already, before storbench joins its own file names to it,
+/// so that errors quote the URL as typed (`text`) and name the export asked for: the text
+/// must name an export, and a directory (where storbench creates files) must mount, which
+/// is tried once here (MOUNT, then UMNT).
+pub fn check_nfs(text: &str, url: &NfsUrl, directory: bool) -> anyhow::Result<()> {
+    NfsUrl::require_export(text).map_err(anyhow::Error::msg)?;
     if directory {
-        Client::mount(&parsed).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
+        Client::mount(url).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
     }
     Ok(())
 }
 
-/// Checks an `smb://` URL before the run: it must parse (a password in it draws one
-/// warning; a user without one gets it from `STORBENCH_SMB_PASSWORD` or a prompt), and a
-/// directory (where storbench creates files) must be reachable: one login, tree connect and
-/// stat, so bad credentials or a missing share are one line before any banner.
-pub fn check_smb_target(url: &str, directory: bool) -> anyhow::Result<()> {
-    let parsed = storbench_smb::SmbUrl::parse(url)?;
-    crate::secrets::prepare_smb([url])?;
+/// Checks an SMB target, parsed already, before the run: a password in the URL as typed
+/// (`text`) draws one warning, a user without one gets it from `STORBENCH_SMB_PASSWORD` or
+/// a prompt, and a directory (where storbench creates files) must be reachable: one login,
+/// tree connect and stat, so bad credentials or a missing share are one line before any
+/// banner.
+pub fn check_smb(text: &str, url: &storbench_smb::SmbUrl, directory: bool) -> anyhow::Result<()> {
+    crate::secrets::prepare_smb([text])?;
     if directory {
         let pw = storbench_smb::url::password_from_env();
-        let cfg = storbench_smb::ClientConfig::from_url(&parsed, pw)?;
+        let cfg = storbench_smb::ClientConfig::from_url(url, pw)?;
         let mut c =
             storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
-        if !parsed.path.is_empty() {
-            let info = c
-                .stat(&parsed.path)
-                .map_err(|e| anyhow::anyhow!("smb: {e}"))?;
+        if !url.path.is_empty() {
+            let info = c.stat(&url.path).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
             if !info.is_dir() {
-                bail!("smb: {} is not a directory", parsed.display());
+                bail!("smb: {} is not a directory", url.display());
             }
         }
         let _ = c.logoff();
@@ -67,8 +64,9 @@ pub fn check_smb_target(url: &str, directory: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// [`check_scheme`] for every target a fio job names, and [`check_nfs_target`] or
-/// [`check_smb_target`] for every NFS or SMB URL (each checked once).
+/// Parses every target a fio job names (a malformed URL of any protocol, or one of a
+/// scheme storbench does not reach, is one line before the run), then [`check_nfs`] or
+/// [`check_smb`] for every NFS or SMB URL (each checked once).
 pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     let mut checked: Vec<(&str, bool)> = Vec::new();
     for job in jobs {
@@ -76,17 +74,16 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
         let dirs = job.directories.iter().map(|d| (d.as_str(), true));
         let base = job.engine_options.nfs_url.as_deref().map(|u| (u, true));
         for (url, dir) in files.chain(dirs).chain(base) {
-            check_scheme(url)?;
-            let protocol = url_protocol(url);
-            let ours = protocol == Some(&catalogue::NFS) || protocol == Some(&catalogue::SMB);
-            if ours && !checked.contains(&(url, dir)) {
-                if protocol == Some(&catalogue::NFS) {
-                    check_nfs_target(url, dir)?;
-                } else {
-                    check_smb_target(url, dir)?;
-                }
-                checked.push((url, dir));
+            let target = Target::parse(url).map_err(anyhow::Error::msg)?;
+            if checked.contains(&(url, dir)) {
+                continue;
             }
+            match &target {
+                Target::Nfs(typed) => check_nfs(url, &typed.url, dir)?,
+                Target::Smb(typed) => check_smb(url, &typed.url, dir)?,
+                _ => continue,
+            }
+            checked.push((url, dir));
         }
     }
     Ok(())

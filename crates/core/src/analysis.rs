@@ -132,9 +132,7 @@ fn busy_device(job: Option<&str>, d: &DiskUtil) -> Note {
     )
 }
 
-/// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
-/// 90% of that has filled the link.
-pub(crate) const LINK_FULL: f64 = 0.94 * 0.9;
+pub(crate) use crate::hosts::LINK_FULL;
 
 /// Names the network link as the limit. Each job is judged on its own data rate over the
 /// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the

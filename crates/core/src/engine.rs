@@ -106,12 +106,39 @@ pub enum Access {
     Sequential,
 }
 
-/// A file or device to open, as the engine sees it: a local path or a URL.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A file or device to open, as the engine sees it: a local path or a URL, with the typed
+/// target it names (a URL already parsed by its protocol's parser, which a network engine
+/// connects with instead of parsing `path` again).
+#[derive(Clone, PartialEq, Eq)]
 pub struct FileSpec {
-    /// Path, block device or URL, as typed (`storbench_job::target::Target` classifies it).
+    /// Path, block device or URL, as typed (file names joined to it); secrets included, so
+    /// never printed: show `target`, which masks them.
     pub path: String,
+    /// What `path` names, parsed once (the plan's, when the runner opens a planned file).
+    pub target: storbench_job::target::Target,
     pub open: OpenOptions,
+}
+
+impl std::fmt::Debug for FileSpec {
+    /// The target, masked: `path` may hold a password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileSpec")
+            .field("target", &self.target)
+            .field("open", &self.open)
+            .finish()
+    }
+}
+
+impl FileSpec {
+    /// The spec for `path`, classified here (for files not in a plan: probes, lay-out,
+    /// bonnie's files).
+    pub fn new(path: String, open: OpenOptions) -> FileSpec {
+        FileSpec {
+            target: storbench_job::target::Target::classify(&path),
+            path,
+            open,
+        }
+    }
 }
 
 /// Facts an engine states about itself; the runner adapts to them.

@@ -29,13 +29,13 @@ pub struct Prepared {
 /// Size of an existing file or device, or None if it cannot be opened for reading.
 pub fn probe(engine: &mut dyn Engine, path: &str) -> Option<u64> {
     let id = engine
-        .open(&FileSpec {
-            path: path.to_string(),
-            open: OpenOptions {
+        .open(&FileSpec::new(
+            path.to_string(),
+            OpenOptions {
                 read: true,
                 ..Default::default()
             },
-        })
+        ))
         .ok()?;
     let size = engine.size(id).ok();
     let _ = engine.close(id);
@@ -104,10 +104,7 @@ pub fn prepare_file(
         nofollow: job.filenames.is_empty(),
         ..Default::default()
     };
-    let id = engine.open(&FileSpec {
-        path: path.to_string(),
-        open,
-    })?;
+    let id = engine.open(&FileSpec::new(path.to_string(), open))?;
     let created = existing.is_none();
     let result = if write_data {
         write_range(engine, id, path, (current, need), job, seed, on_layout)
@@ -147,13 +144,13 @@ pub fn refuse_symlink(job: &str, path: &str) -> Result<(), EngineError> {
 
 /// The error opening `path` gives (for a target that could not be probed).
 pub fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
-    let spec = FileSpec {
-        path: path.to_string(),
-        open: OpenOptions {
+    let spec = FileSpec::new(
+        path.to_string(),
+        OpenOptions {
             read: true,
             ..Default::default()
         },
-    };
+    );
     match engine.open(&spec) {
         Err(e) => e,
         Ok(id) => {
@@ -326,22 +323,22 @@ pub fn check_device_before_write(
     let mut arena =
         Arena::new(2, probe).map_err(|e| EngineError::os("allocate probe buffer for", path, e))?;
     let id = engine
-        .open(&FileSpec {
-            path: path.to_string(),
-            open: OpenOptions {
+        .open(&FileSpec::new(
+            path.to_string(),
+            OpenOptions {
                 read: true,
                 direct: true,
                 ..Default::default()
             },
-        })
+        ))
         .or_else(|_| {
-            engine.open(&FileSpec {
-                path: path.to_string(),
-                open: OpenOptions {
+            engine.open(&FileSpec::new(
+                path.to_string(),
+                OpenOptions {
                     read: true,
                     ..Default::default()
                 },
-            })
+            ))
         })?;
     let found = scan_device(engine, id, &mut arena, path, size, probe, region);
     let _ = engine.close(id);

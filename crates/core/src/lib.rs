@@ -3,12 +3,15 @@
 //!
 //! This crate depends on no protocol, UI, template or SQLite crate.
 
+// The result model and the arithmetic its readers share live in storbench-model, so the
+// reporters and the store read results without compiling the runner; their old paths stay.
+pub use storbench_model::{confidence, histogram, hosts, merge, redact, repeats, result, rng};
+
 pub mod analysis;
 pub mod buffers;
 pub mod clock;
 pub mod collect;
 pub mod compress;
-pub mod confidence;
 pub mod coord;
 pub mod cpu;
 pub mod disk;
@@ -16,14 +19,11 @@ pub mod engine;
 pub mod env;
 pub mod error;
 #[cfg(test)]
-mod fixtures;
+use storbench_model::fixtures;
 pub mod gate;
-pub mod histogram;
 pub mod host;
-pub mod hosts;
 pub mod iolog;
 pub mod layout;
-pub mod merge;
 pub mod names;
 pub mod nic;
 pub mod observer;
@@ -31,10 +31,6 @@ pub mod offsets;
 pub mod plan;
 pub mod progress;
 pub mod rate;
-pub mod redact;
-pub mod repeats;
-pub mod result;
-pub mod rng;
 pub mod runner;
 pub mod safety;
 pub mod sampler;

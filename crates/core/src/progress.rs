@@ -67,17 +67,9 @@ pub struct WorkerCounters {
     terminate: AtomicBool,
 }
 
-/// A copy of one worker's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CounterSnapshot {
-    pub bytes: [u64; 3],
-    pub ios: [u64; 3],
-    pub lat_sum_ns: [u64; 3],
-    pub tlat_sum_ns: [u64; 3],
-    pub slat_sum_ns: [u64; 3],
-    pub slat_n: [u64; 3],
-    pub pre_bytes: u64,
-}
+/// A copy of one worker's counters (defined with the result model, which the log-file
+/// writers read).
+pub use storbench_model::live::CounterSnapshot;
 
 impl WorkerCounters {
     #[inline]
@@ -180,21 +172,6 @@ impl WorkerCounters {
             slat_sum_ns: load(&self.slat_sum_ns),
             slat_n: load(&self.slat_n),
             pre_bytes: self.pre_bytes.load(Ordering::Relaxed),
-        }
-    }
-}
-
-impl CounterSnapshot {
-    pub fn since(&self, earlier: &CounterSnapshot) -> CounterSnapshot {
-        let d = |a: [u64; 3], b: [u64; 3]| std::array::from_fn(|i| a[i].saturating_sub(b[i]));
-        CounterSnapshot {
-            bytes: d(self.bytes, earlier.bytes),
-            ios: d(self.ios, earlier.ios),
-            lat_sum_ns: d(self.lat_sum_ns, earlier.lat_sum_ns),
-            tlat_sum_ns: d(self.tlat_sum_ns, earlier.tlat_sum_ns),
-            slat_sum_ns: d(self.slat_sum_ns, earlier.slat_sum_ns),
-            slat_n: d(self.slat_n, earlier.slat_n),
-            pre_bytes: self.pre_bytes.saturating_sub(earlier.pre_bytes),
         }
     }
 }

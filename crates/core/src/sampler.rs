@@ -10,24 +10,9 @@ use storbench_job::LogSpec;
 use crate::progress::{CounterSnapshot, WorkerCounters};
 use crate::result::TimelinePoint;
 
-/// One window of a log series: when it ended (ms since measurement began), how long it
-/// lasted, and what completed in it. Formatting is the reporter's (fio's log lines).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LogWindow {
-    pub t_ms: u64,
-    pub dur_ns: u64,
-    pub delta: CounterSnapshot,
-}
-
-/// The windows of fio's averaged logs of one worker: bandwidth and IOPS on their sample
-/// windows (fio logs each rate sample), latencies on `log_avg_msec` with the final
-/// partial window (fio's `finalize_logs`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LogWindows {
-    pub bw: Vec<LogWindow>,
-    pub iops: Vec<LogWindow>,
-    pub lat: Vec<LogWindow>,
-}
+/// The log windows the sampler fills (defined with the result model, for fio's log-file
+/// writers).
+pub use storbench_model::live::{LogWindow, LogWindows};
 
 /// One periodic series (bandwidth window, IOPS window or timeline) of one worker.
 #[derive(Default)]

@@ -84,10 +84,7 @@ fn run(
         direct,
         ..OpenOptions::default()
     };
-    let file = engine.open(&FileSpec {
-        path: path.to_string(),
-        open,
-    })?;
+    let file = engine.open(&FileSpec::new(path.to_string(), open))?;
     let blocks = (size / bs as u64).max(1);
     let mut free: Vec<u32> = (0..depth).collect();
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);

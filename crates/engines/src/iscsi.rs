@@ -14,6 +14,7 @@ use storbench_core::{
     Caps, Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId, FileSpec,
     IoKind, IoUnit, Queued,
 };
+use storbench_job::target::Target;
 use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
 use storbench_job::JobSpec;
 
@@ -299,7 +300,11 @@ impl Engine for IscsiEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let mut url = Url::parse(&spec.path).map_err(to_engine)?;
+        // The plan's parsed URL; the parser runs here only to say why a text is not one.
+        let mut url = match &spec.target {
+            Target::Iscsi(typed) => typed.url.clone(),
+            _ => Url::parse(&spec.path).map_err(to_engine)?,
+        };
         url.require_lun().map_err(to_engine)?;
         url.resolve_secrets().map_err(to_engine)?;
         if let Some(open) = &self.lun {

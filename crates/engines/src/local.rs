@@ -717,16 +717,16 @@ mod tests {
         for base in ["/tmp", "/dev/shm"] {
             let dir = tempfile::tempdir_in(base).unwrap();
             let path = dir.path().join("f");
-            let spec = FileSpec {
-                path: path.to_str().unwrap().into(),
-                open: OpenOptions {
+            let spec = FileSpec::new(
+                path.to_str().unwrap().into(),
+                OpenOptions {
                     read: true,
                     write: true,
                     create: true,
                     direct: true,
                     ..Default::default()
                 },
-            };
+            );
             match LocalFile::open(&spec) {
                 Ok(f) => {
                     let (mem, off) = (f.mem_mask + 1, f.off_mask + 1);

@@ -240,13 +240,10 @@ mod tests {
             file_size: None,
             advice: libc::MADV_NORMAL,
         };
-        let spec = FileSpec {
-            path: path.display().to_string(),
-            open: OpenOptions {
+        let spec = FileSpec::new(path.display().to_string(), OpenOptions {
                 read: true,
                 ..OpenOptions::default()
-            },
-        };
+            });
         let id = engine.open(&spec).unwrap();
         assert_eq!(engine.advice, libc::MADV_NORMAL, "no hint: fadvise_hint=0");
         engine.advise(id, Access::Random).unwrap();

@@ -15,6 +15,7 @@ use storbench_core::{
     IoKind, IoUnit, Queued,
 };
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 use storbench_nbd::{Client, Cmd, Config, NbdError, NbdUrl, proto};
 
 /// Bounds the connect, the handshake and every wait for a reply (fio's nbd engine, through
@@ -89,7 +90,11 @@ impl Engine for NbdEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let url = NbdUrl::parse(&spec.path).map_err(to_engine)?;
+        // The plan's parsed URL; the parser runs here only to say why a text is not one.
+        let url = match &spec.target {
+            Target::Nbd(typed) => typed.url.clone(),
+            _ => NbdUrl::parse(&spec.path).map_err(to_engine)?,
+        };
         if let Some(c) = &self.client {
             if c.url() == &url {
                 return Ok(0);

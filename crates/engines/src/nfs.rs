@@ -16,6 +16,7 @@ use storbench_core::{
     MetaOps, NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
 
 use crate::dirtable::DirTable;
@@ -142,7 +143,18 @@ impl NfsEngine {
     /// `nfs://` URL, a name below `nfs_url`, or a path relative to (or absolute within)
     /// the export already mounted.
     fn target(&mut self, path: &str) -> Result<String, EngineError> {
-        let url = if NfsUrl::is_nfs(path) {
+        self.target_typed(path, None)
+    }
+
+    /// [`Self::target`] for a path whose URL the plan has parsed already.
+    fn target_typed(
+        &mut self,
+        path: &str,
+        typed: Option<&NfsUrl>,
+    ) -> Result<String, EngineError> {
+        let url = if let Some(url) = typed {
+            Some(url.clone())
+        } else if NfsUrl::is_nfs(path) {
             Some(NfsUrl::parse(path).map_err(to_engine)?)
         } else if let Some(base) = &self.base {
             Some(base.join(path).map_err(to_engine)?)
@@ -265,7 +277,11 @@ impl Engine for NfsEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let rel = self.target(&spec.path)?;
+        let typed = match &spec.target {
+            Target::Nfs(t) => Some(&t.url),
+            _ => None,
+        };
+        let rel = self.target_typed(&spec.path, typed)?;
         let (o, file_mode) = (&spec.open, self.modes.file);
         let client = self.client_mut()?;
         let fh = match client.lookup_follow(&rel) {

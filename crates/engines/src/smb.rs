@@ -24,6 +24,7 @@ use storbench_core::{
     FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, refuse_create_in_open,
 };
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
@@ -128,6 +129,15 @@ impl SmbEngine {
     /// Logs in on first use and returns the path inside the share that `path` names: an
     /// `smb://` URL on the same share, or a path relative to it.
     fn target(&mut self, path: &str) -> Result<String, EngineError> {
+        self.target_typed(path, None)
+    }
+
+    /// [`Self::target`] for a path whose URL the plan has parsed already.
+    fn target_typed(
+        &mut self,
+        path: &str,
+        typed: Option<&SmbUrl>,
+    ) -> Result<String, EngineError> {
         if !path.starts_with("smb://") {
             if self.client.is_none() {
                 return Err(EngineError::unsupported(format!(
@@ -142,7 +152,10 @@ impl SmbEngine {
         {
             return Ok(rel);
         }
-        let url = SmbUrl::parse(path).map_err(to_engine)?;
+        let url = match typed {
+            Some(url) => url.clone(),
+            None => SmbUrl::parse(path).map_err(to_engine)?,
+        };
         match (&self.client, &self.url) {
             (Some(_), Some(have)) if same_share(have, &url) => Ok(url.path),
             (Some(_), Some(have)) => Err(EngineError::unsupported(format!(
@@ -474,7 +487,11 @@ impl Engine for SmbEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let rel = self.target(&spec.path)?;
+        let typed = match &spec.target {
+            Target::Smb(t) => Some(&t.url),
+            _ => None,
+        };
+        let rel = self.target_typed(&spec.path, typed)?;
         self.open_rel(&rel, &spec.path, &spec.open, true)
     }
 

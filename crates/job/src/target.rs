@@ -1,13 +1,15 @@
 //! What a job reads and writes: a local path, a local block device, or a URL of a protocol
 //! in the catalogue. Parsed where input is read (fio's `filename`/`directory`, quick's and
-//! bonnie's target, `iscsi discover`); everything after asks its [`TargetCaps`], never its
-//! spelling.
+//! bonnie's target, `iscsi discover`, `smb shares`); everything after asks its
+//! [`TargetCaps`], never its spelling.
 //!
-//! A URL stays as typed, because its engine needs all of it (credentials, options); its
-//! protocol crate parses the details (`storbench_nfs::NfsUrl`, `storbench_iscsi::Url`)
-//! when the engine connects, and the CLI checks them once before the run. A URL may
-//! carry a CHAP secret: [`Target`] and [`SecretUrl`] print it masked, in `Display` and
-//! `Debug` alike; only [`SecretUrl::expose`] gives the secret, for the engine.
+//! A URL is parsed here, once, by its protocol crate's parser (`storbench_nfs::NfsUrl`,
+//! `storbench_iscsi::Url`, `storbench_smb::SmbUrl`, `storbench_nbd::NbdUrl`), and travels
+//! typed: the plan hands it to the runner in each `FileSpec`, and the engine connects with
+//! the parsed value instead of parsing the text again. The text as typed is kept beside it
+//! (file names are joined to it, results show it), in a [`SecretUrl`]: a URL may carry a
+//! CHAP or SMB password, so [`Target`], [`TypedUrl`] and [`SecretUrl`] print it masked, in
+//! `Display` and `Debug` alike; only [`SecretUrl::expose`] gives the secret, for the engine.
 
 use std::fmt;
 use std::path::Path;
@@ -38,6 +40,28 @@ impl fmt::Debug for SecretUrl {
     }
 }
 
+/// A protocol's URL, parsed by its client crate, with the text it was parsed from.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TypedUrl<U> {
+    /// What the engine connects with.
+    pub url: U,
+    /// The URL as typed.
+    pub text: SecretUrl,
+}
+
+impl<U> fmt::Display for TypedUrl<U> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.text, f)
+    }
+}
+
+impl<U> fmt::Debug for TypedUrl<U> {
+    /// The masked text only: the parsed value may hold a password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.text, f)
+    }
+}
+
 /// One target.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Target {
@@ -45,8 +69,14 @@ pub enum Target {
     Path(String),
     /// A local block device.
     Device(String),
-    /// A URL of a protocol storbench reaches with its own client.
-    Url(&'static Protocol, SecretUrl),
+    /// An NFSv3 export, a directory or a file in it.
+    Nfs(TypedUrl<storbench_nfs::NfsUrl>),
+    /// An iSCSI portal, target or LUN.
+    Iscsi(TypedUrl<storbench_iscsi::Url>),
+    /// An SMB share, a directory or a file in it.
+    Smb(TypedUrl<storbench_smb::SmbUrl>),
+    /// An NBD export.
+    Nbd(TypedUrl<storbench_nbd::NbdUrl>),
 }
 
 /// What the rest of the code asks of a target.
@@ -63,11 +93,24 @@ pub struct TargetCaps {
     pub metadata: bool,
 }
 
+/// A local file or directory.
+const LOCAL_CAPS: TargetCaps = TargetCaps {
+    device_like: false,
+    page_cache: true,
+    network: false,
+    metadata: true,
+};
+
 impl Target {
     /// A target as typed: a URL of a known protocol, or a local path (a block device
     /// when it is one). A URL of a scheme storbench does not reach is refused, unless a
     /// local path of that name exists (a directory named `foo:`).
+    /// A URL of a known scheme is parsed by its protocol's parser here, so a malformed
+    /// one is one line where it was typed.
     pub fn parse(text: &str) -> Result<Target, String> {
+        if let Some(p) = url_protocol(text) {
+            return parse_url(p, text);
+        }
         let target = Target::classify(text);
         if let Target::Path(_) = target
             && let Some(scheme) = foreign_scheme(text)
@@ -82,11 +125,14 @@ impl Target {
         Ok(target)
     }
 
-    /// The target `text` names, for text already checked by [`Target::parse`]; a URL of
-    /// an unknown scheme is taken for a path.
+    /// The target `text` names, for text already checked by [`Target::parse`] (a file
+    /// name the plan joined to a checked directory); a URL of an unknown scheme, or one
+    /// its protocol refuses, is taken for a path.
     pub fn classify(text: &str) -> Target {
-        if let Some(p) = url_protocol(text) {
-            return Target::Url(p, SecretUrl(text.to_string()));
+        if let Some(p) = url_protocol(text)
+            && let Ok(t) = parse_url(p, text)
+        {
+            return t;
         }
         use std::os::unix::fs::FileTypeExt;
         let block = std::fs::metadata(text).is_ok_and(|m| m.file_type().is_block_device());
@@ -100,8 +146,11 @@ impl Target {
     /// The protocol of a URL target.
     pub fn protocol(&self) -> Option<&'static Protocol> {
         match self {
-            Target::Url(p, _) => Some(p),
-            _ => None,
+            Target::Path(_) | Target::Device(_) => None,
+            Target::Nfs(_) => Some(&catalogue::NFS),
+            Target::Iscsi(_) => Some(&catalogue::ISCSI),
+            Target::Smb(_) => Some(&catalogue::SMB),
+            Target::Nbd(_) => Some(&catalogue::NBD),
         }
     }
 
@@ -112,24 +161,30 @@ impl Target {
 
     pub fn caps(&self) -> TargetCaps {
         match self {
-            Target::Path(_) => TargetCaps {
-                device_like: false,
-                page_cache: true,
-                network: false,
-                metadata: true,
-            },
+            Target::Path(_) => LOCAL_CAPS,
             Target::Device(_) => TargetCaps {
                 device_like: true,
                 page_cache: true,
                 network: false,
                 metadata: false,
             },
-            Target::Url(p, _) => TargetCaps {
+            url => url.protocol().map_or(LOCAL_CAPS, |p| TargetCaps {
                 device_like: p.device_like,
                 page_cache: false,
                 network: true,
                 metadata: p.metadata,
-            },
+            }),
+        }
+    }
+
+    /// The URL as typed, for a URL target.
+    pub fn url_text(&self) -> Option<&SecretUrl> {
+        match self {
+            Target::Path(_) | Target::Device(_) => None,
+            Target::Nfs(u) => Some(&u.text),
+            Target::Iscsi(u) => Some(&u.text),
+            Target::Smb(u) => Some(&u.text),
+            Target::Nbd(u) => Some(&u.text),
         }
     }
 
@@ -137,16 +192,16 @@ impl Target {
     pub fn expose(&self) -> &str {
         match self {
             Target::Path(p) | Target::Device(p) => p,
-            Target::Url(_, u) => u.expose(),
+            url => url.url_text().map_or("", SecretUrl::expose),
         }
     }
 }
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Path(p) | Target::Device(p) => f.write_str(p),
-            Target::Url(_, u) => fmt::Display::fmt(u, f),
+        match self.url_text() {
+            Some(u) => fmt::Display::fmt(u, f),
+            None => f.write_str(self.expose()),
         }
     }
 }
@@ -156,8 +211,37 @@ impl fmt::Debug for Target {
         match self {
             Target::Path(p) => write!(f, "Path({p:?})"),
             Target::Device(p) => write!(f, "Device({p:?})"),
-            Target::Url(p, u) => write!(f, "Url({}, {u:?})", p.scheme),
+            url => {
+                let scheme = url.protocol().map_or("", |p| p.scheme);
+                write!(f, "Url({scheme}, {:?})", url.url_text())
+            }
         }
+    }
+}
+
+/// `text`, a URL of `protocol`, parsed by that protocol's client crate: the one place a
+/// URL's text becomes its typed value. An error is one line quoting the URL masked.
+fn parse_url(protocol: &'static Protocol, text: &str) -> Result<Target, String> {
+    fn typed<U, E: fmt::Display>(text: &str, r: Result<U, E>) -> Result<TypedUrl<U>, String> {
+        r.map(|url| TypedUrl {
+            url,
+            text: SecretUrl(text.to_string()),
+        })
+        .map_err(|e| redact::text(&e.to_string()).into_owned())
+    }
+    if *protocol == catalogue::NFS {
+        typed(text, storbench_nfs::NfsUrl::parse(text)).map(Target::Nfs)
+    } else if *protocol == catalogue::ISCSI {
+        typed(text, storbench_iscsi::Url::parse(text)).map(Target::Iscsi)
+    } else if *protocol == catalogue::SMB {
+        typed(text, storbench_smb::SmbUrl::parse(text)).map(Target::Smb)
+    } else if *protocol == catalogue::NBD {
+        typed(text, storbench_nbd::NbdUrl::parse(text)).map(Target::Nbd)
+    } else {
+        Err(format!(
+            "{}: no parser for its protocol",
+            redact::text(text)
+        ))
     }
 }
 
@@ -203,6 +287,67 @@ mod tests {
         let n = Target::parse("nfs://h/export").unwrap();
         assert_eq!(n.protocol(), Some(&NFS));
         assert!(n.caps().metadata && !n.caps().page_cache && !n.caps().device_like);
+    }
+
+    /// Each protocol's URL is parsed once, here, into its client's type; what is shown of
+    /// it, in `Display` and `Debug` of the target and of the typed URL, never holds a
+    /// password.
+    #[test]
+    fn each_protocol_has_its_typed_variant_and_never_shows_a_secret() {
+        let Target::Iscsi(i) =
+            Target::parse("iscsi://u%pw1@h:3261/iqn.x:d/2?target_user=t&target_password=pw2")
+                .unwrap()
+        else {
+            panic!("not iSCSI")
+        };
+        assert_eq!(
+            (i.url.host.as_str(), i.url.port, i.url.lun),
+            ("h", 3261, Some(2))
+        );
+        let Target::Nfs(n) = Target::parse("nfs://h:2049/export/d?uid=7").unwrap() else {
+            panic!("not NFS")
+        };
+        assert_eq!((n.url.path.as_str(), n.url.uid), ("/export/d", 7));
+        let s = Target::parse("smb://dom;al:pw3@h/share/dir?seal=1").unwrap();
+        let Target::Smb(u) = &s else {
+            panic!("not SMB")
+        };
+        assert_eq!(
+            (u.url.share.as_str(), u.url.path.as_str()),
+            ("share", "dir")
+        );
+        let Target::Nbd(b) = Target::parse("nbd://h:10810/exp").unwrap() else {
+            panic!("not NBD")
+        };
+        assert_eq!(b.url.export, "exp");
+        let iscsi = Target::Iscsi(i.clone());
+        for shown in [
+            format!("{iscsi} {iscsi:?} {i} {i:?} {:?} {}", i.text, i.text),
+            format!("{s} {s:?} {u} {u:?}"),
+        ] {
+            for secret in ["pw1", "pw2", "pw3"] {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+            assert!(shown.contains(crate::redact::MASK), "{shown}");
+        }
+        assert!(iscsi.expose().contains("u%pw1@") && s.expose().contains(":pw3@"));
+    }
+
+    #[test]
+    fn a_malformed_url_is_one_line_where_it_is_typed() {
+        for bad in [
+            "iscsi://h:99999/iqn.x/1",
+            "nfs://h/e?nosuch=1",
+            "smb://h",
+            "nbd://u@h/e",
+            "iscsi://u%secret@h:x/iqn/1",
+        ] {
+            let e = Target::parse(bad).unwrap_err();
+            assert!(!e.contains('\n') && !e.is_empty(), "{bad}: {e}");
+            assert!(!e.contains("secret@"), "{e}");
+            // Already-checked text never fails: a URL its protocol refuses is a path.
+            assert!(matches!(Target::classify(bad), Target::Path(_)), "{bad}");
+        }
     }
 
     #[test]

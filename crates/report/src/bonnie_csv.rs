@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::str::FromStr;
 
-use storbench_core::result::{BonnieResult, BonnieTest, BonnieTestId, RunResult};
+use storbench_model::result::{BonnieResult, BonnieTest, BonnieTestId, RunResult};
 
 /// bonnie++'s default chunk, which the CSV leaves out.
 const DEFAULT_CHUNK: u64 = 8192;
@@ -271,7 +271,7 @@ pub fn latency(ns: Option<u64>) -> String {
 /// A result with the figures of a real bonnie++ 2.00a run, for reporter tests.
 #[cfg(test)]
 pub(crate) mod sample {
-    use storbench_core::result::{BonnieResult, BonnieTest, BonnieTestId};
+    use storbench_model::result::{BonnieResult, BonnieTest, BonnieTestId};
 
     /// `bonnie++ -s 512M -r 256 -n 8:4096:1024:2 -m anchor` (reference doc §6.4/6.5).
     pub fn anchor() -> BonnieResult {

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use storbench_core::result::{BonnieResult, BonnieTestId, Note, RunResult};
+use storbench_model::result::{BonnieResult, BonnieTestId, Note, RunResult};
 
 use crate::bonnie_csv::{FILE_TESTS, IO_TESTS, bonnie_of, files_spec, latency, size_units, test};
 use crate::notes::level_name;

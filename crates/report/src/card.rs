@@ -7,7 +7,7 @@
 use minijinja::value::Serde;
 use minijinja::{Environment, Value, context};
 use serde::Serialize;
-use storbench_core::result::{RunMode, RunResult, Validity};
+use storbench_model::result::{RunMode, RunResult, Validity};
 
 use crate::numfmt::num;
 use crate::privacy::Privacy;

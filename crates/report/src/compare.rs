@@ -2,7 +2,7 @@
 //! its change against a reference run, as text (coloured), markdown, CSV or JSON.
 //!
 //! Tests are fio's job/group entries by direction (group_reporting merged with
-//! [`storbench_core::merge`]), the quick preset's tests likewise, and bonnie's columns.
+//! [`storbench_model::merge`]), the quick preset's tests likewise, and bonnie's columns.
 //! Runs are compared on the tests they share; what is not shared is listed in notes.
 //!
 //! Each difference is judged a real change or noise ([`noise`]); a run with rounds
@@ -17,9 +17,9 @@ pub(crate) mod render;
 pub(crate) mod settings;
 
 use serde::Serialize;
-use storbench_core::confidence::{Interval, bootstrap_interval, t_interval};
-use storbench_core::repeats::round_runs;
-use storbench_core::result::RunResult;
+use storbench_model::confidence::{Interval, bootstrap_interval, t_interval};
+use storbench_model::repeats::round_runs;
+use storbench_model::result::RunResult;
 
 pub use figures::{Better, Figure, MetricId, PerSecond, TestFigures, figures_of};
 pub use noise::{Basis, Verdict};

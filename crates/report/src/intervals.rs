@@ -6,9 +6,9 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use storbench_core::confidence::{Interval, bootstrap_interval, t_interval};
-use storbench_core::repeats::round_runs;
-use storbench_core::result::RunResult;
+use storbench_model::confidence::{Interval, bootstrap_interval, t_interval};
+use storbench_model::repeats::round_runs;
+use storbench_model::result::RunResult;
 
 use crate::compare::{MetricId, figures_of};
 

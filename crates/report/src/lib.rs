@@ -1,4 +1,4 @@
-//! storbench's reporters. Each reads a finished [`storbench_core::result::RunResult`] and
+//! storbench's reporters. Each reads a finished [`storbench_model::result::RunResult`] and
 //! writes one output format; none of them measures anything.
 //!
 //! One module per format family; [`registry`] lists every format (name, what it reads,

@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use storbench_core::hosts::{GroupAggregate, MultiHost};
-use storbench_core::result::RunResult;
+use storbench_model::hosts::{GroupAggregate, MultiHost};
+use storbench_model::result::RunResult;
 
 use crate::fio::units::{Unit, num2str};
 

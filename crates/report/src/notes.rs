@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use storbench_core::result::{Note, NoteLevel, RunResult, Verdict};
+use storbench_model::result::{Note, NoteLevel, RunResult, Verdict};
 
 /// Message shown when a run was stopped early.
 pub const INTERRUPTED: &str = "the run was interrupted: the figures cover only what ran";

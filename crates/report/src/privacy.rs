@@ -3,7 +3,7 @@
 //! also host names: this machine's, the servers', and the host part of target URLs.
 //! Applied to a copy of each run before anything is rendered, so no writer can forget it.
 
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 
 /// Written where a host name was.
 pub const HIDDEN_HOST: &str = "(host)";
@@ -145,12 +145,12 @@ fn url_host(target: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_core::result::{Environment, TargetInfo};
+    use storbench_model::result::{Environment, TargetInfo};
 
     fn run() -> RunResult {
         let mut r = RunResult {
-            schema: storbench_core::result::RESULT_SCHEMA,
-            mode: storbench_core::result::RunMode::Quick,
+            schema: storbench_model::result::RESULT_SCHEMA,
+            mode: storbench_model::result::RunMode::Quick,
             tool_version: String::new(),
             started_unix_ms: 0,
             finished_unix_ms: 0,
@@ -172,7 +172,7 @@ mod tests {
             interrupted: false,
             verdicts: Vec::new(),
             hosts: None,
-            server_stats: Some(storbench_core::result::ServerStats {
+            server_stats: Some(storbench_model::result::ServerStats {
                 source: "snmp://nas.lan:1161".into(),
                 ..Default::default()
             }),

@@ -15,13 +15,13 @@
 //! The JSON form (`--format quick-json`) is described by `docs/quick.schema.json`.
 
 use std::io::{self, Write};
-use storbench_core::merge::saturating_sum;
+use storbench_model::merge::saturating_sum;
 
 use crate::numfmt::{TimeUnit, num, percent};
 use serde::Serialize;
-use storbench_core::hosts::MultiHost;
-use storbench_core::merge::{merge_dir_into, merge_jobs};
-use storbench_core::result::{DirResult, GroupResult, LatStats, Reason, RunResult, Validity};
+use storbench_model::hosts::MultiHost;
+use storbench_model::merge::{merge_dir_into, merge_jobs};
+use storbench_model::result::{DirResult, GroupResult, LatStats, Reason, RunResult, Validity};
 
 /// Schema identifier of the JSON form; bumped on incompatible changes.
 pub const SCHEMA: &str = "storbench-quick/1";
@@ -138,7 +138,7 @@ fn all_hosts_row(run: &RunResult, hosts: &MultiHost, g: &GroupResult) -> Option<
     }
     let mut labels: Vec<&str> = Vec::new();
     for j in &g.jobs {
-        let label = storbench_core::hosts::split_name(&j.name).0;
+        let label = storbench_model::hosts::split_name(&j.name).0;
         if !labels.contains(&label) {
             labels.push(label);
         }
@@ -150,7 +150,7 @@ fn all_hosts_row(run: &RunResult, hosts: &MultiHost, g: &GroupResult) -> Option<
                 jobs: g
                     .jobs
                     .iter()
-                    .filter(|j| storbench_core::hosts::split_name(&j.name).0 == *label)
+                    .filter(|j| storbench_model::hosts::split_name(&j.name).0 == *label)
                     .cloned()
                     .collect(),
                 ..g.clone()
@@ -167,7 +167,7 @@ fn row(run: &RunResult, g: &GroupResult) -> Option<QuickRow> {
     let merged = merge_jobs(&g.jobs)?;
     // A multi-host run's jobs carry their host before the test's name.
     let own_name = match run.hosts {
-        Some(_) => storbench_core::hosts::split_name(&merged.name).1,
+        Some(_) => storbench_model::hosts::split_name(&merged.name).1,
         None => merged.name.as_str(),
     };
     let (test, direction) = split_name(own_name);

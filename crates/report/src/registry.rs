@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use storbench_core::result::{RunMode, RunResult};
+use storbench_model::result::{RunMode, RunResult};
 
 use crate::bonnie_csv::{self, CsvFormat};
 use crate::compare::{Comparison, Format as CompareFormat};

@@ -10,7 +10,7 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use storbench_core::result::{RunMode, RunResult};
+use storbench_model::result::{RunMode, RunResult};
 
 use crate::compare::{MetricId, NamedRun, compare};
 use crate::numfmt::{num, percent};

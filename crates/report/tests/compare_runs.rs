@@ -2,7 +2,7 @@
 //! The seed article's table: PATA 28,790 KB/s at 24 % CPU, NFS 43,363 KB/s at 16 %, iSCSI
 //! 31,503 KB/s at 30 %.
 
-use storbench_core::result::*;
+use storbench_model::result::*;
 use storbench_report::compare::{Format, MetricId, NamedRun, compare, render};
 
 /// One read job: `kb_per_s` thousand bytes/s over 10 s, `ios` IOs, CPU `cpu_s` seconds, and

@@ -6,7 +6,7 @@
 mod common;
 
 use proptest::prelude::*;
-use storbench_core::result::{
+use storbench_model::result::{
     BonnieResult, BonnieTest, BonnieTestId, LatStats, RunMode, RunResult,
 };
 use storbench_report::compare::{self, NamedRun};

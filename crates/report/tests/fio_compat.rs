@@ -8,7 +8,7 @@
 mod common;
 
 use serde_json::Value;
-use storbench_core::result::{RunResult, UnifiedRw};
+use storbench_model::result::{RunResult, UnifiedRw};
 use storbench_report::fio::{FioOpts, json, normal, terse};
 
 use common::fio::{FioRun, fio_available, hist_from, run_fio, run_from};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use storbench_core::result::*;
+use storbench_model::result::*;
 use storbench_report::compare::NamedRun;
 use storbench_report::html::render;
 

@@ -2,8 +2,8 @@
 //! (each rank's jobs), the All clients test with IOR's aggregate and the ranks' summed
 //! timeline, and the straggler marked in the report's per-rank table.
 
-use storbench_core::hosts::{RankRun, merge};
-use storbench_core::result::*;
+use storbench_model::hosts::{RankRun, merge};
+use storbench_model::result::*;
 use storbench_report::compare::{MetricId, NamedRun, compare};
 
 const MB: u64 = 1_000_000;

@@ -4,7 +4,7 @@
 mod common;
 
 use proptest::prelude::*;
-use storbench_core::result::{Note, NoteLevel};
+use storbench_model::result::{Note, NoteLevel};
 use storbench_report::fio::units::{Unit, num2str};
 use storbench_report::fio::{self, FioFormat, FioOpts};
 use storbench_report::quick;

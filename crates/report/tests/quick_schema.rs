@@ -161,7 +161,7 @@ fn schema_rejects_what_it_should() {
 /// completion latency, and then the row and the footnote say so.
 #[test]
 fn rows_use_total_latency_else_say_completion() {
-    use storbench_core::result::LatStats;
+    use storbench_model::result::LatStats;
     let mut run = common::sample::quick_run();
     let row = &quick::rows(&run)[0];
     let mut all = LatStats::default();
@@ -190,7 +190,7 @@ fn rows_use_total_latency_else_say_completion() {
 /// each judged test's verdict, and both stay within the schema.
 #[test]
 fn quick_verdicts_show_as_a_column_and_in_the_schema() {
-    use storbench_core::result::{Reason, Validity, Verdict};
+    use storbench_model::result::{Reason, Validity, Verdict};
     let mut run = common::sample::quick_run();
     let first = run.groups[0].jobs[0].name.clone();
     run.verdicts = vec![Verdict {
@@ -227,7 +227,7 @@ fn quick_verdicts_show_as_a_column_and_in_the_schema() {
 /// under `storbench` only, fio's own keys untouched; the HTML report lists them.
 #[test]
 fn fio_outputs_and_the_report_carry_the_verdicts() {
-    use storbench_core::result::{Reason, RunMode, Validity, Verdict};
+    use storbench_model::result::{Reason, RunMode, Validity, Verdict};
     let mut run = common::sample::quick_run();
     run.mode = RunMode::Fio;
     let plain = {

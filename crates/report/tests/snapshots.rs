@@ -4,7 +4,7 @@
 
 mod common;
 
-use storbench_core::result::{Note, NoteLevel, RunResult, UnifiedRw};
+use storbench_model::result::{Note, NoteLevel, RunResult, UnifiedRw};
 use storbench_report::fio::{self, FioFormat, FioOpts};
 use storbench_report::{quick, status};
 

@@ -1,6 +1,6 @@
 //! The few figures `history` lists for each run, computed once when the run is saved.
 
-use storbench_core::result::{BonnieTestId, GroupResult, RunMode, RunResult};
+use storbench_model::result::{BonnieTestId, GroupResult, RunMode, RunResult};
 
 /// Peak figures of a run, in bytes/s and operations/s.
 ///
@@ -20,7 +20,7 @@ pub struct Headline {
 
 impl Headline {
     pub fn of(run: &RunResult) -> Headline {
-        let rounds = storbench_core::repeats::round_runs(run);
+        let rounds = storbench_model::repeats::round_runs(run);
         if rounds.len() >= 2 && run.mode != RunMode::Bonnie {
             return Self::mean(&rounds.iter().map(Self::of_one).collect::<Vec<_>>());
         }

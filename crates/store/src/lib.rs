@@ -1,7 +1,7 @@
 //! The results store: every run is kept in one SQLite file (rusqlite's bundled SQLite, no
 //! system library) so runs can be listed, shown again, compared and reported later.
 //!
-//! The whole [`RunResult`](storbench_core::result::RunResult) is stored as JSON, the source of
+//! The whole [`RunResult`](storbench_model::result::RunResult) is stored as JSON, the source of
 //! truth; a few indexed columns (time, label, tags, target, mode, headline figures) serve
 //! listing and filtering. Schema changes go through numbered migrations ([`schema`]). A file
 //! that is not ours, or is damaged, is reported and never written to.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use storbench_core::result::{RESULT_SCHEMA, RunResult};
+use storbench_model::result::{RESULT_SCHEMA, RunResult};
 
 use crate::error::StoreError;
 use crate::headline::{Headline, target_text};
@@ -618,7 +618,8 @@ fn decode_result(id: RunId, json: &str) -> Result<RunResult, StoreError> {
     // Result schema 1 is the only one so far; older shapes would be upgraded here.
     let mut run: RunResult = serde_json::from_value(value).map_err(bad)?;
     // Runs saved before secrets were masked on the way in are masked on the way out.
-    storbench_core::redact::run(&mut run).map_err(|detail| StoreError::BadResult { id, detail })?;
+    storbench_model::redact::run(&mut run)
+        .map_err(|detail| StoreError::BadResult { id, detail })?;
     Ok(run)
 }
 
@@ -672,7 +673,7 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
             source: r.get(4)?,
         },
         // Runs saved before secrets were masked on the way in are masked on the way out.
-        target: storbench_core::redact::text(&r.get::<_, String>(5)?).into_owned(),
+        target: storbench_model::redact::text(&r.get::<_, String>(5)?).into_owned(),
         tool_version: r.get(6)?,
         hostname: r.get(7)?,
         headline: Headline {

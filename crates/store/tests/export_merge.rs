@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use storbench_core::repeats::{Repeats, Round};
-use storbench_core::result::{Reason, RunResult, Validity, Verdict};
+use storbench_model::repeats::{Repeats, Round};
+use storbench_model::result::{Reason, RunResult, Validity, Verdict};
 use storbench_store::import::{bundle, import_text, import_text_with_meta};
 use storbench_store::{RunFilter, RunMeta, Store, StoreError};
 

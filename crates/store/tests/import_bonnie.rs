@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use storbench_core::result::{BonnieResult, BonnieTestId as T, RunMode};
+use storbench_model::result::{BonnieResult, BonnieTestId as T, RunMode};
 use storbench_store::import::import_text;
 
 /// Real 2.00a lines (reference doc §6.5): `+++++` fields, an empty io_chunk_size column, and
@@ -14,7 +14,7 @@ const HEADER_200A: &str = "format_version,bonnie_version,name,concurrency,seed,f
 const LINE_197: &str = "1.97,1.97,oldbox,1,1400000000,4G,64k,800,98,100000,20,50000,10,2000,97,200000,15,300.5,5,16,link,,2,,1000,10,+++++,+++,2000,12,1100,11,+++++,+++,1900,13,20ms,1500us,800ms,30ms,200ms,2s,300us,500us,600us,310us,40us,700us";
 const LINE_103: &str = "antique,300M:4k,12345,98,45678,20,23456,10,34567,97,123456,25,150.5,1,16:1000:100/4,+++++,+++,+++++,+++,5000,40,6000,50,+++++,+++,7000,60";
 
-fn bonnie(runs: &[storbench_core::result::RunResult], i: usize) -> &BonnieResult {
+fn bonnie(runs: &[storbench_model::result::RunResult], i: usize) -> &BonnieResult {
     assert_eq!(runs[i].mode, RunMode::Bonnie);
     runs[i].bonnie.as_ref().unwrap()
 }

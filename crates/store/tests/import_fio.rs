@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use storbench_core::result::{RunMode, RunResult};
+use storbench_model::result::{RunMode, RunResult};
 use storbench_store::import::{ImportError, import_file, import_text};
 
 /// Runs fio with `args` writing `format` output to `out`; None (with a printed reason) when

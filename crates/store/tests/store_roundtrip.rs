@@ -28,7 +28,7 @@ fn every_mode_round_trips_exactly() {
         assert_eq!(back.meta.label, m.label);
         assert_eq!(back.meta.tags, vec!["hdd".to_string(), "pool".to_string()]);
         // Percentiles recomputed from the stored histogram equal the original's.
-        let dir0 = |r: &storbench_core::result::RunResult| {
+        let dir0 = |r: &storbench_model::result::RunResult| {
             r.groups
                 .first()
                 .map(|g| g.jobs[0].dirs[0].clat.percentiles(&[50.0, 99.9]))
@@ -216,7 +216,7 @@ fn save_all_is_all_or_nothing() {
 /// A repeated run lists the mean of its rounds in `history`, not its last round.
 #[test]
 fn a_repeated_runs_headline_is_the_mean_of_its_rounds() {
-    use storbench_core::repeats::{Repeats, Round};
+    use storbench_model::repeats::{Repeats, Round};
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("r.db")).unwrap();
     let mut run = fio_run(1_000);
@@ -225,7 +225,7 @@ fn a_repeated_runs_headline_is_the_mean_of_its_rounds() {
         started_unix_ms: 1_000,
         finished_unix_ms: 3_000,
         interrupted: false,
-        groups: vec![storbench_core::result::GroupResult {
+        groups: vec![storbench_model::result::GroupResult {
             id: 0,
             group_reporting: false,
             jobs: vec![job("r", (mib << 20, mib), (0, 0), 2000)],

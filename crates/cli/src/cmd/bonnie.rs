@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, Target, run_once, start_message};
 use storbench_core::result::RunResult;
+use storbench_job::target::Target as Typed;
 use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
 
@@ -146,15 +147,12 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
     // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
-    if let (Target::Remote(t), Some(dir)) = (&cfg.target, &args.dir)
-        && t.protocol() == Some(&storbench_job::catalogue::NFS)
-    {
-        crate::running::check_nfs_target(dir, true)?;
-    }
-    if let (Target::Remote(t), Some(dir)) = (&cfg.target, &args.dir)
-        && t.protocol() == Some(&storbench_job::catalogue::SMB)
-    {
-        crate::running::check_smb_target(dir, true)?;
+    if let (Target::Remote(remote), Some(dir)) = (&cfg.target, &args.dir) {
+        match &**remote {
+            Typed::Nfs(t) => crate::running::check_nfs(dir, &t.url, true)?,
+            Typed::Smb(t) => crate::running::check_smb(dir, &t.url, true)?,
+            _ => {}
+        }
     }
     let _marker = mark_target_dir(&cfg)?;
     let store = &enter_target_dir(&mut cfg, store)?;

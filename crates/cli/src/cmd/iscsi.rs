@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use storbench_iscsi::discovery::{self, LunInfo};
 use storbench_iscsi::{Timeouts, Url};
+use storbench_job::target::Target;
 
 use crate::StoreArgs;
 
@@ -63,7 +64,11 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         format!("iscsi://{}", args.portal)
     };
     crate::secrets::prepare_iscsi([raw.as_str()])?;
-    let mut url = Url::parse(&raw)?;
+    // The same parse as every target: a portal is an iSCSI URL without a target or LUN.
+    let mut url = match Target::parse(&raw).map_err(anyhow::Error::msg)? {
+        Target::Iscsi(typed) => typed.url,
+        other => anyhow::bail!("{other} is not an iSCSI portal"),
+    };
     url.resolve_secrets()?;
     if let Some(iqn) = args.initiator {
         url.initiator = iqn;

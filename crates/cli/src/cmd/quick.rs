@@ -204,14 +204,15 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     let typed = Target::parse(target).map_err(anyhow::Error::msg)?;
     check_engine(&typed, args.engine.as_deref())?;
     if let Some(engine) = typed.engine() {
-        if typed.protocol() == Some(&catalogue::NFS) {
-            crate::running::check_nfs_target(target, true)?;
-        } else if typed.protocol() == Some(&catalogue::NBD) {
-            storbench_nbd::NbdUrl::parse(target)?;
-        } else if typed.protocol() == Some(&catalogue::SMB) {
-            crate::running::check_smb_target(target, true)?;
-        } else {
-            check_iscsi_url(target)?;
+        // Parsed above; what is left to check before the run is each protocol's own.
+        match &typed {
+            Target::Nfs(nfs) => crate::running::check_nfs(target, &nfs.url, true)?,
+            Target::Smb(smb) => crate::running::check_smb(target, &smb.url, true)?,
+            Target::Iscsi(iscsi) => {
+                iscsi.url.require_lun()?;
+                crate::secrets::prepare_iscsi([target])?;
+            }
+            _ => {}
         }
         return Ok(TargetPlan {
             device: typed.caps().device_like,
@@ -268,11 +269,6 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
 /// Checks an `iscsi://` URL's syntax (portal, target, LUN) before the banner, which says
 /// the LUN's data will be overwritten: a typo is one line of its own, not an error under a
 /// warning about a LUN that was never reached.
-fn check_iscsi_url(target: &str) -> anyhow::Result<()> {
-    storbench_iscsi::Url::parse(target)?.require_lun()?;
-    crate::secrets::prepare_iscsi([target])
-}
-
 /// Refuses an `--engine` that moves no data on this kind of target (null, the metadata
 /// engines, a local engine for a URL): quick would print rates of IOs that never happened.
 fn check_engine(target: &Target, engine: Option<&str>) -> anyhow::Result<()> {

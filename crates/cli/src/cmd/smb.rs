@@ -5,7 +5,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use storbench_smb::{Client, ClientConfig, SmbUrl};
+use storbench_job::target::Target;
+use storbench_smb::{Client, ClientConfig};
 
 /// SMB tools that need no mount and no root.
 #[derive(clap::Args, Debug)]
@@ -52,7 +53,11 @@ fn shares(args: SharesArgs) -> anyhow::Result<ExitCode> {
         None => format!("{raw}/IPC$"),
     };
     crate::secrets::prepare_smb([with_share.as_str()])?;
-    let url = SmbUrl::parse(&with_share)?;
+    // The same parse as every target.
+    let url = match Target::parse(&with_share).map_err(anyhow::Error::msg)? {
+        Target::Smb(typed) => typed.url,
+        other => anyhow::bail!("{other} is not an SMB server"),
+    };
     let cfg = ClientConfig::from_url(&url, storbench_smb::url::password_from_env())?;
     let shares =
         Client::list_shares(&cfg).with_context(|| format!("shares of {}", url.server()))?;

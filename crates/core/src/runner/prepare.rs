@@ -37,6 +37,7 @@ impl PreparedJob {
                 WorkerFile {
                     spec: crate::engine::FileSpec {
                         path: f.path,
+                        target: f.target,
                         open: open.clone(),
                     },
                     start,
@@ -286,13 +287,13 @@ pub(super) fn invalidate(
     engine: &mut dyn crate::engine::Engine,
     path: &str,
 ) -> Result<(), EngineError> {
-    let spec = crate::engine::FileSpec {
-        path: path.to_string(),
-        open: crate::engine::OpenOptions {
+    let spec = crate::engine::FileSpec::new(
+        path.to_string(),
+        crate::engine::OpenOptions {
             read: true,
             ..Default::default()
         },
-    };
+    );
     let Ok(id) = engine.open(&spec) else {
         return Ok(());
     };

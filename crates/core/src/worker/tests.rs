@@ -65,10 +65,7 @@ impl Default for Setup {
 fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let file = |start: &u64| WorkerFile {
-        spec: FileSpec {
-            path: "f".into(),
-            open: OpenOptions::default(),
-        },
+        spec: FileSpec::new("f".into(), OpenOptions::default()),
         start: *start,
         len: BLOCKS * 4096,
         size: *start + BLOCKS * 4096 + if setup.ends_file { 0 } else { 1 << 20 },

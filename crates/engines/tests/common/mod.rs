@@ -121,10 +121,7 @@ impl Driver {
     }
 
     pub fn open(&mut self, path: &str, open: OpenOptions) -> Result<FileId, EngineError> {
-        self.engine.open(&FileSpec {
-            path: path.to_string(),
-            open,
-        })
+        self.engine.open(&FileSpec::new(path.to_string(), open))
     }
 
     /// Runs `ios` (kind, offset, len) with up to iodepth in flight. `fill` prepares the

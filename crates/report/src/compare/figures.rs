@@ -1,8 +1,8 @@
 //! The comparable figures of one run: tests, each with a fixed set of metrics.
 
 use serde::Serialize;
-use storbench_core::merge::merge_jobs;
-use storbench_core::result::{
+use storbench_model::merge::merge_jobs;
+use storbench_model::result::{
     BonnieResult, BonnieTestId, DirResult, GroupResult, JobResult, RunMode, RunResult,
     TimelinePoint, UnifiedRw,
 };
@@ -251,7 +251,7 @@ pub(crate) fn dir_name(job: &JobResult, d: usize) -> &'static str {
     if job.settings.unified_rw == UnifiedRw::Mixed && d == 0 {
         return "mixed";
     }
-    storbench_core::result::DDIR_NAMES[d]
+    storbench_model::result::DDIR_NAMES[d]
 }
 
 /// usr+sys over the entry's runtime, in % of one core (as fio prints a job's or group's).

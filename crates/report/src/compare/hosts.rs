@@ -3,7 +3,7 @@
 //! per group and direction the "All clients" test: IOR's aggregate bandwidth and IOPS
 //! over the earliest start to the latest end, with the ranks' summed per-second timeline.
 
-use storbench_core::hosts::MultiHost;
+use storbench_model::hosts::MultiHost;
 
 use super::figures::{Better, MetricId, TestFigures, fig, per_second, unique_name};
 

@@ -11,7 +11,7 @@
 //! matter to anyone choosing hardware.
 
 use serde::Serialize;
-use storbench_core::confidence::{Summary, Welch, batch_means, welch};
+use storbench_model::confidence::{Summary, Welch, batch_means, welch};
 
 /// Differences smaller than this, in percent of the reference, are always noise.
 pub const NOISE_FLOOR_PCT: f64 = 2.0;

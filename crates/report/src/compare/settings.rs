@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use storbench_core::result::{Environment, RunResult, TargetInfo};
+use storbench_model::result::{Environment, RunResult, TargetInfo};
 
 use super::NamedRun;
 

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use storbench_core::result::{JobHeader, ReportSettings};
+use storbench_model::result::{JobHeader, ReportSettings};
 
 use super::units::{Unit, is_pow2, num2str};
 

@@ -7,11 +7,11 @@
 //! `storbench`, after fio's keys. Nothing but the document is written.
 
 use std::io::{self, Write};
-use storbench_core::merge::saturating_sum;
+use storbench_model::merge::saturating_sum;
 
 use serde_json::{Map, Value, json};
-use storbench_core::merge::GroupRunStats;
-use storbench_core::result::{DirResult, DiskUtil, JobResult, LatStats, RunResult, UnifiedRw};
+use storbench_model::merge::GroupRunStats;
+use storbench_model::result::{DirResult, DiskUtil, JobResult, LatStats, RunResult, UnifiedRw};
 
 use super::view::{self, Entry};
 use super::{FioOpts, jsonfmt, units};
@@ -74,7 +74,7 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let (host, name) = storbench_core::hosts::split_name(&full);
+        let (host, name) = storbench_model::hosts::split_name(&full);
         o.insert("jobname".into(), json!(name));
         let detail = |k: &str| {
             e.job
@@ -89,7 +89,7 @@ fn clients_of_group(g: &view::GroupView, entries: &mut [Value], plus: bool) -> O
         client_tail(o, &last.0, last.1);
     }
     let jobs: Vec<JobResult> = g.entries.iter().map(|e| e.job.clone()).collect();
-    let mut merged = storbench_core::merge::merge_jobs(&jobs)?;
+    let mut merged = storbench_model::merge::merge_jobs(&jobs)?;
     merged.name = "All clients".into();
     merged.options.clear();
     let entry = view::Entry {
@@ -187,7 +187,7 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
     }
     let lt = j
         .latency_target
-        .unwrap_or(storbench_core::result::LatencyTargetResult {
+        .unwrap_or(storbench_model::result::LatencyTargetResult {
             depth: j.header.iodepth,
             percentile: 100.0,
             ..Default::default()
@@ -206,7 +206,7 @@ fn job(e: &Entry, rs: &GroupRunStats, plus: bool) -> Value {
 }
 
 /// fio's `steadystate` object: the criterion, whether it was met, and the window.
-fn steadystate(ss: &storbench_core::result::SteadyResult) -> Value {
+fn steadystate(ss: &storbench_model::result::SteadyResult) -> Value {
     let pct = if ss.percent { "%" } else { "" };
     json!({
         "ss": ss.ss,
@@ -422,12 +422,12 @@ fn storbench_extras(run: &RunResult) -> Value {
 
 /// A repeated run: fio's keys above are its last round; here each test's mean and 95%
 /// interval over the complete rounds, with every round's value.
-fn repeats_extras(run: &RunResult, rep: &storbench_core::repeats::Repeats) -> Value {
+fn repeats_extras(run: &RunResult, rep: &storbench_model::repeats::Repeats) -> Value {
     json!({
         "requested": rep.requested,
         "rounds": rep.rounds.len(),
         "complete": rep.complete().count(),
-        "level": storbench_core::confidence::LEVEL,
+        "level": storbench_model::confidence::LEVEL,
         "intervals": crate::intervals::of_run(run),
     })
 }

@@ -29,7 +29,7 @@ pub mod view;
 
 use std::io::{self, Write};
 
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 
 /// Settings shared by the fio reporters.
 #[derive(Clone, Debug, Default)]

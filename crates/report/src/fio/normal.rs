@@ -7,10 +7,10 @@
 //! follows the disk stats.
 
 use std::io::{self, Write};
-use storbench_core::merge::saturating_sum;
+use storbench_model::merge::saturating_sum;
 
-use storbench_core::merge::GroupRunStats;
-use storbench_core::result::{
+use storbench_model::merge::GroupRunStats;
+use storbench_model::result::{
     DirResult, DiskUtil, JobResult, LatBuckets, LatStats, RunResult, UnifiedRw,
 };
 
@@ -346,7 +346,7 @@ fn write_cpu_and_depths(e: &Entry, out: &mut dyn Write) -> io::Result<()> {
 /// kb_base) and IOPS, and the criterion's last value.
 fn write_steadystate(
     j: &JobResult,
-    ss: &storbench_core::result::SteadyResult,
+    ss: &storbench_model::result::SteadyResult,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let s = &j.settings;

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use storbench_core::merge::saturating_sum;
+use storbench_model::merge::saturating_sum;
 
-use storbench_core::merge::GroupRunStats;
-use storbench_core::result::{DirResult, DiskUtil, JobResult, LatStats, RunResult, UnifiedRw};
+use storbench_model::merge::GroupRunStats;
+use storbench_model::result::{DirResult, DiskUtil, JobResult, LatStats, RunResult, UnifiedRw};
 
 use super::units::share;
 use super::view::{self, Entry};

@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn precision_and_shares() {
         assert_eq!(
-            percentile_precision(&storbench_core::result::DEFAULT_PERCENTILES),
+            percentile_precision(&storbench_model::result::DEFAULT_PERCENTILES),
             2
         );
         assert_eq!(percentile_precision(&[50.0, 99.0]), 0);

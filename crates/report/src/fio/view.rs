@@ -4,9 +4,9 @@
 //! under `unified_rw_reporting=mixed` an entry's directions fold into one (kept in slot 0 and
 //! labelled `mixed`); under `both` the folded direction is kept beside the three.
 
-use storbench_core::merge::saturating_sum;
-use storbench_core::merge::{GroupRunStats, merge_jobs, mixed_dir};
-use storbench_core::result::{DirResult, JobResult, ReportSettings, RunResult, UnifiedRw};
+use storbench_model::merge::saturating_sum;
+use storbench_model::merge::{GroupRunStats, merge_jobs, mixed_dir};
+use storbench_model::result::{DirResult, JobResult, ReportSettings, RunResult, UnifiedRw};
 
 /// One block of fio output (one JSON `jobs[]` element, one terse line).
 #[derive(Clone, Debug)]
@@ -31,7 +31,7 @@ impl Entry {
         if self.unified() == UnifiedRw::Mixed {
             "mixed"
         } else {
-            storbench_core::result::DDIR_NAMES[d]
+            storbench_model::result::DDIR_NAMES[d]
         }
     }
 }
@@ -52,7 +52,7 @@ pub struct GroupView {
 fn per_host(jobs: &[JobResult]) -> Vec<JobResult> {
     let mut hosts: Vec<&str> = Vec::new();
     for j in jobs {
-        let host = storbench_core::hosts::split_name(&j.name).0;
+        let host = storbench_model::hosts::split_name(&j.name).0;
         if !hosts.contains(&host) {
             hosts.push(host);
         }
@@ -62,7 +62,7 @@ fn per_host(jobs: &[JobResult]) -> Vec<JobResult> {
         .filter_map(|h| {
             let mine: Vec<JobResult> = jobs
                 .iter()
-                .filter(|j| storbench_core::hosts::split_name(&j.name).0 == h)
+                .filter(|j| storbench_model::hosts::split_name(&j.name).0 == h)
                 .cloned()
                 .collect();
             merge_jobs(&mine)
@@ -133,7 +133,7 @@ pub fn share_of_agg(mean_bytes: f64, agg_bytes: u64) -> f64 {
 }
 
 /// Values of the percentiles in `list` (ascending) for a latency, ns.
-pub fn percentile_values(stats: &storbench_core::result::LatStats, list: &[f64]) -> Vec<u64> {
+pub fn percentile_values(stats: &storbench_model::result::LatStats, list: &[f64]) -> Vec<u64> {
     stats.percentiles(list)
 }
 

@@ -2,9 +2,9 @@
 //! shared test for every run, latency percentile curves, and per-second timelines.
 
 use serde::Serialize;
-use storbench_core::merge::saturating_sum;
-use storbench_core::merge::{merge_dir_into, merge_jobs};
-use storbench_core::result::{DirResult, LatStats, RunMode, RunResult, TimelinePoint};
+use storbench_model::merge::saturating_sum;
+use storbench_model::merge::{merge_dir_into, merge_jobs};
+use storbench_model::result::{DirResult, LatStats, RunMode, RunResult, TimelinePoint};
 
 use crate::compare::figures::{dir_name, entries_of, unique_name};
 use crate::compare::{Comparison, MetricId, NamedRun};

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use storbench_core::hosts::{GroupAggregate, MultiHost, STRAGGLER_SHARE, stragglers_in};
+use storbench_model::hosts::{GroupAggregate, MultiHost, STRAGGLER_SHARE, stragglers_in};
 
 use super::server::escape;
 

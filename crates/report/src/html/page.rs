@@ -5,7 +5,7 @@
 use minijinja::value::Serde;
 use minijinja::{Environment, Value, context};
 use serde::Serialize;
-use storbench_core::result::{Environment as RunEnv, RunResult, TargetInfo};
+use storbench_model::result::{Environment as RunEnv, RunResult, TargetInfo};
 
 use super::Opts;
 use crate::compare::render::{display_unit, fmt_change, row_title, row_value};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use storbench_core::result::ServerStats;
+use storbench_model::result::ServerStats;
 
 const MB: f64 = 1e6;
 
@@ -89,7 +89,7 @@ pub(super) fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_core::result::{ServerNic, ServerSample};
+    use storbench_model::result::{ServerNic, ServerSample};
 
     #[test]
     fn the_servers_figures_and_samples_are_shown() {

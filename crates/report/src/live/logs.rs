@@ -21,8 +21,8 @@
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 
-use storbench_core::sampler::{LogWindow, LogWindows};
 use storbench_job::JobSpec;
+use storbench_model::live::{LogWindow, LogWindows};
 
 /// One of fio's log types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,7 +177,7 @@ pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_core::progress::CounterSnapshot;
+    use storbench_model::live::CounterSnapshot;
 
     fn window(t_ms: u64, dur_ms: u64, d: usize, ios: u64, lat_ns: u64) -> LogWindow {
         let mut delta = CounterSnapshot::default();

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use storbench_core::result::{LatStats, RunResult};
+use storbench_model::result::{LatStats, RunResult};
 use storbench_report::fio::{FioOpts, json, view};
 
 /// Whether the script and the Python module it imports (`six`, Debian package python3-six,

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Map, Value};
-use storbench_core::histogram::{Histogram, bucket_of};
-use storbench_core::result::*;
+use storbench_model::histogram::{Histogram, bucket_of};
+use storbench_model::result::*;
 
 /// Whether fio 3.33 can be run; prints the reason when not.
 pub fn fio_available() -> bool {
@@ -119,7 +119,11 @@ pub fn hist_from(bins: &Map<String, Value>) -> Histogram {
     for (k, c) in bins {
         let ns: u64 = k.parse().expect("bin key");
         let idx = bucket_of(ns);
-        assert_eq!(storbench_core::histogram::bucket_value(idx), ns, "bin {ns}");
+        assert_eq!(
+            storbench_model::histogram::bucket_value(idx),
+            ns,
+            "bin {ns}"
+        );
         h.add_bucket(idx, u(c));
     }
     h

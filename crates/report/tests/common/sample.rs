@@ -1,7 +1,7 @@
 //! Deterministic, realistic results for snapshot tests: latencies drawn from a fixed
 //! pseudo-random sequence, counters consistent with them.
 
-use storbench_core::result::*;
+use storbench_model::result::*;
 
 /// A small xorshift generator so every run builds the same figures.
 pub struct Lcg(u64);
@@ -341,7 +341,7 @@ pub fn loopback_quick_run() -> RunResult {
         } else {
             2000
         };
-        j.server_cpu = vec![storbench_core::result::ServerCpu {
+        j.server_cpu = vec![storbench_model::result::ServerCpu {
             process: "tgtd".into(),
             pid: 4242,
             addr: "127.0.0.1:3260".into(),

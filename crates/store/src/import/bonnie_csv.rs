@@ -4,7 +4,7 @@
 //! and `#` comments are skipped, and so is the table bonnie++ prints before its CSV line
 //! without `-q`.
 
-use storbench_core::result::{BonnieResult, BonnieTest, BonnieTestId, RunMode, RunResult};
+use storbench_model::result::{BonnieResult, BonnieTest, BonnieTestId, RunMode, RunResult};
 
 use super::{ImportError, empty_run, info_note};
 

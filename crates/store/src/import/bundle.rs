@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 
 use super::ImportError;
 use crate::StoredRun;
@@ -100,7 +100,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<BundledRun>, ImportError> {
     if let Some(r) = bundle
         .runs
         .iter()
-        .find(|r| r.run.schema > storbench_core::result::RESULT_SCHEMA)
+        .find(|r| r.run.schema > storbench_model::result::RESULT_SCHEMA)
     {
         return Err(ImportError::new(
             name,
@@ -108,7 +108,7 @@ pub fn parse(name: &str, text: &str) -> Result<Vec<BundledRun>, ImportError> {
             format!(
                 "a run of result schema {} is newer than this build's ({}); update storbench",
                 r.run.schema,
-                storbench_core::result::RESULT_SCHEMA
+                storbench_model::result::RESULT_SCHEMA
             ),
         ));
     }

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use storbench_core::histogram::bucket_of;
-use storbench_core::hosts::{RankRun, merge};
-use storbench_core::result::{
+use storbench_job::catalogue::DEFAULT_ENGINE;
+use storbench_model::histogram::bucket_of;
+use storbench_model::hosts::{RankRun, merge};
+use storbench_model::result::{
     CpuUsage, DepthStats, DirResult, DiskUtil, GroupResult, JobHeader, JobResult, LatBuckets,
     LatStats, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
 };
-use storbench_job::catalogue::DEFAULT_ENGINE;
 
 use super::{ImportError, empty_run, info_note, json_start};
 

@@ -8,7 +8,7 @@ mod fio_json;
 
 use std::path::Path;
 
-use storbench_core::result::{Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use storbench_model::result::{Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
 
 pub use bonnie_csv::parse_bonnie_csv;
 pub use fio_json::parse_fio_json;

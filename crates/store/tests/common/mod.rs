@@ -2,7 +2,7 @@
 //! environment, so a round trip covers every part of the model.
 #![allow(dead_code)]
 
-use storbench_core::result::*;
+use storbench_model::result::*;
 
 pub fn job(name: &str, read: (u64, u64), write: (u64, u64), runtime_ms: u64) -> JobResult {
     let mut dirs: [DirResult; 3] = Default::default();

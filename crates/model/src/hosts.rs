@@ -361,6 +361,11 @@ pub fn aggregate(gid: u32, ranks: &[RankRun]) -> Option<GroupAggregate> {
 }
 
 mod limits;
+
+/// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
+/// 90% of that has filled the link (core's analysis judges one host's link by it too).
+pub const LINK_FULL: f64 = 0.94 * 0.9;
+
 #[cfg(test)]
 mod tests;
 mod timeline;

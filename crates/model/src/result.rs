@@ -873,11 +873,38 @@ pub struct LatBuckets {
 }
 
 impl LatBuckets {
+    /// Counts one completion latency in fio's display buckets: bucket i holds values from
+    /// the previous bound up to (not including) bound i, in the unit the value falls in
+    /// (ns below 1 µs, µs below 1 ms, else ms, each truncated to whole units).
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        if ns < 1_000 {
+            self.ns[small_bucket(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.us[small_bucket(ns / 1_000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let idx = match ms {
+                0..=999 => small_bucket(ms),
+                1000..=1999 => 10,
+                _ => 11,
+            };
+            self.ms[idx] += 1;
+        }
+    }
+
     pub fn merge(&mut self, o: &LatBuckets) {
         self.ns.iter_mut().zip(o.ns).for_each(|(a, b)| *a += b);
         self.us.iter_mut().zip(o.us).for_each(|(a, b)| *a += b);
         self.ms.iter_mut().zip(o.ms).for_each(|(a, b)| *a += b);
     }
+}
+
+/// Index among the bounds 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 for a value < 1000.
+#[inline]
+fn small_bucket(v: u64) -> usize {
+    const LOWER: [u64; 9] = [2, 4, 10, 20, 50, 100, 250, 500, 750];
+    LOWER.iter().take_while(|&&b| v >= b).count()
 }
 
 /// Totals over one second of a job's measured time.

@@ -3,8 +3,7 @@
 //! host's CPU. Each rank's own analysis already judged its jobs on its host; this compares
 //! the ranks' sum with their links, which no single rank can see.
 
-use super::{GroupAggregate, RankInfo, RankRun};
-use crate::analysis::LINK_FULL;
+use super::{GroupAggregate, LINK_FULL, RankInfo, RankRun};
 use crate::result::{JobResult, Note, NoteLevel, RunResult};
 
 /// A host whose CPUs were this busy over its run is named: its share may have been held

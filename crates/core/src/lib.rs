@@ -5,7 +5,9 @@
 
 // The result model and the arithmetic its readers share live in storbench-model, so the
 // reporters and the store read results without compiling the runner; their old paths stay.
-pub use storbench_model::{confidence, histogram, hosts, merge, redact, repeats, result, rng};
+pub use storbench_model::{
+    confidence, histogram, hosts, iolog, merge, redact, repeats, result, rng,
+};
 
 pub mod analysis;
 pub mod buffers;
@@ -22,7 +24,6 @@ pub mod error;
 use storbench_model::fixtures;
 pub mod gate;
 pub mod host;
-pub mod iolog;
 pub mod layout;
 pub mod names;
 pub mod nic;

@@ -12,6 +12,7 @@ pub mod confidence;
 pub mod fixtures;
 pub mod histogram;
 pub mod hosts;
+pub mod iolog;
 pub mod live;
 pub mod merge;
 pub mod redact;

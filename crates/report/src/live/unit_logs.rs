@@ -1,6 +1,6 @@
 //! fio 3.33's per-IO log lines (`log_avg_msec=0`) and its latency histogram log
 //! (`write_hist_log`), written on the runner's log writer thread from the records the IO
-//! threads hand over (`storbench_core::iolog`).
+//! threads hand over (`storbench_model::iolog`).
 //!
 //! Facts from fio 3.33's source:
 //! - per IO (io_u.c `account_io_completion`, stat.c `add_*_sample`): the lat and clat
@@ -16,9 +16,9 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use storbench_core::histogram::PLAT_NR;
-use storbench_core::iolog::{HistLine, IoLogSink, IoRecord};
 use storbench_job::JobSpec;
+use storbench_model::histogram::PLAT_NR;
+use storbench_model::iolog::{HistLine, IoLogSink, IoRecord};
 
 use super::logs::{LogKind, file_name, open_log, tail, wanted_files};
 

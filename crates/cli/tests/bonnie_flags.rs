@@ -165,7 +165,7 @@ fn bad_directories() {
             "iscsi://127.0.0.1/iqn.x/1",
             "only local directories and nfs:// or smb:// URLs",
         ),
-        ("nfs://", "expected nfs://host/export"),
+        ("nfs://", "bad NFS URL \"nfs://\": no server name"),
     ];
     for (dir, why) in cases {
         let out = storbench()

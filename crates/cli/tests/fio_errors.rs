@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::{Run, fio_available, sb_fio, words};
 use serde_json::Value;
-use storbench_testkit::nbdkit::{self, Listen, Nbdkit};
+use storbench_testkit::nbdkit::{self, Nbdkit};
 
 /// The failing range: two 4 KiB blocks at 64 KiB.
 const BAD: (u64, u64) = (65536, 73728);
@@ -35,10 +35,6 @@ enum Fault {
 
 /// An nbdkit `sh` plugin serving a 1 MiB image in `dir` with `fault` in [`BAD`].
 fn faulty_disk(dir: &Path, fault: Fault) -> Nbdkit {
-    let image = dir.join("disk.img");
-    std::fs::File::create(&image)
-        .and_then(|f| f.set_len(1 << 20))
-        .unwrap();
     let hits = format!("[ $4 -lt {} ] && [ $(($4 + $3)) -gt {} ]", BAD.1, BAD.0);
     let (read_fault, write_fault) = match fault {
         Fault::Eio => (
@@ -50,24 +46,14 @@ fn faulty_disk(dir: &Path, fault: Fault) -> Nbdkit {
             format!("if {hits}; then cat >/dev/null; exit 0; fi"),
         ),
     };
-    let img = image.display();
-    let script = format!(
-        "#!/bin/sh\n\
-         case \"$1\" in\n\
-         get_size) echo 1048576 ;;\n\
-         can_write|can_flush|flush) exit 0 ;;\n\
-         pread) {read_fault}\n\
-           dd if={img} skip=$4 count=$3 iflag=skip_bytes,count_bytes status=none ;;\n\
-         pwrite) {write_fault}\n\
-           dd of={img} seek=$4 oflag=seek_bytes conv=notrunc status=none ;;\n\
-         *) exit 2 ;;\n\
-         esac\n"
-    );
-    let path = dir.join("disk.sh");
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Nbdkit::start(Listen::Tcp, &[], &["sh", &path.display().to_string()]).unwrap()
+    common::shdisk::start(
+        dir,
+        common::shdisk::Script {
+            before_read: &read_fault,
+            before_write: &write_fault,
+            ..Default::default()
+        },
+    )
 }
 
 fn line(uri: &str, rest: &str) -> String {

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use common::{Run, fio_available, par_each, sb_fio, system::have_tool, words};
 use serde_json::Value;
-use storbench_testkit::nbdkit::{self, Listen, Nbdkit};
+use storbench_testkit::nbdkit::{self, Nbdkit};
 
 /// A mixed job on file `f` of 256 KiB (made by the test, so neither tool lays it out).
 fn job(extra: &str) -> String {
@@ -214,28 +214,14 @@ fn a_random_mix_without_its_random_map_fails_as_fio_does() {
 
 /// An nbdkit `sh` disk of 1 MiB in `dir` whose writes to the block at 64 KiB are lost.
 fn lossy_disk(dir: &Path) -> Nbdkit {
-    let image = dir.join("disk.img");
-    std::fs::File::create(&image)
-        .and_then(|f| f.set_len(1 << 20))
-        .unwrap();
-    let img = image.display();
-    let script = format!(
-        "#!/bin/sh\n\
-         case \"$1\" in\n\
-         get_size) echo 1048576 ;;\n\
-         can_write|can_flush|flush) exit 0 ;;\n\
-         pread) dd if={img} skip=$4 count=$3 iflag=skip_bytes,count_bytes status=none ;;\n\
-         pwrite) if [ $4 -lt 69632 ] && [ $(($4 + $3)) -gt 65536 ]; then\n\
-             cat >/dev/null; exit 0; fi\n\
-           dd of={img} seek=$4 oflag=seek_bytes conv=notrunc status=none ;;\n\
-         *) exit 2 ;;\n\
-         esac\n"
-    );
-    let path = dir.join("disk.sh");
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Nbdkit::start(Listen::Tcp, &[], &["sh", &path.display().to_string()]).unwrap()
+    common::shdisk::start(
+        dir,
+        common::shdisk::Script {
+            before_write: "if [ $4 -lt 69632 ] && [ $(($4 + $3)) -gt 65536 ]; then\n\
+                 cat >/dev/null; exit 0; fi",
+            ..Default::default()
+        },
+    )
 }
 
 /// fio's report of the bad block from "bad magic header" on, without the file's name.

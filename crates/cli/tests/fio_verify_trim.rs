@@ -16,7 +16,7 @@ use std::process::Command;
 use common::system::{LoopDev, have_tool};
 use common::{Run, fio_available, sb_fio, words};
 use serde_json::Value;
-use storbench_testkit::nbdkit::{self, Listen, Nbdkit};
+use storbench_testkit::nbdkit::{self, Nbdkit};
 
 /// (reads, writes, trims, error) of a fio-format JSON document's job.
 fn counts(doc: &Value) -> (u64, u64, u64, i64) {
@@ -183,26 +183,13 @@ fn on_a_file_storbench_punches_holes_and_counts_as_fio_on_a_device() {
 
 /// An nbdkit `sh` disk of 1 MiB in `dir` that accepts trims and ignores them.
 fn trim_ignoring_disk(dir: &Path) -> Nbdkit {
-    let image = dir.join("disk.img");
-    std::fs::File::create(&image)
-        .and_then(|f| f.set_len(1 << 20))
-        .unwrap();
-    let img = image.display();
-    let script = format!(
-        "#!/bin/sh\n\
-         case \"$1\" in\n\
-         get_size) echo 1048576 ;;\n\
-         can_write|can_flush|flush|can_trim|trim) exit 0 ;;\n\
-         pread) dd if={img} skip=$4 count=$3 iflag=skip_bytes,count_bytes status=none ;;\n\
-         pwrite) dd of={img} seek=$4 oflag=seek_bytes conv=notrunc status=none ;;\n\
-         *) exit 2 ;;\n\
-         esac\n"
-    );
-    let path = dir.join("disk.sh");
-    std::fs::write(&path, script).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Nbdkit::start(Listen::Tcp, &[], &["sh", &path.display().to_string()]).unwrap()
+    common::shdisk::start(
+        dir,
+        common::shdisk::Script {
+            also_can: "|can_trim|trim",
+            ..Default::default()
+        },
+    )
 }
 
 /// fio's line of a trimmed block that was not zero, from " offset " on (each tool names

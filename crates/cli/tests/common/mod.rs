@@ -8,6 +8,7 @@
 
 pub mod json;
 pub mod mpi;
+pub mod shdisk;
 pub mod system;
 
 use std::io::Read;

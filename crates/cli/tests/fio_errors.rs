@@ -73,15 +73,6 @@ fn both(fault: Fault, rest: &str) -> (Run, Run) {
     (theirs, ours)
 }
 
-fn json_of(run: &Run) -> Value {
-    let start = run
-        .stdout
-        .find('{')
-        .unwrap_or_else(|| panic!("no JSON ({:?}): {}\n{}", run.code, run.stdout, run.stderr));
-    serde_json::from_str(&run.stdout[start..])
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", run.stdout))
-}
-
 /// The figures fio's JSON shows of a job's errors and IO.
 fn error_figures(doc: &Value) -> Vec<(String, Value)> {
     let j = &doc["jobs"][0];
@@ -114,7 +105,7 @@ fn errors_gone_past_are_counted_as_fio_counts_them() {
         let (theirs, ours) = both(Fault::Eio, &rest);
         assert_eq!(ours.code, Some(0), "{rest}: {}", ours.stderr);
         assert_eq!(theirs.code, Some(0), "{rest}: {}", theirs.stderr);
-        let (t, o) = (json_of(&theirs), json_of(&ours));
+        let (t, o) = (theirs.json_any(), ours.json_any());
         assert_eq!(error_figures(&o), error_figures(&t), "{rest}");
         assert_eq!(o["jobs"][0]["total_err"], 2, "{rest}");
         assert_eq!(o["jobs"][0]["first_error"], 5, "{rest}");
@@ -140,7 +131,7 @@ fn errors_not_gone_past_stop_the_job_as_in_fio() {
         let (theirs, ours) = both(Fault::Eio, &rest);
         assert_ne!(theirs.code, Some(0), "fio: {rest}");
         assert_eq!(ours.code, Some(1), "{rest}: {}", ours.stderr);
-        let (t, o) = (json_of(&theirs), json_of(&ours));
+        let (t, o) = (theirs.json_any(), ours.json_any());
         assert_eq!(o["jobs"][0]["error"], 5, "{rest}: {o}");
         assert_eq!(t["jobs"][0]["error"], 5, "{rest}");
         // fio shows the counts whenever the job may go past some error.
@@ -258,7 +249,7 @@ fn a_lost_write_is_found_by_verify_backlog_where_fio_finds_it() {
     assert_eq!(verify_failure(&theirs), want);
     assert_eq!(verify_failure(&ours), want);
     // Found during the writes: the blocks after the lost ones were not all written.
-    let (t, o) = (json_of(&theirs), json_of(&ours));
+    let (t, o) = (theirs.json_any(), ours.json_any());
     assert_eq!(o["jobs"][0]["error"], 84);
     assert_eq!(t["jobs"][0]["error"], 84);
     assert_eq!(
@@ -277,7 +268,7 @@ fn verify_errors_gone_past_are_counted_and_logged() {
     let (theirs, ours) = both(Fault::LostWrite, rest);
     assert_eq!(ours.code, Some(0), "{}", ours.stderr);
     assert_eq!(theirs.code, Some(0), "{}", theirs.stderr);
-    let (t, o) = (json_of(&theirs), json_of(&ours));
+    let (t, o) = (theirs.json_any(), ours.json_any());
     assert_eq!(error_figures(&o), error_figures(&t));
     assert_eq!(o["jobs"][0]["total_err"], 2);
     assert_eq!(o["jobs"][0]["first_error"], 84);

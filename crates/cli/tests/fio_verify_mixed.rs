@@ -199,7 +199,7 @@ fn a_random_mix_without_its_random_map_fails_as_fio_does() {
             "{tool}: {}",
             run.stderr
         );
-        assert_eq!(json_of(run)["jobs"][0]["error"], 84, "{tool}");
+        assert_eq!(run.json_any()["jobs"][0]["error"], 84, "{tool}");
     }
     // With verify_backlog fio takes the backlog in offset order and drops blocks written
     // again, which storbench does not do yet: refused in one line.
@@ -238,11 +238,6 @@ fn failure(run: &Run) -> String {
     format!("{}{}", &l[from..at], &l[offset..end])
 }
 
-fn json_of(run: &Run) -> Value {
-    let start = run.stdout.find("{\n").expect("a JSON document");
-    serde_json::from_str(&run.stdout[start..]).unwrap()
-}
-
 #[test]
 fn a_write_lost_in_a_mix_is_found_where_fio_finds_it() {
     if let Some(why) = nbdkit::unavailable() {
@@ -276,7 +271,7 @@ fn a_write_lost_in_a_mix_is_found_where_fio_finds_it() {
         let want = "bad magic header 0, wanted acca offset 65536, length 4096 (requested block: offset=65536, length=4096)";
         assert_eq!(failure(&theirs), want, "{case}");
         assert_eq!(failure(&ours), want, "{case}");
-        let (t, o) = (json_of(&theirs), json_of(&ours));
+        let (t, o) = (theirs.json_any(), ours.json_any());
         assert_eq!(o["jobs"][0]["error"], 84, "{case}");
         assert_eq!(t["jobs"][0]["error"], 84, "{case}");
         for d in ["read", "write"] {

@@ -107,14 +107,6 @@ fn traced(dir: &Path, target: &str, program: &Path, args: &[&str]) -> (Run, Vec<
     (run, seq)
 }
 
-fn json_of(run: &Run) -> Value {
-    let start = run
-        .stdout
-        .find("{\n")
-        .unwrap_or_else(|| panic!("no JSON ({:?}): {}", run.code, run.stderr));
-    serde_json::from_str(&run.stdout[start..]).unwrap()
-}
-
 fn loop_available() -> bool {
     if !fio_available() || !LoopDev::available() {
         return false;
@@ -141,7 +133,7 @@ fn trims_verify_as_fio_on_a_loop_device() {
         let mut args = vec!["fio", "--no-save", "--allow-destructive"];
         args.extend(words(&line));
         let (ours, sb_seq) = traced(d.path(), &dev.dev, &sb, &args);
-        let (t, o) = (counts(&json_of(&theirs)), counts(&json_of(&ours)));
+        let (t, o) = (counts(&theirs.json_any()), counts(&ours.json_any()));
         assert_eq!(
             t,
             (want.0, want.1, want.2, 0),
@@ -178,7 +170,7 @@ fn on_a_file_storbench_punches_holes_and_counts_as_fio_on_a_device() {
     }
     // fio's sync engines trim with BLKDISCARD, which a regular file refuses.
     let run = common::fio(d.path(), &words(&job("f", CASES[0].0)));
-    assert_eq!(counts(&json_of(&run)).3, 25, "{}", run.stderr);
+    assert_eq!(counts(&run.json_any()).3, 25, "{}", run.stderr);
 }
 
 /// An nbdkit `sh` disk of 1 MiB in `dir` that accepts trims and ignores them.
@@ -234,7 +226,7 @@ fn a_trimmed_block_that_reads_back_is_reported_as_fio_reports_it() {
     let want = " offset 0, length 4096, block offset 0";
     assert_eq!(trim_failure(&theirs), want);
     assert_eq!(trim_failure(&ours), want);
-    let (t, o) = (counts(&json_of(&theirs)), counts(&json_of(&ours)));
+    let (t, o) = (counts(&theirs.json_any()), counts(&ours.json_any()));
     assert_eq!(t, (1, 8, 12, 84), "fio");
     assert_eq!(o, t);
 }

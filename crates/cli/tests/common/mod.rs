@@ -102,6 +102,23 @@ impl Run {
         })
     }
 
+    /// The JSON document of a run that may have failed (a verify error, an IO error gone
+    /// past): from the first line that opens it, whatever the exit status.
+    pub fn json_any(&self) -> serde_json::Value {
+        let start = if self.stdout.starts_with("{\n") {
+            0
+        } else {
+            self.stdout.find("\n{\n").map(|i| i + 1).unwrap_or_else(|| {
+                panic!(
+                    "no JSON ({:?}): {}\n{}",
+                    self.code, self.stdout, self.stderr
+                )
+            })
+        };
+        serde_json::from_str(&self.stdout[start..])
+            .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", self.stdout))
+    }
+
     /// fio's JSON document: fio prints notes ("note: both iodepth >= 1 and synchronous I/O
     /// engine…") on stdout before it, so parsing starts at the first line that opens it.
     pub fn fio_json(&self) -> serde_json::Value {

@@ -50,6 +50,16 @@ impl Host {
     }
 }
 
+/// bonnie++'s `Bonnie.<pid>`; in a multi-host run `Bonnie.<pid>.r<rank>`, so ranks on
+/// hosts whose PIDs happen to match never share a file or directory in one export.
+fn base_name(pid: u32) -> String {
+    if storbench_core::coord::active() {
+        format!("Bonnie.{pid}.r{}", storbench_core::coord::rank())
+    } else {
+        format!("Bonnie.{pid}")
+    }
+}
+
 fn physical_ram_mib() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let (pages, page) = unsafe {
@@ -129,7 +139,7 @@ impl Config {
         }
         let mut cfg = Config {
             target,
-            base_name: format!("Bonnie.{}", host.pid),
+            base_name: base_name(host.pid),
             file_mib: default_file_mib(ram_mib),
             chunk: DEFAULT_CHUNK,
             seeks: DEFAULT_SEEKS,

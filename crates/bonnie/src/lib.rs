@@ -25,6 +25,7 @@ mod names;
 mod notes;
 mod phase;
 pub mod progress;
+mod ranks;
 mod seeks;
 mod space;
 mod suite;

@@ -1,8 +1,10 @@
 //! Running one test on every concurrent copy: each copy prepares untimed (opens its file),
-//! all start together at a barrier, and the test's time runs from the first copy's start
-//! to the last copy's end, with process CPU over the same stretch.
+//! all start together at a barrier (and, in a multi-host run, after the ranks agree), and
+//! the test's time runs from the first copy's start to the last copy's end, with process
+//! CPU over the same stretch.
 
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::error::{BonnieError, Result};
@@ -21,59 +23,113 @@ pub(crate) trait Phase: Sync {
     -> Result<Option<Span>>;
 }
 
+/// Told whether every copy prepared, before any copy's clock starts: in a multi-host run
+/// the ranks agree there, so the test starts on every host together (docs/multihost.md);
+/// `Err` stops the test before it starts.
+pub(crate) type Start<'a> = &'a dyn Fn(bool) -> Result<()>;
+
 /// Runs `phase` once on each worker, all at the same time.
-pub(crate) fn run_phase<P: Phase>(workers: &mut [Worker], phase: &P) -> Result<Measured> {
+pub(crate) fn run_phase<P: Phase>(
+    workers: &mut [Worker],
+    phase: &P,
+    start: Start,
+) -> Result<Measured> {
     if let [w] = workers {
-        return run_inline(w, phase);
+        return run_inline(w, phase, start);
     }
     let barrier = Barrier::new(workers.len() + 1);
-    let (outcomes, cpu_ns) = std::thread::scope(|s| {
+    let prepared = AtomicBool::new(true);
+    let go = AtomicBool::new(false);
+    let shared = Shared {
+        barrier: &barrier,
+        prepared: &prepared,
+        go: &go,
+    };
+    let (outcomes, started, cpu_ns) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .iter_mut()
-            .map(|w| s.spawn(|| run_one(w, phase, &barrier)))
+            .map(|w| s.spawn(|| run_one(w, phase, &shared)))
             .collect();
+        // Every copy has prepared; then the start is agreed; then the clocks run.
+        barrier.wait();
+        let started = start(prepared.load(Ordering::SeqCst));
+        go.store(started.is_ok(), Ordering::SeqCst);
         barrier.wait();
         let cpu_start = process_cpu_ns();
         let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
             .collect();
-        (outcomes, process_cpu_ns().saturating_sub(cpu_start))
+        (
+            outcomes,
+            started,
+            process_cpu_ns().saturating_sub(cpu_start),
+        )
     });
     let mut span: Option<Span> = None;
     let mut lat = MaxLatency::default();
-    for outcome in outcomes {
-        let (s, l) = outcome?;
+    // A copy's own error first (it says more than a start that was called off for it).
+    let timed: Vec<_> = outcomes.into_iter().collect::<Result<_>>()?;
+    started?;
+    for (s, l) in timed.into_iter().flatten() {
         span = Some(span.map_or(s, |u| u.union(s)));
         lat.merge(l);
     }
     let span = span.expect("at least one worker");
     Ok(Measured {
+        start: span.start,
         elapsed_ns: span.end.duration_since(span.start).as_nanos() as u64,
         cpu_ns,
         max_latency_ns: lat.max_ns,
     })
 }
 
+/// What the copies of one test share with the thread that starts them.
+struct Shared<'a> {
+    barrier: &'a Barrier,
+    /// Every copy prepared without an error.
+    prepared: &'a AtomicBool,
+    /// The start was agreed: the copies run.
+    go: &'a AtomicBool,
+}
+
 /// One copy runs on the calling thread: no thread is started before bonnie++ would start
 /// one (its seekers), so the C library keeps its single-threaded fast path for the per-char
 /// tests' millions of 1-byte calls, as it does for bonnie++.
-fn run_inline<P: Phase>(w: &mut Worker, phase: &P) -> Result<Measured> {
-    let ready = phase.prepare(w)?;
+fn run_inline<P: Phase>(w: &mut Worker, phase: &P, start: Start) -> Result<Measured> {
+    let ready = phase.prepare(w);
+    let started = start(ready.is_ok());
+    let ready = ready?;
+    started?;
     let cpu_start = process_cpu_ns();
     let (span, lat) = timed(w, phase, ready)?;
     Ok(Measured {
+        start: span.start,
         elapsed_ns: span.end.duration_since(span.start).as_nanos() as u64,
         cpu_ns: process_cpu_ns().saturating_sub(cpu_start),
         max_latency_ns: lat.max_ns,
     })
 }
 
-fn run_one<P: Phase>(w: &mut Worker, phase: &P, barrier: &Barrier) -> Result<(Span, MaxLatency)> {
-    // Every worker reaches the barrier, even one whose set-up failed, so none waits forever.
+/// One copy: prepares, waits for the others and the agreed start, then runs timed; None
+/// when the start was called off.
+fn run_one<P: Phase>(
+    w: &mut Worker,
+    phase: &P,
+    shared: &Shared,
+) -> Result<Option<(Span, MaxLatency)>> {
+    // Every worker reaches the barriers, even one whose set-up failed, so none waits forever.
     let ready = phase.prepare(w);
-    barrier.wait();
-    timed(w, phase, ready?)
+    if ready.is_err() {
+        shared.prepared.store(false, Ordering::SeqCst);
+    }
+    shared.barrier.wait();
+    shared.barrier.wait();
+    let ready = ready?;
+    if !shared.go.load(Ordering::SeqCst) {
+        return Ok(None);
+    }
+    timed(w, phase, ready).map(Some)
 }
 
 /// The timed part of one copy: its span and its longest operation.

@@ -4,6 +4,7 @@
 
 use storbench_core::result::{
     BonnieResult, BonnieTest, BonnieTestId, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
+    TestSpan,
 };
 
 use crate::config::Config;
@@ -11,7 +12,8 @@ use crate::error::{BonnieError, Result};
 use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom, StatSeq};
 use crate::io::Io;
 use crate::io_tests::{GetBlock, GetChar, IoParams, PutBlock, PutChar, Rewrite};
-use crate::phase::run_phase;
+use crate::phase::{Start, run_phase};
+use crate::ranks::{self, Ranks};
 use crate::seeks::Seeks;
 use crate::timing::Measured;
 use crate::worker::Worker;
@@ -20,7 +22,7 @@ use storbench_core::buffers::Arena;
 use storbench_core::rng::mix64 as mix;
 
 /// bonnie++'s MinTime: a test shorter than this prints `+++++`.
-pub const MIN_TIME_NS: u64 = 500_000_000;
+pub const MIN_TIME_NS: u64 = storbench_core::hosts::bonnie::MIN_TIME_NS;
 
 /// Runs the suite once and returns its result (mode Bonnie, command line left empty).
 pub fn run_once(
@@ -28,10 +30,24 @@ pub fn run_once(
     factory: &Factory,
     observe: &mut dyn FnMut(Event),
 ) -> Result<RunResult> {
-    crate::space::check_space(cfg)?;
+    let ranks = Ranks::default();
     let started = unix_ms();
-    let mut workers = make_workers(cfg, factory)?;
-    let outcome = run_tests(cfg, factory, &mut workers, observe);
+    // Every rank checks, then all agree before any writes (a no-op on one host).
+    let mut workers = match crate::space::check_space(cfg).and_then(|()| make_workers(cfg, factory))
+    {
+        Ok(w) => w,
+        Err(e) => {
+            ranks.fail();
+            return Err(e);
+        }
+    };
+    ranks.agree(ranks::CHECKS, true)?;
+    let outcome = run_tests(cfg, factory, &mut workers, observe, &ranks)
+        .and_then(|tests| ranks.agree(ranks::END, true).map(|()| tests));
+    if outcome.is_err() {
+        // The others learn at their next agreement and end too, while this rank cleans up.
+        ranks.fail();
+    }
     let cleanup: Vec<String> = workers
         .iter_mut()
         .filter_map(|w| w.cleanup().err())
@@ -94,16 +110,19 @@ fn run_tests(
     factory: &Factory,
     workers: &mut [Worker],
     observe: &mut dyn FnMut(Event),
+    ranks: &Ranks,
 ) -> Result<Vec<BonnieTest>> {
     let mut tests = Vec::new();
-    let mut step = |id: BonnieTestId, run: &mut dyn FnMut() -> Result<Measured>| -> Result<()> {
-        observe(Event::Started(id));
-        let m = run()?;
-        let test = to_test(cfg, id, m);
-        observe(Event::Finished(test.clone()));
-        tests.push(test);
-        Ok(())
-    };
+    let mut step =
+        |id: BonnieTestId, run: &mut dyn FnMut(Start) -> Result<Measured>| -> Result<()> {
+            observe(Event::Started(id));
+            let start = |ready: bool| ranks.agree(ranks::before(id), ready);
+            let m = run(&start)?;
+            let test = to_test(cfg, id, m);
+            observe(Event::Finished(test.clone()));
+            tests.push(test);
+            Ok(())
+        };
     if cfg.io_tests() {
         let p = io_params(cfg);
         let job = cfg.target.job(cfg.direct);
@@ -116,21 +135,25 @@ fn run_tests(
         };
         let per_char = p.char_chunks > 0;
         if per_char {
-            step(BonnieTestId::Putc, &mut || run_phase(workers, &PutChar(p)))?;
+            step(BonnieTestId::Putc, &mut |s| {
+                run_phase(workers, &PutChar(p), s)
+            })?;
         }
-        step(BonnieTestId::PutBlock, &mut || {
-            run_phase(workers, &PutBlock(p))
+        step(BonnieTestId::PutBlock, &mut |s| {
+            run_phase(workers, &PutBlock(p), s)
         })?;
-        step(BonnieTestId::Rewrite, &mut || {
-            run_phase(workers, &Rewrite(p))
+        step(BonnieTestId::Rewrite, &mut |s| {
+            run_phase(workers, &Rewrite(p), s)
         })?;
         if per_char {
-            step(BonnieTestId::Getc, &mut || run_phase(workers, &GetChar(p)))?;
+            step(BonnieTestId::Getc, &mut |s| {
+                run_phase(workers, &GetChar(p), s)
+            })?;
         }
-        step(BonnieTestId::GetBlock, &mut || {
-            run_phase(workers, &GetBlock(p))
+        step(BonnieTestId::GetBlock, &mut |s| {
+            run_phase(workers, &GetBlock(p), s)
         })?;
-        step(BonnieTestId::Seeks, &mut || run_phase(workers, &seeks))?;
+        step(BonnieTestId::Seeks, &mut |s| run_phase(workers, &seeks, s))?;
         for w in workers.iter_mut() {
             w.io.meta().unlink(&w.file_path)?;
             w.file_exists = false;
@@ -148,19 +171,23 @@ fn run_tests(
                 random: true,
             },
         );
-        step(BonnieTestId::SeqCreate, &mut || run_phase(workers, &seq))?;
-        step(BonnieTestId::SeqStat, &mut || {
-            run_phase(workers, &StatSeq(p))
+        step(BonnieTestId::SeqCreate, &mut |s| {
+            run_phase(workers, &seq, s)
         })?;
-        step(BonnieTestId::SeqDel, &mut || {
-            run_phase(workers, &DeleteSeq(p))
+        step(BonnieTestId::SeqStat, &mut |s| {
+            run_phase(workers, &StatSeq(p), s)
         })?;
-        step(BonnieTestId::RanCreate, &mut || run_phase(workers, &rand))?;
-        step(BonnieTestId::RanStat, &mut || {
-            run_phase(workers, &StatRandom(p))
+        step(BonnieTestId::SeqDel, &mut |s| {
+            run_phase(workers, &DeleteSeq(p), s)
         })?;
-        step(BonnieTestId::RanDel, &mut || {
-            run_phase(workers, &DeleteRandom(p))
+        step(BonnieTestId::RanCreate, &mut |s| {
+            run_phase(workers, &rand, s)
+        })?;
+        step(BonnieTestId::RanStat, &mut |s| {
+            run_phase(workers, &StatRandom(p), s)
+        })?;
+        step(BonnieTestId::RanDel, &mut |s| {
+            run_phase(workers, &DeleteRandom(p), s)
         })?;
     }
     Ok(tests)
@@ -211,6 +238,11 @@ fn to_test(cfg: &Config, id: BonnieTestId, m: Measured) -> BonnieTest {
         cpu_pct: measured.then(|| m.cpu_ns as f64 / m.elapsed_ns as f64 * 100.0),
         elapsed_ns: m.elapsed_ns,
         max_latency_ns: Some(m.max_latency_ns),
+        span: Some(TestSpan {
+            start_unix_ns: crate::timing::unix_ns(m.start),
+            work,
+            cpu_ns: m.cpu_ns,
+        }),
     }
 }
 

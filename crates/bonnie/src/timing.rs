@@ -65,9 +65,29 @@ impl Span {
 /// One test's raw figures, summed over the concurrent copies.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Measured {
+    /// When the first copy's timed part began.
+    pub start: Instant,
     pub elapsed_ns: u64,
     pub cpu_ns: u64,
     pub max_latency_ns: u64,
+}
+
+/// `at` on the wall clock, ns since the Unix epoch: the monotonic clock's distance from
+/// one reading of both, taken once, so every test of a run is on the same footing (a
+/// multi-host run puts the ranks' tests on one time line with these).
+pub(crate) fn unix_ns(at: Instant) -> u64 {
+    static ANCHOR: std::sync::OnceLock<(Instant, u64)> = std::sync::OnceLock::new();
+    let (mono, wall) = *ANCHOR.get_or_init(|| {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        (Instant::now(), wall)
+    });
+    if at >= mono {
+        wall + at.duration_since(mono).as_nanos() as u64
+    } else {
+        wall.saturating_sub(mono.duration_since(at).as_nanos() as u64)
+    }
 }
 
 #[cfg(test)]
@@ -84,6 +104,19 @@ mod tests {
         }
         assert!(x > 0);
         assert!(process_cpu_ns() > before);
+    }
+
+    #[test]
+    fn monotonic_instants_map_onto_the_wall_clock_in_order() {
+        let a = Instant::now();
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        let b = a + std::time::Duration::from_millis(3);
+        let (ua, ub) = (unix_ns(a), unix_ns(b));
+        assert_eq!(ub - ua, 3_000_000);
+        assert!(ua.abs_diff(wall) < 1_000_000_000, "{ua} against {wall}");
     }
 
     #[test]

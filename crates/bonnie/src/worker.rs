@@ -16,7 +16,7 @@ use storbench_core::rng::SplitMix64;
 pub(crate) struct Worker {
     pub io: Io,
     pub buf: Arena,
-    /// The IO tests' file, `<dir>/Bonnie.<pid>[.<copy>]`.
+    /// The IO tests' file, `<dir>/Bonnie.<pid>[.r<rank>][.<copy>]`.
     pub file_path: String,
     /// The file tests' directory: the same name, as in bonnie++.
     pub dir_path: String,

@@ -67,10 +67,19 @@ pub fn is_bonnie_entry(name: &str, pid: u32) -> bool {
     let Some(rest) = name.strip_prefix(&format!("Bonnie.{pid}")) else {
         return false;
     };
-    rest.is_empty()
-        || rest
-            .strip_prefix('.')
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    // A multi-host run's rank (`.r2`), then a copy's number (`.3`), each optional.
+    let rest = match rest.strip_prefix(".r") {
+        Some(r) => {
+            let after = r.trim_start_matches(|c: char| c.is_ascii_digit());
+            if after.len() == r.len() {
+                return false;
+            }
+            after
+        }
+        None => rest,
+    };
+    let digits = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    rest.is_empty() || rest.strip_prefix('.').is_some_and(digits)
 }
 
 /// The marker of the running bonnie: written before the run creates anything, removed when
@@ -133,7 +142,14 @@ mod tests {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
         assert!(is_bonnie_entry("Bonnie.12", 12) && is_bonnie_entry("Bonnie.12.3", 12));
-        for other in ["Bonnie.123", "Bonnie.12.", "Bonnie.12.x", "Bonnie.1"] {
+        assert!(is_bonnie_entry("Bonnie.12.r2", 12) && is_bonnie_entry("Bonnie.12.r2.3", 12));
+        for other in [
+            "Bonnie.123",
+            "Bonnie.12.",
+            "Bonnie.12.x",
+            "Bonnie.1",
+            "Bonnie.12.r",
+        ] {
             assert!(!is_bonnie_entry(other, 12), "{other}");
         }
     }

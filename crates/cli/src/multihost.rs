@@ -55,7 +55,10 @@ pub fn launcher(env: &dyn Fn(&str) -> Option<String>) -> Option<Launcher> {
 
 /// The subcommands that run across ranks.
 fn runs_across_ranks(command: &Command) -> bool {
-    matches!(command, Command::Fio(_) | Command::Quick(_))
+    matches!(
+        command,
+        Command::Fio(_) | Command::Quick(_) | Command::Bonnie(_)
+    )
 }
 
 /// How this process takes part: alone, or as one rank of a coordinated run (which ends
@@ -79,7 +82,7 @@ pub fn enter(command: &Command) -> anyhow::Result<Part> {
     );
     if !runs_across_ranks(command) {
         anyhow::bail!(
-            "started by {} as {count}: only `fio` and `quick` run across hosts; run this subcommand once, without {}",
+            "started by {} as {count}: only `fio`, `quick` and `bonnie` run across hosts; run this subcommand once, without {}",
             l.name,
             l.name
         );

@@ -20,6 +20,8 @@ pub enum Point {
     /// Every worker of a stonewall group is set up (files laid out and open): the group
     /// starts on every rank together.
     GroupStart,
+    /// A point of another front end, named by it (bonnie's: the start of each test).
+    Named(&'static str),
 }
 
 impl Point {
@@ -27,6 +29,7 @@ impl Point {
         match self {
             Point::BeforeLayout => "the checks before lay-out",
             Point::GroupStart => "the start of a stonewall group",
+            Point::Named(name) => name,
         }
     }
 }

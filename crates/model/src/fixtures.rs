@@ -74,3 +74,55 @@ pub fn job() -> JobResult {
         latency_target: None,
     }
 }
+
+/// A bonnie run (mode Bonnie, no groups) holding `bonnie`.
+pub fn bonnie_run(bonnie: BonnieResult) -> RunResult {
+    let mut run = run_of(vec![]);
+    run.groups.clear();
+    run.mode = RunMode::Bonnie;
+    run.bonnie = Some(bonnie);
+    run
+}
+
+/// A bonnie suite named `name` of 8 MiB, one copy, 1024 files, without tests.
+pub fn bonnie(name: &str) -> BonnieResult {
+    BonnieResult {
+        name: name.into(),
+        version: "storbench-t".into(),
+        concurrency: 1,
+        seed: 1,
+        file_size_mib: 8,
+        chunk_bytes: 8192,
+        seeks: 8192,
+        seekers: 5,
+        num_files: 1,
+        max_size: 0,
+        min_size: 0,
+        num_dirs: 0,
+        file_chunk_bytes: 8192,
+        compressible: false,
+        target_compression: None,
+        compression_unknown: None,
+        direct: false,
+        fsync_each_write: false,
+        tests: Vec::new(),
+    }
+}
+
+/// A test `id` that started at `start_ms` (ms since the epoch), ran `ms` and did `work`,
+/// its rate by bonnie++'s rule, with 10% of one CPU.
+pub fn bonnie_test(id: BonnieTestId, start_ms: u64, ms: u64, work: f64) -> BonnieTest {
+    let elapsed_ns = ms * 1_000_000;
+    BonnieTest {
+        id,
+        rate: (elapsed_ns >= 500_000_000).then(|| work * 1000.0 / ms as f64),
+        cpu_pct: (elapsed_ns >= 500_000_000).then_some(10.0),
+        elapsed_ns,
+        max_latency_ns: Some(ms * 1000),
+        span: Some(TestSpan {
+            start_unix_ns: start_ms * 1_000_000,
+            work,
+            cpu_ns: elapsed_ns / 10,
+        }),
+    }
+}

@@ -21,6 +21,10 @@ pub struct MultiHost {
     pub ranks: Vec<RankInfo>,
     /// One entry per reporting group that ran, in group order.
     pub groups: Vec<GroupAggregate>,
+    /// A bonnie run's per-host suites and per-test aggregates (the merged run's `bonnie`
+    /// is the aggregate suite); None for fio and quick runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bonnie: Option<bonnie::BonnieHosts>,
 }
 
 /// One process of the run.
@@ -199,10 +203,18 @@ pub fn merge(launcher: &str, ranks: Vec<RankRun>) -> Result<RunResult, String> {
     run.notes.extend(stragglers(&aggregates, &labels, &ranks));
     run.notes
         .extend(limits::host_limits(&aggregates, &labels, &ranks, &infos));
+    let bonnie = bonnie::combine(&ranks, &labels).map(|(all, per_host)| {
+        let named: Vec<(u32, String)> = ranks.iter().map(|r| r.rank).zip(labels).collect();
+        run.notes.push(bonnie::aggregate_note(&all));
+        run.notes.extend(bonnie::stragglers(&per_host, &named));
+        run.bonnie = Some(all);
+        per_host
+    });
     run.hosts = Some(Box::new(MultiHost {
         launcher: launcher.to_string(),
         ranks: infos,
         groups: aggregates,
+        bonnie,
     }));
     Ok(run)
 }
@@ -360,12 +372,15 @@ pub fn aggregate(gid: u32, ranks: &[RankRun]) -> Option<GroupAggregate> {
     })
 }
 
+pub mod bonnie;
 mod limits;
 
 /// TCP/IP over Ethernet carries about 94% of the line rate as payload; a transfer within
 /// 90% of that has filled the link (core's analysis judges one host's link by it too).
 pub const LINK_FULL: f64 = 0.94 * 0.9;
 
+#[cfg(test)]
+mod bonnie_tests;
 #[cfg(test)]
 mod tests;
 mod timeline;

@@ -1084,6 +1084,24 @@ pub struct BonnieTest {
     pub elapsed_ns: u64,
     /// Longest single operation, ns (None if not measured, e.g. on import of 1.03).
     pub max_latency_ns: Option<u64>,
+    /// When the test ran and what it did, which a multi-host run combines across ranks
+    /// (docs/multihost.md); None in imports and in results stored before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<TestSpan>,
+}
+
+/// A bonnie test's timed part on its host, for IOR's aggregate over several hosts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestSpan {
+    /// The start of the timed part, ns since the Unix epoch on the host's clock (its end
+    /// is `elapsed_ns` later).
+    pub start_unix_ns: u64,
+    /// What the test did over all its copies, in the unit of its rate: KiB for the IO
+    /// tests, seeks, files. Kept apart from the rate, which bonnie++'s rule leaves out
+    /// under half a second.
+    pub work: f64,
+    /// The process's CPU time (user + system) over the test, ns.
+    pub cpu_ns: u64,
 }
 
 #[cfg(test)]

@@ -68,10 +68,20 @@ pub fn render_header(format: CsvFormat, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", header(format))
 }
 
-/// Writes one CSV line for a bonnie run.
+/// Writes one CSV line for a bonnie run; for a multi-host run one line per host, each
+/// named by its host (bonnie++'s converters take one machine per line; the aggregate,
+/// which no bonnie++ machine measured, stays out of the CSV).
 pub fn render(run: &RunResult, format: CsvFormat, out: &mut dyn Write) -> io::Result<()> {
     let b = bonnie_of(run)?;
-    writeln!(out, "{}", line(b, format))
+    match run.hosts.as_deref().and_then(|h| h.bonnie.as_ref()) {
+        Some(h) => {
+            for host in &h.hosts {
+                writeln!(out, "{}", line(&host.result, format))?;
+            }
+            Ok(())
+        }
+        None => writeln!(out, "{}", line(b, format)),
+    }
 }
 
 pub(crate) fn bonnie_of(run: &RunResult) -> io::Result<&BonnieResult> {
@@ -286,6 +296,7 @@ pub(crate) mod sample {
                 100_000_000
             },
             max_latency_ns: Some(lat_us * 1000),
+            span: None,
         };
         BonnieResult {
             name: "anchor".into(),

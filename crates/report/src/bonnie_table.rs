@@ -18,7 +18,16 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     let out = &mut crate::terminal::Escaped::new(out);
     let b = bonnie_of(run)?;
     render_notes(&run.notes, run.interrupted, out)?;
-    out.write_all(table(b).as_bytes())
+    out.write_all(table_of(&rows(run, b)).as_bytes())
+}
+
+/// The rows of a run's table: its suite, or in a multi-host run each host's suite and
+/// then their aggregate (`all N`), as `bon_csv2txt` lists several machines under one head.
+pub fn rows<'a>(run: &'a RunResult, b: &'a BonnieResult) -> Vec<&'a BonnieResult> {
+    match run.hosts.as_deref().and_then(|h| h.bonnie.as_ref()) {
+        Some(h) => h.hosts.iter().map(|h| &h.result).chain([b]).collect(),
+        None => vec![b],
+    }
 }
 
 /// One line per note, warnings first, then a blank line; nothing without notes.
@@ -38,12 +47,19 @@ fn render_notes(notes: &[Note], interrupted: bool, out: &mut dyn Write) -> io::R
 
 /// The two tables as bonnie++ prints them (each only if its tests were configured).
 pub fn table(b: &BonnieResult) -> String {
+    table_of(&[b])
+}
+
+/// The two tables with one row (and its latency line) per suite in `rows`, the first
+/// giving the heads.
+fn table_of(rows: &[&BonnieResult]) -> String {
     let mut s = String::new();
+    let b = rows[0];
     if b.file_size_mib > 0 {
-        io_table(b, &mut s);
+        io_table(rows, &mut s);
     }
     if b.num_files > 0 {
-        file_table(b, &mut s);
+        file_table(rows, &mut s);
     } else {
         // 2.00a ends a table without file tests with an empty line.
         s.push('\n');
@@ -51,8 +67,8 @@ pub fn table(b: &BonnieResult) -> String {
     s
 }
 
-fn io_table(b: &BonnieResult, s: &mut String) {
-    let label = version_label(&b.version);
+fn io_table(rows: &[&BonnieResult], s: &mut String) {
+    let label = version_label(&rows[0].version);
     let _ = writeln!(
         s,
         "{label}------Sequential Output------ --Sequential Input- --Random-"
@@ -63,20 +79,27 @@ fn io_table(b: &BonnieResult, s: &mut String) {
         ""
     );
     let _ = writeln!(s, "Name:Size etc       {RATE_HEADER}");
-    s.push_str(&name_and_size(&b.name, &size_etc(b)));
-    for id in IO_TESTS {
-        rate_cells(b, id, s);
+    for b in rows {
+        s.push_str(&name_and_size(&b.name, &size_etc(b)));
+        for id in IO_TESTS {
+            rate_cells(b, id, s);
+        }
+        latency_line(b, &IO_TESTS, s);
     }
-    latency_line(b, &IO_TESTS, s);
 }
 
-fn file_table(b: &BonnieResult, s: &mut String) {
+fn file_table(rows: &[&BonnieResult], s: &mut String) {
+    let b = rows[0];
     let label = version_label(&b.version);
     let _ = writeln!(
         s,
         "{label}------Sequential Create------ --------Random Create--------"
     );
-    let name: String = b.name.chars().take(19).collect();
+    // Several rows name their hosts each; the head names none (as bon_csv2txt).
+    let name: String = match rows {
+        [one] => one.name.chars().take(19).collect(),
+        _ => String::new(),
+    };
     let _ = writeln!(
         s,
         "{name:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--"
@@ -89,11 +112,19 @@ fn file_table(b: &BonnieResult, s: &mut String) {
         "              files "
     };
     let _ = writeln!(s, "{columns}{RATE_HEADER}");
-    let _ = write!(s, "{:>19}", files_spec(b, true));
-    for id in FILE_TESTS {
-        rate_cells(b, id, s);
+    for (i, b) in rows.iter().enumerate() {
+        // One suite: bonnie++'s layout (the name heads the table). Several: each row
+        // names its host, as bon_csv2txt does.
+        if i == 0 && rows.len() == 1 {
+            let _ = write!(s, "{:>19}", files_spec(b, true));
+        } else {
+            s.push_str(&name_and_size(&b.name, &files_spec(b, true)));
+        }
+        for id in FILE_TESTS {
+            rate_cells(b, id, s);
+        }
+        latency_line(b, &FILE_TESTS, s);
     }
-    latency_line(b, &FILE_TESTS, s);
 }
 
 /// `Version 2.00a       ` for bonnie++ results, `storbench 0.1.0     ` for ours: the

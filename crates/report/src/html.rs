@@ -8,6 +8,7 @@
 
 mod data;
 mod hosts;
+mod hosts_bonnie;
 mod page;
 mod server;
 

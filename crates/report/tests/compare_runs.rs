@@ -256,6 +256,7 @@ fn bonnie_run(put_block: Option<f64>, get_block: Option<f64>, cp: f64) -> RunRes
         cpu_pct: cpu,
         elapsed_ns: 1,
         max_latency_ns: Some(1_000_000),
+        span: None,
     };
     r.bonnie = Some(BonnieResult {
         tests: vec![

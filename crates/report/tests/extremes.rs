@@ -71,6 +71,7 @@ fn bonnie(rate: f64, lat: u64) -> BonnieResult {
         cpu_pct: Some(100.0),
         elapsed_ns: lat,
         max_latency_ns: Some(lat),
+        span: None,
     };
     BonnieResult {
         tests: vec![t(BonnieTestId::PutBlock), t(BonnieTestId::SeqCreate)],

@@ -147,6 +147,7 @@ fn bonnie(put_block: f64, seq_create: Option<f64>) -> RunResult {
         cpu_pct: cpu,
         elapsed_ns: 1_000_000_000,
         max_latency_ns: Some(950_000),
+        span: None,
     };
     r.bonnie = Some(BonnieResult {
         name: "nas".into(),

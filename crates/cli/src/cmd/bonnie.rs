@@ -1,5 +1,6 @@
 //! `storbench bonnie`: bonnie++'s suite with bonnie++'s flags, its text table and CSV line,
-//! on a local directory or an `nfs://` export. See docs/bonnie.md.
+//! on a local directory or an `nfs://` export. See docs/bonnie.md; under `mpirun` each
+//! rank runs the suite and rank 0 reports them (docs/multihost.md).
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -158,7 +159,9 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
-    if cfg.runs.is_some() {
+    // In a multi-host run the other ranks print nothing but errors.
+    let secondary = crate::multihost::secondary();
+    if cfg.runs.is_some() && !secondary {
         print_notes(&cfg)?;
     }
     if cfg.runs.is_some_and(|n| n > 1) {
@@ -169,11 +172,12 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         let measure = || -> anyhow::Result<RunResult> {
             // On a terminal, the bar (which prints bonnie++'s lines above it as tests end);
             // elsewhere bonnie++'s plain lines.
-            let live = (!cfg.quiet && io::stderr().is_terminal())
+            let live = (!cfg.quiet && !secondary && io::stderr().is_terminal())
                 .then(|| BonnieLive::start(storbench_bonnie::progress::plan(&cfg)));
             let mut progress = |e: Event| match &live {
                 Some(bar) => bar.event(&e),
-                None => show_progress(&cfg, e),
+                None if !secondary => show_progress(&cfg, e),
+                None => {}
             };
             let outcome = owner_only_files(|| run_once(&cfg, &engine_for, &mut progress));
             if let Some(bar) = live {
@@ -205,7 +209,9 @@ fn mark_target_dir(cfg: &Config) -> anyhow::Result<Option<crate::bonnie_marker::
     let Target::Local(dir) = &cfg.target else {
         return Ok(None);
     };
-    crate::cmd::clean::warn_stale(dir);
+    if !crate::multihost::secondary() {
+        crate::cmd::clean::warn_stale(dir);
+    }
     crate::bonnie_marker::Marker::create(dir).map(Some)
 }
 

@@ -151,7 +151,10 @@ pub(super) fn fig(
 /// The tests of a run: bonnie's columns, or one per fio entry and direction that did IO.
 pub fn figures_of(run: &RunResult) -> Vec<TestFigures> {
     match (&run.mode, &run.bonnie) {
-        (RunMode::Bonnie, Some(b)) => bonnie_figures(b),
+        (RunMode::Bonnie, Some(b)) => match run.hosts.as_deref().and_then(|h| h.bonnie.as_ref()) {
+            Some(h) => super::hosts::bonnie_hosts(h, b),
+            None => bonnie_figures(b),
+        },
         (RunMode::Quick, _) => quick_figures(run),
         _ => job_figures(run),
     }
@@ -309,7 +312,7 @@ pub fn bonnie_test_name(id: BonnieTestId) -> &'static str {
     }
 }
 
-fn bonnie_figures(b: &BonnieResult) -> Vec<TestFigures> {
+pub(super) fn bonnie_figures(b: &BonnieResult) -> Vec<TestFigures> {
     use Better::*;
     use BonnieTestId::*;
     use MetricId::*;

@@ -2,8 +2,12 @@
 //! jobs are tests already (named `HOST:job`, so two runs compare host by host); this adds
 //! per group and direction the "All clients" test: IOR's aggregate bandwidth and IOPS
 //! over the earliest start to the latest end, with the ranks' summed per-second timeline.
+//! A bonnie run's tests are each host's (`HOST:Sequential Output Block`) and the
+//! aggregate's (`All clients Sequential Output Block`).
 
 use storbench_model::hosts::MultiHost;
+use storbench_model::hosts::bonnie::BonnieHosts;
+use storbench_model::result::BonnieResult;
 
 use super::figures::{Better, MetricId, TestFigures, fig, per_second, unique_name};
 
@@ -56,4 +60,21 @@ pub(crate) fn all_clients(h: &MultiHost, taken: &[&str]) -> Vec<(TestFigures, us
         }
     }
     out
+}
+
+/// A multi-host bonnie run's tests: each host's bonnie tests named `HOST:test`, then the
+/// aggregate suite `all`'s as `All clients test`.
+pub(crate) fn bonnie_hosts(h: &BonnieHosts, all: &BonnieResult) -> Vec<TestFigures> {
+    let named = |b: &BonnieResult, prefix: &str| {
+        let mut tests = super::figures::bonnie_figures(b);
+        for t in &mut tests {
+            t.test = format!("{prefix}{}", t.test);
+        }
+        tests
+    };
+    h.hosts
+        .iter()
+        .flat_map(|host| named(&host.result, &format!("{}:", host.result.name)))
+        .chain(named(all, "All clients "))
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! A multi-host run's ranks in the report (docs/multihost.md): one row per rank and group
 //! with its bytes, rate, span on rank 0's clock, link and CPU, the straggler marked (below
 //! 70% of the ranks' median, as its warning says), and the All clients row under them.
+//! A bonnie run's ranks are listed per test instead (`hosts_bonnie.rs`).
 
 use std::fmt::Write as _;
 
@@ -11,6 +12,10 @@ use super::server::escape;
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
 pub fn section(html: &mut String, h: &MultiHost) {
+    if let Some(b) = &h.bonnie {
+        super::hosts_bonnie::section(html, h, b);
+        return;
+    }
     let _ = writeln!(
         html,
         "<div class=\"hosts\"><p>{} ranks ({}); aggregate = all bytes / (latest end − earliest start)</p>\

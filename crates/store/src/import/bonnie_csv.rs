@@ -181,6 +181,7 @@ fn push_tests(
             cpu_pct: plus_or(cpu, "%CP", |s| s.parse::<f64>().ok())?,
             elapsed_ns: 0,
             max_latency_ns: parse_latency(lat)?,
+            span: None,
         });
     }
     Ok(())

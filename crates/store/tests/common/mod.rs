@@ -191,6 +191,7 @@ pub fn bonnie_run(started: u64) -> RunResult {
                 cpu_pct: Some(51.0),
                 elapsed_ns: 2_000_000_000,
                 max_latency_ns: Some(957_000),
+                span: None,
             },
             BonnieTest {
                 id: BonnieTestId::GetBlock,
@@ -198,6 +199,7 @@ pub fn bonnie_run(started: u64) -> RunResult {
                 cpu_pct: None,
                 elapsed_ns: 100_000_000,
                 max_latency_ns: Some(362_000),
+                span: None,
             },
             BonnieTest {
                 id: BonnieTestId::Seeks,
@@ -205,6 +207,7 @@ pub fn bonnie_run(started: u64) -> RunResult {
                 cpu_pct: Some(47.0),
                 elapsed_ns: 3_000_000_000,
                 max_latency_ns: None,
+                span: None,
             },
         ],
         ..BonnieResult::default()

@@ -1,0 +1,83 @@
+//! A multi-host bonnie run's ranks in the report (docs/multihost.md): per test, each
+//! rank's work, rate and span on rank 0's clock, the straggler marked (below 70% of the
+//! ranks' median, as its warning says), and the All clients row: all ranks' work over the
+//! earliest start to the latest end (IOR's aggregate), with the first-done time.
+
+use std::fmt::Write as _;
+
+use storbench_model::hosts::bonnie::{BonnieHosts, TestAggregate, test_label, unit};
+use storbench_model::hosts::{MultiHost, STRAGGLER_SHARE};
+
+use super::server::escape;
+
+pub fn section(html: &mut String, h: &MultiHost, b: &BonnieHosts) {
+    let _ = writeln!(
+        html,
+        "<div class=\"hosts\"><p>bonnie on {} ranks ({}); aggregate = all ranks' work / (latest end − earliest start)</p>\
+         <table class=\"hosts\"><tr><th>test</th><th>rank</th><th>host</th><th>clock offset ms</th>\
+         <th>work</th><th>rate</th><th>unit</th><th>from ms</th><th>to ms</th><th></th></tr>",
+        h.ranks.len(),
+        escape(&h.launcher)
+    );
+    for t in &b.tests {
+        rows(html, h, t);
+    }
+    html.push_str("</table>\n");
+    for r in h.ranks.iter().filter(|r| r.error.is_some()) {
+        let _ = writeln!(
+            html,
+            "<p class=\"Warning\">rank {} ({}) has no result: {}</p>",
+            r.rank,
+            escape(&r.host),
+            escape(r.error.as_deref().unwrap_or(""))
+        );
+    }
+    html.push_str("</div>\n");
+}
+
+fn rows(html: &mut String, h: &MultiHost, t: &TestAggregate) {
+    let mut rates: Vec<f64> = t.per_rank.iter().map(|p| p.rate).collect();
+    rates.sort_by(f64::total_cmp);
+    let median = match rates.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => rates[n / 2],
+        n => (rates[n / 2 - 1] + rates[n / 2]) / 2.0,
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    for p in &t.per_rank {
+        let info = h.ranks.iter().find(|r| r.rank == p.rank);
+        let host = info.map_or("?".to_string(), |r| escape(&r.host));
+        let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
+        let mark = if t.per_rank.len() > 1 && p.rate < STRAGGLER_SHARE * median {
+            format!(
+                "<td class=\"Warning\">straggler: below {:.0}% of the median {median:.1}</td>",
+                STRAGGLER_SHARE * 100.0
+            )
+        } else {
+            "<td></td>".to_string()
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{host}</td><td>{offset}</td><td>{:.0}</td>\
+             <td>{:.1}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td>{mark}</tr>",
+            test_label(t.id),
+            p.rank,
+            p.work,
+            p.rate,
+            unit(t.id),
+            ms(p.start_ns),
+            ms(p.end_ns)
+        );
+    }
+    let _ = writeln!(
+        html,
+        "<tr class=\"all\"><td>{}</td><td colspan=\"3\">All clients</td><td>{:.0}</td>\
+         <td>{:.1}</td><td>{}</td><td>0</td><td>{:.1}</td><td>first done at {:.1} ms</td></tr>",
+        test_label(t.id),
+        t.work,
+        t.rate,
+        unit(t.id),
+        ms(t.last_done_ns),
+        ms(t.first_done_ns)
+    );
+}

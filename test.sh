@@ -64,5 +64,6 @@ step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
 step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
 step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast \
-    --test multihost --test multihost_netns --test multihost_fio_client --test multihost_srun
+    --test multihost --test multihost_netns --test multihost_fio_client --test multihost_srun \
+    --test multihost_bonnie
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

@@ -187,7 +187,7 @@ mod with_mpi {
             common::system::wait_for(Duration::from_secs(20), || entries(dir.path()).len() == 3);
         assert!(started, "three ranks' files: {:?}", entries(dir.path()));
         std::thread::sleep(Duration::from_millis(500));
-        let victim = ranks_of(launched.pid())
+        let victim = common::mpi::ranks_of(launched.pid())
             .into_iter()
             .last()
             .expect("a rank process");
@@ -278,37 +278,5 @@ mod with_mpi {
                 "region {r} has {zeros} zero bytes"
             );
         }
-    }
-
-    /// The storbench processes `mpirun` started (its children, or their children).
-    fn ranks_of(mpirun: i32) -> Vec<i32> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-                continue;
-            };
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let Some((_, rest)) = stat.rsplit_once(") ") else {
-                continue;
-            };
-            let ppid: i32 = rest
-                .split(' ')
-                .nth(1)
-                .and_then(|p| p.parse().ok())
-                .unwrap_or(0);
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            if comm.trim() == "storbench" && (ppid == mpirun || parent_of(ppid) == mpirun) {
-                out.push(pid);
-            }
-        }
-        out.sort();
-        out
-    }
-
-    fn parent_of(pid: i32) -> i32 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rsplit_once(") ")
-            .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse().ok())
-            .unwrap_or(0)
     }
 }

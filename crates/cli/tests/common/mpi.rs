@@ -93,3 +93,35 @@ impl Drop for Launched {
 pub fn run_mpi(c: &mut Command) -> Run {
     Launched::spawn(c).wait(Duration::from_secs(90)).0
 }
+
+/// The storbench processes `mpirun` started (its children, or their children).
+pub fn ranks_of(mpirun: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let ppid: i32 = rest
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "storbench" && (ppid == mpirun || parent_of(ppid) == mpirun) {
+            out.push(pid);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn parent_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split(' ').nth(1)?.parse().ok())
+        .unwrap_or(0)
+}

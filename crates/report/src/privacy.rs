@@ -38,9 +38,16 @@ impl Privacy {
             if let Some(stats) = &mut run.server_stats {
                 stats.source = format!("snmp://{HIDDEN_HOST}");
             }
+            if let Some(b) = &mut run.bonnie {
+                hide(&mut b.name);
+            }
             if let Some(hosts) = &mut run.hosts {
                 for r in &mut hosts.ranks {
                     r.host = format!("{HIDDEN_HOST} {}", r.rank);
+                }
+                // A multi-host bonnie run's rows are named by their hosts.
+                for h in hosts.bonnie.iter_mut().flat_map(|b| b.hosts.iter_mut()) {
+                    h.result.name = format!("{HIDDEN_HOST} {}", h.rank);
                 }
             }
             if let Some(env) = &mut run.environment {
@@ -107,6 +114,9 @@ fn hosts_of(run: &RunResult) -> Vec<String> {
                 add(h);
             }
         }
+    }
+    for r in run.hosts.iter().flat_map(|h| &h.ranks) {
+        add(&r.host);
     }
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
         for t in &job.targets {

@@ -14,7 +14,11 @@ use storbench_report::compare::{MetricId, NamedRun, compare};
 /// Three hosts writing 8192 KiB each from 10 s, for 2 s, 2 s and `c_ms`, then creating
 /// 1024 files each in a second.
 fn three_hosts(c_ms: u64) -> RunResult {
-    let ranks = ["a", "b", "c"]
+    hosts_named(["a", "b", "c"], c_ms)
+}
+
+fn hosts_named(names: [&str; 3], c_ms: u64) -> RunResult {
+    let ranks = names
         .iter()
         .enumerate()
         .map(|(r, host)| {
@@ -126,4 +130,15 @@ fn compare_and_the_report_show_each_host_and_all_clients() {
         ),
         "the All clients row"
     );
+}
+
+#[test]
+fn a_shared_report_hides_the_hosts_rows_are_named_by() {
+    let run = hosts_named(["client-one", "client-two", "client-six"], 4_000);
+    let privacy = storbench_report::privacy::Privacy {
+        hide_host: true,
+        ..Default::default()
+    };
+    let text = serde_json::to_string(&privacy.apply(&run)).unwrap();
+    assert!(!text.contains("client-"), "{text}");
 }

@@ -89,9 +89,9 @@ fn agent(dir: &Path, lan: &Lan) -> String {
     path.display().to_string()
 }
 
-/// Runs three ranks writing to the NAS for a few seconds; returns fio JSON's storbench part.
-fn run_on(lan: &Lan, nas: &Ganesha) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
+/// Runs storbench with `args` on three ranks, one per client namespace, each its own
+/// host; `dir` holds the launch agent.
+fn launch(lan: &Lan, dir: &Path, args: &[String]) -> common::Run {
     let hosts: Vec<String> = lan.clients.iter().map(|c| c.ns_addr.to_string()).collect();
     let rank_ifs: Vec<&str> = lan.clients.iter().map(|c| c.ns_if.as_str()).collect();
     // The daemons reach mpirun over the uplink; the ranks each other through the switch
@@ -103,7 +103,7 @@ fn run_on(lan: &Lan, nas: &Ganesha) -> serde_json::Value {
         &hosts.join(","),
         "--mca",
         "plm_rsh_agent",
-        &agent(dir.path(), lan),
+        &agent(dir, lan),
         "--mca",
         "oob_tcp_if_include",
         &oob,
@@ -115,7 +115,14 @@ fn run_on(lan: &Lan, nas: &Ganesha) -> serde_json::Value {
     .map(|s| s.to_string())
     .collect();
     let mut c = mpirun_with(RANKS as u32, &launch);
-    c.env("STORBENCH_MPI_TIMEOUT", "60").args([
+    c.env("STORBENCH_MPI_TIMEOUT", "60").args(args);
+    Launched::spawn(&mut c).wait(Duration::from_secs(120)).0
+}
+
+/// Runs three ranks writing to the NAS for a few seconds; returns fio JSON's storbench part.
+fn run_on(lan: &Lan, nas: &Ganesha) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
         "fio",
         "--name=w",
         "--rw=write",
@@ -128,8 +135,11 @@ fn run_on(lan: &Lan, nas: &Ganesha) -> serde_json::Value {
         "--unlink=1",
         "--no-save",
         "--output-format=json",
-    ]);
-    let (run, _) = Launched::spawn(&mut c).wait(Duration::from_secs(120));
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = launch(lan, dir.path(), &args);
     assert_eq!(run.code, Some(0), "{run:?}");
     let left = common::entries(&nas.export_dir());
     assert!(left.is_empty(), "ranks left files on the NAS: {left:?}");
@@ -208,4 +218,71 @@ fn a_wide_nas_uplink_lets_the_aggregate_reach_the_clients_links_and_names_them()
         full[0]
     );
     assert!(notes(&sb, "limit.hosts.server_side").is_empty());
+}
+
+/// bonnie over the NAS from three hosts, each on its own shaped link: every rank runs the
+/// suite in its own files of the one export, rank 0 reports a row per host and the
+/// aggregate by IOR's rule, and the export is empty afterwards.
+#[test]
+fn bonnie_runs_on_every_host_against_the_nas_and_rank_0_reports_them() {
+    require!(no_mpirun());
+    let Some(lan) = lan(1000) else {
+        return;
+    };
+    let nas = Ganesha::start_at(lan.switch.host_addr).expect("ganesha on the uplink");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let args: Vec<String> = [
+        "--db",
+        db.to_str().unwrap(),
+        "bonnie",
+        "-d",
+        &nas.url(""),
+        // 256 seeks: each reads a 64 KiB chunk over a 40 Mbit/s link (bonnie's 8192
+        // would take minutes).
+        "-s",
+        "8:64k:256",
+        "-r",
+        "0",
+        "-n",
+        "1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = launch(&lan, dir.path(), &args);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let csv = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("1.98,"))
+        .count();
+    assert_eq!(csv, RANKS, "a CSV line per host: {}", run.stdout);
+    let all = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("all 3"))
+        .count();
+    assert_eq!(all, 2, "the aggregate row of both tables: {}", run.stdout);
+    let left = common::entries(&nas.export_dir());
+    assert!(left.is_empty(), "ranks left files on the NAS: {left:?}");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--db", db.to_str().unwrap(), "show", "1", "--format", "raw"])
+        .output()
+        .unwrap();
+    let saved: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the run");
+    let tests = saved["hosts"]["bonnie"]["tests"].as_array().unwrap();
+    assert_eq!(
+        tests.len(),
+        10,
+        "every test but per-char over NFS: {tests:#?}"
+    );
+    for t in tests {
+        let per_rank = t["per_rank"].as_array().unwrap();
+        assert_eq!(per_rank.len(), RANKS, "{t:#}");
+        let work: f64 = per_rank.iter().map(|p| p["work"].as_f64().unwrap()).sum();
+        let last = t["last_done_ns"].as_f64().unwrap();
+        let rate = t["rate"].as_f64().unwrap();
+        assert!((rate - work * 1e9 / last).abs() <= rate * 1e-6, "{t:#}");
+    }
 }

@@ -11,9 +11,15 @@ use storbench_bonnie::{Config, Flags, Host, run_once};
 use storbench_core::coord::{self, Coordinator, Point};
 use support::{FailAfter, factory};
 
+/// A test thread's agreements so far, and the one (1-based) at which another rank fails.
+#[derive(Default)]
+struct Script {
+    agreed: Vec<(String, bool)>,
+    others_fail_at: Option<usize>,
+}
+
 thread_local! {
-    /// Each test thread's agreements, and the one (1-based) at which another rank fails.
-    static SCRIPT: RefCell<(Vec<(String, bool)>, Option<usize>)> = const { RefCell::new((Vec::new(), None)) };
+    static SCRIPT: RefCell<Script> = RefCell::default();
 }
 
 /// Answers as the other ranks would; per thread, so tests may share a process.
@@ -23,11 +29,11 @@ impl Coordinator for Scripted {
     fn agree(&self, at: Point, ready: bool) -> Result<(), String> {
         SCRIPT.with(|s| {
             let mut s = s.borrow_mut();
-            s.0.push((at.name().to_string(), ready));
+            s.agreed.push((at.name().to_string(), ready));
             if !ready {
                 return Err(format!("rank 0 could not go on at {}", at.name()));
             }
-            if s.1 == Some(s.0.len()) {
+            if s.others_fail_at == Some(s.agreed.len()) {
                 return Err(format!("rank 1 could not go on at {}", at.name()));
             }
             Ok(())
@@ -42,7 +48,12 @@ impl Coordinator for Scripted {
 /// A small suite of `copies` copies (more than one: each test's copies run on threads).
 fn config(dir: &tempfile::TempDir, others_fail_at: Option<usize>, copies: u32) -> Config {
     coord::install(Box::new(Scripted));
-    SCRIPT.with(|s| *s.borrow_mut() = (Vec::new(), others_fail_at));
+    SCRIPT.with(|s| {
+        *s.borrow_mut() = Script {
+            agreed: Vec::new(),
+            others_fail_at,
+        }
+    });
     let f = Flags {
         dir: Some(dir.path().to_string_lossy().into_owned()),
         ram: Some("0".into()),
@@ -62,7 +73,7 @@ fn config(dir: &tempfile::TempDir, others_fail_at: Option<usize>, copies: u32) -
 }
 
 fn agreements() -> Vec<(String, bool)> {
-    SCRIPT.with(|s| s.borrow().0.clone())
+    SCRIPT.with(|s| s.borrow().agreed.clone())
 }
 
 fn leftovers(dir: &tempfile::TempDir) -> Vec<String> {

@@ -174,30 +174,40 @@ pub fn aggregate_note(all: &BonnieResult) -> Note {
     }
 }
 
-/// One warning per test in which a rank's rate was below [`STRAGGLER_SHARE`] of the
-/// ranks' median: it held the aggregate back. Only tests every rank timed for at least
-/// bonnie++'s minimum are judged: shorter ones have no rate bonnie++ would show.
+/// The ranks' median rate in a test and the ranks below [`STRAGGLER_SHARE`] of it. Only
+/// a test every rank timed for at least bonnie++'s minimum is judged (a shorter one has
+/// no rate bonnie++ would show), and only with two ranks or more.
+pub fn stragglers_in(a: &TestAggregate) -> (f64, Vec<&RankTest>) {
+    let mut rates: Vec<f64> = a.per_rank.iter().map(|p| p.rate).collect();
+    rates.sort_by(f64::total_cmp);
+    let n = rates.len();
+    let median = match n {
+        0 => return (0.0, Vec::new()),
+        _ if n % 2 == 1 => rates[n / 2],
+        _ => (rates[n / 2 - 1] + rates[n / 2]) / 2.0,
+    };
+    let long = a
+        .per_rank
+        .iter()
+        .all(|p| p.end_ns.saturating_sub(p.start_ns) >= MIN_TIME_NS);
+    if n < 2 || !long {
+        return (median, Vec::new());
+    }
+    let slow = a
+        .per_rank
+        .iter()
+        .filter(|p| p.rate < STRAGGLER_SHARE * median)
+        .collect();
+    (median, slow)
+}
+
+/// One warning per test and rank that [`stragglers_in`] names: it held the aggregate
+/// back.
 pub fn stragglers(h: &BonnieHosts, labels: &[(u32, String)]) -> Vec<Note> {
     let mut notes = Vec::new();
-    let long = |a: &&TestAggregate| {
-        a.per_rank
-            .iter()
-            .all(|p| p.end_ns.saturating_sub(p.start_ns) >= MIN_TIME_NS)
-    };
-    for a in h.tests.iter().filter(|a| a.per_rank.len() > 1).filter(long) {
-        let mut rates: Vec<f64> = a.per_rank.iter().map(|p| p.rate).collect();
-        rates.sort_by(f64::total_cmp);
-        let n = rates.len();
-        let median = if n % 2 == 1 {
-            rates[n / 2]
-        } else {
-            (rates[n / 2 - 1] + rates[n / 2]) / 2.0
-        };
-        for p in a
-            .per_rank
-            .iter()
-            .filter(|p| p.rate < STRAGGLER_SHARE * median)
-        {
+    for a in &h.tests {
+        let (median, slow) = stragglers_in(a);
+        for p in slow {
             let label = labels
                 .iter()
                 .find(|(r, _)| *r == p.rank)

@@ -1,11 +1,12 @@
 //! A multi-host bonnie run's ranks in the report (docs/multihost.md): per test, each
-//! rank's work, rate and span on rank 0's clock, the straggler marked (below 70% of the
-//! ranks' median, as its warning says), and the All clients row: all ranks' work over the
-//! earliest start to the latest end (IOR's aggregate), with the first-done time.
+//! rank's work, rate and span on rank 0's clock, the straggler marked (by the rule its
+//! warning follows: below 70% of the ranks' median), and the All clients row: all ranks'
+//! work over the earliest start to the latest end (IOR's aggregate), with the first-done
+//! time.
 
 use std::fmt::Write as _;
 
-use storbench_model::hosts::bonnie::{BonnieHosts, TestAggregate, test_label, unit};
+use storbench_model::hosts::bonnie::{BonnieHosts, TestAggregate, stragglers_in, test_label, unit};
 use storbench_model::hosts::{MultiHost, STRAGGLER_SHARE};
 
 use super::server::escape;
@@ -36,19 +37,13 @@ pub fn section(html: &mut String, h: &MultiHost, b: &BonnieHosts) {
 }
 
 fn rows(html: &mut String, h: &MultiHost, t: &TestAggregate) {
-    let mut rates: Vec<f64> = t.per_rank.iter().map(|p| p.rate).collect();
-    rates.sort_by(f64::total_cmp);
-    let median = match rates.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => rates[n / 2],
-        n => (rates[n / 2 - 1] + rates[n / 2]) / 2.0,
-    };
+    let (median, slow) = stragglers_in(t);
     let ms = |ns: u64| ns as f64 / 1e6;
     for p in &t.per_rank {
         let info = h.ranks.iter().find(|r| r.rank == p.rank);
         let host = info.map_or("?".to_string(), |r| escape(&r.host));
         let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
-        let mark = if t.per_rank.len() > 1 && p.rate < STRAGGLER_SHARE * median {
+        let mark = if slow.iter().any(|s| s.rank == p.rank) {
             format!(
                 "<td class=\"Warning\">straggler: below {:.0}% of the median {median:.1}</td>",
                 STRAGGLER_SHARE * 100.0

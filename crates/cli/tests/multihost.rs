@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::entries;
 #[cfg(feature = "mpi")]
 use common::mpi::Launched;
-use common::mpi::{mpirun, no_mpirun, run_mpi};
+use common::mpi::{mpirun, mpirun_with, no_mpirun, run_mpi};
 #[cfg(not(feature = "mpi"))]
 use common::{Run, storbench};
 use storbench_testkit::require;
@@ -278,5 +278,34 @@ mod with_mpi {
                 "region {r} has {zeros} zero bytes"
             );
         }
+    }
+
+    /// MPI carries only coordination, so storbench asks Open MPI for its plain ob1 layer
+    /// instead of opening every fabric's (which costs each rank 150–250 ms at start), and a
+    /// PML the user chose is kept. Open MPI's own verbose log says which components it
+    /// loaded.
+    #[test]
+    fn ranks_use_the_plain_transport_unless_the_user_chose_one() {
+        require!(no_mpirun());
+        let loaded = |launch: &[&str]| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut launch: Vec<String> = launch.iter().map(|s| s.to_string()).collect();
+            launch.extend(["--mca", "pml_base_verbose", "100"].map(String::from));
+            let mut c = mpirun_with(2, &launch);
+            c.args(fio_args(dir.path(), "1"));
+            let run = run_mpi(&mut c);
+            assert_eq!(run.code, Some(0), "{run:?}");
+            let found = |name: &str| {
+                run.stderr
+                    .contains(&format!("components_open: found loaded component {name}"))
+            };
+            (found("ob1"), found("cm"))
+        };
+        assert_eq!(loaded(&[]), (true, false), "by default only ob1 is opened");
+        assert_eq!(
+            loaded(&["--mca", "pml", "^monitoring"]),
+            (true, true),
+            "the user's own PML choice is kept"
+        );
     }
 }

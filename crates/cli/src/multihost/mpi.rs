@@ -98,6 +98,7 @@ impl Rank {
     /// runner agrees through.
     pub fn join() -> anyhow::Result<Rank> {
         let timeout = timeout_from_env()?;
+        prefer_plain_transport();
         let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple)
             .context("MPI could not be initialised")?;
         // The runner agrees from a worker thread while the main thread waits: calls never
@@ -130,6 +131,24 @@ impl Rank {
         })
     }
 }
+
+/// MPI carries only storbench's coordination: a barrier and a few bytes per stonewall group,
+/// the results once per run; the data goes through storbench's own clients. Open MPI's
+/// fabric layers (UCX, and libfabric/PSM behind `pml cm`) spend 150–250 ms probing at
+/// `MPI_Init` on every rank (docs/BENCHMARKS.md, "Multi-host coordination") and bring
+/// nothing to such messages, so unless the user chose a PML (`mpirun --mca pml …` reaches
+/// the ranks as `OMPI_MCA_pml`), storbench asks for ob1, which runs over TCP and shared
+/// memory on every network. Other MPI libraries ignore the variable.
+fn prefer_plain_transport() {
+    if std::env::var_os(PML_VARIABLE).is_none() {
+        // SAFETY: called from the main thread before MPI starts its threads and before
+        // storbench starts any of its own, so nothing reads the environment concurrently.
+        unsafe { std::env::set_var(PML_VARIABLE, "ob1") };
+    }
+}
+
+/// Open MPI's environment form of its `pml` parameter.
+const PML_VARIABLE: &str = "OMPI_MCA_pml";
 
 /// Ranks other than 0 print nothing but errors (stderr).
 fn silence_stdout() {

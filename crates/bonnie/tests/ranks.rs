@@ -113,17 +113,23 @@ fn every_test_starts_after_an_agreement_and_the_suite_ends_with_one() {
 
 #[test]
 fn others_that_cannot_go_on_end_this_rank_before_the_test_with_its_files_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    // The fourth agreement: the start of the rewrite.
-    let cfg = config(&dir, Some(4), 2);
-    let err = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("rank 1 could not go on at the start of bonnie's rewrite"),
-        "{err}"
-    );
-    assert_eq!(agreements().len(), 4, "none after: {:#?}", agreements());
-    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    // The first agreement (after the checks, before anything is written) and the fourth
+    // (the start of the rewrite, with the test file written).
+    for (at, point) in [
+        (1, "the checks before bonnie's suite"),
+        (4, "the start of bonnie's rewrite"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(&dir, Some(at), 2);
+        let err = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("rank 1 could not go on at {point}")),
+            "{err}"
+        );
+        assert_eq!(agreements().len(), at, "none after: {:#?}", agreements());
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    }
 }
 
 #[test]

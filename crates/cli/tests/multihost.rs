@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::entries;
 #[cfg(feature = "mpi")]
-use common::mpi::Launched;
-use common::mpi::{mpirun, mpirun_with, no_mpirun, run_mpi};
+use common::mpi::{Launched, mpirun_with};
+use common::mpi::{mpirun, no_mpirun, run_mpi};
 #[cfg(not(feature = "mpi"))]
 use common::{Run, storbench};
 use storbench_testkit::require;

@@ -22,11 +22,13 @@
 //!   of fio's user-space work per IO (docs/BENCHMARKS.md).
 //!
 //! Which request to wait for decides how often the job sleeps ([`wait_rank`]). Each sleep
-//! in `aio_suspend` costs four `futex` calls and two context switches: the helper wakes
-//! the job while it holds glibc's mutex, the job blocks on that mutex as it wakes, the
-//! helper wakes it again when it lets go. Waiting for the oldest unfinished request slept
-//! once per IO on the page cache, where the helper finishes a 4 KiB read in a few
-//! microseconds, about as long as the job takes to queue the next one.
+//! in `aio_suspend` costs about five `futex` calls and two context switches (`perf record`
+//! of the calls): the job's wait; the helper's wake-up, sent while it holds glibc's mutex;
+//! the job blocking on that mutex as it wakes; the wake-ups as each lets go of it. Waiting
+//! for the oldest unfinished request slept once per IO or two on the page cache, where the
+//! helper finishes a 4 KiB read in a few microseconds, about as long as the job takes to
+//! queue the next one; polling it first did not help (the helper, waiting for a CPU too,
+//! often took longer than a sleep costs).
 
 use storbench_core::{Caps, Completion, Engine, EngineError, EngineInfo, IoKind, IoUnit, Queued};
 use storbench_job::JobSpec;

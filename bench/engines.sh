@@ -43,6 +43,9 @@
 #   ENGINES     the matrix's engines (default: sync psync pvsync2 io_uring libaio posixaio mmap)
 #   DEPTHS, JOBS  the matrix's iodepths and numjobs (default "1 32" and "1 2")
 #   ROUNDS_LOG  file to append every round's figures to ("workload tool round iops ns/IO pss")
+#   MARKDOWN    file the table is also written to as markdown, with the date, machine and
+#               load at the start and the end, ready for docs/BENCHMARKS.md
+#               (default /tmp/storbench-engines-DATE.md)
 #   STORBENCH   storbench binary (default: built here with cargo --release)
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workloads (default /var/tmp)
 #   ART_RAMP, ART_RUNTIME  the article's ramp_time and runtime (default 10 and 10)
@@ -63,6 +66,7 @@ SHM_FILE=/dev/shm/storbench-engines-bench.$$
 EXT4_FILE=$EXT4_DIR/storbench-engines-bench.$$
 WORK=$(mktemp -d)
 FAILED=0
+MARKDOWN=${MARKDOWN:-/tmp/storbench-engines-$(date -u +%Y%m%dT%H%M%SZ).md}
 
 cleanup() { rm -f "$SHM_FILE" "$EXT4_FILE"; rm -rf "$WORK"; }
 trap cleanup EXIT
@@ -88,11 +92,18 @@ else
     }
 fi
 
-# make_file PATH: 1 GiB of incompressible data, laid out once and read by both tools.
+# make_file PATH: 1 GiB of incompressible data, laid out once and read by both tools; synced
+# so the first O_DIRECT round does not wait for the lay-out's writeback (which made the first
+# tool's first round on ext4 a thousand times slower).
 make_file() {
     [ -s "$1" ] && return
     fio --name=layout --filename="$1" --rw=write --bs=1m --size=1g --ioengine=psync \
-        --output=/dev/null >/dev/null
+        --end_fsync=1 --output=/dev/null >/dev/null
+    # On a disk, one unmeasured second of O_DIRECT random reads, so the first measured round
+    # does not meet a colder disk (or host cache) than the others.
+    [ "$(stat -f -c %T "$(dirname "$1")")" = tmpfs ] ||
+        fio --name=warm --filename="$1" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+            --runtime=1 --time_based --output=/dev/null >/dev/null
 }
 
 # timed OUT_PREFIX CMD...: runs CMD, JSON to OUT_PREFIX.json, "elapsed user sys pss_kb" to .time
@@ -152,6 +163,15 @@ if [ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ]; then
 fi
 printf '%-30s %10s %10s %-19s %8s %8s %-19s %7s %7s  %s\n' workload "fio IOPS" "sb IOPS" \
     "ratio [95% CI]" "fio ns" "sb ns" "CPU/IO [95% CI]" "fio PSS" "sb PSS" verdict
+{
+    echo "$(date -u '+%Y-%m-%d %H:%M') UTC, $(nproc) CPUs, kernel $(uname -r), $(fio --version)," \
+        "medians of $ROUNDS interleaved rounds per tool, ${RUNTIME} s each; load average at" \
+        "the start: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$(basename "$0") $*\`" \
+        "(ROUNDS=$ROUNDS RUNTIME=$RUNTIME)."
+    echo
+    echo "| workload | fio IOPS | storbench IOPS | ratio [95 % interval] | fio CPU/IO | storbench CPU/IO | CPU ratio [95 %] | fio Pss | storbench Pss | verdict |"
+    echo "|---|---:|---:|---|---:|---:|---|---:|---:|---|"
+} >"$MARKDOWN"
 
 # run_rounds NAME ARGS...: ROUNDS measurements per tool into RESULTS[tool,round]; fio goes
 # first in odd rounds, storbench in even ones.
@@ -170,6 +190,12 @@ run_rounds() {
         fi
     done
 }
+# md_name NAME: a workload's name as the markdown table spells it ("posixaio qd32 jobs2 shm"
+# -> "posixaio QD32, 2 jobs, /dev/shm").
+md_name() {
+    sed -E 's/ qd([0-9]+)/ QD\1,/; s/ jobs1( |$)/ 1 job,\1/; s/ jobs([0-9]+)/ \1 jobs,/;
+            s/ shm$/ \/dev\/shm/; s/ direct ext4$/ O_DIRECT ext4/; s/,$//' <<<"$1"
+}
 # compare NAME GOAL ARGS...: GOAL is "min_iops_ratio|- max_cpu_ratio|- band|- max_rss_ratio|-"
 compare() {
     local name=$1 goals="$2 $3 $4 $5" r
@@ -178,7 +204,8 @@ compare() {
     for r in $(seq "$ROUNDS"); do
         echo "$r ${RESULTS[fio,$r]} ${RESULTS[sb,$r]}"
         [ -n "${ROUNDS_LOG:-}" ] && echo "$name|fio $r ${RESULTS[fio,$r]}|sb $r ${RESULTS[sb,$r]}" >>"$ROUNDS_LOG"
-    done | awk -v n="$name" -v goals="$goals" -f "$ROOT/bench/ratios.awk" || FAILED=1
+    done | awk -v n="$name" -v goals="$goals" -v md="$MARKDOWN" -v mdname="$(md_name "$name")" \
+        -f "$ROOT/bench/ratios.awk" || FAILED=1
 }
 
 common=(--rw=randread --bs=4k --time_based "--runtime=$RUNTIME" --group_reporting)
@@ -297,4 +324,7 @@ if selected article; then
         --size=256M --time_based
 fi
 
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); markdown table: $MARKDOWN"
+echo >>"$MARKDOWN"
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)." >>"$MARKDOWN"
 exit $FAILED

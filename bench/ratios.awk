@@ -2,15 +2,22 @@
 #
 # Input, one line per round: "round fio_iops fio_ns_per_io fio_pss sb_iops sb_ns_per_io sb_pss".
 # Variables: n (the workload's name), goals ("min_iops_ratio max_cpu_ratio band max_pss_ratio",
-# "-" for none). Prints each tool's medians, the median of the same-round ratios with the 95 %
-# interval of their geometric mean (t interval of the log ratios), and the verdict; exits 1
-# when a goal is missed.
+# "-" for none), md (optional: a file to append the same row to as a markdown table row,
+# under the name mdname). Prints each tool's medians, the median of the same-round ratios
+# with the 95 % interval of their geometric mean (t interval of the log ratios), and the
+# verdict; exits 1 when a goal is missed.
 
 # Two-sided 95 % Student t quantile for df degrees of freedom.
 function tq(df,   t) {
     if (df >= 30) return 2.04
     split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09 2.08 2.07 2.07 2.06 2.06 2.06 2.05 2.05 2.05", t, " ")
     return t[df]
+}
+# 1234567 -> "1,234,567"
+function thousands(x,   s, out) {
+    s = sprintf("%d", x); out = ""
+    while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+    return s out
 }
 function median(list,   k, a, i, j, t) {
     k = split(list, a, " ")
@@ -54,5 +61,7 @@ END {
     if (maxr != "-" && ms > mr * maxr) { ok = 0; why = why sprintf(" PSS>%.1fx fio", maxr) }
     verdict = ok ? (eq ? "equal" : "ok") : "MISSED" why
     printf "%-30s %10d %10d %5.2fx [%4.2f..%4.2f] %8d %8d %5.2fx [%4.2f..%4.2f] %6.1fM %6.1fM  %s\n", n, median(fi), median(si), qi, ilo, ihi, median(fc), median(sc), qc, clo, chi, mr / 1024, ms / 1024, verdict
+    if (md != "")
+        printf "| %s | %s | %s | %.2f× [%.2f..%.2f] | %s ns | %s ns | %.2f× [%.2f..%.2f] | %.1f MiB | %.1f MiB | %s |\n", (mdname != "" ? mdname : n), thousands(median(fi)), thousands(median(si)), qi, ilo, ihi, thousands(median(fc)), thousands(median(sc)), qc, clo, chi, mr / 1024, ms / 1024, verdict >> md
     exit ok ? 0 : 1
 }

@@ -14,12 +14,21 @@
 //!   thread per file descriptor the jobs keep busy (glibc's default of 20 would make the
 //!   21st job's file wait, where fio's 21st process has its own 20);
 //! - glibc completes one descriptor's requests in queue order, so the oldest unfinished
-//!   request of each descriptor is the one to ask about and to wait for. `aio_error` takes
-//!   that shared mutex, and `aio_suspend` holds it while it searches every descriptor's
-//!   queue for each entry of its list, on the way in and again on the way out: asking about
-//!   and waiting for all 32 requests of each of 12 jobs cost about 9,000 instructions per
-//!   IO in glibc (callgrind: `__aio_find_req`, the mutex, `aio_suspend`, `aio_error`), as
-//!   much as all of fio's user-space work per IO (docs/BENCHMARKS.md).
+//!   request of each descriptor is the one to ask about. `aio_error` takes that shared
+//!   mutex, and `aio_suspend` holds it while it searches every descriptor's queue for each
+//!   entry of its list, on the way in and again on the way out: asking about and waiting
+//!   for all 32 requests of each of 12 jobs cost about 9,000 instructions per IO in glibc
+//!   (callgrind: `__aio_find_req`, the mutex, `aio_suspend`, `aio_error`), as much as all
+//!   of fio's user-space work per IO (docs/BENCHMARKS.md).
+//!
+//! Which request to wait for decides how often the job sleeps ([`wait_rank`]). Each sleep
+//! in `aio_suspend` costs about five `futex` calls and two context switches (`perf record`
+//! of the calls): the job's wait; the helper's wake-up, sent while it holds glibc's mutex;
+//! the job blocking on that mutex as it wakes; the wake-ups as each lets go of it. Waiting
+//! for the oldest unfinished request slept once per IO or two on the page cache, where the
+//! helper finishes a 4 KiB read in a few microseconds, about as long as the job takes to
+//! queue the next one; polling it first did not help (the helper, waiting for a CPU too,
+//! often took longer than a sleep costs).
 
 use storbench_core::{Caps, Completion, Engine, EngineError, EngineInfo, IoKind, IoUnit, Queued};
 use storbench_job::JobSpec;
@@ -56,6 +65,25 @@ fn blank_cbs(n: usize) -> Box<[libc::aiocb]> {
     (0..n).map(|_| blank_cb()).collect()
 }
 
+/// Which of a descriptor's `unfinished` requests (1 = the oldest, in queue order) a reap
+/// that must wait sleeps on: about the eighth of them, at least the first.
+///
+/// fio 3.33's posixaio engine asks `aio_error` about every request in flight and then
+/// sleeps in `aio_suspend` on the first 8 unfinished ones in the order of its io_u array,
+/// which is not the order they were queued in (freed io_us are reused last-in first-out).
+/// The first of 8 requests placed at random among n in queue order is on average the
+/// (n + 1) / 9-th: fio's reaps of 32 requests sleep until about 4 of them are done, and
+/// count their completion time from that moment. Sleeping on the n / 8-th does the same
+/// on purpose: on the page cache a sleep serves about 4 IOs instead of one (the futex
+/// calls and context switches per IO are fio's), and the requests behind it keep the
+/// helper busy, so no IO waits for the engine. At iodepth 8 or less it is the oldest.
+pub fn wait_rank(unfinished: usize) -> usize {
+    (unfinished / WAIT_SHARE).max(1)
+}
+
+/// See [`wait_rank`]: a reap that must sleep lets about one request in this many finish.
+const WAIT_SHARE: usize = 8;
+
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "posixaio";
 
@@ -90,8 +118,8 @@ impl PosixAio {
     /// flight oldest first and asks glibc (`aio_error`, which takes glibc's process-wide
     /// AIO mutex) only about each descriptor's requests up to its first unfinished one:
     /// the later ones of that descriptor have not started. Those first unfinished ones are
-    /// left in `waitlist` for [`Self::suspend`]; the requests still in flight keep their
-    /// order.
+    /// left in `waitlist` for [`Self::suspend`] (one per descriptor); the requests still in
+    /// flight keep their order.
     fn collect(&mut self, out: &mut Vec<Completion>) -> usize {
         self.waitlist.clear();
         let mut kept = 0;
@@ -132,10 +160,26 @@ impl PosixAio {
         done
     }
 
+    /// Moves each entry of `waitlist` (the oldest unfinished request of its descriptor) to
+    /// the request of that descriptor that [`wait_rank`] picks, counting in queue order.
+    /// No glibc call: only the job's own list of requests in flight.
+    fn pick_waits(&mut self) {
+        let (cbs, inflight) = (&self.cbs, &self.inflight);
+        for w in self.waitlist.iter_mut() {
+            // SAFETY: every pointer in the list is a control block of `self.cbs`.
+            let fd = unsafe { (**w).aio_fildes };
+            let of_fd = || inflight.iter().filter(|&&t| cbs[t as usize].aio_fildes == fd);
+            let rank = wait_rank(of_fd().count());
+            if let Some(&tag) = of_fd().nth(rank - 1) {
+                *w = &cbs[tag as usize];
+            }
+        }
+    }
+
     /// Blocks until at least one in-flight request finishes: waits for the requests
-    /// [`Self::collect`] found unfinished, the oldest of each descriptor, which glibc
-    /// completes first on it.
+    /// [`Self::pick_waits`] chose, one per descriptor.
     fn suspend(&mut self) -> Result<(), EngineError> {
+        self.pick_waits();
         // SAFETY: the list holds valid control blocks of requests in flight; no timeout.
         let rc = unsafe {
             libc::aio_suspend(
@@ -248,5 +292,20 @@ impl Drop for PosixAio {
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wait_rank;
+
+    #[test]
+    fn a_wait_lets_about_an_eighth_of_the_requests_finish() {
+        assert_eq!(wait_rank(0), 1);
+        assert_eq!(wait_rank(1), 1);
+        assert_eq!(wait_rank(15), 1);
+        assert_eq!(wait_rank(16), 2);
+        assert_eq!(wait_rank(32), 4);
+        assert_eq!(wait_rank(1024), 128);
     }
 }

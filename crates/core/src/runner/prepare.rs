@@ -83,6 +83,7 @@ pub(super) fn prepare_job(
     observer: &mut dyn Observer,
     cleanup: &mut Cleanup,
 ) -> Result<PreparedJob, EngineError> {
+    plan::check_names(job).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
     let mut engine = factory(job)?;
     let no_data = engine.caps().no_data;
     let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();

@@ -21,12 +21,15 @@ use std::time::Instant;
 
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, refuse_create_in_open,
+    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, checked_name,
+    refuse_create_in_open,
 };
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
+
+use crate::dirtable::DirTable;
 
 mod recover;
 use recover::{InFlight, Outage};
@@ -123,6 +126,12 @@ pub struct SmbEngine {
     /// that start the same way are resolved without parsing (metadata calls name files by
     /// URL, one per call).
     base: Option<(String, String)>,
+    /// Directories opened with `open_dir`: their paths inside the share, by slot, so the
+    /// name-relative calls join a checked name to one instead of resolving a URL.
+    dirs: DirTable<()>,
+    /// The path inside the share of the last name-relative call (reused: no allocation
+    /// per file).
+    name_rel: String,
 }
 
 impl SmbEngine {
@@ -736,6 +745,53 @@ impl SmbEngine {
     }
 }
 
+impl SmbEngine {
+    /// The path inside the share of `name` in `dir`, written into `name_rel`: the
+    /// directory's path as `open_dir` resolved it, `/`, and the name checked as a
+    /// `RelPath` (so it cannot climb out of the directory).
+    fn rel_in(&mut self, dir: &DirRef, name: &str) -> Result<String, EngineError> {
+        let name = checked_name(dir, name)?;
+        let (_, dir_rel) = self.dirs.get(dir.slot, name.as_str())?;
+        let mut rel = std::mem::take(&mut self.name_rel);
+        rel.clear();
+        if !dir_rel.is_empty() {
+            rel.push_str(dir_rel);
+            rel.push('/');
+        }
+        rel.push_str(name.as_str());
+        Ok(rel)
+    }
+
+    /// `call` on the path inside the share of `name` in `dir`; the path's memory is kept
+    /// for the next call.
+    fn with_rel_in<T>(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        call: impl FnOnce(&mut Self, &str) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let rel = self.rel_in(dir, name)?;
+        let r = call(self, &rel);
+        self.name_rel = rel;
+        r
+    }
+}
+
+/// An SMB name collision as storbench's refusal to take over a file it did not create.
+fn exists_error(dir: &DirRef, name: &str, e: SmbError) -> EngineError {
+    match e.status() {
+        Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
+            kind: ErrorKind::Refused,
+            errno: Some(libc::EEXIST),
+            message: format!(
+                "smb: {} already exists; storbench creates only new files",
+                dir.join(name)
+            ),
+        },
+        _ => to_engine(e),
+    }
+}
+
 impl MetaOps for SmbEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
@@ -744,6 +800,7 @@ impl MetaOps for SmbEngine {
 
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
+        self.dirs.forget(&rel);
         self.retry(|c| c.rmdir(&rel))
     }
 
@@ -828,6 +885,20 @@ impl MetaOps for SmbEngine {
         Ok(())
     }
 
+    /// The directory's path inside the share, resolved once and kept in a slot until
+    /// `close_dir` or its removal.
+    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
+        let rel = self.target(path)?;
+        Ok(DirRef {
+            slot: self.dirs.insert((), &rel),
+            path: path.to_owned(),
+        })
+    }
+
+    fn close_dir(&mut self, dir: DirRef) {
+        self.dirs.close(dir.slot);
+    }
+
     fn open_in(
         &mut self,
         dir: &DirRef,
@@ -835,26 +906,46 @@ impl MetaOps for SmbEngine {
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
-        let path = dir.join(name);
-        let rel = self.target(&path)?;
-        self.open_rel(&rel, &path, open, false)
+        self.with_rel_in(dir, name, |e, rel| {
+            e.open_rel(rel, &dir.join(name), open, false)
+        })
     }
 
+    fn create_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        let o = OpenOptions {
+            create: true,
+            exclusive: true,
+            ..open.clone()
+        };
+        self.with_rel_in(dir, name, |e, rel| {
+            e.open_rel(rel, &dir.join(name), &o, false)
+        })
+    }
+
+    /// CREATE and CLOSE in one round trip.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        let path = dir.join(name);
-        let rel = self.target(&path)?;
-        // CREATE and CLOSE in one round trip.
-        self.retry_map(
-            |c| c.create_empty(&rel),
-            |e| match e.status() {
-                Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
-                    kind: ErrorKind::Refused,
-                    errno: Some(libc::EEXIST),
-                    message: format!("smb: {path} already exists; storbench creates only new files"),
-                },
-                _ => to_engine(e),
-            },
-        )
+        self.with_rel_in(dir, name, |e, rel| {
+            e.retry_map(|c| c.create_empty(rel), |err| exists_error(dir, name, err))
+        })
+    }
+
+    fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
+        self.with_rel_in(dir, name, |e, rel| {
+            let i = e.retry(|c| c.stat(rel))?;
+            Ok(Attr {
+                size: i.size,
+                is_dir: i.is_dir(),
+            })
+        })
+    }
+
+    fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        self.with_rel_in(dir, name, |e, rel| e.retry(|c| c.unlink(rel)))
     }
 }
 

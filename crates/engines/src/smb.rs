@@ -122,10 +122,6 @@ pub struct SmbEngine {
     cpu_at_connect: storbench_core::cpu::Usage,
     /// Signing and encryption time of connections that were replaced.
     crypto_before_ns: u64,
-    /// The first URL's text up to its share, and its query (`?…`, or empty): later URLs
-    /// that start the same way are resolved without parsing (metadata calls name files by
-    /// URL, one per call).
-    base: Option<(String, String)>,
     /// Directories opened with `open_dir`: their paths inside the share, by slot, so the
     /// name-relative calls join a checked name to one instead of resolving a URL.
     dirs: DirTable<()>,
@@ -155,12 +151,6 @@ impl SmbEngine {
             }
             return Ok(path.trim_matches('/').to_string());
         }
-        if self.client.is_some()
-            && let Some((prefix, query)) = &self.base
-            && let Some(rel) = fast_rel(prefix, query, path)
-        {
-            return Ok(rel);
-        }
         let url = match typed {
             Some(url) => url.clone(),
             None => SmbUrl::parse(path).map_err(to_engine)?,
@@ -182,7 +172,6 @@ impl SmbEngine {
                 self.cpu_at_connect = storbench_core::cpu::Usage::thread();
                 let rel = url.path.clone();
                 self.url = Some(url);
-                self.base = split_base(path);
                 Ok(rel)
             }
         }
@@ -372,58 +361,6 @@ fn starvation(waits: u64, mean: f64, depth: u32, granted: u32) -> Option<String>
     Some(format!(
         "credit starvation: the SMB server's credits kept {mean:.1} IO(s) in flight on average, fewer than iodepth={depth} (IOs waited for credits {waits} time(s); at most {granted} credits held): the server, not the queue depth, set the concurrency"
     ))
-}
-
-/// `smb://auth@host:port/share` and the query of a URL's text, as [`fast_rel`] needs them.
-fn split_base(url: &str) -> Option<(String, String)> {
-    let rest = url.strip_prefix("smb://")?;
-    let host_end = rest.find('/')?;
-    let share = &rest[host_end + 1..];
-    let share_end = share.find(['/', '?']).unwrap_or(share.len());
-    let prefix = url[..6 + host_end + 1 + share_end].to_string();
-    let query = match url.find('?') {
-        Some(q) => {
-            let end = url[q..].find('/').map_or(url.len(), |e| q + e);
-            url[q..end].to_string()
-        }
-        None => String::new(),
-    };
-    Some((prefix, query))
-}
-
-/// The path inside the share that `url` names, when it is on `prefix`'s share with the
-/// same `query`, has no escapes and no `.`/`..`: what [`SmbUrl::parse`] would return for
-/// it, without parsing. `None`: parse it (which also refuses what this does not take).
-fn fast_rel(prefix: &str, query: &str, url: &str) -> Option<String> {
-    let rest = url.strip_prefix(prefix)?;
-    if !(rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')) {
-        return None; // another share whose name starts the same way
-    }
-    let (before, after) = match rest.find('?') {
-        Some(q) => {
-            let end = rest[q..].find('/').map_or(rest.len(), |e| q + e);
-            if &rest[q..end] != query {
-                return None;
-            }
-            (&rest[..q], &rest[end..])
-        }
-        None if query.is_empty() => (rest, ""),
-        None => return None,
-    };
-    let mut rel = String::with_capacity(before.len() + after.len());
-    for seg in before.split('/').chain(after.split('/')) {
-        if seg.is_empty() {
-            continue;
-        }
-        if seg == "." || seg == ".." || seg.contains(['%', '\\', '?']) {
-            return None;
-        }
-        if !rel.is_empty() {
-            rel.push('/');
-        }
-        rel.push_str(seg);
-    }
-    Some(rel)
 }
 
 /// Where the client thread's time went since it connected, for the crypto note.
@@ -951,38 +888,7 @@ impl MetaOps for SmbEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::{CryptoCost, fast_rel, split_base};
-    use storbench_smb::SmbUrl;
-
-    /// The shortcut gives what parsing gives, or leaves the URL to the parser.
-    #[test]
-    fn urls_on_the_same_share_resolve_as_parsing_does() {
-        let first = "smb://u@h:1445/share/dir?seal=1";
-        let (prefix, query) = split_base(first).unwrap();
-        assert_eq!((prefix.as_str(), query.as_str()), ("smb://u@h:1445/share", "?seal=1"));
-        for url in [
-            "smb://u@h:1445/share/dir?seal=1",
-            "smb://u@h:1445/share/dir?seal=1/job.0.0",
-            "smb://u@h:1445/share/dir/Bonnie.1/00000abc?seal=1",
-            "smb://u@h:1445/share?seal=1",
-        ] {
-            let parsed = SmbUrl::parse(url).unwrap().path;
-            assert_eq!(fast_rel(&prefix, &query, url), Some(parsed), "{url}");
-        }
-        for url in [
-            "smb://u@h:1445/share/dir?seal=0/x",
-            "smb://u@h:1445/share/dir/x",
-            "smb://u@h:1445/shared/x?seal=1",
-            "smb://u@h:1445/share/d%20x?seal=1",
-            "smb://u@h:1445/share/../x?seal=1",
-            "smb://v@h:1445/share/x?seal=1",
-        ] {
-            assert_eq!(fast_rel(&prefix, &query, url), None, "{url}");
-        }
-        let (prefix, query) = split_base("smb://h/s/d").unwrap();
-        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d/e/f"), Some("d/e/f".into()));
-        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d?x=1/f"), None);
-    }
+    use super::CryptoCost;
 
     fn cost(crypto_ms: u64, cpu_ms: u64, wait_ms: u64, wall_ms: u64) -> CryptoCost {
         CryptoCost {

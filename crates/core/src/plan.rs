@@ -16,18 +16,12 @@ pub struct FilePlan {
     pub len: Option<u64>,
 }
 
-/// True for targets that are whole devices (local block devices, iSCSI LUNs): never laid
-/// out or removed, and checked for existing data before writes.
-pub fn is_device_like(path: &str) -> bool {
-    Target::classify(path).caps().device_like
-}
-
 /// True for local character devices (/dev/null, /dev/zero, /dev/full): no size, nothing to
 /// lay out, never removed, as fio treats them.
-pub fn is_char_device(path: &str) -> bool {
+pub fn is_char_device(target: &Target) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    matches!(Target::classify(path), Target::Path(_))
-        && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    matches!(target, Target::Path(path)
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()))
 }
 
 /// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.
@@ -254,10 +248,11 @@ mod tests {
 
     #[test]
     fn devices_and_urls() {
-        assert!(is_char_device("/dev/null"));
-        assert!(!is_char_device("/etc/hostname"));
-        assert!(is_device_like("iscsi://h/iqn.x/1"));
-        assert!(!is_device_like("nfs://h/export/f"));
-        assert!(!is_device_like("/etc/hostname"));
+        let t = Target::classify;
+        assert!(is_char_device(&t("/dev/null")));
+        assert!(!is_char_device(&t("/etc/hostname")));
+        assert!(t("iscsi://h/iqn.x/1").caps().device_like);
+        assert!(!t("nfs://h/export/f").caps().device_like);
+        assert!(!t("/etc/hostname").caps().device_like);
     }
 }

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, checked_name,
+    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, RelPath, checked_name,
     refuse_create_in_open,
 };
 use storbench_job::JobSpec;
@@ -132,7 +132,7 @@ pub struct SmbEngine {
 
 impl SmbEngine {
     /// Logs in on first use and returns the path inside the share that `path` names: an
-    /// `smb://` URL on the same share, or a path relative to it.
+    /// `smb://` URL on the same share, or a `RelPath` below its root.
     fn target(&mut self, path: &str) -> Result<String, EngineError> {
         self.target_typed(path, None)
     }
@@ -149,7 +149,10 @@ impl SmbEngine {
                     "smb: {path} is not an smb:// URL"
                 )));
             }
-            return Ok(path.trim_matches('/').to_string());
+            // A name relative to the share's root: checked, never taken apart here.
+            return RelPath::new(path)
+                .map(|rel| rel.as_str().to_string())
+                .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")));
         }
         let url = match typed {
             Some(url) => url.clone(),

@@ -14,7 +14,7 @@ use crate::io_tests::fill_data;
 use crate::names::{Names, shuffled, subdir};
 use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
-use crate::worker::{Tree, Worker, check_stop, join_into, parent};
+use crate::worker::{Tree, Worker, check_stop, dir_of_into, join_into};
 
 /// What the file tests share.
 #[derive(Clone, Copy, Debug)]
@@ -115,8 +115,8 @@ impl Create {
                 meta.symlink_in(dir, symlink_text, name)?;
             }
             if p.fsync_each {
-                join_into(&mut w.path, &w.dir_path, name);
-                w.io.meta().sync_dir(&parent(&w.path))?;
+                dir_of_into(&mut w.path, &w.dir_path, name)?;
+                w.io.meta().sync_dir(&w.path)?;
             }
             return Ok(());
         }
@@ -154,7 +154,8 @@ impl Create {
         }
         if p.fsync_each {
             w.io.fsync(file, &w.path)?;
-            w.io.meta().sync_dir(&parent(&w.path))?;
+            dir_of_into(&mut w.path, &w.dir_path, name)?;
+            w.io.meta().sync_dir(&w.path)?;
         }
         w.io.close(file)?;
         Ok(())
@@ -435,8 +436,8 @@ impl Phase for DeleteRandom {
         for_each_named(w, &order, "the random delete", lat, |w, dir, name| {
             w.io.meta().unlink_in(dir, name)?;
             if self.0.fsync_each {
-                join_into(&mut w.path, &dir.path, name);
-                w.io.meta().sync_dir(&parent(&w.path))?;
+                dir_of_into(&mut w.path, &dir.path, name)?;
+                w.io.meta().sync_dir(&w.path)?;
             }
             Ok(())
         })?;
@@ -463,7 +464,7 @@ fn remove_dirs(w: &mut Worker) -> Result<()> {
     if let Some(tree) = w.tree.take() {
         w.retired.push(tree.names.list);
     }
-    w.io.meta().sync_fs(&parent(&w.dir_path))?;
+    w.io.meta().sync_fs(&w.root)?;
     Ok(())
 }
 

@@ -100,7 +100,13 @@ fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {
                 mix(cfg.seed ^ u64::from(i))
             };
             storbench_core::stop::name_leftovers(&cfg.target.shown(&name));
-            Ok(Worker::new(io, buf, &cfg.target.join(&name), seed))
+            Ok(Worker::new(
+                io,
+                buf,
+                &cfg.target.join(&name),
+                cfg.target.root(),
+                seed,
+            ))
         })
         .collect()
 }

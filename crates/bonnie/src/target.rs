@@ -88,6 +88,15 @@ impl Target {
         }
     }
 
+    /// The directory itself, as engines take it (`.` for the working directory).
+    pub fn root(&self) -> String {
+        match self {
+            Target::Local(dir) => dir.display().to_string(),
+            Target::Cwd(_) => ".".to_owned(),
+            Target::Remote(t) => t.expose().to_owned(),
+        }
+    }
+
     /// `name` inside the target directory as a user finds it from anywhere: an absolute
     /// path where [`join`](Self::join) gives one relative to the working directory.
     pub fn shown(&self, name: &str) -> String {

@@ -2,10 +2,9 @@
 //! and directory, and a record of everything it has created so that it can always remove
 //! exactly that, after an error or Ctrl-C too.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
-use storbench_core::{DirRef, EngineError, NameList, stop};
+use storbench_core::{DirRef, EngineError, ErrorKind, NameList, RelPath, stop};
 
 use crate::error::{BonnieError, Result};
 use crate::io::Io;
@@ -20,6 +19,8 @@ pub(crate) struct Worker {
     pub file_path: String,
     /// The file tests' directory: the same name, as in bonnie++.
     pub dir_path: String,
+    /// The `-d` directory both are in (what the file system syncs are asked of).
+    pub root: String,
     pub rng: SplitMix64,
     /// Scratch space for building paths without allocating in timed loops.
     pub path: String,
@@ -44,12 +45,13 @@ pub(crate) struct Tree {
 }
 
 impl Worker {
-    pub fn new(io: Io, buf: Arena, base: &str, seed: u64) -> Worker {
+    pub fn new(io: Io, buf: Arena, base: &str, root: String, seed: u64) -> Worker {
         Worker {
             io,
             buf,
             file_path: base.to_owned(),
             dir_path: base.to_owned(),
+            root,
             rng: SplitMix64::seeded(seed),
             path: String::with_capacity(base.len() + 64),
             file_exists: false,
@@ -156,15 +158,14 @@ pub(crate) fn join_into(out: &mut String, dir: &str, rel: &str) {
     }
 }
 
-/// The directory holding `path` (keeping an NFS URL's `?options`; `.` for a bare name).
-pub(crate) fn parent(path: &str) -> Cow<'_, str> {
-    let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let dir = path.rfind('/').map_or(".", |i| &path[..i]);
-    if query.is_empty() {
-        Cow::Borrowed(dir)
-    } else {
-        Cow::Owned(format!("{dir}?{query}"))
-    }
+/// The directory holding `name` of the tree in `dir` into `out`: `dir` itself, or the
+/// subdirectory the name's leading components give. Told by the name's components (a
+/// checked `RelPath`), never by taking a joined path or URL apart.
+#[inline]
+pub(crate) fn dir_of_into(out: &mut String, dir: &str, name: &str) -> Result<(), EngineError> {
+    let rel = RelPath::new(name).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
+    join_into(out, dir, rel.split_last().0.map_or("", RelPath::as_str));
+    Ok(())
 }
 
 /// Treats "already gone" as done.
@@ -190,13 +191,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parents() {
-        assert_eq!(parent("/tmp/d/Bonnie.1"), "/tmp/d");
-        assert_eq!(parent("Bonnie.1/00000/f"), "Bonnie.1/00000");
-        assert_eq!(parent("Bonnie.1"), ".");
-        assert_eq!(
-            parent("nfs://h:2049/export/Bonnie.1?mountport=9"),
-            "nfs://h:2049/export?mountport=9"
-        );
+    fn a_names_directory_comes_from_its_components() {
+        let mut out = String::new();
+        dir_of_into(&mut out, "/tmp/d/Bonnie.1", "00000/f").unwrap();
+        assert_eq!(out, "/tmp/d/Bonnie.1/00000");
+        dir_of_into(&mut out, "Bonnie.1", "f").unwrap();
+        assert_eq!(out, "Bonnie.1");
+        // A URL's query stays where the engines take it, whatever the name.
+        dir_of_into(&mut out, "nfs://h/export/Bonnie.1?mountport=9", "00001/f").unwrap();
+        assert_eq!(out, "nfs://h/export/Bonnie.1?mountport=9/00001");
+        assert!(dir_of_into(&mut out, "d", "../f").is_err());
     }
 }

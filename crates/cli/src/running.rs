@@ -66,10 +66,12 @@ pub fn check_smb(text: &str, url: &storbench_smb::SmbUrl, directory: bool) -> an
 
 /// Parses every target a fio job names (a malformed URL of any protocol, or one of a
 /// scheme storbench does not reach, is one line before the run), then [`check_nfs`] or
-/// [`check_smb`] for every NFS or SMB URL (each checked once).
+/// [`check_smb`] for every NFS or SMB URL (each checked once); the names a job puts under
+/// a URL target must stay below it (`plan::check_names`).
 pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
     let mut checked: Vec<(&str, bool)> = Vec::new();
     for job in jobs {
+        storbench_core::plan::check_names(job).map_err(anyhow::Error::msg)?;
         let files = job.filenames.iter().map(|f| (f.as_str(), false));
         let dirs = job.directories.iter().map(|d| (d.as_str(), true));
         let base = job.engine_options.nfs_url.as_deref().map(|u| (u, true));

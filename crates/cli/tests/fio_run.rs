@@ -86,6 +86,32 @@ fn created_files_follow_unlink() {
     assert_eq!(entries(gone.path()), ["mine"]);
 }
 
+/// Locally a `filename=` is joined to `directory=` as written, as fio 3.33 joins it: `..`
+/// reaches the directory's parent in both (only names under a URL target must stay below
+/// it, `nfs.rs`).
+#[test]
+fn a_local_dot_dot_name_goes_where_fio_puts_it() {
+    let line = |top: &std::path::Path| {
+        format!(
+            "--name=j --ioengine=psync --directory={} --filename=../x --rw=write --bs=4k --size=16k",
+            top.join("d").display()
+        )
+    };
+    let ours = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ours.path().join("d")).unwrap();
+    sb_fio(ours.path(), &words(&line(ours.path()))).ok();
+    assert_eq!(entries(ours.path()), ["d", "x"]);
+    assert!(entries(&ours.path().join("d")).is_empty());
+    if !common::fio_available() {
+        return;
+    }
+    let theirs = tempfile::tempdir().unwrap();
+    std::fs::create_dir(theirs.path().join("d")).unwrap();
+    let run = common::fio(theirs.path(), &words(&line(theirs.path())));
+    assert!(run.success(), "{}", run.stderr);
+    assert_eq!(entries(theirs.path()), entries(ours.path()));
+}
+
 /// A warning from the parser (iodepth with a synchronous engine) goes to stderr; stdout
 /// holds nothing but valid JSON, or one terse line per job.
 #[test]

@@ -564,3 +564,38 @@ fn a_stopped_server_ends_the_run_within_timeout_plus_reconnect_and_keeps_the_res
     let history = String::from_utf8_lossy(&history);
     assert!(history.contains("hung"), "not saved:\n{history}");
 }
+
+/// A name a job file puts under an export must stay below it: `..` or an absolute
+/// `filename=`, or a `filename_format` that climbs out, is one line before anything is
+/// mounted or created, and nothing appears beside the directory.
+#[test]
+fn a_job_file_name_reaching_outside_the_export_is_one_line() {
+    let Some(g) = server() else { return };
+    fs::create_dir(g.export_dir().join("d")).unwrap();
+    let jobs = tempfile::tempdir().unwrap();
+    for (name, line) in [
+        ("../escape", "filename=../escape"),
+        ("/escape", "filename=/escape"),
+        ("../escape", "filename_format=../escape"),
+    ] {
+        let file = jobs.path().join("j.fio");
+        fs::write(
+            &file,
+            format!(
+                "[j]\nioengine=nfs\ndirectory={}\n{line}\nrw=write\nbs=4k\nsize=64k\n",
+                g.url("d")
+            ),
+        )
+        .unwrap();
+        let mut fio = common::storbench();
+        fio.args(["--no-save", "fio"]).arg(&file);
+        let err = common::Run::of(&mut fio).one_error_line();
+        assert!(
+            err.contains(&format!("{name:?} cannot name a file under its target"))
+                && err.contains(&g.url("d")),
+            "{line}: {err}"
+        );
+        assert!(!g.export_dir().join("escape").exists(), "{line}");
+        assert_eq!(fs::read_dir(g.export_dir().join("d")).unwrap().count(), 0);
+    }
+}

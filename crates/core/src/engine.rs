@@ -11,6 +11,7 @@ use std::ptr::NonNull;
 
 use crate::error::EngineError;
 use crate::names::{DirCursor, NameList};
+use storbench_job::relpath::RelPath;
 
 /// Index of an open file inside one engine instance (the order of `open` calls).
 pub type FileId = u32;
@@ -397,6 +398,23 @@ pub trait MetaOps {
     }
 }
 
+/// `name` of a name-relative call ([`MetaOps::create_in`] and the others) checked as a
+/// [`RelPath`]: an engine takes its components instead of splitting a string, and a name
+/// with `..`, an empty or `.` component, a NUL or a leading `/` is refused in one line
+/// instead of reaching outside `dir`. Checking allocates nothing.
+#[inline]
+pub fn checked_name<'a>(dir: &DirRef, name: &'a str) -> Result<&'a RelPath, EngineError> {
+    RelPath::new(name).map_err(|e| bad_name(dir, e))
+}
+
+#[cold]
+fn bad_name(dir: &DirRef, e: String) -> EngineError {
+    EngineError::new(
+        crate::error::ErrorKind::Refused,
+        format!("{}: {e}", dir.path),
+    )
+}
+
 /// What [`MetaOps::open_in`] answers to options asking it to create: a caller's mistake,
 /// named, rather than a file created or not depending on the engine.
 pub fn refuse_create_in_open(
@@ -490,6 +508,26 @@ pub trait Engine: Send {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+
+    #[test]
+    fn names_of_name_relative_calls_stay_in_their_directory() {
+        let dir = DirRef {
+            slot: 0,
+            path: "nfs://h/export/d".into(),
+        };
+        assert_eq!(
+            checked_name(&dir, "00001/0000abc").unwrap().as_str(),
+            "00001/0000abc"
+        );
+        for bad in ["../x", "/x", "a//b", "", "a\0b"] {
+            let err = checked_name(&dir, bad).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Refused);
+            assert!(
+                err.message.starts_with("nfs://h/export/d: ") && !err.message.contains('\n'),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn open_in_refuses_only_the_options_that_would_make_or_change_a_file() {

@@ -49,12 +49,13 @@ pub fn probe(engine: &mut dyn Engine, path: &str) -> Option<u64> {
 pub fn prepare_file(
     engine: &mut dyn Engine,
     job: &JobSpec,
-    path: &str,
+    target: &Target,
     need: u64,
     seed: u64,
     on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<Prepared, EngineError> {
-    if crate::plan::is_char_device(path) {
+    let path = target.expose();
+    if crate::plan::is_char_device(target) {
         // /dev/null, /dev/zero, /dev/full: no end and nothing to lay out.
         return Ok(Prepared {
             size: need,
@@ -63,8 +64,7 @@ pub fn prepare_file(
         });
     }
     let existing = probe(engine, path);
-    let device = crate::plan::is_device_like(path);
-    if device {
+    if target.caps().device_like {
         let size = existing.ok_or_else(|| open_error(engine, path))?;
         if need > size {
             return Err(EngineError::new(
@@ -109,7 +109,7 @@ pub fn prepare_file(
     let result = if write_data {
         write_range(engine, id, path, (current, need), job, seed, on_layout)
     } else {
-        preallocate(path, need, job.fallocate)
+        preallocate(target, need, job.fallocate)
             .and_then(|_| extend(engine, id, need))
             .map(|_| 0)
     };
@@ -126,10 +126,10 @@ pub fn prepare_file(
 /// Refuses a symbolic link at a name storbench generates in a directory it was given (fio
 /// mode's jobname.N.M): following it would lay out, write and perhaps remove a file
 /// somewhere else, planted by whoever can write to that directory. fio follows it.
-pub fn refuse_symlink(job: &str, path: &str) -> Result<(), EngineError> {
-    if path.contains("://") {
+pub fn refuse_symlink(job: &str, target: &Target) -> Result<(), EngineError> {
+    let Target::Path(path) = target else {
         return Ok(());
-    }
+    };
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(EngineError::new(
             ErrorKind::Refused,
@@ -163,9 +163,12 @@ pub fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
 /// fio's `fallocate=` for local files: reserve the blocks before the job writes them.
 /// `native` quietly does nothing where the file system cannot (as fio); network files are
 /// left to the server.
-fn preallocate(path: &str, size: u64, mode: Fallocate) -> Result<(), EngineError> {
+fn preallocate(target: &Target, size: u64, mode: Fallocate) -> Result<(), EngineError> {
     use std::os::fd::AsRawFd;
-    if path.contains("://") || matches!(mode, Fallocate::None | Fallocate::Truncate) {
+    let Target::Path(path) = target else {
+        return Ok(());
+    };
+    if matches!(mode, Fallocate::None | Fallocate::Truncate) {
         return Ok(());
     }
     let file = std::fs::OpenOptions::new()
@@ -303,13 +306,14 @@ pub fn io_sync(engine: &mut dyn Engine, io: IoUnit, path: &str) -> Result<u64, E
 /// `region` (`(start, len)`, the bytes the job writes), and for LUNs any non-zero byte read.
 pub fn check_device_before_write(
     engine: &mut dyn Engine,
-    path: &str,
+    target: &Target,
     size: u64,
     region: (u64, u64),
     allow_destructive: bool,
 ) -> Result<(), EngineError> {
-    if !path.contains("://")
-        && let Some(why) = safety::device_in_use(std::path::Path::new(path))
+    let path = target.expose();
+    if let Target::Path(local) | Target::Device(local) = target
+        && let Some(why) = safety::device_in_use(std::path::Path::new(local))
     {
         return Err(EngineError::new(
             ErrorKind::Refused,
@@ -340,7 +344,7 @@ pub fn check_device_before_write(
                 },
             ))
         })?;
-    let found = scan_device(engine, id, &mut arena, path, size, probe, region);
+    let found = scan_device(engine, id, &mut arena, target, size, probe, region);
     let _ = engine.close(id);
     match found? {
         Some(found) => Err(EngineError::new(
@@ -361,11 +365,12 @@ fn scan_device(
     engine: &mut dyn Engine,
     id: FileId,
     arena: &mut Arena,
-    path: &str,
+    target: &Target,
     size: u64,
     probe: usize,
     region: (u64, u64),
 ) -> Result<Option<String>, EngineError> {
+    let path = target.expose();
     let read = |engine: &mut dyn Engine, arena: &Arena, slot: u32, offset: u64, len: usize| {
         io_sync(
             engine,
@@ -386,7 +391,7 @@ fn scan_device(
     // A LUN a server exports: any non-zero data is someone's (a local device may hold
     // stale bytes that are no signature).
     let strict_zero = {
-        let caps = Target::classify(path).caps();
+        let caps = target.caps();
         caps.device_like && caps.network
     };
     let head = arena.slot_mut(0)[..probe].to_vec();
@@ -405,15 +410,17 @@ fn scan_device(
 }
 
 /// Removes a file storbench created, through the engine's metadata operations (or the
-/// local file system when the engine has none).
-pub fn remove(engine: &mut dyn Engine, path: &str) -> Result<(), EngineError> {
+/// local file system when the engine has none), as the plan typed it.
+pub fn remove(engine: &mut dyn Engine, target: &Target) -> Result<(), EngineError> {
     if let Some(meta) = engine.meta() {
-        return meta.unlink(path);
+        return meta.unlink(target.expose());
     }
-    if path.contains("://") {
-        return Err(EngineError::unsupported(format!(
-            "cannot remove {path}: the engine has no metadata operations"
-        )));
+    match target {
+        Target::Path(path) => {
+            std::fs::remove_file(path).map_err(|e| EngineError::os("remove", path, e))
+        }
+        _ => Err(EngineError::unsupported(format!(
+            "cannot remove {target}: the engine has no metadata operations"
+        ))),
     }
-    std::fs::remove_file(path).map_err(|e| EngineError::os("remove", path, e))
 }

@@ -48,9 +48,10 @@ pub mod zeros;
 
 pub use engine::{
     Access, Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec,
-    IoKind, IoUnit, Listed, MetaOps, OpenOptions, Queued, each_listed_by_name,
+    IoKind, IoUnit, Listed, MetaOps, OpenOptions, Queued, checked_name, each_listed_by_name,
     refuse_create_in_open, stat_named, unlink_named,
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;
 pub use names::{DirCursor, NameList};
+pub use storbench_job::relpath::{RelPath, RelPathBuf};

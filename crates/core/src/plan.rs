@@ -1,6 +1,7 @@
 //! Which files each job clone uses, and which byte range of each: fio's naming, sizing and
 //! offset rules, as pure functions (the runner does the IO).
 
+use storbench_job::relpath::RelPath;
 use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
@@ -15,18 +16,12 @@ pub struct FilePlan {
     pub len: Option<u64>,
 }
 
-/// True for targets that are whole devices (local block devices, iSCSI LUNs): never laid
-/// out or removed, and checked for existing data before writes.
-pub fn is_device_like(path: &str) -> bool {
-    Target::classify(path).caps().device_like
-}
-
 /// True for local character devices (/dev/null, /dev/zero, /dev/full): no size, nothing to
 /// lay out, never removed, as fio treats them.
-pub fn is_char_device(path: &str) -> bool {
+pub fn is_char_device(target: &Target) -> bool {
     use std::os::unix::fs::FileTypeExt;
-    matches!(Target::classify(path), Target::Path(_))
-        && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+    matches!(target, Target::Path(path)
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()))
 }
 
 /// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.
@@ -95,6 +90,34 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             len: per_file,
         })
         .collect()
+}
+
+/// Checks the names the plan puts under a URL target (an export or share given as
+/// `directory=`, or the nfs engine's `nfs_url`): each generated name and each plain
+/// `filename=` must be a [`RelPath`] below that root, so `..` or an absolute name cannot
+/// reach outside it; the error is one line before the run. A local directory keeps fio's
+/// rule (the name is joined as written: `../x` and `/abs` reach where they say).
+pub fn check_names(job: &JobSpec) -> Result<(), String> {
+    let base = job.engine_options.nfs_url.as_deref();
+    let dirs = job.directories.iter().map(String::as_str).chain(base);
+    let Some(root) = dirs.map(Target::classify).find(|t| t.protocol().is_some()) else {
+        return Ok(());
+    };
+    let bad = |what: &str, e: String| format!("{}: {what} {e} (under {root})", job.name);
+    if job.filenames.is_empty() {
+        let format = crate::coord::file_format(&job.filename_format);
+        for jobnum in 0..job.numjobs.max(1) {
+            for f in 0..job.nrfiles.max(1) {
+                let name = expand_name(&format, &job.name, jobnum, f);
+                RelPath::new(&name).map_err(|e| bad("filename_format gives", e))?;
+            }
+        }
+        return Ok(());
+    }
+    for f in job.filenames.iter().filter(|f| !f.contains("://")) {
+        RelPath::new(f).map_err(|e| bad("filename", e))?;
+    }
+    Ok(())
 }
 
 /// Resolves a size that may be a percentage against the existing size of the target.
@@ -192,11 +215,44 @@ mod tests {
     }
 
     #[test]
+    fn names_under_a_url_target_stay_below_it() {
+        let mut job = JobSpec::new("j");
+        job.directories = vec!["nfs://h/export/d".into()];
+        job.filenames = vec!["ok/f".into(), "nfs://h/export/other".into()];
+        assert_eq!(check_names(&job), Ok(()));
+        for bad in ["../x", "/etc/passwd", "a/../../x"] {
+            job.filenames = vec![bad.into()];
+            let e = check_names(&job).unwrap_err();
+            assert!(
+                e.starts_with(&format!("j: filename {bad:?} cannot name")),
+                "{e}"
+            );
+            assert!(
+                e.ends_with("(under nfs://h/export/d)") && !e.contains('\n'),
+                "{e}"
+            );
+        }
+        job.filenames.clear();
+        job.filename_format = "../$jobname".into();
+        assert!(
+            check_names(&job)
+                .unwrap_err()
+                .contains("filename_format gives")
+        );
+        // Locally fio's rule stands: the name is joined as written.
+        job.directories = vec!["/tmp/d".into()];
+        job.filenames = vec!["../x".into()];
+        assert_eq!(check_names(&job), Ok(()));
+        assert_eq!(files_for_clone(&job, 0)[0].path, "/tmp/d/../x");
+    }
+
+    #[test]
     fn devices_and_urls() {
-        assert!(is_char_device("/dev/null"));
-        assert!(!is_char_device("/etc/hostname"));
-        assert!(is_device_like("iscsi://h/iqn.x/1"));
-        assert!(!is_device_like("nfs://h/export/f"));
-        assert!(!is_device_like("/etc/hostname"));
+        let t = Target::classify;
+        assert!(is_char_device(&t("/dev/null")));
+        assert!(!is_char_device(&t("/etc/hostname")));
+        assert!(t("iscsi://h/iqn.x/1").caps().device_like);
+        assert!(!t("nfs://h/export/f").caps().device_like);
+        assert!(!t("/etc/hostname").caps().device_like);
     }
 }

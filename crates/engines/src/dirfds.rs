@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::EngineError;
+use storbench_core::{DirRef, EngineError, RelPath, checked_name};
 
 use crate::dirtable::{DirTable, within};
 use crate::local::{cstring, nul_in_path};
@@ -41,6 +41,17 @@ pub fn c_str_in<'a>(buf: &'a mut Vec<u8>, s: &str) -> Result<&'a CStr, EngineErr
     buf.push(0);
     // SAFETY: `s` holds no NUL (checked above) and one ends `buf`.
     Ok(unsafe { CStr::from_bytes_with_nul_unchecked(buf) })
+}
+
+/// A checked name as a C string in `buf` (reusing its memory): a [`RelPath`] holds no NUL,
+/// so it is not looked for again.
+#[inline]
+fn c_str_of<'a>(buf: &'a mut Vec<u8>, name: &RelPath) -> &'a CStr {
+    buf.clear();
+    buf.extend_from_slice(name.as_str().as_bytes());
+    buf.push(0);
+    // SAFETY: a `RelPath` holds no NUL, and one ends `buf`.
+    unsafe { CStr::from_bytes_with_nul_unchecked(buf) }
 }
 
 /// Where the first zero byte of `b` is, eight bytes at a time: file names are short, and
@@ -124,25 +135,30 @@ impl DirSlots {
         Ok(self.table.insert(open_dir(path)?, path))
     }
 
-    /// The descriptor of `slot` and `name` as a C string.
+    /// The descriptor of `dir`'s slot and `name`, checked as a `RelPath` (so `..` or a
+    /// leading `/` cannot reach outside `dir`), as a C string.
     #[inline]
-    pub fn resolve(&mut self, slot: u32, name: &str) -> Result<(RawFd, &CStr), EngineError> {
-        let (fd, _) = self.table.get(slot, name)?;
-        Ok((fd.as_raw_fd(), c_str_in(&mut self.name, name)?))
+    pub fn resolve(&mut self, dir: &DirRef, name: &str) -> Result<(RawFd, &CStr), EngineError> {
+        let name = checked_name(dir, name)?;
+        let (fd, _) = self.table.get(dir.slot, name.as_str())?;
+        Ok((fd.as_raw_fd(), c_str_of(&mut self.name, name)))
     }
 
-    /// The descriptor of `slot`, `name` and `other` as C strings: calls naming two files
-    /// (a hard link's source, a symbolic link's text) with no copy per call.
+    /// The descriptor of `dir`'s slot, `name` and `other` as C strings: calls naming two
+    /// files (a hard link's source, a symbolic link's text) with no copy per call. `name`
+    /// is checked as in [`resolve`](Self::resolve); `other` is the caller's to check (a
+    /// symbolic link's text may say anything).
     #[inline]
     pub fn resolve_two(
         &mut self,
-        slot: u32,
+        dir: &DirRef,
         name: &str,
         other: &str,
     ) -> Result<(RawFd, &CStr, &CStr), EngineError> {
-        let (fd, _) = self.table.get(slot, name)?;
+        let name = checked_name(dir, name)?;
+        let (fd, _) = self.table.get(dir.slot, name.as_str())?;
         let fd = fd.as_raw_fd();
-        let name = c_str_in(&mut self.name, name)?;
+        let name = c_str_of(&mut self.name, name);
         Ok((fd, name, c_str_in(&mut self.other, other)?))
     }
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use storbench_core::{
     Caps, Completion, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
-    MetaOps, NameList, OpenOptions, Queued,
+    MetaOps, NameList, OpenOptions, Queued, RelPath,
 };
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
@@ -140,8 +140,8 @@ pub struct NfsEngine {
 
 impl NfsEngine {
     /// Mounts on first use and returns the path inside the export that `path` names: an
-    /// `nfs://` URL, a name below `nfs_url`, or a path relative to (or absolute within)
-    /// the export already mounted.
+    /// `nfs://` URL, a name below `nfs_url`, a path absolute within the export already
+    /// mounted, or a `RelPath` below its root.
     fn target(&mut self, path: &str) -> Result<String, EngineError> {
         self.target_typed(path, None)
     }
@@ -178,10 +178,10 @@ impl NfsEngine {
                 c.url()
             ))),
             (None, Some(_)) if path.starts_with('/') => self.relative(path),
-            (None, Some(_)) => Ok(storbench_nfs::url::normalise(path)
-                .map_err(|r| EngineError::unsupported(format!("nfs: {path}: {r}")))?
-                .trim_start_matches('/')
-                .to_string()),
+            // A name relative to the export's root: checked, never taken apart here.
+            (None, Some(_)) => RelPath::new(path)
+                .map(|rel| rel.as_str().to_string())
+                .map_err(|e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}"))),
             (None, None) => Err(EngineError::unsupported(format!(
                 "nfs: {path} is not an nfs:// URL and no nfs_url= was given"
             ))),

@@ -21,12 +21,15 @@ use std::time::Instant;
 
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, refuse_create_in_open,
+    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, RelPath, checked_name,
+    refuse_create_in_open,
 };
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
+
+use crate::dirtable::DirTable;
 
 mod recover;
 use recover::{InFlight, Outage};
@@ -119,15 +122,17 @@ pub struct SmbEngine {
     cpu_at_connect: storbench_core::cpu::Usage,
     /// Signing and encryption time of connections that were replaced.
     crypto_before_ns: u64,
-    /// The first URL's text up to its share, and its query (`?…`, or empty): later URLs
-    /// that start the same way are resolved without parsing (metadata calls name files by
-    /// URL, one per call).
-    base: Option<(String, String)>,
+    /// Directories opened with `open_dir`: their paths inside the share, by slot, so the
+    /// name-relative calls join a checked name to one instead of resolving a URL.
+    dirs: DirTable<()>,
+    /// The path inside the share of the last name-relative call (reused: no allocation
+    /// per file).
+    name_rel: String,
 }
 
 impl SmbEngine {
     /// Logs in on first use and returns the path inside the share that `path` names: an
-    /// `smb://` URL on the same share, or a path relative to it.
+    /// `smb://` URL on the same share, or a `RelPath` below its root.
     fn target(&mut self, path: &str) -> Result<String, EngineError> {
         self.target_typed(path, None)
     }
@@ -144,13 +149,10 @@ impl SmbEngine {
                     "smb: {path} is not an smb:// URL"
                 )));
             }
-            return Ok(path.trim_matches('/').to_string());
-        }
-        if self.client.is_some()
-            && let Some((prefix, query)) = &self.base
-            && let Some(rel) = fast_rel(prefix, query, path)
-        {
-            return Ok(rel);
+            // A name relative to the share's root: checked, never taken apart here.
+            return RelPath::new(path)
+                .map(|rel| rel.as_str().to_string())
+                .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")));
         }
         let url = match typed {
             Some(url) => url.clone(),
@@ -173,7 +175,6 @@ impl SmbEngine {
                 self.cpu_at_connect = storbench_core::cpu::Usage::thread();
                 let rel = url.path.clone();
                 self.url = Some(url);
-                self.base = split_base(path);
                 Ok(rel)
             }
         }
@@ -363,58 +364,6 @@ fn starvation(waits: u64, mean: f64, depth: u32, granted: u32) -> Option<String>
     Some(format!(
         "credit starvation: the SMB server's credits kept {mean:.1} IO(s) in flight on average, fewer than iodepth={depth} (IOs waited for credits {waits} time(s); at most {granted} credits held): the server, not the queue depth, set the concurrency"
     ))
-}
-
-/// `smb://auth@host:port/share` and the query of a URL's text, as [`fast_rel`] needs them.
-fn split_base(url: &str) -> Option<(String, String)> {
-    let rest = url.strip_prefix("smb://")?;
-    let host_end = rest.find('/')?;
-    let share = &rest[host_end + 1..];
-    let share_end = share.find(['/', '?']).unwrap_or(share.len());
-    let prefix = url[..6 + host_end + 1 + share_end].to_string();
-    let query = match url.find('?') {
-        Some(q) => {
-            let end = url[q..].find('/').map_or(url.len(), |e| q + e);
-            url[q..end].to_string()
-        }
-        None => String::new(),
-    };
-    Some((prefix, query))
-}
-
-/// The path inside the share that `url` names, when it is on `prefix`'s share with the
-/// same `query`, has no escapes and no `.`/`..`: what [`SmbUrl::parse`] would return for
-/// it, without parsing. `None`: parse it (which also refuses what this does not take).
-fn fast_rel(prefix: &str, query: &str, url: &str) -> Option<String> {
-    let rest = url.strip_prefix(prefix)?;
-    if !(rest.is_empty() || rest.starts_with('/') || rest.starts_with('?')) {
-        return None; // another share whose name starts the same way
-    }
-    let (before, after) = match rest.find('?') {
-        Some(q) => {
-            let end = rest[q..].find('/').map_or(rest.len(), |e| q + e);
-            if &rest[q..end] != query {
-                return None;
-            }
-            (&rest[..q], &rest[end..])
-        }
-        None if query.is_empty() => (rest, ""),
-        None => return None,
-    };
-    let mut rel = String::with_capacity(before.len() + after.len());
-    for seg in before.split('/').chain(after.split('/')) {
-        if seg.is_empty() {
-            continue;
-        }
-        if seg == "." || seg == ".." || seg.contains(['%', '\\', '?']) {
-            return None;
-        }
-        if !rel.is_empty() {
-            rel.push('/');
-        }
-        rel.push_str(seg);
-    }
-    Some(rel)
 }
 
 /// Where the client thread's time went since it connected, for the crypto note.
@@ -736,6 +685,53 @@ impl SmbEngine {
     }
 }
 
+impl SmbEngine {
+    /// The path inside the share of `name` in `dir`, written into `name_rel`: the
+    /// directory's path as `open_dir` resolved it, `/`, and the name checked as a
+    /// `RelPath` (so it cannot climb out of the directory).
+    fn rel_in(&mut self, dir: &DirRef, name: &str) -> Result<String, EngineError> {
+        let name = checked_name(dir, name)?;
+        let (_, dir_rel) = self.dirs.get(dir.slot, name.as_str())?;
+        let mut rel = std::mem::take(&mut self.name_rel);
+        rel.clear();
+        if !dir_rel.is_empty() {
+            rel.push_str(dir_rel);
+            rel.push('/');
+        }
+        rel.push_str(name.as_str());
+        Ok(rel)
+    }
+
+    /// `call` on the path inside the share of `name` in `dir`; the path's memory is kept
+    /// for the next call.
+    fn with_rel_in<T>(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        call: impl FnOnce(&mut Self, &str) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let rel = self.rel_in(dir, name)?;
+        let r = call(self, &rel);
+        self.name_rel = rel;
+        r
+    }
+}
+
+/// An SMB name collision as storbench's refusal to take over a file it did not create.
+fn exists_error(dir: &DirRef, name: &str, e: SmbError) -> EngineError {
+    match e.status() {
+        Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
+            kind: ErrorKind::Refused,
+            errno: Some(libc::EEXIST),
+            message: format!(
+                "smb: {} already exists; storbench creates only new files",
+                dir.join(name)
+            ),
+        },
+        _ => to_engine(e),
+    }
+}
+
 impl MetaOps for SmbEngine {
     fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
@@ -744,6 +740,7 @@ impl MetaOps for SmbEngine {
 
     fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
         let rel = self.target(path)?;
+        self.dirs.forget(&rel);
         self.retry(|c| c.rmdir(&rel))
     }
 
@@ -828,6 +825,20 @@ impl MetaOps for SmbEngine {
         Ok(())
     }
 
+    /// The directory's path inside the share, resolved once and kept in a slot until
+    /// `close_dir` or its removal.
+    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
+        let rel = self.target(path)?;
+        Ok(DirRef {
+            slot: self.dirs.insert((), &rel),
+            path: path.to_owned(),
+        })
+    }
+
+    fn close_dir(&mut self, dir: DirRef) {
+        self.dirs.close(dir.slot);
+    }
+
     fn open_in(
         &mut self,
         dir: &DirRef,
@@ -835,63 +846,52 @@ impl MetaOps for SmbEngine {
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
-        let path = dir.join(name);
-        let rel = self.target(&path)?;
-        self.open_rel(&rel, &path, open, false)
+        self.with_rel_in(dir, name, |e, rel| {
+            e.open_rel(rel, &dir.join(name), open, false)
+        })
     }
 
+    fn create_in(
+        &mut self,
+        dir: &DirRef,
+        name: &str,
+        open: &OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        let o = OpenOptions {
+            create: true,
+            exclusive: true,
+            ..open.clone()
+        };
+        self.with_rel_in(dir, name, |e, rel| {
+            e.open_rel(rel, &dir.join(name), &o, false)
+        })
+    }
+
+    /// CREATE and CLOSE in one round trip.
     fn create_empty_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        let path = dir.join(name);
-        let rel = self.target(&path)?;
-        // CREATE and CLOSE in one round trip.
-        self.retry_map(
-            |c| c.create_empty(&rel),
-            |e| match e.status() {
-                Some(s) if s == storbench_smb::NtStatus::OBJECT_NAME_COLLISION => EngineError {
-                    kind: ErrorKind::Refused,
-                    errno: Some(libc::EEXIST),
-                    message: format!("smb: {path} already exists; storbench creates only new files"),
-                },
-                _ => to_engine(e),
-            },
-        )
+        self.with_rel_in(dir, name, |e, rel| {
+            e.retry_map(|c| c.create_empty(rel), |err| exists_error(dir, name, err))
+        })
+    }
+
+    fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
+        self.with_rel_in(dir, name, |e, rel| {
+            let i = e.retry(|c| c.stat(rel))?;
+            Ok(Attr {
+                size: i.size,
+                is_dir: i.is_dir(),
+            })
+        })
+    }
+
+    fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
+        self.with_rel_in(dir, name, |e, rel| e.retry(|c| c.unlink(rel)))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CryptoCost, fast_rel, split_base};
-    use storbench_smb::SmbUrl;
-
-    /// The shortcut gives what parsing gives, or leaves the URL to the parser.
-    #[test]
-    fn urls_on_the_same_share_resolve_as_parsing_does() {
-        let first = "smb://u@h:1445/share/dir?seal=1";
-        let (prefix, query) = split_base(first).unwrap();
-        assert_eq!((prefix.as_str(), query.as_str()), ("smb://u@h:1445/share", "?seal=1"));
-        for url in [
-            "smb://u@h:1445/share/dir?seal=1",
-            "smb://u@h:1445/share/dir?seal=1/job.0.0",
-            "smb://u@h:1445/share/dir/Bonnie.1/00000abc?seal=1",
-            "smb://u@h:1445/share?seal=1",
-        ] {
-            let parsed = SmbUrl::parse(url).unwrap().path;
-            assert_eq!(fast_rel(&prefix, &query, url), Some(parsed), "{url}");
-        }
-        for url in [
-            "smb://u@h:1445/share/dir?seal=0/x",
-            "smb://u@h:1445/share/dir/x",
-            "smb://u@h:1445/shared/x?seal=1",
-            "smb://u@h:1445/share/d%20x?seal=1",
-            "smb://u@h:1445/share/../x?seal=1",
-            "smb://v@h:1445/share/x?seal=1",
-        ] {
-            assert_eq!(fast_rel(&prefix, &query, url), None, "{url}");
-        }
-        let (prefix, query) = split_base("smb://h/s/d").unwrap();
-        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d/e/f"), Some("d/e/f".into()));
-        assert_eq!(fast_rel(&prefix, &query, "smb://h/s/d?x=1/f"), None);
-    }
+    use super::CryptoCost;
 
     fn cost(crypto_ms: u64, cpu_ms: u64, wait_ms: u64, wall_ms: u64) -> CryptoCost {
         CryptoCost {

@@ -124,6 +124,16 @@ fn metadata_operations_and_cleanup() {
     let dir = g.url("bonnie");
     let m = d.engine.meta().unwrap();
     m.mkdir(&dir).unwrap();
+    // Once mounted, a plain name is a RelPath below the export's root: it reaches the
+    // directory just made, and one climbing out is refused in one line.
+    assert!(m.stat("bonnie").unwrap().is_dir);
+    for bad in ["../escape", "bonnie/../../escape", "bonnie//x"] {
+        let e = m.mkdir(bad).unwrap_err();
+        assert!(
+            e.message.starts_with("nfs: ") && e.message.contains("cannot name a file under"),
+            "{bad}: {e}"
+        );
+    }
     let base = dir.replace("?", "/x?");
     let name = |i: usize| base.replace("/x?", &format!("/f{i}?"));
     for i in 0..20 {

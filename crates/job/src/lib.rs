@@ -25,6 +25,7 @@ mod low;
 pub mod options;
 pub mod presets;
 pub mod redact;
+pub mod relpath;
 mod resolve;
 pub mod rounds;
 pub mod spec;

@@ -3,12 +3,14 @@
 use std::sync::Arc;
 
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 
 use super::*;
 /// One file a batch created, to remove afterwards when asked to.
 pub(super) struct Created {
     pub(super) job: Arc<JobSpec>,
-    pub(super) path: String,
+    /// As the plan typed it: removed through the engine by it, named (masked) by it.
+    pub(super) target: Target,
     pub(super) remove: bool,
 }
 
@@ -23,12 +25,12 @@ impl Cleanup<'_> {
     pub(super) fn run(&mut self) {
         for c in self.files.drain(..).filter(|c| c.remove) {
             let result =
-                (self.factory)(&c.job).and_then(|mut e| layout::remove(e.as_mut(), &c.path));
+                (self.factory)(&c.job).and_then(|mut e| layout::remove(e.as_mut(), &c.target));
             if let Err(e) = result {
                 self.notes.push(Note {
                     level: NoteLevel::Warning,
                     code: "warn.cleanup".into(),
-                    message: format!("could not remove {}, it is left behind: {e}", c.path),
+                    message: format!("could not remove {}, it is left behind: {e}", c.target),
                 });
             }
         }

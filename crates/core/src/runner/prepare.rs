@@ -83,6 +83,7 @@ pub(super) fn prepare_job(
     observer: &mut dyn Observer,
     cleanup: &mut Cleanup,
 ) -> Result<PreparedJob, EngineError> {
+    plan::check_names(job).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
     let mut engine = factory(job)?;
     let no_data = engine.caps().no_data;
     let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
@@ -101,7 +102,7 @@ pub(super) fn prepare_job(
             // when a later clone's sized slice (offset_increment) reaches past its end.
             let known = files.get(&f.path).copied();
             if known.is_none() && generated_names(job) {
-                layout::refuse_symlink(&job.name, &f.path)?;
+                layout::refuse_symlink(&job.name, &f.target)?;
             }
             let basis = match known {
                 Some(p) => p.basis,
@@ -134,7 +135,7 @@ pub(super) fn prepare_job(
             let laid_out = layout::prepare_file(
                 engine.as_mut(),
                 job,
-                &f.path,
+                &f.target,
                 need,
                 seed_for(job, clone) ^ i as u64,
                 &mut announce,
@@ -152,7 +153,7 @@ pub(super) fn prepare_job(
             if created {
                 cleanup.files.push(Created {
                     job: job.clone(),
-                    path: f.path.clone(),
+                    target: f.target.clone(),
                     remove: remove || laid_out.is_err(),
                 });
             }
@@ -226,7 +227,7 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         for f in &planned {
             if f.target.caps().network
                 || f.target.caps().device_like
-                || plan::is_char_device(&f.path)
+                || plan::is_char_device(&f.target)
             {
                 continue;
             }
@@ -336,7 +337,7 @@ pub(super) fn check_devices(
                 }
                 layout::check_device_before_write(
                     engine.as_mut(),
-                    &f.path,
+                    &f.target,
                     size,
                     (start, len),
                     job.allow_destructive,

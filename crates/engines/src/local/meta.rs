@@ -10,7 +10,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, NameList,
-    OpenOptions, refuse_create_in_open,
+    OpenOptions, checked_name, refuse_create_in_open,
 };
 
 use crate::listing::records;
@@ -64,7 +64,7 @@ impl LocalFiles {
     /// `name` in `dir` made new (O_CREAT|O_EXCL) and open for writing, outside the file
     /// table: bonnie's files created and closed in one call.
     fn create_new_in(&mut self, dir: &DirRef, name: &str) -> Result<OwnedFd, EngineError> {
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let (fd, c_name) = self.slots.resolve(dir, name)?;
         let new_file = OpenOptions {
             write: true,
             create: true,
@@ -146,7 +146,8 @@ impl MetaOps for LocalFiles {
 
     /// linkat(2), both names relative to the directory's descriptor.
     fn link_in(&mut self, dir: &DirRef, existing: &str, name: &str) -> Result<(), EngineError> {
-        let (fd, c_name, c_existing) = self.slots.resolve_two(dir.slot, name, existing)?;
+        checked_name(dir, existing)?;
+        let (fd, c_name, c_existing) = self.slots.resolve_two(dir, name, existing)?;
         // SAFETY: a valid directory descriptor and two C strings.
         if unsafe { libc::linkat(fd, c_existing.as_ptr(), fd, c_name.as_ptr(), 0) } < 0 {
             return Err(EngineError::errno("link", &dir.join(name), last_errno()));
@@ -156,7 +157,7 @@ impl MetaOps for LocalFiles {
 
     /// symlinkat(2) relative to the directory's descriptor.
     fn symlink_in(&mut self, dir: &DirRef, target: &str, name: &str) -> Result<(), EngineError> {
-        let (fd, c_name, c_target) = self.slots.resolve_two(dir.slot, name, target)?;
+        let (fd, c_name, c_target) = self.slots.resolve_two(dir, name, target)?;
         // SAFETY: a valid directory descriptor and two C strings.
         if unsafe { libc::symlinkat(c_target.as_ptr(), fd, c_name.as_ptr()) } < 0 {
             return Err(EngineError::errno("symlink", &dir.join(name), last_errno()));
@@ -215,7 +216,7 @@ impl MetaOps for LocalFiles {
             exclusive: true,
             ..open.clone()
         };
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let (fd, c_name) = self.slots.resolve(dir, name)?;
         let file = openat_retry(fd, c_name, open_flags(&open))
             .map_err(|errno| open_error(&open, "create", &dir.join(name), errno))?;
         Ok(self.insert_in(file, &open, dir, name))
@@ -231,7 +232,7 @@ impl MetaOps for LocalFiles {
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
         refuse_create_in_open(open, dir, name)?;
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let (fd, c_name) = self.slots.resolve(dir, name)?;
         let file = openat_retry(fd, c_name, open_flags(open))
             .map_err(|errno| open_error(open, "open", &dir.join(name), errno))?;
         Ok(self.insert_in(file, open, dir, name))
@@ -274,12 +275,12 @@ impl MetaOps for LocalFiles {
     }
 
     fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let (fd, c_name) = self.slots.resolve(dir, name)?;
         stat_at(fd, c_name).map_err(|errno| EngineError::errno("stat", &dir.join(name), errno))
     }
 
     fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        let (fd, c_name) = self.slots.resolve(dir.slot, name)?;
+        let (fd, c_name) = self.slots.resolve(dir, name)?;
         unlink_at(fd, c_name).map_err(|errno| EngineError::errno("unlink", &dir.join(name), errno))
     }
 

@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
-    each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
+    checked_name, each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
 };
 use storbench_nfs::{At, Client, Fh, NfsError, NfsStat};
 
@@ -15,25 +15,28 @@ use super::{NfsEngine, no_target, to_engine};
 
 impl NfsEngine {
     /// Calls `op` with the handle of the directory that holds `name` in `dir`, the name's
-    /// last component, and where it is (for errors). A name holding `/` is resolved below
-    /// `dir` through the client's directory cache, which allocates only on first use.
+    /// last component, and where it is (for errors). The name is checked as a `RelPath`
+    /// (a LOOKUP per component can then never leave `dir`); one with directories before
+    /// its last component is resolved below `dir` through the client's directory cache,
+    /// which allocates only on first use.
     fn in_dir<T>(
         &mut self,
         dir: &DirRef,
         name: &str,
         op: impl FnOnce(&mut Client, &Fh, &str, At<'_>) -> Result<T, NfsError>,
     ) -> Result<T, EngineError> {
+        let checked = checked_name(dir, name)?;
         let client = self.client.as_mut().ok_or_else(no_target)?;
         let (fh, rel) = self.dirs.get(dir.slot, name)?;
-        let (fh, last) = match name.rsplit_once('/') {
-            None => (*fh, name),
-            Some((sub, last)) => {
+        let (fh, last) = match checked.split_last() {
+            (None, last) => (*fh, last),
+            (Some(sub), last) => {
                 self.sub_path.clear();
                 if !rel.is_empty() {
                     self.sub_path.push_str(rel);
                     self.sub_path.push('/');
                 }
-                self.sub_path.push_str(sub);
+                self.sub_path.push_str(sub.as_str());
                 (client.dir(&self.sub_path).map_err(to_engine)?, last)
             }
         };

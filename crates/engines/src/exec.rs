@@ -4,7 +4,7 @@
 //! `<job>.stdout` and `<job>.stderr` unless `std_redirect=0`; every later IO waits 50 ms
 //! and looks at the program, and the worker pauses 50 ms after each, as fio's thinktime.
 //! When the job ends the program gets SIGTERM, up to `grace_time` seconds to exit, then
-//! SIGKILL (to its whole process group: what it started goes too), and is reaped
+//! SIGKILL; what is left of its process group (what it started) gets SIGKILL, and it is reaped
 //! (`child.rs`): nothing is left behind, also on a stop or an error.
 //!
 //! Where storbench differs: without a runtime the job ends when the program does (fio

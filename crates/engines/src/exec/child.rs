@@ -133,8 +133,8 @@ impl Program {
         unsafe { libc::kill(-(self.child.id() as libc::pid_t), sig) };
     }
 
-    /// Ends it as fio does: SIGTERM, up to `grace` to exit, then SIGKILL; then SIGKILL to
-    /// whatever of its process group is left, and reaps it. Says what the result should
+    /// Ends it as fio does: SIGTERM to the program, up to `grace` to exit, then SIGKILL;
+    /// then SIGKILL to whatever of its process group is left, and reaps it. Says what the result should
     /// note: a program that exited by itself while the job was to run on (`timed`) or
     /// with a failure, or one that had to be killed.
     pub(super) fn stop(&mut self, grace: Duration, timed: bool) -> Option<String> {
@@ -143,7 +143,9 @@ impl Program {
         }
         let by_itself = self.exited();
         if !by_itself {
-            self.signal_group(libc::SIGTERM);
+            // The program alone, as fio signals it: it may end what it started its way.
+            // SAFETY: a plain syscall on our unreaped child's pid.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
             let end = Instant::now() + grace;
             while !self.exited() && Instant::now() < end {
                 std::thread::sleep(POLL);

@@ -11,6 +11,7 @@ mod io;
 mod logs;
 mod pseudo;
 mod random;
+mod refused;
 mod stats;
 mod timing;
 mod unsupported;
@@ -21,6 +22,7 @@ use crate::build::JobBuilder;
 
 pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target};
 pub(crate) use logs::fix_logs;
+pub use refused::{ENGINES_WHY, OPTIONS_WHY};
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;
 

@@ -83,6 +83,8 @@ fn cpuio_prints_and_counts_like_fio() {
 }
 
 /// CPU seconds (user + system) of `cmd`'s whole process tree, from wait4's rusage.
+// The child is reaped by wait4 itself, which std's `wait` cannot give the rusage of.
+#[allow(clippy::zombie_processes)]
 fn tree_cpu(cmd: &mut Command) -> f64 {
     let child = cmd
         .stdin(Stdio::null())

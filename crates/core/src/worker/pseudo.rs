@@ -98,3 +98,145 @@ impl Worker<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use std::time::Instant;
+
+    use storbench_job::JobSpec;
+
+    use super::*;
+    use crate::clock::Clock;
+    use crate::engine::{Caps, Engine, FileId, FileSpec};
+    use crate::gate::StartGate;
+    use crate::progress::WorkerCounters;
+    use crate::worker::{WorkerOutput, WorkerPlan, run_worker};
+
+    /// An engine without files: each IO counts, `Busy` after `busy_after` of them, a
+    /// fixed pause after each, and `end` noted.
+    struct Fake {
+        ios: Arc<AtomicU32>,
+        busy_after: u32,
+        pause: Duration,
+        ended: Arc<AtomicBool>,
+    }
+
+    impl Engine for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn caps(&self) -> Caps {
+            Caps {
+                synchronous: true,
+                no_data: true,
+                ..Caps::default()
+            }
+        }
+        fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
+            panic!("a job without files opens none")
+        }
+        fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
+            Ok(0)
+        }
+        fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+            assert_eq!((io.len, io.kind), (0, IoKind::Read));
+            if self.ios.fetch_add(1, Ordering::Relaxed) >= self.busy_after {
+                return Ok(Queued::Busy);
+            }
+            Ok(Queued::Done(0))
+        }
+        fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn pause_ns(&mut self) -> u64 {
+            self.pause.as_nanos() as u64
+        }
+        fn end(&mut self) -> Result<(), EngineError> {
+            self.ended.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    /// Runs a cpuio job (a job without files) over `Fake`; returns the output, whether
+    /// `end` was called, and how long it took.
+    fn run(
+        runtime: Option<Duration>,
+        busy_after: u32,
+        pause: Duration,
+        counters: Arc<WorkerCounters>,
+    ) -> (WorkerOutput, bool, Duration) {
+        let mut job = JobSpec::new("burn");
+        job.ioengine = "cpuio".into();
+        job.runtime = runtime;
+        assert!(job.has_no_file());
+        let plan = WorkerPlan {
+            job: Arc::new(job),
+            clone: 0,
+            thread: 0,
+            seed: 1,
+            files: Vec::new(),
+            io_limit: None,
+            counters,
+            clock: Clock::new(Instant::now()),
+            log: None,
+        };
+        let ended = Arc::new(AtomicBool::new(false));
+        let seen = ended.clone();
+        let factory = move |_: &JobSpec| -> Result<Box<dyn Engine>, EngineError> {
+            Ok(Box::new(Fake {
+                ios: Arc::new(AtomicU32::new(0)),
+                busy_after,
+                pause,
+                ended: seen.clone(),
+            }))
+        };
+        let gate = StartGate::new(1, plan.clock);
+        let t = Instant::now();
+        let out = run_worker(plan, &factory, &gate);
+        (out, ended.load(Ordering::Relaxed), t.elapsed())
+    }
+
+    #[test]
+    fn busy_ends_the_job_after_its_zero_byte_reads() {
+        let c = Arc::new(WorkerCounters::default());
+        let (out, ended, _) = run(None, 5, Duration::from_millis(1), c);
+        assert!(out.error.is_none(), "{:?}", out.error);
+        let r = &out.stats.dirs[0];
+        assert_eq!((r.total_ios, r.io_bytes), (5, 0));
+        assert_eq!(out.stats.dirs[1].total_ios + out.stats.dirs[2].total_ios, 0);
+        assert!(ended, "end was not called");
+    }
+
+    #[test]
+    fn the_runtime_ends_the_job_inside_a_pause() {
+        let c = Arc::new(WorkerCounters::default());
+        let (out, ended, took) = run(
+            Some(Duration::from_millis(300)),
+            u32::MAX,
+            Duration::from_millis(100),
+            c,
+        );
+        assert!(ended);
+        // One IO, then pauses of 100 ms: about 3 IOs before the deadline, not a 4th pause.
+        let ios = out.stats.dirs[0].total_ios;
+        assert!((2..=4).contains(&ios), "{ios} IOs");
+        assert!(took < Duration::from_millis(1500), "took {took:?}");
+    }
+
+    #[test]
+    fn terminate_ends_a_long_pause_at_once() {
+        let c = Arc::new(WorkerCounters::default());
+        let other = c.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            other.terminate();
+        });
+        let (out, ended, took) = run(None, u32::MAX, Duration::from_secs(60), c);
+        t.join().unwrap();
+        assert!(ended && out.error.is_none());
+        assert_eq!(out.stats.dirs[0].total_ios, 1);
+        assert!(took < Duration::from_secs(2), "took {took:?}");
+    }
+}

@@ -195,8 +195,8 @@ fn exit_on_io_done_ends_with_the_io_jobs() {
 /// A script named after `tag` (so `pgrep -f` finds it) that says what it was given, and
 /// says `term` when asked to end.
 fn script(dir: &Path, tag: &str) -> String {
-    let body = "#!/bin/sh\necho \"args $*\"\necho oops >&2\n\
-                trap 'echo term; exit 0' TERM\nwhile :; do sleep 0.05; done\n";
+    let body = "#!/bin/sh\ntrap 'echo term; exit 0' TERM\necho \"args $*\"\n\
+                echo oops >&2\nwhile :; do sleep 0.05; done\n";
     let name = format!("{tag}.sh");
     let path = dir.join(&name);
     std::fs::write(&path, body).unwrap();
@@ -270,10 +270,13 @@ fn exec_program_ends_with_a_stopped_run() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = ChildGuard(Some(cmd.spawn().unwrap()));
+    // Signalled once the program has its trap set and has said so.
+    let said = || std::fs::read_to_string(dir.path().join("ex.stdout")).unwrap_or_default();
     assert!(
-        wait_for(Duration::from_secs(10), || running(&tag)),
+        wait_for(Duration::from_secs(10), || said().starts_with("args")),
         "never started"
     );
+    assert!(running(&tag));
     child.signal(libc::SIGTERM);
     let run = child.wait_output(Duration::from_secs(20));
     common::assert_no_panic(&run.stderr);

@@ -185,8 +185,10 @@ impl Observer for CliObserver<'_> {
         if self.start_out.is_none() {
             return;
         }
+        // fio prints no job line for a job without files (cpuio, exec).
         let start: Vec<StartJob> = jobs
             .iter()
+            .filter(|j| !j.no_file)
             .map(|j| StartJob {
                 name: &j.name,
                 groupid: j.group,
@@ -199,6 +201,17 @@ impl Observer for CliObserver<'_> {
         self.print(|out| {
             if let Some(out) = out.as_deref_mut() {
                 let _ = write_start(&start, &program, threads, out);
+                let _ = out.flush();
+            }
+        });
+    }
+
+    fn engine_lines(&mut self, lines: &[String]) {
+        self.print(|out| {
+            if let Some(out) = out.as_deref_mut() {
+                for l in lines {
+                    let _ = writeln!(out, "{}", storbench_report::terminal::escape(l));
+                }
                 let _ = out.flush();
             }
         });

@@ -78,10 +78,15 @@ pub fn job_result(
     let mut dirs = out.stats.dirs;
     let active: [bool; 3] = std::array::from_fn(|d| dirs[d].total_ios > 0);
     let (bw, iops) = samples.take_samples(active);
+    // fio gives a direction a runtime (and so a rate, a group line and bandwidth samples)
+    // only when it moved bytes: a job without files (cpuio, exec) counts IOs of 0 bytes.
+    let no_file = job.has_no_file();
     for d in 0..3 {
         if active[d] {
-            dirs[d].runtime_ms = runtime_ms.max(1);
-            dirs[d].bw_samples = SampleStats::from_values(&bw[d]);
+            if !no_file {
+                dirs[d].runtime_ms = runtime_ms.max(1);
+                dirs[d].bw_samples = SampleStats::from_values(&bw[d]);
+            }
             dirs[d].iops_samples = SampleStats::from_values(&iops[d]);
         }
     }

@@ -502,6 +502,22 @@ pub trait Engine: Send {
     fn client_addr(&self) -> Option<std::net::SocketAddr> {
         None
     }
+    /// The lines fio prints when such a job starts (cpuio's mode and load, exec's
+    /// program), printed after the run's `Starting` line, once per job clone.
+    fn start_lines(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Engines without files (`Serves::NoFile`): ns to stay idle after the IO just
+    /// completed, as fio's thinktime after each of its IOs (cpuio's idle share of a busy
+    /// period, exec's 50 ms between looks at the program). Not asked of other engines.
+    fn pause_ns(&mut self) -> u64 {
+        0
+    }
+    /// The job is over (its runtime, a stop, an error): ends what the engine started
+    /// (exec's program), before `info` is asked for the result.
+    fn end(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,9 @@ pub struct JobHeaderLine {
     pub group: u32,
     pub header: JobHeader,
     pub settings: ReportSettings,
+    /// The job does no IO on a file (cpuio, exec): fio prints no job line for it, and its
+    /// engine's own lines come after the `Starting` line (`Observer::engine_lines`).
+    pub no_file: bool,
 }
 
 impl JobHeaderLine {
@@ -25,6 +28,7 @@ impl JobHeaderLine {
             group: job.group,
             header: crate::collect::header_of(job, None),
             settings: crate::collect::settings_of(job),
+            no_file: job.has_no_file(),
         }
     }
 }
@@ -196,6 +200,9 @@ pub trait Observer {
     }
     /// A log that could not be written, or an IO thread that waited for the log writer.
     fn log_warning(&mut self, _message: &str) {}
+    /// What an engine says as one of its job's clones starts (`Engine::start_lines`),
+    /// printed where fio prints it: after the `Starting` line, before the results.
+    fn engine_lines(&mut self, _lines: &[String]) {}
 }
 
 /// An observer that ignores everything (tests, `--eta=never` pipelines).

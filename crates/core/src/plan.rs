@@ -45,8 +45,12 @@ pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String
 
 /// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
 /// Explicit `filename`s are shared by all clones; generated names are per clone, with
-/// directories handed out round-robin to clones as fio does.
+/// directories handed out round-robin to clones as fio does. A job whose engine does no IO
+/// on a file (cpuio, exec) has none, whatever `filename` says: fio never opens it either.
 pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
+    if job.has_no_file() {
+        return Vec::new();
+    }
     let names: Vec<String> = if job.filenames.is_empty() {
         let dirs: Vec<&str> = if job.directories.is_empty() {
             vec!["."]

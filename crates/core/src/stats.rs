@@ -45,8 +45,10 @@ pub struct WorkerStats {
 }
 
 impl WorkerStats {
-    /// Records one completed data IO.
-    #[inline]
+    /// Records one completed data IO. Always inlined: with a second caller (the loop of
+    /// jobs without files) the compiler stopped inlining it into the IO loop's `complete`,
+    /// which cost the null engine 10 instructions per IO.
+    #[inline(always)]
     pub fn complete(
         &mut self,
         d: usize,

@@ -36,6 +36,10 @@ pub enum Serves {
     Url(&'static Protocol),
     /// Moves no data: `null`, whose IOs do nothing.
     Nothing,
+    /// Does no IO on any file (fio's `FIO_NOIO` engines: cpuio, exec): the job has no
+    /// file and no size, each of its IOs is a read of zero bytes (one busy period, one
+    /// look at a program), and only its runtime, a signal or `exit_on_io_done` ends it.
+    NoFile,
     /// Metadata operations only (fio's filecreate/filestat/filedelete): each IO is one
     /// operation on a local path, or on a URL through the engine serving its protocol.
     Metadata,
@@ -67,9 +71,15 @@ impl EngineInfo {
         self.name == name || self.aliases.contains(&name)
     }
 
-    /// Whether it does no IO at all (`null`): nothing to lay out, no device to judge.
+    /// Whether it does no IO at all (`null`, cpuio, exec): nothing to lay out, no device
+    /// to judge.
     pub fn does_no_io(&self) -> bool {
-        self.serves == Serves::Nothing
+        matches!(self.serves, Serves::Nothing | Serves::NoFile)
+    }
+
+    /// Whether its jobs have no file at all (cpuio, exec): see [`Serves::NoFile`].
+    pub fn has_no_file(&self) -> bool {
+        self.serves == Serves::NoFile
     }
 
     /// Whether its IOs move data on the target (quick refuses the others).
@@ -157,6 +167,22 @@ const fn metadata(name: &'static str, about: &'static str) -> EngineInfo {
         helper_threads: false,
         serves: Serves::Metadata,
         options: &[],
+    }
+}
+
+const fn pseudo(
+    name: &'static str,
+    options: &'static [&'static str],
+    about: &'static str,
+) -> EngineInfo {
+    EngineInfo {
+        name,
+        aliases: &[],
+        about,
+        synchronous: true,
+        helper_threads: false,
+        serves: Serves::NoFile,
+        options,
     }
 }
 
@@ -259,6 +285,16 @@ pub static ENGINES: &[EngineInfo] = &[
         serves: Serves::Url(&SMB),
         options: &[],
     },
+    pseudo(
+        "cpuio",
+        &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],
+        "Keeps cpuload percent of one CPU busy in cpuchunks-µs periods; moves no data",
+    ),
+    pseudo(
+        "exec",
+        &["program", "arguments", "grace_time", "std_redirect"],
+        "Runs program for the job's runtime, then stops it (SIGTERM, grace_time, SIGKILL)",
+    ),
     metadata("filecreate", "Each IO creates a file (metadata benchmark)"),
     metadata("filestat", "Each IO stats a file (metadata benchmark)"),
     metadata("filedelete", "Each IO deletes a file (metadata benchmark)"),

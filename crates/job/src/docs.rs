@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::catalogue::ENGINES;
 use crate::flags::GLOBAL_FLAGS;
-use crate::options::{self, Category, Kind, OptDef, UNSUPPORTED, UNSUPPORTED_ENGINES};
+use crate::options::{self, Category, Kind, OptDef};
 
 /// How storbench reads fio input differently from fio 3.33, and why.
 const DIFFERENCES: &[&str] = &[
@@ -25,6 +25,7 @@ const DIFFERENCES: &[&str] = &[
     "A symbolic link at a file name storbench makes in `directory=` (`jobname.N.M`, when no `filename=` is given) is refused, naming it, and those names are opened with `O_NOFOLLOW`; fio follows the link and lays out, writes and (with `unlink`) removes whatever it points to. Name a file through a link with `filename=`.",
     "Before laying out files in a local directory, storbench checks that they fit in the file system's free space (on tmpfs, also in available memory), counting what existing files already hold, and refuses the job if not; fio writes until ENOSPC. A file whose lay-out fails half-way is removed even without `unlink`.",
     "Per-IO logs (`log_avg_msec=0`) and the histogram log are written while the jobs run, by one writer thread per group of jobs started together; fio keeps every sample in memory until the job ends. The IO thread only copies each IO into a buffer allocated before the start (a 48-byte record; 4 buffers of 2048 records per job clone, plus 4 histogram snapshots of 15 KiB: about 500 KiB a clone, counted in the memory check below), so memory stays bounded however long a job runs. If the writer falls behind, the IO thread waits for a free buffer, and a wait of 1 ms or more is reported as a warning with its length. The report's `bw` statistics stay per `bwavgtime` window (fio's count one sample per IO when the bandwidth log is per IO).",
+    "Jobs of the `cpuio` and `exec` engines have no file, as in fio, whatever `filename`, `size` or `rw` say, and each of their IOs is a read of 0 bytes. Their start lines (`name (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`, exec's `program=` and `Saving output of` lines) are printed with the normal output only, so a JSON document on stdout stays parseable (fio prints them before it). An exec job without `runtime` ends when its program does (fio signals it at once and never ends); at the job's end the program gets SIGTERM and `grace_time` to exit, the job waiting only as long as it takes (fio sleeps the whole grace time), and what is left of its process group then gets SIGKILL and is reaped (fio leaves the program's own children and a zombie). A program that exits early, or must be killed, is noted with its status in the report.",
     "A run whose IO buffers (`numjobs` x `iodepth` x the largest `bs`, one buffer for synchronous engines) and per-clone statistics (about 448 KiB each) exceed the available memory (MemAvailable, or the room under the cgroup's memory limit if smaller) is refused before anything is laid out; fio allocates until the OOM killer acts. A worker thread that cannot be started ends the run with an error.",
 ];
 
@@ -161,16 +162,47 @@ fn flags_section(out: &mut String) {
     out.push_str("\n`--minimal` is `--output-format=terse`; `--terse-version` accepts 3 only.\n\n");
 }
 
+/// Values and combinations of supported options that storbench refuses, with the reason
+/// (fio 3.33 runs them, or misreads them).
+const REFUSED_COMBINATIONS: &[&str] = &[
+    "`verify_backlog` or `trim_backlog` in a random write job without fio's random map (`norandommap`, a non-uniform `random_distribution`, `random_generator=lfsr`): fio then takes the backlog in offset order and drops blocks written again, which storbench's write log (kept in write order) does not reproduce yet.",
+    "Verify of a write job with `time_based` or `loops` above 1 without `verify_backlog`: fio verifies after every pass over the file; storbench verifies once, after the writes.",
+    "`experimental_verify` with `rw=trimwrite` or `randtrimwrite`: fio 3.33 replays each trim as a check for zeros after the block's write, so its verify fails on the first block.",
+    "`trim_percentage` with `trim_backlog` in a job whose `rw` does not trim: fio 3.33 aborts on it.",
+    "`verify_state_load` with a read job: give the write job with `verify_only`, as the state file belongs to it.",
+    "`io_size` with `loops` above 1 (not time-based): fio counts the two against each other in ways that depend on the engine and on when files end; give the total as `io_size` with `loops=1`.",
+    "`io_size` as a percentage, `sync=dsync` (O_DSYNC), `file_service_type` of `zipf`, `pareto`, `normal` or `gauss` and a `:N` switch count other than 1, `random_distribution`'s `:center` parameter, `buffer_pattern` read from a file: not implemented.",
+    "`log_compression` other than 0, `log_store_compressed=1`, `log_unix_epoch=1`, and `log_max_value=1` with `write_lat_log`: storbench writes plain-text logs timed from the job's start, and its latency logs hold means.",
+    "`cpuload` of 0 or above 100 and `cpuchunks=0` (fio takes 0 as an error, above 100 as 100, and spins without pause at 0), a cpuio job without `cpuload` and an exec job without `program` (fio fails them when they start): refused before the run. An exec `program` that cannot be found or run is one line before any job starts (fio's forked job runs on as a copy of fio).",
+];
+
 fn unsupported_section(out: &mut String) {
     out.push_str(
         "## fio options storbench does not support\n\n\
          These fio 3.33 option names (and aliases, options of fio engines storbench does \
-         not have, and options of fio's tiobench and act profiles) are refused with `fio option 'NAME' is not supported by storbench`:\n\n",
+         not have, and options of fio's tiobench and act profiles) are refused with `fio option 'NAME' is not supported by storbench`, grouped by why:\n\n",
     );
-    out.push_str(&backticked(UNSUPPORTED));
-    out.push_str("\n\n## fio engines storbench does not have\n\n");
-    out.push_str(&backticked(UNSUPPORTED_ENGINES));
-    out.push_str(", and external engines (`external:…`).\n");
+    grouped(out, options::OPTIONS_WHY);
+    out.push_str(
+        "\n## Values and combinations storbench refuses\n\n\
+         Options storbench supports, refused with a one-line error in these cases:\n\n",
+    );
+    for c in REFUSED_COMBINATIONS {
+        out.push_str(&format!("- {c}\n"));
+    }
+    out.push_str(
+        "\n## fio engines storbench does not have\n\n\
+         Refused with `fio's NAME engine is not supported by storbench`, grouped by why; \
+         external engines (`external:…`) too, as storbench loads no plugins:\n\n",
+    );
+    grouped(out, options::ENGINES_WHY);
+}
+
+/// One line per group: its names, then its reason.
+fn grouped(out: &mut String, groups: &[(&str, &[&str])]) {
+    for (why, names) in groups {
+        out.push_str(&format!("- {}: {why}\n", backticked(names)));
+    }
 }
 
 fn backticked(names: &[&str]) -> String {

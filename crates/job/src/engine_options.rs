@@ -27,6 +27,44 @@ pub struct EngineOptions {
     pub nfs_url: Option<String>,
     /// nbd: the export.
     pub uri: Option<String>,
+    /// cpuio: percent of one CPU to keep busy, 1 to 100 (required).
+    pub cpuload: Option<u32>,
+    /// cpuio: µs of each busy period (fio's `cpuchunks`; 50000 when not given).
+    pub cpuchunks: Option<u32>,
+    /// cpuio: what a busy period computes.
+    pub cpumode: CpuMode,
+    /// cpuio: the job ends once the IO jobs running with it have ended.
+    pub exit_on_io_done: bool,
+    /// exec: the program to run (required), looked up in `PATH` without a `/`.
+    pub program: Option<String>,
+    /// exec: its arguments, split on spaces, with `%r` (runtime in s) and `%n` (job name).
+    pub arguments: Option<String>,
+    /// exec: seconds between SIGTERM and SIGKILL when the job ends (1 when not given).
+    pub grace_time: Option<u32>,
+    /// exec: the program's stdout and stderr go to `<job>.stdout` and `<job>.stderr`
+    /// (true when not given), else to storbench's own.
+    pub std_redirect: Option<bool>,
+}
+
+/// fio's `cpumode`: how the cpuio engine keeps a CPU busy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CpuMode {
+    /// Spins on the clock for `cpuchunks` µs.
+    #[default]
+    Noop,
+    /// Sorts 1 MiB of numbers four ways, as fio's qsort mode; the idle time follows the
+    /// time a round took.
+    Qsort,
+}
+
+impl CpuMode {
+    /// fio's word for it, as its start line prints it.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            CpuMode::Noop => "noop",
+            CpuMode::Qsort => "qsort",
+        }
+    }
 }
 
 impl EngineOptions {

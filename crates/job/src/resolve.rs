@@ -219,6 +219,7 @@ fn finish_all(
         let mut spec = job.finish(warnings).map_err(invalid)?;
         options::check_engine_options(&spec).map_err(invalid)?;
         options::nbd_target(&mut spec).map_err(invalid)?;
+        options::check_pseudo(&spec, warnings).map_err(invalid)?;
         if ctx.readonly && (spec.rw.kind.writes() || spec.rw.kind.trims()) {
             return Err(invalid(format!(
                 "rw={} writes, but --readonly was given",

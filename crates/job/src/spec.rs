@@ -619,6 +619,12 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// Whether the job's engine does no IO on any file (cpuio, exec): no file is planned,
+    /// laid out or opened, and the worker runs its pseudo-IO loop instead of the IO loop.
+    pub fn has_no_file(&self) -> bool {
+        crate::catalogue::find(&self.ioengine).is_some_and(|e| e.has_no_file())
+    }
+
     /// Whether fio keeps a random map of the job's files (its `file_randommap`): a random
     /// job with the map on, fio's default generator and a uniform (or zoned)
     /// distribution. fio then logs writes for verification in write order; otherwise in

@@ -22,7 +22,7 @@ pub(super) fn name_hash(s: &str) -> u64 {
 
 pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for job in jobs {
+    for job in jobs.iter().filter(|j| !j.has_no_file()) {
         let t = if let Some(f) = job.filenames.first() {
             f.clone()
         } else {

@@ -359,7 +359,9 @@ fn run_batch(
             let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();
             // fio's io_issue_bytes_exceeded: io_size (else size) times the loops.
             let per_loop = job.io_size.unwrap_or_else(|| size_budget(job, region));
-            let io_limit = (!job.time_based).then(|| per_loop * u64::from(job.loops.max(1)));
+            // A job without files (cpuio, exec) ends by time only, as in fio.
+            let io_limit = (!job.time_based && !job.has_no_file())
+                .then(|| per_loop * u64::from(job.loops.max(1)));
             let counters = Arc::new(WorkerCounters::default());
             clones.push(CloneSlot {
                 job_index,
@@ -614,6 +616,7 @@ fn sample_until_done(
         host.poll();
         steady.poll(now_ns, clones);
         exit_run |= steady::exit_all(clones, batch);
+        steady::exit_on_io_done(clones, batch);
         if last_ui.elapsed() >= Duration::from_millis(500) || all_done {
             let mut progress = Progress::build(
                 clones.iter().map(|c| {

@@ -85,6 +85,12 @@ pub(super) fn prepare_job(
 ) -> Result<PreparedJob, EngineError> {
     plan::check_names(job).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
     let mut engine = factory(job)?;
+    let lines = engine.start_lines();
+    if !lines.is_empty() {
+        for _ in 0..job.numjobs.max(1) {
+            observer.engine_lines(&lines);
+        }
+    }
     let no_data = engine.caps().no_data;
     let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
     if !no_data {

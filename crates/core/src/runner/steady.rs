@@ -2,7 +2,8 @@
 //! counters of each watched job clone (or, under group_reporting, of its whole group) into
 //! the last second's IOPS and bandwidth, feeds them to the window (`crate::steady`) and,
 //! when the window meets its criterion, ends those jobs as fio's `steadystate_check` does.
-//! `exitall` and `exitall_on_error` end a batch's jobs the same way.
+//! `exitall` and `exitall_on_error` end a batch's jobs the same way, and `exit_on_io_done`
+//! a cpuio job once the IO jobs beside it have ended.
 
 use std::sync::Arc;
 
@@ -105,6 +106,27 @@ pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> bool {
         }
     }
     what == ExitWhat::All
+}
+
+/// fio's `exit_on_io_done` (a cpuio option): once every clone of the batch's IO jobs (jobs
+/// with files) has ended, the clones that asked for it are ended too. A batch of such jobs
+/// alone ends by their runtime, as fio's.
+pub(super) fn exit_on_io_done(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) {
+    use crate::progress::WorkerState::{Done, Error};
+    let job = |c: &CloneSlot| &batch[c.job_index];
+    if !clones.iter().any(|c| job(c).engine_options.exit_on_io_done) {
+        return;
+    }
+    let mut io = clones.iter().filter(|c| !job(c).has_no_file()).peekable();
+    if io.peek().is_none() || !io.all(|c| matches!(c.counters.state(), Done | Error)) {
+        return;
+    }
+    for c in clones
+        .iter()
+        .filter(|c| job(c).engine_options.exit_on_io_done)
+    {
+        c.counters.terminate();
+    }
 }
 
 impl Tracker {

@@ -13,6 +13,7 @@ mod latency;
 mod logging;
 mod minrate;
 mod passes;
+mod pseudo;
 mod think;
 mod verifying;
 
@@ -236,6 +237,8 @@ struct Worker<'p> {
     depth: u32,
     synchronous: bool,
     no_data: bool,
+    /// The engine does no IO on any file (cpuio, exec): the job runs `pseudo.rs`'s loop.
+    no_file: bool,
     /// Completed reads until the next one is checked for never-written data (`zeros.rs`);
     /// u32::MAX for engines that move no data.
     zero_countdown: u32,
@@ -493,6 +496,7 @@ impl<'p> Worker<'p> {
             depth,
             synchronous: caps.synchronous,
             no_data: caps.no_data,
+            no_file: job.has_no_file(),
             zero_countdown: if caps.no_data {
                 u32::MAX
             } else {
@@ -608,7 +612,11 @@ impl<'p> Worker<'p> {
             self.cpu_start = Usage::thread();
             self.plan.counters.set_state(WorkerState::Ramp);
         }
-        let result = self.io_loop().and_then(|()| self.verify_phase());
+        let result = if self.no_file {
+            self.pseudo_loop()
+        } else {
+            self.io_loop().and_then(|()| self.verify_phase())
+        };
         if let Some(l) = &mut self.logging {
             l.finish();
         }

@@ -182,6 +182,49 @@ pub(crate) fn nbd_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
     }
 }
 
+/// What fio's cpuio and exec engines need, checked once the job's engine is known: fio
+/// refuses a cpuio job without `cpuload` and an exec job without `program` when the job
+/// starts; storbench refuses them, and values fio would bend, before the run. A cpuio job
+/// has no size to end it: as in fio, only its runtime, a signal or exit_on_io_done does,
+/// which a warning says (an exec job without a runtime ends when its program does).
+pub(crate) fn check_pseudo(
+    job: &crate::spec::JobSpec,
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    let o = &job.engine_options;
+    match job.ioengine.as_str() {
+        "cpuio" if job.runtime.is_none() && !o.exit_on_io_done => {
+            warnings.push(format!(
+                "job '{}': a cpuio job has no size to end it: it runs until runtime= or until \
+                 stopped (Ctrl-C), as in fio",
+                job.name
+            ));
+            check_cpu(o)
+        }
+        "cpuio" => check_cpu(o),
+        "exec" => match o.program.as_deref().map(str::trim) {
+            None | Some("") => Err("the exec engine needs program= (the program to run)".into()),
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+fn check_cpu(o: &EngineOptions) -> Result<(), String> {
+    match o.cpuload {
+        None | Some(0) => {
+            Err("the cpuio engine needs cpuload=1 to 100 (percent of one CPU)".into())
+        }
+        Some(p) if p > 100 => Err(format!(
+            "cpuload={p}: at most 100 (percent of one CPU; use numjobs for more CPUs)"
+        )),
+        _ if o.cpuchunks == Some(0) => {
+            Err("cpuchunks=0: the busy periods need at least 1 µs".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

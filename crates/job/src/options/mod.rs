@@ -9,7 +9,9 @@ mod engine;
 mod files;
 mod io;
 mod logs;
+mod pseudo;
 mod random;
+mod refused;
 mod stats;
 mod timing;
 mod unsupported;
@@ -18,8 +20,9 @@ mod zoned;
 
 use crate::build::JobBuilder;
 
-pub(crate) use engine::{check_engine_options, nbd_target};
+pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target};
 pub(crate) use logs::fix_logs;
+pub use refused::{ENGINES_WHY, OPTIONS_WHY};
 pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;
 
@@ -278,6 +281,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         io::DEFS,
         io::BLOCK_SIZES,
         engine::DEFS,
+        pseudo::DEFS,
         timing::DEFS,
         timing::RATE,
         timing::THINK,

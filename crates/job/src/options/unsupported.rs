@@ -93,10 +93,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "mem_align",
     "ratecycle",
     // Options of fio engines, or of engine features, storbench does not have.
-    "cpuload",
-    "cpuchunks",
-    "cpumode",
-    "exit_on_io_done",
     "thp",
     "hipri_percentage",
     "hostname",
@@ -110,10 +106,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "window_size",
     "mss",
     "stat_type",
-    "program",
-    "arguments",
-    "grace_time",
-    "std_redirect",
     "donorname",
     "inplace",
     "volume",
@@ -159,10 +151,8 @@ pub const UNSUPPORTED: &[&str] = &[
 
 /// fio engine names storbench does not have.
 pub const UNSUPPORTED_ENGINES: &[&str] = &[
-    "cpuio",
     "net",
     "netsplice",
-    "exec",
     "e4defrag",
     "splice",
     "gfapi",

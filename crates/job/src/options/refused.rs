@@ -1,0 +1,297 @@
+//! Why each fio 3.33 name storbench refuses is refused, for docs/fio-compat.md: every name
+//! of `UNSUPPORTED` and `UNSUPPORTED_ENGINES` is in exactly one group here (a test checks
+//! it), so a name added there without a reason fails the build's tests.
+
+/// Groups of refused fio options, each with the reason.
+pub const OPTIONS_WHY: &[(&str, &[&str])] = &[
+    (
+        "Options of fio engines storbench does not have (below): they mean nothing without \
+         their engine.",
+        &[
+            "hostname",
+            "port",
+            "protocol",
+            "nodelay",
+            "listen",
+            "pingpong",
+            "interface",
+            "ttl",
+            "window_size",
+            "mss",
+            "donorname",
+            "inplace",
+            "volume",
+            "brick",
+            "single-instance",
+            "skip_bad",
+            "readfua",
+            "writefua",
+            "sg_write_mode",
+            "stream_id",
+            "cmd_type",
+            "bindname",
+            "verb",
+            "clustername",
+            "pool",
+            "clientname",
+            "conf",
+            "busy_poll",
+            "touch_objects",
+            "rbdname",
+        ],
+    ),
+    (
+        "Features of engines storbench has that its engines do not implement: I/O priority \
+         commands (`cmdprio*`), io_uring's `nonvectored`/`force_async`, libaio's \
+         `userspace_reap`, pvsync2's `hipri_percentage`, mmap's transparent huge pages, \
+         filestat's `stat_type` (storbench's filestat calls stat), libiscsi's `initiator` \
+         (storbench's initiator names itself).",
+        &[
+            "cmdprio_percentage",
+            "cmdprio_class",
+            "cmdprio",
+            "cmdprio_bssplit",
+            "nonvectored",
+            "force_async",
+            "userspace_reap",
+            "hipri_percentage",
+            "thp",
+            "stat_type",
+            "initiator",
+        ],
+    ),
+    (
+        "Process priority, scheduling and placement: they need privileges or change the \
+         host's state (cgroups, the I/O scheduler, another user), which a benchmark should \
+         not do behind the user's back; use `nice`, `ionice`, `numactl` or `systemd-run` \
+         around storbench.",
+        &[
+            "nice",
+            "prio",
+            "prioclass",
+            "ioscheduler",
+            "cgroup",
+            "cgroup_nodelete",
+            "cgroup_weight",
+            "uid",
+            "gid",
+            "numa_cpu_nodes",
+            "numa_mem_policy",
+            "gtod_cpu",
+            "clocksource",
+            "write_hint",
+        ],
+    ),
+    (
+        "Recording and replaying IO traces (fio's iolog and blktrace): not implemented; \
+         storbench's per-IO logs are fio's log files, not replayable traces.",
+        &[
+            "write_iolog",
+            "read_iolog",
+            "read_iolog_chunked",
+            "replay_no_stall",
+            "replay_redirect",
+            "replay_scale",
+            "replay_align",
+            "replay_time_scale",
+            "replay_skip",
+            "merge_blktrace_file",
+            "merge_blktrace_scalars",
+            "merge_blktrace_iters",
+        ],
+    ),
+    (
+        "Zoned block devices: not implemented (no zone reports, resets or write pointers).",
+        &[
+            "zonemode",
+            "zonesize",
+            "zonecapacity",
+            "zonerange",
+            "zoneskip",
+            "read_beyond_wp",
+            "max_open_zones",
+            "job_max_open_zones",
+            "ignore_zone_limits",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+        ],
+    ),
+    (
+        "Where IO buffers live: storbench allocates one page-aligned arena per worker \
+         (registered with io_uring), so fio's memory types, huge pages and alignments are \
+         not offered; `lockmem` would pin memory the run's memory check did not count.",
+        &["mem", "iomem", "mem_align", "hugepage-size", "lockmem"],
+    ),
+    (
+        "Coordination between jobs and with other programs beyond stonewall, exitall and \
+         the exec engine: not implemented.",
+        &[
+            "flow",
+            "flow_id",
+            "flow_sleep",
+            "wait_for",
+            "exec_prerun",
+            "exec_postrun",
+            "lockfile",
+            "serialize_overlap",
+            "io_submit_mode",
+            "iodepth_low",
+            "rw_sequencer",
+        ],
+    ),
+    (
+        "File lay-out and life cycle variants: not implemented; storbench lays files out \
+         once before the run, checked against the free space, and removes only what it \
+         created.",
+        &[
+            "create_only",
+            "create_fsync",
+            "create_serialize",
+            "fill_device",
+            "fill_fs",
+            "file_append",
+            "opendir",
+            "openfiles",
+            "unique_filename",
+            "unlink_each_loop",
+            "pre_read",
+            "allow_file_create",
+            "allow_mounted_write",
+            "offset_align",
+        ],
+    ),
+    (
+        "Offsets, sizes and rates fio draws otherwise: unaligned block sizes, the shared \
+         repeat of every generator, rate averaging cycles and thinktime-aware rates are not \
+         implemented.",
+        &[
+            "bs_unaligned",
+            "blocksize_unaligned",
+            "allrandrepeat",
+            "rate_cycle",
+            "ratecycle",
+            "rate_ignore_thinktime",
+        ],
+    ),
+    (
+        "Write semantics with no portable system call behind them (`atomic`, \
+         `write_barrier`) or not implemented (`sync_file_range`).",
+        &["atomic", "write_barrier", "sync_file_range"],
+    ),
+    (
+        "Deduplication modes beyond `dedupe_percentage`: not implemented.",
+        &[
+            "dedupe_mode",
+            "dedupe_working_set_percentage",
+            "dedupe_global",
+        ],
+    ),
+    (
+        "Statistics and log options storbench's result model does not have: it always \
+         keeps its statistics and disk counters, writes logs uncompressed with times since \
+         the job started, and reports verify failures without dump files.",
+        &[
+            "stats",
+            "disk_util",
+            "block_error_percentiles",
+            "log_entries",
+            "log_compression_cpus",
+            "log_alternate_epoch",
+            "log_alternate_epoch_clock_id",
+            "verify_dump",
+        ],
+    ),
+    (
+        "fio's built-in profiles (tiobench, act) and their options, which fio accepts in \
+         any job: not implemented.",
+        &[
+            "profile",
+            "block",
+            "dir",
+            "device-names",
+            "load",
+            "test-duration",
+            "threads-per-queue",
+            "read-req-num-512-blocks",
+            "large-block-op-kbytes",
+            "prep",
+        ],
+    ),
+];
+
+/// Groups of fio engines storbench does not have, each with the reason.
+pub const ENGINES_WHY: &[(&str, &[&str])] = &[
+    (
+        "Network engines that need a fio (or an RDMA peer) at the other end: storbench \
+         reaches storage servers with its own NFS, SMB, iSCSI and NBD clients instead.",
+        &["net", "netsplice", "rdma", "librpma_apm", "librpma_gpspm"],
+    ),
+    (
+        "Clients of distributed and object storage systems, which need their libraries \
+         (GlusterFS, Ceph, DAOS, HDFS, DDN IME, GPUDirect, libcurl for http's S3 and \
+         WebDAV): storbench links none.",
+        &[
+            "http",
+            "gfapi",
+            "gfapi_async",
+            "rados",
+            "rbd",
+            "dfs",
+            "libhdfs",
+            "ime_psync",
+            "ime_psyncv",
+            "ime_aio",
+            "libcufile",
+        ],
+    ),
+    (
+        "Device-specific kernel interfaces (SCSI generic, NVMe pass-through, zoned, MTD, \
+         persistent memory, ext4 defragmentation, splice): not implemented.",
+        &[
+            "sg",
+            "io_uring_cmd",
+            "nvme",
+            "xnvme",
+            "libzbc",
+            "mtd",
+            "pmemblk",
+            "dev-dax",
+            "libpmem",
+            "e4defrag",
+            "splice",
+        ],
+    ),
+    (
+        "Engines of other systems or removed from Linux (Windows, Solaris, binject, \
+         syslets, guasi).",
+        &["windowsaio", "solarisaio", "binject", "syslet-rw", "guasi"],
+    ),
+    (
+        "Not engines of fio 3.33 itself: its example for external engines, and `cpu`, \
+         which fio 3.33 cannot load either (its engine is `cpuio`).",
+        &["skeleton_external", "cpu"],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn each_once(groups: &[(&str, &[&str])], names: &[&str]) {
+        let grouped: Vec<&str> = groups.iter().flat_map(|(_, n)| n.iter().copied()).collect();
+        for n in names {
+            let times = grouped.iter().filter(|g| *g == n).count();
+            assert_eq!(times, 1, "{n} has {times} reasons");
+        }
+        for g in &grouped {
+            assert!(names.contains(g), "{g} has a reason but is not refused");
+        }
+    }
+
+    /// Every refused name has exactly one reason, and every reason names refused names.
+    #[test]
+    fn every_refused_name_has_one_reason() {
+        each_once(OPTIONS_WHY, super::super::UNSUPPORTED);
+        each_once(ENGINES_WHY, super::super::UNSUPPORTED_ENGINES);
+    }
+}

@@ -67,7 +67,7 @@ pub fn run_once(
     add_engine_info(&mut run, &mut workers);
     run.environment = Some(storbench_core::env::collect(&[cfg.target.to_string()]));
     if let Some(b) = run.bonnie.as_mut().filter(|b| b.compressible) {
-        match storbench_core::compress::of_target(&cfg.target.to_string()) {
+        match storbench_core::compress::of_target(&cfg.target.typed()) {
             Ok(c) => b.target_compression = Some(c),
             Err(why) => b.compression_unknown = Some(why),
         }

@@ -88,6 +88,15 @@ impl Target {
         }
     }
 
+    /// The typed target core asks (is it networked, what compresses it): the directory as
+    /// a path, or the URL parsed when the flag was read.
+    pub fn typed(&self) -> Typed {
+        match self {
+            Target::Local(dir) | Target::Cwd(dir) => Typed::Path(dir.display().to_string()),
+            Target::Remote(t) => (**t).clone(),
+        }
+    }
+
     /// The directory itself, as engines take it (`.` for the working directory).
     pub fn root(&self) -> String {
         match self {
@@ -176,5 +185,6 @@ mod tests {
         );
         assert!(Target::resolve("iscsi://h/iqn/1").is_err());
         assert!(Target::resolve("nfs://").is_err());
+        assert!(n.typed().caps().network && !Target::Local("/tmp".into()).typed().caps().network);
     }
 }

@@ -173,7 +173,8 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
         m.compressible = crate::compress::compressible(&job.buffers);
     }
     if m.compressible.is_some() {
-        let target = files.first().map_or(".", |f| f.spec.path.as_str());
+        let here = storbench_job::target::Target::Path(".".into());
+        let target = files.first().map_or(&here, |f| &f.spec.target);
         match crate::compress::of_target(target) {
             Ok(c) => m.target_compression = Some(c),
             Err(why) => m.compression_unknown = Some(why),

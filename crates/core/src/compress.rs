@@ -7,12 +7,15 @@
 use std::path::{Path, PathBuf};
 
 use storbench_job::spec::BufferSpec;
+use storbench_job::target::Target;
 
 /// The target's compression: `Ok("off")`, `Ok(algorithm)`, or `Err(why it is unknown)`.
-pub fn of_target(target: &str) -> Result<String, String> {
-    if target.contains("://") {
+/// A networked target is asked as such (its capabilities), not recognised by its spelling.
+pub fn of_target(target: &Target) -> Result<String, String> {
+    if target.caps().network {
         return Err("a network target: its server's compression cannot be seen from here".into());
     }
+    let target = target.expose();
     let path = std::fs::canonicalize(target).unwrap_or_else(|_| PathBuf::from(target));
     let path = existing(&path);
     if path.starts_with("/dev") {
@@ -196,7 +199,8 @@ mod tests {
 
     #[test]
     fn network_targets_are_unknown() {
-        assert!(of_target("nfs://h/export").is_err());
-        assert_eq!(of_target("/proc").unwrap(), "off");
+        assert!(of_target(&Target::classify("nfs://h/export")).is_err());
+        assert!(of_target(&Target::classify("smb://h/share/d")).is_err());
+        assert_eq!(of_target(&Target::classify("/proc")).unwrap(), "off");
     }
 }

@@ -113,8 +113,13 @@ fn pct(part: f64, whole: f64) -> f64 {
     }
 }
 
+/// Whether the job reached a target over the network. A result keeps its targets as text
+/// (masked, and perhaps imported), so the catalogue's protocol of that text decides: a URL
+/// target is reached through a server.
 fn is_network(job: &JobResult) -> bool {
-    job.targets.iter().any(|t| t.contains("://"))
+    job.targets
+        .iter()
+        .any(|t| storbench_job::target::url_protocol(t).is_some())
 }
 
 /// The disks whose counters say what reached a disk: those flagged as holding the data,

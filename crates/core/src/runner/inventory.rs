@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use storbench_job::target::Target;
 use storbench_job::{JobSpec, catalogue};
 
 use super::*;
@@ -38,6 +39,12 @@ pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     out
 }
 
+/// Whether a job's target (a path or URL as the job gives it) is reached over the network:
+/// asked of its typed [`Target`], not of its spelling.
+pub(super) fn networked(target: &str) -> bool {
+    Target::classify(target).caps().network
+}
+
 /// Block devices under the jobs' local targets (none for the null engine, which does no IO).
 pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
     let mut out = Vec::new();
@@ -47,7 +54,7 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
         .cloned()
         .collect();
     for t in targets_of(&real) {
-        if t.contains("://") {
+        if networked(&t) {
             continue;
         }
         if let Some(dev) = crate::disk::device_of(std::path::Path::new(&t))

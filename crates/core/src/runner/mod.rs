@@ -525,13 +525,13 @@ struct BatchDisks {
 
 impl BatchDisks {
     fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
-        let networked = targets_of(batch).iter().any(|t| t.contains("://"));
+        let remote = targets_of(batch).iter().any(|t| networked(t));
         BatchDisks {
             start: device_tree(batch)
                 .iter()
                 .filter_map(|(d, _, _)| DiskSample::read(d))
                 .collect(),
-            machine: if networked {
+            machine: if remote {
                 crate::disk::machine_disks()
                     .iter()
                     .filter_map(|d| DiskSample::read(d))

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
 use super::*;
@@ -362,7 +363,7 @@ pub(super) fn check_directories(jobs: &[Arc<JobSpec>]) -> Result<(), EngineError
             continue;
         }
         for dir in &job.directories {
-            if dir.contains("://") {
+            if Target::classify(dir).caps().network {
                 continue;
             }
             match std::fs::metadata(dir) {

@@ -278,3 +278,26 @@ fn finished_workers_are_counted_also_when_they_panic() {
     });
     assert_eq!(finished.count(), 2);
 }
+
+/// What is local or networked is asked of the typed target: a URL directory is not looked
+/// for on this machine and has no local device below it; a missing local one is one line.
+#[test]
+fn network_directories_are_told_from_local_ones_by_their_typed_target() {
+    assert!(networked("nfs://127.0.0.1/export/d?version=3"));
+    assert!(networked("smb://127.0.0.1:4455/share/d"));
+    assert!(!networked("/tmp"));
+    assert!(!networked("relative/dir"));
+
+    let mut remote = JobSpec::new("r");
+    remote.directories = vec!["nfs://127.0.0.1/export/absent".into()];
+    assert!(check_directories(&[Arc::new(remote.clone())]).is_ok());
+    assert!(local_devices(&[Arc::new(remote)]).is_empty());
+
+    let mut local = JobSpec::new("l");
+    local.directories = vec!["/nonexistent/storbench-dir".into()];
+    let err = check_directories(&[Arc::new(local)]).unwrap_err();
+    assert!(
+        err.message.contains("directory=") && !err.message.contains('\n'),
+        "{err}"
+    );
+}

@@ -71,31 +71,31 @@ fn hard_and_symbolic_links_over_nfs() {
     let Some(g) = server() else { return };
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&g.url("ln"))))
+    meta.mkdir(MetaPath::whole(&common::at(g.url("ln"))))
         .unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&g.url("ln/sub"))))
+    meta.mkdir(MetaPath::whole(&common::at(g.url("ln/sub"))))
         .unwrap();
     let dir = meta
-        .open_dir(MetaPath::whole(&common::at(&g.url("ln"))))
+        .open_dir(MetaPath::whole(&common::at(g.url("ln"))))
         .unwrap();
     for round in 0..2 {
         let first = g.url("ln/first");
         meta.create_empty_in(&dir, "first").unwrap();
         meta.link(
             MetaPath::whole(&common::at(&first)),
-            MetaPath::whole(&common::at(&g.url("ln/hard"))),
+            MetaPath::whole(&common::at(g.url("ln/hard"))),
         )
         .unwrap();
         meta.link(
             MetaPath::whole(&common::at(&first)),
-            MetaPath::whole(&common::at(&g.url("ln/sub/hard"))),
+            MetaPath::whole(&common::at(g.url("ln/sub/hard"))),
         )
         .unwrap();
-        meta.symlink("first", MetaPath::whole(&common::at(&g.url("ln/soft"))))
+        meta.symlink("first", MetaPath::whole(&common::at(g.url("ln/soft"))))
             .unwrap();
         meta.symlink(
             "../first",
-            MetaPath::whole(&common::at(&g.url("ln/sub/soft"))),
+            MetaPath::whole(&common::at(g.url("ln/sub/soft"))),
         )
         .unwrap();
         let ino = |p: &str| {
@@ -114,11 +114,11 @@ fn hard_and_symbolic_links_over_nfs() {
 
         // stat follows a symbolic link, as stat(2) does: the empty first file.
         let soft = meta
-            .stat(MetaPath::whole(&common::at(&g.url("ln/sub/soft"))))
+            .stat(MetaPath::whole(&common::at(g.url("ln/sub/soft"))))
             .unwrap();
         assert_eq!((soft.size, soft.is_dir), (0, false));
         let sub = meta
-            .open_dir(MetaPath::whole(&common::at(&g.url("ln/sub"))))
+            .open_dir(MetaPath::whole(&common::at(g.url("ln/sub"))))
             .unwrap();
         assert_eq!(meta.stat_in(&sub, "soft").unwrap().size, 0);
         meta.close_dir(sub);
@@ -127,7 +127,7 @@ fn hard_and_symbolic_links_over_nfs() {
         let e = meta
             .link(
                 MetaPath::whole(&common::at(&first)),
-                MetaPath::whole(&common::at(&g.url("ln/hard"))),
+                MetaPath::whole(&common::at(g.url("ln/hard"))),
             )
             .unwrap_err();
         assert_eq!(e.errno, Some(17), "{e}");
@@ -136,7 +136,7 @@ fn hard_and_symbolic_links_over_nfs() {
             "{e}"
         );
         let e = meta
-            .symlink("first", MetaPath::whole(&common::at(&g.url("ln/sub/soft"))))
+            .symlink("first", MetaPath::whole(&common::at(g.url("ln/sub/soft"))))
             .unwrap_err();
         assert_eq!(e.errno, Some(17), "{e}");
         assert!(
@@ -151,21 +151,20 @@ fn hard_and_symbolic_links_over_nfs() {
             "ln/soft",
             "ln/sub/soft",
         ] {
-            meta.unlink(MetaPath::whole(&common::at(&g.url(f))))
-                .unwrap();
+            meta.unlink(MetaPath::whole(&common::at(g.url(f)))).unwrap();
         }
     }
     let e = meta
         .link(
-            MetaPath::whole(&common::at(&g.url("ln/first"))),
-            MetaPath::whole(&common::at(&g.url("ln/again"))),
+            MetaPath::whole(&common::at(g.url("ln/first"))),
+            MetaPath::whole(&common::at(g.url("ln/again"))),
         )
         .unwrap_err();
     assert!(e.message.contains("/export/ln/first: NFS3ERR_NOENT"), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(MetaPath::whole(&common::at(&g.url("ln/sub"))))
+    meta.rmdir(MetaPath::whole(&common::at(g.url("ln/sub"))))
         .unwrap();
-    meta.rmdir(MetaPath::whole(&common::at(&g.url("ln"))))
+    meta.rmdir(MetaPath::whole(&common::at(g.url("ln"))))
         .unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

@@ -197,11 +197,11 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
     meta.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&g.url("d/sub"))))
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d/sub"))))
         .unwrap();
     let dir = meta.open_dir(MetaPath::whole(&common::at(&url))).unwrap();
     let sub = meta
-        .open_dir(MetaPath::whole(&common::at(&g.url("d/sub"))))
+        .open_dir(MetaPath::whole(&common::at(g.url("d/sub"))))
         .unwrap();
     let mut names = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
     for i in 0..NFS_FILES {
@@ -218,7 +218,7 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     let meta = d.engine.meta().unwrap();
     meta.close_dir(dir);
     meta.close_dir(sub);
-    meta.rmdir(MetaPath::whole(&common::at(&g.url("d/sub"))))
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d/sub"))))
         .unwrap();
     meta.rmdir(MetaPath::whole(&common::at(&url))).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
@@ -295,7 +295,7 @@ fn links_by_name_allocate_nothing_per_file() {
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
     meta.mkdir(MetaPath::whole(&common::at(&path))).unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&format!("{path}/sub"))))
+    meta.mkdir(MetaPath::whole(&common::at(format!("{path}/sub"))))
         .unwrap();
     let dir = meta.open_dir(MetaPath::whole(&common::at(&path))).unwrap();
     let names = link_names(FILES);
@@ -315,7 +315,7 @@ fn links_by_name_allocate_nothing_per_file() {
     let e = meta.link_in(&dir, "missing", "x").unwrap_err();
     assert_eq!(e.errno, Some(libc::ENOENT), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(MetaPath::whole(&common::at(&format!("{path}/sub"))))
+    meta.rmdir(MetaPath::whole(&common::at(format!("{path}/sub"))))
         .unwrap();
     meta.rmdir(MetaPath::whole(&common::at(&path))).unwrap();
 }
@@ -330,12 +330,12 @@ fn nfs_links_by_name_allocate_nothing_per_file() {
     const NFS_FILES: usize = 400;
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&g.url("d"))))
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d"))))
         .unwrap();
-    meta.mkdir(MetaPath::whole(&common::at(&g.url("d/sub"))))
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d/sub"))))
         .unwrap();
     let dir = meta
-        .open_dir(MetaPath::whole(&common::at(&g.url("d"))))
+        .open_dir(MetaPath::whole(&common::at(g.url("d"))))
         .unwrap();
     let names = link_names(NFS_FILES);
     let first = g.export_dir().join("d/first");
@@ -355,9 +355,9 @@ fn nfs_links_by_name_allocate_nothing_per_file() {
     let e = meta.link_in(&dir, "first", "again").unwrap_err();
     assert!(e.message.contains("NFS3ERR_NOENT"), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(MetaPath::whole(&common::at(&g.url("d/sub"))))
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d/sub"))))
         .unwrap();
-    meta.rmdir(MetaPath::whole(&common::at(&g.url("d"))))
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d"))))
         .unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

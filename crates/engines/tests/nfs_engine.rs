@@ -146,12 +146,12 @@ fn metadata_operations_and_cleanup() {
     let name = |i: usize| base.replace("/x?", &format!("/f{i}?"));
     for i in 0..20 {
         let f = m
-            .create(MetaPath::whole(&common::at(&name(i))), &rw_open(false))
+            .create(MetaPath::whole(&common::at(name(i))), &rw_open(false))
             .unwrap();
         m.set_size(f, i as u64 * 1000).unwrap();
     }
     assert_eq!(
-        m.stat(MetaPath::whole(&common::at(&name(7)))).unwrap().size,
+        m.stat(MetaPath::whole(&common::at(name(7)))).unwrap().size,
         7000
     );
     assert!(m.stat(MetaPath::whole(&common::at(&dir))).unwrap().is_dir);
@@ -162,11 +162,11 @@ fn metadata_operations_and_cleanup() {
     names.sort_unstable();
     assert_eq!(names.len(), 20);
     let err = m
-        .create(MetaPath::whole(&common::at(&name(3))), &rw_open(false))
+        .create(MetaPath::whole(&common::at(name(3))), &rw_open(false))
         .unwrap_err();
     assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
     for i in 0..20 {
-        m.unlink(MetaPath::whole(&common::at(&name(i)))).unwrap();
+        m.unlink(MetaPath::whole(&common::at(name(i)))).unwrap();
     }
     m.sync_dir(MetaPath::whole(&common::at(&dir))).unwrap();
     m.rmdir(MetaPath::whole(&common::at(&dir))).unwrap();
@@ -187,7 +187,7 @@ fn names_in_an_opened_directory() {
     let m = d.engine.meta().unwrap();
     m.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
     m.mkdir(MetaPath::whole(&common::at(
-        &url.replace("named", "named/sub"),
+        url.replace("named", "named/sub"),
     )))
     .unwrap();
     let dir = m.open_dir(MetaPath::whole(&common::at(&url))).unwrap();
@@ -214,17 +214,17 @@ fn names_in_an_opened_directory() {
     // A closed directory, or one removed (even if made again), is never reached again.
     let sub = m
         .open_dir(MetaPath::whole(&common::at(
-            &url.replace("named", "named/sub"),
+            url.replace("named", "named/sub"),
         )))
         .unwrap();
     m.close_dir(dir.clone());
     assert!(m.create_empty_in(&dir, "x").is_err());
     m.rmdir(MetaPath::whole(&common::at(
-        &url.replace("named", "named/sub"),
+        url.replace("named", "named/sub"),
     )))
     .unwrap();
     m.mkdir(MetaPath::whole(&common::at(
-        &url.replace("named", "named/sub"),
+        url.replace("named", "named/sub"),
     )))
     .unwrap();
     let err = m.create_empty_in(&sub, "y").unwrap_err();
@@ -242,7 +242,7 @@ fn files_with_data_by_name() {
     let url = g.url("data");
     let m = d.engine.meta().unwrap();
     m.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
-    m.mkdir(MetaPath::whole(&common::at(&g.url("data/sub"))))
+    m.mkdir(MetaPath::whole(&common::at(g.url("data/sub"))))
         .unwrap();
     common::data_by_name(&mut d, &url);
     let m = d.engine.meta().unwrap();
@@ -283,7 +283,7 @@ fn listing_in_pages_while_removing_sees_every_file_once() {
             .unwrap();
         pages += 1;
         for name in batch.iter() {
-            m.unlink(MetaPath::whole(&common::at(&file(name)))).unwrap();
+            m.unlink(MetaPath::whole(&common::at(file(name)))).unwrap();
             seen.push(name.to_owned());
         }
     }
@@ -317,7 +317,7 @@ fn stat_and_unlink_listed_reach_every_file_page_by_page() {
     let mut d = nfs_driver(1, &[]);
     let m = d.engine.meta().unwrap();
     let dir = m
-        .open_dir(MetaPath::whole(&common::at(&g.url("gone"))))
+        .open_dir(MetaPath::whole(&common::at(g.url("gone"))))
         .unwrap();
     let mut empty = 0;
     let stat = m
@@ -423,7 +423,7 @@ fn errors_name_the_server_and_the_operation() {
         .engine
         .meta()
         .unwrap()
-        .unlink(MetaPath::whole(&common::at(&g.url("victim"))))
+        .unlink(MetaPath::whole(&common::at(g.url("victim"))))
         .unwrap();
     let err = d.one(f, IoKind::Read, 0, 4096).unwrap_err();
     assert!(

@@ -74,7 +74,7 @@ fn write_cut_write(s: &Smbd, p: &CutProxy, name: &str) -> (String, String, Strin
     d.engine
         .meta()
         .unwrap()
-        .unlink(MetaPath::whole(&common::at(&url(s, p, name))))
+        .unlink(MetaPath::whole(&common::at(url(s, p, name))))
         .unwrap();
     (note, detail("files_reclaimed"), detail("files_reopened"))
 }

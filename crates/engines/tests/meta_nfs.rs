@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Driver, job};
-use storbench_core::{IoKind, MetaPath, OpenOptions};
+use storbench_core::{IoKind, MetaPath, OpenOptions, RelPath, RelPathBuf};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 fn server() -> Option<Ganesha> {
@@ -166,5 +166,58 @@ fn hard_and_symbolic_links_over_nfs() {
         .unwrap();
     meta.rmdir(MetaPath::whole(&common::at(g.url("ln"))))
         .unwrap();
+    assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}
+
+/// The path calls with a typed root and a name below it, as bonnie makes them: two roots
+/// in turns (each resolved once and kept), names with directories, a listing; a plain
+/// name that is not a `RelPath` is refused in one line before any RPC.
+#[test]
+fn path_calls_below_typed_roots_over_nfs() {
+    let Some(g) = server() else { return };
+    let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
+    let export = common::at(g.url(""));
+    let top = RelPath::new("roots").unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(MetaPath::new(&export, top)).unwrap();
+    let below = common::at(g.url("roots"));
+    for name in ["a", "b"] {
+        let dir = RelPath::new(name).unwrap();
+        let meta = d.engine.meta().unwrap();
+        meta.mkdir(MetaPath::new(&below, dir)).unwrap();
+        let file = RelPathBuf::new(format!("roots/{name}/f")).unwrap();
+        let id = meta
+            .create(MetaPath::new(&export, &file), &OpenOptions::default())
+            .unwrap();
+        d.engine.close(id).unwrap();
+        let meta = d.engine.meta().unwrap();
+        let in_dir = RelPathBuf::new(format!("{name}/f")).unwrap();
+        assert_eq!(meta.stat(MetaPath::new(&below, &in_dir)).unwrap().size, 0);
+        assert!(meta.stat(MetaPath::new(&export, top)).unwrap().is_dir);
+    }
+    let meta = d.engine.meta().unwrap();
+    let mut names = storbench_core::NameList::default();
+    meta.read_dir_all(MetaPath::whole(&below), &mut names)
+        .unwrap();
+    let mut listed: Vec<&str> = names.iter().collect();
+    listed.sort_unstable();
+    assert_eq!(listed, ["a", "b"]);
+    assert!(g.export_dir().join("roots/b/f").is_file());
+
+    let outside = storbench_job::target::Target::Path("../etc".into());
+    let e = meta.stat(MetaPath::whole(&outside)).unwrap_err();
+    assert_eq!(e.kind, storbench_core::ErrorKind::Refused, "{e}");
+    assert!(
+        e.message.contains("`..`") && !e.message.contains('\n'),
+        "{e}"
+    );
+
+    for name in ["a", "b"] {
+        let file = RelPathBuf::new(format!("{name}/f")).unwrap();
+        meta.unlink(MetaPath::new(&below, &file)).unwrap();
+        meta.rmdir(MetaPath::new(&below, RelPath::new(name).unwrap()))
+            .unwrap();
+    }
+    meta.rmdir(MetaPath::whole(&below)).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

@@ -395,6 +395,7 @@ impl MetaOps for LocalFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storbench_core::RelPath;
     use storbench_job::target::Target;
 
     fn at(path: &str) -> Target {
@@ -466,5 +467,44 @@ mod tests {
         let err = files.create_empty_in(&again, "f").unwrap_err();
         assert!(err.message.contains("not open"), "{err}");
         assert!(fs::read_dir(&other).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn path_calls_join_a_name_below_its_root() {
+        let root = tempfile::tempdir().unwrap();
+        let top = at(root.path().to_str().unwrap());
+        let (sub, file) = (RelPath::new("a").unwrap(), RelPath::new("a/f").unwrap());
+        let mut files = LocalFiles::default();
+        files.mkdir(MetaPath::new(&top, sub)).unwrap();
+        let id = files
+            .create(MetaPath::new(&top, file), &OpenOptions::default())
+            .unwrap();
+        files.close(id).unwrap();
+        assert!(root.path().join("a/f").is_file());
+        assert!(files.stat(MetaPath::new(&top, sub)).unwrap().is_dir);
+        let mut names = NameList::default();
+        files
+            .read_dir_all(MetaPath::new(&top, sub), &mut names)
+            .unwrap();
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["f"]);
+        files.unlink(MetaPath::new(&top, file)).unwrap();
+        let gone = files.stat(MetaPath::new(&top, file)).unwrap_err();
+        assert_eq!(gone.errno, Some(libc::ENOENT));
+        assert!(gone.message.contains("/a/f"), "{gone}");
+        files.rmdir(MetaPath::new(&top, sub)).unwrap();
+        assert!(!root.path().join("a").exists());
+    }
+
+    #[test]
+    fn a_url_root_is_refused_without_showing_its_secret() {
+        let mut files = LocalFiles::default();
+        let share = Target::parse("smb://u:hunter2@127.0.0.1/share/d").unwrap();
+        let err = files.stat(MetaPath::whole(&share)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Unsupported);
+        assert!(
+            err.message.contains("local paths only") && !err.message.contains("hunter2"),
+            "{err}"
+        );
+        assert!(files.mkdir(MetaPath::whole(&share)).is_err());
     }
 }

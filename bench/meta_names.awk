@@ -19,5 +19,5 @@ END {
     for (i = 1; i <= k; i++) { sum += log(r[i]); sq += log(r[i]) ^ 2 }
     mean = sum / k; half = 0
     if (k > 1) { sd = (sq - k * mean ^ 2) / (k - 1); sd = sd > 0 ? sqrt(sd) : 0; half = tq(k - 1) * sd / sqrt(k) }
-    printf "%-7s after/before (by-name rate as a share of libc's): median %.3f, 95%% [%.3f..%.3f], %d rounds\n", n, med, exp(mean - half), exp(mean + half), k
+    printf "%-7s after/before (by-%s rate as a share of libc's): median %.3f, 95%% [%.3f..%.3f], %d rounds\n", n, side, med, exp(mean - half), exp(mean + half), k
 }

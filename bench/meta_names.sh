@@ -13,18 +13,23 @@
 #     cp target/release/examples/meta_cost /tmp/meta_cost_after
 #   DIR: where the files go (default /dev/shm: tmpfs, where the engine's share is largest)
 #   FILES per run (default 50000), ROUNDS (default 6). Six rounds take about a minute.
+#   SIDE=path in the environment compares the path calls (`create`, `stat`, `unlink` with
+#   a `MetaPath`: the directory as root, each name a `RelPath` below it) instead.
 set -eu
-[ $# -ge 2 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,18p' "$0"; exit 2; }
+SIDE=${SIDE:-name}
+case $SIDE in name | path) ;; *) echo "SIDE must be name or path" >&2; exit 2 ;; esac
 BEFORE=$1 AFTER=$2 DIR=${3:-/dev/shm} FILES=${4:-50000} ROUNDS=${5:-6}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d "$DIR/meta_names.XXXXXX")
 OUT=$(mktemp)
 trap 'rm -rf "$WORK" "$OUT"' EXIT INT TERM HUP
 
-# The by-name rates (share of libc's) of one run: "create stat unlink".
+# The by-name (or by-path) rates (share of libc's) of one run: "create stat unlink".
 rates() {
-    "$1" "$WORK" "$FILES" 1 | awk '/rate vs libc/ {
-        sub(/.*by name /, ""); sub(/,.*/, ""); printf "%s ", $0 } END { print "" }'
+    "$1" "$WORK" "$FILES" 1 | awk -v side="$SIDE" '/rate vs libc/ {
+        sub(/.*rate vs libc: /, ""); sub(".*by " side " ", ""); sub(/[,;].*/, "")
+        printf "%s ", $0 } END { print "" }'
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -41,5 +46,5 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 for op in create:2 stat:3 unlink:4; do
     name=${op%:*} col=${op#*:}
-    awk -v n="$name" -v c="$col" -f "$ROOT/bench/meta_names.awk" "$OUT"
+    awk -v n="$name" -v c="$col" -v side="$SIDE" -f "$ROOT/bench/meta_names.awk" "$OUT"
 done

@@ -6,7 +6,9 @@
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use storbench_core::{DirCursor, DirRef, IoKind, Listed, NameList, OpenOptions, stop};
+use storbench_core::{
+    DirCursor, DirRef, IoKind, Listed, MetaPath, NameList, OpenOptions, RelPath, stop,
+};
 
 use crate::error::{BonnieError, Result};
 use crate::io::short;
@@ -14,7 +16,7 @@ use crate::io_tests::fill_data;
 use crate::names::{Names, shuffled, subdir};
 use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
-use crate::worker::{Tree, Worker, check_stop, dir_of_into, join_into};
+use crate::worker::{Tree, Worker, check_stop, join_into, sync_dir_of};
 
 /// What the file tests share.
 #[derive(Clone, Copy, Debug)]
@@ -55,7 +57,7 @@ impl Phase for Create {
     }
 
     fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
-        let dir = w.io.meta().open_dir(&w.dir_path)?;
+        let dir = w.at("", |m, p| m.open_dir(p))?;
         let tree = w.tree.as_mut().expect("prepared");
         tree.dir = Some(dir.clone());
         tree.files_may_exist = true;
@@ -71,14 +73,14 @@ impl Phase for Create {
             self.create_one(w, &dir, i, &symlink_text)?;
             t = lat.lap(t);
         }
-        w.io.meta().sync_fs(&w.dir_path)?;
+        w.at("", |m, p| m.sync_fs(p))?;
         Ok(None)
     }
 }
 
 /// The test directory (refusing one that exists) and its numbered subdirectories.
 fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
-    w.io.meta().mkdir(&w.dir_path).map_err(|e| {
+    w.at("", |m, p| m.mkdir(p)).map_err(|e| {
         if e.errno == Some(libc::EEXIST) {
             BonnieError::Refused(format!(
                 "{} already exists; storbench only works in a directory it creates",
@@ -88,13 +90,11 @@ fn make_dirs(w: &mut Worker, num_dirs: u32) -> Result<()> {
             e.into()
         }
     })?;
-    let tree = w.tree.as_mut().expect("set before");
-    tree.dir_made = true;
+    w.tree.as_mut().expect("set before").dir_made = true;
     if num_dirs > 1 {
         for d in 0..num_dirs {
-            join_into(&mut w.path, &w.dir_path, &subdir(num_dirs, d));
-            w.io.meta().mkdir(&w.path)?;
-            tree.subdirs_made = d + 1;
+            w.at(&subdir(num_dirs, d), |m, p| m.mkdir(p))?;
+            w.tree.as_mut().expect("set before").subdirs_made = d + 1;
         }
     }
     Ok(())
@@ -115,8 +115,7 @@ impl Create {
                 meta.symlink_in(dir, symlink_text, name)?;
             }
             if p.fsync_each {
-                dir_of_into(&mut w.path, &w.dir_path, name)?;
-                w.io.meta().sync_dir(&w.path)?;
+                sync_dir_of(&mut w.io, (&w.root, &w.name), &mut w.rel, name)?;
             }
             return Ok(());
         }
@@ -154,8 +153,7 @@ impl Create {
         }
         if p.fsync_each {
             w.io.fsync(file, &w.path)?;
-            dir_of_into(&mut w.path, &w.dir_path, name)?;
-            w.io.meta().sync_dir(&w.path)?;
+            sync_dir_of(&mut w.io, (&w.root, &w.name), &mut w.rel, name)?;
         }
         w.io.close(file)?;
         Ok(())
@@ -181,7 +179,7 @@ fn stat_and_read(w: &mut Worker, dir: &DirRef, name: &str, chunk: u32) -> Result
     if attr.size == 0 {
         return Ok(());
     }
-    join_into(&mut w.path, &dir.path, name);
+    label_into(&mut w.path, &w.dir_path, &w.name, dir, name);
     let open = OpenOptions {
         read: true,
         ..OpenOptions::default()
@@ -201,24 +199,40 @@ fn stat_and_read(w: &mut Worker, dir: &DirRef, name: &str, chunk: u32) -> Result
     Ok(())
 }
 
+/// `name` in `dir` as messages show it: the test directory as given, the subdirectory
+/// `dir` is in it, and the name (written into `out`, reusing its memory).
+fn label_into(out: &mut String, dir_path: &str, worker: &RelPath, dir: &DirRef, name: &str) {
+    out.clear();
+    out.push_str(dir_path);
+    if let Some(sub) = dir
+        .rel
+        .as_deref()
+        .and_then(|r| r.as_str().strip_prefix(worker.as_str()))
+    {
+        out.push_str(sub);
+    }
+    out.push('/');
+    out.push_str(name);
+}
+
 /// The directories holding files: the test directory, or its numbered subdirectories.
 fn file_dirs(num_dirs: u32) -> impl Iterator<Item = String> {
     (0..num_dirs).map(move |d| subdir(num_dirs, d))
 }
 
-/// Calls `each` with every name in `dir_path` while listing it in batches, as bonnie++'s
+/// Calls `each` with every name in `sub` of the test directory while listing it in batches, as bonnie++'s
 /// readdir(3) loop does: an operation's latency includes the batch read it waited for,
 /// except the listing's first, which bonnie++'s loop leaves outside every operation (it
 /// restarts its clock at the `.` and `..` entries that open a listing). Returns how many
 /// names there were.
 fn for_each_listed(
     w: &mut Worker,
-    dir_path: &str,
+    sub: &str,
     test: &'static str,
     lat: &mut MaxLatency,
     each: impl FnMut(&mut Worker, &DirRef, &str) -> Result<()>,
 ) -> Result<usize> {
-    let dir = w.io.meta().open_dir(dir_path)?;
+    let dir = w.at(sub, |m, p| m.open_dir(p))?;
     let listed = list_and_call(w, &dir, test, lat, each);
     w.io.meta().close_dir(dir);
     listed
@@ -244,7 +258,7 @@ fn list_and_call(
             let first = cursor == DirCursor::default();
             batch.clear();
             next = 0;
-            w.io.meta().read_dir(&dir.path, &mut cursor, &mut batch)?;
+            w.io.meta().read_dir(dir.path(), &mut cursor, &mut batch)?;
             if first {
                 t = Instant::now();
             }
@@ -276,15 +290,14 @@ impl Phase for StatSeq {
     fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
         let p = &self.0;
         let mut seen = 0;
-        let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
-            join_into(&mut dir, &w.dir_path, &sub);
+            let dir = sub.as_str();
             // Files without data (and links to one) need only the stat, which the
             // engine makes where its listing put the name.
             seen += if p.max_size <= 0 {
-                engine_listed(w, &dir, lat, "the sequential stat", ListedOp::Stat)?
+                engine_listed(w, dir, lat, "the sequential stat", ListedOp::Stat)?
             } else {
-                for_each_listed(w, &dir, "the sequential stat", lat, |w, dir, name| {
+                for_each_listed(w, dir, "the sequential stat", lat, |w, dir, name| {
                     stat_and_read(w, dir, name, p.chunk)
                 })?
             };
@@ -357,17 +370,15 @@ impl Phase for DeleteSeq {
     fn run(&self, w: &mut Worker, _: (), lat: &mut MaxLatency) -> Result<Option<Span>> {
         let p = &self.0;
         let mut removed = 0;
-        let mut dir = String::new();
         for sub in file_dirs(p.num_dirs) {
-            join_into(&mut dir, &w.dir_path, &sub);
             removed += if p.fsync_each {
-                for_each_listed(w, &dir, "the sequential delete", lat, |w, dir, name| {
+                for_each_listed(w, &sub, "the sequential delete", lat, |w, dir, name| {
                     w.io.meta().unlink_in(dir, name)?;
-                    w.io.meta().sync_dir(&dir.path)?;
+                    w.io.meta().sync_dir(dir.path())?;
                     Ok(())
                 })?
             } else {
-                engine_listed(w, &dir, lat, "the sequential delete", ListedOp::Unlink)?
+                engine_listed(w, &sub, lat, "the sequential delete", ListedOp::Unlink)?
             };
         }
         expect_files("delete", &w.dir_path, p.count, removed)?;
@@ -383,18 +394,18 @@ enum ListedOp {
     Stat,
 }
 
-/// Removes or stats the files of `dir_path` as its listing comes, through the engine's own
+/// Removes or stats the files of `sub` of the test directory as its listing comes, through the engine's own
 /// loop (names used where the listing put them), timing each operation as
 /// [`for_each_listed`] does. Returns how many files there were.
 fn engine_listed(
     w: &mut Worker,
-    dir_path: &str,
+    sub: &str,
     lat: &mut MaxLatency,
     test: &'static str,
     op: ListedOp,
 ) -> Result<usize> {
     check_stop(test)?;
-    let dir = w.io.meta().open_dir(dir_path)?;
+    let dir = w.at(sub, |m, p| m.open_dir(p))?;
     let (mut t, mut first) = (Instant::now(), true);
     let mut step = |done| {
         match done {
@@ -436,8 +447,7 @@ impl Phase for DeleteRandom {
         for_each_named(w, &order, "the random delete", lat, |w, dir, name| {
             w.io.meta().unlink_in(dir, name)?;
             if self.0.fsync_each {
-                dir_of_into(&mut w.path, &dir.path, name)?;
-                w.io.meta().sync_dir(&w.path)?;
+                sync_dir_of(&mut w.io, (&w.root, &w.name), &mut w.rel, name)?;
             }
             Ok(())
         })?;
@@ -454,17 +464,20 @@ fn remove_dirs(w: &mut Worker) -> Result<()> {
     if let Some(dir) = tree.dir.take() {
         w.io.meta().close_dir(dir);
     }
-    while tree.subdirs_made > 0 {
-        let d = tree.subdirs_made - 1;
-        join_into(&mut w.path, &w.dir_path, &subdir(tree.names.num_dirs, d));
-        w.io.meta().rmdir(&w.path)?;
-        tree.subdirs_made = d;
+    loop {
+        let tree = w.tree.as_mut().expect("created");
+        let Some(d) = tree.subdirs_made.checked_sub(1) else {
+            break;
+        };
+        let sub = subdir(tree.names.num_dirs, d);
+        w.at(&sub, |m, p| m.rmdir(p))?;
+        w.tree.as_mut().expect("created").subdirs_made = d;
     }
-    w.io.meta().rmdir(&w.dir_path)?;
+    w.at("", |m, p| m.rmdir(p))?;
     if let Some(tree) = w.tree.take() {
         w.retired.push(tree.names.list);
     }
-    w.io.meta().sync_fs(&w.root)?;
+    w.io.meta().sync_fs(MetaPath::whole(&w.root))?;
     Ok(())
 }
 

@@ -41,10 +41,10 @@ impl IoParams {
 /// Creates the test file with O_EXCL, first removing our own previous one.
 fn create_file(w: &mut Worker, open: OpenOptions) -> Result<FileId> {
     if w.file_exists {
-        w.io.meta().unlink(&w.file_path)?;
+        w.at("", |m, p| m.unlink(p))?;
         w.file_exists = false;
     }
-    let file = w.io.meta().create(&w.file_path, &open)?;
+    let file = w.at("", |m, p| m.create(p, &open))?;
     w.file_exists = true;
     Ok(file)
 }

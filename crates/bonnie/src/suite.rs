@@ -104,7 +104,7 @@ fn make_workers(cfg: &Config, factory: &Factory) -> Result<Vec<Worker>> {
                 io,
                 buf,
                 &cfg.target.join(&name),
-                cfg.target.root(),
+                cfg.target.meta_root(&name)?,
                 seed,
             ))
         })
@@ -161,7 +161,7 @@ fn run_tests(
         })?;
         step(BonnieTestId::Seeks, &mut |s| run_phase(workers, &seeks, s))?;
         for w in workers.iter_mut() {
-            w.io.meta().unlink(&w.file_path)?;
+            w.at("", |m, p| m.unlink(p))?;
             w.file_exists = false;
         }
     }

@@ -8,7 +8,8 @@ use storbench_job::JobSpec;
 use storbench_job::catalogue::{self, DEFAULT_ENGINE};
 use storbench_job::target::{Target as Typed, url_protocol};
 
-use crate::error::FlagError;
+use crate::error::{BonnieError, FlagError};
+use storbench_job::relpath::RelPathBuf;
 
 /// The option naming a file server engine's base URL, where its engine has one.
 const BASE_URL_OPTION: &str = "nfs_url";
@@ -97,13 +98,16 @@ impl Target {
         }
     }
 
-    /// The directory itself, as engines take it (`.` for the working directory).
-    pub fn root(&self) -> String {
-        match self {
-            Target::Local(dir) => dir.display().to_string(),
-            Target::Cwd(_) => ".".to_owned(),
-            Target::Remote(t) => t.expose().to_owned(),
-        }
+    /// The root of the worker's metadata calls, typed (`.` for the working directory,
+    /// so names stay short relative paths), and `name` checked as a `RelPath` below it.
+    pub fn meta_root(&self, name: &str) -> Result<(Typed, RelPathBuf), BonnieError> {
+        let root = match self {
+            Target::Local(dir) => Typed::Path(dir.display().to_string()),
+            Target::Cwd(_) => Typed::Path(".".to_owned()),
+            Target::Remote(t) => (**t).clone(),
+        };
+        let name = RelPathBuf::new(name).map_err(BonnieError::Refused)?;
+        Ok((root, name))
     }
 
     /// `name` inside the target directory as a user finds it from anywhere: an absolute

@@ -4,7 +4,10 @@
 
 use std::collections::HashSet;
 
-use storbench_core::{DirRef, EngineError, ErrorKind, NameList, RelPath, stop};
+use storbench_core::{
+    DirRef, EngineError, ErrorKind, MetaOps, MetaPath, NameList, RelPath, RelPathBuf, stop,
+};
+use storbench_job::target::Target;
 
 use crate::error::{BonnieError, Result};
 use crate::io::Io;
@@ -15,15 +18,21 @@ use storbench_core::rng::SplitMix64;
 pub(crate) struct Worker {
     pub io: Io,
     pub buf: Arena,
-    /// The IO tests' file, `<dir>/Bonnie.<pid>[.r<rank>][.<copy>]`.
+    /// The IO tests' file, `<dir>/Bonnie.<pid>[.r<rank>][.<copy>]`, as the engine opens
+    /// it for IO and messages name it.
     pub file_path: String,
-    /// The file tests' directory: the same name, as in bonnie++.
+    /// The file tests' directory: the same name, as in bonnie++ (for messages).
     pub dir_path: String,
-    /// The `-d` directory both are in (what the file system syncs are asked of).
-    pub root: String,
+    /// The `-d` directory both are in, typed (the root of every metadata call, and what
+    /// the file system syncs are asked of).
+    pub root: Target,
+    /// `Bonnie.<pid>[.r<rank>][.<copy>]`: the file's and the directory's name below `root`.
+    pub name: RelPathBuf,
     pub rng: SplitMix64,
     /// Scratch space for building paths without allocating in timed loops.
     pub path: String,
+    /// Scratch space for names below `root` (see [`Worker::at`]).
+    pub rel: String,
     /// The test file exists and is ours.
     pub file_exists: bool,
     /// The file-test directory tree, while any of it exists.
@@ -45,13 +54,21 @@ pub(crate) struct Tree {
 }
 
 impl Worker {
-    pub fn new(io: Io, buf: Arena, base: &str, root: String, seed: u64) -> Worker {
+    pub fn new(
+        io: Io,
+        buf: Arena,
+        base: &str,
+        (root, name): (Target, RelPathBuf),
+        seed: u64,
+    ) -> Worker {
         Worker {
             io,
             buf,
             file_path: base.to_owned(),
             dir_path: base.to_owned(),
+            rel: String::with_capacity(name.as_str().len() + 64),
             root,
+            name,
             rng: SplitMix64::seeded(seed),
             path: String::with_capacity(base.len() + 64),
             file_exists: false,
@@ -64,7 +81,7 @@ impl Worker {
     pub fn cleanup(&mut self) -> std::result::Result<(), String> {
         let mut failed = Vec::new();
         if self.file_exists {
-            match gone(self.io.meta().unlink(&self.file_path)) {
+            match gone(self.at("", |m, p| m.unlink(p))) {
                 Ok(()) => self.file_exists = false,
                 Err(e) => failed.push(e.message),
             }
@@ -90,15 +107,11 @@ impl Worker {
             self.remove_our_files(tree)?;
         }
         for d in (0..tree.subdirs_made).rev() {
-            join_into(
-                &mut self.path,
-                &self.dir_path,
-                &subdir(tree.names.num_dirs, d),
-            );
-            gone(self.io.meta().rmdir(&self.path))?;
+            let sub = subdir(tree.names.num_dirs, d);
+            gone(self.at(&sub, |m, p| m.rmdir(p)))?;
         }
         if tree.dir_made {
-            gone(self.io.meta().rmdir(&self.dir_path))?;
+            gone(self.at("", |m, p| m.rmdir(p)))?;
         }
         Ok(())
     }
@@ -117,9 +130,8 @@ impl Worker {
         };
         for d in 0..dirs {
             let sub = subdir(tree.names.num_dirs, d);
-            join_into(&mut self.path, &self.dir_path, &sub);
             let mut entries = NameList::default();
-            match self.io.meta().read_dir_all(&self.path, &mut entries) {
+            match self.at(&sub, |m, p| m.read_dir_all(p, &mut entries)) {
                 Err(e) if e.errno == Some(libc::ENOENT) => continue,
                 other => other?,
             };
@@ -130,13 +142,45 @@ impl Worker {
                     format!("{sub}/{name}")
                 };
                 if ours.contains(rel.as_str()) {
-                    join_into(&mut self.path, &self.dir_path, &rel);
-                    gone(self.io.meta().unlink(&self.path))?;
+                    gone(self.at(&rel, |m, p| m.unlink(p)))?;
                 }
             }
         }
         Ok(())
     }
+}
+
+impl Worker {
+    /// `op` on `rel` below the worker's name (the name itself when `rel` is empty), as a
+    /// typed path under the `-d` root: built in a reused buffer and checked as a
+    /// `RelPath`, so nothing is allocated per call and no URL text is joined.
+    #[inline]
+    pub fn at<T>(
+        &mut self,
+        rel: &str,
+        op: impl FnOnce(&mut dyn MetaOps, MetaPath<'_>) -> std::result::Result<T, EngineError>,
+    ) -> std::result::Result<T, EngineError> {
+        join_into(&mut self.rel, self.name.as_str(), rel);
+        let name = RelPath::new(&self.rel).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
+        op(self.io.meta(), MetaPath::new(&self.root, name))
+    }
+}
+
+/// sync_dir of the directory holding `name` of the tree below the worker's `base` name
+/// (the test directory or one of its subdirectories), told by the name's components;
+/// `scratch` is reused. Takes the worker's fields apart so a caller may hold its names.
+#[inline]
+pub(crate) fn sync_dir_of(
+    io: &mut Io,
+    (root, base): (&Target, &RelPath),
+    scratch: &mut String,
+    name: &str,
+) -> std::result::Result<(), EngineError> {
+    let rel = RelPath::new(name).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
+    let (dir, _) = rel.split_last();
+    join_into(scratch, base.as_str(), dir.map_or("", RelPath::as_str));
+    let dir = RelPath::new(scratch).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
+    io.meta().sync_dir(MetaPath::new(root, dir))
 }
 
 impl Drop for Worker {
@@ -156,16 +200,6 @@ pub(crate) fn join_into(out: &mut String, dir: &str, rel: &str) {
         out.push('/');
         out.push_str(rel);
     }
-}
-
-/// The directory holding `name` of the tree in `dir` into `out`: `dir` itself, or the
-/// subdirectory the name's leading components give. Told by the name's components (a
-/// checked `RelPath`), never by taking a joined path or URL apart.
-#[inline]
-pub(crate) fn dir_of_into(out: &mut String, dir: &str, name: &str) -> Result<(), EngineError> {
-    let rel = RelPath::new(name).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
-    join_into(out, dir, rel.split_last().0.map_or("", RelPath::as_str));
-    Ok(())
 }
 
 /// Treats "already gone" as done.
@@ -191,15 +225,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_names_directory_comes_from_its_components() {
+    fn names_join_below_the_worker_name() {
         let mut out = String::new();
-        dir_of_into(&mut out, "/tmp/d/Bonnie.1", "00000/f").unwrap();
-        assert_eq!(out, "/tmp/d/Bonnie.1/00000");
-        dir_of_into(&mut out, "Bonnie.1", "f").unwrap();
+        join_into(&mut out, "Bonnie.1", "00000/f");
+        assert_eq!(out, "Bonnie.1/00000/f");
+        join_into(&mut out, "Bonnie.1", "");
         assert_eq!(out, "Bonnie.1");
-        // A URL's query stays where the engines take it, whatever the name.
-        dir_of_into(&mut out, "nfs://h/export/Bonnie.1?mountport=9", "00001/f").unwrap();
-        assert_eq!(out, "nfs://h/export/Bonnie.1?mountport=9/00001");
-        assert!(dir_of_into(&mut out, "d", "../f").is_err());
     }
 }

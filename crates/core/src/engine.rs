@@ -13,6 +13,8 @@ use crate::error::EngineError;
 use crate::names::{DirCursor, NameList};
 use storbench_job::relpath::RelPath;
 
+pub use crate::metapath::{DirRef, MetaPath};
+
 /// Index of an open file inside one engine instance (the order of `open` calls).
 pub type FileId = u32;
 
@@ -177,24 +179,6 @@ pub struct Attr {
     pub is_dir: bool,
 }
 
-/// A directory opened with [`MetaOps::open_dir`] for name-relative calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirRef {
-    /// The engine's slot for it (a kept-open descriptor); engines that work by path
-    /// leave it 0.
-    pub slot: u32,
-    /// The directory's path as given to `open_dir`: for errors, and for engines that work
-    /// by path.
-    pub path: String,
-}
-
-impl DirRef {
-    /// `name` under this directory, as a path the path-based calls take.
-    pub fn join(&self, name: &str) -> String {
-        format!("{}/{name}", self.path.trim_end_matches('/'))
-    }
-}
-
 /// What [`MetaOps::unlink_listed`] or [`MetaOps::stat_listed`] has just done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
@@ -219,7 +203,7 @@ pub fn each_listed_by_name<M: MetaOps + ?Sized>(
     let (mut cursor, mut done) = (DirCursor::default(), 0);
     while !cursor.done {
         batch.clear();
-        meta.read_dir(&dir.path, &mut cursor, batch)?;
+        meta.read_dir(dir.path(), &mut cursor, batch)?;
         if step(Listed::Batch).is_break() {
             break;
         }
@@ -253,26 +237,30 @@ pub fn stat_named<M: MetaOps + ?Sized>(
 }
 
 /// Metadata operations used by file lay-out, fio's filecreate/filestat/filedelete engines and
-/// the bonnie suite. Paths are relative to the target root the engine was opened for, or
-/// absolute for local engines.
+/// the bonnie suite. The path calls take a [`MetaPath`]: a typed root and a checked name
+/// below it (or the root alone), so no engine parses URL text per call.
 pub trait MetaOps {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError>;
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError>;
+    fn mkdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError>;
+    fn rmdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError>;
     /// Create a new file (fails if it exists) and open it.
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError>;
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError>;
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError>;
+    fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError>;
+    fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError>;
+    fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError>;
     /// Appends the next batch of names in the directory (without `.` and `..`) to `names`
     /// and moves `cursor` on; sets `cursor.done` once the listing has ended. A batch is
     /// what one system call or RPC returns, so callers can time them one by one.
     fn read_dir(
         &mut self,
-        path: &str,
+        path: MetaPath<'_>,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError>;
     /// Appends every name in the directory (without `.` and `..`) to `names`.
-    fn read_dir_all(&mut self, path: &str, names: &mut NameList) -> Result<(), EngineError> {
+    fn read_dir_all(
+        &mut self,
+        path: MetaPath<'_>,
+        names: &mut NameList,
+    ) -> Result<(), EngineError> {
         let mut cursor = DirCursor::default();
         while !cursor.done {
             self.read_dir(path, &mut cursor, names)?;
@@ -305,22 +293,19 @@ pub trait MetaOps {
     /// Set the size of an open file (truncate or extend).
     fn set_size(&mut self, file: FileId, size: u64) -> Result<(), EngineError>;
     /// Flush a directory's metadata (bonnie++ `-b`); a no-op where it means nothing.
-    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError>;
+    fn sync_dir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError>;
     /// Flush everything the file system holding `path` has not yet written (bonnie++'s
     /// `sync()` at the end of its create and delete tests): `sync(2)` locally, as bonnie++.
     /// The default flushes only the directory.
-    fn sync_fs(&mut self, path: &str) -> Result<(), EngineError> {
+    fn sync_fs(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
         self.sync_dir(path)
     }
     /// Opens directory `path` for the `*_in` calls, which name entries relative to it as
     /// openat(2) does (a name may hold further `/`-separated components): loops over
     /// thousands of files in one directory then do not resolve its path per call, as
     /// bonnie++ works in its directory by bare names. The default keeps the path only.
-    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
-        Ok(DirRef {
-            slot: 0,
-            path: path.to_owned(),
-        })
+    fn open_dir(&mut self, path: MetaPath<'_>) -> Result<DirRef, EngineError> {
+        Ok(DirRef::of(0, path))
     }
     /// Releases what `open_dir` holds for `dir`.
     fn close_dir(&mut self, dir: DirRef) {
@@ -333,7 +318,8 @@ pub trait MetaOps {
         name: &str,
         open: &OpenOptions,
     ) -> Result<FileId, EngineError> {
-        self.create(&dir.join(name), open)
+        let rel = dir.rel_of(checked_name(dir, name)?);
+        self.create(MetaPath::new(&dir.root, &rel), open)
     }
     /// Opens the existing file `name` in `dir` for IO, as [`Engine::open`] opens a path:
     /// bonnie++'s stat-and-read of files with data, with no path to resolve or keep per
@@ -367,21 +353,23 @@ pub trait MetaOps {
     }
     /// [`stat`](MetaOps::stat) of `name` in `dir`.
     fn stat_in(&mut self, dir: &DirRef, name: &str) -> Result<Attr, EngineError> {
-        self.stat(&dir.join(name))
+        let rel = dir.rel_of(checked_name(dir, name)?);
+        self.stat(MetaPath::new(&dir.root, &rel))
     }
     /// [`unlink`](MetaOps::unlink) of `name` in `dir`.
     fn unlink_in(&mut self, dir: &DirRef, name: &str) -> Result<(), EngineError> {
-        self.unlink(&dir.join(name))
+        let rel = dir.rel_of(checked_name(dir, name)?);
+        self.unlink(MetaPath::new(&dir.root, &rel))
     }
     /// Make `link` a hard link to `existing` (bonnie++ `-n N:-1`).
-    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+    fn link(&mut self, existing: MetaPath<'_>, link: MetaPath<'_>) -> Result<(), EngineError> {
         let _ = existing;
         Err(EngineError::unsupported(format!(
             "link {link}: this engine cannot make hard links"
         )))
     }
     /// Make `link` a symbolic link holding `target` (bonnie++ `-n N:-2`).
-    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+    fn symlink(&mut self, target: &str, link: MetaPath<'_>) -> Result<(), EngineError> {
         let _ = target;
         Err(EngineError::unsupported(format!(
             "symlink {link}: this engine cannot make symbolic links"
@@ -390,11 +378,17 @@ pub trait MetaOps {
     /// [`link`](MetaOps::link) of `existing` in `dir` as `name` in `dir`: bonnie's timed
     /// loop of hard links, with no path to resolve or build per link.
     fn link_in(&mut self, dir: &DirRef, existing: &str, name: &str) -> Result<(), EngineError> {
-        self.link(&dir.join(existing), &dir.join(name))
+        let existing = dir.rel_of(checked_name(dir, existing)?);
+        let rel = dir.rel_of(checked_name(dir, name)?);
+        self.link(
+            MetaPath::new(&dir.root, &existing),
+            MetaPath::new(&dir.root, &rel),
+        )
     }
     /// [`symlink`](MetaOps::symlink) of `name` in `dir`, holding `target` as given.
     fn symlink_in(&mut self, dir: &DirRef, target: &str, name: &str) -> Result<(), EngineError> {
-        self.symlink(target, &dir.join(name))
+        let rel = dir.rel_of(checked_name(dir, name)?);
+        self.symlink(target, MetaPath::new(&dir.root, &rel))
     }
 }
 
@@ -411,7 +405,7 @@ pub fn checked_name<'a>(dir: &DirRef, name: &'a str) -> Result<&'a RelPath, Engi
 fn bad_name(dir: &DirRef, e: String) -> EngineError {
     EngineError::new(
         crate::error::ErrorKind::Refused,
-        format!("{}: {e}", dir.path),
+        format!("{}: {e}", dir.path()),
     )
 }
 
@@ -524,13 +518,12 @@ pub trait Engine: Send {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+    use storbench_job::target::Target;
 
     #[test]
     fn names_of_name_relative_calls_stay_in_their_directory() {
-        let dir = DirRef {
-            slot: 0,
-            path: "nfs://h/export/d".into(),
-        };
+        let export = Target::parse("nfs://h/export").unwrap();
+        let dir = DirRef::of(0, MetaPath::new(&export, RelPath::new("d").unwrap()));
         assert_eq!(
             checked_name(&dir, "00001/0000abc").unwrap().as_str(),
             "00001/0000abc"
@@ -547,10 +540,7 @@ mod tests {
 
     #[test]
     fn open_in_refuses_only_the_options_that_would_make_or_change_a_file() {
-        let dir = DirRef {
-            slot: 0,
-            path: "/d".into(),
-        };
+        let dir = DirRef::of(0, MetaPath::whole(&Target::Path("/d".into())));
         let plain = OpenOptions {
             read: true,
             write: true,

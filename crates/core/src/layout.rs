@@ -413,7 +413,7 @@ fn scan_device(
 /// local file system when the engine has none), as the plan typed it.
 pub fn remove(engine: &mut dyn Engine, target: &Target) -> Result<(), EngineError> {
     if let Some(meta) = engine.meta() {
-        return meta.unlink(target.expose());
+        return meta.unlink(crate::MetaPath::whole(target));
     }
     match target {
         Target::Path(path) => {

@@ -25,6 +25,7 @@ use storbench_model::fixtures;
 pub mod gate;
 pub mod host;
 pub mod layout;
+pub mod metapath;
 pub mod names;
 pub mod nic;
 pub mod observer;
@@ -48,8 +49,8 @@ pub mod zeros;
 
 pub use engine::{
     Access, Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, FileId, FileSpec,
-    IoKind, IoUnit, Listed, MetaOps, OpenOptions, Queued, checked_name, each_listed_by_name,
-    refuse_create_in_open, stat_named, unlink_named,
+    IoKind, IoUnit, Listed, MetaOps, MetaPath, OpenOptions, Queued, checked_name,
+    each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
 };
 pub use error::{EngineError, ErrorKind};
 pub use histogram::Histogram;

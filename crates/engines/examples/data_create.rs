@@ -17,8 +17,9 @@ use std::ffi::CString;
 use std::ptr::NonNull;
 use std::time::Duration;
 
-use storbench_core::{DirRef, Engine, EngineSetup, IoKind, IoUnit, OpenOptions, Queued};
+use storbench_core::{DirRef, Engine, EngineSetup, IoKind, IoUnit, MetaPath, OpenOptions, Queued};
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 
 use support::{BATCH, take_turns};
 
@@ -157,7 +158,7 @@ fn main() {
     let engine_dir = engine
         .meta()
         .unwrap()
-        .open_dir(&dir)
+        .open_dir(MetaPath::whole(&Target::Path(dir.clone())))
         .expect("open the directory");
     let names: Vec<[String; 2]> = (0..count)
         .map(|i| [format!("{i:010x}abcdefA"), format!("{i:010x}abcdefB")])

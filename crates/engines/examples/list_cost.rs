@@ -20,8 +20,9 @@
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use storbench_core::{DirCursor, DirRef, MetaOps, NameList};
+use storbench_core::{DirCursor, DirRef, MetaOps, MetaPath, NameList};
 use storbench_engines::local::LocalFiles;
+use storbench_job::target::Target;
 
 /// glibc's readdir buffer.
 const BUF: usize = 32 * 1024;
@@ -102,10 +103,9 @@ impl Side for Engine<'_> {
 
     fn batch(&mut self) -> usize {
         self.batch.clear();
-        let path = &self.dir.path;
         let cursor = &mut self.cursor;
         self.files
-            .read_dir(path, cursor, &mut self.batch)
+            .read_dir(self.dir.path(), cursor, &mut self.batch)
             .expect("read_dir");
         for name in self.batch.iter() {
             self.files.unlink_in(&self.dir, name).expect("unlink_in");
@@ -123,7 +123,9 @@ fn empty(files: &mut LocalFiles, dir: &str, first: usize) -> ([Duration; 2], Vec
         done: false,
     };
     let mut bare = bare_side();
-    let handle = files.open_dir(dir).expect("open_dir");
+    let handle = files
+        .open_dir(MetaPath::whole(&Target::Path(dir.to_owned())))
+        .expect("open_dir");
     let mut engine = Engine {
         files,
         dir: handle,
@@ -189,7 +191,9 @@ fn main() {
         fill(&dir, count);
         let (times, mut pairs) = empty(&mut files, &dir, round % 2);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "all removed");
-        files.rmdir(&dir).expect("remove the directory");
+        files
+            .rmdir(MetaPath::whole(&Target::Path(dir.clone())))
+            .expect("remove the directory");
         println!(
             "round {round}: {second} rate vs bare: {:.3} over the round, {:.3} median of {} batch pairs",
             times[0].as_secs_f64() / times[1].as_secs_f64(),

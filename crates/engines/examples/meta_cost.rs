@@ -15,8 +15,9 @@ mod support;
 use std::ffi::CString;
 use std::time::Duration;
 
-use storbench_core::{DirRef, MetaOps, NameList, OpenOptions};
+use storbench_core::{DirRef, MetaOps, MetaPath, NameList, OpenOptions, RelPath};
 use storbench_engines::local::LocalFiles;
+use storbench_job::target::Target;
 
 use support::{BATCH, take_turns};
 
@@ -24,9 +25,8 @@ struct Bench {
     files: LocalFiles,
     /// Where each side works, so none finds another's files.
     engine_dir: DirRef,
-    by_path_dir: String,
-    /// Scratch for the by-path side's paths.
-    path: String,
+    /// The by-path side's directory, the root its names are joined to.
+    by_path_dir: Target,
     names: NameList,
     c_names: Vec<CString>,
     op: Op,
@@ -75,11 +75,8 @@ impl Bench {
 
     /// The operation on file `i` through the engine's path-based calls.
     fn by_path(&mut self, i: usize) {
-        self.path.clear();
-        self.path.push_str(&self.by_path_dir);
-        self.path.push('/');
-        self.path.push_str(self.names.get(i));
-        let path = self.path.as_str();
+        let name = RelPath::new(self.names.get(i)).unwrap();
+        let path = MetaPath::new(&self.by_path_dir, name);
         match self.op {
             Op::Create => {
                 let open = OpenOptions {
@@ -122,12 +119,13 @@ fn main() {
     let c_names = names.iter().map(|n| CString::new(n).unwrap()).collect();
     // bonnie++ works in its directory by bare names.
     std::env::set_current_dir(&libc_path).expect("change to the libc side's directory");
-    let engine_dir = files.open_dir(&engine_path).unwrap();
+    let engine_dir = files
+        .open_dir(MetaPath::whole(&Target::Path(engine_path)))
+        .unwrap();
     let mut b = Bench {
         files,
         engine_dir,
-        by_path_dir,
-        path: String::new(),
+        by_path_dir: Target::Path(by_path_dir.clone()),
         names,
         c_names,
         op: Op::Create,

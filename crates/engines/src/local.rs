@@ -561,6 +561,9 @@ pub struct LocalFiles {
     /// A closed file's path buffer, reused by the next create so creating files does not
     /// allocate per file.
     spare_path: String,
+    /// The local path of the current path call, its root and name joined (reused: no
+    /// allocation per call).
+    joined: String,
 }
 
 impl LocalFiles {

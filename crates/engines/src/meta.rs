@@ -10,12 +10,12 @@
 //! made.
 
 use storbench_core::{
-    Caps, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoUnit, MetaOps,
+    Caps, Engine, EngineError, EngineInfo, ErrorKind, FileId, FileSpec, IoUnit, MetaOps, MetaPath,
     OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 use storbench_job::catalogue::{self, Protocol};
-use storbench_job::target::url_protocol;
+use storbench_job::target::{Target, url_protocol};
 
 use crate::options;
 
@@ -40,7 +40,8 @@ impl MetaOp {
 /// One file as opened through this engine.
 #[derive(Debug)]
 struct MetaFile {
-    path: String,
+    /// The file as the plan typed it: a whole path or URL, given to the path calls.
+    target: Target,
     open: OpenOptions,
     /// The operation already ran for this open.
     done: bool,
@@ -119,9 +120,10 @@ impl MetaEngine {
     }
 
     /// Runs the operation on `path`; for `Create`, returns the inner engine's file id.
-    fn run(&mut self, path: &str, open: &OpenOptions) -> Result<Option<FileId>, EngineError> {
+    fn run(&mut self, target: &Target, open: &OpenOptions) -> Result<Option<FileId>, EngineError> {
         let op = self.op;
         let meta = self.inner_meta()?;
+        let path = MetaPath::whole(target);
         match op {
             MetaOp::Create => meta.create(path, open).map(Some).map_err(|e| {
                 if e.errno == Some(libc::EEXIST) {
@@ -160,7 +162,7 @@ impl Engine for MetaEngine {
     /// Only records the file; the operation is the first IO.
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
         let file = MetaFile {
-            path: spec.path.clone(),
+            target: spec.target.clone(),
             open: spec.open.clone(),
             done: false,
             created: None,
@@ -179,8 +181,8 @@ impl Engine for MetaEngine {
         if self.op == MetaOp::Create {
             return Ok(self.file_size);
         }
-        let path = self.file(file)?.path.clone();
-        match self.inner_meta()?.stat(&path) {
+        let target = self.file(file)?.target.clone();
+        match self.inner_meta()?.stat(MetaPath::whole(&target)) {
             Ok(attr) => Ok(attr.size.max(self.file_size)),
             Err(_) if self.op == MetaOp::Delete => Ok(self.file_size),
             Err(e) => Err(e),
@@ -192,10 +194,14 @@ impl Engine for MetaEngine {
         if f.done {
             return Ok(Queued::Done(u64::from(io.len)));
         }
-        let (path, open) = (std::mem::take(&mut f.path), f.open.clone());
-        let result = self.run(&path, &open);
+        let placeholder = Target::Path(String::new());
+        let (target, open) = (
+            std::mem::replace(&mut f.target, placeholder),
+            f.open.clone(),
+        );
+        let result = self.run(&target, &open);
         let f = self.file(io.file)?;
-        f.path = path;
+        f.target = target;
         f.done = true;
         f.created = result?;
         Ok(Queued::Done(u64::from(io.len)))

@@ -8,7 +8,6 @@
 //! Writes are UNSTABLE and made durable by COMMIT at fsync points and on close, or FILE_SYNC
 //! when the file is opened for synchronous writes (`sync=1`).
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use storbench_core::{
@@ -65,7 +64,9 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         file_sync: false,
         dirs: DirTable::default(),
         sub_path: String::new(),
-        listed: HashMap::new(),
+        roots: Vec::new(),
+        meta_path: String::new(),
+        link_probe: String::new(),
         listing: NameList::default(),
         spare_rel: String::new(),
         link_source: None,
@@ -120,9 +121,14 @@ pub struct NfsEngine {
     dirs: DirTable<Fh>,
     /// A subdirectory's path inside the export, built for a name holding `/` (reused).
     sub_path: String,
-    /// Directories listed, as given and inside the export (a pure mapping, so it never
-    /// goes stale).
-    listed: HashMap<String, String>,
+    /// Roots metadata calls named and their paths inside the export: resolved once,
+    /// then found by comparison (no URL is parsed or mounted again per call).
+    roots: Vec<(NfsUrl, String)>,
+    /// The path inside the export of the current metadata call (reused).
+    meta_path: String,
+    /// The path inside the export of a link source, built to compare with the kept one
+    /// (reused).
+    link_probe: String,
     /// The batch `unlink_listed` lists into (reused).
     listing: NameList,
     /// A closed file's path, reused by the next file opened by name so that opening files
@@ -139,14 +145,9 @@ pub struct NfsEngine {
 }
 
 impl NfsEngine {
-    /// Mounts on first use and returns the path inside the export that `path` names: an
-    /// `nfs://` URL, a name below `nfs_url`, a path absolute within the export already
-    /// mounted, or a `RelPath` below its root.
-    fn target(&mut self, path: &str) -> Result<String, EngineError> {
-        self.target_typed(path, None)
-    }
-
-    /// [`Self::target`] for a path whose URL the plan has parsed already.
+    /// Mounts on first use and returns the path inside the export that a file the runner
+    /// opens names: its URL as the plan parsed it, a name below `nfs_url`, a path
+    /// absolute within the export already mounted, or a `RelPath` below its root.
     fn target_typed(
         &mut self,
         path: &str,

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, NameList, OpenOptions, Queued, RelPath, checked_name,
+    FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued, RelPath, checked_name,
     refuse_create_in_open,
 };
 use storbench_job::JobSpec;
@@ -131,13 +131,9 @@ pub struct SmbEngine {
 }
 
 impl SmbEngine {
-    /// Logs in on first use and returns the path inside the share that `path` names: an
-    /// `smb://` URL on the same share, or a `RelPath` below its root.
-    fn target(&mut self, path: &str) -> Result<String, EngineError> {
-        self.target_typed(path, None)
-    }
-
-    /// [`Self::target`] for a path whose URL the plan has parsed already.
+    /// Logs in on first use and returns the path inside the share that a file the runner
+    /// opens names: an `smb://` URL on the same share (parsed by the plan when `typed`),
+    /// or a `RelPath` below its root.
     fn target_typed(
         &mut self,
         path: &str,
@@ -221,7 +217,7 @@ impl SmbEngine {
     fn open_rel(
         &mut self,
         rel: &str,
-        shown: &str,
+        shown: &dyn std::fmt::Display,
         o: &OpenOptions,
         durable: bool,
     ) -> Result<FileId, EngineError> {
@@ -661,7 +657,7 @@ impl Engine for SmbEngine {
 impl SmbEngine {
     /// One QUERY_DIRECTORY batch of the listing into `entries`; a lost connection is
     /// recovered (which reopens the directory) and the batch asked for again.
-    fn dir_batch(&mut self, path: &str, entries: &mut Vec<DirEntry>) -> Result<bool, EngineError> {
+    fn dir_batch(&mut self, path: MetaPath<'_>, entries: &mut Vec<DirEntry>) -> Result<bool, EngineError> {
         loop {
             self.given_up()?;
             let Some(l) = self.listing.as_ref() else {
@@ -717,6 +713,61 @@ impl SmbEngine {
     }
 }
 
+impl SmbEngine {
+    /// Writes into `out` the path inside the share that `path` names: its root's (an
+    /// `smb://` target on the share logged in to, or a plain name below the share's root,
+    /// checked as a `RelPath`) and its name's components after it, joined with `/`, which
+    /// the client sends as `\\`. The root's URL was parsed where it was read; logging in
+    /// happens on first use only.
+    fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
+        out.clear();
+        match path.root {
+            Target::Smb(u) => {
+                let on_share = self.client.is_some()
+                    && matches!(&self.url, Some(have) if same_share(have, &u.url));
+                if !on_share {
+                    self.target_typed(u.text.expose(), Some(&u.url))?;
+                }
+                out.push_str(&u.url.path);
+            }
+            Target::Path(name) => {
+                let name = RelPath::new(name)
+                    .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")))?;
+                if self.client.is_none() {
+                    return Err(EngineError::unsupported(format!(
+                        "smb: {name} is not an smb:// URL"
+                    )));
+                }
+                out.push_str(name.as_str());
+            }
+            other => {
+                return Err(EngineError::unsupported(format!(
+                    "smb: {other} is not an smb:// target"
+                )));
+            }
+        }
+        if let Some(rel) = path.rel {
+            if !out.is_empty() {
+                out.push('/');
+            }
+            out.push_str(rel.as_str());
+        }
+        Ok(())
+    }
+
+    /// `call` on the path inside the share that `path` names, built in a reused buffer.
+    fn with_path<T>(
+        &mut self,
+        path: MetaPath<'_>,
+        call: impl FnOnce(&mut Self, &str) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let mut rel = std::mem::take(&mut self.name_rel);
+        let r = self.locate(path, &mut rel).and_then(|()| call(self, &rel));
+        self.name_rel = rel;
+        r
+    }
+}
+
 /// An SMB name collision as storbench's refusal to take over a file it did not create.
 fn exists_error(dir: &DirRef, name: &str, e: SmbError) -> EngineError {
     match e.status() {
@@ -733,49 +784,47 @@ fn exists_error(dir: &DirRef, name: &str, e: SmbError) -> EngineError {
 }
 
 impl MetaOps for SmbEngine {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.retry(|c| c.mkdir(&rel))
+    fn mkdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_path(path, |e, rel| e.retry(|c| c.mkdir(rel)))
     }
 
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.dirs.forget(&rel);
-        self.retry(|c| c.rmdir(&rel))
+    fn rmdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_path(path, |e, rel| {
+            e.dirs.forget(rel);
+            e.retry(|c| c.rmdir(rel))
+        })
     }
 
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        let rel = self.target(path)?;
+    fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError> {
         let o = OpenOptions {
             create: true,
             exclusive: true,
             ..open.clone()
         };
-        self.open_rel(&rel, path, &o, false)
+        self.with_path(path, |e, rel| e.open_rel(rel, &path, &o, false))
     }
 
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let rel = self.target(path)?;
-        let i = self.retry(|c| c.stat(&rel))?;
+    fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError> {
+        let i = self.with_path(path, |e, rel| e.retry(|c| c.stat(rel)))?;
         Ok(Attr {
             size: i.size,
             is_dir: i.is_dir(),
         })
     }
 
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
-        self.retry(|c| c.unlink(&rel))
+    fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_path(path, |e, rel| e.retry(|c| c.unlink(rel)))
     }
 
     fn read_dir(
         &mut self,
-        path: &str,
+        path: MetaPath<'_>,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
-        let rel = self.target(path)?;
         if cursor.offset == 0 {
+            let mut rel = String::new();
+            self.locate(path, &mut rel)?;
             if let Some(old) = self.listing.take() {
                 let _ = self.client()?.close(old.id);
             }
@@ -821,18 +870,15 @@ impl MetaOps for SmbEngine {
         self.retry_file(file, |c, id| c.set_size(id, size))
     }
 
-    fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
+    fn sync_dir(&mut self, _path: MetaPath<'_>) -> Result<(), EngineError> {
         Ok(())
     }
 
     /// The directory's path inside the share, resolved once and kept in a slot until
     /// `close_dir` or its removal.
-    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
-        let rel = self.target(path)?;
-        Ok(DirRef {
-            slot: self.dirs.insert((), &rel),
-            path: path.to_owned(),
-        })
+    fn open_dir(&mut self, path: MetaPath<'_>) -> Result<DirRef, EngineError> {
+        let slot = self.with_path(path, |e, rel| Ok(e.dirs.insert((), rel)))?;
+        Ok(DirRef::of(slot, path))
     }
 
     fn close_dir(&mut self, dir: DirRef) {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{Driver, job, pattern, rw_open};
-use storbench_core::{IoKind, NameList, OpenOptions};
+use storbench_core::{IoKind, MetaPath, NameList, OpenOptions};
 
 /// mkdir / create / set_size / stat / readdir / sync_dir / unlink / rmdir through `meta()`,
 /// and a file made by `create` is usable for IO through the same engine.
@@ -23,22 +23,31 @@ fn local_meta_ops_round_trip() {
         );
         let mut d = Driver::new(&job(engine, 4, &[]), 4096).unwrap();
         let meta = d.engine.meta().expect("local engines offer meta ops");
-        meta.mkdir(&dir).unwrap();
-        let id = meta.create(&file, &rw_open(false)).unwrap();
-        let err = meta.create(&file, &rw_open(false)).unwrap_err();
+        meta.mkdir(MetaPath::whole(&common::at(&dir))).unwrap();
+        let id = meta
+            .create(MetaPath::whole(&common::at(&file)), &rw_open(false))
+            .unwrap();
+        let err = meta
+            .create(MetaPath::whole(&common::at(&file)), &rw_open(false))
+            .unwrap_err();
         assert_eq!(
             err.errno,
             Some(libc::EEXIST),
             "{engine}: create is exclusive: {err}"
         );
         meta.set_size(id, 1 << 20).unwrap();
-        let attr = meta.stat(&file).unwrap();
+        let attr = meta.stat(MetaPath::whole(&common::at(&file))).unwrap();
         assert_eq!((attr.size, attr.is_dir), (1 << 20, false), "{engine}");
-        assert!(meta.stat(&dir).unwrap().is_dir);
+        assert!(
+            meta.stat(MetaPath::whole(&common::at(&dir)))
+                .unwrap()
+                .is_dir
+        );
         let mut names = NameList::default();
-        meta.read_dir_all(&dir, &mut names).unwrap();
+        meta.read_dir_all(MetaPath::whole(&common::at(&dir)), &mut names)
+            .unwrap();
         assert_eq!(names.iter().collect::<Vec<_>>(), ["f"]);
-        meta.sync_dir(&dir).unwrap();
+        meta.sync_dir(MetaPath::whole(&common::at(&dir))).unwrap();
 
         let mut expected = vec![0u8; 4096];
         pattern(3, &mut expected);
@@ -62,17 +71,18 @@ fn local_meta_ops_round_trip() {
         d.engine.close(id).unwrap();
 
         let meta = d.engine.meta().unwrap();
-        meta.unlink(&file).unwrap();
+        meta.unlink(MetaPath::whole(&common::at(&file))).unwrap();
         let mut names = NameList::default();
-        meta.read_dir_all(&dir, &mut names).unwrap();
+        meta.read_dir_all(MetaPath::whole(&common::at(&dir)), &mut names)
+            .unwrap();
         assert!(names.is_empty());
-        let err = meta.stat(&file).unwrap_err();
+        let err = meta.stat(MetaPath::whole(&common::at(&file))).unwrap_err();
         assert_eq!(err.errno, Some(libc::ENOENT));
         assert!(
             err.message.starts_with("stat ") && err.message.contains(&file),
             "{err}"
         );
-        meta.rmdir(&dir).unwrap();
+        meta.rmdir(MetaPath::whole(&common::at(&dir))).unwrap();
         assert!(!std::path::Path::new(&dir).exists());
     }
 }
@@ -85,7 +95,9 @@ fn create_written_in_writes_the_buffer_in_pieces() {
     let root = tempfile::tempdir_in("/tmp").unwrap();
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    let dir = meta.open_dir(root.path().to_str().unwrap()).unwrap();
+    let dir = meta
+        .open_dir(MetaPath::whole(&common::at(root.path().to_str().unwrap())))
+        .unwrap();
     let data: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
     assert!(meta.create_written_in(&dir, "f", &data, 2500).unwrap());
     let written = std::fs::read(root.path().join("f")).unwrap();
@@ -258,7 +270,7 @@ fn unlink_listed_removes_files_as_they_are_listed() {
     std::fs::write(format!("{path}/.kept"), b"").unwrap();
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    let dir = meta.open_dir(&path).unwrap();
+    let dir = meta.open_dir(MetaPath::whole(&common::at(&path))).unwrap();
 
     let (removed, events) = unlink_listed_events(meta, &dir, 100);
     assert_eq!(
@@ -309,7 +321,7 @@ fn stat_listed_hands_out_each_files_attributes() {
     std::fs::write(format!("{path}/.dot"), b"123456").unwrap();
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    let dir = meta.open_dir(&path).unwrap();
+    let dir = meta.open_dir(MetaPath::whole(&common::at(&path))).unwrap();
     let (mut sizes, mut batches) = (vec![0u64; 5], 0);
     let seen = meta
         .stat_listed(&dir, &mut |e| {

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Driver, job};
-use storbench_core::{IoKind, OpenOptions};
+use storbench_core::{IoKind, MetaPath, OpenOptions, RelPath, RelPathBuf};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 fn server() -> Option<Ganesha> {
@@ -71,16 +71,33 @@ fn hard_and_symbolic_links_over_nfs() {
     let Some(g) = server() else { return };
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(&g.url("ln")).unwrap();
-    meta.mkdir(&g.url("ln/sub")).unwrap();
-    let dir = meta.open_dir(&g.url("ln")).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(g.url("ln"))))
+        .unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(g.url("ln/sub"))))
+        .unwrap();
+    let dir = meta
+        .open_dir(MetaPath::whole(&common::at(g.url("ln"))))
+        .unwrap();
     for round in 0..2 {
         let first = g.url("ln/first");
         meta.create_empty_in(&dir, "first").unwrap();
-        meta.link(&first, &g.url("ln/hard")).unwrap();
-        meta.link(&first, &g.url("ln/sub/hard")).unwrap();
-        meta.symlink("first", &g.url("ln/soft")).unwrap();
-        meta.symlink("../first", &g.url("ln/sub/soft")).unwrap();
+        meta.link(
+            MetaPath::whole(&common::at(&first)),
+            MetaPath::whole(&common::at(g.url("ln/hard"))),
+        )
+        .unwrap();
+        meta.link(
+            MetaPath::whole(&common::at(&first)),
+            MetaPath::whole(&common::at(g.url("ln/sub/hard"))),
+        )
+        .unwrap();
+        meta.symlink("first", MetaPath::whole(&common::at(g.url("ln/soft"))))
+            .unwrap();
+        meta.symlink(
+            "../first",
+            MetaPath::whole(&common::at(g.url("ln/sub/soft"))),
+        )
+        .unwrap();
         let ino = |p: &str| {
             std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(g.export_dir().join(p)).unwrap())
         };
@@ -96,20 +113,31 @@ fn hard_and_symbolic_links_over_nfs() {
         );
 
         // stat follows a symbolic link, as stat(2) does: the empty first file.
-        let soft = meta.stat(&g.url("ln/sub/soft")).unwrap();
+        let soft = meta
+            .stat(MetaPath::whole(&common::at(g.url("ln/sub/soft"))))
+            .unwrap();
         assert_eq!((soft.size, soft.is_dir), (0, false));
-        let sub = meta.open_dir(&g.url("ln/sub")).unwrap();
+        let sub = meta
+            .open_dir(MetaPath::whole(&common::at(g.url("ln/sub"))))
+            .unwrap();
         assert_eq!(meta.stat_in(&sub, "soft").unwrap().size, 0);
         meta.close_dir(sub);
         assert_eq!(meta.stat_in(&dir, "sub/soft").unwrap().size, 0);
 
-        let e = meta.link(&first, &g.url("ln/hard")).unwrap_err();
+        let e = meta
+            .link(
+                MetaPath::whole(&common::at(&first)),
+                MetaPath::whole(&common::at(g.url("ln/hard"))),
+            )
+            .unwrap_err();
         assert_eq!(e.errno, Some(17), "{e}");
         assert!(
             e.message.contains("LINK /export/ln/hard: NFS3ERR_EXIST"),
             "{e}"
         );
-        let e = meta.symlink("first", &g.url("ln/sub/soft")).unwrap_err();
+        let e = meta
+            .symlink("first", MetaPath::whole(&common::at(g.url("ln/sub/soft"))))
+            .unwrap_err();
         assert_eq!(e.errno, Some(17), "{e}");
         assert!(
             e.message
@@ -123,15 +151,73 @@ fn hard_and_symbolic_links_over_nfs() {
             "ln/soft",
             "ln/sub/soft",
         ] {
-            meta.unlink(&g.url(f)).unwrap();
+            meta.unlink(MetaPath::whole(&common::at(g.url(f)))).unwrap();
         }
     }
     let e = meta
-        .link(&g.url("ln/first"), &g.url("ln/again"))
+        .link(
+            MetaPath::whole(&common::at(g.url("ln/first"))),
+            MetaPath::whole(&common::at(g.url("ln/again"))),
+        )
         .unwrap_err();
     assert!(e.message.contains("/export/ln/first: NFS3ERR_NOENT"), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(&g.url("ln/sub")).unwrap();
-    meta.rmdir(&g.url("ln")).unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(g.url("ln/sub"))))
+        .unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(g.url("ln"))))
+        .unwrap();
+    assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
+}
+
+/// The path calls with a typed root and a name below it, as bonnie makes them: two roots
+/// in turns (each resolved once and kept), names with directories, a listing; a plain
+/// name that is not a `RelPath` is refused in one line before any RPC.
+#[test]
+fn path_calls_below_typed_roots_over_nfs() {
+    let Some(g) = server() else { return };
+    let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
+    let export = common::at(g.url(""));
+    let top = RelPath::new("roots").unwrap();
+    let meta = d.engine.meta().unwrap();
+    meta.mkdir(MetaPath::new(&export, top)).unwrap();
+    let below = common::at(g.url("roots"));
+    for name in ["a", "b"] {
+        let dir = RelPath::new(name).unwrap();
+        let meta = d.engine.meta().unwrap();
+        meta.mkdir(MetaPath::new(&below, dir)).unwrap();
+        let file = RelPathBuf::new(format!("roots/{name}/f")).unwrap();
+        let id = meta
+            .create(MetaPath::new(&export, &file), &OpenOptions::default())
+            .unwrap();
+        d.engine.close(id).unwrap();
+        let meta = d.engine.meta().unwrap();
+        let in_dir = RelPathBuf::new(format!("{name}/f")).unwrap();
+        assert_eq!(meta.stat(MetaPath::new(&below, &in_dir)).unwrap().size, 0);
+        assert!(meta.stat(MetaPath::new(&export, top)).unwrap().is_dir);
+    }
+    let meta = d.engine.meta().unwrap();
+    let mut names = storbench_core::NameList::default();
+    meta.read_dir_all(MetaPath::whole(&below), &mut names)
+        .unwrap();
+    let mut listed: Vec<&str> = names.iter().collect();
+    listed.sort_unstable();
+    assert_eq!(listed, ["a", "b"]);
+    assert!(g.export_dir().join("roots/b/f").is_file());
+
+    let outside = storbench_job::target::Target::Path("../etc".into());
+    let e = meta.stat(MetaPath::whole(&outside)).unwrap_err();
+    assert_eq!(e.kind, storbench_core::ErrorKind::Refused, "{e}");
+    assert!(
+        e.message.contains("`..`") && !e.message.contains('\n'),
+        "{e}"
+    );
+
+    for name in ["a", "b"] {
+        let file = RelPathBuf::new(format!("{name}/f")).unwrap();
+        meta.unlink(MetaPath::new(&below, &file)).unwrap();
+        meta.rmdir(MetaPath::new(&below, RelPath::new(name).unwrap()))
+            .unwrap();
+    }
+    meta.rmdir(MetaPath::whole(&below)).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

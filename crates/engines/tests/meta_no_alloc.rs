@@ -9,7 +9,8 @@ mod common;
 use common::{Driver, job, read_only, rw_open};
 use std::ops::ControlFlow;
 
-use storbench_core::{DirCursor, DirRef, NameList};
+use storbench_core::{DirCursor, DirRef, MetaPath, NameList, RelPathBuf};
+use storbench_job::target::Target;
 use storbench_testkit::alloc::{CountingAllocator, allocations_during};
 use storbench_testkit::ganesha::{self, Ganesha};
 
@@ -18,26 +19,29 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 
 const FILES: usize = 2000;
 
-/// Creates (and closes), stats, lists and removes every file of `paths` in `dir`.
-fn cycle(d: &mut Driver, dir: &str, paths: &[String], names: &mut NameList) {
+/// Creates (and closes), stats, lists and removes every file of `paths` in `dir`, by
+/// path: the directory as the root, each name below it.
+fn cycle(d: &mut Driver, dir: &Target, paths: &[RelPathBuf], names: &mut NameList) {
     let open = rw_open(false);
     for path in paths {
-        let file = d.engine.meta().unwrap().create(path, &open).unwrap();
+        let at = MetaPath::new(dir, path);
+        let file = d.engine.meta().unwrap().create(at, &open).unwrap();
         d.engine.close(file).unwrap();
     }
     let meta = d.engine.meta().unwrap();
     for path in paths {
-        assert_eq!(meta.stat(path).unwrap().size, 0);
+        assert_eq!(meta.stat(MetaPath::new(dir, path)).unwrap().size, 0);
     }
     let (mut cursor, mut listed) = (DirCursor::default(), 0);
     while !cursor.done {
         names.clear();
-        meta.read_dir(dir, &mut cursor, names).unwrap();
+        meta.read_dir(MetaPath::whole(dir), &mut cursor, names)
+            .unwrap();
         listed += names.len();
     }
     assert_eq!(listed, paths.len());
     for path in paths {
-        meta.unlink(path).unwrap();
+        meta.unlink(MetaPath::new(dir, path)).unwrap();
     }
 }
 
@@ -46,13 +50,24 @@ fn file_metadata_operations_allocate_nothing_per_file() {
     let root = tempfile::tempdir_in("/tmp").unwrap();
     let dir = format!("{}/d", root.path().display());
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
-    d.engine.meta().unwrap().mkdir(&dir).unwrap();
-    let paths: Vec<String> = (0..FILES).map(|i| format!("{dir}/{i:010x}abc")).collect();
+    d.engine
+        .meta()
+        .unwrap()
+        .mkdir(MetaPath::whole(&common::at(&dir)))
+        .unwrap();
+    let paths: Vec<RelPathBuf> = (0..FILES)
+        .map(|i| RelPathBuf::new(format!("{i:010x}abc")).unwrap())
+        .collect();
     let mut names = NameList::with_capacity(FILES, FILES * 32);
-    cycle(&mut d, &dir, &paths, &mut names);
-    let counted = allocations_during(|| cycle(&mut d, &dir, &paths, &mut names));
+    let root = common::at(&dir);
+    cycle(&mut d, &root, &paths, &mut names);
+    let counted = allocations_during(|| cycle(&mut d, &root, &paths, &mut names));
     assert_eq!(counted, 0, "allocations in {FILES} files' operations");
-    d.engine.meta().unwrap().rmdir(&dir).unwrap();
+    d.engine
+        .meta()
+        .unwrap()
+        .rmdir(MetaPath::whole(&common::at(&dir)))
+        .unwrap();
 }
 
 /// `name` created in `dir` and kept open through `create_in`, then closed.
@@ -118,8 +133,8 @@ fn name_relative_operations_allocate_nothing_per_file() {
     let path = format!("{}/d", root.path().display());
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(&path).unwrap();
-    let dir = meta.open_dir(&path).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(&path))).unwrap();
+    let dir = meta.open_dir(MetaPath::whole(&common::at(&path))).unwrap();
     let mut names = NameList::with_capacity(FILES, FILES * 16);
     for i in 0..FILES {
         names.push(&format!("{i:010x}abc"));
@@ -129,7 +144,7 @@ fn name_relative_operations_allocate_nothing_per_file() {
     assert_eq!(counted, 0, "allocations in {FILES} files' operations");
     let meta = d.engine.meta().unwrap();
     meta.close_dir(dir);
-    meta.rmdir(&path).unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(&path))).unwrap();
 }
 
 /// Over NFS, by name as bonnie's timed loops call them: CREATE (a third of the files kept
@@ -153,7 +168,7 @@ fn nfs_cycle(d: &mut Driver, [dir, sub]: [&DirRef; 2], names: &NameList, listed:
     let (mut cursor, mut count) = (DirCursor::default(), 0);
     while !cursor.done {
         listed.clear();
-        meta.read_dir(&dir.path, &mut cursor, listed).unwrap();
+        meta.read_dir(dir.path(), &mut cursor, listed).unwrap();
         count += listed.len();
     }
     assert_eq!(count, names.len() / 2 + 1, "the top files and `sub`");
@@ -181,10 +196,13 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     let url = g.url("d");
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(&url).unwrap();
-    meta.mkdir(&g.url("d/sub")).unwrap();
-    let dir = meta.open_dir(&url).unwrap();
-    let sub = meta.open_dir(&g.url("d/sub")).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d/sub"))))
+        .unwrap();
+    let dir = meta.open_dir(MetaPath::whole(&common::at(&url))).unwrap();
+    let sub = meta
+        .open_dir(MetaPath::whole(&common::at(g.url("d/sub"))))
+        .unwrap();
     let mut names = NameList::with_capacity(NFS_FILES, NFS_FILES * 24);
     for i in 0..NFS_FILES {
         let sub = if i % 2 == 0 { "" } else { "sub/" };
@@ -200,8 +218,9 @@ fn nfs_name_relative_operations_allocate_nothing_per_file() {
     let meta = d.engine.meta().unwrap();
     meta.close_dir(dir);
     meta.close_dir(sub);
-    meta.rmdir(&g.url("d/sub")).unwrap();
-    meta.rmdir(&url).unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d/sub"))))
+        .unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(&url))).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }
 
@@ -275,9 +294,10 @@ fn links_by_name_allocate_nothing_per_file() {
     let path = format!("{}/d", root.path().display());
     let mut d = Driver::new(&job("psync", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(&path).unwrap();
-    meta.mkdir(&format!("{path}/sub")).unwrap();
-    let dir = meta.open_dir(&path).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(&path))).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(format!("{path}/sub"))))
+        .unwrap();
+    let dir = meta.open_dir(MetaPath::whole(&common::at(&path))).unwrap();
     let names = link_names(FILES);
     let first = std::path::PathBuf::from(format!("{path}/first"));
     let nlink = || std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&first).unwrap());
@@ -295,8 +315,9 @@ fn links_by_name_allocate_nothing_per_file() {
     let e = meta.link_in(&dir, "missing", "x").unwrap_err();
     assert_eq!(e.errno, Some(libc::ENOENT), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(&format!("{path}/sub")).unwrap();
-    meta.rmdir(&path).unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(format!("{path}/sub"))))
+        .unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(&path))).unwrap();
 }
 
 #[test]
@@ -309,9 +330,13 @@ fn nfs_links_by_name_allocate_nothing_per_file() {
     const NFS_FILES: usize = 400;
     let mut d = Driver::new(&job("nfs", 1, &[]), 4096).unwrap();
     let meta = d.engine.meta().unwrap();
-    meta.mkdir(&g.url("d")).unwrap();
-    meta.mkdir(&g.url("d/sub")).unwrap();
-    let dir = meta.open_dir(&g.url("d")).unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d"))))
+        .unwrap();
+    meta.mkdir(MetaPath::whole(&common::at(g.url("d/sub"))))
+        .unwrap();
+    let dir = meta
+        .open_dir(MetaPath::whole(&common::at(g.url("d"))))
+        .unwrap();
     let names = link_names(NFS_FILES);
     let first = g.export_dir().join("d/first");
     let nlink = || std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(&first).unwrap());
@@ -330,7 +355,9 @@ fn nfs_links_by_name_allocate_nothing_per_file() {
     let e = meta.link_in(&dir, "first", "again").unwrap_err();
     assert!(e.message.contains("NFS3ERR_NOENT"), "{e}");
     meta.close_dir(dir);
-    meta.rmdir(&g.url("d/sub")).unwrap();
-    meta.rmdir(&g.url("d")).unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d/sub"))))
+        .unwrap();
+    meta.rmdir(MetaPath::whole(&common::at(g.url("d"))))
+        .unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }

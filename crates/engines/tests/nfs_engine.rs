@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Driver, job, pattern, rw_open};
-use storbench_core::{DirCursor, ErrorKind, IoKind, NameList, OpenOptions};
+use storbench_core::{DirCursor, ErrorKind, IoKind, MetaPath, NameList, OpenOptions};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 const BS: u32 = 256 << 10;
@@ -89,7 +89,11 @@ fn nfs_url_option_nconnect_and_sync_writes() {
     let Some(g) = server() else { return };
     let base = g.url("") + "&nconnect=3&wsize=65536";
     let mut d = nfs_driver(8, &[("nfs_url", &base)]);
-    d.engine.meta().unwrap().mkdir("sub").unwrap();
+    d.engine
+        .meta()
+        .unwrap()
+        .mkdir(MetaPath::whole(&common::at("sub")))
+        .unwrap();
     let open = OpenOptions {
         sync: true,
         ..rw_open(false)
@@ -123,12 +127,16 @@ fn metadata_operations_and_cleanup() {
     let mut d = nfs_driver(1, &[]);
     let dir = g.url("bonnie");
     let m = d.engine.meta().unwrap();
-    m.mkdir(&dir).unwrap();
+    m.mkdir(MetaPath::whole(&common::at(&dir))).unwrap();
     // Once mounted, a plain name is a RelPath below the export's root: it reaches the
     // directory just made, and one climbing out is refused in one line.
-    assert!(m.stat("bonnie").unwrap().is_dir);
+    assert!(
+        m.stat(MetaPath::whole(&common::at("bonnie")))
+            .unwrap()
+            .is_dir
+    );
     for bad in ["../escape", "bonnie/../../escape", "bonnie//x"] {
-        let e = m.mkdir(bad).unwrap_err();
+        let e = m.mkdir(MetaPath::whole(&common::at(bad))).unwrap_err();
         assert!(
             e.message.starts_with("nfs: ") && e.message.contains("cannot name a file under"),
             "{bad}: {e}"
@@ -137,23 +145,31 @@ fn metadata_operations_and_cleanup() {
     let base = dir.replace("?", "/x?");
     let name = |i: usize| base.replace("/x?", &format!("/f{i}?"));
     for i in 0..20 {
-        let f = m.create(&name(i), &rw_open(false)).unwrap();
+        let f = m
+            .create(MetaPath::whole(&common::at(name(i))), &rw_open(false))
+            .unwrap();
         m.set_size(f, i as u64 * 1000).unwrap();
     }
-    assert_eq!(m.stat(&name(7)).unwrap().size, 7000);
-    assert!(m.stat(&dir).unwrap().is_dir);
+    assert_eq!(
+        m.stat(MetaPath::whole(&common::at(name(7)))).unwrap().size,
+        7000
+    );
+    assert!(m.stat(MetaPath::whole(&common::at(&dir))).unwrap().is_dir);
     let mut listed = NameList::default();
-    m.read_dir_all(&dir, &mut listed).unwrap();
+    m.read_dir_all(MetaPath::whole(&common::at(&dir)), &mut listed)
+        .unwrap();
     let mut names: Vec<&str> = listed.iter().collect();
     names.sort_unstable();
     assert_eq!(names.len(), 20);
-    let err = m.create(&name(3), &rw_open(false)).unwrap_err();
+    let err = m
+        .create(MetaPath::whole(&common::at(name(3))), &rw_open(false))
+        .unwrap_err();
     assert_eq!(err.errno, Some(libc::EEXIST), "{err}");
     for i in 0..20 {
-        m.unlink(&name(i)).unwrap();
+        m.unlink(MetaPath::whole(&common::at(name(i)))).unwrap();
     }
-    m.sync_dir(&dir).unwrap();
-    m.rmdir(&dir).unwrap();
+    m.sync_dir(MetaPath::whole(&common::at(&dir))).unwrap();
+    m.rmdir(MetaPath::whole(&common::at(&dir))).unwrap();
     assert_eq!(
         fs::read_dir(g.export_dir()).unwrap().count(),
         0,
@@ -169,9 +185,12 @@ fn names_in_an_opened_directory() {
     let mut d = nfs_driver(1, &[]);
     let url = g.url("named");
     let m = d.engine.meta().unwrap();
-    m.mkdir(&url).unwrap();
-    m.mkdir(&url.replace("named", "named/sub")).unwrap();
-    let dir = m.open_dir(&url).unwrap();
+    m.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
+    m.mkdir(MetaPath::whole(&common::at(
+        url.replace("named", "named/sub"),
+    )))
+    .unwrap();
+    let dir = m.open_dir(MetaPath::whole(&common::at(&url))).unwrap();
     for name in ["a", "b", "sub/c"] {
         m.create_empty_in(&dir, name).unwrap();
     }
@@ -193,11 +212,21 @@ fn names_in_an_opened_directory() {
     assert!(err.message.contains("/named/sub/missing"), "{err}");
 
     // A closed directory, or one removed (even if made again), is never reached again.
-    let sub = m.open_dir(&url.replace("named", "named/sub")).unwrap();
+    let sub = m
+        .open_dir(MetaPath::whole(&common::at(
+            url.replace("named", "named/sub"),
+        )))
+        .unwrap();
     m.close_dir(dir.clone());
     assert!(m.create_empty_in(&dir, "x").is_err());
-    m.rmdir(&url.replace("named", "named/sub")).unwrap();
-    m.mkdir(&url.replace("named", "named/sub")).unwrap();
+    m.rmdir(MetaPath::whole(&common::at(
+        url.replace("named", "named/sub"),
+    )))
+    .unwrap();
+    m.mkdir(MetaPath::whole(&common::at(
+        url.replace("named", "named/sub"),
+    )))
+    .unwrap();
     let err = m.create_empty_in(&sub, "y").unwrap_err();
     assert!(err.message.contains("is not open"), "{err}");
     assert_eq!(fs::read_dir(local.join("sub")).unwrap().count(), 0);
@@ -212,11 +241,12 @@ fn files_with_data_by_name() {
     let mut d = nfs_driver(2, &[]);
     let url = g.url("data");
     let m = d.engine.meta().unwrap();
-    m.mkdir(&url).unwrap();
-    m.mkdir(&g.url("data/sub")).unwrap();
+    m.mkdir(MetaPath::whole(&common::at(&url))).unwrap();
+    m.mkdir(MetaPath::whole(&common::at(g.url("data/sub"))))
+        .unwrap();
     common::data_by_name(&mut d, &url);
     let m = d.engine.meta().unwrap();
-    let dir = m.open_dir(&url).unwrap();
+    let dir = m.open_dir(MetaPath::whole(&common::at(&url))).unwrap();
     let err = m.open_in(&dir, "sub", &common::read_only()).unwrap_err();
     assert!(err.message.contains("NFS3ERR_ISDIR"), "{err}");
     assert!(err.message.contains("/data/sub"), "{err}");
@@ -249,10 +279,11 @@ fn listing_in_pages_while_removing_sees_every_file_once() {
         (DirCursor::default(), NameList::default(), Vec::new(), 0);
     while !cursor.done {
         batch.clear();
-        m.read_dir(&dir, &mut cursor, &mut batch).unwrap();
+        m.read_dir(MetaPath::whole(&common::at(&dir)), &mut cursor, &mut batch)
+            .unwrap();
         pages += 1;
         for name in batch.iter() {
-            m.unlink(&file(name)).unwrap();
+            m.unlink(MetaPath::whole(&common::at(file(name)))).unwrap();
             seen.push(name.to_owned());
         }
     }
@@ -267,7 +298,7 @@ fn listing_in_pages_while_removing_sees_every_file_once() {
     want.sort_unstable();
     assert_eq!(seen, want);
     assert_eq!(fs::read_dir(&local).unwrap().count(), 0);
-    m.rmdir(&dir).unwrap();
+    m.rmdir(MetaPath::whole(&common::at(&dir))).unwrap();
 }
 
 /// bonnie's sequential stat and delete over NFS: every file stat-ed, then removed, as the
@@ -285,7 +316,9 @@ fn stat_and_unlink_listed_reach_every_file_page_by_page() {
     fs::write(local.join(".dot"), b"").unwrap();
     let mut d = nfs_driver(1, &[]);
     let m = d.engine.meta().unwrap();
-    let dir = m.open_dir(&g.url("gone")).unwrap();
+    let dir = m
+        .open_dir(MetaPath::whole(&common::at(g.url("gone"))))
+        .unwrap();
     let mut empty = 0;
     let stat = m
         .stat_listed(&dir, &mut |e| {
@@ -390,7 +423,7 @@ fn errors_name_the_server_and_the_operation() {
         .engine
         .meta()
         .unwrap()
-        .unlink(&g.url("victim"))
+        .unlink(MetaPath::whole(&common::at(g.url("victim"))))
         .unwrap();
     let err = d.one(f, IoKind::Read, 0, 4096).unwrap_err();
     assert!(

@@ -9,7 +9,7 @@ mod common;
 use std::net::SocketAddr;
 
 use common::{Driver, job, rw_open};
-use storbench_core::{DirCursor, IoKind, NameList};
+use storbench_core::{DirCursor, IoKind, MetaPath, NameList};
 use storbench_testkit::smbd::{self, SHARE, Smbd, SmbdOptions};
 use storbench_testkit::tcpcut::CutProxy;
 
@@ -71,7 +71,11 @@ fn write_cut_write(s: &Smbd, p: &CutProxy, name: &str) -> (String, String, Strin
         .find(|n| n.starts_with("SMB connection to"))
         .cloned()
         .unwrap_or_else(|| panic!("no outage note in {:?}", info.notes));
-    d.engine.meta().unwrap().unlink(&url(s, p, name)).unwrap();
+    d.engine
+        .meta()
+        .unwrap()
+        .unlink(MetaPath::whole(&common::at(url(s, p, name))))
+        .unwrap();
     (note, detail("files_reclaimed"), detail("files_reopened"))
 }
 
@@ -131,13 +135,22 @@ fn smb_listing_cut_half_way_resumes_without_repeating_or_losing_a_name() {
     let mut cursor = DirCursor::default();
     let mut names = NameList::with_capacity(4096, 1 << 17);
     let meta = engine.meta().unwrap();
-    meta.read_dir(&dir_url, &mut cursor, &mut names).unwrap();
+    meta.read_dir(
+        MetaPath::whole(&common::at(&dir_url)),
+        &mut cursor,
+        &mut names,
+    )
+    .unwrap();
     let first = names.len();
     assert!(first > 0 && first < want.len() / 2, "first batch: {first}");
     assert_eq!(p.cut(), 1);
     while !cursor.done {
-        meta.read_dir(&dir_url, &mut cursor, &mut names)
-            .unwrap_or_else(|e| panic!("after the cut: {e}\n{}", s.log()));
+        meta.read_dir(
+            MetaPath::whole(&common::at(&dir_url)),
+            &mut cursor,
+            &mut names,
+        )
+        .unwrap_or_else(|e| panic!("after the cut: {e}\n{}", s.log()));
     }
     let mut got: Vec<String> = names.iter().map(str::to_string).collect();
     got.sort();

@@ -49,6 +49,13 @@ const NAMED: &[(&str, &str)] = &[
         "crates/core/src/engine.rs",
     ),
     ("pub fn checked_name", "crates/core/src/engine.rs"),
+    ("pub struct MetaPath", "crates/core/src/metapath.rs"),
+    ("pub root: Target", "crates/core/src/metapath.rs"),
+    (
+        "fn mkdir(&mut self, path: MetaPath",
+        "crates/core/src/engine.rs",
+    ),
+    ("pub fn at<T>", "crates/bonnie/src/worker.rs"),
     ("pub struct RelPath", "crates/job/src/relpath.rs"),
     ("pub fn split_last", "crates/job/src/relpath.rs"),
     ("pub struct DirTable", "crates/engines/src/dirtable.rs"),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use storbench_core::{
     Attr, Caps, DirCursor, DirRef, Engine, EngineError, FileId, FileSpec, IoKind, IoUnit, MetaOps,
-    NameList, OpenOptions, Queued,
+    MetaPath, NameList, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 
@@ -77,7 +77,22 @@ fn err(op: &str, path: &str) -> impl FnOnce(std::io::Error) -> EngineError {
     move |e| EngineError::os(op, path, e)
 }
 
+/// The local path a metadata call names.
+fn local(path: MetaPath<'_>) -> String {
+    let mut out = String::new();
+    path.write_local(&mut out);
+    out
+}
+
 impl FsEngine {
+    fn create_path(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
+        if self.fail.hit() {
+            return Err(EngineError::protocol(format!(
+                "create {path}: injected failure"
+            )));
+        }
+        self.open_with(path, open, true)
+    }
     fn boxed(
         fail: FailAfter,
         log: Option<Log>,
@@ -191,21 +206,18 @@ impl Engine for FsEngine {
 }
 
 impl MetaOps for FsEngine {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
+    fn mkdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        let path = &local(path);
         fs::create_dir(path).map_err(err("mkdir", path))
     }
 
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
+    fn rmdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        let path = &local(path);
         fs::remove_dir(path).map_err(err("rmdir", path))
     }
 
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        if self.fail.hit() {
-            return Err(EngineError::protocol(format!(
-                "create {path}: injected failure"
-            )));
-        }
-        self.open_with(path, open, true)
+    fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError> {
+        self.create_path(&local(path), open)
     }
 
     fn open_in(
@@ -222,11 +234,12 @@ impl MetaOps for FsEngine {
             write: true,
             ..OpenOptions::default()
         };
-        let file = self.create(&dir.join(name), &open)?;
+        let file = self.create_path(&dir.join(name), &open)?;
         Engine::close(self, file)
     }
 
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
+    fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError> {
+        let path = &local(path);
         let m = fs::metadata(path).map_err(err("stat", path))?;
         Ok(Attr {
             size: m.len(),
@@ -234,7 +247,8 @@ impl MetaOps for FsEngine {
         })
     }
 
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
+    fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        let path = &local(path);
         fs::remove_file(path).map_err(err("unlink", path))
     }
 
@@ -242,11 +256,12 @@ impl MetaOps for FsEngine {
     /// (so removing listed names does not shift the batches).
     fn read_dir(
         &mut self,
-        path: &str,
+        path: MetaPath<'_>,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
         if cursor.offset == 0 {
+            let path = &local(path);
             self.listing.clear();
             for entry in fs::read_dir(path).map_err(err("readdir", path))? {
                 let entry = entry.map_err(err("readdir", path))?;
@@ -275,18 +290,21 @@ impl MetaOps for FsEngine {
             .map_err(err("truncate", "file"))
     }
 
-    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError> {
+    fn sync_dir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        let path = &local(path);
         self.note(|| "sync_dir".into());
         File::open(path)
             .and_then(|d| d.sync_all())
             .map_err(err("fsync directory", path))
     }
 
-    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+    fn link(&mut self, existing: MetaPath<'_>, link: MetaPath<'_>) -> Result<(), EngineError> {
+        let (existing, link) = (&local(existing), &local(link));
         fs::hard_link(existing, link).map_err(err("link", link))
     }
 
-    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
+    fn symlink(&mut self, target: &str, link: MetaPath<'_>) -> Result<(), EngineError> {
+        let link = &local(link);
         std::os::unix::fs::symlink(target, link).map_err(err("symlink", link))
     }
 }

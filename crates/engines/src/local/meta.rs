@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, NameList,
+    Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, MetaPath, NameList,
     OpenOptions, checked_name, refuse_create_in_open,
 };
 
@@ -29,10 +29,26 @@ impl LocalFiles {
         what: &str,
         op: impl Fn(RawFd, &CStr) -> Result<Listed, i32>,
     ) -> Result<usize, EngineError> {
-        let fd = self.slots.fd(dir.slot, &dir.path)?;
+        let mut path = std::mem::take(&mut self.joined);
+        dir.path().write_local(&mut path);
+        let done = self.each_listed_at(dir, &path, step, what, op);
+        self.joined = path;
+        done
+    }
+
+    /// [`each_listed`](Self::each_listed) with the directory's local path.
+    fn each_listed_at(
+        &mut self,
+        dir: &DirRef,
+        path: &str,
+        step: &mut dyn FnMut(Listed) -> ControlFlow<()>,
+        what: &str,
+        op: impl Fn(RawFd, &CStr) -> Result<Listed, i32>,
+    ) -> Result<usize, EngineError> {
+        let fd = self.slots.fd(dir.slot, path)?;
         let (mut cursor, mut done) = (DirCursor::default(), 0);
         while !cursor.done {
-            let batch = self.lister.read_batch(&dir.path, &mut cursor)?;
+            let batch = self.lister.read_batch(path, &mut cursor)?;
             if step(Listed::Batch).is_break() {
                 break;
             }
@@ -78,11 +94,33 @@ impl LocalFiles {
     /// [`insert_opened`](Self::insert_opened) of `name` in `dir`.
     fn insert_in(&mut self, fd: OwnedFd, open: &OpenOptions, dir: &DirRef, name: &str) -> FileId {
         self.insert_opened(fd, open, |p| {
-            p.push_str(&dir.path);
+            dir.path().write_local(p);
             p.push('/');
             p.push_str(name);
         })
     }
+
+    /// `call` on the local path `path` names, root and name joined into a reused buffer.
+    /// A URL root is not this engine's to reach.
+    fn with_local<T>(
+        &mut self,
+        path: MetaPath<'_>,
+        call: impl FnOnce(&mut Self, &str) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        if path.root.protocol().is_some() {
+            return Err(not_local(path));
+        }
+        let mut joined = std::mem::take(&mut self.joined);
+        path.write_local(&mut joined);
+        let r = call(self, &joined);
+        self.joined = joined;
+        r
+    }
+}
+
+#[cold]
+fn not_local(path: MetaPath<'_>) -> EngineError {
+    EngineError::unsupported(format!("{path}: a local engine reaches local paths only"))
 }
 
 /// fstatat(2) of `name` under `dir`; the errno on failure.
@@ -130,18 +168,29 @@ fn meta_err(op: &str, path: &str) -> impl FnOnce(io::Error) -> EngineError {
 }
 
 impl MetaOps for LocalFiles {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        fs::create_dir(path).map_err(meta_err("mkdir", path))
+    fn mkdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_local(path, |_, path| {
+            fs::create_dir(path).map_err(meta_err("mkdir", path))
+        })
     }
 
     /// link(2): bonnie++'s `-n N:-1` file tests make every file but the first a hard link.
-    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
-        fs::hard_link(existing, link).map_err(meta_err("link", link))
+    fn link(&mut self, existing: MetaPath<'_>, link: MetaPath<'_>) -> Result<(), EngineError> {
+        if existing.root.protocol().is_some() {
+            return Err(not_local(existing));
+        }
+        let mut from = String::new();
+        existing.write_local(&mut from);
+        self.with_local(link, |_, link| {
+            fs::hard_link(&from, link).map_err(meta_err("link", link))
+        })
     }
 
     /// symlink(2): `-n N:-2`, every file but the first a symbolic link to it.
-    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
-        std::os::unix::fs::symlink(target, link).map_err(meta_err("symlink", link))
+    fn symlink(&mut self, target: &str, link: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_local(link, |_, link| {
+            std::os::unix::fs::symlink(target, link).map_err(meta_err("symlink", link))
+        })
     }
 
     /// linkat(2), both names relative to the directory's descriptor.
@@ -165,40 +214,46 @@ impl MetaOps for LocalFiles {
         Ok(())
     }
 
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
-        self.dirs.forget(path);
-        self.slots.forget(path);
-        self.lister.forget(path);
-        fs::remove_dir(path).map_err(meta_err("rmdir", path))
+    fn rmdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_local(path, |e, path| {
+            e.dirs.forget(path);
+            e.slots.forget(path);
+            e.lister.forget(path);
+            fs::remove_dir(path).map_err(meta_err("rmdir", path))
+        })
     }
 
     /// O_CREAT|O_EXCL relative to the parent: a regular file by construction, so no fstat.
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
+    fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError> {
         let open = OpenOptions {
             create: true,
             exclusive: true,
             ..open.clone()
         };
-        let (dir, name) = self.dirs.split(path)?;
-        let fd = open_at(dir, name, path, &open, "create")?;
-        Ok(self.insert_opened(fd, &open, |p| p.push_str(path)))
-    }
-
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let (dir, name) = self.dirs.split(path)?;
-        stat_at(dir, name).map_err(|errno| EngineError::errno("stat", path, errno))
-    }
-
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
-        let (dir, name) = self.dirs.split(path)?;
-        unlink_at(dir, name).map_err(|errno| EngineError::errno("unlink", path, errno))
-    }
-
-    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
-        Ok(DirRef {
-            slot: self.slots.open(path)?,
-            path: path.to_owned(),
+        self.with_local(path, |e, path| {
+            let (dir, name) = e.dirs.split(path)?;
+            let fd = open_at(dir, name, path, &open, "create")?;
+            Ok(e.insert_opened(fd, &open, |p| p.push_str(path)))
         })
+    }
+
+    fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError> {
+        self.with_local(path, |e, path| {
+            let (dir, name) = e.dirs.split(path)?;
+            stat_at(dir, name).map_err(|errno| EngineError::errno("stat", path, errno))
+        })
+    }
+
+    fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_local(path, |e, path| {
+            let (dir, name) = e.dirs.split(path)?;
+            unlink_at(dir, name).map_err(|errno| EngineError::errno("unlink", path, errno))
+        })
+    }
+
+    fn open_dir(&mut self, path: MetaPath<'_>) -> Result<DirRef, EngineError> {
+        let slot = self.with_local(path, |e, local| e.slots.open(local))?;
+        Ok(DirRef::of(slot, path))
     }
 
     fn close_dir(&mut self, dir: DirRef) {
@@ -286,11 +341,11 @@ impl MetaOps for LocalFiles {
 
     fn read_dir(
         &mut self,
-        path: &str,
+        path: MetaPath<'_>,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
-        self.lister.read(path, cursor, names)
+        self.with_local(path, |e, path| e.lister.read(path, cursor, names))
     }
 
     /// Each name is unlinked straight from the `getdents64` buffer, as bonnie++ unlinks
@@ -320,15 +375,17 @@ impl MetaOps for LocalFiles {
         self.get(file)?.set_size(size)
     }
 
-    fn sync_dir(&mut self, path: &str) -> Result<(), EngineError> {
-        let dir = fs::File::open(path).map_err(meta_err("open directory", path))?;
-        dir.sync_all().map_err(meta_err("fsync directory", path))
+    fn sync_dir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_local(path, |_, path| {
+            let dir = fs::File::open(path).map_err(meta_err("open directory", path))?;
+            dir.sync_all().map_err(meta_err("fsync directory", path))
+        })
     }
 
     /// sync(2), as bonnie++ calls it: every file system, so the create and delete figures
     /// include the same flushing as bonnie++'s. (After syncfs(2) of the target alone, the
     /// next test's first directory read on ext4 took 2-5 times as long as after sync().)
-    fn sync_fs(&mut self, _path: &str) -> Result<(), EngineError> {
+    fn sync_fs(&mut self, _path: MetaPath<'_>) -> Result<(), EngineError> {
         // SAFETY: no arguments; cannot fail.
         unsafe { libc::sync() };
         Ok(())
@@ -338,6 +395,12 @@ impl MetaOps for LocalFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storbench_core::RelPath;
+    use storbench_job::target::Target;
+
+    fn at(path: &str) -> Target {
+        Target::Path(path.to_owned())
+    }
 
     fn tmp_dir(root: &tempfile::TempDir, name: &str) -> String {
         let path = format!("{}/{name}", root.path().display());
@@ -351,7 +414,7 @@ mod tests {
         let path = tmp_dir(&root, "d");
         fs::create_dir(format!("{path}/sub")).unwrap();
         let mut files = LocalFiles::default();
-        let dir = files.open_dir(&path).unwrap();
+        let dir = files.open_dir(MetaPath::whole(&at(&path))).unwrap();
 
         files.create_empty_in(&dir, "empty").unwrap();
         files.create_empty_in(&dir, "sub/nested").unwrap();
@@ -388,12 +451,12 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let path = tmp_dir(&root, "d");
         let mut files = LocalFiles::default();
-        let dir = files.open_dir(&path).unwrap();
-        files.rmdir(&path).unwrap();
+        let dir = files.open_dir(MetaPath::whole(&at(&path))).unwrap();
+        files.rmdir(MetaPath::whole(&at(&path))).unwrap();
         fs::create_dir(&path).unwrap();
         // The same name again, and a second directory that may get the freed descriptor.
         let other = tmp_dir(&root, "other");
-        let other_ref = files.open_dir(&other).unwrap();
+        let other_ref = files.open_dir(MetaPath::whole(&at(&other))).unwrap();
         assert_ne!(other_ref.slot, dir.slot, "slots are not reused");
         assert!(files.create_empty_in(&dir, "f").is_err());
         assert!(fs::read_dir(&path).unwrap().next().is_none());
@@ -404,5 +467,44 @@ mod tests {
         let err = files.create_empty_in(&again, "f").unwrap_err();
         assert!(err.message.contains("not open"), "{err}");
         assert!(fs::read_dir(&other).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn path_calls_join_a_name_below_its_root() {
+        let root = tempfile::tempdir().unwrap();
+        let top = at(root.path().to_str().unwrap());
+        let (sub, file) = (RelPath::new("a").unwrap(), RelPath::new("a/f").unwrap());
+        let mut files = LocalFiles::default();
+        files.mkdir(MetaPath::new(&top, sub)).unwrap();
+        let id = files
+            .create(MetaPath::new(&top, file), &OpenOptions::default())
+            .unwrap();
+        files.close(id).unwrap();
+        assert!(root.path().join("a/f").is_file());
+        assert!(files.stat(MetaPath::new(&top, sub)).unwrap().is_dir);
+        let mut names = NameList::default();
+        files
+            .read_dir_all(MetaPath::new(&top, sub), &mut names)
+            .unwrap();
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["f"]);
+        files.unlink(MetaPath::new(&top, file)).unwrap();
+        let gone = files.stat(MetaPath::new(&top, file)).unwrap_err();
+        assert_eq!(gone.errno, Some(libc::ENOENT));
+        assert!(gone.message.contains("/a/f"), "{gone}");
+        files.rmdir(MetaPath::new(&top, sub)).unwrap();
+        assert!(!root.path().join("a").exists());
+    }
+
+    #[test]
+    fn a_url_root_is_refused_without_showing_its_secret() {
+        let mut files = LocalFiles::default();
+        let share = Target::parse("smb://u:hunter2@127.0.0.1/share/d").unwrap();
+        let err = files.stat(MetaPath::whole(&share)).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Unsupported);
+        assert!(
+            err.message.contains("local paths only") && !err.message.contains("hunter2"),
+            "{err}"
+        );
+        assert!(files.mkdir(MetaPath::whole(&share)).is_err());
     }
 }

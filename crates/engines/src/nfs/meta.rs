@@ -6,12 +6,17 @@
 use std::ops::ControlFlow;
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, FileId, Listed, MetaOps, NameList, OpenOptions,
-    checked_name, each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
+    Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, MetaPath, NameList,
+    OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open, stat_named,
+    unlink_named,
 };
-use storbench_nfs::{At, Client, Fh, NfsError, NfsStat};
+use storbench_job::target::Target;
+use storbench_nfs::{At, Client, Fh, NfsError, NfsStat, NfsUrl};
 
 use super::{NfsEngine, no_target, to_engine};
+
+/// How many roots of metadata calls an engine keeps resolved.
+const KEPT_ROOTS: usize = 4;
 
 impl NfsEngine {
     /// Calls `op` with the handle of the directory that holds `name` in `dir`, the name's
@@ -60,121 +65,196 @@ impl NfsEngine {
     /// The path inside the export of `name` in `dir`, written into the last closed file's
     /// path (so opening files by name allocates nothing once warmed up).
     fn rel_in(&mut self, dir: &DirRef, name: &str) -> Result<String, EngineError> {
-        let (_, dir_rel) = self.dirs.get(dir.slot, name)?;
         let mut rel = std::mem::take(&mut self.spare_rel);
-        rel.clear();
-        if !dir_rel.is_empty() {
-            rel.push_str(dir_rel);
-            rel.push('/');
-        }
-        rel.push_str(name);
+        self.rel_into(dir, name, &mut rel)?;
         Ok(rel)
     }
 
-    /// The handle of the file `existing` names, for `link`: looked up once while the same
-    /// path comes again (so nothing is allocated per link after the first).
-    fn link_source(&mut self, existing: &str) -> Result<Fh, EngineError> {
-        if let Some(fh) = self.link_source
-            && self.link_source_path == existing
-        {
-            return Ok(fh);
+    /// The path inside the export of `name` in `dir` into `out`.
+    fn rel_into(&self, dir: &DirRef, name: &str, out: &mut String) -> Result<(), EngineError> {
+        let (_, dir_rel) = self.dirs.get(dir.slot, name)?;
+        out.clear();
+        if !dir_rel.is_empty() {
+            out.push_str(dir_rel);
+            out.push('/');
         }
-        let rel = self.target(existing)?;
-        let (fh, _) = self.client_mut()?.lookup(&rel).map_err(to_engine)?;
-        self.keep_link_source(fh, |path| path.push_str(existing));
-        Ok(fh)
+        out.push_str(name);
+        Ok(())
+    }
+
+    /// The handle of the file `existing` names, for `link`: looked up once while the same
+    /// file comes again (so nothing is allocated per link after the first).
+    fn link_source(&mut self, existing: MetaPath<'_>) -> Result<Fh, EngineError> {
+        let mut probe = std::mem::take(&mut self.link_probe);
+        let found = self.locate(existing, &mut probe).and_then(|()| {
+            if let Some(fh) = self.link_source
+                && self.link_source_path == probe
+            {
+                return Ok(fh);
+            }
+            let (fh, _) = self.client_mut()?.lookup(&probe).map_err(to_engine)?;
+            self.keep_link_source(fh, &probe);
+            Ok(fh)
+        });
+        self.link_probe = probe;
+        found
     }
 
     /// [`link_source`](Self::link_source) of `existing` in `dir`, looked up by the
-    /// directory's handle; kept under the path `dir.join(existing)` names, compared
-    /// without building it.
+    /// directory's handle; kept under its path inside the export.
     fn link_source_in(&mut self, dir: &DirRef, existing: &str) -> Result<Fh, EngineError> {
-        if let Some(fh) = self.link_source
-            && names_joined(&self.link_source_path, &dir.path, existing)
-        {
-            return Ok(fh);
-        }
-        let (fh, _) = self.in_dir(dir, existing, |c, fh, last, at| c.lookup_in(fh, last, at))?;
-        self.keep_link_source(fh, |path| {
-            path.push_str(dir.path.trim_end_matches('/'));
-            path.push('/');
-            path.push_str(existing);
+        let mut probe = std::mem::take(&mut self.link_probe);
+        let found = self.rel_into(dir, existing, &mut probe).and_then(|()| {
+            if let Some(fh) = self.link_source
+                && self.link_source_path == probe
+            {
+                return Ok(fh);
+            }
+            let (fh, _) =
+                self.in_dir(dir, existing, |c, fh, last, at| c.lookup_in(fh, last, at))?;
+            self.keep_link_source(fh, &probe);
+            Ok(fh)
         });
-        Ok(fh)
+        self.link_probe = probe;
+        found
     }
 
-    /// Keeps `fh` as the link source, its path written by `path` into the kept buffer.
-    fn keep_link_source(&mut self, fh: Fh, path: impl FnOnce(&mut String)) {
+    /// Keeps `fh` as the link source found at `path` inside the export.
+    fn keep_link_source(&mut self, fh: Fh, path: &str) {
         self.link_source_path.clear();
-        path(&mut self.link_source_path);
+        self.link_source_path.push_str(path);
         self.link_source = Some(fh);
     }
 
-    /// The path inside the export that `path` names, resolved once per path: a listing
-    /// asks for its directory once per page.
-    fn listing_target(&mut self, path: &str) -> Result<(), EngineError> {
-        if !self.listed.contains_key(path) {
-            let rel = self.target(path)?;
-            self.listed.insert(path.to_owned(), rel);
+    /// Mounts on first use and returns the index of `url` among the kept roots: a root's
+    /// path inside the export is resolved once and found by comparison afterwards, with
+    /// nothing parsed or allocated (a few are kept, as bonnie lists its directory and a
+    /// subdirectory in turns).
+    fn enter_root(&mut self, url: &NfsUrl) -> Result<usize, EngineError> {
+        if let Some(i) = self.roots.iter().position(|(have, _)| have == url) {
+            return Ok(i);
+        }
+        let rel = self.target_typed(&url.to_string(), Some(url))?;
+        if self.roots.len() == KEPT_ROOTS {
+            self.roots.remove(0);
+        }
+        self.roots.push((url.clone(), rel));
+        Ok(self.roots.len() - 1)
+    }
+
+    /// Writes into `out` the path inside the export that `path` names: its root's (an
+    /// `nfs://` target, or a plain name below `nfs_url` or the mounted export's root,
+    /// checked as a `RelPath`) and its name's components after it.
+    fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
+        let (root, plain) = match path.root {
+            Target::Nfs(u) => (Some(self.enter_root(&u.url)?), None),
+            Target::Path(name) => {
+                let name = RelPath::new(name)
+                    .map_err(|e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}")))?;
+                (self.enter_base(name)?, Some(name))
+            }
+            other => {
+                return Err(EngineError::unsupported(format!(
+                    "nfs: {other} is not an nfs:// target"
+                )));
+            }
+        };
+        out.clear();
+        if let Some(root) = root {
+            out.push_str(&self.roots[root].1);
+        }
+        for rel in plain.into_iter().chain(path.rel) {
+            if !out.is_empty() {
+                out.push('/');
+            }
+            out.push_str(rel.as_str());
         }
         Ok(())
     }
-}
 
-/// Whether `path` is `name` joined to `dir` as [`DirRef::join`] joins them.
-fn names_joined(path: &str, dir: &str, name: &str) -> bool {
-    path.strip_prefix(dir.trim_end_matches('/'))
-        .and_then(|rest| rest.strip_prefix('/'))
-        == Some(name)
+    /// The root a plain name is below: `nfs_url` when given (its index among the kept
+    /// roots), else the root of the export mounted (none: the name is the whole path).
+    fn enter_base(&mut self, name: &RelPath) -> Result<Option<usize>, EngineError> {
+        if let Some(b) = &self.base
+            && let Some(i) = self.roots.iter().position(|(have, _)| have == b)
+        {
+            return Ok(Some(i));
+        }
+        match (self.base.clone(), &self.client) {
+            (Some(base), _) => self.enter_root(&base).map(Some),
+            (None, Some(_)) => Ok(None),
+            (None, None) => Err(EngineError::unsupported(format!(
+                "nfs: {name} is not an nfs:// URL and no nfs_url= was given"
+            ))),
+        }
+    }
+
+    /// `call` on the path inside the export that `path` names, built in a reused buffer.
+    fn with_path<T>(
+        &mut self,
+        path: MetaPath<'_>,
+        call: impl FnOnce(&mut Self, &str) -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        let mut rel = std::mem::take(&mut self.meta_path);
+        let r = self.locate(path, &mut rel).and_then(|()| call(self, &rel));
+        self.meta_path = rel;
+        r
+    }
 }
 
 impl MetaOps for NfsEngine {
-    fn mkdir(&mut self, path: &str) -> Result<(), EngineError> {
-        let (rel, mode) = (self.target(path)?, self.modes.dir);
-        self.client_mut()?.mkdir(&rel, mode).map_err(to_engine)?;
-        Ok(())
-    }
-
-    fn rmdir(&mut self, path: &str) -> Result<(), EngineError> {
-        self.link_source = None;
-        let rel = self.target(path)?;
-        self.dirs.forget(&rel);
-        self.client_mut()?.rmdir(&rel).map_err(to_engine)
-    }
-
-    fn create(&mut self, path: &str, open: &OpenOptions) -> Result<FileId, EngineError> {
-        let (rel, mode) = (self.target(path)?, self.modes.file);
-        let fh = self.client_mut()?.create(&rel, mode).map_err(to_engine)?;
-        self.add_file(fh, rel, open)
-    }
-
-    /// LOOKUP, following symbolic links as stat(2) does.
-    fn stat(&mut self, path: &str) -> Result<Attr, EngineError> {
-        let rel = self.target(path)?;
-        let (_, a) = self.client_mut()?.lookup_follow(&rel).map_err(to_engine)?;
-        Ok(Attr {
-            size: a.size,
-            is_dir: a.is_dir(),
+    fn mkdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        let mode = self.modes.dir;
+        self.with_path(path, |e, rel| {
+            e.client_mut()?.mkdir(rel, mode).map_err(to_engine)?;
+            Ok(())
         })
     }
 
-    fn unlink(&mut self, path: &str) -> Result<(), EngineError> {
+    fn rmdir(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
         self.link_source = None;
-        let rel = self.target(path)?;
-        self.client_mut()?.remove(&rel).map_err(to_engine)
+        self.with_path(path, |e, rel| {
+            e.dirs.forget(rel);
+            e.client_mut()?.rmdir(rel).map_err(to_engine)
+        })
+    }
+
+    fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError> {
+        let mode = self.modes.file;
+        self.with_path(path, |e, rel| {
+            let fh = e.client_mut()?.create(rel, mode).map_err(to_engine)?;
+            e.add_file(fh, rel.to_owned(), open)
+        })
+    }
+
+    /// LOOKUP, following symbolic links as stat(2) does.
+    fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError> {
+        self.with_path(path, |e, rel| {
+            let (_, a) = e.client_mut()?.lookup_follow(rel).map_err(to_engine)?;
+            Ok(Attr {
+                size: a.size,
+                is_dir: a.is_dir(),
+            })
+        })
+    }
+
+    fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
+        self.link_source = None;
+        self.with_path(path, |e, rel| e.client_mut()?.remove(rel).map_err(to_engine))
     }
 
     /// LINK of the file `existing` names (looked up once, see `link_source`) as `link`.
-    fn link(&mut self, existing: &str, link: &str) -> Result<(), EngineError> {
+    fn link(&mut self, existing: MetaPath<'_>, link: MetaPath<'_>) -> Result<(), EngineError> {
         let file = self.link_source(existing)?;
-        let rel = self.target(link)?;
-        let made = self.client_mut()?.link_fh(&file, &rel);
-        if let Err(e) = &made
-            && matches!(e.nfs_status(), Some(NfsStat::STALE | NfsStat::BADHANDLE))
-        {
-            self.link_source = None;
-        }
-        made.map(drop).map_err(to_engine)
+        self.with_path(link, |e, rel| {
+            let made = e.client_mut()?.link_fh(&file, rel);
+            if let Err(err) = &made
+                && matches!(err.nfs_status(), Some(NfsStat::STALE | NfsStat::BADHANDLE))
+            {
+                e.link_source = None;
+            }
+            made.map(drop).map_err(to_engine)
+        })
     }
 
     /// LINK by the directory's handle, of `existing` (looked up once) as `name`.
@@ -198,35 +278,34 @@ impl MetaOps for NfsEngine {
     }
 
     /// SYMLINK: `link` holds `target` as given (relative to the link's directory).
-    fn symlink(&mut self, target: &str, link: &str) -> Result<(), EngineError> {
-        let rel = self.target(link)?;
-        self.client_mut()?
-            .symlink(target, &rel)
-            .map(drop)
-            .map_err(to_engine)
+    fn symlink(&mut self, target: &str, link: MetaPath<'_>) -> Result<(), EngineError> {
+        self.with_path(link, |e, rel| {
+            e.client_mut()?
+                .symlink(target, rel)
+                .map(drop)
+                .map_err(to_engine)
+        })
     }
 
     /// One READDIRPLUS page per batch, as the kernel's NFS client lists a directory.
     fn read_dir(
         &mut self,
-        path: &str,
+        path: MetaPath<'_>,
         cursor: &mut DirCursor,
         names: &mut NameList,
     ) -> Result<(), EngineError> {
         if cursor.done {
             return Ok(());
         }
-        self.listing_target(path)?;
-        let (client, rel) = (
-            self.client.as_mut().ok_or_else(no_target)?,
-            &self.listed[path],
-        );
-        cursor.done = client
-            .readdir_next(rel, &mut cursor.offset, &mut cursor.verifier, |n| {
-                names.push(n)
-            })
-            .map_err(to_engine)?;
-        Ok(())
+        self.with_path(path, |e, rel| {
+            let client = e.client.as_mut().ok_or_else(no_target)?;
+            cursor.done = client
+                .readdir_next(rel, &mut cursor.offset, &mut cursor.verifier, |n| {
+                    names.push(n)
+                })
+                .map_err(to_engine)?;
+            Ok(())
+        })
     }
 
     /// One READDIRPLUS page at a time into a list the engine keeps, then REMOVE of each
@@ -249,13 +328,12 @@ impl MetaOps for NfsEngine {
     }
 
     /// The directory's handle, kept in a slot until `close_dir` or its removal.
-    fn open_dir(&mut self, path: &str) -> Result<DirRef, EngineError> {
-        let rel = self.target(path)?;
-        let fh = self.client_mut()?.dir(&rel).map_err(to_engine)?;
-        Ok(DirRef {
-            slot: self.dirs.insert(fh, &rel),
-            path: path.to_owned(),
-        })
+    fn open_dir(&mut self, path: MetaPath<'_>) -> Result<DirRef, EngineError> {
+        let slot = self.with_path(path, |e, rel| {
+            let fh = e.client_mut()?.dir(rel).map_err(to_engine)?;
+            Ok(e.dirs.insert(fh, rel))
+        })?;
+        Ok(DirRef::of(slot, path))
     }
 
     fn close_dir(&mut self, dir: DirRef) {
@@ -329,7 +407,7 @@ impl MetaOps for NfsEngine {
     }
 
     /// NFSv3 servers commit directory changes before they reply: nothing to flush.
-    fn sync_dir(&mut self, _path: &str) -> Result<(), EngineError> {
+    fn sync_dir(&mut self, _path: MetaPath<'_>) -> Result<(), EngineError> {
         Ok(())
     }
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use storbench_core::{
     Completion, Engine, EngineError, EngineSetup, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
-    OpenOptions, Queued,
+    MetaPath, OpenOptions, Queued,
 };
 use storbench_job::JobSpec;
 
@@ -262,7 +262,12 @@ pub fn available(job: &JobSpec) -> bool {
 /// holds a subdirectory `sub`.
 pub fn data_by_name(d: &mut Driver, dir_path: &str) {
     const LEN: u32 = 4096;
-    let dir = d.engine.meta().unwrap().open_dir(dir_path).unwrap();
+    let dir = d
+        .engine
+        .meta()
+        .unwrap()
+        .open_dir(MetaPath::whole(&at(dir_path)))
+        .unwrap();
     for (i, name) in ["f", "sub/g"].into_iter().enumerate() {
         let meta = d.engine.meta().unwrap();
         let file = meta.create_in(&dir, name, &rw_open(false)).unwrap();
@@ -308,4 +313,11 @@ pub fn data_by_name(d: &mut Driver, dir_path: &str) {
         meta.unlink_in(&dir, name).unwrap();
     }
     meta.close_dir(dir);
+}
+
+/// A test's path or URL typed as the input readers type it, for the metadata calls'
+/// `MetaPath` (a plain name stays a `Target::Path`: the engine takes it below its root).
+pub fn at(text: impl AsRef<std::path::Path>) -> storbench_job::target::Target {
+    let text = text.as_ref().to_str().expect("a UTF-8 test path");
+    storbench_job::target::Target::parse(text).expect("a test target parses")
 }

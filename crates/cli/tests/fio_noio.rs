@@ -82,8 +82,15 @@ fn cpuio_prints_and_counts_like_fio() {
         ios(o),
         ios(t)
     );
+    // Each "IO" is one 20 ms busy chunk. fio times it with its own clock source, which
+    // reads a few hundred ns short of the chunk it spun (19,999,680 ns seen), so 1 % slack.
     let clat_min = |j: &Value| j["read"]["clat_ns"]["min"].as_u64().unwrap();
-    assert!(clat_min(o) >= 20_000_000 && clat_min(t) >= 20_000_000);
+    assert!(
+        clat_min(o) >= 19_800_000 && clat_min(t) >= 19_800_000,
+        "shortest busy chunk: storbench {} ns, fio {} ns",
+        clat_min(o),
+        clat_min(t)
+    );
 }
 
 /// CPU seconds (user + system) of `cmd`'s whole process tree, from wait4's rusage.

@@ -159,6 +159,18 @@ pub struct Caps {
     pub no_data: bool,
 }
 
+impl Caps {
+    /// An engine of a job without files (cpuio, exec): each "IO" completes inside `queue`
+    /// and moves no data.
+    pub const NO_FILE: Caps = Caps {
+        synchronous: true,
+        has_slat: false,
+        trim: false,
+        meta: false,
+        no_data: true,
+    };
+}
+
 /// Per-worker set-up that engines may use to pre-register resources.
 #[derive(Clone, Debug)]
 pub struct EngineSetup {

@@ -97,13 +97,7 @@ impl Engine for Exec {
     }
 
     fn caps(&self) -> Caps {
-        Caps {
-            synchronous: true,
-            has_slat: false,
-            trim: false,
-            meta: false,
-            no_data: true,
-        }
+        Caps::NO_FILE
     }
 
     fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {

@@ -50,6 +50,9 @@
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workloads (default /var/tmp)
 #   ART_RAMP, ART_RUNTIME  the article's ramp_time and runtime (default 10 and 10)
 #   NBD_PORT    port for the nbd workload's nbdkit (default 10809)
+#   FIO_EXTRA   extra arguments for fio only, e.g. FIO_EXTRA=--thread: fio's jobs then run as
+#               threads of one process, as storbench's do (what sharing one process, and with
+#               posixaio one glibc AIO pool, costs either tool)
 #   ENGINE_LOOP=1  use crates/engines/examples/engine_loop instead of `storbench fio` (engine
 #               overhead only, without the runner; for use before the CLI exists)
 set -euo pipefail
@@ -132,7 +135,8 @@ measure() {
     shift 2
     local out="$WORK/$tool-${name//[^A-Za-z0-9]/_}"
     if [ "$tool" = fio ]; then
-        timed "$out" fio --output-format=json "$@" || return 1
+        # shellcheck disable=SC2086 # FIO_EXTRA is a list of words
+        timed "$out" fio --output-format=json ${FIO_EXTRA:-} "$@" || return 1
     elif [ -n "${LOOP:-}" ]; then
         timed "$out" "$LOOP" "${LOOP_ARGS[@]}" || return 1
         sed -n 's/^iops=\([0-9]*\).* ios=\([0-9]*\).*/{"jobs":[{"read":{"iops":\1,"total_ios":\2}}]}/p' \
@@ -153,6 +157,7 @@ measure() {
 
 echo "# $(nproc) CPUs, $(uname -r), $(fio --version), $("${STORBENCH:-$LOOP}" --version 2>/dev/null | head -1)"
 echo "# medians of $ROUNDS interleaved runs per tool, ${RUNTIME}s each; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "${FIO_EXTRA:-}" ] && echo "# fio runs with $FIO_EXTRA"
 # fio forks each job into a process that calls setsid(), so with autogroup scheduling every
 # fio job is a scheduling group of its own, while storbench's jobs are threads of one
 # process in one group (each run starts in a session of its own, see `timed`). On an idle machine that changes nothing; on one kept busy by other
@@ -167,7 +172,7 @@ printf '%-30s %10s %10s %-19s %8s %8s %-19s %7s %7s  %s\n' workload "fio IOPS" "
     echo "$(date -u '+%Y-%m-%d %H:%M') UTC, $(nproc) CPUs, kernel $(uname -r), $(fio --version)," \
         "medians of $ROUNDS interleaved rounds per tool, ${RUNTIME} s each; load average at" \
         "the start: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$(basename "$0") $*\`" \
-        "(ROUNDS=$ROUNDS RUNTIME=$RUNTIME)."
+        "(ROUNDS=$ROUNDS RUNTIME=$RUNTIME${FIO_EXTRA:+ FIO_EXTRA=$FIO_EXTRA})."
     echo
     echo "| workload | fio IOPS | storbench IOPS | ratio [95 % interval] | fio CPU/IO | storbench CPU/IO | CPU ratio [95 %] | fio Pss | storbench Pss | verdict |"
     echo "|---|---:|---:|---|---:|---:|---|---:|---:|---|"

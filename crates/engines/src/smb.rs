@@ -145,8 +145,9 @@ impl SmbEngine {
                     "smb: {path} is not an smb:// URL"
                 )));
             }
-            // A name relative to the share's root: checked, never taken apart here.
-            return RelPath::new(path)
+            // A name below the share's root (an absolute one as smbclient takes it, from
+            // the share's root): checked, never taken apart here.
+            return RelPath::under("", path)
                 .map(|rel| rel.as_str().to_string())
                 .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")));
         }
@@ -716,7 +717,8 @@ impl SmbEngine {
 impl SmbEngine {
     /// Writes into `out` the path inside the share that `path` names: its root's (an
     /// `smb://` target on the share logged in to, or a plain name below the share's root,
-    /// checked as a `RelPath`) and its name's components after it, joined with `/`, which
+    /// checked as a `RelPath`, an absolute one from the share's root as smbclient takes
+    /// it) and its name's components after it, joined with `/`, which
     /// the client sends as `\\`. The root's URL was parsed where it was read; logging in
     /// happens on first use only.
     fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
@@ -731,7 +733,7 @@ impl SmbEngine {
                 out.push_str(&u.url.path);
             }
             Target::Path(name) => {
-                let name = RelPath::new(name)
+                let name = RelPath::under("", name)
                     .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")))?;
                 if self.client.is_none() {
                     return Err(EngineError::unsupported(format!(

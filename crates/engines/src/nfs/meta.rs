@@ -144,14 +144,31 @@ impl NfsEngine {
 
     /// Writes into `out` the path inside the export that `path` names: its root's (an
     /// `nfs://` target, or a plain name below `nfs_url` or the mounted export's root,
-    /// checked as a `RelPath`) and its name's components after it.
+    /// checked as a `RelPath`; an absolute one is a path on the server, made relative to
+    /// that root when it lies inside it) and its name's components after it.
     fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
         let (root, plain) = match path.root {
             Target::Nfs(u) => (Some(self.enter_root(&u.url)?), None),
             Target::Path(name) => {
-                let name = RelPath::new(name)
-                    .map_err(|e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}")))?;
-                (self.enter_base(name)?, Some(name))
+                // A relative name is refused before any call reaches the server; an
+                // absolute one is measured against its root's path on the server.
+                let refused = |e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}"));
+                let relative = match name.starts_with('/') {
+                    false => Some(RelPath::new(name).map_err(refused)?),
+                    true => None,
+                };
+                let root = self.enter_base(name)?;
+                let rel = match relative {
+                    Some(rel) => rel,
+                    None => {
+                        let root_path = match root {
+                            Some(i) => self.roots[i].0.path.as_str(),
+                            None => self.client()?.export(),
+                        };
+                        RelPath::below(root_path, name).map_err(refused)?
+                    }
+                };
+                (root, Some(rel))
             }
             other => {
                 return Err(EngineError::unsupported(format!(
@@ -174,7 +191,7 @@ impl NfsEngine {
 
     /// The root a plain name is below: `nfs_url` when given (its index among the kept
     /// roots), else the root of the export mounted (none: the name is the whole path).
-    fn enter_base(&mut self, name: &RelPath) -> Result<Option<usize>, EngineError> {
+    fn enter_base(&mut self, name: &str) -> Result<Option<usize>, EngineError> {
         if let Some(b) = &self.base
             && let Some(i) = self.roots.iter().position(|(have, _)| have == b)
         {

@@ -25,10 +25,7 @@ const NAMED: &[(&str, &str)] = &[
     ("ENGINES", "crates/job/src/catalogue.rs"),
     ("const fn local(", "crates/job/src/catalogue.rs"),
     ("const fn metadata(", "crates/job/src/catalogue.rs"),
-    (
-        "UNSUPPORTED_ENGINES",
-        "crates/job/src/options/unsupported.rs",
-    ),
+    ("UNSUPPORTED_ENGINES", "crates/job/src/options/refused.rs"),
     ("DEFS", "crates/job/src/options/engine.rs"),
     (
         "pub struct EngineOptions",

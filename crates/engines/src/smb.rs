@@ -25,6 +25,7 @@ use storbench_core::{
     refuse_create_in_open,
 };
 use storbench_job::JobSpec;
+use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
@@ -690,12 +691,7 @@ impl SmbEngine {
         let name = checked_name(dir, name)?;
         let (_, dir_rel) = self.dirs.get(dir.slot, name.as_str())?;
         let mut rel = std::mem::take(&mut self.name_rel);
-        rel.clear();
-        if !dir_rel.is_empty() {
-            rel.push_str(dir_rel);
-            rel.push('/');
-        }
-        rel.push_str(name.as_str());
+        join_into(dir_rel, name.as_str(), &mut rel);
         Ok(rel)
     }
 
@@ -749,10 +745,7 @@ impl SmbEngine {
             }
         }
         if let Some(rel) = path.rel {
-            if !out.is_empty() {
-                out.push('/');
-            }
-            out.push_str(rel.as_str());
+            push_below(out, rel.as_str());
         }
         Ok(())
     }

@@ -163,6 +163,24 @@ impl RelPath {
     }
 }
 
+/// Appends `name` to the path in `out`, after a `/` unless `out` is empty (the root
+/// itself): how the network engines build a path inside an export or share in a reused
+/// buffer, root first, then each name below it.
+pub fn push_below(out: &mut String, name: &str) {
+    if !out.is_empty() {
+        out.push('/');
+    }
+    out.push_str(name);
+}
+
+/// `name` below the directory `dir` (`""` for the root) written into `out`, its memory
+/// reused.
+pub fn join_into(dir: &str, name: &str, out: &mut String) {
+    out.clear();
+    out.push_str(dir);
+    push_below(out, name);
+}
+
 impl RelPathBuf {
     /// `name` checked, as [`RelPath::new`].
     pub fn new(name: impl Into<String>) -> Result<RelPathBuf, String> {
@@ -307,6 +325,12 @@ mod tests {
         let mut out = String::new();
         p.write_with('\\', &mut out);
         assert_eq!(out, "Bonnie.1\\00001\\0000abc");
+        join_into("", "f", &mut out);
+        assert_eq!(out, "f");
+        join_into("a/b", "f", &mut out);
+        assert_eq!(out, "a/b/f");
+        push_below(&mut out, "g");
+        assert_eq!(out, "a/b/f/g");
         let joined = RelPath::new("d")
             .unwrap()
             .join(RelPath::new(".hidden").unwrap());

@@ -10,6 +10,7 @@ use storbench_core::{
     OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open, stat_named,
     unlink_named,
 };
+use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
 use storbench_nfs::{At, Client, Fh, NfsError, NfsStat, NfsUrl};
 
@@ -36,12 +37,7 @@ impl NfsEngine {
         let (fh, last) = match checked.split_last() {
             (None, last) => (*fh, last),
             (Some(sub), last) => {
-                self.sub_path.clear();
-                if !rel.is_empty() {
-                    self.sub_path.push_str(rel);
-                    self.sub_path.push('/');
-                }
-                self.sub_path.push_str(sub.as_str());
+                join_into(rel, sub.as_str(), &mut self.sub_path);
                 (client.dir(&self.sub_path).map_err(to_engine)?, last)
             }
         };
@@ -73,12 +69,7 @@ impl NfsEngine {
     /// The path inside the export of `name` in `dir` into `out`.
     fn rel_into(&self, dir: &DirRef, name: &str, out: &mut String) -> Result<(), EngineError> {
         let (_, dir_rel) = self.dirs.get(dir.slot, name)?;
-        out.clear();
-        if !dir_rel.is_empty() {
-            out.push_str(dir_rel);
-            out.push('/');
-        }
-        out.push_str(name);
+        join_into(dir_rel, name, out);
         Ok(())
     }
 
@@ -181,10 +172,7 @@ impl NfsEngine {
             out.push_str(&self.roots[root].1);
         }
         for rel in plain.into_iter().chain(path.rel) {
-            if !out.is_empty() {
-                out.push('/');
-            }
-            out.push_str(rel.as_str());
+            push_below(out, rel.as_str());
         }
         Ok(())
     }

@@ -65,7 +65,7 @@ pub fn run_once(
     };
     let mut run = result(cfg, tests, started, workers[0].io.engine_name());
     add_engine_info(&mut run, &mut workers);
-    run.environment = Some(storbench_core::env::collect(&[cfg.target.to_string()]));
+    run.environment = Some(storbench_core::env::collect(&[cfg.target.typed()]));
     if let Some(b) = run.bonnie.as_mut().filter(|b| b.compressible) {
         match storbench_core::compress::of_target(&cfg.target.typed()) {
             Ok(c) => b.target_compression = Some(c),

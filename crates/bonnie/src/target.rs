@@ -47,7 +47,9 @@ impl Target {
             let typed = Typed::parse(&url).map_err(|e| FlagError::bad("-d", dir, e))?;
             return Ok(Target::Remote(Box::new(typed)));
         }
-        if dir.contains("://") {
+        // Any other URL (a protocol without files, or a scheme storbench does not reach),
+        // told by the one classifier rather than by its spelling: no place for files.
+        if !Typed::parse(dir).is_ok_and(|t| t.protocol().is_none()) {
             let urls: Vec<String> = catalogue::protocols()
                 .filter(|p| p.metadata)
                 .map(|p| format!("{}://", p.scheme))
@@ -188,6 +190,10 @@ mod tests {
             "nfs://127.0.0.1:2049/export/Bonnie.1?mountport=20048"
         );
         assert!(Target::resolve("iscsi://h/iqn/1").is_err());
+        for url in ["nbd://h/e", "http://h/x", "iscsi://h:0/bad"] {
+            let e = Target::resolve(url).unwrap_err().to_string();
+            assert!(e.contains("can hold bonnie's files"), "{url}: {e}");
+        }
         assert!(Target::resolve("nfs://").is_err());
         assert!(n.typed().caps().network && !Target::Local("/tmp".into()).typed().caps().network);
     }

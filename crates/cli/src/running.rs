@@ -17,11 +17,6 @@ pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     storbench_engines::create(job)
 }
 
-/// The engine a URL target needs (the catalogue's engine for its protocol), if any.
-pub fn engine_for_url(target: &str) -> Option<&'static str> {
-    Target::classify(target).engine().map(|e| e.name)
-}
-
 /// Refuses a target written as a URL (`scheme://…` or `scheme:/…`) of a kind storbench
 /// cannot reach, instead of taking it for a local path; a local path that exists (a
 /// directory named `foo:`) is still a path.

@@ -599,3 +599,51 @@ fn a_job_file_name_reaching_outside_the_export_is_one_line() {
         assert_eq!(fs::read_dir(g.export_dir().join("d")).unwrap().count(), 0);
     }
 }
+
+/// A `filename=` written as an absolute path on the server that lies inside the export
+/// named by `directory=` (or `nfs_url`) is made relative to it, as before names were
+/// typed: the job writes there. One outside it, or climbing out with `..`, stays one line
+/// before any IO.
+#[test]
+fn an_absolute_name_inside_the_export_is_a_name_below_it() {
+    let Some(g) = server() else { return };
+    fs::create_dir(g.export_dir().join("sub")).unwrap();
+    let jobs = tempfile::tempdir().unwrap();
+    let file = jobs.path().join("j.fio");
+    let run = |root: &str, name: &str| {
+        fs::write(
+            &file,
+            format!("[j]\nioengine=nfs\n{root}\nfilename={name}\nrw=write\nbs=4k\nsize=64k\n"),
+        )
+        .unwrap();
+        let mut fio = common::storbench();
+        fio.args(["--no-save", "fio"]).arg(&file);
+        common::Run::of(&mut fio)
+    };
+    for (root, name, written) in [
+        (format!("directory={}", g.url("")), "/export/sub/f", "sub/f"),
+        (
+            format!("directory={}", g.url("sub")),
+            "/export/sub/g",
+            "sub/g",
+        ),
+        (format!("nfs_url={}", g.url("")), "/export/sub/h", "sub/h"),
+    ] {
+        let r = run(&root, name);
+        assert!(r.success(), "{root} {name}: {}", r.stderr);
+        let len = fs::metadata(g.export_dir().join(written)).unwrap().len();
+        assert_eq!(len, 64 << 10, "{root} {name}");
+    }
+    for (name, why) in [
+        ("/elsewhere/f", "is absolute and not inside /export/sub"),
+        ("/export/sub/../../f", "`..`"),
+    ] {
+        let err = run(&format!("directory={}", g.url("sub")), name).one_error_line();
+        assert!(
+            err.contains(&format!("{name:?} cannot name a file under its target"))
+                && err.contains(why),
+            "{name}: {err}"
+        );
+    }
+    assert!(!g.export_dir().join("f").exists());
+}

@@ -324,3 +324,43 @@ fn smb_bad_password_and_missing_share_are_one_line_before_any_run() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
 }
+
+/// A `filename=` written as an absolute path in the share (as smbclient names it, from the
+/// share's root) that lies inside `directory=` is a name below it; one outside it is one
+/// line before any IO.
+#[test]
+fn smb_an_absolute_name_inside_the_directory_is_a_name_below_it() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    std::fs::create_dir(s.share_dir(smbd::SHARE).join("sub")).unwrap();
+    let fio = |dir: &str, name: &str| {
+        storbench()
+            .args(["fio", "--name=a", "--ioengine=smb", "--rw=write", "--bs=4k"])
+            .args(["--size=64k", "--output-format=json"])
+            .arg(format!("--directory={}", share_url(&s, dir)))
+            .arg(format!("--filename={name}"))
+            .env("STORBENCH_SMB_PASSWORD", s.password())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    for (dir, name, written) in [("", "/sub/f", "sub/f"), ("sub", "/sub/g", "sub/g")] {
+        let out = fio(dir, name);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{dir} {name}: {err}");
+        let on_disk = s.share_dir(smbd::SHARE).join(written);
+        assert_eq!(std::fs::metadata(on_disk).unwrap().len(), 64 << 10);
+    }
+    let out = fio("sub", "/elsewhere");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(
+            "\"/elsewhere\" cannot name a file under its target: it is absolute and not inside /sub"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!s.share_dir(smbd::SHARE).join("elsewhere").exists());
+}

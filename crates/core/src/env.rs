@@ -3,10 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
+use storbench_job::target::Target;
+
 use crate::result::{Environment, TargetInfo};
 
-/// Collects the host and the given targets (paths or URLs).
-pub fn collect(targets: &[String]) -> Environment {
+/// Collects the host and the given targets.
+pub fn collect(targets: &[Target]) -> Environment {
     let cpuinfo = read("/proc/cpuinfo");
     Environment {
         hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
@@ -22,7 +24,7 @@ pub fn collect(targets: &[String]) -> Environment {
         mem_bytes: mem_total_bytes().unwrap_or(0),
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
         storbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        targets: targets.iter().map(|t| target_info(t)).collect(),
+        targets: targets.iter().map(target_info).collect(),
     }
 }
 
@@ -39,18 +41,19 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-/// Facts about one target.
-pub fn target_info(target: &str) -> TargetInfo {
+/// Facts about one target: a network target's server as its typed URL names it (host, and
+/// port when it is not the protocol's default), never its user or secret; a local one's
+/// file system and device. The target is shown masked, as everywhere.
+pub fn target_info(target: &Target) -> TargetInfo {
     let mut info = TargetInfo {
         target: target.to_string(),
         ..Default::default()
     };
-    if let Some((_, rest)) = target.split_once("://") {
-        let authority = rest.split(['/', '?']).next().unwrap_or("");
-        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        info.server = Some(host.to_string());
+    if let Some(server) = target.server() {
+        info.server = Some(server);
         return info;
     }
+    let target = target.expose();
     let path = std::fs::canonicalize(target).unwrap_or_else(|_| PathBuf::from(target));
     if let Some((fs, opts)) = mount_of(&path) {
         info.fs_type = Some(fs);
@@ -133,14 +136,33 @@ mod tests {
     #[test]
     fn host_facts_are_filled() {
         let env = collect(&[
-            "/tmp".into(),
-            "nfs://user@10.0.0.7:2049/export?version=3".into(),
+            Target::parse("/tmp").unwrap(),
+            Target::parse("nfs://10.0.0.7:2049/export?version=3").unwrap(),
         ]);
         assert!(env.ncpus >= 1);
         assert!(env.mem_bytes > 0);
         assert!(!env.kernel.is_empty());
         assert!(env.targets[0].fs_type.is_some(), "/tmp has a mount");
         assert_eq!(env.targets[1].server.as_deref(), Some("10.0.0.7:2049"));
+    }
+
+    /// The server is asked of the typed URL: its host (and a port other than the
+    /// protocol's default), never the user or the secret the URL holds.
+    #[test]
+    fn a_servers_host_comes_from_its_typed_url_without_user_or_secret() {
+        for (url, server) in [
+            ("smb://dom;alice:hunter2@nas.lan/share/d", "nas.lan"),
+            ("smb://alice:hunter2@[::1]:4455/share", "[::1]:4455"),
+            ("iscsi://alice%hunter2@10.0.0.9/iqn.x:t/1", "10.0.0.9"),
+            ("iscsi://10.0.0.9:3261/iqn.x:t/1", "10.0.0.9:3261"),
+            ("nfs://h/export", "h"),
+            ("nbd://h:10810/e", "h:10810"),
+        ] {
+            let info = target_info(&Target::parse(url).unwrap());
+            assert_eq!(info.server.as_deref(), Some(server), "{url}");
+            let shown = format!("{info:?}");
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! Which files each job clone uses, and which byte range of each: fio's naming, sizing and
 //! offset rules, as pure functions (the runner does the IO).
 
-use storbench_job::relpath::RelPath;
 use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
@@ -24,14 +23,16 @@ pub fn is_char_device(target: &Target) -> bool {
         if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device()))
 }
 
-/// Joins a directory (path or URL) and a file name, keeping a URL's query string at the end.
-pub fn join(dir: &str, name: &str) -> String {
-    let (base, query) = match dir.find('?') {
-        Some(i) if dir.contains("://") => (&dir[..i], &dir[i..]),
-        _ => (dir, ""),
-    };
-    let sep = if base.ends_with('/') { "" } else { "/" };
-    format!("{base}{sep}{name}{query}")
+/// Where a file named `name` lies under the directory `dir`, both classified once: under
+/// a local directory the name joined as written (fio's rule: `../x` and `/abs` reach where
+/// they say); under a URL target a [`RelPath`](storbench_job::relpath::RelPath) below it (an absolute name inside the
+/// target's path made relative to it, see [`Target::rel_name`]), joined by the target's
+/// protocol. The error is one line naming the job's root.
+fn below(dir: &Target, name: &str) -> Result<Target, String> {
+    match dir.protocol() {
+        None => Ok(Target::local_join(dir.expose(), name)),
+        Some(_) => dir.join(dir.rel_name(name)?),
+    }
 }
 
 /// fio's `filename_format` expansion.
@@ -44,62 +45,71 @@ pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String
 }
 
 /// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
-/// Explicit `filename`s are shared by all clones; generated names are per clone, with
+/// Explicit `filename`s are shared by all clones (a plain one below `directory=` or
+/// `nfs_url`); generated names are per clone, with
 /// directories handed out round-robin to clones as fio does. A job whose engine does no IO
 /// on a file (cpuio, exec) has none, whatever `filename` says: fio never opens it either.
 pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
     if job.has_no_file() {
         return Vec::new();
     }
-    let names: Vec<String> = if job.filenames.is_empty() {
-        let dirs: Vec<&str> = if job.directories.is_empty() {
-            vec!["."]
-        } else {
-            job.directories.iter().map(String::as_str).collect()
+    let targets: Vec<Target> = if job.filenames.is_empty() {
+        let dir = match job.directories.len() {
+            0 => Target::Path(".".into()),
+            n => Target::classify(&job.directories[jobnum as usize % n]),
         };
-        let dir = dirs[jobnum as usize % dirs.len()];
+        let format = crate::coord::file_format(&job.filename_format);
         (0..job.nrfiles.max(1))
             .map(|f| {
-                join(
-                    dir,
-                    &expand_name(
-                        &crate::coord::file_format(&job.filename_format),
-                        &job.name,
-                        jobnum,
-                        f,
-                    ),
-                )
+                let name = expand_name(&format, &job.name, jobnum, f);
+                // `check_names` refused a name that does not fit under a URL target
+                // before any plan was made; the name alone is what an engine refuses.
+                below(&dir, &name).unwrap_or(Target::Path(name))
             })
             .collect()
     } else {
-        let dir = job.directories.first().map(String::as_str);
+        // Plain names are below `directory=`, else below the nfs engine's `nfs_url`.
+        let base = job.engine_options.nfs_url.as_deref();
+        let dir = job.directories.first().map(String::as_str).or(base);
+        let dir = dir.map(Target::classify);
         job.filenames
             .iter()
-            .map(|f| match dir {
-                Some(d) if !f.starts_with('/') && !f.contains("://") => join(d, f),
-                _ => f.clone(),
-            })
+            .map(|f| explicit(dir.as_ref(), f))
             .collect()
     };
     let per_file = match (job.filesize, job.size) {
         (Some((lo, _)), _) => Some(lo),
-        (None, Some(SizeSpec::Bytes(total))) => Some(total / names.len().max(1) as u64),
+        (None, Some(SizeSpec::Bytes(total))) => Some(total / targets.len().max(1) as u64),
         (None, _) => None,
     };
-    names
+    targets
         .into_iter()
-        .map(|path| FilePlan {
-            target: Target::classify(&path),
-            path,
+        .map(|target| FilePlan {
+            path: target.expose().to_string(),
+            target,
             len: per_file,
         })
         .collect()
 }
 
+/// The target of an explicit `filename=`: a URL of its own as it is; a plain name under
+/// `directory=` when one is given, except an absolute name under a local directory (fio
+/// opens it as written); else the name alone.
+fn explicit(dir: Option<&Target>, name: &str) -> Target {
+    let own = Target::classify(name);
+    match dir {
+        _ if own.protocol().is_some() => own,
+        Some(d) if d.protocol().is_some() => below(d, name).unwrap_or(own),
+        Some(d) if !name.starts_with('/') => below(d, name).unwrap_or(own),
+        _ => own,
+    }
+}
+
 /// Checks the names the plan puts under a URL target (an export or share given as
 /// `directory=`, or the nfs engine's `nfs_url`): each generated name and each plain
-/// `filename=` must be a [`RelPath`] below that root, so `..` or an absolute name cannot
-/// reach outside it; the error is one line before the run. A local directory keeps fio's
+/// `filename=` must be a [`RelPath`](storbench_job::relpath::RelPath) below that root (an absolute one is a path on the
+/// server inside the root's path, made relative to it), so `..` or a name outside cannot
+/// reach beyond it; the error is one line before the run. A local directory keeps fio's
 /// rule (the name is joined as written: `../x` and `/abs` reach where they say).
 pub fn check_names(job: &JobSpec) -> Result<(), String> {
     let base = job.engine_options.nfs_url.as_deref();
@@ -113,13 +123,15 @@ pub fn check_names(job: &JobSpec) -> Result<(), String> {
         for jobnum in 0..job.numjobs.max(1) {
             for f in 0..job.nrfiles.max(1) {
                 let name = expand_name(&format, &job.name, jobnum, f);
-                RelPath::new(&name).map_err(|e| bad("filename_format gives", e))?;
+                below(&root, &name).map_err(|e| bad("filename_format gives", e))?;
             }
         }
         return Ok(());
     }
-    for f in job.filenames.iter().filter(|f| !f.contains("://")) {
-        RelPath::new(f).map_err(|e| bad("filename", e))?;
+    for f in &job.filenames {
+        if Target::classify(f).protocol().is_none() {
+            below(&root, f).map_err(|e| bad("filename", e))?;
+        }
     }
     Ok(())
 }
@@ -190,10 +202,31 @@ mod tests {
         job.filenames = vec!["/dev/sdx".into()];
         assert_eq!(files_for_clone(&job, 3)[0].path, "/dev/sdx");
         assert_eq!(files_for_clone(&job, 3)[0].len, None);
-        assert_eq!(
-            join("nfs://h/export/d?version=3", "f.0.0"),
-            "nfs://h/export/d/f.0.0?version=3"
-        );
+        job.directories = vec!["nfs://h/export/d?version=3".into()];
+        job.filenames = vec!["f.0.0".into(), "/export/d/sub/f".into()];
+        let files = files_for_clone(&job, 0);
+        assert_eq!(files[0].path, "nfs://h/export/d/f.0.0?version=3");
+        assert_eq!(files[1].path, "nfs://h/export/d/sub/f?version=3");
+        let Target::Nfs(u) = &files[1].target else {
+            panic!("{:?}", files[1].target)
+        };
+        assert_eq!(u.url.path, "/export/d/sub/f");
+        job.directories.clear();
+        job.engine_options.nfs_url = Some("nfs://h/export?uid=0".into());
+        job.filenames = vec!["/export/sub/f".into(), "g".into()];
+        let files = files_for_clone(&job, 0);
+        assert_eq!(files[0].path, "nfs://h/export/sub/f?uid=0");
+        assert_eq!(files[1].path, "nfs://h/export/g?uid=0");
+        job.engine_options.nfs_url = None;
+        job.filenames.clear();
+        job.filenames.clear();
+        job.directories = vec!["smb://u:pw@h/share/dir?seal=1".into()];
+        let files = files_for_clone(&job, 2);
+        assert_eq!(files[0].path, "smb://u:pw@h/share/dir/j.2.0?seal=1");
+        let Target::Smb(u) = &files[0].target else {
+            panic!("{:?}", files[0].target)
+        };
+        assert_eq!(u.url.path, "dir/j.2.0");
     }
 
     #[test]
@@ -222,9 +255,19 @@ mod tests {
     fn names_under_a_url_target_stay_below_it() {
         let mut job = JobSpec::new("j");
         job.directories = vec!["nfs://h/export/d".into()];
-        job.filenames = vec!["ok/f".into(), "nfs://h/export/other".into()];
+        job.filenames = vec![
+            "ok/f".into(),
+            "nfs://h/export/other".into(),
+            "/export/d/sub/f".into(),
+        ];
         assert_eq!(check_names(&job), Ok(()));
-        for bad in ["../x", "/etc/passwd", "a/../../x"] {
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            "a/../../x",
+            "/export/d/../x",
+            "/export/e/f",
+        ] {
             job.filenames = vec![bad.into()];
             let e = check_names(&job).unwrap_err();
             assert!(

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use storbench_core::{Caps, Engine, EngineError, FileId, FileSpec, IoUnit, Queued};
+use storbench_core::{Engine, EngineError, IoUnit, Queued};
 use storbench_job::{CpuMode, JobSpec};
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
@@ -100,17 +100,7 @@ impl Engine for CpuIo {
         NAME
     }
 
-    fn caps(&self) -> Caps {
-        Caps::NO_FILE
-    }
-
-    fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-        Ok(0)
-    }
-
-    fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
-        Ok(0)
-    }
+    no_file_calls!();
 
     fn queue(&mut self, _io: &IoUnit) -> Result<Queued, EngineError> {
         let start = Instant::now();
@@ -122,10 +112,6 @@ impl Engine for CpuIo {
             }
         }
         Ok(Queued::Done(0))
-    }
-
-    fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
-        Ok(())
     }
 
     /// fio's thinktime for this engine: the busy period's share of idle, in whole µs as

@@ -15,7 +15,7 @@ mod child;
 
 use std::time::Duration;
 
-use storbench_core::{Caps, Engine, EngineError, EngineInfo, FileId, FileSpec, IoUnit, Queued};
+use storbench_core::{Engine, EngineError, EngineInfo, IoUnit, Queued};
 use storbench_job::JobSpec;
 
 use child::Program;
@@ -96,17 +96,7 @@ impl Engine for Exec {
         NAME
     }
 
-    fn caps(&self) -> Caps {
-        Caps::NO_FILE
-    }
-
-    fn open(&mut self, _file: &FileSpec) -> Result<FileId, EngineError> {
-        Ok(0)
-    }
-
-    fn size(&mut self, _file: FileId) -> Result<u64, EngineError> {
-        Ok(0)
-    }
+    no_file_calls!();
 
     fn queue(&mut self, _io: &IoUnit) -> Result<Queued, EngineError> {
         let Some(p) = &mut self.running else {
@@ -119,10 +109,6 @@ impl Engine for Exec {
             return Ok(Queued::Busy);
         }
         Ok(Queued::Done(0))
-    }
-
-    fn close(&mut self, _file: FileId) -> Result<(), EngineError> {
-        Ok(())
     }
 
     fn pause_ns(&mut self) -> u64 {

@@ -7,6 +7,40 @@
 //! Adding an engine is one new file here and one line in the catalogue; the test at the
 //! end fails until both sides agree.
 
+/// The file calls of an engine without files (`Caps::NO_FILE`: cpuio, exec), one
+/// definition for all of them, inside their `impl Engine`: the runner plans, opens and
+/// sizes no file for their jobs (`plan::files_for_clone` gives none), so these answer a
+/// call that never names a real file. (Defaults on the trait would let a file engine
+/// forget its `open` silently.)
+macro_rules! no_file_calls {
+    () => {
+        fn caps(&self) -> storbench_core::Caps {
+            storbench_core::Caps::NO_FILE
+        }
+
+        fn open(
+            &mut self,
+            _file: &storbench_core::FileSpec,
+        ) -> Result<storbench_core::FileId, storbench_core::EngineError> {
+            Ok(0)
+        }
+
+        fn size(
+            &mut self,
+            _file: storbench_core::FileId,
+        ) -> Result<u64, storbench_core::EngineError> {
+            Ok(0)
+        }
+
+        fn close(
+            &mut self,
+            _file: storbench_core::FileId,
+        ) -> Result<(), storbench_core::EngineError> {
+            Ok(())
+        }
+    };
+}
+
 pub mod dirfds;
 pub mod dirtable;
 pub mod listing;

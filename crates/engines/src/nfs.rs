@@ -75,6 +75,11 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     }))
 }
 
+/// A name refused as a `RelPath` below its root, as an engine error.
+fn refused(e: String) -> EngineError {
+    EngineError::new(ErrorKind::Refused, format!("nfs: {e}"))
+}
+
 /// An NFS client error as an engine error: one line naming the server and the operation.
 fn to_engine(e: NfsError) -> EngineError {
     let kind = match &e {
@@ -146,8 +151,9 @@ pub struct NfsEngine {
 
 impl NfsEngine {
     /// Mounts on first use and returns the path inside the export that a file the runner
-    /// opens names: its URL as the plan parsed it, a name below `nfs_url`, a path
-    /// absolute within the export already mounted, or a `RelPath` below its root.
+    /// opens names: its URL as the plan parsed it, or a plain name below `nfs_url` or the
+    /// root of the export already mounted (a `RelPath`; an absolute name is a path on the
+    /// server, made relative to that root when it lies inside it: `RelPath::under`).
     fn target_typed(
         &mut self,
         path: &str,
@@ -158,7 +164,8 @@ impl NfsEngine {
         } else if NfsUrl::is_nfs(path) {
             Some(NfsUrl::parse(path).map_err(to_engine)?)
         } else if let Some(base) = &self.base {
-            Some(base.join(path).map_err(to_engine)?)
+            let rel = RelPath::under(&base.path, path).map_err(refused)?;
+            Some(base.join(rel.as_str()).map_err(to_engine)?)
         } else {
             None
         };
@@ -178,11 +185,11 @@ impl NfsEngine {
                 "nfs: one job uses one export with one set of options; {url} is not on {}",
                 c.url()
             ))),
-            (None, Some(_)) if path.starts_with('/') => self.relative(path),
-            // A name relative to the export's root: checked, never taken apart here.
-            (None, Some(_)) => RelPath::new(path)
+            // A plain name below the export's root (an absolute one is a path on the
+            // server inside the export): checked, never taken apart here.
+            (None, Some(c)) => RelPath::under(c.export(), path)
                 .map(|rel| rel.as_str().to_string())
-                .map_err(|e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}"))),
+                .map_err(refused),
             (None, None) => Err(EngineError::unsupported(format!(
                 "nfs: {path} is not an nfs:// URL and no nfs_url= was given"
             ))),

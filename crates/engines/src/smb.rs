@@ -25,6 +25,7 @@ use storbench_core::{
     refuse_create_in_open,
 };
 use storbench_job::JobSpec;
+use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
@@ -145,8 +146,9 @@ impl SmbEngine {
                     "smb: {path} is not an smb:// URL"
                 )));
             }
-            // A name relative to the share's root: checked, never taken apart here.
-            return RelPath::new(path)
+            // A name below the share's root (an absolute one as smbclient takes it, from
+            // the share's root): checked, never taken apart here.
+            return RelPath::under("", path)
                 .map(|rel| rel.as_str().to_string())
                 .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")));
         }
@@ -689,12 +691,7 @@ impl SmbEngine {
         let name = checked_name(dir, name)?;
         let (_, dir_rel) = self.dirs.get(dir.slot, name.as_str())?;
         let mut rel = std::mem::take(&mut self.name_rel);
-        rel.clear();
-        if !dir_rel.is_empty() {
-            rel.push_str(dir_rel);
-            rel.push('/');
-        }
-        rel.push_str(name.as_str());
+        join_into(dir_rel, name.as_str(), &mut rel);
         Ok(rel)
     }
 
@@ -716,7 +713,8 @@ impl SmbEngine {
 impl SmbEngine {
     /// Writes into `out` the path inside the share that `path` names: its root's (an
     /// `smb://` target on the share logged in to, or a plain name below the share's root,
-    /// checked as a `RelPath`) and its name's components after it, joined with `/`, which
+    /// checked as a `RelPath`, an absolute one from the share's root as smbclient takes
+    /// it) and its name's components after it, joined with `/`, which
     /// the client sends as `\\`. The root's URL was parsed where it was read; logging in
     /// happens on first use only.
     fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
@@ -731,7 +729,7 @@ impl SmbEngine {
                 out.push_str(&u.url.path);
             }
             Target::Path(name) => {
-                let name = RelPath::new(name)
+                let name = RelPath::under("", name)
                     .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")))?;
                 if self.client.is_none() {
                     return Err(EngineError::unsupported(format!(
@@ -747,10 +745,7 @@ impl SmbEngine {
             }
         }
         if let Some(rel) = path.rel {
-            if !out.is_empty() {
-                out.push('/');
-            }
-            out.push_str(rel.as_str());
+            push_below(out, rel.as_str());
         }
         Ok(())
     }

@@ -221,3 +221,51 @@ fn path_calls_below_typed_roots_over_nfs() {
     meta.rmdir(MetaPath::whole(&below)).unwrap();
     assert_eq!(std::fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }
+
+/// A plain name given as an absolute path on the server is made relative to its root (the
+/// export mounted, or `nfs_url`) when it lies inside it, for the path calls as for
+/// `open`; one outside it, or climbing out with `..`, is refused in one line.
+#[test]
+fn absolute_plain_names_inside_the_root_over_nfs() {
+    use storbench_core::ErrorKind;
+    use storbench_job::target::Target;
+    let Some(g) = server() else { return };
+    std::fs::create_dir_all(g.export_dir().join("abs/sub")).unwrap();
+    std::fs::write(g.export_dir().join("abs/sub/f"), b"12345").unwrap();
+    for (opts, name) in [
+        (vec![], "/export/abs/sub/f"),
+        (vec![("nfs_url", g.url("abs"))], "/export/abs/sub/f"),
+    ] {
+        let opts: Vec<(&str, &str)> = opts.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut d = Driver::new(&job("nfs", 1, &opts), 4096).unwrap();
+        // Mounted through a typed root first, as a run's lay-out does.
+        let export = common::at(g.url(""));
+        let meta = d.engine.meta().unwrap();
+        assert!(meta.stat(MetaPath::whole(&export)).unwrap().is_dir);
+        let abs = Target::Path(name.into());
+        assert_eq!(
+            meta.stat(MetaPath::whole(&abs)).unwrap().size,
+            5,
+            "{opts:?}"
+        );
+        let dir = Target::Path("/export/abs/sub".into());
+        let f = RelPath::new("f").unwrap();
+        assert_eq!(meta.stat(MetaPath::new(&dir, f)).unwrap().size, 5);
+        for (outside, why) in [
+            ("/etc/passwd", "not inside /export"),
+            ("/export/abs/../../x", "`..`"),
+        ] {
+            let e = meta
+                .stat(MetaPath::whole(&Target::Path(outside.into())))
+                .unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Refused, "{e}");
+            assert!(
+                e.message.contains(why) && !e.message.contains('\n'),
+                "{opts:?} {outside}: {e}"
+            );
+        }
+        let id = d.open(name, OpenOptions::default()).unwrap();
+        d.engine.close(id).unwrap();
+    }
+    assert!(g.export_dir().join("abs/sub/f").is_file());
+}

@@ -182,7 +182,7 @@ fn unsupported_section(out: &mut String) {
          These fio 3.33 option names (and aliases, options of fio engines storbench does \
          not have, and options of fio's tiobench and act profiles) are refused with `fio option 'NAME' is not supported by storbench`, grouped by why:\n\n",
     );
-    grouped(out, options::OPTIONS_WHY);
+    grouped(out, options::UNSUPPORTED.groups());
     out.push_str(
         "\n## Values and combinations storbench refuses\n\n\
          Options storbench supports, refused with a one-line error in these cases:\n\n",
@@ -195,7 +195,7 @@ fn unsupported_section(out: &mut String) {
          Refused with `fio's NAME engine is not supported by storbench`, grouped by why; \
          external engines (`external:…`) too, as storbench loads no plugins:\n\n",
     );
-    grouped(out, options::ENGINES_WHY);
+    grouped(out, options::UNSUPPORTED_ENGINES.groups());
 }
 
 /// One line per group: its names, then its reason.

@@ -87,6 +87,42 @@ impl RelPath {
         }
     }
 
+    /// `name`, an absolute path on a server, made relative to `root`, the path of the
+    /// target it is named under (`/`s at either end of `root` do not count; `""` or `/`
+    /// is the server's root), then checked as [`RelPath::new`]. A name outside `root`, or
+    /// `root` itself, is refused in one line. Nothing is allocated.
+    pub fn below<'n>(root: &str, name: &'n str) -> Result<&'n RelPath, String> {
+        let root = root.trim_matches('/');
+        let inside = name.strip_prefix('/').and_then(|rest| {
+            if root.is_empty() {
+                return Some(rest);
+            }
+            rest.strip_prefix(root)?.strip_prefix('/')
+        });
+        match inside {
+            Some(rel) => match refusal(rel) {
+                None => Ok(RelPath::unchecked(rel)),
+                Some(why) => Err(format!(
+                    "{name:?} cannot name a file under its target: below /{root}, {why}"
+                )),
+            },
+            None => Err(format!(
+                "{name:?} cannot name a file under its target: it is absolute and not inside /{root}"
+            )),
+        }
+    }
+
+    /// `name` as a name below a root whose path on its server is `root`: an absolute
+    /// name by [`RelPath::below`], a relative one by [`RelPath::new`]. The rule every
+    /// network target applies to a plain name, in the plan and in the engines alike.
+    pub fn under<'n>(root: &str, name: &'n str) -> Result<&'n RelPath, String> {
+        if name.starts_with('/') {
+            RelPath::below(root, name)
+        } else {
+            RelPath::new(name)
+        }
+    }
+
     fn unchecked(name: &str) -> &RelPath {
         // SAFETY: `RelPath` is a transparent wrapper of `str`.
         unsafe { &*(name as *const str as *const RelPath) }
@@ -125,6 +161,24 @@ impl RelPath {
             out.push_str(part);
         }
     }
+}
+
+/// Appends `name` to the path in `out`, after a `/` unless `out` is empty (the root
+/// itself): how the network engines build a path inside an export or share in a reused
+/// buffer, root first, then each name below it.
+pub fn push_below(out: &mut String, name: &str) {
+    if !out.is_empty() {
+        out.push('/');
+    }
+    out.push_str(name);
+}
+
+/// `name` below the directory `dir` (`""` for the root) written into `out`, its memory
+/// reused.
+pub fn join_into(dir: &str, name: &str, out: &mut String) {
+    out.clear();
+    out.push_str(dir);
+    push_below(out, name);
 }
 
 impl RelPathBuf {
@@ -214,6 +268,28 @@ mod tests {
     }
 
     #[test]
+    fn an_absolute_name_inside_the_root_is_made_relative() {
+        let below = |root, name| RelPath::below(root, name).map(RelPath::as_str);
+        assert_eq!(below("/export", "/export/sub/f"), Ok("sub/f"));
+        assert_eq!(below("/export/", "/export/f"), Ok("f"));
+        assert_eq!(below("", "/sub/f"), Ok("sub/f"));
+        assert_eq!(below("/", "/f"), Ok("f"));
+        assert_eq!(below("dir", "/dir/f"), Ok("f"));
+        for (root, bad, why) in [
+            ("/export", "/escape", "not inside /export"),
+            ("/export", "/exportx/f", "not inside /export"),
+            ("/export", "/export", "not inside /export"),
+            ("/export", "/export/", "empty"),
+            ("/export", "/export/../x", "`..`"),
+            ("/export", "export/f", "not inside"),
+        ] {
+            let e = RelPath::below(root, bad).unwrap_err();
+            assert!(e.contains(why) && !e.contains('\n'), "{bad:?}: {e}");
+            assert!(e.contains("cannot name a file under its target"), "{e}");
+        }
+    }
+
+    #[test]
     fn a_nul_or_slash_is_found_at_every_place() {
         for len in 1..30 {
             let mut name = vec![b'a'; len];
@@ -249,6 +325,12 @@ mod tests {
         let mut out = String::new();
         p.write_with('\\', &mut out);
         assert_eq!(out, "Bonnie.1\\00001\\0000abc");
+        join_into("", "f", &mut out);
+        assert_eq!(out, "f");
+        join_into("a/b", "f", &mut out);
+        assert_eq!(out, "a/b/f");
+        push_below(&mut out, "g");
+        assert_eq!(out, "a/b/f/g");
         let joined = RelPath::new("d")
             .unwrap()
             .join(RelPath::new(".hidden").unwrap());

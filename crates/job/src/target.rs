@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::catalogue::{self, EngineInfo, Protocol};
 use crate::redact;
+use crate::relpath::RelPath;
 
 /// A URL that may hold secrets; shown masked.
 #[derive(Clone, PartialEq, Eq)]
@@ -186,6 +187,110 @@ impl Target {
             Target::Smb(u) => Some(&u.text),
             Target::Nbd(u) => Some(&u.text),
         }
+    }
+
+    /// The path a file name is measured against on the target's server, for a target
+    /// that holds files: an NFS URL's path (the export and the path inside it), an SMB
+    /// URL's path inside its share (`""` at the share's root, as smbclient names the
+    /// share's root `/`). `None` for local targets (fio joins their names as written)
+    /// and for targets without files.
+    pub fn server_path(&self) -> Option<&str> {
+        match self {
+            Target::Nfs(u) => Some(&u.url.path),
+            Target::Smb(u) => Some(&u.url.path),
+            Target::Path(_) | Target::Device(_) | Target::Iscsi(_) | Target::Nbd(_) => None,
+        }
+    }
+
+    /// `name`, a file's name under this target (a directory, an export, a share), as a
+    /// [`RelPath`] below it: a relative name is checked; an absolute one is a path on the
+    /// server ([`Target::server_path`]) and is made relative to this target's path when it
+    /// lies inside it (then checked: `..` cannot climb out), else refused. The error is
+    /// one line. A local target takes relative names only (fio's absolute names are not
+    /// joined to a local directory at all).
+    pub fn rel_name<'n>(&self, name: &'n str) -> Result<&'n RelPath, String> {
+        match self.server_path() {
+            Some(root) => RelPath::under(root, name),
+            None => RelPath::new(name),
+        }
+    }
+
+    /// This target (a directory, an export or a share) with `name` below it: a local
+    /// path joined with `/` (a block device when the result is one); a URL with the name
+    /// at the end of its path, its query kept, through its protocol crate's URL type, the
+    /// parsed value and the text alike. A target that holds no files (an iSCSI LUN, an NBD
+    /// export) has nothing below it: one line.
+    pub fn join(&self, name: &RelPath) -> Result<Target, String> {
+        fn below<U, E: fmt::Display>(
+            u: &TypedUrl<U>,
+            join: impl FnOnce(&U) -> Result<U, E>,
+            join_text: fn(&str, &str) -> String,
+            name: &RelPath,
+        ) -> Result<TypedUrl<U>, String> {
+            let url = join(&u.url).map_err(|e| redact::text(&e.to_string()).into_owned())?;
+            let text = SecretUrl(join_text(u.text.expose(), name.as_str()));
+            Ok(TypedUrl { url, text })
+        }
+        match self {
+            Target::Path(dir) | Target::Device(dir) => Ok(Target::local_join(dir, name.as_str())),
+            Target::Nfs(u) => below(
+                u,
+                |url| url.join(name.as_str()),
+                storbench_nfs::url::join_text,
+                name,
+            )
+            .map(Target::Nfs),
+            Target::Smb(u) => below(
+                u,
+                |url| url.join(name.as_str()),
+                storbench_smb::url::join_text,
+                name,
+            )
+            .map(Target::Smb),
+            Target::Iscsi(_) | Target::Nbd(_) => Err(format!(
+                "{name:?} cannot name a file under {self}: it holds no files"
+            )),
+        }
+    }
+
+    /// A local directory `dir` and `name` joined as fio joins them, as written (`name`
+    /// may be absolute or hold `..`: fio's rule for local directories), classified.
+    pub fn local_join(dir: &str, name: &str) -> Target {
+        let sep = if dir.ends_with('/') { "" } else { "/" };
+        Target::classify(&format!("{dir}{sep}{name}"))
+    }
+
+    /// The server a network target reaches, as its typed URL names it: the host (IPv6
+    /// in brackets) with the port when it is not the protocol's default (NBD over a Unix
+    /// socket: the socket's path). Never the URL's user or secret. `None` locally.
+    pub fn server(&self) -> Option<String> {
+        fn host_port(host: &str, port: Option<u16>) -> String {
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.to_string()
+            };
+            port.map_or(host.clone(), |p| format!("{host}:{p}"))
+        }
+        let not = |port: u16, default: u16| (port != default).then_some(port);
+        Some(match self {
+            Target::Path(_) | Target::Device(_) => return None,
+            Target::Nfs(u) => host_port(&u.url.host, u.url.port),
+            Target::Iscsi(u) => host_port(
+                &u.url.host,
+                not(u.url.port, storbench_iscsi::url::DEFAULT_PORT),
+            ),
+            Target::Smb(u) => host_port(
+                &u.url.host,
+                not(u.url.port, storbench_smb::url::DEFAULT_PORT),
+            ),
+            Target::Nbd(u) => match &u.url.endpoint {
+                storbench_nbd::url::Endpoint::Tcp { host, port } => {
+                    host_port(host, not(*port, storbench_nbd::url::DEFAULT_PORT))
+                }
+                storbench_nbd::url::Endpoint::Unix { socket } => socket.clone(),
+            },
+        })
     }
 
     /// The target as typed, secrets included: for engines and file names only.

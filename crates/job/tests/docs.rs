@@ -24,7 +24,7 @@ fn the_page_names_every_option_and_every_unsupported_name() {
     for o in storbench_job::options::all() {
         assert!(page.contains(&format!("| `{}`", o.name)), "{}", o.name);
     }
-    for n in storbench_job::options::UNSUPPORTED {
+    for n in storbench_job::options::UNSUPPORTED.names() {
         assert!(page.contains(&format!("`{n}`")), "{n}");
     }
     for f in storbench_job::GLOBAL_FLAGS {

@@ -211,6 +211,28 @@ impl SmbUrl {
         }
     }
 
+    /// The same share and options with `name` (a relative name, `/`-separated, whose
+    /// components the caller checked) below the path: a directory URL plus a file name.
+    /// A component holding `\\` is refused, as in a parsed URL: the client sends `/` as
+    /// `\\`, so it would split into two names.
+    pub fn join(&self, name: &str) -> Result<SmbUrl, SmbError> {
+        if name.contains('\\') {
+            return Err(SmbError::Url {
+                url: self.display(),
+                reason: format!("{name:?}: a name in the path holds a \\"),
+            });
+        }
+        let path = if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.path)
+        };
+        Ok(SmbUrl {
+            path,
+            ..self.clone()
+        })
+    }
+
     /// `host:port` for messages.
     pub fn server(&self) -> String {
         if self.host.contains(':') {
@@ -245,6 +267,20 @@ impl SmbUrl {
         };
         format!("smb://{who}{host}{port}/{}{path}", escape(&self.share, ""))
     }
+}
+
+/// `text`, an `smb://` URL as typed, with `name` (a relative name, `/`-separated) added at
+/// the end of its path: before a query that ends the URL, which so stays at the end as
+/// typed, or after a query the path continues beyond. `%` and `?` in the name are escaped,
+/// so the text parses back to [`SmbUrl::join`] of the parsed URL.
+pub fn join_text(text: &str, name: &str) -> String {
+    let (head, query) = match text.rfind('?') {
+        Some(i) if !text[i..].contains('/') => text.split_at(i),
+        _ => (text, ""),
+    };
+    let sep = if head.ends_with('/') { "" } else { "/" };
+    let name = name.replace('%', "%25").replace('?', "%3F");
+    format!("{head}{sep}{name}{query}")
 }
 
 /// A URL as typed, with any password replaced (for error messages).
@@ -369,6 +405,25 @@ mod tests {
         assert_eq!(u.path, "dir/job.0.0");
         assert!(u.seal);
         assert_eq!(u.max_dialect, SMB300);
+    }
+
+    #[test]
+    fn a_joined_text_parses_to_the_joined_url() {
+        for (dir, name, joined) in [
+            (
+                "smb://u:pw@h/s/d?seal=1",
+                "f.0.0",
+                "smb://u:pw@h/s/d/f.0.0?seal=1",
+            ),
+            ("smb://h/s/", "a/b", "smb://h/s/a/b"),
+            ("smb://h/s?seal=1/d", "f", "smb://h/s?seal=1/d/f"),
+            ("smb://h/s", "50%?x", "smb://h/s/50%25%3Fx"),
+        ] {
+            assert_eq!(join_text(dir, name), joined);
+            let typed = SmbUrl::parse(dir).unwrap().join(name).unwrap();
+            assert_eq!(SmbUrl::parse(joined).unwrap(), typed, "{joined}");
+        }
+        assert!(SmbUrl::parse("smb://h/s").unwrap().join("a\\b").is_err());
     }
 
     #[test]

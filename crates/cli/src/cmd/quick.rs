@@ -15,7 +15,6 @@ use storbench_job::{JobSpec, units};
 use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;
-use crate::running::engine_for_url;
 use crate::session::Session;
 use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
@@ -104,7 +103,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     let target = args.target.clone().unwrap_or_else(|| ".".into());
     let plan = plan_target(&target, &args)?;
     let options = QuickOptions {
-        target: target.clone(),
+        target: plan.typed.clone(),
         device: plan.device,
         size: args.size,
         runtime: args.runtime,
@@ -113,7 +112,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         file_name: format!("storbench-quick.{}.tmp", std::process::id()),
         allow_destructive: args.allow_destructive,
     };
-    if !plan.device && engine_for_url(&target).is_none() {
+    if !plan.device && plan.typed.protocol().is_none() {
         refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
         crate::cmd::clean::warn_stale(std::path::Path::new(&target));
     }
@@ -193,6 +192,8 @@ fn refuse_existing(path: &std::path::Path) -> anyhow::Result<()> {
 
 /// How the quick run reaches its target.
 struct TargetPlan {
+    /// The target as parsed where the user gave it.
+    typed: Target,
     device: bool,
     engine: String,
     direct: bool,
@@ -216,6 +217,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
         }
         return Ok(TargetPlan {
             device: typed.caps().device_like,
+            typed,
             engine: engine.name.into(),
             direct: !args.buffered,
             buffered_reason: None,
@@ -242,6 +244,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     if args.buffered {
         let why = "buffered IO was asked for (--buffered): the page cache is in play, figures may be memory speed".to_string();
         return Ok(TargetPlan {
+            typed,
             device,
             engine,
             direct: false,
@@ -259,6 +262,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
         );
     }
     Ok(TargetPlan {
+        typed,
         device,
         engine,
         direct: direct_ok,

@@ -21,28 +21,20 @@ pub(super) fn name_hash(s: &str) -> u64 {
     })
 }
 
-pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// Each job's target (its first file, else its first directory, else the working
+/// directory), classified once, without repeats.
+pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<Target> {
+    let mut out: Vec<Target> = Vec::new();
     for job in jobs.iter().filter(|j| !j.has_no_file()) {
-        let t = if let Some(f) = job.filenames.first() {
-            f.clone()
-        } else {
-            job.directories
-                .first()
-                .cloned()
-                .unwrap_or_else(|| ".".into())
+        let t = match job.filenames.first().or(job.directories.first()) {
+            Some(text) => Target::classify(text),
+            None => Target::Path(".".into()),
         };
         if !out.contains(&t) {
             out.push(t);
         }
     }
     out
-}
-
-/// Whether a job's target (a path or URL as the job gives it) is reached over the network:
-/// asked of its typed [`Target`], not of its spelling.
-pub(super) fn networked(target: &str) -> bool {
-    Target::classify(target).caps().network
 }
 
 /// Block devices under the jobs' local targets (none for the null engine, which does no IO).
@@ -54,10 +46,10 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
         .cloned()
         .collect();
     for t in targets_of(&real) {
-        if networked(&t) {
+        if t.caps().network {
             continue;
         }
-        if let Some(dev) = crate::disk::device_of(std::path::Path::new(&t))
+        if let Some(dev) = crate::disk::device_of(std::path::Path::new(t.expose()))
             && !out.contains(&dev)
         {
             out.push(dev);

@@ -205,7 +205,11 @@ fn name_target_links(run: &mut RunResult, jobs: &[Arc<JobSpec>]) {
     for t in env.targets.iter_mut().filter(|t| t.server.is_some()) {
         let iface = jobs
             .iter()
-            .filter(|j| targets_of(std::slice::from_ref(j)).contains(&t.target))
+            .filter(|j| {
+                targets_of(std::slice::from_ref(j))
+                    .iter()
+                    .any(|jt| jt.to_string() == t.target)
+            })
             .flat_map(|j| {
                 run.groups
                     .iter()
@@ -525,7 +529,7 @@ struct BatchDisks {
 
 impl BatchDisks {
     fn start(batch: &[Arc<JobSpec>]) -> BatchDisks {
-        let remote = targets_of(batch).iter().any(|t| networked(t));
+        let remote = targets_of(batch).iter().any(|t| t.caps().network);
         BatchDisks {
             start: device_tree(batch)
                 .iter()

@@ -283,6 +283,15 @@ fn finished_workers_are_counted_also_when_they_panic() {
 /// for on this machine and has no local device below it; a missing local one is one line.
 #[test]
 fn network_directories_are_told_from_local_ones_by_their_typed_target() {
+    let networked = |text: &str| {
+        let job = Arc::new(JobSpec {
+            directories: vec![text.into()],
+            ..JobSpec::new("n")
+        });
+        let targets = targets_of(&[job]);
+        assert_eq!(targets.len(), 1);
+        targets[0].caps().network
+    };
     assert!(networked("nfs://127.0.0.1/export/d?version=3"));
     assert!(networked("smb://127.0.0.1:4455/share/d"));
     assert!(!networked("/tmp"));

@@ -95,8 +95,7 @@ impl LocalFiles {
     fn insert_in(&mut self, fd: OwnedFd, open: &OpenOptions, dir: &DirRef, name: &str) -> FileId {
         self.insert_opened(fd, open, |p| {
             dir.path().write_local(p);
-            p.push('/');
-            p.push_str(name);
+            storbench_job::relpath::push_below(p, name);
         })
     }
 

@@ -10,6 +10,7 @@ use storbench_core::{
     OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open, stat_named,
     unlink_named,
 };
+use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
 use storbench_nfs::{At, Client, Fh, NfsError, NfsStat, NfsUrl};
 
@@ -36,12 +37,7 @@ impl NfsEngine {
         let (fh, last) = match checked.split_last() {
             (None, last) => (*fh, last),
             (Some(sub), last) => {
-                self.sub_path.clear();
-                if !rel.is_empty() {
-                    self.sub_path.push_str(rel);
-                    self.sub_path.push('/');
-                }
-                self.sub_path.push_str(sub.as_str());
+                join_into(rel, sub.as_str(), &mut self.sub_path);
                 (client.dir(&self.sub_path).map_err(to_engine)?, last)
             }
         };
@@ -73,12 +69,7 @@ impl NfsEngine {
     /// The path inside the export of `name` in `dir` into `out`.
     fn rel_into(&self, dir: &DirRef, name: &str, out: &mut String) -> Result<(), EngineError> {
         let (_, dir_rel) = self.dirs.get(dir.slot, name)?;
-        out.clear();
-        if !dir_rel.is_empty() {
-            out.push_str(dir_rel);
-            out.push('/');
-        }
-        out.push_str(name);
+        join_into(dir_rel, name, out);
         Ok(())
     }
 
@@ -144,14 +135,31 @@ impl NfsEngine {
 
     /// Writes into `out` the path inside the export that `path` names: its root's (an
     /// `nfs://` target, or a plain name below `nfs_url` or the mounted export's root,
-    /// checked as a `RelPath`) and its name's components after it.
+    /// checked as a `RelPath`; an absolute one is a path on the server, made relative to
+    /// that root when it lies inside it) and its name's components after it.
     fn locate(&mut self, path: MetaPath<'_>, out: &mut String) -> Result<(), EngineError> {
         let (root, plain) = match path.root {
             Target::Nfs(u) => (Some(self.enter_root(&u.url)?), None),
             Target::Path(name) => {
-                let name = RelPath::new(name)
-                    .map_err(|e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}")))?;
-                (self.enter_base(name)?, Some(name))
+                // A relative name is refused before any call reaches the server; an
+                // absolute one is measured against its root's path on the server.
+                let refused = |e| EngineError::new(ErrorKind::Refused, format!("nfs: {e}"));
+                let relative = match name.starts_with('/') {
+                    false => Some(RelPath::new(name).map_err(refused)?),
+                    true => None,
+                };
+                let root = self.enter_base(name)?;
+                let rel = match relative {
+                    Some(rel) => rel,
+                    None => {
+                        let root_path = match root {
+                            Some(i) => self.roots[i].0.path.as_str(),
+                            None => self.client()?.export(),
+                        };
+                        RelPath::below(root_path, name).map_err(refused)?
+                    }
+                };
+                (root, Some(rel))
             }
             other => {
                 return Err(EngineError::unsupported(format!(
@@ -164,17 +172,14 @@ impl NfsEngine {
             out.push_str(&self.roots[root].1);
         }
         for rel in plain.into_iter().chain(path.rel) {
-            if !out.is_empty() {
-                out.push('/');
-            }
-            out.push_str(rel.as_str());
+            push_below(out, rel.as_str());
         }
         Ok(())
     }
 
     /// The root a plain name is below: `nfs_url` when given (its index among the kept
     /// roots), else the root of the export mounted (none: the name is the whole path).
-    fn enter_base(&mut self, name: &RelPath) -> Result<Option<usize>, EngineError> {
+    fn enter_base(&mut self, name: &str) -> Result<Option<usize>, EngineError> {
         if let Some(b) = &self.base
             && let Some(i) = self.roots.iter().position(|(have, _)| have == b)
         {

@@ -14,7 +14,7 @@ pub(super) fn parse_engine(v: &str) -> Result<&'static str, String> {
     if let Some(e) = catalogue::find(v) {
         return Ok(e.name);
     }
-    if super::UNSUPPORTED_ENGINES.contains(&v) || v.starts_with("external:") {
+    if super::UNSUPPORTED_ENGINES.contains(v) || v.starts_with("external:") {
         return Err(format!(
             "fio's {v} engine is not supported by storbench (see docs/fio-compat.md)"
         ));

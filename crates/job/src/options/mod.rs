@@ -14,7 +14,6 @@ mod random;
 mod refused;
 mod stats;
 mod timing;
-mod unsupported;
 mod verify;
 mod zoned;
 
@@ -22,8 +21,7 @@ use crate::build::JobBuilder;
 
 pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target};
 pub(crate) use logs::fix_logs;
-pub use refused::{ENGINES_WHY, OPTIONS_WHY};
-pub use unsupported::{UNSUPPORTED, UNSUPPORTED_ENGINES};
+pub use refused::{Refused, UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;
 
 /// How an option's value is written (for help, docs, and the readers: flags may stand
@@ -304,7 +302,7 @@ pub fn find(name: &str) -> Option<&'static OptDef> {
 
 /// Whether `name` is a fio option (or alias) storbench deliberately does not support.
 pub fn is_unsupported(name: &str) -> bool {
-    UNSUPPORTED.contains(&name)
+    UNSUPPORTED.contains(name)
 }
 
 /// The closest supported name or alias, if it is close enough to be a typo.

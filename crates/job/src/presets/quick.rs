@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use crate::relpath::RelPath;
 use crate::spec::{BlockSize, JobSpec, Rw, RwKind, SizeSpec, Workload};
+use crate::target::Target;
 
 /// One of the four quick tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,9 +71,9 @@ pub fn check_size(size: u64) -> Result<(), String> {
 /// What the user chose.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuickOptions {
-    /// A file path (the test file itself) for device-like targets, else the directory the
-    /// test file is created in; paths or URLs.
-    pub target: String,
+    /// A device or LUN (the test file itself) for device-like targets, else the directory
+    /// the test file is created in; parsed where the user gave it.
+    pub target: Target,
     /// The target is a whole device or LUN (no test file is created).
     pub device: bool,
     pub size: u64,
@@ -98,11 +100,7 @@ pub fn workload(o: &QuickOptions) -> Workload {
             ));
             j.group = group;
             j.stonewall = group > 0;
-            j.filenames = vec![if o.device {
-                o.target.clone()
-            } else {
-                join(&o.target, &o.file_name)
-            }];
+            j.filenames = vec![test_file(o)];
             j.size = Some(SizeSpec::Bytes(o.size));
             j.bs = [
                 BlockSize::Fixed(t.bs),
@@ -151,13 +149,19 @@ pub fn workload(o: &QuickOptions) -> Workload {
     }
 }
 
-fn join(dir: &str, name: &str) -> String {
-    let (base, query) = match dir.find('?') {
-        Some(i) if dir.contains("://") => (&dir[..i], &dir[i..]),
-        _ => (dir, ""),
-    };
-    let sep = if base.ends_with('/') { "" } else { "/" };
-    format!("{base}{sep}{name}{query}")
+/// The test file: the device or LUN itself, else `file_name` in the target directory,
+/// joined by the target's own rule (a URL keeps its query at the end). The name is
+/// storbench's own (`storbench-quick.PID.tmp`), one plain component: the local join is
+/// only the fallback a malformed name would take.
+fn test_file(o: &QuickOptions) -> String {
+    if o.device {
+        return o.target.expose().to_string();
+    }
+    RelPath::new(&o.file_name)
+        .and_then(|name| o.target.join(name))
+        .unwrap_or_else(|_| Target::local_join(o.target.expose(), &o.file_name))
+        .expose()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -166,7 +170,7 @@ mod tests {
 
     fn opts() -> QuickOptions {
         QuickOptions {
-            target: "/tmp".into(),
+            target: Target::Path("/tmp".into()),
             device: false,
             size: 1 << 30,
             runtime: Duration::from_secs(5),
@@ -213,13 +217,13 @@ mod tests {
     #[test]
     fn devices_and_urls() {
         let mut o = opts();
-        o.target = "nfs://h/export?version=3".into();
+        o.target = Target::parse("nfs://h/export?version=3").unwrap();
         assert_eq!(
             workload(&o).jobs[0].filenames[0],
             "nfs://h/export/storbench-quick.1.tmp?version=3"
         );
         o.device = true;
-        o.target = "iscsi://h/iqn.x/1".into();
+        o.target = Target::parse("iscsi://h/iqn.x/1").unwrap();
         assert_eq!(workload(&o).jobs[0].filenames[0], "iscsi://h/iqn.x/1");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use storbench_model::hosts::{GroupAggregate, MultiHost, STRAGGLER_SHARE, stragglers_in};
+use storbench_model::hosts::{GroupAggregate, MultiHost, RankInfo, STRAGGLER_SHARE, stragglers_in};
 
 use super::server::escape;
 
@@ -16,20 +16,38 @@ pub fn section(html: &mut String, h: &MultiHost) {
         super::hosts_bonnie::section(html, h, b);
         return;
     }
-    let _ = writeln!(
-        html,
-        "<div class=\"hosts\"><p>{} ranks ({}); aggregate = all bytes / (latest end − earliest start)</p>\
-         <table class=\"hosts\"><tr><th>group</th><th>rank</th><th>host</th><th>clock offset ms</th>\
-         <th>dir</th><th>MB</th><th>MB/s</th><th>from ms</th><th>to ms</th><th>link Mbit/s</th>\
-         <th>CPU %</th><th></th></tr>",
+    let what = format!(
+        "{} ranks ({}); aggregate = all bytes / (latest end − earliest start)",
         h.ranks.len(),
         escape(&h.launcher)
     );
-    for g in &h.groups {
-        for d in (0..3).filter(|&d| g.bytes[d] > 0) {
-            rows(html, h, g, d);
+    let columns = "<th>group</th><th>rank</th><th>host</th><th>clock offset ms</th>\
+         <th>dir</th><th>MB</th><th>MB/s</th><th>from ms</th><th>to ms</th><th>link Mbit/s</th>\
+         <th>CPU %</th><th></th>";
+    frame(html, h, &what, columns, |html| {
+        for g in &h.groups {
+            for d in (0..3).filter(|&d| g.bytes[d] > 0) {
+                rows(html, h, g, d);
+            }
         }
-    }
+    });
+}
+
+/// The frame of both per-rank tables (this one and bonnie's per test): the line saying
+/// what the table is, the table with its `columns` around the rows `body` writes, and a
+/// warning for each rank without a result.
+pub(super) fn frame(
+    html: &mut String,
+    h: &MultiHost,
+    what: &str,
+    columns: &str,
+    body: impl FnOnce(&mut String),
+) {
+    let _ = writeln!(
+        html,
+        "<div class=\"hosts\"><p>{what}</p><table class=\"hosts\"><tr>{columns}</tr>"
+    );
+    body(html);
     html.push_str("</table>\n");
     for r in h.ranks.iter().filter(|r| r.error.is_some()) {
         let _ = writeln!(
@@ -43,25 +61,38 @@ pub fn section(html: &mut String, h: &MultiHost) {
     html.push_str("</div>\n");
 }
 
+/// A rank's first cells, shared by both tables: its host (escaped; `?` when the rank is
+/// unknown) and its clock offset from rank 0.
+pub(super) fn host_cells(info: Option<&RankInfo>) -> (String, String) {
+    let host = info.map_or("?".to_string(), |r| escape(&r.host));
+    let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
+    (host, offset)
+}
+
+/// The last cell of a rank's row: the straggler's mark with the median it fell below
+/// (`median` as the table shows rates), else empty.
+pub(super) fn straggler_cell(slow: bool, median: std::fmt::Arguments<'_>) -> String {
+    if slow {
+        format!(
+            "<td class=\"Warning\">straggler: below {:.0}% of the median {median}</td>",
+            STRAGGLER_SHARE * 100.0
+        )
+    } else {
+        "<td></td>".to_string()
+    }
+}
+
 fn rows(html: &mut String, h: &MultiHost, g: &GroupAggregate, d: usize) {
     let (median, slow) = stragglers_in(g, d);
     for p in &g.per_rank {
         let info = h.ranks.iter().find(|r| r.rank == p.rank);
-        let host = info.map_or("?".to_string(), |r| escape(&r.host));
-        let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
+        let (host, offset) = host_cells(info);
         let cpu = info
             .and_then(|r| r.cpu_busy_percent)
             .map_or(String::new(), |c| format!("{c:.0}"));
         let link = p.link_mbps.map_or(String::new(), |l| l.to_string());
-        let mark = if slow.iter().any(|s| s.rank == p.rank) {
-            format!(
-                "<td class=\"Warning\">straggler: below {:.0}% of the median {:.1} MB/s</td>",
-                STRAGGLER_SHARE * 100.0,
-                median / 1e6
-            )
-        } else {
-            "<td></td>".to_string()
-        };
+        let is_slow = slow.iter().any(|s| s.rank == p.rank);
+        let mark = straggler_cell(is_slow, format_args!("{:.1} MB/s", median / 1e6));
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{host}</td><td>{offset}</td><td>{}</td><td>{:.1}</td>\

@@ -6,34 +6,25 @@
 
 use std::fmt::Write as _;
 
+use storbench_model::hosts::MultiHost;
 use storbench_model::hosts::bonnie::{BonnieHosts, TestAggregate, stragglers_in, test_label, unit};
-use storbench_model::hosts::{MultiHost, STRAGGLER_SHARE};
 
+use super::hosts::{frame, host_cells, straggler_cell};
 use super::server::escape;
 
 pub fn section(html: &mut String, h: &MultiHost, b: &BonnieHosts) {
-    let _ = writeln!(
-        html,
-        "<div class=\"hosts\"><p>bonnie on {} ranks ({}); aggregate = all ranks' work / (latest end − earliest start)</p>\
-         <table class=\"hosts\"><tr><th>test</th><th>rank</th><th>host</th><th>clock offset ms</th>\
-         <th>work</th><th>rate</th><th>unit</th><th>from ms</th><th>to ms</th><th></th></tr>",
+    let what = format!(
+        "bonnie on {} ranks ({}); aggregate = all ranks' work / (latest end − earliest start)",
         h.ranks.len(),
         escape(&h.launcher)
     );
-    for t in &b.tests {
-        rows(html, h, t);
-    }
-    html.push_str("</table>\n");
-    for r in h.ranks.iter().filter(|r| r.error.is_some()) {
-        let _ = writeln!(
-            html,
-            "<p class=\"Warning\">rank {} ({}) has no result: {}</p>",
-            r.rank,
-            escape(&r.host),
-            escape(r.error.as_deref().unwrap_or(""))
-        );
-    }
-    html.push_str("</div>\n");
+    let columns = "<th>test</th><th>rank</th><th>host</th><th>clock offset ms</th>\
+         <th>work</th><th>rate</th><th>unit</th><th>from ms</th><th>to ms</th><th></th>";
+    frame(html, h, &what, columns, |html| {
+        for t in &b.tests {
+            rows(html, h, t);
+        }
+    });
 }
 
 fn rows(html: &mut String, h: &MultiHost, t: &TestAggregate) {
@@ -41,16 +32,9 @@ fn rows(html: &mut String, h: &MultiHost, t: &TestAggregate) {
     let ms = |ns: u64| ns as f64 / 1e6;
     for p in &t.per_rank {
         let info = h.ranks.iter().find(|r| r.rank == p.rank);
-        let host = info.map_or("?".to_string(), |r| escape(&r.host));
-        let offset = info.map_or(String::new(), |r| format!("{:+.3}", r.clock_offset_ms));
-        let mark = if slow.iter().any(|s| s.rank == p.rank) {
-            format!(
-                "<td class=\"Warning\">straggler: below {:.0}% of the median {median:.1}</td>",
-                STRAGGLER_SHARE * 100.0
-            )
-        } else {
-            "<td></td>".to_string()
-        };
+        let (host, offset) = host_cells(info);
+        let is_slow = slow.iter().any(|s| s.rank == p.rank);
+        let mark = straggler_cell(is_slow, format_args!("{median:.1}"));
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{host}</td><td>{offset}</td><td>{:.0}</td>\

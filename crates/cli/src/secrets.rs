@@ -99,11 +99,13 @@ pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Re
 }
 
 /// Reads one line from the terminal on standard input with echo off (restored after).
+/// Echo goes off before the question is shown: a secret typed (or pasted) the moment the
+/// question appears is never echoed.
 fn prompt(question: &str, what: &str) -> anyhow::Result<String> {
+    let echo = EchoOff::new();
     let mut err = std::io::stderr().lock();
     write!(err, "{question}")?;
     err.flush()?;
-    let echo = EchoOff::new();
     let mut line = String::new();
     let read = std::io::stdin().lock().read_line(&mut line);
     drop(echo);

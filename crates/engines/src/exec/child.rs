@@ -200,13 +200,24 @@ mod tests {
             .collect();
         let mut p = Program::start(&argv, None).unwrap();
         let pid = p.child.id() as libc::pid_t;
-        std::thread::sleep(Duration::from_millis(100));
+        // The shell ignores SIGTERM only once it has run its `trap`: wait for that, however
+        // slowly a loaded machine starts it.
+        let began = Instant::now();
+        while !ignores_term(pid) {
+            assert!(began.elapsed() < Duration::from_secs(20), "the shell never set its trap");
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let t = Instant::now();
         let note = p.stop(Duration::from_millis(300), true).unwrap();
         assert!(note.contains("killed"), "{note}");
         assert!(t.elapsed() >= Duration::from_millis(300));
         // The shell and its sleep are gone: no live process is left in its group (the
-        // sleep may stay a zombie until its new parent reaps it).
+        // sleep may stay a zombie until its new parent reaps it, and takes a moment to
+        // become one after SIGKILL).
+        let killed = Instant::now();
+        while live_in_group(pid) != 0 && killed.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(live_in_group(pid), 0);
 
         let argv: Vec<String> = ["sleep", "30"].iter().map(|s| s.to_string()).collect();
@@ -214,6 +225,16 @@ mod tests {
         let t = Instant::now();
         assert_eq!(p.stop(Duration::from_secs(5), true), None);
         assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM ended sleep");
+    }
+
+    /// Whether process `pid` ignores SIGTERM (signal 15: bit 14 of SigIgn in its status).
+    fn ignores_term(pid: libc::pid_t) -> bool {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigIgn:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0)
     }
 
     /// Processes of process group `pgid` that are not zombies, from /proc.

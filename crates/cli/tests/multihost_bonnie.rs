@@ -224,12 +224,10 @@ fn kill_a_rank(launched: &Launched, signal: i32) -> i32 {
     victim
 }
 
+/// mpirun sends the surviving ranks SIGTERM a second after the death and SIGKILL as soon
+/// as one of them exits: each removes its files and marker first, before any wait, and
+/// stays a while after, so none of it is left (docs/multihost.md, "When a rank fails").
 #[test]
-// Known defect, open in issue 20: about one run in four, a surviving rank's
-// `.storbench-bonnie.PID` marker is left (its files are removed), probably because mpirun's
-// SIGKILL, a second after its SIGTERM, lands before the marker's removal. Run with
-// `--run-ignored all` while fixing it.
-#[ignore = "a surviving rank's marker is sometimes left when mpirun kills it (issue 20)"]
 fn a_rank_killed_mid_suite_ends_it_everywhere_and_the_others_remove_their_files() {
     require!(no_mpirun());
     let dir = tempfile::tempdir().unwrap();

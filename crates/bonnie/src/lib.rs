@@ -21,6 +21,7 @@ mod file_tests;
 pub mod flags;
 mod io;
 mod io_tests;
+pub mod marker;
 mod names;
 mod notes;
 mod phase;

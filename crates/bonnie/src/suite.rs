@@ -12,9 +12,11 @@ use crate::error::{BonnieError, Result};
 use crate::file_tests::{Create, DeleteRandom, DeleteSeq, FileParams, StatRandom, StatSeq};
 use crate::io::Io;
 use crate::io_tests::{GetBlock, GetChar, IoParams, PutBlock, PutChar, Rewrite};
+use crate::marker::Marker;
 use crate::phase::{Start, run_phase};
 use crate::ranks::{self, Ranks};
 use crate::seeks::Seeks;
+use crate::target::Target;
 use crate::timing::Measured;
 use crate::worker::Worker;
 use crate::{Event, Factory};
@@ -32,11 +34,19 @@ pub fn run_once(
 ) -> Result<RunResult> {
     let ranks = Ranks::default();
     let started = unix_ms();
-    // Every rank checks, then all agree before any writes (a no-op on one host).
-    let mut workers = match crate::space::check_space(cfg).and_then(|()| make_workers(cfg, factory))
-    {
+    // Every rank checks, then all agree before any writes (a no-op on one host). The
+    // marker is made before the workers, so it is dropped after them on every path.
+    let marker = match crate::space::check_space(cfg).and_then(|()| mark(cfg)) {
+        Ok(m) => m,
+        Err(e) => {
+            ranks.fail();
+            return Err(e);
+        }
+    };
+    let mut workers = match make_workers(cfg, factory) {
         Ok(w) => w,
         Err(e) => {
+            drop(marker);
             ranks.fail();
             return Err(e);
         }
@@ -44,14 +54,19 @@ pub fn run_once(
     ranks.agree(ranks::CHECKS, true)?;
     let outcome = run_tests(cfg, factory, &mut workers, observe, &ranks)
         .and_then(|tests| ranks.agree(ranks::END, true).map(|()| tests));
-    if outcome.is_err() {
-        // The others learn at their next agreement and end too, while this rank cleans up.
-        ranks.fail();
-    }
+    // One step removes the files, then the marker, before this rank waits for or tells
+    // anything to the others: after a stop signal mpirun's SIGKILL may follow as soon as
+    // another rank exits (docs/multihost.md, "When a rank fails"). The marker stays if
+    // files do.
     let cleanup: Vec<String> = workers
         .iter_mut()
         .filter_map(|w| w.cleanup().err())
         .collect();
+    drop(marker);
+    if outcome.is_err() {
+        // The others learn at their next agreement and end too.
+        ranks.fail();
+    }
     let tests = match (outcome, cleanup.is_empty()) {
         (Ok(tests), true) => tests,
         (Ok(_), false) => return Err(BonnieError::Check(cleanup.join("; "))),
@@ -74,6 +89,16 @@ pub fn run_once(
     }
     storbench_core::analysis::annotate(&mut run);
     Ok(run)
+}
+
+/// The marker of a run in a local directory ([`crate::marker`]); none on a file server.
+fn mark(cfg: &Config) -> Result<Option<Marker>> {
+    match &cfg.target {
+        Target::Local(dir) | Target::Cwd(dir) => {
+            Marker::create(dir).map(Some).map_err(BonnieError::Refused)
+        }
+        Target::Remote(_) => Ok(None),
+    }
 }
 
 /// A worker's buffer that could not be mapped, as one line.

@@ -16,6 +16,9 @@ use support::{FailAfter, factory};
 struct Script {
     agreed: Vec<(String, bool)>,
     others_fail_at: Option<usize>,
+    /// The run's directory, and what it held at each agreement.
+    dir: std::path::PathBuf,
+    seen: Vec<Vec<String>>,
 }
 
 thread_local! {
@@ -30,6 +33,8 @@ impl Coordinator for Scripted {
         SCRIPT.with(|s| {
             let mut s = s.borrow_mut();
             s.agreed.push((at.name().to_string(), ready));
+            let held = entries(&s.dir);
+            s.seen.push(held);
             if !ready {
                 return Err(format!("rank 0 could not go on at {}", at.name()));
             }
@@ -50,8 +55,9 @@ fn config(dir: &tempfile::TempDir, others_fail_at: Option<usize>, copies: u32) -
     coord::install(Box::new(Scripted));
     SCRIPT.with(|s| {
         *s.borrow_mut() = Script {
-            agreed: Vec::new(),
             others_fail_at,
+            dir: dir.path().to_path_buf(),
+            ..Script::default()
         }
     });
     let f = Flags {
@@ -76,11 +82,27 @@ fn agreements() -> Vec<(String, bool)> {
     SCRIPT.with(|s| s.borrow().agreed.clone())
 }
 
-fn leftovers(dir: &tempfile::TempDir) -> Vec<String> {
-    std::fs::read_dir(dir.path())
+/// What the directory held at each agreement so far.
+fn seen() -> Vec<Vec<String>> {
+    SCRIPT.with(|s| s.borrow().seen.clone())
+}
+
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
+        .collect();
+    v.sort();
+    v
+}
+
+fn leftovers(dir: &tempfile::TempDir) -> Vec<String> {
+    entries(dir.path())
+}
+
+/// The run's marker (`storbench clean` finds killed runs by it), named by the real PID.
+fn marker() -> String {
+    format!(".storbench-bonnie.{}", std::process::id())
 }
 
 #[test]
@@ -146,6 +168,46 @@ fn a_failure_here_is_told_to_the_others_once_at_their_next_agreement() {
     assert_eq!(
         before.last().unwrap().0,
         "the start of bonnie's sequential create"
+    );
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+}
+
+#[test]
+fn the_marker_is_written_before_the_first_agreement_and_removed_with_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&dir, None, 1);
+    run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+    let seen = seen();
+    assert_eq!(seen[0], [marker()], "before anything else: {seen:#?}");
+    assert!(seen.iter().all(|s| s.contains(&marker())), "{seen:#?}");
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+}
+
+/// mpirun ends a job whose rank died with SIGTERM and, as soon as one survivor exits late,
+/// SIGKILL (docs/multihost.md): so after a stop the files and the marker are gone before
+/// this rank waits at any agreement, not after.
+#[test]
+fn after_a_stop_files_and_marker_are_removed_before_the_others_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(&dir, None, 2);
+    let mut observe = |e: storbench_bonnie::Event| {
+        if let storbench_bonnie::Event::Started(storbench_core::result::BonnieTestId::Rewrite) = e {
+            storbench_core::stop::request();
+        }
+    };
+    let err = run_once(&cfg, &factory(FailAfter::default()), &mut observe).unwrap_err();
+    assert!(err.to_string().contains("interrupted"), "{err}");
+    let (all, seen) = (agreements(), seen());
+    let (last, _) = all.split_last().unwrap();
+    assert!(!last.1, "the last agreement says not ready: {all:#?}");
+    let before_stop = &seen[seen.len() - 2];
+    assert!(
+        before_stop.len() == 3 && before_stop.contains(&marker()),
+        "the marker and two copies' files before the stop: {seen:#?}"
+    );
+    assert!(
+        seen.last().unwrap().is_empty(),
+        "at the agreement after the stop: {seen:#?}"
     );
     assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
 }

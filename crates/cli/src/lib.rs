@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod bonnie_live;
-pub mod bonnie_marker;
+/// The marker of a bonnie run (the suite writes and removes it; `clean` reads it).
+pub use storbench_bonnie::marker as bonnie_marker;
 pub mod cmd;
 pub mod live;
 pub mod multihost;

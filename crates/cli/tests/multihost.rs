@@ -191,21 +191,75 @@ mod with_mpi {
             .into_iter()
             .last()
             .expect("a rank process");
+        let rank = common::mpi::rank_of(victim).expect("the victim's rank");
         // SAFETY: kill on a rank process this test started.
         unsafe {
             libc::kill(victim, libc::SIGKILL);
         }
         let (run, took) = launched.wait(Duration::from_secs(40));
         assert_ne!(run.code, Some(0), "{run:?}");
-        // mpirun sends the others SIGTERM about a second after the death, SIGKILL a second
-        // later; far below the collective timeout (10 s here).
+        // mpirun sends the others SIGTERM about a second after the death, SIGKILL at most a
+        // second later (at once when one of them exits); far below the collective timeout
+        // (10 s here).
         assert!(
             took < Duration::from_secs(6),
             "the run went on for {took:?}: {run:?}"
         );
-        // The killed rank could not remove its file; the others removed theirs.
+        // The killed rank could not remove its file (`w.RANK.0.0`); the others removed
+        // theirs before any wait, and stayed until the slowest of them could.
         let left = entries(dir.path());
-        assert!(left.len() <= 1, "{left:?}: {run:?}");
+        assert!(
+            left.iter().all(|f| f == &format!("w.{rank}.0.0")),
+            "{left:?} (victim rank {rank}): {run:?}"
+        );
+    }
+
+    /// quick's files carry each rank's PID (`storbench-quick.PID.tmp`): after one rank is
+    /// killed mid-run, every file left is the killed rank's.
+    #[test]
+    fn a_rank_killed_mid_quick_ends_it_everywhere_and_the_others_remove_their_files() {
+        require!(no_mpirun());
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "10")
+            .args(["quick", dir.path().to_str().unwrap()])
+            .args([
+                "--size",
+                "8m",
+                "--runtime",
+                "20s",
+                "--buffered",
+                "--no-save",
+            ]);
+        let launched = Launched::spawn(&mut c);
+        let quick_files = || {
+            entries(dir.path())
+                .iter()
+                .filter(|e| e.starts_with("storbench-quick."))
+                .count()
+        };
+        let started = common::system::wait_for(Duration::from_secs(20), || quick_files() == 3);
+        assert!(started, "three ranks' files: {:?}", entries(dir.path()));
+        std::thread::sleep(Duration::from_millis(500));
+        let victim = common::mpi::ranks_of(launched.pid())
+            .into_iter()
+            .last()
+            .expect("a rank process");
+        // SAFETY: kill on a rank process this test started.
+        unsafe {
+            libc::kill(victim, libc::SIGKILL);
+        }
+        let (run, took) = launched.wait(Duration::from_secs(40));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(
+            took < Duration::from_secs(6),
+            "the run went on for {took:?}: {run:?}"
+        );
+        let left = entries(dir.path());
+        assert!(
+            left.iter().all(|f| f.contains(&victim.to_string())),
+            "{left:?} (victim {victim}): {run:?}"
+        );
     }
 
     #[test]

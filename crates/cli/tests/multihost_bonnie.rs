@@ -14,9 +14,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::entries;
-use common::mpi::{Launched, mpirun, no_mpirun, run_mpi};
+use common::mpi::{Launched, mpirun, mpirun_with, no_mpirun, run_mpi};
 use storbench_testkit::ganesha::{self, Ganesha};
 use storbench_testkit::require;
+use storbench_testkit::smbd::{self, SHARE, Smbd};
 
 /// Small tests: per-char on 1 MiB, blocks on 16 MiB, 1024 files; the size checks off.
 const SMALL: [&str; 8] = ["-s", "16:4k", "-r", "0", "-n", "1", "-f", "1"];
@@ -175,6 +176,48 @@ fn three_ranks_share_one_nfs_export_in_their_own_directories() {
     assert!(left.is_empty(), "left on the export: {left:?}");
 }
 
+/// The same over SMB: three ranks log in to one share of a real smbd as its user, with
+/// the password from the environment mpirun passes on (`-x`), never in an argument.
+#[test]
+fn three_ranks_share_one_smb_share_in_their_own_directories() {
+    require!(no_mpirun());
+    if let Some(why) = smbd::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let s = Smbd::start().expect("start smbd");
+    std::fs::create_dir(s.share_dir(SHARE).join("bench")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let url = format!("smb://{}@127.0.0.1:{}/{SHARE}/bench", s.user(), s.port);
+    let pass_on = ["-x".to_string(), "STORBENCH_SMB_PASSWORD".to_string()];
+    let mut c = mpirun_with(3, &pass_on);
+    c.env("STORBENCH_MPI_TIMEOUT", "60")
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .env_remove("STORBENCH_DB")
+        .args(bonnie_args(
+            &db,
+            &url,
+            &["-s", "16:64k", "-r", "0", "-n", "1"],
+        ));
+    let run = run_mpi(&mut c);
+    assert_eq!(run.code, Some(0), "{run:?}\n{}", s.log());
+    check_csv(&run.stdout);
+    let saved = saved_run(&db);
+    assert_eq!(
+        saved["hosts"]["bonnie"]["hosts"].as_array().unwrap().len(),
+        3
+    );
+    // Per-char is not run over SMB; blocks, seeks and the file tests are, on every rank.
+    let tests = saved["hosts"]["bonnie"]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 10, "{tests:#?}");
+    assert_eq!(saved["bonnie"]["name"], "all 3");
+    let text = format!("{}{}{saved}", run.stdout, run.stderr);
+    assert!(!text.contains(s.password()), "the password never shows");
+    let left = entries(&s.share_dir(SHARE).join("bench"));
+    assert!(left.is_empty(), "left on the share: {left:?}");
+}
+
 /// Starts three ranks on a long per-char write (16 MiB a byte at a time) and returns
 /// them with their directory once every rank's file exists.
 fn long_suite(dir: &Path) -> Launched {
@@ -224,12 +267,10 @@ fn kill_a_rank(launched: &Launched, signal: i32) -> i32 {
     victim
 }
 
+/// mpirun sends the surviving ranks SIGTERM a second after the death and SIGKILL as soon
+/// as one of them exits: each removes its files and marker first, before any wait, and
+/// stays a while after, so none of it is left (docs/multihost.md, "When a rank fails").
 #[test]
-// Known defect, open in issue 20: about one run in four, a surviving rank's
-// `.storbench-bonnie.PID` marker is left (its files are removed), probably because mpirun's
-// SIGKILL, a second after its SIGTERM, lands before the marker's removal. Run with
-// `--run-ignored all` while fixing it.
-#[ignore = "a surviving rank's marker is sometimes left when mpirun kills it (issue 20)"]
 fn a_rank_killed_mid_suite_ends_it_everywhere_and_the_others_remove_their_files() {
     require!(no_mpirun());
     let dir = tempfile::tempdir().unwrap();

@@ -155,7 +155,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
             _ => {}
         }
     }
-    let _marker = mark_target_dir(&cfg)?;
+    warn_of_killed_runs(&cfg);
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
@@ -203,16 +203,14 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     Ok(code)
 }
 
-/// In a local directory: warns of what killed runs left there, then marks it as used by
-/// this run (see [`crate::bonnie_marker`]) before anything else is created.
-fn mark_target_dir(cfg: &Config) -> anyhow::Result<Option<crate::bonnie_marker::Marker>> {
-    let Target::Local(dir) = &cfg.target else {
-        return Ok(None);
-    };
-    if !crate::multihost::secondary() {
+/// In a local directory: warns of what killed runs left there (rank 0 only). The suite
+/// marks the directory itself (see [`crate::bonnie_marker`]) before it creates anything.
+fn warn_of_killed_runs(cfg: &Config) {
+    if let Target::Local(dir) = &cfg.target
+        && !crate::multihost::secondary()
+    {
         crate::cmd::clean::warn_stale(dir);
     }
-    crate::bonnie_marker::Marker::create(dir).map(Some)
 }
 
 /// Changes to a local `-d` directory as bonnie++ does, so the suite names its files with

@@ -4,7 +4,8 @@
 //! (`STORBENCH_MPI_TIMEOUT`, seconds): a rank that hangs or never arrives ends the run on
 //! the others with one line instead of a wait without end. A rank that dies is also seen
 //! by the launcher itself, which ends the job (`mpirun` sends the others SIGTERM, which
-//! they take as a stop: they clean up what they created and exit). After a failed
+//! they take as a stop: a wait inside the run gives up at once, they remove what they
+//! created, then hand on their results with a short grace and exit). After a failed
 //! collective the ranks no longer agree on which collective comes next, so this process
 //! issues no more of them and ends without `MPI_Finalize` (which could wait forever).
 //!
@@ -32,11 +33,27 @@ use super::Combined;
 /// ranks whose groups end at different times, short enough that a hang ends.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// How long a rank that was asked to stop still waits for the others at a collective:
-/// after Ctrl-C (which mpirun forwards to every rank) they arrive together; when mpirun
-/// ends a job whose rank died it sends SIGKILL one second after SIGTERM, and rank 0 should
-/// print what finished before that.
+/// How long rank 0, asked to stop, still waits for the others' results after it removed its
+/// files: after Ctrl-C (which mpirun forwards to every rank) they arrive together and rank 0
+/// prints what finished.
 const STOPPING_GRACE: Duration = Duration::from_millis(500);
+
+/// How long a rank other than 0 whose run stopped or failed stays after it began handing on
+/// its result (its files are removed by then). When a rank dies, Open MPI's mpirun sends the
+/// others SIGCONT, SIGTERM a second later, and SIGKILL one more second later or as soon as
+/// any of them exits, whichever is first: a rank that left at once would kill a slower one
+/// amid its cleanup. Longer than [`STOPPING_GRACE`], so rank 0 prints first.
+const STOPPED_LINGER: Duration = Duration::from_millis(800);
+
+/// What a wait does once a stop was requested.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnStop {
+    /// Gives up at once: the rank's files are still to be removed (a wait at the start or
+    /// at an agreement inside the run), and no wait may come before their removal.
+    GiveUp,
+    /// Waits up to [`STOPPING_GRACE`] more: the results, gathered after the cleanup.
+    Grace,
+}
 
 /// Polls of a collective that yield the CPU between them before the wait turns to sleeps.
 const SPIN_POLLS: u32 = 100;
@@ -168,6 +185,7 @@ fn wait<D: ?Sized>(
     mut req: Request<'static, D>,
     deadline: Instant,
     what: &str,
+    on_stop: OnStop,
 ) -> Result<(), String> {
     if BROKEN.load(Ordering::SeqCst) {
         std::mem::forget(req);
@@ -182,10 +200,13 @@ fn wait<D: ?Sized>(
             Err(r) => req = r,
         }
         // Stopped by a signal (Ctrl-C forwarded by mpirun, or the SIGTERM with which it ends
-        // a job whose rank died): the others are stopping too, or gone; wait briefly only.
+        // a job whose rank died): the others are stopping too, or gone.
         if !stopping && storbench_core::stop::requested() {
             stopping = true;
-            deadline = deadline.min(Instant::now() + STOPPING_GRACE);
+            deadline = match on_stop {
+                OnStop::GiveUp => Instant::now(),
+                OnStop::Grace => deadline.min(Instant::now() + STOPPING_GRACE),
+            };
         }
         if Instant::now() >= deadline {
             std::mem::forget(req);
@@ -232,12 +253,13 @@ fn clock_offsets(
         world.immediate_barrier(),
         deadline,
         "the clock check at start",
+        OnStop::GiveUp,
     )?;
     let now: &'static i64 = leak(unix_ns());
     let all: &'static mut Vec<i64> = leak(vec![0i64; size as usize]);
     let all_ptr: *const Vec<i64> = all;
     let req = world.immediate_all_gather_into(StaticScope, now, &mut all[..]);
-    wait(req, deadline, "the clock check at start")?;
+    wait(req, deadline, "the clock check at start", OnStop::GiveUp)?;
     // SAFETY: the gather completed; MPI no longer touches the buffer.
     let all = unsafe { &*all_ptr };
     Ok(all.iter().map(|t| (t - all[0]) as f64 / 1e6).collect())
@@ -256,7 +278,12 @@ impl Coordinator for MpiCoordinator {
         let all: &'static mut Vec<i32> = leak(vec![0i32; size]);
         let all_ptr: *const Vec<i32> = all;
         let req = world.immediate_all_gather_into(StaticScope, mine, &mut all[..]);
-        wait(req, Instant::now() + self.timeout, at.name())?;
+        wait(
+            req,
+            Instant::now() + self.timeout,
+            at.name(),
+            OnStop::GiveUp,
+        )?;
         // SAFETY: the gather completed; MPI no longer touches the buffer.
         let all = unsafe { &*all_ptr };
         let not_ready: Vec<String> = (0..size)
@@ -296,8 +323,14 @@ impl RankFacts {
                 .map_err(|e| storbench_core::redact::text(&format!("{e:#}")).into_owned()),
         };
         let bytes = serde_json::to_vec(&own).context("the rank's result could not be encoded")?;
-        let gathered = gather(&bytes, self.size, Instant::now() + self.timeout);
+        let handing_on = Instant::now();
+        let gathered = gather(&bytes, self.size, handing_on + self.timeout);
+        let ended_early = measured.is_err() || storbench_core::stop::requested();
         if self.rank != 0 {
+            // Sending completes here whether or not the others are done: stay a while.
+            if ended_early {
+                linger_until(handing_on + STOPPED_LINGER);
+            }
             return match (measured, gathered) {
                 (Err(e), _) => Err(e),
                 (Ok(_), Err(e)) => anyhow::bail!("{e}"),
@@ -308,6 +341,11 @@ impl RankFacts {
             Ok(all) => all,
             // The others' results are lost: this rank's own run is still reported.
             Err(e) => {
+                // Every rank that sent had removed its files; one that did not may still
+                // be at it: stay a while, as the others do (but shorter, to print first).
+                if ended_early {
+                    linger_until(handing_on + STOPPING_GRACE);
+                }
                 let mut run = measured?;
                 run.notes.push(Note {
                     level: NoteLevel::Warning,
@@ -330,6 +368,13 @@ impl RankFacts {
     }
 }
 
+/// Sleeps until `until` (no MPI call: the collectives may have failed). A rank whose run
+/// ended early stays until then so that its exit cannot make mpirun kill a slower rank
+/// before that one has removed its files (see [`STOPPED_LINGER`]).
+fn linger_until(until: Instant) {
+    std::thread::sleep(until.saturating_duration_since(Instant::now()));
+}
+
 /// Every rank's bytes on rank 0 (None elsewhere), with the deadline on both steps.
 fn gather(bytes: &[u8], size: u32, deadline: Instant) -> Result<Vec<Vec<u8>>, String> {
     let world = SimpleCommunicator::world();
@@ -338,11 +383,13 @@ fn gather(bytes: &[u8], size: u32, deadline: Instant) -> Result<Vec<Vec<u8>>, St
     let len: &'static i32 = leak(i32::try_from(bytes.len()).map_err(|_| "a result over 2 GiB")?);
     let data: &'static [u8] = Box::leak(bytes.to_vec().into_boxed_slice());
     if world.rank() != 0 {
-        wait(root.immediate_gather_into(StaticScope, len), deadline, what)?;
+        let len_sent = root.immediate_gather_into(StaticScope, len);
+        wait(len_sent, deadline, what, OnStop::Grace)?;
         wait(
             root.immediate_gather_varcount_into(StaticScope, data),
             deadline,
             what,
+            OnStop::Grace,
         )?;
         return Ok(Vec::new());
     }
@@ -352,6 +399,7 @@ fn gather(bytes: &[u8], size: u32, deadline: Instant) -> Result<Vec<Vec<u8>>, St
         root.immediate_gather_into_root(StaticScope, len, &mut lens[..]),
         deadline,
         what,
+        OnStop::Grace,
     )?;
     // SAFETY: the gather completed; MPI no longer touches the buffer.
     let lens: Vec<i32> = unsafe { (*lens_ptr).clone() };
@@ -375,6 +423,7 @@ fn gather(bytes: &[u8], size: u32, deadline: Instant) -> Result<Vec<Vec<u8>>, St
         root.immediate_gather_varcount_into_root(StaticScope, data, part),
         deadline,
         what,
+        OnStop::Grace,
     )?;
     // SAFETY: the gather completed; MPI no longer touches the buffer.
     let buf = unsafe { &*buf_ptr };

@@ -119,6 +119,14 @@ pub fn ranks_of(mpirun: i32) -> Vec<i32> {
     out
 }
 
+/// The MPI rank of a rank process, from the environment mpirun gave it.
+pub fn rank_of(pid: i32) -> Option<u32> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    env.split(|&b| b == 0)
+        .find_map(|v| v.strip_prefix(b"OMPI_COMM_WORLD_RANK="))
+        .and_then(|r| std::str::from_utf8(r).ok()?.parse().ok())
+}
+
 fn parent_of(pid: i32) -> i32 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     stat.rsplit_once(") ")

@@ -5,6 +5,11 @@
 //! or quick run there) finds them by the marker, and only removes `Bonnie.PID` and
 //! `Bonnie.PID.N` when the marker's process is gone. The start time tells a recycled PID
 //! from the process that made the marker.
+//!
+//! The suite writes the marker before its first file and removes it in the same step as
+//! its files, before it waits for or tells anything to other ranks: in a multi-host run a
+//! stop signal may be followed by SIGKILL as soon as another rank exits (docs/multihost.md,
+//! "When a rank fails").
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,30 +89,34 @@ pub fn is_bonnie_entry(name: &str, pid: u32) -> bool {
 
 /// The marker of the running bonnie: written before the run creates anything, removed when
 /// the run has removed what it made (kept otherwise, so `clean` can find the rest).
-pub struct Marker {
+pub(crate) struct Marker {
     dir: PathBuf,
     pid: u32,
 }
 
 impl Marker {
-    /// Writes the marker in `dir` (created exclusively: an existing file or link of that
-    /// name is an error, never followed).
-    pub fn create(dir: &Path) -> anyhow::Result<Marker> {
+    /// Writes the marker in the local directory `dir` (absolute; created exclusively: an
+    /// existing file or link of that name is an error, never followed).
+    pub(crate) fn create(dir: &Path) -> Result<Marker, String> {
         use std::os::unix::fs::OpenOptionsExt;
         let pid = std::process::id();
-        let dir = std::path::absolute(dir)?;
         let path = dir.join(name(pid));
-        let start = start_time(pid)
-            .ok_or_else(|| anyhow::anyhow!("cannot read this process's start time"))?;
+        let start = start_time(pid).ok_or("cannot read this process's start time")?;
         // Owner-only, as bonnie++'s own files (0600), whatever the umask.
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&path)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        f.write_all(content(pid, start).as_bytes())?;
-        Ok(Marker { dir, pid })
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        // From here the file is ours: dropping the marker on an error removes it.
+        let marker = Marker {
+            dir: dir.to_path_buf(),
+            pid,
+        };
+        f.write_all(content(pid, start).as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(marker)
     }
 }
 

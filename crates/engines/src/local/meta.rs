@@ -117,6 +117,34 @@ impl LocalFiles {
     }
 }
 
+impl LocalFiles {
+    /// The directory descriptor and last component of a local `path`, for an `*at(2)`
+    /// call: a name right below the directory of the last call is not joined as text
+    /// ([`ParentDirs::split_below`](crate::dirfds::ParentDirs::split_below)).
+    fn at(&mut self, path: MetaPath<'_>) -> Result<(RawFd, &CStr), EngineError> {
+        if path.root.protocol().is_some() {
+            return Err(not_local(path));
+        }
+        match path.rel {
+            Some(rel) => self
+                .dirs
+                .split_below(path.root.expose(), rel, &mut self.joined),
+            None => {
+                path.write_local(&mut self.joined);
+                self.dirs.split(&self.joined)
+            }
+        }
+    }
+}
+
+/// A failed `*at(2)` call on `path`, named as the joined local path (cold: errors only).
+#[cold]
+fn at_error(op: &str, path: MetaPath<'_>, errno: i32) -> EngineError {
+    let mut text = String::new();
+    path.write_local(&mut text);
+    EngineError::errno(op, &text, errno)
+}
+
 #[cold]
 fn not_local(path: MetaPath<'_>) -> EngineError {
     EngineError::unsupported(format!("{path}: a local engine reaches local paths only"))
@@ -237,17 +265,13 @@ impl MetaOps for LocalFiles {
     }
 
     fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError> {
-        self.with_local(path, |e, path| {
-            let (dir, name) = e.dirs.split(path)?;
-            stat_at(dir, name).map_err(|errno| EngineError::errno("stat", path, errno))
-        })
+        let (dir, name) = self.at(path)?;
+        stat_at(dir, name).map_err(|errno| at_error("stat", path, errno))
     }
 
     fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
-        self.with_local(path, |e, path| {
-            let (dir, name) = e.dirs.split(path)?;
-            unlink_at(dir, name).map_err(|errno| EngineError::errno("unlink", path, errno))
-        })
+        let (dir, name) = self.at(path)?;
+        unlink_at(dir, name).map_err(|errno| at_error("unlink", path, errno))
     }
 
     fn open_dir(&mut self, path: MetaPath<'_>) -> Result<DirRef, EngineError> {

@@ -208,7 +208,10 @@ compare() {
     run_rounds "$name" "$@" || { FAILED=1; return; }
     for r in $(seq "$ROUNDS"); do
         echo "$r ${RESULTS[fio,$r]} ${RESULTS[sb,$r]}"
-        [ -n "${ROUNDS_LOG:-}" ] && echo "$name|fio $r ${RESULTS[fio,$r]}|sb $r ${RESULTS[sb,$r]}" >>"$ROUNDS_LOG"
+        # An `if`, not `&&`: under pipefail a last test that fails would fail the loop.
+        if [ -n "${ROUNDS_LOG:-}" ]; then
+            echo "$name|fio $r ${RESULTS[fio,$r]}|sb $r ${RESULTS[sb,$r]}" >>"$ROUNDS_LOG"
+        fi
     done | awk -v n="$name" -v goals="$goals" -v md="$MARKDOWN" -v mdname="$(md_name "$name")" \
         -f "$ROOT/bench/ratios.awk" || FAILED=1
 }

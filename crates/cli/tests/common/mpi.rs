@@ -8,8 +8,12 @@ use std::time::{Duration, Instant};
 use super::Run;
 use super::system::have_tool;
 
-/// `mpirun` with what running it here needs: root allowed, more ranks than CPUs, and
-/// shared memory between ranks without ptrace (containers often forbid it).
+/// `mpirun` with what running it here needs: root allowed, more ranks than CPUs, shared
+/// memory between ranks without ptrace (containers often forbid it), and no shared-memory
+/// copy of the hardware topology (`rtc_hwloc_vmhole none`): Open MPI 4.1's daemons map it
+/// at an address they pick from a hole in /proc/self/maps, and now and then that address
+/// is taken by the time hwloc writes there (an `orted` killed by SIGSEGV in
+/// `hwloc_shmem_topology_write`, about one launch through the rsh agent in twenty here).
 pub fn mpirun(ranks: u32) -> Command {
     mpirun_with(ranks, &[])
 }
@@ -22,6 +26,7 @@ pub fn mpirun_with(ranks: u32, launch: &[String]) -> Command {
         .arg(ranks.to_string())
         .args(launch)
         .args(["--mca", "btl_vader_single_copy_mechanism", "none"])
+        .args(["--mca", "rtc_hwloc_vmhole", "none"])
         .args(["-x", "STORBENCH_MPI_TIMEOUT"])
         .env("RUST_BACKTRACE", "1")
         .env("NO_COLOR", "1")

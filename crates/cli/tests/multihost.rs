@@ -187,15 +187,10 @@ mod with_mpi {
             common::system::wait_for(Duration::from_secs(20), || entries(dir.path()).len() == 3);
         assert!(started, "three ranks' files: {:?}", entries(dir.path()));
         std::thread::sleep(Duration::from_millis(500));
-        let victim = common::mpi::ranks_of(launched.pid())
-            .into_iter()
-            .last()
-            .expect("a rank process");
-        let rank = common::mpi::rank_of(victim).expect("the victim's rank");
-        // SAFETY: kill on a rank process this test started.
-        unsafe {
-            libc::kill(victim, libc::SIGKILL);
-        }
+        let rank_pids = common::mpi::ranks_of(launched.pid());
+        let rank = common::mpi::rank_of(*rank_pids.last().expect("a rank process"))
+            .expect("the victim's rank");
+        launched.signal_a_rank(libc::SIGKILL);
         let (run, took) = launched.wait(Duration::from_secs(40));
         assert_ne!(run.code, Some(0), "{run:?}");
         // mpirun sends the others SIGTERM about a second after the death, SIGKILL at most a
@@ -241,14 +236,7 @@ mod with_mpi {
         let started = common::system::wait_for(Duration::from_secs(20), || quick_files() == 3);
         assert!(started, "three ranks' files: {:?}", entries(dir.path()));
         std::thread::sleep(Duration::from_millis(500));
-        let victim = common::mpi::ranks_of(launched.pid())
-            .into_iter()
-            .last()
-            .expect("a rank process");
-        // SAFETY: kill on a rank process this test started.
-        unsafe {
-            libc::kill(victim, libc::SIGKILL);
-        }
+        let victim = launched.signal_a_rank(libc::SIGKILL);
         let (run, took) = launched.wait(Duration::from_secs(40));
         assert_ne!(run.code, Some(0), "{run:?}");
         assert!(

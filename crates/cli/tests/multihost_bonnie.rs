@@ -256,17 +256,6 @@ fn long_suite(dir: &Path) -> Launched {
     launched
 }
 
-fn kill_a_rank(launched: &Launched, signal: i32) -> i32 {
-    let victim = *common::mpi::ranks_of(launched.pid())
-        .last()
-        .expect("a rank process");
-    // SAFETY: kill on a rank process this test started.
-    unsafe {
-        libc::kill(victim, signal);
-    }
-    victim
-}
-
 /// mpirun sends the surviving ranks SIGTERM a second after the death and SIGKILL as soon
 /// as one of them exits: each removes its files and marker first, before any wait, and
 /// stays a while after, so none of it is left (docs/multihost.md, "When a rank fails").
@@ -275,7 +264,7 @@ fn a_rank_killed_mid_suite_ends_it_everywhere_and_the_others_remove_their_files(
     require!(no_mpirun());
     let dir = tempfile::tempdir().unwrap();
     let launched = long_suite(dir.path());
-    let victim = kill_a_rank(&launched, libc::SIGKILL);
+    let victim = launched.signal_a_rank(libc::SIGKILL);
     let (run, took) = launched.wait(Duration::from_secs(40));
     assert_ne!(run.code, Some(0), "{run:?}");
     // mpirun stops the others about a second after the death; the timeout is 10 s.
@@ -296,7 +285,7 @@ fn a_rank_stopped_mid_suite_ends_it_everywhere_with_every_file_removed() {
     require!(no_mpirun());
     let dir = tempfile::tempdir().unwrap();
     let launched = long_suite(dir.path());
-    kill_a_rank(&launched, libc::SIGTERM);
+    launched.signal_a_rank(libc::SIGTERM);
     let (run, took) = launched.wait(Duration::from_secs(40));
     assert_ne!(run.code, Some(0), "{run:?}");
     assert!(

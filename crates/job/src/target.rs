@@ -224,29 +224,16 @@ impl Target {
         fn below<U, E: fmt::Display>(
             u: &TypedUrl<U>,
             join: impl FnOnce(&U) -> Result<U, E>,
-            join_text: fn(&str, &str) -> String,
             name: &RelPath,
         ) -> Result<TypedUrl<U>, String> {
             let url = join(&u.url).map_err(|e| redact::text(&e.to_string()).into_owned())?;
-            let text = SecretUrl(join_text(u.text.expose(), name.as_str()));
+            let text = SecretUrl(join_url_text(u.text.expose(), name.as_str()));
             Ok(TypedUrl { url, text })
         }
         match self {
             Target::Path(dir) | Target::Device(dir) => Ok(Target::local_join(dir, name.as_str())),
-            Target::Nfs(u) => below(
-                u,
-                |url| url.join(name.as_str()),
-                storbench_nfs::url::join_text,
-                name,
-            )
-            .map(Target::Nfs),
-            Target::Smb(u) => below(
-                u,
-                |url| url.join(name.as_str()),
-                storbench_smb::url::join_text,
-                name,
-            )
-            .map(Target::Smb),
+            Target::Nfs(u) => below(u, |url| url.join(name.as_str()), name).map(Target::Nfs),
+            Target::Smb(u) => below(u, |url| url.join(name.as_str()), name).map(Target::Smb),
             Target::Iscsi(_) | Target::Nbd(_) => Err(format!(
                 "{name:?} cannot name a file under {self}: it holds no files"
             )),
@@ -373,6 +360,22 @@ fn foreign_scheme(text: &str) -> Option<&str> {
     (is_scheme && rest.starts_with('/')).then_some(scheme)
 }
 
+/// `text`, a URL as typed, with `name` (a relative, `/`-separated name) added at the end of
+/// its path: before a query that ends the URL, which so stays at the end as typed, or after
+/// a query the path continues beyond (`nfs://h/e?port=1/d`). `%` and `?` in the name are
+/// escaped. The same for every protocol with files: each crate's
+/// `a_joined_text_parses_to_the_joined_url` shows that these texts parse back to its own
+/// `join` of the parsed URL.
+fn join_url_text(text: &str, name: &str) -> String {
+    let (head, query) = match text.rfind('?') {
+        Some(i) if !text[i..].contains('/') => text.split_at(i),
+        _ => (text, ""),
+    };
+    let sep = if head.ends_with('/') { "" } else { "/" };
+    let name = name.replace('%', "%25").replace('?', "%3F");
+    format!("{head}{sep}{name}{query}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,5 +477,34 @@ mod tests {
             Target::classify("smbx://h/s"),
             Target::Path("smbx://h/s".into())
         );
+    }
+
+    #[test]
+    fn a_name_joins_a_url_text_before_a_query_that_ends_it() {
+        // The same cases parse back to each protocol's typed join in its own crate
+        // (`a_joined_text_parses_to_the_joined_url`).
+        for (dir, name, joined) in [
+            (
+                "nfs://h/export/d?version=3",
+                "f.0.0",
+                "nfs://h/export/d/f.0.0?version=3",
+            ),
+            ("nfs://h/e/", "a/b", "nfs://h/e/a/b"),
+            ("nfs://h/e?port=1/d", "f", "nfs://h/e?port=1/d/f"),
+            ("nfs://h/e", "50%?x", "nfs://h/e/50%25%3Fx"),
+            (
+                "smb://u:pw@h/s/d?seal=1",
+                "f.0.0",
+                "smb://u:pw@h/s/d/f.0.0?seal=1",
+            ),
+            ("smb://h/s/", "a/b", "smb://h/s/a/b"),
+            ("smb://h/s?seal=1/d", "f", "smb://h/s?seal=1/d/f"),
+            ("smb://h/s", "50%?x", "smb://h/s/50%25%3Fx"),
+        ] {
+            assert_eq!(join_url_text(dir, name), joined);
+            let rel = RelPath::new(name).unwrap();
+            let typed = Target::parse(dir).unwrap().join(rel).unwrap();
+            assert_eq!(typed.expose(), joined);
+        }
     }
 }

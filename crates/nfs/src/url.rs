@@ -185,20 +185,6 @@ impl NfsUrl {
     }
 }
 
-/// `text`, an `nfs://` URL as typed, with `name` (a relative name, `/`-separated) added at
-/// the end of its path: before a query that ends the URL, which so stays at the end as
-/// typed, or after a query the path continues beyond (`…/d?port=1/sub`). `%` and `?` in
-/// the name are escaped, so the text parses back to [`NfsUrl::join`] of the parsed URL.
-pub fn join_text(text: &str, name: &str) -> String {
-    let (head, query) = match text.rfind('?') {
-        Some(i) if !text[i..].contains('/') => text.split_at(i),
-        _ => (text, ""),
-    };
-    let sep = if head.ends_with('/') { "" } else { "/" };
-    let name = name.replace('%', "%25").replace('?', "%3F");
-    format!("{head}{sep}{name}{query}")
-}
-
 impl fmt::Display for NfsUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.port {
@@ -391,7 +377,6 @@ mod tests {
             ("nfs://h/e?port=1/d", "f", "nfs://h/e?port=1/d/f"),
             ("nfs://h/e", "50%?x", "nfs://h/e/50%25%3Fx"),
         ] {
-            assert_eq!(join_text(dir, name), joined);
             let typed = NfsUrl::parse(dir).unwrap().join(name).unwrap();
             assert_eq!(NfsUrl::parse(joined).unwrap(), typed, "{joined}");
         }

@@ -59,6 +59,16 @@ impl Launched {
         self.0.as_ref().map_or(0, |c| c.id() as i32)
     }
 
+    /// Sends `signal` to the last rank process this job started; returns its PID.
+    pub fn signal_a_rank(&self, signal: i32) -> i32 {
+        let victim = *ranks_of(self.pid()).last().expect("a rank process");
+        // SAFETY: kill on a rank process this test started.
+        unsafe {
+            libc::kill(victim, signal);
+        }
+        victim
+    }
+
     pub fn wait(mut self, limit: Duration) -> (Run, Duration) {
         let start = Instant::now();
         let mut child = self.0.take().expect("child");

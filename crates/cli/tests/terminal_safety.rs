@@ -1,12 +1,14 @@
 //! Terminal safety: control characters in job names, labels, tags, imported fields and URLs
 //! never reach a terminal raw from a human output or an error (JSON keeps them exact), and
-//! an error quotes nothing of a file that is no job file (`include /etc/shadow`).
+//! an error quotes nothing of a file that is no job file (`include /etc/shadow`); a secret
+//! prompt left with Ctrl-C gives the terminal its echo back.
 
 mod common;
 
 use std::process::Command;
 
 use common::{Run, sb_fio, storbench};
+use storbench_testkit::require;
 
 const TITLE: &str = "\x1b]0;pwned\x07";
 const CLEAR: &str = "\x1b[2J";
@@ -159,4 +161,58 @@ fn files_that_are_no_job_files_are_not_quoted() {
             "{line}"
         );
     }
+}
+
+/// A secret prompt (here iSCSI CHAP's; SMB's password prompt is the same code) turns echo
+/// off; Ctrl-C there ends storbench by SIGINT as before, with the terminal's echo back on.
+/// Driven on a pseudo-terminal by python3's pty module; nothing listens at the portal, and
+/// nothing is reached before the secret is typed.
+#[test]
+fn ctrl_c_at_a_secret_prompt_gives_the_terminal_its_echo_back() {
+    const DRIVER: &str = r#"
+import os, pty, select, sys, time, termios
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+seen = b""
+end = time.time() + 30
+while b"CHAP secret for" not in seen and time.time() < end:
+    if select.select([fd], [], [], 0.5)[0]:
+        seen += os.read(fd, 4096)
+time.sleep(0.2)
+during = termios.tcgetattr(fd)[3] & termios.ECHO != 0
+os.write(fd, b"\x03")
+status = os.waitpid(pid, 0)[1]
+after = termios.tcgetattr(fd)[3] & termios.ECHO != 0
+sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+sys.stdout.write("%d %d %d %r\n" % (during, after, sig, seen))
+"#;
+    require!(
+        common::system::have_tool("python3"),
+        "python3 is needed to drive a terminal"
+    );
+    let bin = assert_cmd::cargo::cargo_bin("storbench");
+    let out = Command::new("python3")
+        .args(["-c", DRIVER])
+        .arg(&bin)
+        .args([
+            "--no-save",
+            "iscsi",
+            "discover",
+            "iscsi://alice@127.0.0.1:9",
+        ])
+        .env_remove("STORBENCH_ISCSI_SECRET")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut f = text.split(' ');
+    let (during, after, sig) = (f.next(), f.next(), f.next());
+    assert!(
+        text.contains("CHAP secret for"),
+        "no prompt: {text} {out:?}"
+    );
+    assert_eq!(during, Some("0"), "echo was on at the prompt: {text}");
+    assert_eq!(sig, Some("2"), "not ended by SIGINT: {text}");
+    assert_eq!(after, Some("1"), "echo stayed off after Ctrl-C: {text}");
 }

@@ -69,11 +69,13 @@ fn an_unsteady_job_runs_its_whole_runtime() {
         assert_eq!(ss["attained"], 0, "{tool}: {ss}");
         let runtime = j["read"]["runtime"].as_u64().unwrap();
         assert!(runtime >= 2900, "{tool} ran {runtime} ms");
-        // Two clones at 1000 IOPS each.
+        // Two clones at 1000 IOPS each, over the 2 s window. Checked over the window, not
+        // per second: a rate limit catches up after a stall, so on a loaded machine one
+        // second can be well above 2000 (fio 3.33 itself once read 2756 then 2016).
         let iops = ss["data"]["iops"].as_array().unwrap();
+        let window: u64 = iops.iter().map(|v| v.as_u64().unwrap()).sum();
         assert!(
-            iops.iter()
-                .all(|v| (1600..=2200).contains(&v.as_u64().unwrap())),
+            iops.len() == 2 && (3200..=5200).contains(&window),
             "{tool}: {ss}"
         );
     }

@@ -14,29 +14,35 @@ use common::mpi::Launched;
 use storbench_testkit::require;
 use storbench_testkit::slurm::{self, Slurm};
 
+/// `srun -n 2 storbench` in `dir`, saving nothing, with a bound on every wait for a rank.
+fn storbench_on_two_ranks(cluster: &Slurm, dir: &std::path::Path) -> std::process::Command {
+    let mut c = cluster.srun(2);
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+        .env("STORBENCH_MPI_TIMEOUT", "30")
+        .arg(assert_cmd::cargo::cargo_bin("storbench"));
+    c
+}
+
 #[test]
 fn srun_starts_two_ranks_that_report_one_run() {
     require!(slurm::unavailable());
     let cluster = Slurm::start(2).expect("a one-node Slurm cluster");
     let dir = tempfile::tempdir().unwrap();
-    let mut c = cluster.srun(2);
-    c.current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
-        .env("STORBENCH_MPI_TIMEOUT", "30")
-        .arg(assert_cmd::cargo::cargo_bin("storbench"))
-        .args([
-            "fio",
-            "--name=w",
-            "--ioengine=psync",
-            "--rw=write",
-            "--bs=64k",
-            "--size=8m",
-            "--unlink=1",
-            "--no-save",
-            "--output-format=json",
-        ])
-        .arg(format!("--directory={}", dir.path().display()));
+    let mut c = storbench_on_two_ranks(&cluster, dir.path());
+    c.args([
+        "fio",
+        "--name=w",
+        "--ioengine=psync",
+        "--rw=write",
+        "--bs=64k",
+        "--size=8m",
+        "--unlink=1",
+        "--no-save",
+        "--output-format=json",
+    ])
+    .arg(format!("--directory={}", dir.path().display()));
     let (run, _) = Launched::spawn(&mut c).wait(Duration::from_secs(90));
     assert_eq!(run.code, Some(0), "{run:?}\n{}", cluster.logs());
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
@@ -66,13 +72,8 @@ fn srun_runs_bonnie_on_two_ranks_with_a_row_per_host_and_the_aggregate() {
     require!(slurm::unavailable());
     let cluster = Slurm::start(2).expect("a one-node Slurm cluster");
     let dir = tempfile::tempdir().unwrap();
-    let mut c = cluster.srun(2);
-    c.current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
-        .env("STORBENCH_MPI_TIMEOUT", "30")
-        .arg(assert_cmd::cargo::cargo_bin("storbench"))
-        .args(["bonnie", "-s", "16:4k", "-r", "0", "-n", "1", "-f", "1"])
+    let mut c = storbench_on_two_ranks(&cluster, dir.path());
+    c.args(["bonnie", "-s", "16:4k", "-r", "0", "-n", "1", "-f", "1"])
         .args(["--no-save", "-d"])
         .arg(dir.path());
     let (run, _) = Launched::spawn(&mut c).wait(Duration::from_secs(120));

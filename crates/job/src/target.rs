@@ -363,9 +363,9 @@ fn foreign_scheme(text: &str) -> Option<&str> {
 /// `text`, a URL as typed, with `name` (a relative, `/`-separated name) added at the end of
 /// its path: before a query that ends the URL, which so stays at the end as typed, or after
 /// a query the path continues beyond (`nfs://h/e?port=1/d`). `%` and `?` in the name are
-/// escaped. The same for every protocol with files: each crate's
-/// `a_joined_text_parses_to_the_joined_url` shows that these texts parse back to its own
-/// `join` of the parsed URL.
+/// escaped. The same for every protocol with files:
+/// `a_name_joins_a_url_text_before_a_query_that_ends_it` shows that these texts parse back
+/// to each protocol's own `join` of the parsed URL.
 fn join_url_text(text: &str, name: &str) -> String {
     let (head, query) = match text.rfind('?') {
         Some(i) if !text[i..].contains('/') => text.split_at(i),
@@ -481,8 +481,8 @@ mod tests {
 
     #[test]
     fn a_name_joins_a_url_text_before_a_query_that_ends_it() {
-        // The same cases parse back to each protocol's typed join in its own crate
-        // (`a_joined_text_parses_to_the_joined_url`).
+        // Each joined text is the typed join's text, and parses back to the same value:
+        // the protocol's own `join` of the parsed URL.
         for (dir, name, joined) in [
             (
                 "nfs://h/export/d?version=3",
@@ -505,6 +505,7 @@ mod tests {
             let rel = RelPath::new(name).unwrap();
             let typed = Target::parse(dir).unwrap().join(rel).unwrap();
             assert_eq!(typed.expose(), joined);
+            assert_eq!(Target::parse(joined).unwrap(), typed, "{joined}");
         }
     }
 }

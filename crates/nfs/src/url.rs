@@ -366,23 +366,6 @@ mod tests {
     }
 
     #[test]
-    fn a_joined_text_parses_to_the_joined_url() {
-        for (dir, name, joined) in [
-            (
-                "nfs://h/export/d?version=3",
-                "f.0.0",
-                "nfs://h/export/d/f.0.0?version=3",
-            ),
-            ("nfs://h/e/", "a/b", "nfs://h/e/a/b"),
-            ("nfs://h/e?port=1/d", "f", "nfs://h/e?port=1/d/f"),
-            ("nfs://h/e", "50%?x", "nfs://h/e/50%25%3Fx"),
-        ] {
-            let typed = NfsUrl::parse(dir).unwrap().join(name).unwrap();
-            assert_eq!(NfsUrl::parse(joined).unwrap(), typed, "{joined}");
-        }
-    }
-
-    #[test]
     fn query_in_the_middle_continues_the_path() {
         let u = NfsUrl::parse("nfs://h/export/dir?port=20490/job.0.0").unwrap();
         assert_eq!(

@@ -69,6 +69,16 @@ impl Launched {
         victim
     }
 
+    /// Waits for a job that must fail (one of its ranks was killed or stopped) and asserts
+    /// that it did, within `bound`: mpirun stops the others about a second after a death,
+    /// far below the collective timeout the tests set (10 s).
+    pub fn failed_within(self, bound: Duration) -> Run {
+        let (run, took) = self.wait(Duration::from_secs(40));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(took < bound, "the run went on for {took:?}: {run:?}");
+        run
+    }
+
     pub fn wait(mut self, limit: Duration) -> (Run, Duration) {
         let start = Instant::now();
         let mut child = self.0.take().expect("child");

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-use storbench_core::{DirRef, EngineError, RelPath, checked_name};
+use storbench_core::{DirRef, EngineError, MetaPath, RelPath, checked_name};
 
 use crate::dirtable::{DirTable, within};
 use crate::local::{cstring, nul_in_path};
@@ -111,31 +111,24 @@ impl ParentDirs {
         Ok((raw, c_str_in(&mut self.name, name)?))
     }
 
-    /// As [`Self::split`] for `rel` below the local directory `root`. A bare name in the
-    /// directory the last call resolved (the file engines' and bonnie's flat directories,
-    /// thousands of calls in a row) is used as it is, without joining root and name into
-    /// text only to take them apart again (that join cost a stat on tmpfs 2.6 %:
-    /// `SIDE=path bench/meta_names.sh`); any other name is joined into `joined`, then split.
+    /// As [`Self::split`] for a local `path`. A bare name in the directory the last call
+    /// resolved (the file engines' and bonnie's flat directories, thousands of calls in a
+    /// row) is used as it is, without joining root and name into text only to take them
+    /// apart again (that join cost a stat on tmpfs half a per cent: `SIDE=path
+    /// bench/meta_names.sh`); any other path is written into `joined`, then split.
     pub fn split_below<'a>(
         &'a mut self,
-        root: &str,
-        rel: &RelPath,
+        path: MetaPath<'_>,
         joined: &mut String,
     ) -> Result<(RawFd, &'a CStr), EngineError> {
-        let name = rel.as_str();
-        if let Some((last, fd)) = &self.last
-            && root.trim_end_matches('/') == last.as_str()
-            && !name.bytes().any(|b| b == b'/')
+        if let (Some(rel), Some((last, fd))) = (path.rel, &self.last)
+            && path.root.expose().trim_end_matches('/') == last.as_str()
+            && !rel.as_str().bytes().any(|b| b == b'/')
         {
             let fd = *fd;
             return Ok((fd, c_str_of(&mut self.name, rel)));
         }
-        joined.clear();
-        if root != "." {
-            joined.push_str(root.trim_end_matches('/'));
-            joined.push('/');
-        }
-        joined.push_str(name);
+        path.write_local(joined);
         self.split(joined)
     }
 
@@ -299,26 +292,36 @@ mod tests {
     #[test]
     fn a_name_below_the_last_directory_is_not_joined_and_others_are() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = format!("{}/", tmp.path().display());
+        let root = storbench_job::target::Target::Path(format!("{}/", tmp.path().display()));
+        let cwd = storbench_job::target::Target::Path(".".into());
         std::fs::create_dir(tmp.path().join("sub")).unwrap();
         let (mut dirs, mut joined) = (ParentDirs::default(), String::new());
         let rel = |s: &str| storbench_core::RelPathBuf::new(s).unwrap();
+        let (a, b, c, d) = (rel("a"), rel("b"), rel("sub/c"), rel("d"));
 
-        let (fd, name) = dirs.split_below(&root, &rel("a"), &mut joined).unwrap();
+        let (fd, name) = dirs
+            .split_below(MetaPath::new(&root, &a), &mut joined)
+            .unwrap();
         assert_eq!(name.to_bytes(), b"a");
         assert_eq!(joined, tmp.path().join("a").display().to_string());
         joined.clear();
-        let (again, name) = dirs.split_below(&root, &rel("b"), &mut joined).unwrap();
+        let (again, name) = dirs
+            .split_below(MetaPath::new(&root, &b), &mut joined)
+            .unwrap();
         assert_eq!((again, name.to_bytes()), (fd, &b"b"[..]));
         assert!(
             joined.is_empty(),
             "the second bare name was joined: {joined}"
         );
 
-        let (below, name) = dirs.split_below(&root, &rel("sub/c"), &mut joined).unwrap();
+        let (below, name) = dirs
+            .split_below(MetaPath::new(&root, &c), &mut joined)
+            .unwrap();
         assert_ne!(below, fd);
         assert_eq!(name.to_bytes(), b"c");
-        let (cwd, name) = dirs.split_below(".", &rel("d"), &mut joined).unwrap();
-        assert_eq!((cwd, name.to_bytes()), (libc::AT_FDCWD, &b"d"[..]));
+        let (at_cwd, name) = dirs
+            .split_below(MetaPath::new(&cwd, &d), &mut joined)
+            .unwrap();
+        assert_eq!((at_cwd, name.to_bytes()), (libc::AT_FDCWD, &b"d"[..]));
     }
 }

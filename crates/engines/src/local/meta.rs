@@ -125,15 +125,7 @@ impl LocalFiles {
         if path.root.protocol().is_some() {
             return Err(not_local(path));
         }
-        match path.rel {
-            Some(rel) => self
-                .dirs
-                .split_below(path.root.expose(), rel, &mut self.joined),
-            None => {
-                path.write_local(&mut self.joined);
-                self.dirs.split(&self.joined)
-            }
-        }
+        self.dirs.split_below(path, &mut self.joined)
     }
 }
 

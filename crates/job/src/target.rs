@@ -257,7 +257,10 @@ impl Target {
             } else {
                 host.to_string()
             };
-            port.map_or(host.clone(), |p| format!("{host}:{p}"))
+            match port {
+                Some(p) => format!("{host}:{p}"),
+                None => host,
+            }
         }
         let not = |port: u16, default: u16| (port != default).then_some(port);
         Some(match self {

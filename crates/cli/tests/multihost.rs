@@ -279,6 +279,47 @@ mod with_mpi {
         }
     }
 
+    /// A rank whose job cannot be prepared (its file is missing and the job gives no size)
+    /// fails after the checks, in the lay-out: it still takes part in the group's start,
+    /// as not ready, so the others end there at once. Before, it went on to hand on its
+    /// result while they waited at the group start; MPI matched the two collectives,
+    /// found the message truncated, and the run hung until killed.
+    #[test]
+    fn a_rank_that_cannot_lay_out_ends_the_run_everywhere_at_the_group_start() {
+        require!(no_mpirun());
+        let base = tempfile::tempdir().unwrap();
+        for r in 0..2 {
+            std::fs::write(base.path().join(format!("f.{r}")), vec![7u8; 1 << 20]).unwrap();
+        }
+        let job = base.path().join("job.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[r]\nioengine=psync\nrw=read\nbs=64k\nfilename={}/f.${{OMPI_COMM_WORLD_RANK}}\n",
+                base.path().display()
+            ),
+        )
+        .unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "30")
+            .args(["fio", job.to_str().unwrap(), "--no-save"]);
+        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        assert!(
+            run.stderr.contains("f.2 does not exist"),
+            "rank 2 says why: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr
+                .contains("rank 2 could not go on at the start of a stonewall group"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("MPI Error"), "{}", run.stderr);
+    }
+
     #[test]
     fn a_shared_file_is_divided_into_per_rank_regions_by_offset_increment() {
         require!(no_mpirun());

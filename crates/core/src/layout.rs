@@ -64,6 +64,35 @@ pub fn prepare_file(
         });
     }
     let existing = probe(engine, path);
+    match lay_out(engine, job, target, (existing, need), seed, on_layout) {
+        // A file the job named was created by someone else between the probe and the
+        // exclusive open: in a multi-host run, another rank laying out the same shared file
+        // (offset_increment). It is prepared as the existing file it now is, which fio does
+        // too; storbench did not create it, so it never removes it. A name storbench
+        // generates stays refused (another process's file), and a second probe that still
+        // finds nothing (a dangling link) keeps the error.
+        Err(e)
+            if existing.is_none() && e.errno == Some(libc::EEXIST) && !job.filenames.is_empty() =>
+        {
+            match probe(engine, path) {
+                Some(now) => lay_out(engine, job, target, (Some(now), need), seed, on_layout),
+                None => Err(e),
+            }
+        }
+        other => other,
+    }
+}
+
+/// [`prepare_file`] once the file's size (`None`: it does not exist) was probed.
+fn lay_out(
+    engine: &mut dyn Engine,
+    job: &JobSpec,
+    target: &Target,
+    (existing, need): (Option<u64>, u64),
+    seed: u64,
+    on_layout: &mut dyn FnMut(Option<u64>),
+) -> Result<Prepared, EngineError> {
+    let path = target.expose();
     if target.caps().device_like {
         let size = existing.ok_or_else(|| open_error(engine, path))?;
         if need > size {
@@ -422,5 +451,80 @@ pub fn remove(engine: &mut dyn Engine, target: &Target) -> Result<(), EngineErro
         _ => Err(EngineError::unsupported(format!(
             "cannot remove {target}: the engine has no metadata operations"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::testing::Recorder;
+
+    /// A file that does not exist until the exclusive open, which finds it created by
+    /// another process in between (another rank laying out the same shared file).
+    struct CreatedMeanwhile {
+        inner: Recorder,
+        created: bool,
+    }
+
+    impl Engine for CreatedMeanwhile {
+        fn name(&self) -> &'static str {
+            "created-meanwhile"
+        }
+        fn caps(&self) -> crate::engine::Caps {
+            self.inner.caps()
+        }
+        fn open(&mut self, file: &FileSpec) -> Result<FileId, EngineError> {
+            if !self.created {
+                if file.open.exclusive {
+                    self.created = true;
+                    return Err(EngineError::errno("open", &file.path, libc::EEXIST));
+                }
+                return Err(EngineError::errno("open", &file.path, libc::ENOENT));
+            }
+            self.inner.open(file)
+        }
+        fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
+            self.inner.size(file)
+        }
+        fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+            self.inner.queue(io)
+        }
+        fn close(&mut self, file: FileId) -> Result<(), EngineError> {
+            self.inner.close(file)
+        }
+    }
+
+    fn prepare(named: bool) -> Result<Prepared, EngineError> {
+        let mut engine = CreatedMeanwhile {
+            inner: Recorder::new(Arc::new(Mutex::new(Vec::new())), 1 << 20),
+            created: false,
+        };
+        let mut job = JobSpec::new("w");
+        if named {
+            job.filenames = vec!["shared".into()];
+        }
+        let target = Target::Path("shared".into());
+        prepare_file(&mut engine, &job, &target, 1 << 20, 1, &mut |_| {})
+    }
+
+    #[test]
+    fn a_named_file_created_by_another_process_meanwhile_is_taken_as_existing() {
+        let prepared = prepare(true).unwrap();
+        assert_eq!(
+            prepared,
+            Prepared {
+                size: 1 << 20,
+                created: false,
+                written: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_generated_name_created_by_another_process_meanwhile_stays_refused() {
+        let e = prepare(false).unwrap_err();
+        assert_eq!(e.errno, Some(libc::EEXIST), "{e}");
     }
 }

@@ -252,6 +252,14 @@ impl RunError {
 /// A batch that could not start after earlier ones ran (the server went away, the disk
 /// filled): as fio does, each of its jobs is reported failed with no IO, so what finished is
 /// still printed, saved and judged, and the exit code says the run failed.
+/// A batch that cannot start still makes its group's agreement, as not ready: the other
+/// ranks of a multi-host run then end at that group's start with this rank, instead of
+/// matching its next collective (the results) against their group start, which MPI takes
+/// for a truncated message and which never completes. A no-op in a single-host run.
+fn not_ready_for_the_group() {
+    let _ = crate::coord::agree(crate::coord::Point::GroupStart, false);
+}
+
 fn not_started(batch: &[Arc<JobSpec>], error: EngineError, later: usize) -> BatchOutcome {
     let error = EngineError {
         message: format!("could not start: {}", error.message),
@@ -357,7 +365,8 @@ fn run_batch(
     let clock = ctx.clock;
     let mut clones = Vec::new();
     for (job_index, job) in batch.iter().enumerate() {
-        let prepared = prepare_job(job, req, factory, observer, cleanup)?;
+        let prepared = prepare_job(job, req, factory, observer, cleanup)
+            .inspect_err(|_| not_ready_for_the_group())?;
         for clone in 0..job.numjobs.max(1) {
             let files = prepared.files_for(job, clone);
             let region: u64 = files.iter().map(|f| pass_bytes(job, f)).sum();

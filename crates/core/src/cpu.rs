@@ -4,7 +4,7 @@
 use crate::result::{CpuUsage, SystemCpu};
 
 /// A rusage reading.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     pub usr_ns: u64,
     pub sys_ns: u64,

@@ -438,7 +438,7 @@ pub fn refuse_create_in_open(
 }
 
 /// Protocol and path details a result should carry, stated by the engine after opening.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineInfo {
     /// `key = value` facts that matter for comparison (e.g. `nfs_version = 3`,
     /// `rsize = 1048576`, `server = 127.0.0.1:2049`).

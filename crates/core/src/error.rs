@@ -3,7 +3,7 @@
 use std::fmt;
 
 /// What went wrong, so callers can react (e.g. suggest another engine) without parsing text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ErrorKind {
     /// A local syscall failed; see `errno`.
     Os,
@@ -18,7 +18,7 @@ pub enum ErrorKind {
 }
 
 /// One-line error from an engine or the runner.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineError {
     pub kind: ErrorKind,
     pub errno: Option<i32>,

@@ -38,6 +38,26 @@ pub struct StartGate {
     coord_error: Mutex<Option<crate::error::EngineError>>,
 }
 
+/// What a worker waits at before its group starts: the run's [`StartGate`], or, for a
+/// worker in a process of its own, its side of the pipes to the thread that waits at the
+/// gate for it (`runner/forked.rs`).
+pub trait Gate {
+    /// Waits for all workers; the group's start (ns since the run epoch), or None if the
+    /// gate was abandoned.
+    fn arrive_and_wait(&self) -> Option<u64>;
+    /// Releases everyone with failure (this worker could not start).
+    fn abandon(&self);
+}
+
+impl Gate for StartGate {
+    fn arrive_and_wait(&self) -> Option<u64> {
+        StartGate::arrive_and_wait(self)
+    }
+    fn abandon(&self) {
+        StartGate::abandon(self)
+    }
+}
+
 impl StartGate {
     pub fn new(expected: usize, clock: Clock) -> Self {
         StartGate {

@@ -36,11 +36,46 @@ impl WorkerState {
     }
 }
 
+/// A copy of one worker's counters (defined with the result model, which the log-file
+/// writers read).
+pub use storbench_model::live::CounterSnapshot;
+
 /// One worker's published counters. Byte/IO counters are cumulative since the worker
 /// started measuring; the sampler computes deltas.
+///
+/// The counters themselves ([`Cells`]) live in a page mapped shared, so a worker that runs
+/// in a process of its own (`runner/forked.rs`) publishes to the same memory the sampler
+/// reads: the child inherits this handle, and with it the mapping, across `fork`.
+pub struct WorkerCounters {
+    cells: SharedCells,
+    /// The server the worker's engine is connected to, once its files are open.
+    server: OnceLock<SocketAddr>,
+    /// The process on this host serving that connection, found before measuring.
+    server_process: OnceLock<ServerProcess>,
+}
+
+impl Default for WorkerCounters {
+    fn default() -> Self {
+        WorkerCounters {
+            cells: SharedCells::new(),
+            server: OnceLock::new(),
+            server_process: OnceLock::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for WorkerCounters {
+    type Target = Cells;
+    #[inline(always)]
+    fn deref(&self) -> &Cells {
+        self.cells.get()
+    }
+}
+
+/// The atomics a worker publishes, each written by that worker alone.
 #[repr(align(128))]
 #[derive(Default)]
-pub struct WorkerCounters {
+pub struct Cells {
     state: AtomicU8,
     bytes: [AtomicU64; 3],
     ios: [AtomicU64; 3],
@@ -58,20 +93,100 @@ pub struct WorkerCounters {
     /// this worker's series there, not when it sees the thread gone after closing its
     /// files, and reads a server's CPU when the last worker using it got here.
     measure_end_ns: AtomicU64,
-    /// The server the worker's engine is connected to, once its files are open.
-    server: OnceLock<SocketAddr>,
-    /// The process on this host serving that connection, found before measuring.
-    server_process: OnceLock<ServerProcess>,
     /// Set by the sampler when the job is to end now (its steady state was attained),
     /// as fio's `fio_mark_td_terminate`: the worker stops issuing at its next check.
     terminate: AtomicBool,
 }
 
-/// A copy of one worker's counters (defined with the result model, which the log-file
-/// writers read).
-pub use storbench_model::live::CounterSnapshot;
+/// [`Cells`] in an anonymous shared mapping of their own, or on the heap where mapping
+/// failed (such a worker always runs as a thread).
+struct SharedCells {
+    ptr: std::ptr::NonNull<Cells>,
+    mapped: bool,
+}
+
+// SAFETY: `Cells` holds atomics only; the pointer is owned and never aliased mutably.
+unsafe impl Send for SharedCells {}
+unsafe impl Sync for SharedCells {}
+
+impl SharedCells {
+    fn new() -> Self {
+        let size = std::mem::size_of::<Cells>();
+        // SAFETY: a fresh anonymous mapping, checked before use; the zeroed page is a
+        // valid `Cells` (atomics of 0) and it is written once more as a default below.
+        let mapped = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if mapped == libc::MAP_FAILED {
+            let boxed = Box::new(Cells::default());
+            return SharedCells {
+                ptr: std::ptr::NonNull::from(Box::leak(boxed)),
+                mapped: false,
+            };
+        }
+        let ptr = mapped.cast::<Cells>();
+        // SAFETY: page-aligned (so 128-aligned) writable memory of at least `size` bytes.
+        unsafe { ptr.write(Cells::default()) };
+        SharedCells {
+            // SAFETY: mmap returned a pointer that is not MAP_FAILED, so not null.
+            ptr: unsafe { std::ptr::NonNull::new_unchecked(ptr) },
+            mapped: true,
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self) -> &Cells {
+        // SAFETY: valid for the handle's life (unmapped or freed only in drop).
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl Drop for SharedCells {
+    fn drop(&mut self) {
+        // SAFETY: the pointer came from the matching mmap or Box in `new`.
+        unsafe {
+            if self.mapped {
+                libc::munmap(self.ptr.as_ptr().cast(), std::mem::size_of::<Cells>());
+            } else {
+                drop(Box::from_raw(self.ptr.as_ptr()));
+            }
+        }
+    }
+}
 
 impl WorkerCounters {
+    /// Whether a worker in another process sees these counters (false only where the
+    /// shared mapping could not be made).
+    pub fn shared(&self) -> bool {
+        self.cells.mapped
+    }
+
+    /// Publishes the server the worker's engine reached and the process on this host
+    /// serving it, if found (set once, before measuring).
+    pub fn set_server(&self, addr: SocketAddr, process: Option<ServerProcess>) {
+        let _ = self.server.set(addr);
+        if let Some(p) = process {
+            let _ = self.server_process.set(p);
+        }
+    }
+
+    pub fn server_process(&self) -> Option<&ServerProcess> {
+        self.server_process.get()
+    }
+
+    pub fn server(&self) -> Option<SocketAddr> {
+        self.server.get().copied()
+    }
+}
+
+impl Cells {
     #[inline]
     pub fn set_state(&self, s: WorkerState) {
         self.state.store(s as u8, Ordering::Release);
@@ -140,23 +255,6 @@ impl WorkerCounters {
         }
     }
 
-    /// Publishes the server the worker's engine reached and the process on this host
-    /// serving it, if found (set once, before measuring).
-    pub fn set_server(&self, addr: SocketAddr, process: Option<ServerProcess>) {
-        let _ = self.server.set(addr);
-        if let Some(p) = process {
-            let _ = self.server_process.set(p);
-        }
-    }
-
-    pub fn server_process(&self) -> Option<&ServerProcess> {
-        self.server_process.get()
-    }
-
-    pub fn server(&self) -> Option<SocketAddr> {
-        self.server.get().copied()
-    }
-
     #[inline]
     pub fn publish_pre(&self, bytes: u64) {
         self.pre_bytes.store(bytes, Ordering::Relaxed);
@@ -192,6 +290,25 @@ mod tests {
         assert_eq!(d.bytes, [0, 8192, 0]);
         assert_eq!(d.ios, [0, 2, 0]);
         assert_eq!(c.state(), WorkerState::Running);
-        assert_eq!(std::mem::align_of::<WorkerCounters>(), 128);
+        assert_eq!(std::mem::align_of::<Cells>(), 128);
+        assert!(c.shared());
+    }
+
+    #[test]
+    fn a_forked_child_publishes_to_the_counters_the_parent_reads() {
+        let c = WorkerCounters::default();
+        // SAFETY: the child only stores to atomics and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            c.publish(0, 4096, 1, 10);
+            c.set_state(WorkerState::Done);
+            unsafe { libc::_exit(0) };
+        }
+        assert!(pid > 0);
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(c.snapshot().bytes, [4096, 0, 0]);
+        assert_eq!(c.state(), WorkerState::Done);
     }
 }

@@ -30,8 +30,9 @@ impl Measure {
     }
 }
 
-/// Everything a worker counts while measuring.
-#[derive(Clone, Debug, Default)]
+/// Everything a worker counts while measuring (sent whole by a worker in a process of its
+/// own, hence serde).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct WorkerStats {
     pub dirs: [DirResult; 3],
     pub sync: SyncResult,

@@ -487,6 +487,9 @@ pub struct JobSpec {
     pub cpus_split: bool,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
+    /// fio's `thread`: clones run as threads. Without it fio forks a process per clone;
+    /// storbench does so only where a process of its own changes the figures (posixaio).
+    pub thread: bool,
     /// fio's `exitall`: when this job ends, the jobs running with it are ended too.
     pub exitall: bool,
     /// fio's `exitall_on_error`: when this job fails, the jobs running with it are ended.
@@ -661,6 +664,7 @@ impl JobSpec {
             cpus: None,
             cpus_split: false,
             stonewall: false,
+            thread: false,
             exitall: false,
             exitall_on_error: false,
             errors: crate::errors::ErrorPolicy::default(),

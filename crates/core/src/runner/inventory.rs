@@ -100,7 +100,12 @@ pub(super) fn all_nics() -> Vec<NicSample> {
 pub(super) fn helper_cpu(proc_start: Usage, sampler_start: Usage, outputs: &[WorkerOutput]) -> u64 {
     let process = Usage::process().since(&proc_start).cpu_ns();
     let sampler = Usage::thread().since(&sampler_start).cpu_ns();
-    let workers: u64 = outputs.iter().map(|o| o.cpu.cpu_ns()).sum();
+    // A worker in a process of its own spent its CPU outside this process.
+    let workers: u64 = outputs
+        .iter()
+        .filter(|o| o.helper_ns.is_none())
+        .map(|o| o.cpu.cpu_ns())
+        .sum();
     process.saturating_sub(workers + sampler)
 }
 

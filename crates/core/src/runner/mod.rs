@@ -27,6 +27,7 @@ use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_wor
 
 mod budget;
 mod cleanup;
+mod forked;
 mod inventory;
 mod prepare;
 mod servers;
@@ -413,6 +414,7 @@ fn run_batch(
                 files: c.files.clone(),
                 io_limit: c.io_limit,
                 counters: c.counters.clone(),
+                own_process: false,
                 clock,
                 log,
             };
@@ -421,7 +423,11 @@ fn run_batch(
                 .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
                 .spawn_scoped(s, move || {
                     let _tell = finished.on_exit();
-                    run_worker(plan, factory, gate)
+                    if forked::wanted(&plan) {
+                        forked::run(plan, factory, gate)
+                    } else {
+                        run_worker(plan, factory, gate)
+                    }
                 });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -462,17 +468,22 @@ fn run_batch(
         .iter()
         .map(|job| device_tree(std::slice::from_ref(job)))
         .collect();
+    // The helpers of this process go to its threads' jobs; a worker in a process of its
+    // own measured its own.
+    let shares_helpers = |o: &WorkerOutput| o.helper_ns.is_none() && uses_helpers(o.engine_name);
     let total_ios: u64 = outputs
         .iter()
-        .filter(|o| uses_helpers(o.engine_name))
+        .filter(|o| shares_helpers(o))
         .map(total_ios_of)
         .sum();
     for (c, out) in clones.iter_mut().zip(outputs) {
         let job = &batch[c.job_index];
-        let share = if uses_helpers(out.engine_name) && total_ios > 0 {
-            (helper_ns as f64 * total_ios_of(&out) as f64 / total_ios as f64) as u64
-        } else {
-            0
+        let share = match out.helper_ns {
+            Some(own) => own,
+            None if shares_helpers(&out) && total_ios > 0 => {
+                (helper_ns as f64 * total_ios_of(&out) as f64 / total_ios as f64) as u64
+            }
+            None => 0,
         };
         for n in &out.engine_info.notes {
             notes.push(Note {
@@ -749,6 +760,7 @@ fn failed_output(error: EngineError) -> WorkerOutput {
         engine_name: "",
         engine_info: Default::default(),
         latency_depth: None,
+        helper_ns: None,
     }
 }
 

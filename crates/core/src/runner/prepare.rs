@@ -85,7 +85,7 @@ pub(super) fn prepare_job(
     cleanup: &mut Cleanup,
 ) -> Result<PreparedJob, EngineError> {
     plan::check_names(job).map_err(|e| EngineError::new(ErrorKind::Refused, e))?;
-    let mut engine = factory(job)?;
+    let mut engine = factory(&super::forked::layout_job(job))?;
     let lines = engine.start_lines();
     if !lines.is_empty() {
         for _ in 0..job.numjobs.max(1) {

@@ -31,7 +31,7 @@ use crate::engine::{
     Access, Completion, Engine, EngineInfo, EngineSetup, FileId, FileSpec, IoKind,
 };
 use crate::error::EngineError;
-use crate::gate::StartGate;
+use crate::gate::Gate;
 use crate::offsets::{FioMap, OffsetGen, OffsetParams, ZoneIndex};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
@@ -74,6 +74,9 @@ pub struct WorkerPlan {
     pub clock: Clock,
     /// Where per-IO log records and histogram lines go, when the job writes such logs.
     pub log: Option<crate::iolog::IoLogger>,
+    /// The worker runs in a process of its own (`runner/forked.rs`): its process's other
+    /// threads (glibc's AIO helpers) are its own, measured with it.
+    pub own_process: bool,
 }
 
 /// What a worker hands back when it ends.
@@ -90,6 +93,9 @@ pub struct WorkerOutput {
     pub engine_info: EngineInfo,
     /// The queue depth a `latency_target` search ended at.
     pub latency_depth: Option<u32>,
+    /// For a worker in a process of its own, the CPU of that process's other threads over
+    /// its measurement; None for a thread, whose helpers the runner apportions.
+    pub helper_ns: Option<u64>,
 }
 
 /// In-flight bookkeeping for one IO slot.
@@ -140,7 +146,7 @@ fn loop_bounds(job: &JobSpec, io_limit: Option<u64>) -> (u64, u64) {
 }
 
 /// Runs one job clone to completion. Never panics on IO errors: they end up in `error`.
-pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate) -> WorkerOutput {
     let log = plan.log.take();
     plan.counters.set_state(WorkerState::Setup);
     let mut out = WorkerOutput {
@@ -153,6 +159,7 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGat
         engine_name: "",
         engine_info: EngineInfo::default(),
         latency_depth: None,
+        helper_ns: None,
     };
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
@@ -201,6 +208,7 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGat
         .saturating_duration_since(worker.job_start);
     out.engine_info = worker.engine.info();
     out.latency_depth = worker.lat.as_ref().map(|l| l.qd);
+    out.helper_ns = worker.helper_ns;
     plan.counters.set_state(if out.error.is_some() {
         WorkerState::Error
     } else {
@@ -294,6 +302,10 @@ struct Worker<'p> {
     measure_end: Instant,
     cpu_start: Usage,
     cpu: Usage,
+    /// The whole process's usage at `cpu_start`, and its other threads' CPU over the
+    /// measurement, for a worker in a process of its own.
+    process_start: Usage,
+    helper_ns: Option<u64>,
     /// fio's data verification, when the job verifies (`verifying.rs`).
     verify: Option<verifying::VerifyState>,
     /// fio's latency-target search (`latency.rs`), a quiesce it asked for on a
@@ -539,6 +551,8 @@ impl<'p> Worker<'p> {
             measure_end: now,
             cpu_start: Usage::default(),
             cpu: Usage::default(),
+            process_start: Usage::default(),
+            helper_ns: None,
             verify: verifying::VerifyState::new(plan, caps.no_data)?,
             lat: latency::LatSearch::new(&job.latency, depth),
             lat_quiesce: false,
@@ -609,7 +623,7 @@ impl<'p> Worker<'p> {
                 self.cpu_start.wait_ns = waiting_from;
             }
         } else {
-            self.cpu_start = Usage::thread();
+            self.start_cpu();
             self.plan.counters.set_state(WorkerState::Ramp);
         }
         let result = if self.no_file {
@@ -630,7 +644,20 @@ impl<'p> Worker<'p> {
             .saturating_duration_since(self.clock.epoch());
         self.plan.counters.set_measure_end(end.as_nanos() as u64);
         self.cpu = Usage::thread().since(&self.cpu_start);
+        if self.plan.own_process {
+            let process = Usage::process().since(&self.process_start).cpu_ns();
+            self.helper_ns = Some(process.saturating_sub(self.cpu.cpu_ns()));
+        }
         result
+    }
+
+    /// Reads the CPU the measurement counts from: this thread's, and the whole process's
+    /// when the worker has a process of its own.
+    fn start_cpu(&mut self) {
+        self.cpu_start = Usage::thread();
+        if self.plan.own_process {
+            self.process_start = Usage::process();
+        }
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
@@ -838,7 +865,7 @@ impl<'p> Worker<'p> {
             l.restart(now);
         }
         self.measure_start = self.clock.epoch() + Duration::from_nanos(now);
-        self.cpu_start = Usage::thread();
+        self.start_cpu();
         self.deadline_ns = self
             .job
             .runtime

@@ -181,6 +181,7 @@ mod tests {
             counters,
             clock: Clock::new(Instant::now()),
             log: None,
+            own_process: false,
         };
         let ended = Arc::new(AtomicBool::new(false));
         let seen = ended.clone();

@@ -7,6 +7,7 @@ use storbench_job::RwKind;
 
 use super::*;
 use crate::engine::OpenOptions;
+use crate::gate::StartGate;
 use crate::testing::{Recorder, SYNC_TIME};
 
 const BLOCKS: u64 = 4;
@@ -84,6 +85,7 @@ fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) 
         counters: Arc::new(crate::progress::WorkerCounters::default()),
         clock: Clock::new(Instant::now()),
         log: None,
+        own_process: false,
     };
     let engine_log = log.clone();
     let (queued, in_flight, log_ios) = (setup.queued, setup.in_flight, setup.log_ios);

@@ -1,0 +1,356 @@
+//! A job clone in a process of its own, as fio runs every clone unless told `thread`.
+//!
+//! Only posixaio needs it. glibc serves POSIX AIO from one pool of helper threads per
+//! process, behind one lock: two jobs in one process share them, and their requests wake
+//! each other's helpers across CPUs. fio's jobs are processes with a pool each; with two
+//! posixaio jobs storbench's threads ran at 0.38× fio's IOPS (QD1) until they were given
+//! processes too, while against `fio --thread` they were level (docs/BENCHMARKS.md). Other
+//! engines keep their threads, which cost them nothing measurable.
+//!
+//! The child is forked from the worker thread that would have run the clone, so it holds
+//! the same plan, engine factory and counters; those live in a shared mapping
+//! (`progress.rs`), so the sampler reads the child's progress as it reads a thread's. The
+//! thread stays behind as the child's proxy: it waits at the group's start gate for it
+//! (the gate also speaks for the host in a multi-host run, which only the parent may),
+//! passes a stop on, and reads the child's result from a pipe when it ends. The child ends
+//! with `_exit`, so nothing the parent buffered or registered runs twice.
+//!
+//! A fork copies one thread and the state of the C library. glibc keeps its AIO pool in
+//! that state, and a pool forked with idle helpers would hand the child's requests to
+//! threads that are not there: so this process must never have issued POSIX AIO before it
+//! forks. Lay-out therefore never goes through posixaio (`prepare.rs`), and once a posixaio
+//! clone has run as a thread here (`thread` given, or its per-IO logs, which go to a writer
+//! thread), every later one runs as a thread too.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use storbench_job::JobSpec;
+
+use crate::cpu::Usage;
+use crate::engine::EngineInfo;
+use crate::error::{EngineError, ErrorKind};
+use crate::gate::{Gate, StartGate};
+use crate::stats::WorkerStats;
+use crate::stop;
+use crate::worker::{EngineFactory, WorkerOutput, WorkerPlan, run_worker};
+
+/// The engine whose clones get processes.
+const POSIXAIO: &str = "posixaio";
+
+/// Set once a posixaio clone ran as a thread of this process: glibc's pool is in use here.
+static AIO_IN_THIS_PROCESS: AtomicBool = AtomicBool::new(false);
+
+/// How often the proxy looks at the child and at a stop while it waits.
+const POLL: Duration = Duration::from_millis(50);
+
+/// The child's messages: ready at the gate, or abandoning it; then its result.
+const READY: u8 = b'r';
+const ABANDON: u8 = b'a';
+/// The start the proxy sends for an abandoned gate.
+const NO_START: u64 = u64::MAX;
+
+/// Whether `job`'s engine wants its clones in processes of their own (fio's default,
+/// unless `thread`).
+pub(super) fn forks(job: &JobSpec) -> bool {
+    job.ioengine == POSIXAIO && !job.thread
+}
+
+/// The engine lay-out goes through for `job`: a posixaio job's files are laid out with
+/// psync's plain writes, as fio lays out every file, so this process never issues POSIX
+/// AIO before it forks.
+pub(super) fn layout_job(job: &JobSpec) -> std::borrow::Cow<'_, JobSpec> {
+    if job.ioengine != POSIXAIO {
+        return std::borrow::Cow::Borrowed(job);
+    }
+    let mut plain = job.clone();
+    plain.ioengine = "psync".into();
+    std::borrow::Cow::Owned(plain)
+}
+
+/// Whether this clone runs in a process of its own; a posixaio clone that does not (so
+/// uses glibc's pool in this process) makes every later one stay a thread too.
+pub(super) fn wanted(plan: &WorkerPlan) -> bool {
+    if plan.job.ioengine != POSIXAIO {
+        return false;
+    }
+    let fork = forks(&plan.job)
+        && plan.log.is_none()
+        && plan.counters.shared()
+        && !AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
+    if !fork {
+        AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
+    }
+    fork
+}
+
+/// Runs the clone in a forked child and hands back its output, as [`run_worker`] does.
+pub(super) fn run(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+    plan.own_process = true;
+    let pipes = match (pipe(), pipe()) {
+        (Ok(up), Ok(down)) => (up, down),
+        (Err(e), _) | (_, Err(e)) => return not_started(gate, e),
+    };
+    let ((up_read, up_write), (down_read, down_write)) = pipes;
+    let parent = std::process::id();
+    // SAFETY: the child runs only the worker (no lock another thread of the parent could
+    // hold: glibc's malloc is fork-safe, and the worker prints nothing) and leaves by _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return not_started(gate, std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop((up_read, down_write));
+        child(plan, factory, parent, up_write, down_read);
+    }
+    drop((up_write, down_read));
+    Proxy {
+        pid,
+        from_child: std::fs::File::from(up_read),
+        to_child: std::fs::File::from(down_write),
+        stop_passed: false,
+    }
+    .serve(gate)
+}
+
+/// The child's whole life: the worker, its result up the pipe, `_exit`.
+fn child(plan: WorkerPlan, factory: &EngineFactory, parent: u32, up: OwnedFd, down: OwnedFd) -> ! {
+    // SAFETY: prctl and getppid only; a child whose parent is already gone leaves at once.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() as u32 != parent {
+            libc::_exit(1);
+        }
+    }
+    let gate = PipeGate {
+        up: std::cell::RefCell::new(std::fs::File::from(up)),
+        down: std::cell::RefCell::new(std::fs::File::from(down)),
+    };
+    let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let out = run_worker(plan, factory, &gate);
+        let sent = serde_json::to_vec(&Sent::from(out)).unwrap_or_default();
+        let mut up = gate.up.borrow_mut();
+        up.write_all(&(sent.len() as u64).to_le_bytes())
+            .and_then(|()| up.write_all(&sent))
+            .is_ok()
+    })) {
+        Ok(true) => 0,
+        _ => 1,
+    };
+    // SAFETY: ends the child without running the parent's exit handlers or flushing its
+    // buffers a second time.
+    unsafe { libc::_exit(code) }
+}
+
+/// The child's side of the start gate: a byte up, the group's start back.
+struct PipeGate {
+    up: std::cell::RefCell<std::fs::File>,
+    down: std::cell::RefCell<std::fs::File>,
+}
+
+impl Gate for PipeGate {
+    fn arrive_and_wait(&self) -> Option<u64> {
+        self.up.borrow_mut().write_all(&[READY]).ok()?;
+        let mut start = [0u8; 8];
+        self.down.borrow_mut().read_exact(&mut start).ok()?;
+        Some(u64::from_le_bytes(start)).filter(|&s| s != NO_START)
+    }
+
+    fn abandon(&self) {
+        let _ = self.up.borrow_mut().write_all(&[ABANDON]);
+    }
+}
+
+/// The parent's side, on the thread that forked the child.
+struct Proxy {
+    pid: libc::pid_t,
+    from_child: std::fs::File,
+    to_child: std::fs::File,
+    stop_passed: bool,
+}
+
+impl Proxy {
+    fn serve(mut self, gate: &StartGate) -> WorkerOutput {
+        let mut byte = [0u8; 1];
+        match self.read(&mut byte) {
+            Ok(()) if byte[0] == READY => {
+                let start = gate.arrive_and_wait().unwrap_or(NO_START);
+                // A child gone meanwhile is found below.
+                let _ = self.to_child.write_all(&start.to_le_bytes());
+            }
+            Ok(()) => gate.abandon(),
+            Err(e) => {
+                gate.abandon();
+                return failed(self.end(), e);
+            }
+        }
+        let mut len = [0u8; 8];
+        let result = self.read(&mut len).and_then(|()| {
+            let mut sent = vec![0u8; u64::from_le_bytes(len).min(1 << 30) as usize];
+            self.read(&mut sent)?;
+            serde_json::from_slice::<Sent>(&sent).map_err(|e| e.to_string())
+        });
+        let status = self.end();
+        match result {
+            Ok(sent) => sent.into(),
+            Err(e) => failed(status, e),
+        }
+    }
+
+    /// Fills `buf` from the child, passing a stop on and noticing a child that died.
+    fn read(&mut self, buf: &mut [u8]) -> Result<(), String> {
+        let mut at = 0;
+        while at < buf.len() {
+            if stop::requested() && !self.stop_passed {
+                // A Ctrl-C reached the child with the parent; a signal sent to this
+                // process alone did not.
+                self.stop_passed = true;
+                // SAFETY: signals the child this thread forked and has not reaped.
+                unsafe { libc::kill(self.pid, libc::SIGTERM) };
+            }
+            if !readable(&self.from_child, POLL) {
+                // What it wrote before it ended is read first.
+                if self.exited() && !readable(&self.from_child, Duration::ZERO) {
+                    return Err("ended before it handed on its result".into());
+                }
+                continue;
+            }
+            match self.from_child.read(&mut buf[at..]) {
+                Ok(0) => return Err("ended before it handed on its result".into()),
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the child has ended (without reaping it).
+    fn exited(&self) -> bool {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: WNOWAIT leaves the child to be reaped by `end`.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: si_pid is set when waitid found a child.
+        r != 0 || unsafe { info.si_pid() } != 0
+    }
+
+    /// Reaps the child (its CPU then counts in this process's children's), killing it
+    /// first if it is still there; its wait status.
+    fn end(&mut self) -> libc::c_int {
+        if !self.exited() {
+            // SAFETY: the child is ours and not yet reaped.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        }
+        let mut status = 0;
+        // SAFETY: reaps the child this thread forked.
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        status
+    }
+}
+
+/// Waits up to `timeout` for `file` to have something to read (or its end).
+fn readable(file: &std::fs::File, timeout: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd on a descriptor this thread owns.
+    unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) > 0 }
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors, owned from here on.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors of this process.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The clone could not get its process: the group does not start.
+fn not_started(gate: &StartGate, e: std::io::Error) -> WorkerOutput {
+    gate.abandon();
+    super::failed_output(EngineError::new(
+        ErrorKind::Os,
+        format!("could not start the clone's process: {e}"),
+    ))
+}
+
+/// The child ended without a result (killed, or a panic).
+fn failed(status: libc::c_int, why: String) -> WorkerOutput {
+    let how = if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("exit status {}", libc::WEXITSTATUS(status))
+    };
+    super::failed_output(EngineError::new(
+        ErrorKind::Os,
+        format!("the clone's process {why} ({how})"),
+    ))
+}
+
+/// A [`WorkerOutput`] as it crosses the pipe.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sent {
+    stats: WorkerStats,
+    cpu: Usage,
+    measure_start: Duration,
+    measure_end: Duration,
+    elapsed: Duration,
+    error: Option<EngineError>,
+    engine_name: String,
+    engine_info: EngineInfo,
+    latency_depth: Option<u32>,
+    helper_ns: Option<u64>,
+}
+
+impl From<WorkerOutput> for Sent {
+    fn from(o: WorkerOutput) -> Sent {
+        Sent {
+            stats: o.stats,
+            cpu: o.cpu,
+            measure_start: o.measure_start,
+            measure_end: o.measure_end,
+            elapsed: o.elapsed,
+            error: o.error,
+            engine_name: o.engine_name.to_string(),
+            engine_info: o.engine_info,
+            latency_depth: o.latency_depth,
+            helper_ns: o.helper_ns,
+        }
+    }
+}
+
+impl From<Sent> for WorkerOutput {
+    fn from(s: Sent) -> WorkerOutput {
+        WorkerOutput {
+            stats: s.stats,
+            cpu: s.cpu,
+            measure_start: s.measure_start,
+            measure_end: s.measure_end,
+            elapsed: s.elapsed,
+            error: s.error,
+            // The child's engine is the job's, whose name the catalogue holds.
+            engine_name: engine_name(&s.engine_name),
+            engine_info: s.engine_info,
+            latency_depth: s.latency_depth,
+            helper_ns: s.helper_ns,
+        }
+    }
+}
+
+/// The `'static` name a result carries for the engine the child named.
+fn engine_name(name: &str) -> &'static str {
+    storbench_job::catalogue::find(name).map_or("", |e| e.name)
+}

@@ -196,7 +196,13 @@ impl Observer for CliObserver<'_> {
                 settings: &j.settings,
             })
             .collect();
-        let threads = jobs.iter().map(|j| j.header.numjobs.max(1)).sum();
+        let clones = |processes: bool| {
+            jobs.iter()
+                .filter(|j| j.processes == processes)
+                .map(|j| j.header.numjobs.max(1))
+                .sum::<u32>()
+        };
+        let threads = (clones(false), clones(true));
         let program = storbench_job::fio_style_version(env!("CARGO_PKG_VERSION"));
         self.print(|out| {
             if let Some(out) = out.as_deref_mut() {

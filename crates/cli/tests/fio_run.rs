@@ -20,7 +20,8 @@ fn article_command_line_runs_unchanged() {
     let run = sb_fio(dir.path(), &words(&line));
     let out = run.ok();
     let count = |needle: &str| out.lines().filter(|l| l.contains(needle)).count();
-    assert_eq!(count("Starting 4 threads"), 1, "{out}");
+    // posixaio clones are processes, as fio's (without `thread`).
+    assert_eq!(count("Starting 4 processes"), 1, "{out}");
     assert_eq!(
         count("randrw: Laying out IO file (1 file / 16MiB)"),
         4,

@@ -73,17 +73,13 @@ fn run_counting_children(dir: &Path, args: &[String]) -> (usize, Run) {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let child = spawn(dir, &args);
     let mut most = 0;
-    while alive(child.pid()) && child.0.as_ref().is_some() {
+    // Until both clones are seen, or storbench has ended (a zombie until it is waited for).
+    while most < 2
+        && std::fs::read_to_string(format!("/proc/{}/stat", child.pid()))
+            .is_ok_and(|s| !s.contains(") Z "))
+    {
         most = most.max(children_of(child.pid()).len());
         std::thread::sleep(Duration::from_millis(50));
-        if most == 2 {
-            break;
-        }
-        if std::fs::read_to_string(format!("/proc/{}/stat", child.pid()))
-            .is_ok_and(|s| s.contains(") Z "))
-        {
-            break;
-        }
     }
     (most, child.wait_output(Duration::from_secs(30)))
 }

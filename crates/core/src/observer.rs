@@ -19,6 +19,8 @@ pub struct JobHeaderLine {
     /// The job does no IO on a file (cpuio, exec): fio prints no job line for it, and its
     /// engine's own lines come after the `Starting` line (`Observer::engine_lines`).
     pub no_file: bool,
+    /// Its clones run in processes of their own (`runner/forked.rs`); set by the runner.
+    pub processes: bool,
 }
 
 impl JobHeaderLine {
@@ -29,6 +31,7 @@ impl JobHeaderLine {
             header: crate::collect::header_of(job, None),
             settings: crate::collect::settings_of(job),
             no_file: job.has_no_file(),
+            processes: false,
         }
     }
 }

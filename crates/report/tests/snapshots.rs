@@ -192,7 +192,7 @@ fn start_lines() {
         },
     ];
     let mut out = Vec::new();
-    fio::header::write_start(&jobs, "storbench-0.1.0", 2, &mut out).unwrap();
+    fio::header::write_start(&jobs, "storbench-0.1.0", (2, 0), &mut out).unwrap();
     writeln_layout(&mut out);
     insta::assert_snapshot!(String::from_utf8(out).unwrap());
 }

@@ -52,10 +52,26 @@ const ABANDON: u8 = b'a';
 /// The start the proxy sends for an abandoned gate.
 const NO_START: u64 = u64::MAX;
 
-/// Whether `job`'s engine wants its clones in processes of their own (fio's default,
-/// unless `thread`).
-pub(super) fn forks(job: &JobSpec) -> bool {
-    job.ioengine == POSIXAIO && !job.thread
+/// Whether `job`'s clones want processes of their own: posixaio's, unless `thread` (fio's
+/// default) or per-IO logs (their writer is a thread of this process).
+fn forks(job: &JobSpec) -> bool {
+    job.ioengine == POSIXAIO && !job.thread && !job.logs.streamed()
+}
+
+/// Which of `jobs`, in the run's order, will run their clones in processes, as [`wanted`]
+/// will decide clone by clone (for fio's `Starting …` line).
+pub(super) fn processes(jobs: &[std::sync::Arc<JobSpec>]) -> Vec<bool> {
+    let mut in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
+    jobs.iter()
+        .map(|job| {
+            if job.ioengine != POSIXAIO {
+                return false;
+            }
+            let fork = forks(job) && !in_use;
+            in_use |= !fork;
+            fork
+        })
+        .collect()
 }
 
 /// The engine lay-out goes through for `job`: a posixaio job's files are laid out with
@@ -76,10 +92,8 @@ pub(super) fn wanted(plan: &WorkerPlan) -> bool {
     if plan.job.ioengine != POSIXAIO {
         return false;
     }
-    let fork = forks(&plan.job)
-        && plan.log.is_none()
-        && plan.counters.shared()
-        && !AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
+    let fork =
+        forks(&plan.job) && plan.counters.shared() && !AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
     if !fork {
         AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
     }

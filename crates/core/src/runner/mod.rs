@@ -89,7 +89,11 @@ pub fn run(
     observer.starting(
         &jobs
             .iter()
-            .map(|j| JobHeaderLine::of(j))
+            .zip(forked::processes(&jobs))
+            .map(|(j, processes)| JobHeaderLine {
+                processes,
+                ..JobHeaderLine::of(j)
+            })
             .collect::<Vec<_>>(),
     );
 

@@ -46,7 +46,7 @@ pub fn job_line(job: &StartJob) -> String {
 pub fn write_start(
     jobs: &[StartJob],
     program: &str,
-    threads: u32,
+    (threads, processes): (u32, u32),
     out: &mut dyn Write,
 ) -> io::Result<()> {
     for job in jobs {
@@ -56,15 +56,25 @@ pub fn write_start(
         }
     }
     writeln!(out, "{program}")?;
-    writeln!(out, "{}", starting_line(threads))
+    writeln!(out, "{}", starting_line(threads, processes))
 }
 
-/// `Starting 1 thread` / `Starting 2 threads` (storbench always runs jobs as threads).
-pub fn starting_line(threads: u32) -> String {
-    format!(
-        "Starting {threads} thread{}",
-        if threads == 1 { "" } else { "s" }
-    )
+/// `Starting 2 threads`, `Starting 1 process`, `Starting 2 threads and 4 processes`: the
+/// clones run as threads, and those in processes of their own (posixaio's, unless
+/// `thread`), as fio words it.
+pub fn starting_line(threads: u32, processes: u32) -> String {
+    let plural = |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut line = String::from("Starting ");
+    if threads > 0 || processes == 0 {
+        line.push_str(&plural(threads, "thread", "threads"));
+    }
+    if processes > 0 {
+        if threads > 0 {
+            line.push_str(" and ");
+        }
+        line.push_str(&plural(processes, "process", "processes"));
+    }
+    line
 }
 
 /// `name: Laying out IO file (1 file / 64MiB)`, or `files (3 files / total 192MiB)`.
@@ -125,12 +135,16 @@ mod tests {
             settings: &settings,
         }];
         let mut out = Vec::new();
-        write_start(&jobs, "storbench-0.1.0", 2, &mut out).unwrap();
+        write_start(&jobs, "storbench-0.1.0", (2, 0), &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "grp: (g=0): rw=randread, bs=(R) 1024KiB-1024KiB, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=libaio, iodepth=8\n...\nstorbench-0.1.0\nStarting 2 threads\n"
         );
-        assert_eq!(starting_line(1), "Starting 1 thread");
+        assert_eq!(starting_line(1, 0), "Starting 1 thread");
+        assert_eq!(starting_line(0, 1), "Starting 1 process");
+        assert_eq!(starting_line(0, 12), "Starting 12 processes");
+        assert_eq!(starting_line(2, 4), "Starting 2 threads and 4 processes");
+        assert_eq!(starting_line(0, 0), "Starting 0 threads");
         assert_eq!(
             layout_line("t", 1, 64 << 20),
             "t: Laying out IO file (1 file / 64MiB)"

@@ -59,6 +59,10 @@ pub struct EngineInfo {
     /// Does work in threads other than the worker's (io_uring's kernel workers, POSIX
     /// AIO's threads), whose CPU the runner attributes to the engine's jobs.
     pub helper_threads: bool,
+    /// Its clones run in processes of their own unless the job says `thread`, as fio runs
+    /// every clone: its helpers are per process (glibc's one POSIX AIO pool), so clones
+    /// sharing a process share them (`storbench-core`'s `runner/forked.rs`).
+    pub process_per_clone: bool,
     pub serves: Serves,
     /// Its own options, by name: each is an option of the table (`options::find`) in the
     /// `Engine` category; a job giving one with another engine is refused.
@@ -153,6 +157,7 @@ const fn local(
         about,
         synchronous,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Local,
         options,
     }
@@ -165,6 +170,7 @@ const fn metadata(name: &'static str, about: &'static str) -> EngineInfo {
         about,
         synchronous: true,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Metadata,
         options: &[],
     }
@@ -181,6 +187,7 @@ const fn pseudo(
         about,
         synchronous: true,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::NoFile,
         options,
     }
@@ -225,6 +232,7 @@ pub static ENGINES: &[EngineInfo] = &[
     ),
     EngineInfo {
         helper_threads: true,
+        process_per_clone: true,
         ..local("posixaio", false, &[], "POSIX aio_read()/aio_write()")
     },
     local("mmap", true, &[], "memcpy to and from a memory-mapped file"),
@@ -246,6 +254,7 @@ pub static ENGINES: &[EngineInfo] = &[
         about: "Completes every IO at once without doing anything (overhead baseline)",
         synchronous: false,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Nothing,
         options: &[],
     },
@@ -255,6 +264,7 @@ pub static ENGINES: &[EngineInfo] = &[
         about: "User-space NFSv3 client: nfs://host/export/path, no mount needed",
         synchronous: false,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Url(&NFS),
         options: &["nfs_url"],
     },
@@ -264,6 +274,7 @@ pub static ENGINES: &[EngineInfo] = &[
         about: "User-space iSCSI initiator: iscsi://host[:port]/iqn/lun, no login needed",
         synchronous: false,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Url(&ISCSI),
         options: &[],
     },
@@ -273,6 +284,7 @@ pub static ENGINES: &[EngineInfo] = &[
         about: "User-space NBD client: uri=nbd://host[:port]/export, no nbd device needed",
         synchronous: false,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Url(&NBD),
         options: &["uri"],
     },
@@ -282,6 +294,7 @@ pub static ENGINES: &[EngineInfo] = &[
         about: "User-space SMB2/3 client: smb://[user@]host/share/path, no mount needed",
         synchronous: false,
         helper_threads: false,
+        process_per_clone: false,
         serves: Serves::Url(&SMB),
         options: &[],
     },

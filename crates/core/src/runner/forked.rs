@@ -27,7 +27,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use storbench_job::JobSpec;
+use storbench_job::{JobSpec, catalogue};
 
 use crate::cpu::Usage;
 use crate::engine::EngineInfo;
@@ -36,9 +36,6 @@ use crate::gate::{Gate, StartGate};
 use crate::stats::WorkerStats;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerOutput, WorkerPlan, run_worker};
-
-/// The engine whose clones get processes.
-const POSIXAIO: &str = "posixaio";
 
 /// Set once a posixaio clone ran as a thread of this process: glibc's pool is in use here.
 static AIO_IN_THIS_PROCESS: AtomicBool = AtomicBool::new(false);
@@ -52,10 +49,15 @@ const ABANDON: u8 = b'a';
 /// The start the proxy sends for an abandoned gate.
 const NO_START: u64 = u64::MAX;
 
+/// Whether `job`'s engine keeps helpers per process (posixaio: the catalogue says so).
+fn per_process(job: &JobSpec) -> bool {
+    catalogue::find(&job.ioengine).is_some_and(|e| e.process_per_clone)
+}
+
 /// Whether `job`'s clones want processes of their own: posixaio's, unless `thread` (fio's
 /// default) or per-IO logs (their writer is a thread of this process).
 fn forks(job: &JobSpec) -> bool {
-    job.ioengine == POSIXAIO && !job.thread && !job.logs.streamed()
+    per_process(job) && !job.thread && !job.logs.streamed()
 }
 
 /// Which of `jobs`, in the run's order, will run their clones in processes, as [`wanted`]
@@ -64,7 +66,7 @@ pub(super) fn processes(jobs: &[std::sync::Arc<JobSpec>]) -> Vec<bool> {
     let mut in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
     jobs.iter()
         .map(|job| {
-            if job.ioengine != POSIXAIO {
+            if !per_process(job) {
                 return false;
             }
             let fork = forks(job) && !in_use;
@@ -78,18 +80,18 @@ pub(super) fn processes(jobs: &[std::sync::Arc<JobSpec>]) -> Vec<bool> {
 /// psync's plain writes, as fio lays out every file, so this process never issues POSIX
 /// AIO before it forks.
 pub(super) fn layout_job(job: &JobSpec) -> std::borrow::Cow<'_, JobSpec> {
-    if job.ioengine != POSIXAIO {
+    if !per_process(job) {
         return std::borrow::Cow::Borrowed(job);
     }
     let mut plain = job.clone();
-    plain.ioengine = "psync".into();
+    plain.ioengine = catalogue::DEFAULT_ENGINE.into();
     std::borrow::Cow::Owned(plain)
 }
 
 /// Whether this clone runs in a process of its own; a posixaio clone that does not (so
 /// uses glibc's pool in this process) makes every later one stay a thread too.
 pub(super) fn wanted(plan: &WorkerPlan) -> bool {
-    if plan.job.ioengine != POSIXAIO {
+    if !per_process(&plan.job) {
         return false;
     }
     let fork =

@@ -240,6 +240,20 @@ mod with_mpi {
         );
     }
 
+    /// Runs the job file `text` (written in `dir`) on three ranks, which must fail, and
+    /// within 15 s: long before the 30 s collective timeout, so not by waiting it out.
+    fn three_ranks_fail_fast(dir: &Path, text: &str) -> common::Run {
+        let job = dir.join("job.fio");
+        std::fs::write(&job, text).unwrap();
+        let mut c = mpirun(3);
+        c.env("STORBENCH_MPI_TIMEOUT", "30")
+            .args(["fio", job.to_str().unwrap(), "--no-save"]);
+        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
+        assert_ne!(run.code, Some(0), "{run:?}");
+        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        run
+    }
+
     #[test]
     fn a_rank_that_fails_its_checks_ends_the_run_everywhere_before_any_lay_out() {
         require!(no_mpirun());
@@ -248,21 +262,13 @@ mod with_mpi {
         for r in 0..2 {
             std::fs::create_dir(base.path().join(r.to_string())).unwrap();
         }
-        let job = base.path().join("job.fio");
-        std::fs::write(
-            &job,
-            format!(
+        let run = three_ranks_fail_fast(
+            base.path(),
+            &format!(
                 "[w]\nioengine=psync\nrw=write\nbs=64k\nsize=4m\nunlink=1\ndirectory={}/${{OMPI_COMM_WORLD_RANK}}\n",
                 base.path().display()
             ),
-        )
-        .unwrap();
-        let mut c = mpirun(3);
-        c.env("STORBENCH_MPI_TIMEOUT", "30")
-            .args(["fio", job.to_str().unwrap(), "--no-save"]);
-        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
-        assert_ne!(run.code, Some(0), "{run:?}");
-        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        );
         assert!(
             run.stderr
                 .contains("rank 2 could not go on at the checks before lay-out"),
@@ -291,21 +297,13 @@ mod with_mpi {
         for r in 0..2 {
             std::fs::write(base.path().join(format!("f.{r}")), vec![7u8; 1 << 20]).unwrap();
         }
-        let job = base.path().join("job.fio");
-        std::fs::write(
-            &job,
-            format!(
+        let run = three_ranks_fail_fast(
+            base.path(),
+            &format!(
                 "[r]\nioengine=psync\nrw=read\nbs=64k\nfilename={}/f.${{OMPI_COMM_WORLD_RANK}}\n",
                 base.path().display()
             ),
-        )
-        .unwrap();
-        let mut c = mpirun(3);
-        c.env("STORBENCH_MPI_TIMEOUT", "30")
-            .args(["fio", job.to_str().unwrap(), "--no-save"]);
-        let (run, took) = Launched::spawn(&mut c).wait(Duration::from_secs(60));
-        assert_ne!(run.code, Some(0), "{run:?}");
-        assert!(took < Duration::from_secs(15), "waited {took:?}: {run:?}");
+        );
         assert!(
             run.stderr.contains("f.2 does not exist"),
             "rank 2 says why: {}",

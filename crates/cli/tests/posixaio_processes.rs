@@ -6,23 +6,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::system::{ChildGuard, wait_for};
-use common::{Run, entries, storbench};
-
-fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
-    let child = storbench()
-        .current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("storbench starts");
-    ChildGuard(Some(child))
-}
+use common::system::{spawn, wait_for};
+use common::{Run, entries};
 
 /// The processes whose parent is `pid` (from every process's stat line).
 fn children_of(pid: i32) -> Vec<i32> {

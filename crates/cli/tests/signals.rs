@@ -7,20 +7,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::system::{ChildGuard, wait_for};
+use common::system::{ChildGuard, spawn, wait_for};
 use common::{Run, entries, storbench};
-
-fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
-    let child = storbench()
-        .current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("storbench starts");
-    ChildGuard(Some(child))
-}
 
 /// Waits until a file whose name starts with `prefix` exists in `dir` and `child` has
 /// written `laid_out` bytes (its lay-out is done), then a little more so the measured IO is

@@ -214,6 +214,20 @@ impl Drop for ChildGuard {
     }
 }
 
+/// Starts storbench with `args` in `cwd`, its output piped, guarded so that it is killed
+/// if the test ends first.
+pub fn spawn(cwd: &Path, args: &[&str]) -> ChildGuard {
+    let child = super::storbench()
+        .current_dir(cwd)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("storbench starts");
+    ChildGuard(Some(child))
+}
+
 /// Polls until `cond` holds or `limit` passes; returns whether it held.
 pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let end = Instant::now() + limit;

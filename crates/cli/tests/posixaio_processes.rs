@@ -154,3 +154,26 @@ fn a_stop_sent_to_storbench_alone_ends_the_clones_processes() {
     }
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }
+
+/// fio's normal output names the clones as processes, each with its own `pid=`.
+#[test]
+fn normal_output_says_processes_with_each_clones_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = two_clones("1", &[])
+        .into_iter()
+        .filter(|a| a != "--output-format=json")
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn(dir.path(), &args);
+    let parent = child.pid();
+    let run = child.wait_output(Duration::from_secs(30));
+    let out = run.ok();
+    assert!(out.contains("\nStarting 2 processes\n"), "{out}");
+    let pids: Vec<i32> = out
+        .lines()
+        .filter_map(|l| l.split(" pid=").nth(1)?.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 2, "{out}");
+    assert_ne!(pids[0], pids[1], "{out}");
+    assert!(!pids.contains(&parent), "{out}");
+}

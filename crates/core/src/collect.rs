@@ -102,7 +102,7 @@ pub fn job_result(
         groupid: job.group,
         jobnum: clone,
         jobs: 1,
-        pid: std::process::id(),
+        pid: out.pid.unwrap_or_else(std::process::id),
         error,
         error_text,
         description: job.description.clone(),

@@ -329,6 +329,7 @@ struct Sent {
     engine_info: EngineInfo,
     latency_depth: Option<u32>,
     helper_ns: Option<u64>,
+    pid: Option<u32>,
 }
 
 impl From<WorkerOutput> for Sent {
@@ -344,6 +345,8 @@ impl From<WorkerOutput> for Sent {
             engine_info: o.engine_info,
             latency_depth: o.latency_depth,
             helper_ns: o.helper_ns,
+            // Sent from the child: its own process.
+            pid: Some(std::process::id()),
         }
     }
 }
@@ -362,6 +365,7 @@ impl From<Sent> for WorkerOutput {
             engine_info: s.engine_info,
             latency_depth: s.latency_depth,
             helper_ns: s.helper_ns,
+            pid: s.pid,
         }
     }
 }

@@ -765,6 +765,7 @@ fn failed_output(error: EngineError) -> WorkerOutput {
         engine_info: Default::default(),
         latency_depth: None,
         helper_ns: None,
+        pid: None,
     }
 }
 

@@ -96,6 +96,8 @@ pub struct WorkerOutput {
     /// For a worker in a process of its own, the CPU of that process's other threads over
     /// its measurement; None for a thread, whose helpers the runner apportions.
     pub helper_ns: Option<u64>,
+    /// The process it ran in, when not this one (fio's `pid=` of the job).
+    pub pid: Option<u32>,
 }
 
 /// In-flight bookkeeping for one IO slot.
@@ -160,6 +162,7 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         engine_info: EngineInfo::default(),
         latency_depth: None,
         helper_ns: None,
+        pid: None,
     };
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),

@@ -177,3 +177,36 @@ fn normal_output_says_processes_with_each_clones_pid() {
     assert_ne!(pids[0], pids[1], "{out}");
     assert!(!pids.contains(&parent), "{out}");
 }
+
+/// A group with one posixaio job on threads (`thread`) keeps all its posixaio clones on
+/// threads: a thread using glibc's pool beside a fork could leave the child a lock no
+/// thread of its will ever release. Once the pool is in use, a later group stays on
+/// threads too, and the `Starting` line says what ran.
+#[test]
+fn a_group_with_a_posixaio_thread_keeps_every_posixaio_clone_on_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |name: &str| -> Vec<String> {
+        [
+            format!("--name={name}"),
+            "--ioengine=posixaio".into(),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--size=2m".into(),
+            "--time_based".into(),
+            "--runtime=1".into(),
+            "--unlink=1".into(),
+        ]
+        .to_vec()
+    };
+    let mut args: Vec<String> = vec!["fio".into(), "--no-save".into()];
+    args.extend(job("t"));
+    args.push("--thread".into());
+    args.extend(job("p"));
+    args.extend(job("later"));
+    args.push("--stonewall".into());
+    let (most, run) = run_counting_children(dir.path(), &args);
+    assert_eq!(most, 0, "{run:?}");
+    let out = run.ok();
+    assert!(out.contains("\nStarting 3 threads\n"), "{out}");
+    assert_eq!(out.matches("err= 0").count(), 3, "{out}");
+}

@@ -30,6 +30,11 @@ impl Usage {
         read(libc::RUSAGE_SELF)
     }
 
+    /// This process's children that it has waited for, and theirs.
+    pub fn children() -> Self {
+        read(libc::RUSAGE_CHILDREN)
+    }
+
     /// `self - earlier`, saturating (counters never go backwards, but be safe).
     pub fn since(&self, earlier: &Usage) -> Usage {
         Usage {

@@ -28,7 +28,7 @@ impl HostWatch {
     pub fn start() -> HostWatch {
         let mut w = HostWatch {
             stat: StatSample::read(),
-            process: Usage::process(),
+            process: own_usage(),
             io: own_io(),
             mhz_sum: 0.0,
             mhz_samples: 0,
@@ -63,7 +63,7 @@ impl HostWatch {
             .as_ref()
             .zip(StatSample::read())
             .map(|(a, b)| b.since(a, ncpus));
-        let own = Usage::process().since(&self.process).cpu_ns();
+        let own = own_usage().since(&self.process).cpu_ns();
         let wall_ns = self.started.elapsed().as_nanos() as u64;
         let (r0, w0) = self.io.unwrap_or_default();
         let io_now = own_io();
@@ -152,6 +152,18 @@ pub fn cpuinfo_mhz(text: &str) -> Option<f64> {
 
 /// Bytes this process caused to be read from and written to storage (/proc/self/io's
 /// `read_bytes`, `write_bytes`).
+/// This process's CPU and that of its children it has waited for: the clones that ran in
+/// processes of their own (`runner/forked.rs`), reaped before the batch's figures are
+/// read. (/proc/self/io counts reaped children's bytes too.)
+fn own_usage() -> Usage {
+    let (me, children) = (Usage::process(), Usage::children());
+    Usage {
+        usr_ns: me.usr_ns + children.usr_ns,
+        sys_ns: me.sys_ns + children.sys_ns,
+        ..me
+    }
+}
+
 fn own_io() -> Option<(u64, u64)> {
     parse_io(&std::fs::read_to_string("/proc/self/io").ok()?)
 }
@@ -240,5 +252,31 @@ mod tests {
             f.mhz.is_some_and(|m| m > 0.0) || f.max_mhz.is_none(),
             "{f:?}"
         );
+    }
+
+    /// A clone that ran in a process of its own is storbench's CPU too, not another
+    /// process's: the watch counts the children it reaped.
+    #[test]
+    fn a_watch_counts_the_cpu_of_children_it_reaped() {
+        let around = Instant::now();
+        let w = HostWatch::start();
+        // SAFETY: the child only spins on its own CPU clock and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let start = Usage::process();
+            while Usage::process().since(&start).cpu_ns() < 50_000_000 {
+                std::hint::black_box(0u64);
+            }
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: reaps the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let f = w.finish();
+        // The watch's own wall time is within `around`'s: this thread slept in waitpid,
+        // so what it counted is the child's 50 ms.
+        let counted_ms =
+            f.own_cpu_percent.unwrap_or(0.0) / 100.0 * around.elapsed().as_secs_f64() * 1e3;
+        assert!(counted_ms >= 45.0, "{counted_ms} ms: {f:?}");
     }
 }

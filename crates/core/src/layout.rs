@@ -15,6 +15,24 @@ use crate::stop;
 
 const LAYOUT_BS: usize = 1 << 20;
 
+/// A lay-out that failed, and whether it had created its file (which then holds nothing
+/// usable and is removed whatever `unlink` says).
+#[derive(Debug)]
+pub struct LayoutError {
+    pub error: EngineError,
+    pub created: bool,
+}
+
+impl From<EngineError> for LayoutError {
+    /// A failure before the file was created (or where it already existed).
+    fn from(error: EngineError) -> Self {
+        LayoutError {
+            error,
+            created: false,
+        }
+    }
+}
+
 /// What the layout step found or did for one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Prepared {
@@ -53,7 +71,7 @@ pub fn prepare_file(
     need: u64,
     seed: u64,
     on_layout: &mut dyn FnMut(Option<u64>),
-) -> Result<Prepared, EngineError> {
+) -> Result<Prepared, LayoutError> {
     let path = target.expose();
     if crate::plan::is_char_device(target) {
         // /dev/null, /dev/zero, /dev/full: no end and nothing to lay out.
@@ -72,7 +90,9 @@ pub fn prepare_file(
         // generates stays refused (another process's file), and a second probe that still
         // finds nothing (a dangling link) keeps the error.
         Err(e)
-            if existing.is_none() && e.errno == Some(libc::EEXIST) && !job.filenames.is_empty() =>
+            if existing.is_none()
+                && e.error.errno == Some(libc::EEXIST)
+                && !job.filenames.is_empty() =>
         {
             match probe(engine, path) {
                 Some(now) => lay_out(engine, job, target, (Some(now), need), seed, on_layout),
@@ -91,7 +111,7 @@ fn lay_out(
     (existing, need): (Option<u64>, u64),
     seed: u64,
     on_layout: &mut dyn FnMut(Option<u64>),
-) -> Result<Prepared, EngineError> {
+) -> Result<Prepared, LayoutError> {
     let path = target.expose();
     if target.caps().device_like {
         let size = existing.ok_or_else(|| open_error(engine, path))?;
@@ -99,7 +119,8 @@ fn lay_out(
             return Err(EngineError::new(
                 ErrorKind::Refused,
                 format!("{path}: the job needs {need} bytes but the device has {size}"),
-            ));
+            )
+            .into());
         }
         return Ok(Prepared {
             size,
@@ -133,8 +154,19 @@ fn lay_out(
         nofollow: job.filenames.is_empty(),
         ..Default::default()
     };
-    let id = engine.open(&FileSpec::new(path.to_string(), open))?;
+    let id = match engine.open(&FileSpec::new(path.to_string(), open)) {
+        Ok(id) => id,
+        Err(error) => {
+            // The open was exclusive: a file there now, after any error but EEXIST, was
+            // made by it (O_DIRECT refused after the create, as on tmpfs).
+            let created = existing.is_none()
+                && error.errno != Some(libc::EEXIST)
+                && probe(engine, path).is_some();
+            return Err(LayoutError { error, created });
+        }
+    };
     let created = existing.is_none();
+    let failed = |error| LayoutError { error, created };
     let result = if write_data {
         write_range(engine, id, path, (current, need), job, seed, on_layout)
     } else {
@@ -143,8 +175,8 @@ fn lay_out(
             .map(|_| 0)
     };
     let close = engine.close(id);
-    let written = result?;
-    close?;
+    let written = result.map_err(failed)?;
+    close.map_err(failed)?;
     Ok(Prepared {
         size: need.max(current),
         created,
@@ -496,7 +528,7 @@ mod tests {
         }
     }
 
-    fn prepare(named: bool) -> Result<Prepared, EngineError> {
+    fn prepare(named: bool) -> Result<Prepared, LayoutError> {
         let mut engine = CreatedMeanwhile {
             inner: Recorder::new(Arc::new(Mutex::new(Vec::new())), 1 << 20),
             created: false,
@@ -525,6 +557,7 @@ mod tests {
     #[test]
     fn a_generated_name_created_by_another_process_meanwhile_stays_refused() {
         let e = prepare(false).unwrap_err();
-        assert_eq!(e.errno, Some(libc::EEXIST), "{e}");
+        assert_eq!(e.error.errno, Some(libc::EEXIST), "{}", e.error);
+        assert!(!e.created, "another process's file is never ours to remove");
     }
 }

@@ -38,8 +38,24 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// A stop in a process forked to run one clone (`runner/forked.rs`): only the flag, however
+/// often it comes. The parent counts the signals and leaves at the third, and its end kills
+/// the clone's process (`PR_SET_PDEATHSIG`).
+extern "C" fn on_signal_in_clone(sig: libc::c_int) {
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
 /// Installs the stop handlers (idempotent), leaving ignored signals ignored.
 pub fn install_handlers() {
+    install(on_signal);
+}
+
+/// Installs the handlers of a clone's own process (see [`on_signal_in_clone`]).
+pub fn install_clone_handlers() {
+    install(on_signal_in_clone);
+}
+
+fn install(handler: extern "C" fn(libc::c_int)) {
     for sig in STOP_SIGNALS {
         // SAFETY: sigaction queries and sets a plain handler that is async-signal-safe.
         unsafe {
@@ -50,7 +66,7 @@ pub fn install_handlers() {
                 continue;
             }
             let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = on_signal as *const () as usize;
+            act.sa_sigaction = handler as *const () as usize;
             libc::sigemptyset(&mut act.sa_mask);
             libc::sigaction(sig, &act, std::ptr::null_mut());
         }

@@ -60,25 +60,48 @@ fn forks(job: &JobSpec) -> bool {
     per_process(job) && !job.thread && !job.logs.streamed()
 }
 
-/// Which of `jobs`, in the run's order, will run their clones in processes, as [`wanted`]
-/// will decide clone by clone (for fio's `Starting …` line).
-pub(super) fn processes(jobs: &[std::sync::Arc<JobSpec>]) -> Vec<bool> {
+/// Which of `batches`' jobs, in the run's order, will run their clones in processes, as
+/// [`batch_forks`] will decide batch by batch (for fio's `Starting …` line).
+pub(super) fn processes(batches: &[Vec<std::sync::Arc<JobSpec>>]) -> Vec<bool> {
     let mut in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
-    jobs.iter()
-        .map(|job| {
-            if !per_process(job) {
-                return false;
-            }
-            let fork = forks(job) && !in_use;
-            in_use |= !fork;
-            fork
+    batches
+        .iter()
+        .flat_map(|batch| {
+            let fork = decide(batch.iter().map(|j| &**j), &mut in_use);
+            batch.iter().map(move |job| fork && per_process(job))
         })
         .collect()
 }
 
-/// The engine lay-out goes through for `job`: a posixaio job's files are laid out with
-/// psync's plain writes, as fio lays out every file, so this process never issues POSIX
-/// AIO before it forks.
+/// Whether a batch of `jobs` forks its posixaio clones: all of them or none, since one on
+/// a thread would use glibc's pool and its locks in this process while the others fork.
+/// Once one has run on a thread (`in_use`), none forks again.
+fn decide<'j>(mut jobs: impl Iterator<Item = &'j JobSpec> + Clone, in_use: &mut bool) -> bool {
+    if !jobs.clone().any(per_process) {
+        return false;
+    }
+    let fork = !*in_use && jobs.all(|j| !per_process(j) || forks(j));
+    *in_use |= !fork;
+    fork
+}
+
+/// Whether this batch's posixaio clones run in processes of their own (each clone's
+/// counters must be shared with a child); decided once, before any of them starts.
+pub(super) fn batch_forks<'j>(
+    jobs: impl Iterator<Item = &'j JobSpec> + Clone,
+    counters_shared: bool,
+) -> bool {
+    let mut in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst) || !counters_shared;
+    let fork = decide(jobs, &mut in_use);
+    if in_use {
+        AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
+    }
+    fork
+}
+
+/// The engine lay-out and the device checks go through for `job`: a posixaio job's with
+/// the default engine's plain calls (psync), as fio lays out every file, so this process
+/// never issues POSIX AIO before it forks.
 pub(super) fn layout_job(job: &JobSpec) -> std::borrow::Cow<'_, JobSpec> {
     if !per_process(job) {
         return std::borrow::Cow::Borrowed(job);
@@ -88,47 +111,50 @@ pub(super) fn layout_job(job: &JobSpec) -> std::borrow::Cow<'_, JobSpec> {
     std::borrow::Cow::Owned(plain)
 }
 
-/// Whether this clone runs in a process of its own; a posixaio clone that does not (so
-/// uses glibc's pool in this process) makes every later one stay a thread too.
-pub(super) fn wanted(plan: &WorkerPlan) -> bool {
-    if !per_process(&plan.job) {
-        return false;
-    }
-    let fork =
-        forks(&plan.job) && plan.counters.shared() && !AIO_IN_THIS_PROCESS.load(Ordering::SeqCst);
-    if !fork {
-        AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
-    }
-    fork
+/// Whether `plan`'s clone is one a forking batch runs in a process.
+pub(super) fn is_per_process(plan: &WorkerPlan) -> bool {
+    per_process(&plan.job)
 }
 
-/// Runs the clone in a forked child and hands back its output, as [`run_worker`] does.
-pub(super) fn run(mut plan: WorkerPlan, factory: &EngineFactory, gate: &StartGate) -> WorkerOutput {
+/// A clone's process, as its proxy thread sees it; killed and reaped if dropped unserved
+/// (a batch whose threads could not all start).
+pub(super) struct Child {
+    pid: libc::pid_t,
+    from_child: std::fs::File,
+    to_child: std::fs::File,
+    stop_passed: bool,
+    reaped: bool,
+}
+
+/// Forks the clone's process. Called on the runner's thread before any thread of the
+/// batch starts, so no lock the child could need is held by a thread it does not have.
+pub(super) fn start(mut plan: WorkerPlan, factory: &EngineFactory) -> Result<Child, EngineError> {
     plan.own_process = true;
-    let pipes = match (pipe(), pipe()) {
-        (Ok(up), Ok(down)) => (up, down),
-        (Err(e), _) | (_, Err(e)) => return not_started(gate, e),
+    let not_started = |e: std::io::Error| {
+        EngineError::new(
+            ErrorKind::Os,
+            format!("could not start the clone's process: {e}"),
+        )
     };
-    let ((up_read, up_write), (down_read, down_write)) = pipes;
+    let ((up_read, up_write), (down_read, down_write)) =
+        (pipe().map_err(not_started)?, pipe().map_err(not_started)?);
     let parent = std::process::id();
-    // SAFETY: the child runs only the worker (no lock another thread of the parent could
-    // hold: glibc's malloc is fork-safe, and the worker prints nothing) and leaves by _exit.
+    // SAFETY: the child runs only the worker and leaves by _exit; see above for locks.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return not_started(gate, std::io::Error::last_os_error());
+        return Err(not_started(std::io::Error::last_os_error()));
     }
     if pid == 0 {
         drop((up_read, down_write));
         child(plan, factory, parent, up_write, down_read);
     }
-    drop((up_write, down_read));
-    Proxy {
+    Ok(Child {
         pid,
         from_child: std::fs::File::from(up_read),
         to_child: std::fs::File::from(down_write),
         stop_passed: false,
-    }
-    .serve(gate)
+        reaped: false,
+    })
 }
 
 /// The child's whole life: the worker, its result up the pipe, `_exit`.
@@ -140,6 +166,9 @@ fn child(plan: WorkerPlan, factory: &EngineFactory, parent: u32, up: OwnedFd, do
             libc::_exit(1);
         }
     }
+    // A Ctrl-C reaches this process and the parent, and the parent passes its stops on:
+    // counting them here would end this process at a second Ctrl-C, with its result.
+    stop::install_clone_handlers();
     let gate = PipeGate {
         up: std::cell::RefCell::new(std::fs::File::from(up)),
         down: std::cell::RefCell::new(std::fs::File::from(down)),
@@ -179,16 +208,10 @@ impl Gate for PipeGate {
     }
 }
 
-/// The parent's side, on the thread that forked the child.
-struct Proxy {
-    pid: libc::pid_t,
-    from_child: std::fs::File,
-    to_child: std::fs::File,
-    stop_passed: bool,
-}
-
-impl Proxy {
-    fn serve(mut self, gate: &StartGate) -> WorkerOutput {
+impl Child {
+    /// Stands in for the clone on its proxy thread: waits at the gate for it, passes a
+    /// stop on, and hands back its output, as [`run_worker`] does.
+    pub(super) fn serve(mut self, gate: &StartGate) -> WorkerOutput {
         let mut byte = [0u8; 1];
         match self.read(&mut byte) {
             Ok(()) if byte[0] == READY => {
@@ -269,7 +292,16 @@ impl Proxy {
         let mut status = 0;
         // SAFETY: reaps the child this thread forked.
         unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        self.reaped = true;
         status
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.end();
+        }
     }
 }
 
@@ -292,15 +324,6 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: both are fresh descriptors of this process.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// The clone could not get its process: the group does not start.
-fn not_started(gate: &StartGate, e: std::io::Error) -> WorkerOutput {
-    gate.abandon();
-    super::failed_output(EngineError::new(
-        ErrorKind::Os,
-        format!("could not start the clone's process: {e}"),
-    ))
 }
 
 /// The child ended without a result (killed, or a panic).

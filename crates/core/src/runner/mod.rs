@@ -89,7 +89,7 @@ pub fn run(
     observer.starting(
         &jobs
             .iter()
-            .zip(forked::processes(&jobs))
+            .zip(forked::processes(&batches(&jobs)))
             .map(|(j, processes)| JobHeaderLine {
                 processes,
                 ..JobHeaderLine::of(j)
@@ -257,6 +257,37 @@ impl RunError {
 /// A batch that could not start after earlier ones ran (the server went away, the disk
 /// filled): as fio does, each of its jobs is reported failed with no IO, so what finished is
 /// still printed, saved and judged, and the exit code says the run failed.
+/// How a clone of a batch starts: as a thread, or in the process forked for it.
+enum Start {
+    Thread(WorkerPlan),
+    Process(forked::Child),
+    Failed(EngineError),
+}
+
+/// Forks the clones of a batch that run in processes of their own, here on the runner's
+/// thread before any thread of the batch exists (`forked.rs`); the others start as threads.
+fn start_clones(
+    plans: impl Iterator<Item = WorkerPlan>,
+    batch: &[Arc<JobSpec>],
+    factory: &EngineFactory,
+) -> Vec<Start> {
+    let plans: Vec<WorkerPlan> = plans.collect();
+    let shared = plans.iter().all(|p| p.counters.shared());
+    let fork = forked::batch_forks(batch.iter().map(|j| &**j), shared);
+    plans
+        .into_iter()
+        .map(|plan| {
+            if !(fork && forked::is_per_process(&plan)) {
+                return Start::Thread(plan);
+            }
+            match forked::start(plan, factory) {
+                Ok(child) => Start::Process(child),
+                Err(e) => Start::Failed(e),
+            }
+        })
+        .collect()
+}
+
 /// A batch that cannot start still makes its group's agreement, as not ready: the other
 /// ranks of a multi-host run then end at that group's start with this rank, instead of
 /// matching its next collective (the results) against their group start, which MPI takes
@@ -405,32 +436,36 @@ fn run_batch(
     let mut exit_run = false;
     let finished = Finished::new(clones.len());
     let mut log_report = None;
+    // By value: a logger left behind by a failed spawn is dropped, which ends it.
+    let plans = clones.iter().zip(loggers).map(|(c, log)| WorkerPlan {
+        job: batch[c.job_index].clone(),
+        clone: c.clone,
+        thread: c.thread,
+        seed: c.seed,
+        files: c.files.clone(),
+        io_limit: c.io_limit,
+        counters: c.counters.clone(),
+        own_process: false,
+        clock,
+        log,
+    });
+    let starts = start_clones(plans, batch, factory);
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let writer = log_writer.map(|w| s.spawn(move || w.run()));
         let mut handles = Vec::with_capacity(clones.len());
-        // By value: a logger left behind by a failed spawn is dropped, which ends it.
-        for (c, log) in clones.iter().zip(loggers) {
-            let plan = WorkerPlan {
-                job: batch[c.job_index].clone(),
-                clone: c.clone,
-                thread: c.thread,
-                seed: c.seed,
-                files: c.files.clone(),
-                io_limit: c.io_limit,
-                counters: c.counters.clone(),
-                own_process: false,
-                clock,
-                log,
-            };
+        for (c, start) in clones.iter().zip(starts) {
             let (gate, finished) = (&gate, &finished);
             let spawned = std::thread::Builder::new()
                 .name(format!("sb-{}-{}", batch[c.job_index].name, c.clone))
                 .spawn_scoped(s, move || {
                     let _tell = finished.on_exit();
-                    if forked::wanted(&plan) {
-                        forked::run(plan, factory, gate)
-                    } else {
-                        run_worker(plan, factory, gate)
+                    match start {
+                        Start::Thread(plan) => run_worker(plan, factory, gate),
+                        Start::Process(child) => child.serve(gate),
+                        Start::Failed(e) => {
+                            gate.abandon();
+                            failed_output(e)
+                        }
                     }
                 });
             match spawned {

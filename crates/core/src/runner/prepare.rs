@@ -151,11 +151,7 @@ pub(super) fn prepare_job(
             // us: it is removed whatever `unlink` says, as it holds nothing usable.
             let created = match &laid_out {
                 Ok(p) => p.created,
-                Err(_) => {
-                    known.is_none()
-                        && basis.is_none()
-                        && layout::probe(engine.as_mut(), &f.path).is_some()
-                }
+                Err(e) => e.created,
             };
             if created {
                 cleanup.files.push(Created {
@@ -164,7 +160,7 @@ pub(super) fn prepare_job(
                     remove: remove || laid_out.is_err(),
                 });
             }
-            let prepared = laid_out?;
+            let prepared = laid_out.map_err(|e| e.error)?;
             // Block devices too (BLKFLSBUF), as fio does on open; an iSCSI LUN has no local
             // cache and opening one costs a login.
             if job.invalidate
@@ -329,7 +325,9 @@ pub(super) fn check_devices(
                 if !f.target.caps().device_like {
                     continue;
                 }
-                let mut engine = factory(job)?;
+                // Never posixaio's engine, so this process has issued no POSIX AIO when it
+                // forks clones (`forked.rs`).
+                let mut engine = factory(&super::forked::layout_job(job))?;
                 let Some(size) = layout::probe(engine.as_mut(), &f.path) else {
                     return Err(layout::open_error(engine.as_mut(), &f.path));
                 };

@@ -7,20 +7,22 @@
 //! processes too, while against `fio --thread` they were level (docs/BENCHMARKS.md). Other
 //! engines keep their threads, which cost them nothing measurable.
 //!
-//! The child is forked from the worker thread that would have run the clone, so it holds
-//! the same plan, engine factory and counters; those live in a shared mapping
-//! (`progress.rs`), so the sampler reads the child's progress as it reads a thread's. The
-//! thread stays behind as the child's proxy: it waits at the group's start gate for it
-//! (the gate also speaks for the host in a multi-host run, which only the parent may),
-//! passes a stop on, and reads the child's result from a pipe when it ends. The child ends
-//! with `_exit`, so nothing the parent buffered or registered runs twice.
+//! The runner forks the clone before it starts any thread of the batch, so the child holds
+//! the clone's plan, the engine factory and its counters. The counters live in a shared
+//! mapping (`progress.rs`): the sampler reads the child's progress as it reads a thread's. A
+//! proxy thread then stands in for the clone: it waits at the group's start gate for it (the
+//! gate also speaks for the host in a multi-host run, which only the parent may), passes a
+//! stop on, and reads the child's result from a pipe when it ends. The child ends with
+//! `_exit`, so nothing the parent buffered or registered runs twice.
 //!
-//! A fork copies one thread and the state of the C library. glibc keeps its AIO pool in
-//! that state, and a pool forked with idle helpers would hand the child's requests to
-//! threads that are not there: so this process must never have issued POSIX AIO before it
-//! forks. Lay-out therefore never goes through posixaio (`prepare.rs`), and once a posixaio
-//! clone has run as a thread here (`thread` given, or its per-IO logs, which go to a writer
-//! thread), every later one runs as a thread too.
+//! A fork copies one thread, and every lock as it was. Forking before the batch's threads
+//! exist means no worker, log writer or sampler holds a lock the child needs. glibc keeps
+//! its AIO pool in the copied state, and a pool forked with idle helpers would hand the
+//! child's requests to threads that are not there. So this process never issues POSIX AIO
+//! before it forks: lay-out and the device checks never go through posixaio (`prepare.rs`).
+//! A batch forks all of its posixaio clones or none. None when one of them runs on a thread:
+//! `thread` given, or per-IO logs, which go to a writer thread. Once one has, every later
+//! batch keeps threads too.
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -69,22 +69,21 @@ pub(super) fn processes(batches: &[Vec<std::sync::Arc<JobSpec>>]) -> Vec<bool> {
     batches
         .iter()
         .flat_map(|batch| {
-            let fork = decide(batch.iter().map(|j| &**j), &mut in_use);
+            let fork = decide(batch.iter().map(|j| &**j), in_use);
+            in_use |= fork == Some(false);
+            let fork = fork == Some(true);
             batch.iter().map(move |job| fork && per_process(job))
         })
         .collect()
 }
 
-/// Whether a batch of `jobs` forks its posixaio clones: all of them or none, since one on
-/// a thread would use glibc's pool and its locks in this process while the others fork.
-/// Once one has run on a thread (`in_use`), none forks again.
-fn decide<'j>(mut jobs: impl Iterator<Item = &'j JobSpec> + Clone, in_use: &mut bool) -> bool {
-    if !jobs.clone().any(per_process) {
-        return false;
-    }
-    let fork = !*in_use && jobs.all(|j| !per_process(j) || forks(j));
-    *in_use |= !fork;
-    fork
+/// Whether a batch of `jobs` forks its posixaio clones (None: it has none): all of them or
+/// none, since one on a thread would use glibc's pool and its locks in this process while
+/// the others fork. Once one has run on a thread (`in_use`), none forks again.
+fn decide<'j>(mut jobs: impl Iterator<Item = &'j JobSpec> + Clone, in_use: bool) -> Option<bool> {
+    jobs.clone()
+        .any(per_process)
+        .then(|| !in_use && jobs.all(|j| !per_process(j) || forks(j)))
 }
 
 /// Whether this batch's posixaio clones run in processes of their own (each clone's
@@ -93,12 +92,16 @@ pub(super) fn batch_forks<'j>(
     jobs: impl Iterator<Item = &'j JobSpec> + Clone,
     counters_shared: bool,
 ) -> bool {
-    let mut in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst) || !counters_shared;
-    let fork = decide(jobs, &mut in_use);
-    if in_use {
-        AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
+    let in_use = AIO_IN_THIS_PROCESS.load(Ordering::SeqCst) || !counters_shared;
+    match decide(jobs, in_use) {
+        None => false,
+        Some(fork) => {
+            if !fork {
+                AIO_IN_THIS_PROCESS.store(true, Ordering::SeqCst);
+            }
+            fork
+        }
     }
-    fork
 }
 
 /// The engine lay-out and the device checks go through for `job`: a posixaio job's with

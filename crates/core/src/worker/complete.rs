@@ -149,7 +149,7 @@ impl Worker<'_> {
             self.check_latency(&s, t_done)?;
         }
         if !self.measuring {
-            self.plan.counters.publish_pre(self.issued_bytes);
+            self.counters.publish_pre(self.issued_bytes);
         } else {
             self.publish_dir(d);
         }
@@ -205,10 +205,9 @@ impl Worker<'_> {
     #[inline]
     pub(super) fn publish_dir(&self, d: usize) {
         let dir = &self.stats.dirs[d];
-        self.plan
-            .counters
+        self.counters
             .publish(d, dir.io_bytes, dir.total_ios, dir.clat.sum_ns as u64);
-        self.plan.counters.publish_lat(
+        self.counters.publish_lat(
             d,
             dir.lat.sum_ns as u64,
             dir.slat.sum_ns as u64,

@@ -222,6 +222,9 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
 
 struct Worker<'p> {
     plan: &'p WorkerPlan,
+    /// The plan's published counters, reached once: they sit behind the handle's pointer
+    /// to their shared mapping, and every completion publishes.
+    counters: &'p crate::progress::Cells,
     job: &'p JobSpec,
     engine: Box<dyn Engine>,
     arena: Arena,
@@ -476,6 +479,7 @@ impl<'p> Worker<'p> {
         let cache = passes::CacheRule::new(job, files.len());
         Ok(Worker {
             plan,
+            counters: &plan.counters,
             job,
             engine,
             arena,

@@ -1,7 +1,10 @@
 //! A network namespace joined to the host by a veth pair, for tests and benches that need a
-//! "remote" peer with a real link (optionally shaped with tbf). Addresses come from a private
-//! /30 chosen per process; before anything is sent, `ip route get` must show the peer address
-//! going over our own veth, or creation fails. Everything is deleted on drop.
+//! "remote" peer with a real link (optionally shaped with tbf). Each namespace has a number
+//! that names it and picks its private /30; the number is claimed machine-wide by creating
+//! the namespace (`ip netns add` refuses a name that exists), so test processes running at
+//! the same time never share a name or an address. Before anything is sent, `ip route get`
+//! must show the peer address going over our own veth, or creation fails. Everything is
+//! deleted on drop.
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -9,6 +12,11 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// 10.251.0.0/16 split into /30s: one per namespace number.
+const BLOCKS: u32 = 16_384;
+/// Numbers tried before giving up (each taken one is a namespace that exists now).
+const CLAIM_TRIES: u32 = 256;
 
 /// Why namespaces cannot be made here (not root, no `ip`), or `None`.
 pub fn unavailable() -> Option<String> {
@@ -56,6 +64,10 @@ pub struct NetNs {
     pub host_addr: Ipv4Addr,
     pub ns_addr: Ipv4Addr,
     pub outer: Option<String>,
+    /// Whether this value created the namespace and the veth pair, which drop removes
+    /// (never ones that were there before).
+    claimed: bool,
+    linked: bool,
 }
 
 impl NetNs {
@@ -72,27 +84,52 @@ impl NetNs {
     }
 
     fn create_in(outer: Option<String>) -> io::Result<NetNs> {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let id = (std::process::id() % 10_000) * 10 + n % 10;
-        // 10.251.0.0/16 split into /30s: 16384 of them.
-        let block = (id % 16_384) * 4;
-        let base = u32::from(Ipv4Addr::new(10, 251, 0, 0)) + block;
-        let ns = NetNs {
+        // Start where this process has not looked yet, spread by PID so that processes
+        // starting together rarely try the same number first.
+        let start = std::process::id().wrapping_mul(7919) + NEXT.fetch_add(1, Ordering::Relaxed);
+        Self::claim_from(start, outer)
+    }
+
+    /// Creates the first namespace numbered `start`, `start + 1`, … whose name is free.
+    fn claim_from(start: u32, outer: Option<String>) -> io::Result<NetNs> {
+        for i in 0..CLAIM_TRIES {
+            let mut ns = NetNs::numbered((start + i) % BLOCKS, outer.clone());
+            match run("ip", &["netns", "add", &ns.name]) {
+                Ok(_) => ns.claimed = true,
+                // Another process's (or a leftover): not ours to use or delete.
+                Err(e) if e.to_string().contains("File exists") => continue,
+                Err(e) => return Err(e),
+            }
+            NEXT.fetch_add(i, Ordering::Relaxed);
+            // From here the namespace is ours: dropping `ns` on an error deletes it.
+            ns.build()?;
+            return Ok(ns);
+        }
+        Err(io::Error::other(format!(
+            "no free namespace name among {CLAIM_TRIES} tried (sbns*)"
+        )))
+    }
+
+    /// The namespace numbered `id` (below [`BLOCKS`]): its names, and the `id`-th /30 of
+    /// 10.251.0.0/16 for its addresses.
+    fn numbered(id: u32, outer: Option<String>) -> NetNs {
+        let base = u32::from(Ipv4Addr::new(10, 251, 0, 0)) + id * 4;
+        NetNs {
             name: format!("sbns{id}"),
             host_if: format!("sbh{id}"),
             ns_if: format!("sbn{id}"),
             host_addr: Ipv4Addr::from(base + 1),
             ns_addr: Ipv4Addr::from(base + 2),
             outer,
-        };
-        ns.build()?;
-        Ok(ns)
+            claimed: false,
+            linked: false,
+        }
     }
 
-    fn build(&self) -> io::Result<()> {
+    /// Everything but the namespace itself, which [`Self::create_in`] has claimed.
+    fn build(&mut self) -> io::Result<()> {
         let host = format!("{}/30", self.host_addr);
         let inner = format!("{}/30", self.ns_addr);
-        run("ip", &["netns", "add", &self.name])?;
         run(
             "ip",
             &[
@@ -106,6 +143,7 @@ impl NetNs {
                 &self.ns_if,
             ],
         )?;
+        self.linked = true;
         run("ip", &["link", "set", &self.ns_if, "netns", &self.name])?;
         if let Some(outer) = &self.outer {
             run("ip", &["link", "set", &self.host_if, "netns", outer])?;
@@ -178,7 +216,12 @@ impl NetNs {
 impl Drop for NetNs {
     fn drop(&mut self) {
         // Deleting the namespace destroys its veth end, which takes the host end with it.
-        let _ = run("ip", &["netns", "del", &self.name]);
+        if self.claimed {
+            let _ = run("ip", &["netns", "del", &self.name]);
+        }
+        if !self.linked {
+            return;
+        }
         let _ = Command::new("ip")
             .args(["link", "del", &self.host_if])
             .stdout(Stdio::null())
@@ -200,4 +243,36 @@ fn run(program: &str, args: &[&str]) -> io::Result<Output> {
         )));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn exists(name: &str) -> bool {
+        Path::new("/run/netns").join(name).exists()
+    }
+
+    #[test]
+    fn a_number_another_process_holds_is_passed_over_and_left_alone() {
+        if let Some(why) = unavailable() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        // A number from this process's own stretch, held by "someone else" first.
+        let start = (std::process::id().wrapping_mul(7919) + 5_000) % BLOCKS;
+        let held = NetNs::numbered(start, None);
+        run("ip", &["netns", "add", &held.name]).expect("hold a namespace");
+        let ns = NetNs::claim_from(start, None).expect("the next free number");
+        let next = NetNs::numbered((start + 1) % BLOCKS, None);
+        assert_eq!(ns.name, next.name);
+        assert_eq!(ns.ns_addr, next.ns_addr);
+        assert_ne!(ns.ns_addr, held.ns_addr);
+        let name = ns.name.clone();
+        drop(ns);
+        assert!(!exists(&name), "our namespace is removed");
+        assert!(exists(&held.name), "the one we did not create is not");
+        run("ip", &["netns", "del", &held.name]).unwrap();
+    }
 }

@@ -49,6 +49,10 @@
 #   STORBENCH   storbench binary (default: built here with cargo --release)
 #   EXT4_DIR    directory on ext4 for the O_DIRECT workloads (default /var/tmp)
 #   ART_RAMP, ART_RUNTIME  the article's ramp_time and runtime (default 10 and 10)
+#   CPUS        a taskset CPU list both tools run on, e.g. CPUS=1: on one CPU no wake-up
+#               between a job and its helper threads crosses CPUs, so a row then compares
+#               the tools' work without the scheduler's placement and the cost of an
+#               inter-processor interrupt (on a VM, a trip through the hypervisor)
 #   NBD_PORT    port for the nbd workload's nbdkit (default 10809)
 #   FIO_EXTRA   extra arguments for fio only, e.g. FIO_EXTRA=--thread: fio's jobs then run as
 #               threads of one process, as storbench's do (what sharing one process, and with
@@ -115,7 +119,7 @@ timed() {
     shift
     # setsid: each run its own session, so with autogroup scheduling storbench gets a CPU
     # share of its own like each of fio's forked jobs, not part of this script's.
-    "$PEAKMEM" "$out.time" setsid "$@" >"$out.json" 2>"$out.err" || {
+    "$PEAKMEM" "$out.time" ${CPUS:+taskset -c "$CPUS"} setsid "$@" >"$out.json" 2>"$out.err" || {
         echo "engines.sh: failed: $*" >&2
         cat "$out.err" >&2
         return 1
@@ -158,6 +162,7 @@ measure() {
 echo "# $(nproc) CPUs, $(uname -r), $(fio --version), $("${STORBENCH:-$LOOP}" --version 2>/dev/null | head -1)"
 echo "# medians of $ROUNDS interleaved runs per tool, ${RUNTIME}s each; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -n "${FIO_EXTRA:-}" ] && echo "# fio runs with $FIO_EXTRA"
+[ -n "${CPUS:-}" ] && echo "# both tools run on CPUs $CPUS (taskset)"
 # fio forks each job into a process that calls setsid(), so with autogroup scheduling every
 # fio job is a scheduling group of its own, while storbench's jobs are threads of one
 # process in one group (each run starts in a session of its own, see `timed`). On an idle machine that changes nothing; on one kept busy by other
@@ -172,7 +177,7 @@ printf '%-30s %10s %10s %-19s %8s %8s %-19s %7s %7s  %s\n' workload "fio IOPS" "
     echo "$(date -u '+%Y-%m-%d %H:%M') UTC, $(nproc) CPUs, kernel $(uname -r), $(fio --version)," \
         "medians of $ROUNDS interleaved rounds per tool, ${RUNTIME} s each; load average at" \
         "the start: $(cut -d' ' -f1-3 /proc/loadavg). Command: \`$(basename "$0") $*\`" \
-        "(ROUNDS=$ROUNDS RUNTIME=$RUNTIME${FIO_EXTRA:+ FIO_EXTRA=$FIO_EXTRA})."
+        "(ROUNDS=$ROUNDS RUNTIME=$RUNTIME${FIO_EXTRA:+ FIO_EXTRA=$FIO_EXTRA}${CPUS:+ CPUS=$CPUS})."
     echo
     echo "| workload | fio IOPS | storbench IOPS | ratio [95 % interval] | fio CPU/IO | storbench CPU/IO | CPU ratio [95 %] | fio Pss | storbench Pss | verdict |"
     echo "|---|---:|---:|---|---:|---:|---|---:|---:|---|"

@@ -66,18 +66,28 @@ fn ip(args: &[&str]) {
 }
 
 /// An rsh agent for Open MPI that starts the daemon for "host" ADDR inside the namespace
-/// holding ADDR.
+/// holding ADDR, with a temporary directory of that host's own.
+///
+/// The "hosts" share this machine's /tmp, where real ones each have their own. Every daemon
+/// makes its session directory below `/tmp/ompi.HOSTNAME.UID/jf.JOB` (the hostname is the
+/// same for all of them here), and Open MPI 4.1 fails a daemon whose `mkdir` of that shared
+/// parent loses the race to another's ("File exists", exit 213): the run ended in under a
+/// second, about one time in ten. `orte_tmpdir_base` per host takes the sharing away.
 fn agent(dir: &Path, lan: &Lan) -> String {
     let cases: String = lan
         .clients
         .iter()
-        .map(|c| format!("  {}) ns={} ;;\n", c.ns_addr, c.name))
+        .map(|c| {
+            let tmp = dir.join(format!("tmp-{}", c.name));
+            std::fs::create_dir_all(&tmp).unwrap();
+            format!("  {}) ns={}; tmp={} ;;\n", c.ns_addr, c.name, tmp.display())
+        })
         .collect();
     let script = format!(
         "#!/bin/sh\n# called as: agent [options] HOST COMMAND...\n\
          while [ \"${{1#-}}\" != \"$1\" ]; do shift; done\nh=$1; shift\n\
          case $h in\n{cases}  *) echo \"no namespace for $h\" >&2; exit 1 ;;\nesac\n\
-         exec ip netns exec \"$ns\" sh -c \"$*\"\n"
+         exec ip netns exec \"$ns\" env OMPI_MCA_orte_tmpdir_base=\"$tmp\" sh -c \"$*\"\n"
     );
     let path = dir.join("agent.sh");
     std::fs::write(&path, script).unwrap();

@@ -86,14 +86,16 @@ impl NetNs {
     fn create_in(outer: Option<String>) -> io::Result<NetNs> {
         // Start where this process has not looked yet, spread by PID so that processes
         // starting together rarely try the same number first.
-        let start = std::process::id().wrapping_mul(7919) + NEXT.fetch_add(1, Ordering::Relaxed);
+        let start = std::process::id()
+            .wrapping_mul(7919)
+            .wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed));
         Self::claim_from(start, outer)
     }
 
     /// Creates the first namespace numbered `start`, `start + 1`, … whose name is free.
     fn claim_from(start: u32, outer: Option<String>) -> io::Result<NetNs> {
         for i in 0..CLAIM_TRIES {
-            let mut ns = NetNs::numbered((start + i) % BLOCKS, outer.clone());
+            let mut ns = NetNs::numbered(start.wrapping_add(i) % BLOCKS, outer.clone());
             match run("ip", &["netns", "add", &ns.name]) {
                 Ok(_) => ns.claimed = true,
                 // Another process's (or a leftover): not ours to use or delete.
@@ -261,7 +263,7 @@ mod tests {
             return;
         }
         // A number from this process's own stretch, held by "someone else" first.
-        let start = (std::process::id().wrapping_mul(7919) + 5_000) % BLOCKS;
+        let start = std::process::id().wrapping_mul(7919).wrapping_add(5_000) % BLOCKS;
         let held = NetNs::numbered(start, None);
         run("ip", &["netns", "add", &held.name]).expect("hold a namespace");
         let ns = NetNs::claim_from(start, None).expect("the next free number");

@@ -21,9 +21,11 @@ pub fn free_port() -> io::Result<u16> {
     let span = u32::from(last - first) + 1;
     // Start where this process has not looked yet, spread by PID so parallel test
     // processes rarely try the same port first.
-    let start = std::process::id().wrapping_mul(7919) + NEXT.fetch_add(1, Ordering::Relaxed);
+    let start = std::process::id()
+        .wrapping_mul(7919)
+        .wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed));
     for i in 0..span {
-        let port = first + ((start + i) % span) as u16;
+        let port = first + (start.wrapping_add(i) % span) as u16;
         if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
             NEXT.fetch_add(i + 1, Ordering::Relaxed);
             return Ok(port);

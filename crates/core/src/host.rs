@@ -150,8 +150,6 @@ pub fn cpuinfo_mhz(text: &str) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Bytes this process caused to be read from and written to storage (/proc/self/io's
-/// `read_bytes`, `write_bytes`).
 /// This process's CPU and that of its children it has waited for: the clones that ran in
 /// processes of their own (`runner/forked.rs`), reaped before the batch's figures are
 /// read. (/proc/self/io counts reaped children's bytes too.)
@@ -164,6 +162,8 @@ fn own_usage() -> Usage {
     }
 }
 
+/// Bytes this process caused to be read from and written to storage (/proc/self/io's
+/// `read_bytes`, `write_bytes`).
 fn own_io() -> Option<(u64, u64)> {
     parse_io(&std::fs::read_to_string("/proc/self/io").ok()?)
 }

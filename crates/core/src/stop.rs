@@ -50,7 +50,7 @@ pub fn install_handlers() {
     install(on_signal);
 }
 
-/// Installs the handlers of a clone's own process (see [`on_signal_in_clone`]).
+/// Installs the handlers of a clone's own process (see `on_signal_in_clone`).
 pub fn install_clone_handlers() {
     install(on_signal_in_clone);
 }

@@ -254,9 +254,6 @@ impl RunError {
     }
 }
 
-/// A batch that could not start after earlier ones ran (the server went away, the disk
-/// filled): as fio does, each of its jobs is reported failed with no IO, so what finished is
-/// still printed, saved and judged, and the exit code says the run failed.
 /// How a clone of a batch starts: as a thread, or in the process forked for it.
 enum Start {
     Thread(WorkerPlan),
@@ -296,6 +293,9 @@ fn not_ready_for_the_group() {
     let _ = crate::coord::agree(crate::coord::Point::GroupStart, false);
 }
 
+/// A batch that could not start after earlier ones ran (the server went away, the disk
+/// filled): as fio does, each of its jobs is reported failed with no IO, so what finished is
+/// still printed, saved and judged, and the exit code says the run failed.
 fn not_started(batch: &[Arc<JobSpec>], error: EngineError, later: usize) -> BatchOutcome {
     let error = EngineError {
         message: format!("could not start: {}", error.message),

@@ -194,3 +194,26 @@ fn engine_names_live_in_the_catalogue_and_their_engine() {
         found.join("\n")
     );
 }
+
+/// Every protocol client resolves host names through `storbench-resolve` (the order, the
+/// search rules and the errors the README documents), never through glibc's
+/// `getaddrinfo` behind std's `ToSocketAddrs`.
+#[test]
+fn host_names_are_resolved_by_the_one_resolver() {
+    let mut found = Vec::new();
+    for f in product_files() {
+        if f.starts_with("crates/resolve/") {
+            continue;
+        }
+        for (n, line) in code_lines(&f) {
+            if line.contains("to_socket_addrs") || line.contains("ToSocketAddrs") {
+                found.push(format!("{f}:{n}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "host names resolved outside storbench-resolve:\n{}",
+        found.join("\n")
+    );
+}

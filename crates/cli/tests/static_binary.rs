@@ -2,8 +2,8 @@
 //! shared library, no NSS module, no nsswitch.conf or resolv.conf; only the binary,
 //! /etc/hosts, /proc, /dev/{null,zero,urandom} and a tmpfs /tmp, in a mount namespace of
 //! its own (unshare) so nothing stays mounted. `quick` runs on the tmpfs and saves to a
-//! database there (bundled SQLite), and over NFS to a real ganesha named through
-//! /etc/hosts. The .deb (packaging/deb.sh) is built from the same binary and installed
+//! database there (bundled SQLite), and over NFS, SMB and NBD to a real ganesha, smbd and
+//! nbdkit named through /etc/hosts. The .deb (packaging/deb.sh) is built from the same binary and installed
 //! into a scratch dpkg root.
 //!
 //! The release build is slow: test.sh runs packaging/static.sh before the tests, so here
@@ -17,8 +17,10 @@ use std::process::Command;
 use common::Run;
 use common::system::{have_tool, root_or_skip};
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::nbdkit::{self, Nbdkit};
+use storbench_testkit::smbd::{self, Smbd};
 
-/// The host name the jail's /etc/hosts gives the test's NFS server.
+/// The host name the jail's /etc/hosts gives the test's servers.
 const NAS: &str = "nas.storbench.test";
 
 fn workspace() -> PathBuf {
@@ -64,6 +66,11 @@ impl Jail {
     /// Runs `script` (lines of `storbench ARGS`, as a shell would split them) inside the
     /// jail, in a new mount namespace, with an empty environment.
     fn run(&self, script: &str) -> Run {
+        self.run_with(script, &[])
+    }
+
+    /// [`Jail::run`] with `env` as the only environment beside `PATH`.
+    fn run_with(&self, script: &str, env: &[(&str, &str)]) -> Run {
         let r = self.root.path().display();
         let body = script
             .lines()
@@ -85,7 +92,8 @@ impl Jail {
             &setup,
         ])
         .env_clear()
-        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .envs(env.iter().copied());
         Run::of(&mut c)
     }
 }
@@ -164,6 +172,47 @@ fn static_binary_reaches_nfs_by_host_name_without_nss() {
     assert_eq!(unknown.code, Some(1), "{}", unknown.stderr);
     let line = unknown.one_error_line();
     assert!(line.contains("nobody.storbench.test"), "{line}");
+}
+
+#[test]
+fn static_binary_reaches_smb_and_nbd_by_host_name_without_nss() {
+    if !jail_or_skip() {
+        return;
+    }
+    if let Some(why) = smbd::unavailable().or_else(nbdkit::unavailable) {
+        eprintln!("SKIP: {why}");
+        return;
+    }
+    let bin = static_binary();
+    let jail = Jail::new(&bin);
+    let smb = Smbd::start().expect("smbd starts");
+    let url = format!("smb://{}@{NAS}:{}/share", smb.user(), smb.port);
+    let run = jail.run_with(
+        &format!("quick {url} --size 8m --runtime 200ms --no-save"),
+        &[("STORBENCH_SMB_PASSWORD", smb.password())],
+    );
+    assert_quick_table(&run);
+    let nbd = Nbdkit::memory("64M").expect("nbdkit starts");
+    let url = nbd.uri().replace("127.0.0.1", NAS);
+    assert!(url.contains(NAS), "{url}");
+    let run = jail.run(&format!("quick {url} --size 8m --runtime 200ms --no-save"));
+    assert_quick_table(&run);
+    // Names nobody knows: one line each, naming the host, from the one resolver.
+    for url in [
+        "smb://nobody.storbench.test/share",
+        "nbd://nobody.storbench.test/",
+    ] {
+        let unknown = jail.run_with(
+            &format!("quick {url} --size 8m --no-save"),
+            &[("STORBENCH_SMB_PASSWORD", "x")],
+        );
+        assert_eq!(unknown.code, Some(1), "{}", unknown.stderr);
+        let line = unknown.one_error_line();
+        assert!(
+            line.contains("cannot resolve") && line.contains("nobody.storbench.test"),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::handshake::{self, Export};
 use crate::proto::*;
 use crate::reply::{Decoder, InFlight, Requests};
 use crate::sock::Sock;
-use crate::url::NbdUrl;
+use crate::url::{Endpoint, NbdUrl};
 
 /// Receive buffer size; READ payloads of at least [`DIRECT_MIN`] still to come are read
 /// straight into the caller's buffer instead.
@@ -189,11 +189,21 @@ impl Client {
     /// Connects to `url`'s server and negotiates its export.
     pub fn connect(url: &NbdUrl, cfg: Config) -> Result<Client> {
         let server = url.server();
-        let sock =
-            Sock::connect(&url.endpoint, cfg.timeout).map_err(|source| NbdError::Connect {
+        let addrs = match &url.endpoint {
+            Endpoint::Tcp { host, port } => {
+                storbench_resolve::resolve(host, *port).map_err(|source| NbdError::Resolve {
+                    host: host.clone(),
+                    source,
+                })?
+            }
+            Endpoint::Unix { .. } => Vec::new(),
+        };
+        let sock = Sock::connect(&url.endpoint, &addrs, cfg.timeout).map_err(|source| {
+            NbdError::Connect {
                 server: server.clone(),
                 source,
-            })?;
+            }
+        })?;
         let export = handshake::negotiate(&sock, &server, &url.export, cfg.timeout)?;
         let window = cfg.window.clamp(1, 1 << 20);
         let slots = vec![

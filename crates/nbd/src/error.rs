@@ -10,6 +10,8 @@ pub type Result<T> = std::result::Result<T, NbdError>;
 pub enum NbdError {
     #[error("bad NBD URI {uri:?}: {reason}")]
     Url { uri: String, reason: String },
+    #[error("cannot resolve NBD server {host}: {source}")]
+    Resolve { host: String, source: io::Error },
     #[error("cannot connect to NBD server {server}: {source}")]
     Connect { server: String, source: io::Error },
     #[error("NBD server {server}: {during}: {source}")]

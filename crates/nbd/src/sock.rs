@@ -2,7 +2,7 @@
 //! deadline: nothing in this crate blocks without a timeout.
 
 use std::io;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
@@ -16,12 +16,17 @@ pub(crate) struct Sock {
 }
 
 impl Sock {
-    pub(crate) fn connect(endpoint: &Endpoint, timeout: Duration) -> io::Result<Sock> {
+    /// Connects to `endpoint`; a TCP one at the first of `addrs` (its host's addresses,
+    /// resolved by the caller) that answers within `timeout`.
+    pub(crate) fn connect(
+        endpoint: &Endpoint,
+        addrs: &[SocketAddr],
+        timeout: Duration,
+    ) -> io::Result<Sock> {
         match endpoint {
-            Endpoint::Tcp { host, port } => {
-                let addrs: Vec<SocketAddr> = (host.as_str(), *port).to_socket_addrs()?.collect();
+            Endpoint::Tcp { .. } => {
                 let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-                for a in addrs {
+                for &a in addrs {
                     match TcpStream::connect_timeout(&a, timeout) {
                         Ok(s) => {
                             s.set_nodelay(true)?;

@@ -4,10 +4,11 @@
 //! Why not `ToSocketAddrs`: it calls glibc's `getaddrinfo`, which in a statically linked
 //! binary loads NSS modules (`libnss_*.so`) of the running system at run time; on a NAS, an
 //! old distribution or in a chroot they may be missing or of another glibc. The static
-//! binary (packaging/static.sh) must reach `nfs://nas/…` and `iscsi://nas/…` by name on its
-//! own. What it does not do: mDNS (`.local`), LDAP/NIS host maps, DNS over TCP (a truncated
-//! UDP answer is used as far as it goes: A and AAAA answers fit in one datagram in
-//! practice), DNSSEC.
+//! binary (packaging/static.sh) must reach `nfs://nas/…`, `smb://nas/…`, `iscsi://nas/…`,
+//! `nbd://nas/…` and `snmp://nas` by name on its own, so every protocol client resolves
+//! through this crate, with the same order and errors. What it does not do: mDNS
+//! (`.local`), LDAP/NIS host maps, DNS over TCP (a truncated UDP answer is used as far as
+//! it goes: A and AAAA answers fit in one datagram in practice), DNSSEC.
 
 mod conf;
 mod dns;

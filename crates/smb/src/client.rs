@@ -2,8 +2,6 @@
 //! anonymous), TREE_CONNECT, then the file commands. Set-up and metadata calls are
 //! synchronous; data IO is pipelined through [`Conn`].
 
-use std::net::ToSocketAddrs;
-
 use crate::conn::{Completion, Conn, ConnConfig, Submit};
 use crate::crypto::{self, Preauth, SMB202, SMB210, SMB300, SMB302, SMB311, SignAlg, Signer};
 use crate::error::{NtStatus, Result, SmbError};
@@ -42,13 +40,11 @@ impl ClientConfig {
     /// From a URL, with the password from `env_password` unless the URL has one.
     pub fn from_url(url: &SmbUrl, env_password: Option<String>) -> Result<ClientConfig> {
         let server = url.server();
-        let addrs: Vec<_> = (url.host.as_str(), url.port)
-            .to_socket_addrs()
-            .map_err(|e| SmbError::Resolve {
+        let addrs =
+            storbench_resolve::resolve(&url.host, url.port).map_err(|e| SmbError::Resolve {
                 host: url.host.clone(),
                 source: e,
-            })?
-            .collect();
+            })?;
         Ok(ClientConfig {
             conn: ConnConfig {
                 server,

@@ -138,6 +138,8 @@ pub(crate) use crate::hosts::LINK_FULL;
 /// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the
 /// interface's counters over all of them and a link that a sequential test filled would
 /// look half idle. The run-wide counters still catch jobs that shared the link at once.
+/// A job that does not fill its own link but runs steadily at a slower standard link's
+/// ceiling gets the path rule's note ([`path`]).
 fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<Note>) {
     let mut named: Vec<&str> = Vec::new();
     for job in entries {
@@ -157,6 +159,8 @@ fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<
                 ),
             ));
             named.push(&nic.name);
+        } else if let Some(note) = path::path_note(job, nic, speed) {
+            notes.push(note);
         }
     }
     for n in run
@@ -429,6 +433,7 @@ fn warn(code: &str, message: String) -> Note {
     }
 }
 
+pub mod path;
 pub mod server_stats;
 mod verdicts;
 

@@ -188,6 +188,29 @@ impl NetNs {
         Ok(())
     }
 
+    /// Shapes only what the namespace sends (tbf on its end, `rate` like `984mbit`): a
+    /// server in it behind a slow port, reached from a host end as fast as a veth is.
+    pub fn shape_egress(&self, rate: &str) -> io::Result<()> {
+        self.exec_ok(&[
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            self.ns_if.as_str(),
+            "root",
+            "handle",
+            "1:",
+            "tbf",
+            "rate",
+            rate,
+            "burst",
+            "128kb",
+            "latency",
+            "10ms",
+        ])?;
+        Ok(())
+    }
+
     /// A command that runs `program` inside the namespace.
     pub fn command(&self, program: &str) -> Command {
         let mut c = Command::new("ip");

@@ -895,3 +895,73 @@ fn a_server_on_this_host_is_judged_on_this_machines_disks() {
         "{m}"
     );
 }
+
+/// `job` with `mb` MB/s in each of its seconds.
+fn with_seconds(mut job: JobResult, mb: &[f64]) -> JobResult {
+    job.timeline = mb
+        .iter()
+        .enumerate()
+        .map(|(i, mb)| crate::result::TimelinePoint {
+            t_ms: (i as u64 + 1) * 1000,
+            bytes: [(mb * 1e6) as u64, 0, 0],
+            ..Default::default()
+        })
+        .collect();
+    job
+}
+
+fn path_notes(run: &RunResult) -> Vec<&str> {
+    run.notes
+        .iter()
+        .filter(|n| n.code == "limit.path-link")
+        .map(|n| n.message.as_str())
+        .collect()
+}
+
+/// The article's set-up: the client's NIC is 10 Gbit/s and far from full, the NAS's port is
+/// 1 Gbit/s. A steady 117.6 MB/s is named as a 1 Gbit/s link on the path, with the other
+/// cause that gives the same figure; 100 MB/s, or the same rate on a 1 Gbit/s client NIC
+/// (the link rule's case), or an unsteady one is not.
+#[test]
+fn a_steady_rate_at_a_slower_links_ceiling_names_the_path() {
+    let seq = |mb: &[f64]| {
+        let secs = mb.len() as u64;
+        with_seconds(
+            veth_job(
+                "SEQ1M Q8T1 read",
+                (mb.iter().sum::<f64>() * 1e6) as u64,
+                secs * 1000,
+            ),
+            mb,
+        )
+    };
+    let mut run = run_with(seq(&[117.6, 117.5, 117.7, 117.6]));
+    run.nics.push(veth(470_000_000, 2_000_000, 4000, 10_000));
+    annotate(&mut run);
+    let notes = path_notes(&run);
+    assert_eq!(notes.len(), 1, "{:?}", run.notes);
+    for part in [
+        "SEQ1M Q8T1 read: 117.6 MB/s",
+        "of 1 Gbit/s Ethernet's payload ceiling (117.7 MB/s at MTU 1500)",
+        "veth1 is 10000 Mbit/s",
+        "server's disks or CPU",
+    ] {
+        assert!(notes[0].contains(part), "{part}: {}", notes[0]);
+    }
+    assert!(!codes(&run).contains(&"limit.link"), "{:?}", run.notes);
+
+    for (mb, speed) in [
+        (vec![100.0, 100.2, 99.9, 100.1], 10_000),
+        (vec![117.6, 117.5, 117.7, 117.6], 1_000),
+        (vec![90.0, 117.6, 140.0, 117.6], 10_000),
+    ] {
+        let mut run = run_with(seq(&mb));
+        run.nics.push(veth(470_000_000, 2_000_000, 4000, speed));
+        annotate(&mut run);
+        assert!(
+            path_notes(&run).is_empty(),
+            "{mb:?} {speed}: {:?}",
+            run.notes
+        );
+    }
+}

@@ -66,7 +66,8 @@ static WARNED_SMB: Once = Once::new();
 
 /// Checks every `smb://` target among `targets` as `prepare_iscsi` does: a password in the
 /// URL draws one warning; a user named without one gets it from `STORBENCH_SMB_PASSWORD`
-/// or, only on a terminal, a prompt without echo. No user means a guest login.
+/// or, only on a terminal, a prompt without echo, and is refused in one line before any
+/// connection when neither is there. No user means a guest login.
 pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
     use storbench_smb::url::{PASSWORD_ENV, password_from_env, set_prompted};
     let urls: Vec<storbench_smb::SmbUrl> = targets
@@ -86,15 +87,26 @@ pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Re
     let needs = urls
         .iter()
         .find(|u| u.user.is_some() && !u.password_in_url());
-    if let Some(u) = needs
-        && password_from_env().is_none()
-        && std::io::stdin().is_terminal()
-    {
-        set_prompted(prompt(
-            &format!("SMB password for {}: ", u.display()),
-            "SMB password",
-        )?);
+    let Some(u) = needs else {
+        return Ok(());
+    };
+    if password_from_env().is_some() {
+        return Ok(());
     }
+    if !std::io::stdin().is_terminal() {
+        // Logging in with an empty password would be a failed login that may count
+        // toward the account's lockout.
+        anyhow::bail!(
+            "smb: {} names a user but no password, and standard input is not a terminal to \
+             ask on: set {PASSWORD_ENV} (or run on a terminal to be asked); leave the user out \
+             of the URL for a guest login",
+            u.display()
+        );
+    }
+    set_prompted(prompt(
+        &format!("SMB password for {}: ", u.display()),
+        "SMB password",
+    )?);
     Ok(())
 }
 

@@ -364,3 +364,92 @@ fn smb_an_absolute_name_inside_the_directory_is_a_name_below_it() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(!s.share_dir(smbd::SHARE).join("elsewhere").exists());
 }
+
+/// A user named in the URL, no password in the URL or `STORBENCH_SMB_PASSWORD`, and no
+/// terminal to ask on: refused in one line naming where a password comes from, before any
+/// connection (no login with an empty password, which could count toward a lockout).
+#[test]
+fn smb_a_user_without_a_password_or_a_terminal_is_refused_before_connecting() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    let quick = [
+        "quick",
+        "--size",
+        "8M",
+        "--runtime",
+        "300ms",
+        "--eta",
+        "never",
+    ];
+    let file = format!("--filename={}", share_url(&s, "f"));
+    let fio = [
+        "fio",
+        "--name=nopw",
+        "--ioengine=smb",
+        "--rw=write",
+        "--size=1M",
+        &file,
+    ];
+    let url = share_url(&s, "");
+    let runs: [Vec<&str>; 2] = [
+        quick.iter().copied().chain([url.as_str()]).collect(),
+        fio.to_vec(),
+    ];
+    for args in runs {
+        let out = storbench()
+            .args(&args)
+            .write_stdin("")
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .failure()
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("storbench: "), "{err}");
+        assert!(
+            err.contains("STORBENCH_SMB_PASSWORD") && err.contains("terminal"),
+            "{err}"
+        );
+        assert!(!err.contains("STATUS_"), "a login was tried: {err}");
+    }
+    assert!(left_in(&s, smbd::SHARE).is_empty());
+}
+
+/// `storbench fio` on a share that requires encryption (the server does not ask the
+/// session for it): sealing is switched on at TREE_CONNECT and the run verifies.
+#[test]
+fn smb_fio_runs_on_a_share_that_requires_encryption() {
+    let Some(s) = server(SmbdOptions {
+        sealed_share: true,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let url = format!(
+        "smb://{}@127.0.0.1:{}/{}/",
+        s.user(),
+        s.port,
+        smbd::SEALED_SHARE
+    );
+    let out = storbench()
+        .args(["fio", "--name=sealed", "--ioengine=smb", "--rw=write"])
+        .args(["--bs=64k", "--size=2M", "--verify=crc32c", "--unlink=1"])
+        .arg("--verify_state_save=0")
+        .arg(format!("--directory={url}"))
+        .arg("--output-format=json")
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}\n{}", s.log());
+    assert!(!all.contains("verify:"), "{all}");
+    assert!(left_in(&s, smbd::SEALED_SHARE).is_empty());
+}

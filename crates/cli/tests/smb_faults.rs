@@ -2,7 +2,9 @@
 //! restarted mid-run under `fio` and under `quick` (the run goes on, the outage is noted,
 //! the data is intact, nothing is left), a connection cut on the way while the server runs
 //! (the durable handle is reclaimed, not reopened), a server that never answers (one
-//! bounded line), and Ctrl-C while the server is silent (honoured within the stop grace).
+//! bounded line), Ctrl-C while the server is silent (honoured within the stop grace), and a
+//! server killed for good under `quick` and `fio` (one `reconnect=` window after the loss,
+//! not one per later step).
 
 mod common;
 
@@ -246,4 +248,103 @@ impl Drop for Resume {
         // SAFETY: signalling the test's own smbd process group.
         unsafe { libc::kill(-self.0, libc::SIGCONT) };
     }
+}
+
+/// The reconnect window the lost-for-good tests give (`reconnect=`).
+const WINDOW: Duration = Duration::from_secs(5);
+
+/// Kills the test's smbd and every process of its group (the one serving the connection
+/// too) with SIGKILL; it is never started again.
+fn kill_for_good(s: &Smbd) {
+    let pgid = s.pid().expect("smbd runs") as i32;
+    // SAFETY: signalling the test's own smbd process group.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+}
+
+/// Waits for the run, then checks it ended within one window of the loss (plus a margin
+/// for the loss to be noticed and the run to wind down), failing with one line that names
+/// the loss.
+fn ends_within_one_window(child: ChildGuard, killed: Instant) {
+    let run = child.wait_output(Duration::from_secs(240));
+    let took = killed.elapsed();
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        took < 2 * WINDOW + Duration::from_secs(10),
+        "took {took:?}:\n{all}"
+    );
+    assert_ne!(run.code, Some(0), "{all}");
+    assert!(!all.contains("panicked"), "{all}");
+    let loss = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("storbench: ") && l.contains("within 5 s"))
+        .count();
+    assert!(loss >= 1, "no line names the loss:\n{all}");
+}
+
+/// `storbench quick` with smbd killed for good in the middle of its tests: the test under
+/// way gives up one `reconnect=` window after the loss, and every later step (close, the
+/// next tests, removing the test file) fails at once instead of waiting a window again.
+#[test]
+fn smb_quick_with_the_server_lost_for_good_ends_one_window_after_the_loss() {
+    let Some(s) = server() else { return };
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args(["--no-save", "quick", "--size", "16M", "--runtime", "2s"])
+        .args(["--eta", "never"])
+        .arg(dir_url(&s, &format!("?reconnect={}", WINDOW.as_secs())))
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    let laid_out = wait_for(Duration::from_secs(60), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() == 16 << 20))
+    });
+    assert!(laid_out, "the test file was never laid out");
+    std::thread::sleep(Duration::from_millis(1500));
+    kill_for_good(&s);
+    ends_within_one_window(child, Instant::now());
+}
+
+/// `storbench fio` with two jobs, smbd killed for good while the first writes: the first
+/// gives up one window after the loss, and the second fails at once.
+#[test]
+fn smb_fio_with_the_server_lost_for_good_ends_one_window_after_the_loss() {
+    let Some(s) = server() else { return };
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("storbench"))
+        .args([
+            "--no-save",
+            "fio",
+            "--ioengine=smb",
+            "--rw=write",
+            "--bs=64k",
+        ])
+        .args(["--size=16M", "--iodepth=8", "--rate=4m", "--unlink=1"])
+        .arg(format!(
+            "--directory={}",
+            dir_url(&s, &format!("?reconnect={}", WINDOW.as_secs()))
+        ))
+        .args(["--name=first", "--name=second", "--stonewall"])
+        .env("STORBENCH_SMB_PASSWORD", s.password())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child = ChildGuard(Some(child));
+    let laid_out = wait_for(Duration::from_secs(30), || {
+        std::fs::read_dir(s.share_dir(smbd::SHARE))
+            .unwrap()
+            .flatten()
+            .any(|e| e.metadata().is_ok_and(|m| m.len() == 16 << 20))
+    });
+    assert!(laid_out, "the file was never laid out");
+    std::thread::sleep(Duration::from_millis(1500));
+    kill_for_good(&s);
+    ends_within_one_window(child, Instant::now());
 }

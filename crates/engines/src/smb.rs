@@ -10,7 +10,9 @@
 //!
 //! A lost connection (closed, reset, or no reply within `timeout=`) is made again within
 //! the URL's `reconnect=` seconds: a new login, the open files reopened by name, and every
-//! IO that was in flight sent again; the outage is noted in the result. Data files are
+//! IO that was in flight sent again; the outage is noted in the result. A server not back
+//! within the window is given up on for the rest of the process: the steps after it fail at
+//! once instead of waiting a window each. Data files are
 //! opened with a durable handle where the server grants one (with a read+handle lease that
 //! caches nothing), and a new connection reclaims it instead of opening the file again by
 //! name; where none was granted, or the server no longer has it, the file is reopened. A
@@ -51,7 +53,9 @@ fn to_engine(e: SmbError) -> EngineError {
         SmbError::Url { .. } => ErrorKind::Unsupported,
         SmbError::Status { .. } => ErrorKind::Os,
         e if e.is_disconnect() => ErrorKind::Disconnected,
-        SmbError::Resolve { .. } | SmbError::Connect { .. } => ErrorKind::Disconnected,
+        SmbError::Resolve { .. } | SmbError::Connect { .. } | SmbError::Lost { .. } => {
+            ErrorKind::Disconnected
+        }
         _ => ErrorKind::Protocol,
     };
     EngineError {

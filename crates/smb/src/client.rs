@@ -129,7 +129,7 @@ impl Client {
             info.max_read = info.max_read.min(65536);
             info.max_write = info.max_write.min(65536);
         }
-        session_setup(&mut conn, cfg, &neg, preauth, &mut info)?;
+        let spare = session_setup(&mut conn, cfg, &neg, preauth, &mut info)?;
         let unc = format!("\\\\{}\\{}", cfg.host, cfg.share);
         let h = conn.call(
             Command::TreeConnect,
@@ -137,23 +137,13 @@ impl Client {
             neg.dialect == SMB311,
         )?;
         if h.status != 0 {
-            return Err(conn.status_err(
-                "TREE_CONNECT",
-                &format!("share {:?}", cfg.share),
-                h.status,
-            ));
+            return Err(tree_connect_err(&conn, cfg, neg.dialect, h.status));
         }
         let (_, share_flags, _, _) =
             proto::parse_tree_connect(conn.reply()).map_err(|e| conn.garbage("TREE_CONNECT", e))?;
         conn.tree_id = h.tree_id;
         if share_flags & proto::SHAREFLAG_ENCRYPT_DATA != 0 && conn.sealer.is_none() {
-            return Err(conn.protocol(
-                "TREE_CONNECT",
-                &format!(
-                    "share {:?} requires encryption the session does not have",
-                    cfg.share
-                ),
-            ));
+            seal_for_share(&mut conn, cfg, &mut info, spare)?;
         }
         let leasing = neg.dialect >= SMB210 && neg.capabilities & proto::CAP_LEASING != 0;
         Ok(Client {
@@ -746,13 +736,19 @@ fn negotiate(conn: &mut Conn, cfg: &ClientConfig) -> Result<(proto::NegotiateRes
     Ok((neg, pre))
 }
 
+/// Sealing the session could switch on later: the sealer with the session's keys, and its
+/// cipher.
+type Spare = Option<(Sealer, u16)>;
+
+/// Logs in. Encryption starts here when the URL or the server asks for it; otherwise, where
+/// the dialect has a cipher, the sealer is handed back for a share that requires it.
 fn session_setup(
     conn: &mut Conn,
     cfg: &ClientConfig,
     neg: &proto::NegotiateResp,
     mut pre: Preauth,
     info: &mut SessionInfo,
-) -> Result<()> {
+) -> Result<Spare> {
     let server_requires = neg.security_mode & proto::SECURITY_SIGNING_REQUIRED != 0;
     let signing_required = server_requires || cfg.sign;
     let anonymous = cfg.creds.anonymous();
@@ -794,7 +790,7 @@ fn session_setup(
         if cfg.seal || flags & proto::SESSION_FLAG_ENCRYPT_DATA != 0 {
             return Err(conn.protocol("SESSION_SETUP", "a guest session cannot be encrypted"));
         }
-        return Ok(());
+        return Ok(None);
     }
     let cipher = match neg.dialect {
         SMB311 => neg.cipher,
@@ -851,8 +847,55 @@ fn session_setup(
         conn.sealer = Some(sealer);
         info.cipher = Some(seal::cipher_name(cipher));
         info.signing = None;
+        return Ok(None);
     }
+    if cipher == 0 {
+        return Ok(None);
+    }
+    Ok(Sealer::new(cipher, &keys.encrypt, &keys.decrypt).map(|s| (s, cipher)))
+}
+
+/// A share whose TREE_CONNECT reply flags it for encryption: every later message of the
+/// session is sealed ([MS-SMB2] 3.2.5.5), where the session can be.
+fn seal_for_share(
+    conn: &mut Conn,
+    cfg: &ClientConfig,
+    info: &mut SessionInfo,
+    spare: Spare,
+) -> Result<()> {
+    let Some((sealer, cipher)) = spare else {
+        let why = if info.guest {
+            "a guest session cannot be encrypted (log in as a user)".to_string()
+        } else {
+            format!(
+                "dialect {} with this server offers none (encryption needs SMB 3.0 or later; \
+                 ?seal=1 asks for it from the login on)",
+                info.dialect_name()
+            )
+        };
+        return Err(conn.protocol(
+            "TREE_CONNECT",
+            &format!("share {:?} requires encryption: {why}", cfg.share),
+        ));
+    };
+    conn.sealer = Some(sealer);
+    info.cipher = Some(seal::cipher_name(cipher));
+    info.signing = None;
     Ok(())
+}
+
+/// A refused TREE_CONNECT. Samba refuses a share that requires encryption with
+/// STATUS_ACCESS_DENIED to a session whose dialect cannot encrypt: that case is named.
+fn tree_connect_err(conn: &Conn, cfg: &ClientConfig, dialect: u16, status: u32) -> SmbError {
+    let mut what = format!("share {:?}", cfg.share);
+    if dialect < SMB300 && status == NtStatus::ACCESS_DENIED.0 {
+        what += &format!(
+            " (if it requires encryption: dialect {} has none; SMB 3.0 or later is needed, \
+             with ?seal=1 where the server does not ask for it)",
+            dialect_name(dialect)
+        );
+    }
+    conn.status_err("TREE_CONNECT", &what, status)
 }
 
 fn login_err(conn: &Conn, cfg: &ClientConfig, status: u32) -> SmbError {

@@ -162,6 +162,11 @@ pub enum SmbError {
         op: &'static str,
         reason: String,
     },
+    #[error(
+        "{server}: the connection was lost earlier in this run and not made again within \
+         reconnect={secs} s; not trying again"
+    )]
+    Lost { server: String, secs: u64 },
 }
 
 impl SmbError {

@@ -13,6 +13,7 @@ pub mod header;
 pub mod lease;
 pub mod ntlm;
 pub mod proto;
+pub mod reconnect;
 pub mod rpc;
 pub mod seal;
 pub mod spnego;

@@ -124,6 +124,43 @@ fn smb_encryption_required_seals_every_message() {
     assert!(!e.contains('\n'), "{e}");
 }
 
+/// A share flagged for encryption on a server that does not ask the session for it: sealing
+/// is switched on at TREE_CONNECT, every later message is encrypted, and data round trips.
+/// Where the dialect has no encryption (2.1) the refusal is one line naming `?seal=1`.
+#[test]
+fn smb_a_share_that_requires_encryption_is_sealed_from_its_tree_connect() {
+    let Some(s) = server(SmbdOptions {
+        sealed_share: true,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let dir = s.share_dir(smbd::SEALED_SHARE);
+    for (vers, cipher) in [("3.0", "AES-128-CCM"), ("3.1.1", "AES-128-GCM")] {
+        let u = SmbUrl::parse(&url(&s, smbd::SEALED_SHARE, &format!("?vers={vers}"))).unwrap();
+        let cfg = ClientConfig::from_url(&u, Some(s.password().into())).unwrap();
+        let mut c = Client::connect(&cfg).unwrap_or_else(|e| panic!("{vers}: {e}\n{}", s.log()));
+        assert_eq!(c.info().cipher, Some(cipher), "{vers}");
+        let data = pattern(1 << 20, 3);
+        let name = format!("on-sealed-{vers}");
+        let (id, _) = c.open(&name, true, true).expect("create");
+        assert_eq!(c.write_at(id, 0, &data).unwrap(), 1 << 20);
+        let mut back = vec![0u8; data.len()];
+        assert_eq!(c.read_at(id, 0, &mut back).unwrap(), 1 << 20);
+        assert!(back == data, "{vers}: read back differs");
+        c.close(id).unwrap();
+        assert!(fs::read(dir.join(&name)).unwrap() == data, "{vers}");
+        c.unlink(&name).unwrap();
+    }
+    let u = SmbUrl::parse(&url(&s, smbd::SEALED_SHARE, "?vers=2.1")).unwrap();
+    let cfg = ClientConfig::from_url(&u, Some(s.password().into())).unwrap();
+    let e = Client::connect(&cfg)
+        .err()
+        .expect("2.1 cannot encrypt")
+        .to_string();
+    assert!(!e.contains('\n') && e.contains("?seal=1"), "{e}");
+}
+
 #[test]
 fn smb_seal_on_request_encrypts_on_a_server_that_does_not_require_it() {
     let Some(s) = server(SmbdOptions::default()) else {

@@ -8,7 +8,9 @@
 //!   (added with `smbpasswd` to the private passdb; the Unix account behind it is the one
 //!   running the tests, as Samba needs one);
 //! - `guest`: read-write for guests (any name, no password);
-//! - `private`: nobody may use it (for "access denied" tests).
+//! - `private`: nobody may use it (for "access denied" tests);
+//! - `sealed`, with [`SmbdOptions::sealed_share`]: as `share`, with `smb encrypt = required`
+//!   on the share alone (the session is not asked to encrypt; the share flags say so).
 //!
 //! [`SmbdOptions`] chooses `server signing`, `smb encrypt` and `server min/max protocol`.
 //! The server is stopped by PID on drop, with the helpers (`samba-dcerpcd`) it started.
@@ -25,6 +27,8 @@ use std::time::{Duration, Instant};
 pub const SHARE: &str = "share";
 pub const GUEST_SHARE: &str = "guest";
 pub const PRIVATE_SHARE: &str = "private";
+/// Served with [`SmbdOptions::sealed_share`].
+pub const SEALED_SHARE: &str = "sealed";
 
 /// Why smbd cannot run here (missing packages), or `None` if it can.
 pub fn unavailable() -> Option<String> {
@@ -56,6 +60,8 @@ pub struct SmbdOptions {
     /// `durable handles = no`: the server grants no durable handle (Samba 4.17 grants them
     /// by default), so a client must reopen its files after a lost connection.
     pub no_durable_handles: bool,
+    /// Also serve [`SEALED_SHARE`], which requires encryption on its own.
+    pub sealed_share: bool,
 }
 
 /// A running smbd; stopped by PID on drop.
@@ -83,7 +89,8 @@ impl Smbd {
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
         for sub in [
-            "share", "guest", "private", "priv", "lock", "state", "cache", "pid", "log", "ncalrpc",
+            "share", "guest", "private", "sealed", "priv", "lock", "state", "cache", "pid", "log",
+            "ncalrpc",
         ] {
             fs::create_dir(dir.path().join(sub)).map_err(|e| format!("create {sub} dir: {e}"))?;
         }
@@ -230,6 +237,14 @@ impl Smbd {
             self.user,
             p("private"),
         );
+        if self.opts.sealed_share {
+            conf += &format!(
+                "[{SEALED_SHARE}]\npath = {}\nread only = no\nvalid users = {}\n\
+                 smb encrypt = required\n",
+                p("sealed"),
+                self.user,
+            );
+        }
         fs::write(self.config(), conf).map_err(|e| format!("write smb.conf: {e}"))
     }
 

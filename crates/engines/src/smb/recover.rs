@@ -1,12 +1,14 @@
 //! Recovering a lost SMB connection: log in again, reclaim the files' durable handles (or
 //! reopen them by name where there are none), restart a directory listing under way, send
 //! the IOs that were in flight again, and note the outage. Bounded by the URL's `reconnect=`
-//! (time without a completed IO, however many logins succeed meanwhile) and by Ctrl-C.
+//! (time without a completed IO, however many logins succeed meanwhile) and by Ctrl-C. A
+//! server given up on is recorded in `storbench_smb::reconnect`: every later login to it in
+//! this process, and any other clone still reconnecting to it, fails at once.
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use storbench_core::{EngineError, ErrorKind};
+use storbench_smb::reconnect::{self, transient};
 use storbench_smb::{Client, ClientConfig, Durable, SmbError, Submit};
 
 use super::{SmbEngine, open_with};
@@ -51,68 +53,28 @@ pub(super) struct Files {
 /// noticed the old connection is gone, which can come a moment after the client has.
 const RECLAIM_PATIENCE: Duration = Duration::from_secs(2);
 
-/// Servers that accepted a login in this process. Failing to reach one of them is an
-/// outage under way (a server restarting between two jobs of a run), waited out within
-/// `reconnect=`; failing to reach any other is a wrong address or a server that is down,
-/// said at once.
-static ANSWERED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-fn answered_before(server: &str) -> bool {
-    ANSWERED
-        .lock()
-        .map(|a| a.iter().any(|s| s == server))
-        .unwrap_or(false)
-}
-
-fn answered(server: &str) {
-    if let Ok(mut a) = ANSWERED.lock()
-        && !a.iter().any(|s| s == server)
-    {
-        a.push(server.to_string());
-    }
-}
-
 impl SmbEngine {
     /// The job's first login. A server that answered earlier in this run and does not now
-    /// is waited for within `budget`, as a lost connection is, and the wait noted.
+    /// is waited for within `budget`, as a lost connection is, and the wait noted; one
+    /// given up on earlier fails at once (`storbench_smb::reconnect`).
     pub(super) fn first_login(
         &mut self,
         cfg: &ClientConfig,
         budget: Duration,
     ) -> Result<Client, EngineError> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(100);
-        let mut cause = None;
-        loop {
-            match Client::connect(cfg) {
-                Ok(c) => {
-                    answered(&cfg.conn.server);
-                    if let Some(reason) = cause {
-                        self.outages.push(Outage {
-                            at: Duration::ZERO,
-                            lasted: started.elapsed(),
-                            resent: 0,
-                            first: true,
-                            files: Files::default(),
-                            listing: false,
-                            reason,
-                        });
-                    }
-                    return Ok(c);
-                }
-                Err(e)
-                    if transient(&e)
-                        && answered_before(&cfg.conn.server)
-                        && started.elapsed() < budget
-                        && !storbench_core::stop::requested() =>
-                {
-                    cause.get_or_insert_with(|| e.to_string());
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                }
-                Err(e) => return Err(super::to_engine(e)),
-            }
+        let (client, waited) = reconnect::connect_within(cfg, budget).map_err(super::to_engine)?;
+        if let Some(w) = waited {
+            self.outages.push(Outage {
+                at: Duration::ZERO,
+                lasted: w.lasted,
+                resent: 0,
+                first: true,
+                files: Files::default(),
+                listing: false,
+                reason: w.reason,
+            });
         }
+        Ok(client)
     }
 
     /// Makes the connection again within `reconnect=` and sends what was in flight again.
@@ -131,6 +93,7 @@ impl SmbEngine {
         let started = Instant::now();
         let lost = *self.lost_since.get_or_insert(started);
         if started.duration_since(lost) >= budget {
+            reconnect::give_up(&server, budget);
             return Err(self.give_up(format!(
                 "smb: {cause}; no IO completed for {} s since the connection to {server} was \
                  first lost, though logging in again worked (reconnect={} s)",
@@ -154,6 +117,10 @@ impl SmbEngine {
             if storbench_core::stop::requested() {
                 return Err(self.give_up(format!("smb: {cause}; stopped while reconnecting")));
             }
+            // Another job or clone of this run gave the server up meanwhile.
+            if let Some(e) = reconnect::lost(&server) {
+                return Err(self.give_up(format!("smb: {cause}; {e}")));
+            }
             match self.reconnect_once() {
                 Ok((files, resent)) => {
                     let at = self
@@ -171,6 +138,9 @@ impl SmbEngine {
                     return Ok(());
                 }
                 Err(e) if lost.elapsed() >= budget || !transient(&e) => {
+                    if transient(&e) {
+                        reconnect::give_up(&server, budget);
+                    }
                     return Err(self.give_up(format!(
                         "smb: {cause}; no new login to {server} within {} s (last attempt: {e})",
                         budget.as_secs()
@@ -346,10 +316,4 @@ fn reclaim(
             },
         }
     }
-}
-
-/// Whether another login may work: a lost or refused connection, a timeout; not a refused
-/// password or a share that is gone.
-fn transient(e: &SmbError) -> bool {
-    e.is_disconnect() || matches!(e, SmbError::Connect { .. } | SmbError::Resolve { .. })
 }

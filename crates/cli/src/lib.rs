@@ -182,7 +182,11 @@ fn with_user_args_masked(message: &str, args: &[OsString]) -> String {
         }
         if let Some((_, value)) = arg.split_once('=') {
             let masked = redact::text(value);
-            let masked = if masked == value { redact::MASK.into() } else { masked };
+            let masked = if masked == value {
+                redact::MASK.into()
+            } else {
+                masked
+            };
             out = out.replace(value, &masked);
         }
         out = out.replace(&*arg, &redact::text(&arg));

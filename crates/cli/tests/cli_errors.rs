@@ -448,14 +448,23 @@ fn help_examples_in_errors_read_as_written_and_user_secrets_stay_masked() {
     let form = "snmp://[community@]host[:port]";
     let line = error(&["quick", "--server-stats", "bogus"]);
     assert_names(&line, &["<snmp://[COMMUNITY@]HOST[:PORT]>", form]);
-    assert_names(&error(&["fio", "--server-stats", "bogus", "--name=a"]), &[form]);
+    assert_names(
+        &error(&["fio", "--server-stats", "bogus", "--name=a"]),
+        &[form],
+    );
     for (args, masked) in [
         (
             &["quick", "--server-stats", "snmp://hunter2@h:xx"][..],
             "'snmp://***@h:xx'",
         ),
-        (&["quick", "--size", "iscsi://u%hunter2@h"], "'iscsi://u%***@h'"),
-        (&["quick", "--size=iscsi://u%hunter2@h"], "'iscsi://u%***@h'"),
+        (
+            &["quick", "--size", "iscsi://u%hunter2@h"],
+            "'iscsi://u%***@h'",
+        ),
+        (
+            &["quick", "--size=iscsi://u%hunter2@h"],
+            "'iscsi://u%***@h'",
+        ),
     ] {
         let line = error(args);
         assert_names(&line, &[masked]);

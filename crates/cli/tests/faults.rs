@@ -475,7 +475,11 @@ fn a_full_disk_at_save_is_named_once() {
     assert!(!full.success(), "{}", full.stderr);
     let line = full.one_error_line();
     assert!(line.starts_with("storbench: "), "{line}");
-    assert_eq!(line.matches("database or disk is full").count(), 1, "{line}");
+    assert_eq!(
+        line.matches("database or disk is full").count(),
+        1,
+        "{line}"
+    );
 }
 
 /// Writes `file` until the file system is full, then gives `room` bytes back.

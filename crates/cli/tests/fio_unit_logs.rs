@@ -301,7 +301,11 @@ fn every_log_file_that_cannot_be_created_is_named_with_fios_exit_status() {
             "h_clat_hist.1.log",
         ] {
             let want = format!("storbench: warning: log file {m}/{name}: No such file");
-            assert!(ours.stderr.contains(&want), "avg {avg}: {name}\n{}", ours.stderr);
+            assert!(
+                ours.stderr.contains(&want),
+                "avg {avg}: {name}\n{}",
+                ours.stderr
+            );
         }
         assert!(!missing.exists());
     }

@@ -127,7 +127,13 @@ fn a_read_only_database_file_is_refused_before_the_run() {
     let out = in_read_only_dir(
         &db,
         &db,
-        &["fio", "--name=x", "--ioengine=null", "--size=1M", "--output-format=terse"],
+        &[
+            "fio",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1M",
+            "--output-format=terse",
+        ],
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
@@ -138,5 +144,9 @@ fn a_read_only_database_file_is_refused_before_the_run() {
             && err.contains("nothing was run"),
         "{err}"
     );
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

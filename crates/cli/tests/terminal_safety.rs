@@ -148,7 +148,8 @@ fn the_quick_banner_prints_the_target_escaped() {
     assert!(!has_control(&run.stderr), "{:?}", run.stderr);
     assert!(!has_control(&run.stdout), "{:?}", run.stdout);
     assert!(
-        run.stderr.contains("storbench quick: ") && run.stderr.contains("t\\x1b[2J\\x1b]0;pwned\\x07"),
+        run.stderr.contains("storbench quick: ")
+            && run.stderr.contains("t\\x1b[2J\\x1b]0;pwned\\x07"),
         "{}",
         run.stderr
     );

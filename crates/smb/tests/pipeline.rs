@@ -74,11 +74,7 @@ fn a_silent_server_is_named_with_what_got_no_reply() {
     storbench_testkit::require!(smbd::unavailable());
     let s = Smbd::start().expect("start smbd");
     std::fs::write(s.share_dir(SHARE).join("still.bin"), vec![7u8; MIB]).unwrap();
-    let url = format!(
-        "smb://{}@127.0.0.1:{}/{SHARE}?timeout=1",
-        s.user(),
-        s.port
-    );
+    let url = format!("smb://{}@127.0.0.1:{}/{SHARE}?timeout=1", s.user(), s.port);
     let cfg =
         ClientConfig::from_url(&SmbUrl::parse(&url).unwrap(), Some(s.password().into())).unwrap();
     let mut c = Client::connect(&cfg).unwrap_or_else(|e| panic!("login: {e}\n{}", s.log()));

@@ -34,7 +34,10 @@ pub enum StoreError {
     #[error("cannot create the folder {} for the results database: {cause}", dir.display())]
     CreateDir { dir: PathBuf, cause: std::io::Error },
     #[error("{}: cannot read the file: {cause}", path.display())]
-    ReadFile { path: PathBuf, cause: std::io::Error },
+    ReadFile {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
     #[error("no data folder for the results database: set STORBENCH_DB, XDG_DATA_HOME or HOME")]
     NoDataDir,
     #[error("no run with id {0}")]

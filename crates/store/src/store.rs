@@ -110,7 +110,10 @@ impl Store {
         };
         let mut conn = Connection::open(&path).map_err(sq("open"))?;
         // SQLite falls back to reading a file it cannot write; the first save would fail.
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(sq("check write access"))? {
+        if conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(sq("check write access"))?
+        {
             return Err(StoreError::ReadOnly { path });
         }
         conn.busy_timeout(BUSY_TIMEOUT)

@@ -169,14 +169,40 @@ fn for_stderr(message: &str) -> String {
     storbench_report::terminal::escape(&storbench_core::redact::text(message)).into_owned()
 }
 
+/// A clap error `message` with the secrets of the user's `args` masked. The rest of it is
+/// storbench's own help text (`--server-stats <snmp://[COMMUNITY@]HOST[:PORT]>`), whose
+/// examples are not secrets and must read as written, so only the text an argument put
+/// there is masked: the argument, and the value after its `=`.
+fn with_user_args_masked(message: &str, args: &[OsString]) -> String {
+    use storbench_core::redact;
+    let mut out = message.to_string();
+    for arg in args.iter().map(|a| a.to_string_lossy()) {
+        if redact::text(&arg) == arg {
+            continue;
+        }
+        if let Some((_, value)) = arg.split_once('=') {
+            let masked = redact::text(value);
+            let masked = if masked == value {
+                redact::MASK.into()
+            } else {
+                masked
+            };
+            out = out.replace(value, &masked);
+        }
+        out = out.replace(&*arg, &redact::text(&arg));
+    }
+    out
+}
+
 /// Parses `args` and runs the subcommand; errors become one line on stderr and exit code 1.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     let drop_in = invoked_as_fio(&args);
-    let mut cli = match Cli::try_parse_from(as_fio_when_so_named(args)) {
+    let mut cli = match Cli::try_parse_from(as_fio_when_so_named(args.clone())) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            eprintln!("storbench: {}", for_stderr(&one_line_error(&e)));
+            let line = with_user_args_masked(&one_line_error(&e), &args);
+            eprintln!("storbench: {}", storbench_report::terminal::escape(&line));
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -1,5 +1,5 @@
-//! What every measuring subcommand does around the runner: pick engines for URL targets,
-//! build engines, install the stop handlers, decide the exit code.
+//! What every measuring subcommand does around the runner: check URL targets, build
+//! engines, install the stop handlers, decide the exit code.
 
 use std::process::ExitCode;
 
@@ -8,7 +8,6 @@ use storbench_core::redact;
 use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
-use storbench_job::catalogue::{self, Serves};
 use storbench_job::target::Target;
 use storbench_nfs::{Client, NfsUrl};
 
@@ -82,41 +81,6 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
             }
             checked.push((url, dir));
         }
-    }
-    Ok(())
-}
-
-/// Makes jobs that name a network URL use the matching engine: when the job left the
-/// engine at its default it is switched (so a copied command line just works); when the user
-/// chose a local engine explicitly, that is an error.
-pub fn route_network_targets(job: &mut JobSpec) -> anyhow::Result<()> {
-    // The nfs engine's base URL (an option only that engine takes) names its directory.
-    if job.filenames.is_empty()
-        && job.directories.is_empty()
-        && let Some(url) = job.engine_options.nfs_url.as_deref()
-    {
-        job.directories = vec![url.to_owned()];
-    }
-    let first = job.filenames.first().or(job.directories.first());
-    let target = Target::classify(first.map_or("", String::as_str));
-    let Some(wanted) = target.engine() else {
-        return Ok(());
-    };
-    let explicit = job.options.iter().any(|(k, _)| k == "ioengine");
-    // fio's metadata engines run over whatever engine serves the target.
-    let same = catalogue::find(&job.ioengine).is_some_and(|e| {
-        e.name == wanted.name || (e.serves == Serves::Metadata && e.reaches(target.protocol()))
-    });
-    if !same {
-        if explicit {
-            bail!(
-                "{}: ioengine={} cannot reach {target}; use --ioengine={}",
-                job.name,
-                job.ioengine,
-                wanted.name
-            );
-        }
-        job.ioengine = wanted.name.to_string();
     }
     Ok(())
 }

@@ -137,6 +137,14 @@ impl<'a> CliObserver<'a> {
         false
     }
 
+    /// One warning line for each error, printed with the bar off the screen.
+    fn warn_each(&mut self, errors: &[std::io::Error]) {
+        for e in errors {
+            let line = storbench_report::terminal::escape(&e.to_string()).into_owned();
+            self.print(|_| eprintln!("storbench: warning: {line}"));
+        }
+    }
+
     /// Blanks the status line before the report is printed.
     pub fn finish(&mut self) {
         match &mut self.live {
@@ -150,27 +158,23 @@ impl<'a> CliObserver<'a> {
 }
 
 impl Observer for CliObserver<'_> {
-    /// fio writes a job's logs when it ends, and only reports a file it cannot open.
+    /// fio writes a job's logs when it ends, and only reports (one line each) the files it
+    /// cannot write; its exit status stays 0 (fio 3.33 does the same).
     fn clone_logs(&mut self, job: &JobSpec, thread_number: u32, logs: &LogWindows) {
-        if let Err(e) = storbench_report::live::logs::write_clone_logs(job, thread_number, logs) {
-            self.print(|_| eprintln!("storbench: warning: {e}"));
-        }
+        let failed = storbench_report::live::logs::write_clone_logs(job, thread_number, logs);
+        self.warn_each(&failed);
     }
 
-    /// Per-IO and histogram logs are written while the job runs; a file that cannot be
+    /// Per-IO and histogram logs are written while the job runs; each file that cannot be
     /// opened is a warning, and the job runs without it.
     fn unit_log_sink(
         &mut self,
         job: &JobSpec,
         thread_number: u32,
     ) -> Option<Box<dyn storbench_core::iolog::IoLogSink>> {
-        match storbench_report::live::unit_logs::UnitLogs::open(job, thread_number) {
-            Ok(logs) => Some(Box::new(logs)),
-            Err(e) => {
-                self.print(|_| eprintln!("storbench: warning: {e}"));
-                None
-            }
-        }
+        let (logs, failed) = storbench_report::live::unit_logs::UnitLogs::open(job, thread_number);
+        self.warn_each(&failed);
+        Some(Box::new(logs))
     }
 
     fn log_warning(&mut self, message: &str) {

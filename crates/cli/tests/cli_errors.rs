@@ -440,6 +440,38 @@ fn clap_errors_name_the_missing_argument() {
     }
 }
 
+/// Errors quote storbench's own help text as written (its examples hold no secret), while
+/// what the user typed keeps its secrets masked.
+#[test]
+fn help_examples_in_errors_read_as_written_and_user_secrets_stay_masked() {
+    let error = |args: &[&str]| Run::of(storbench().args(args)).one_error_line();
+    let form = "snmp://[community@]host[:port]";
+    let line = error(&["quick", "--server-stats", "bogus"]);
+    assert_names(&line, &["<snmp://[COMMUNITY@]HOST[:PORT]>", form]);
+    assert_names(
+        &error(&["fio", "--server-stats", "bogus", "--name=a"]),
+        &[form],
+    );
+    for (args, masked) in [
+        (
+            &["quick", "--server-stats", "snmp://hunter2@h:xx"][..],
+            "'snmp://***@h:xx'",
+        ),
+        (
+            &["quick", "--size", "iscsi://u%hunter2@h"],
+            "'iscsi://u%***@h'",
+        ),
+        (
+            &["quick", "--size=iscsi://u%hunter2@h"],
+            "'iscsi://u%***@h'",
+        ),
+    ] {
+        let line = error(args);
+        assert_names(&line, &[masked]);
+        assert!(!line.contains("hunter2"), "{line}");
+    }
+}
+
 /// Blank labels and tags are refused wherever they are accepted (clap's flags and fio's
 /// own), before anything runs.
 #[test]

@@ -449,3 +449,50 @@ fn a_killed_bonnie_runs_tree_is_reported_and_cleaned() {
         "the next run did not name the killed run's tree:\n{warned}"
     );
 }
+
+/// A results database on a full file system: the save fails with the cause named once (the
+/// error chain repeated SQLite's message three times in one line).
+#[test]
+fn a_full_disk_at_save_is_named_once() {
+    if !root_or_skip("mounting a tmpfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = Mount::new("tmpfs", "tmpfs", &dir.path().join("mnt"), "size=4m");
+    let db = mnt.point.join("r.db");
+    let fio_saving = || {
+        let mut c = storbench();
+        c.env("STORBENCH_DB", &db)
+            .args(["fio", "--name=a", "--ioengine=null", "--size=1M"])
+            .arg("--output-format=terse")
+            .stdin(Stdio::null());
+        Run::of(&mut c)
+    };
+    let first = fio_saving();
+    assert!(first.success(), "{}", first.stderr);
+    fill_leaving(&mnt.point.join("fill"), 40 << 10);
+    let full = fio_saving();
+    assert!(!full.success(), "{}", full.stderr);
+    let line = full.one_error_line();
+    assert!(line.starts_with("storbench: "), "{line}");
+    assert_eq!(
+        line.matches("database or disk is full").count(),
+        1,
+        "{line}"
+    );
+}
+
+/// Writes `file` until the file system is full, then gives `room` bytes back.
+fn fill_leaving(file: &Path, room: u64) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(file).unwrap();
+    let block = vec![0u8; 4096];
+    let mut written = 0u64;
+    while let Ok(n) = f.write(&block) {
+        if n == 0 {
+            break;
+        }
+        written += n as u64;
+    }
+    f.set_len(written.saturating_sub(room)).unwrap();
+}

@@ -272,3 +272,41 @@ fn histogram_log_like_fio() {
         "fio's fiologparser_hist.py or pandas missing"
     );
 }
+
+/// Log files that cannot be created (their directory is missing), per IO and averaged: each
+/// is named on stderr, one line apiece, and the exit status is fio 3.33's (0: fio only
+/// reports each `fopen log` failure).
+#[test]
+fn every_log_file_that_cannot_be_created_is_named_with_fios_exit_status() {
+    require!(fio_available(), "fio 3.33 is needed for its exit status");
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let missing = sd.path().join("missing");
+    let m = missing.display();
+    for avg in ["0", "100"] {
+        let line = format!(
+            "--name=a --ioengine=null --size=1m --log_avg_msec={avg} --write_bw_log={m}/b \
+             --write_iops_log={m}/i --write_lat_log={m}/l --write_hist_log={m}/h \
+             --output-format=terse"
+        );
+        let args = words(&line);
+        let theirs = fio(fd.path(), &args);
+        let ours = sb_fio(sd.path(), &args);
+        assert_eq!(ours.code, theirs.code, "{}\n{}", ours.stderr, theirs.stderr);
+        for name in [
+            "b_bw.1.log",
+            "i_iops.1.log",
+            "l_lat.1.log",
+            "l_slat.1.log",
+            "l_clat.1.log",
+            "h_clat_hist.1.log",
+        ] {
+            let want = format!("storbench: warning: log file {m}/{name}: No such file");
+            assert!(
+                ours.stderr.contains(&want),
+                "avg {avg}: {name}\n{}",
+                ours.stderr
+            );
+        }
+        assert!(!missing.exists());
+    }
+}

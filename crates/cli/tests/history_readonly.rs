@@ -1,6 +1,7 @@
 //! Reading commands on a database this process cannot write: `history`, `show`, `compare`
 //! and `report` open it read-only, so a database in a read-only directory works, and none of
-//! them leaves a `-wal` or `-shm` file behind.
+//! them leaves a `-wal` or `-shm` file behind. A measuring command refuses a database file
+//! it cannot write before the run.
 //!
 //! Tests run as root, which permission bits do not stop, so the directory is made read-only
 //! by a read-only bind mount in a private mount namespace (`unshare -m`), which binds root
@@ -34,7 +35,8 @@ fn save_two_runs(db: &Path) {
     }
 }
 
-/// `storbench ARGS` with `dir` mounted read-only for it alone; its output.
+/// `storbench ARGS` with `dir` (a directory or a file) mounted read-only for it alone; its
+/// output.
 fn in_read_only_dir(dir: &Path, db: &Path, args: &[&str]) -> std::process::Output {
     let d = dir.to_str().unwrap();
     let script =
@@ -110,4 +112,41 @@ fn reading_commands_leave_no_wal_files_in_a_writable_directory() {
         assert!(out.status.success(), "{args:?}");
         assert_eq!(wal_files(dir.path()), Vec::<String>::new(), "{args:?}");
     }
+}
+
+/// A database file that cannot be written (SQLite would open it read-only and fail only at
+/// the save) is refused before the run, in one line: nothing measured, no output.
+#[test]
+fn a_read_only_database_file_is_refused_before_the_run() {
+    if !root_or_skip("a read-only bind mount") || !have_tool("unshare") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    save_two_runs(&db);
+    let out = in_read_only_dir(
+        &db,
+        &db,
+        &[
+            "fio",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1M",
+            "--output-format=terse",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("storbench: ")
+            && err.contains("results.db: the database cannot be written")
+            && err.contains("nothing was run"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -132,6 +132,29 @@ fn imported_fields_are_escaped_in_show() {
     );
 }
 
+/// The target is the user's text too: quick's banner (and its warnings on stderr) print it
+/// escaped, as the reports do.
+#[test]
+fn the_quick_banner_prints_the_target_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join(format!("t{CLEAR}{TITLE}"));
+    std::fs::create_dir(&target).unwrap();
+    let run = Run::of(
+        storbench()
+            .args(["quick", "--size", "1m", "--runtime", "100ms", "--no-save"])
+            .arg(&target),
+    );
+    assert!(run.success(), "{}", run.stderr);
+    assert!(!has_control(&run.stderr), "{:?}", run.stderr);
+    assert!(!has_control(&run.stdout), "{:?}", run.stdout);
+    assert!(
+        run.stderr.contains("storbench quick: ")
+            && run.stderr.contains("t\\x1b[2J\\x1b]0;pwned\\x07"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn urls_with_nul_are_escaped_in_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@ use crate::chap;
 use crate::error::{Error, Result};
 use crate::pdu::{Bhs, LoginRequest, flag, op, stage};
 use crate::text::{self, Negotiated, Offer};
-use crate::url::Credentials;
+use crate::url::{Credentials, SECRET_ENV};
 use crate::wire::Wire;
 
 /// What a login needs to know.
@@ -295,7 +295,10 @@ impl Exchange<'_, '_> {
     }
 
     fn chap_required(&self) -> Error {
-        self.auth_err("the target requires CHAP: give user%password@ in the URL".into())
+        self.auth_err(format!(
+            "the target requires CHAP: give the CHAP user in the URL (iscsi://USER@host/…) and \
+             its secret in {SECRET_ENV}, with ?secret-file=PATH, or at the prompt on a terminal"
+        ))
     }
 
     fn auth_err(&self, reason: String) -> Error {

@@ -250,9 +250,9 @@ impl Url {
     }
 
     fn creds_mut(&mut self) -> Result<&mut Credentials, String> {
-        self.credentials.as_mut().ok_or_else(|| {
-            "mutual CHAP needs a CHAP user (user@ or user%password@) first".to_string()
-        })
+        self.credentials
+            .as_mut()
+            .ok_or_else(|| "mutual CHAP needs a CHAP user (iscsi://USER@host/…) first".to_string())
     }
 
     /// `host:port`, with brackets for IPv6.

@@ -31,6 +31,8 @@ fn mask_userinfo(s: &str) -> String {
             .unwrap_or(tail.len());
         let authority = &tail[..end];
         match authority.rfind('@') {
+            // `[user@]host`: a help text's optional part, not a URL (no host starts with `]`).
+            Some(at) if authority[at + 1..].starts_with(']') => out.push_str(authority),
             // An SNMP community is a password by itself.
             Some(at) if head.ends_with("snmp://") => {
                 out.push_str(MASK);
@@ -54,7 +56,8 @@ fn mask_userinfo(s: &str) -> String {
 }
 
 /// Masks the value of every `…password…=value` or `…secret…=value` (up to `&`, a quote or
-/// white space).
+/// white space); a `…-file=` or `…_file=` option (`?secret-file=PATH`) names the file that
+/// holds the secret, which is no secret.
 fn mask_options(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -65,7 +68,8 @@ fn mask_options(s: &str) -> String {
         let key = rest[key_start..eq].to_ascii_lowercase();
         out.push_str(&rest[..=eq]);
         rest = &rest[eq + 1..];
-        if key.contains("password") || key.contains("secret") {
+        let names_a_file = key.ends_with("-file") || key.ends_with("_file");
+        if (key.contains("password") || key.contains("secret")) && !names_a_file {
             let end = rest
                 .find(|c: char| c == '&' || c == '"' || c == '\'' || c.is_whitespace())
                 .unwrap_or(rest.len());
@@ -77,4 +81,28 @@ fn mask_options(s: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text;
+
+    #[test]
+    fn the_file_that_holds_a_secret_is_named_and_the_secret_masked() {
+        assert_eq!(
+            text("iscsi://u@h/iqn/1?secret-file=/etc/chap&target_secret=x y"),
+            "iscsi://u@h/iqn/1?secret-file=/etc/chap&target_secret=*** y"
+        );
+        assert_eq!(
+            text("?target_secret_file=PATH ?password=p"),
+            "?target_secret_file=PATH ?password=***"
+        );
+    }
+
+    #[test]
+    fn help_texts_optional_user_parts_are_no_secrets() {
+        let form = "expected snmp://[community@]host[:port] or iscsi://[user%secret@]host";
+        assert_eq!(text(form), form);
+        assert_eq!(text("snmp://public@host"), "snmp://***@host");
+    }
 }

@@ -217,6 +217,7 @@ fn finish_all(
             message,
         };
         let mut spec = job.finish(warnings).map_err(invalid)?;
+        options::route_target(&mut spec).map_err(invalid)?;
         options::check_engine_options(&spec).map_err(invalid)?;
         options::nbd_target(&mut spec).map_err(invalid)?;
         options::check_pseudo(&spec, warnings).map_err(invalid)?;

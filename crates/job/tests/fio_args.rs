@@ -330,6 +330,25 @@ fn warnings_like_fios() {
     assert!(e.ends_with("(--warnings-fatal)"), "{e}");
 }
 
+/// The engine a URL implies is the one the checks consider: `--filename=nbd://…` with
+/// `--iodepth=8` runs the nbd engine, which uses the queue depth, so no psync warning; a
+/// local engine chosen explicitly for a URL is refused.
+#[test]
+fn the_engine_a_url_implies_is_the_one_the_depth_warning_considers() {
+    let inv = parse("--name=x --filename=nbd://127.0.0.1:10809/e --iodepth=8").unwrap();
+    assert_eq!(inv.workload.jobs[0].ioengine, "nbd");
+    assert!(
+        !inv.warnings.iter().any(|w| w.contains("iodepth")),
+        "{:?}",
+        inv.warnings
+    );
+    let e = error("--name=x --ioengine=psync --filename=nbd://127.0.0.1:10809/e");
+    assert!(
+        e.contains("ioengine=psync cannot reach nbd://127.0.0.1:10809/e; use --ioengine=nbd"),
+        "{e}"
+    );
+}
+
 #[test]
 fn flag_options_and_values() {
     let inv =

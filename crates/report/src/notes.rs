@@ -151,28 +151,34 @@ fn merged<'a>(notes: &[&'a Note]) -> Vec<(String, &'a str)> {
         .collect()
 }
 
-/// `the client used 99% CPU` → (`the client used \u{0}% CPU`, [99]).
+/// `the client used 99% CPU` → (`the client used \u{0}% CPU`, [99]). A token of digits
+/// with more than one dot (an IPv4 address `10.202.0.2`, a version `3.1.1`) is a name, not
+/// a figure: it stays in the shape as written.
 fn shape_of(text: &str) -> (String, Vec<f64>) {
     let mut shape = String::with_capacity(text.len());
     let mut numbers = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
-        if c.is_ascii_digit() {
-            let mut end = i + 1;
-            while let Some(&(j, d)) = chars.peek() {
-                let decimal_point =
-                    d == '.' && text[j + 1..].starts_with(|x: char| x.is_ascii_digit());
-                if d.is_ascii_digit() || decimal_point {
-                    end = j + d.len_utf8();
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            numbers.push(text[i..end].parse().unwrap_or(0.0));
-            shape.push('\u{0}');
-        } else {
+        if !c.is_ascii_digit() {
             shape.push(c);
+            continue;
+        }
+        let mut end = i + 1;
+        while let Some(&(j, d)) = chars.peek() {
+            let inner_dot = d == '.' && text[j + 1..].starts_with(|x: char| x.is_ascii_digit());
+            if !(d.is_ascii_digit() || inner_dot) {
+                break;
+            }
+            end = j + 1;
+            chars.next();
+        }
+        let token = &text[i..end];
+        match token.parse() {
+            Ok(v) if token.matches('.').count() <= 1 => {
+                numbers.push(v);
+                shape.push('\u{0}');
+            }
+            _ => shape.push_str(token),
         }
     }
     (shape, numbers)
@@ -272,6 +278,21 @@ mod tests {
                 "runs 1 and 2 differ"
             ]
         );
+    }
+
+    #[test]
+    fn addresses_and_versions_in_merged_notes_stay_as_written() {
+        let m = |s: &str| s.to_string();
+        let merged = merge_messages(&[
+            m("SEQ1M: 10.202.0.2 answered after 3 s over NFS 3.0.1"),
+            m("RND4K: 10.202.0.2 answered after 5 s over NFS 3.0.1"),
+        ]);
+        assert_eq!(
+            merged,
+            ["10.202.0.2 answered after 3–5 s over NFS 3.0.1 (2 tests: SEQ1M, RND4K)"]
+        );
+        let apart = merge_messages(&[m("a: lost 10.0.0.1"), m("b: lost 10.0.0.2")]);
+        assert_eq!(apart, ["a: lost 10.0.0.1", "b: lost 10.0.0.2"]);
     }
 
     #[test]

@@ -86,6 +86,10 @@ enum SlotState {
     Answered,
 }
 
+/// What a wait for IO replies waits for, as its errors name it ("no reply to the requests
+/// in flight within 30 s").
+const IN_FLIGHT: &str = "the requests in flight";
+
 #[derive(Clone, Copy)]
 enum Req {
     Read {
@@ -784,7 +788,7 @@ impl Conn {
     pub fn quiesce(&mut self) -> Result<()> {
         self.commit()?;
         while self.in_flight > 0 {
-            self.receive("reply")?;
+            self.receive(IN_FLIGHT)?;
         }
         Ok(())
     }
@@ -806,7 +810,7 @@ impl Conn {
                 if !self.whole_reply_buffered() {
                     return Ok(());
                 }
-                self.receive("reply")?;
+                self.receive(IN_FLIGHT)?;
                 if self.done.is_empty() {
                     return Ok(());
                 }
@@ -815,7 +819,7 @@ impl Conn {
             if self.in_flight == 0 {
                 return Err(self.protocol("reap", "waiting for IOs that were never sent"));
             }
-            self.receive("reply")?;
+            self.receive(IN_FLIGHT)?;
         }
     }
 

@@ -1,6 +1,7 @@
 //! Pipelining against a real Samba smbd behind a slow link: collecting one completion
 //! must not wait for replies that are still arriving, or the requests in flight drain
-//! before the caller can send new ones and the link idles once per queue depth.
+//! before the caller can send new ones and the link idles once per queue depth. A server
+//! that stops answering is named with what got no reply.
 //! Skips with a reason when Samba is not installed.
 
 use std::net::SocketAddr;
@@ -64,4 +65,41 @@ fn reaping_one_read_leaves_the_replies_still_arriving_in_flight() {
     }
     assert!(buf == data, "the data read is the file's");
     c.close(id).unwrap();
+}
+
+/// A server that stops answering while IOs are in flight: the error says what got no reply
+/// (it read "no reply to reply").
+#[test]
+fn a_silent_server_is_named_with_what_got_no_reply() {
+    storbench_testkit::require!(smbd::unavailable());
+    let s = Smbd::start().expect("start smbd");
+    std::fs::write(s.share_dir(SHARE).join("still.bin"), vec![7u8; MIB]).unwrap();
+    let url = format!("smb://{}@127.0.0.1:{}/{SHARE}?timeout=1", s.user(), s.port);
+    let cfg =
+        ClientConfig::from_url(&SmbUrl::parse(&url).unwrap(), Some(s.password().into())).unwrap();
+    let mut c = Client::connect(&cfg).unwrap_or_else(|e| panic!("login: {e}\n{}", s.log()));
+    let (id, _) = c.open_read("still.bin").unwrap();
+    let pgid = s.pid().expect("smbd runs") as i32;
+    // SAFETY: signalling the test's own smbd process group; Resume continues it.
+    unsafe { libc::kill(-pgid, libc::SIGSTOP) };
+    let _resume = Resume(pgid);
+    let mut buf = vec![0u8; MIB];
+    // SAFETY: `buf` outlives the reap below.
+    let r = unsafe { c.submit_read(id, 0, buf.as_mut_ptr(), MIB as u32, 1) };
+    assert_eq!(r.unwrap(), Submit::Queued);
+    let e = c.reap(1, &mut Vec::new()).unwrap_err().to_string();
+    assert!(
+        e.contains("no reply to the requests in flight within 1 s"),
+        "{e}"
+    );
+}
+
+/// Continues the stopped server when dropped (before the client, declared earlier, logs off).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        // SAFETY: signalling the test's own smbd process group.
+        unsafe { libc::kill(-self.0, libc::SIGCONT) };
+    }
 }

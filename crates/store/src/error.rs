@@ -18,24 +18,25 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
-    #[error("{}: {op}: {source}", path.display())]
+    // Each message below shows its cause, so the cause is no `#[source]`: an error chain
+    // printed whole (`{:#}`) would repeat it.
+    #[error("{}: {op}: {cause}", path.display())]
     Sqlite {
         path: PathBuf,
         op: &'static str,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
-    #[error("cannot create the folder {} for the results database: {source}", dir.display())]
-    CreateDir {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}: cannot read the file: {source}", path.display())]
+    #[error(
+        "{}: the database cannot be written (a read-only file or file system)",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error("cannot create the folder {} for the results database: {cause}", dir.display())]
+    CreateDir { dir: PathBuf, cause: std::io::Error },
+    #[error("{}: cannot read the file: {cause}", path.display())]
     ReadFile {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("no data folder for the results database: set STORBENCH_DB, XDG_DATA_HOME or HOME")]
     NoDataDir,
@@ -53,7 +54,13 @@ pub enum StoreError {
     #[error("label '{0}' is a plain number, which would read as a run id; choose another label")]
     NumericLabel(String),
     #[error("cannot encode the result as JSON: {0}")]
-    Encode(#[from] serde_json::Error),
+    Encode(serde_json::Error),
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        StoreError::Encode(e)
+    }
 }
 
 impl StoreError {
@@ -70,7 +77,7 @@ impl StoreError {
             _ => StoreError::Sqlite {
                 path: path.to_path_buf(),
                 op,
-                source: e,
+                cause: e,
             },
         }
     }

@@ -99,9 +99,9 @@ impl Store {
         let path = path.as_ref().to_path_buf();
         check_header(&path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 dir: dir.to_path_buf(),
-                source,
+                cause,
             })?;
         }
         let sq = |op| {
@@ -109,6 +109,13 @@ impl Store {
             move |e| StoreError::sqlite(&path, op, e)
         };
         let mut conn = Connection::open(&path).map_err(sq("open"))?;
+        // SQLite falls back to reading a file it cannot write; the first save would fail.
+        if conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(sq("check write access"))?
+        {
+            return Err(StoreError::ReadOnly { path });
+        }
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(sq("set busy timeout"))?;
         check_identity(&conn, &path)?;
@@ -400,10 +407,10 @@ fn check_header(path: &Path) -> Result<(), StoreError> {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
+        Err(cause) => {
             return Err(StoreError::ReadFile {
                 path: path.into(),
-                source,
+                cause,
             });
         }
     };
@@ -413,10 +420,10 @@ fn check_header(path: &Path) -> Result<(), StoreError> {
         match file.read(&mut head[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
-            Err(source) => {
+            Err(cause) => {
                 return Err(StoreError::ReadFile {
                     path: path.into(),
-                    source,
+                    cause,
                 });
             }
         }

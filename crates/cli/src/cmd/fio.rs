@@ -15,7 +15,6 @@ use storbench_report::live::status::EtaMode;
 use storbench_report::registry;
 
 use crate::StoreArgs;
-use crate::running::route_network_targets;
 use crate::session::Session;
 use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 
@@ -55,7 +54,6 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     }
     for job in &mut inv.workload.jobs {
         job.allow_destructive |= own.allow_destructive;
-        route_network_targets(job)?;
     }
     if let Some(cmd) = &inv.showcmd {
         crate::running::print_out(cmd)?;

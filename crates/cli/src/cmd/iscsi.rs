@@ -27,7 +27,8 @@ pub enum IscsiCommand {
 #[derive(clap::Args, Debug)]
 pub struct DiscoverArgs {
     /// The portal: HOST[:PORT] (port 3260 by default), or an iscsi:// URL, which may carry
-    /// CHAP credentials (iscsi://user%secret@host) and ?initiator=IQN.
+    /// a CHAP user (iscsi://user@host; the secret from STORBENCH_ISCSI_SECRET, ?secret-file=
+    /// or the prompt) and ?initiator=IQN.
     #[arg(value_name = "HOST[:PORT]")]
     pub portal: String,
     /// Initiator IQN to log in as (some targets allow only listed initiators).

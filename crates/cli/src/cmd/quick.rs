@@ -127,7 +127,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     if !crate::multihost::secondary() {
         eprintln!(
             "storbench quick: {} — {} {}, {} per test, {} IO",
-            storbench_core::redact::text(&target),
+            storbench_report::terminal::escape(&storbench_core::redact::text(&target)),
             human_bytes(args.size),
             if plan.device {
                 "at the start of the device (its data is overwritten)"
@@ -258,7 +258,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     if !direct_ok {
         eprintln!(
             "storbench: warning: {}",
-            buffered_reason.as_deref().unwrap_or_default()
+            storbench_report::terminal::escape(buffered_reason.as_deref().unwrap_or_default())
         );
     }
     Ok(TargetPlan {

@@ -155,6 +155,40 @@ pub(super) const DEFS: &[OptDef] = &[
     .note("The export is the job's one file; its size is the server's."),
 ];
 
+/// Makes a job that names a network URL use the engine that reaches it, before anything
+/// considers the job's engine (the nbd export, the queue-depth warning): an engine left at
+/// its default is switched (a copied command line just works); a local engine chosen
+/// explicitly is refused. The nfs engine's base URL (`nfs_url=`) names its directory.
+pub(crate) fn route_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
+    if job.filenames.is_empty()
+        && job.directories.is_empty()
+        && let Some(url) = job.engine_options.nfs_url.as_deref()
+    {
+        job.directories = vec![url.to_owned()];
+    }
+    let first = job.filenames.first().or(job.directories.first());
+    let target = crate::target::Target::classify(first.map_or("", String::as_str));
+    let Some(wanted) = target.engine() else {
+        return Ok(());
+    };
+    // fio's metadata engines run over whatever engine serves the target.
+    let same = catalogue::find(&job.ioengine).is_some_and(|e| {
+        e.name == wanted.name
+            || (e.serves == catalogue::Serves::Metadata && e.reaches(target.protocol()))
+    });
+    if same {
+        return Ok(());
+    }
+    if job.options.iter().any(|(k, _)| k == "ioengine") {
+        return Err(format!(
+            "ioengine={} cannot reach {target}; use --ioengine={}",
+            job.ioengine, wanted.name
+        ));
+    }
+    job.ioengine = wanted.name.to_string();
+    Ok(())
+}
+
 /// fio's nbd engine takes its export from `uri=` and names the job's one file after
 /// `filename` (or `nbd`); storbench makes the URI the job's file, so lay-out, the device
 /// checks and the engine all see the export. An `nbd://` file name serves as well.

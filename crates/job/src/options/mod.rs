@@ -19,7 +19,7 @@ mod zoned;
 
 use crate::build::JobBuilder;
 
-pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target};
+pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target, route_target};
 pub(crate) use logs::fix_logs;
 pub use refused::{Refused, UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;

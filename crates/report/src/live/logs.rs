@@ -164,14 +164,18 @@ pub(super) fn open_log(name: &str, per_job: bool) -> io::Result<std::fs::File> {
 }
 
 /// Writes the log files of clone `thread_number` of `job` in the current directory (or
-/// where the prefix points), as fio does when a job ends.
-pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) -> io::Result<()> {
+/// where the prefix points), as fio does when a job ends. A file that cannot be written
+/// does not stop the others; each failure is returned, naming its file.
+pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) -> Vec<io::Error> {
+    let mut failed = Vec::new();
     for (name, kind, windows) in wanted(job, thread_number, logs) {
-        open_log(&name, job.logs.per_job)
-            .and_then(|mut f| f.write_all(lines(kind, windows, &job.logs).as_bytes()))
-            .map_err(|e| io::Error::new(e.kind(), format!("log file {name}: {e}")))?;
+        let written = open_log(&name, job.logs.per_job)
+            .and_then(|mut f| f.write_all(lines(kind, windows, &job.logs).as_bytes()));
+        if let Err(e) = written {
+            failed.push(io::Error::new(e.kind(), format!("log file {name}: {e}")));
+        }
     }
-    Ok(())
+    failed
 }
 
 #[cfg(test)]

@@ -82,22 +82,26 @@ pub struct UnitLogs {
 
 impl UnitLogs {
     /// Opens (creating or truncating, as fio does) the files clone `thread_number` of `job`
-    /// writes while it runs.
-    pub fn open(job: &JobSpec, thread_number: u32) -> io::Result<Self> {
+    /// writes while it runs. A file that cannot be opened does not keep the others from
+    /// being written: each failure is returned beside the logs, naming its file.
+    pub fn open(job: &JobSpec, thread_number: u32) -> (Self, Vec<io::Error>) {
         let l = &job.logs;
+        let mut failed = Vec::new();
+        let mut opened = |name, kind| {
+            LogFile::open(name, kind, l.per_job)
+                .map_err(|e| failed.push(e))
+                .ok()
+        };
         let mut files = Vec::new();
         if l.any() && l.avg_msec == 0 {
             for (name, kind) in wanted_files(job, thread_number) {
-                files.push(LogFile::open(name, kind, l.per_job)?);
+                files.extend(opened(name, kind));
             }
         }
-        let hist = match &l.hist {
-            Some(p) => {
-                let name = file_name(p, LogKind::Hist, thread_number, l.per_job);
-                Some(LogFile::open(name, LogKind::Hist, l.per_job)?)
-            }
-            None => None,
-        };
+        let hist = l.hist.as_ref().and_then(|p| {
+            let name = file_name(p, LogKind::Hist, thread_number, l.per_job);
+            opened(name, LogKind::Hist)
+        });
         let prio = if tail(l).ends_with("0x0000") {
             "0x0000"
         } else {
@@ -105,7 +109,7 @@ impl UnitLogs {
         };
         // gtod_reduce switches every latency and the bandwidth off: fio's `no_reduce`.
         let reduced = job.disable_lat && job.disable_clat && job.disable_slat && job.disable_bw;
-        Ok(UnitLogs {
+        let logs = UnitLogs {
             files,
             hist,
             cols: Columns {
@@ -115,7 +119,8 @@ impl UnitLogs {
                 iops: !reduced,
                 coarseness: l.hist_coarseness,
             },
-        })
+        };
+        (logs, failed)
     }
 }
 

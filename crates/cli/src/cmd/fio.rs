@@ -62,6 +62,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     if inv.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    check_log_directories(&inv.workload.jobs)?;
     crate::running::check_nfs_targets(&inv.workload.jobs)?;
     crate::secrets::prepare_iscsi(
         inv.workload
@@ -227,4 +228,36 @@ mod tests {
         assert!(own.allow_destructive);
         assert!(split_own_flags(&["--label".to_string()], &StoreArgs::default()).is_err());
     }
+}
+
+/// Log files (`write_bw_log` and the rest) go into directories that must exist: one asked
+/// for below a missing directory is one line before the run, not a warning after it (fio
+/// 3.33 runs the job, cannot open the file and exits 0, which a script cannot tell from
+/// success). A file that cannot be written later (a full disk) is still a warning.
+fn check_log_directories(jobs: &[storbench_job::JobSpec]) -> anyhow::Result<()> {
+    for job in jobs {
+        let l = &job.logs;
+        let given = [
+            ("write_bw_log", &l.bw),
+            ("write_iops_log", &l.iops),
+            ("write_lat_log", &l.lat),
+            ("write_hist_log", &l.hist),
+        ];
+        for (option, prefix) in given {
+            let Some(prefix) = prefix else { continue };
+            let dir = match std::path::Path::new(prefix).parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "{}: {option}={}: the directory {} does not exist",
+                    job.name,
+                    storbench_core::redact::text(prefix),
+                    storbench_core::redact::text(&dir.display().to_string())
+                );
+            }
+        }
+    }
+    Ok(())
 }

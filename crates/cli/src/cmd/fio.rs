@@ -204,32 +204,6 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
     Ok((rest, own))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn own_flags_are_taken_out() {
-        let args: Vec<String> = [
-            "--name=a",
-            "--label",
-            "nvme",
-            "--tag=x",
-            "--allow-destructive",
-            "--bs=4k",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let (rest, own) = split_own_flags(&args, &StoreArgs::default()).unwrap();
-        assert_eq!(rest, vec!["--name=a", "--bs=4k"]);
-        assert_eq!(own.store.label.as_deref(), Some("nvme"));
-        assert_eq!(own.store.tags, vec!["x"]);
-        assert!(own.allow_destructive);
-        assert!(split_own_flags(&["--label".to_string()], &StoreArgs::default()).is_err());
-    }
-}
-
 /// Log files (`write_bw_log` and the rest) go into directories that must exist: one asked
 /// for below a missing directory is one line before the run, not a warning after it (fio
 /// 3.33 runs the job, cannot open the file and exits 0, which a script cannot tell from
@@ -260,4 +234,30 @@ fn check_log_directories(jobs: &[storbench_job::JobSpec]) -> anyhow::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_flags_are_taken_out() {
+        let args: Vec<String> = [
+            "--name=a",
+            "--label",
+            "nvme",
+            "--tag=x",
+            "--allow-destructive",
+            "--bs=4k",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (rest, own) = split_own_flags(&args, &StoreArgs::default()).unwrap();
+        assert_eq!(rest, vec!["--name=a", "--bs=4k"]);
+        assert_eq!(own.store.label.as_deref(), Some("nvme"));
+        assert_eq!(own.store.tags, vec!["x"]);
+        assert!(own.allow_destructive);
+        assert!(split_own_flags(&["--label".to_string()], &StoreArgs::default()).is_err());
+    }
 }

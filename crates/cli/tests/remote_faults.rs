@@ -120,3 +120,18 @@ fn nfs_a_planted_symlink_at_a_generated_name_is_refused() {
         assert!(export.join("a.0.0").symlink_metadata().unwrap().is_symlink());
     }
 }
+
+/// A device's capacity bounds the region: asking for more than an NBD export holds, or an
+/// offset past its end, is refused before any IO.
+#[test]
+fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
+    storbench_testkit::require!(storbench_testkit::nbdkit::unavailable());
+    let srv = storbench_testkit::nbdkit::Nbdkit::memory("8M").unwrap();
+    let uri = format!("--uri={}", srv.uri());
+    for region in [&["--size=16M"][..], &["--size=4M", "--offset=6M"][..]] {
+        let mut args = vec!["fio", "--name=j", "--ioengine=nbd", &uri, "--rw=write"];
+        args.extend_from_slice(region);
+        let (r, took) = run(&args, None);
+        refused(&r, took, &["the device has 8388608"]);
+    }
+}

@@ -101,7 +101,9 @@ mod tests {
     fn local_factory(
         _: &storbench_job::JobSpec,
     ) -> std::result::Result<Box<dyn storbench_core::Engine>, storbench_core::EngineError> {
-        Err(storbench_core::EngineError::unsupported("no engine for a local target"))
+        Err(storbench_core::EngineError::unsupported(
+            "no engine for a local target",
+        ))
     }
 
     fn config(dir: &str, size: &str, files: &str, copies: &str) -> Config {

@@ -77,8 +77,16 @@ fn petabyte_refused(dir: &Path, url: &str, engine: &str, password: Option<&str>)
         let rw = format!("--rw={rw}");
         let args = ["fio", "--name=big", &ioengine, &directory, "--size=1p", &rw];
         let (r, took) = run(&args, password);
-        refused(&r, took, &["big: not enough space in ", "use a smaller size="]);
-        assert_eq!(names(dir), Vec::<String>::new(), "nothing left on the server");
+        refused(
+            &r,
+            took,
+            &["big: not enough space in ", "use a smaller size="],
+        );
+        assert_eq!(
+            names(dir),
+            Vec::<String>::new(),
+            "nothing left on the server"
+        );
     }
     let (r, took) = run(&["quick", url, "--size=1p", "--runtime=1s"], password);
     refused(&r, took, &["not enough space in ", "PiB more but only"]);
@@ -112,12 +120,25 @@ fn nfs_a_planted_symlink_at_a_generated_name_is_refused() {
     for rw in ["write", "read"] {
         let rw = format!("--rw={rw}");
         let (r, took) = run(
-            &["fio", "--name=a", "--ioengine=nfs", &directory, "--size=1m", &rw],
+            &[
+                "fio",
+                "--name=a",
+                "--ioengine=nfs",
+                &directory,
+                "--size=1m",
+                &rw,
+            ],
             None,
         );
         refused(&r, took, &["a.0.0", "is a symbolic link", "filename="]);
         assert_eq!(std::fs::read(export.join("victim")).unwrap(), b"not yours");
-        assert!(export.join("a.0.0").symlink_metadata().unwrap().is_symlink());
+        assert!(
+            export
+                .join("a.0.0")
+                .symlink_metadata()
+                .unwrap()
+                .is_symlink()
+        );
     }
 }
 

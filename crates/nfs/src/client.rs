@@ -412,7 +412,13 @@ impl Client {
     pub fn fsstat(&mut self) -> Result<FsStat> {
         let root = self.root;
         let encode = |a: &mut Vec<u8>| proto::args_fh(a, &root);
-        self.meta("FSSTAT", nfsproc::FSSTAT, At::Path(""), encode, proto::res_fsstat)
+        self.meta(
+            "FSSTAT",
+            nfsproc::FSSTAT,
+            At::Path(""),
+            encode,
+            proto::res_fsstat,
+        )
     }
 
     /// LOOKUP by relative path.

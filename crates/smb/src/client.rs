@@ -510,11 +510,14 @@ impl Client {
             proto::FILE_FS_FULL_SIZE_INFORMATION,
             proto::FS_FULL_SIZE_LEN,
         );
-        let asked = self.conn.call(Command::QueryInfo, &body, false).and_then(|h| {
-            self.check(h.status, "QUERY_INFO", "file system")?;
-            proto::parse_fs_full_size(self.conn.reply())
-                .map_err(|e| self.conn.garbage("QUERY_INFO", e))
-        });
+        let asked = self
+            .conn
+            .call(Command::QueryInfo, &body, false)
+            .and_then(|h| {
+                self.check(h.status, "QUERY_INFO", "file system")?;
+                proto::parse_fs_full_size(self.conn.reply())
+                    .map_err(|e| self.conn.garbage("QUERY_INFO", e))
+            });
         let closed = self.close(id);
         let size = asked?;
         closed?;

@@ -156,3 +156,19 @@ fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
         refused(&r, took, &["the device has 8388608"]);
     }
 }
+
+/// `clean` with a URL says it cannot list a server's leftovers, instead of looking for a
+/// local directory of that name.
+#[test]
+fn clean_of_a_url_is_refused_in_one_line() {
+    for url in ["nfs://127.0.0.1/export", "smb://u@127.0.0.1/share/dir"] {
+        let mut c = storbench();
+        c.args(["clean", url, "--yes"]);
+        let line = Run::of(&mut c).one_error_line();
+        assert!(
+            line.starts_with("storbench: clean takes a local directory"),
+            "{line}"
+        );
+        assert!(line.contains("are not listed yet"), "{line}");
+    }
+}

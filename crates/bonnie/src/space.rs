@@ -1,12 +1,15 @@
 //! Whether the suite's files fit where they are to be written. bonnie++ does not check and
 //! stops at ENOSPC; on a RAM-backed tmpfs as large as the RAM (Debian's /dev/shm) it never
 //! gets that far: the default 2 x RAM file takes all memory and the OOM killer ends other
-//! processes first. So local targets are measured before anything is written.
+//! processes first. So targets are measured before anything is written.
 
 use std::path::Path;
 
 use storbench_core::space::FsSpace;
+use storbench_core::{FileSpec, OpenOptions};
+use storbench_job::target::Target as Typed;
 
+use crate::Factory;
 use crate::config::Config;
 use crate::error::{BonnieError, Result};
 use crate::target::Target;
@@ -14,12 +17,13 @@ use crate::target::Target;
 const MIB: u64 = 1 << 20;
 const IN_MEMORY: &str = "available in memory (tmpfs keeps its files in RAM)";
 
-/// Refuses a run whose test files would not fit in the local target's free space, or, on
-/// tmpfs, in the memory the machine has available. NFS targets are left to the server.
-pub(crate) fn check_space(cfg: &Config) -> Result<()> {
+/// Refuses a run whose test files would not fit in the target's free space (a local
+/// directory's by statfs, a server's as its engine reports it: NFS FSSTAT, SMB
+/// FileFsFullSizeInformation), or, on tmpfs, in the memory the machine has available.
+pub(crate) fn check_space(cfg: &Config, factory: &Factory) -> Result<()> {
     let dir = match &cfg.target {
         Target::Local(dir) | Target::Cwd(dir) => dir,
-        Target::Remote(_) => return Ok(()),
+        Target::Remote(t) => return check_remote(cfg, factory, t),
     };
     let fs = statfs(dir)?;
     let need = bytes_needed(cfg, fs.block);
@@ -34,13 +38,28 @@ pub(crate) fn check_space(cfg: &Config) -> Result<()> {
     }
     // File systems without a capacity (ramfs, some FUSE) report no blocks at all.
     if !fs.fits(need) {
-        return Err(refusal(dir, need, fs.free, "free"));
+        return Err(refusal(&dir.display(), need, fs.free, "free"));
     }
     if fs.tmpfs
         && let Some(available) = mem_available()
         && available < need
     {
-        return Err(refusal(dir, need, available, IN_MEMORY));
+        return Err(refusal(&dir.display(), need, available, IN_MEMORY));
+    }
+    Ok(())
+}
+
+/// The server's free space, asked through the engine that will run the suite. Small
+/// files are counted in blocks of 4 KiB, as a server reports no block size.
+fn check_remote(cfg: &Config, factory: &Factory, target: &Typed) -> Result<()> {
+    let mut engine = factory(&cfg.target.job(cfg.direct))?;
+    let spec = FileSpec::new(target.expose().to_owned(), OpenOptions::default());
+    let Some(fs) = engine.free_space(&spec)? else {
+        return Ok(());
+    };
+    let need = bytes_needed(cfg, 4096);
+    if !fs.fits(need) {
+        return Err(refusal(target, need, fs.free, "free"));
     }
     Ok(())
 }
@@ -53,11 +72,10 @@ fn bytes_needed(cfg: &Config, block: u64) -> u64 {
     per_copy * u64::from(cfg.concurrency)
 }
 
-fn refusal(dir: &Path, need: u64, have: u64, what: &str) -> BonnieError {
+fn refusal(dir: &dyn std::fmt::Display, need: u64, have: u64, what: &str) -> BonnieError {
     BonnieError::Refused(format!(
-        "not enough space in {}: the test files need {} MiB but only {} MiB is {what}; \
+        "not enough space in {dir}: the test files need {} MiB but only {} MiB is {what}; \
          give a smaller -s (or fewer or smaller -n files)",
-        dir.display(),
         need.div_ceil(MIB),
         have / MIB
     ))
@@ -78,6 +96,15 @@ mod tests {
     use super::*;
     use crate::config::Host;
     use crate::flags::Flags;
+
+    /// Local targets are measured by statfs: no engine is made.
+    fn local_factory(
+        _: &storbench_job::JobSpec,
+    ) -> std::result::Result<Box<dyn storbench_core::Engine>, storbench_core::EngineError> {
+        Err(storbench_core::EngineError::unsupported(
+            "no engine for a local target",
+        ))
+    }
 
     fn config(dir: &str, size: &str, files: &str, copies: &str) -> Config {
         let flags = Flags {
@@ -113,7 +140,7 @@ mod tests {
         let free = statfs(&dir).unwrap().free;
         let too_big = format!("{}", free / MIB + 1024);
         let cfg = config(dir.to_str().unwrap(), &too_big, "0", "1");
-        let e = check_space(&cfg).unwrap_err().to_string();
+        let e = check_space(&cfg, &local_factory).unwrap_err().to_string();
         assert!(e.starts_with("not enough space in "), "{e}");
         assert!(
             e.contains(&format!("need {} MiB", free / MIB + 1024)),
@@ -121,7 +148,7 @@ mod tests {
         );
         assert!(e.contains("give a smaller -s"), "{e}");
         let cfg = config(dir.to_str().unwrap(), "1", "0", "1");
-        check_space(&cfg).unwrap();
+        check_space(&cfg, &local_factory).unwrap();
     }
 
     #[test]

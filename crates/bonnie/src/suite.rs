@@ -36,7 +36,7 @@ pub fn run_once(
     let started = unix_ms();
     // Every rank checks, then all agree before any writes (a no-op on one host). The
     // marker is made before the workers, so it is dropped after them on every path.
-    let marker = match crate::space::check_space(cfg).and_then(|()| mark(cfg)) {
+    let marker = match crate::space::check_space(cfg, factory).and_then(|()| mark(cfg)) {
         Ok(m) => m,
         Err(e) => {
             ranks.fail();

@@ -490,6 +490,16 @@ pub trait Engine: Send {
     fn advise(&mut self, _file: FileId, _access: Access) -> Result<(), EngineError> {
         Ok(())
     }
+    /// The capacity of the file system on the server that holds `file` (which need not
+    /// exist yet), for engines whose files live on a server; `None` where the runner
+    /// measures the file system itself (local files) or nothing can tell.
+    fn free_space(
+        &mut self,
+        _file: &FileSpec,
+    ) -> Result<Option<crate::space::FsSpace>, EngineError> {
+        Ok(None)
+    }
+
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {
         None
     }

@@ -25,6 +25,19 @@ pub struct FsSpace {
 }
 
 impl FsSpace {
+    /// A capacity a server reports (NFS FSSTAT, SMB FileFsFullSizeInformation): `total`
+    /// and `free` bytes, counted in bytes, with no inode figures.
+    pub fn capacity(total: u64, free: u64) -> FsSpace {
+        FsSpace {
+            blocks: total,
+            free,
+            block: 1,
+            inodes: 0,
+            free_inodes: 0,
+            tmpfs: false,
+        }
+    }
+
     /// Whether `need` more bytes fit (always true where no capacity is reported).
     pub fn fits(&self, need: u64) -> bool {
         self.blocks == 0 || self.free >= need

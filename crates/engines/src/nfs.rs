@@ -16,6 +16,7 @@ use storbench_core::{
 };
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
+use storbench_core::space::FsSpace;
 use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stable};
 
 use crate::dirtable::DirTable;
@@ -98,6 +99,22 @@ fn to_engine(e: NfsError) -> EngineError {
         errno: e.errno(),
         message: format!("nfs: {e}"),
     }
+}
+
+/// A name storbench generated that the server holds as something else than a regular
+/// file (a link planted there is never followed).
+fn not_a_file(shown: &Target, attr: storbench_nfs::Fattr) -> EngineError {
+    let what = match attr.is_symlink() {
+        true => "a symbolic link",
+        false => "not a regular file",
+    };
+    EngineError::new(
+        ErrorKind::Refused,
+        format!(
+            "nfs: {shown} is {what}; storbench does not follow links at the file names it makes \
+             (remove it, or name the target with filename=)"
+        ),
+    )
 }
 
 struct NfsFile {
@@ -292,7 +309,14 @@ impl Engine for NfsEngine {
         let rel = self.target_typed(&spec.path, typed)?;
         let (o, file_mode) = (&spec.open, self.modes.file);
         let client = self.client_mut()?;
-        let fh = match client.lookup_follow(&rel) {
+        let found = match o.nofollow {
+            true => client.lookup(&rel),
+            false => client.lookup_follow(&rel),
+        };
+        let fh = match found {
+            Ok((_, attr)) if o.nofollow && !attr.is_file() => {
+                return Err(not_a_file(&spec.target, attr));
+            }
             Ok(_) if o.create && o.exclusive => {
                 return Err(EngineError {
                     kind: ErrorKind::Refused,
@@ -322,6 +346,16 @@ impl Engine for NfsEngine {
             client.set_size(&fh, 0, &rel).map_err(to_engine)?;
         }
         self.add_file(fh, rel, o)
+    }
+
+    fn free_space(&mut self, spec: &FileSpec) -> Result<Option<FsSpace>, EngineError> {
+        let typed = match &spec.target {
+            Target::Nfs(t) => Some(&t.url),
+            _ => None,
+        };
+        self.target_typed(&spec.path, typed)?;
+        let st = self.client_mut()?.fsstat().map_err(to_engine)?;
+        Ok(Some(FsSpace::capacity(st.tbytes, st.abytes)))
     }
 
     fn size(&mut self, file: FileId) -> Result<u64, EngineError> {

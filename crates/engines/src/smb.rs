@@ -29,6 +29,7 @@ use storbench_core::{
 use storbench_job::JobSpec;
 use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
+use storbench_core::space::FsSpace;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
@@ -235,7 +236,18 @@ impl SmbEngine {
             },
             _ => to_engine(e),
         };
-        let id = self.retry_map(|c| open_with(c, rel, o, durable), exists)?;
+        let (id, info) = self.retry_map(|c| open_with_info(c, rel, o, durable), exists)?;
+        if o.nofollow && info.attributes & storbench_smb::proto::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            let _ = self.retry(|c| c.close(id));
+            return Err(EngineError::new(
+                ErrorKind::Refused,
+                format!(
+                    "smb: {shown} is a symbolic link (a reparse point); storbench does not \
+                     follow links at the file names it makes (remove it, or name the target \
+                     with filename=)"
+                ),
+            ));
+        }
         if o.truncate {
             self.retry(|c| c.set_size(id, 0))?;
         }
@@ -339,22 +351,31 @@ impl SmbEngine {
     }
 }
 
-/// Opens `rel` as `o` asks: write-through for `sync=1`, read-only when only reading.
+/// Opens `rel` as `o` asks (see `open_with_info`).
 fn open_with(
     c: &mut Client,
     rel: &str,
     o: &OpenOptions,
     durable: bool,
 ) -> Result<storbench_smb::FileId, SmbError> {
+    open_with_info(c, rel, o, durable).map(|(id, _)| id)
+}
+
+/// Opens `rel` as `o` asks: write-through for `sync=1`, read-only when only reading.
+fn open_with_info(
+    c: &mut Client,
+    rel: &str,
+    o: &OpenOptions,
+    durable: bool,
+) -> Result<(storbench_smb::FileId, storbench_smb::FileInfo), SmbError> {
     c.set_durable_opens(durable);
-    let r = if o.sync {
+    if o.sync {
         c.open_write_through(rel, o.create, o.exclusive)
     } else if o.write || o.create {
         c.open(rel, o.create, o.exclusive)
     } else {
         c.open_read(rel)
-    };
-    r.map(|(id, _)| id)
+    }
 }
 
 /// The credit-starvation note: IOs had to wait for credits, and the mean number in flight
@@ -444,6 +465,16 @@ impl Engine for SmbEngine {
         };
         let rel = self.target_typed(&spec.path, typed)?;
         self.open_rel(&rel, &spec.path, &spec.open, true)
+    }
+
+    fn free_space(&mut self, spec: &FileSpec) -> Result<Option<FsSpace>, EngineError> {
+        let typed = match &spec.target {
+            Target::Smb(t) => Some(&t.url),
+            _ => None,
+        };
+        self.target_typed(&spec.path, typed)?;
+        let fs = self.retry(|c| c.fs_size())?;
+        Ok(Some(FsSpace::capacity(fs.total, fs.caller_available)))
     }
 
     fn setup(&mut self, setup: &storbench_core::EngineSetup) -> Result<(), EngineError> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::error::{NfsError, Result};
 use crate::mount::{getport, machine_name, mount_export, one_shot, resolve, with_port};
-use crate::proto::{self, Fattr, Fh, FsInfo, NfsResult, NfsStat, Verf, nfsproc};
+use crate::proto::{self, Fattr, Fh, FsInfo, FsStat, NfsResult, NfsStat, Verf, nfsproc};
 use crate::rpc::{Auth, PROG_MOUNT, PROG_NFS};
 use crate::transport::{Transport, TransportConfig};
 use crate::url::NfsUrl;
@@ -406,6 +406,19 @@ impl Client {
         let found = self.follow(link, At::Path(rel));
         self.dir_links_nested -= 1;
         found
+    }
+
+    /// FSSTAT of the file system holding the export: its size and free bytes.
+    pub fn fsstat(&mut self) -> Result<FsStat> {
+        let root = self.root;
+        let encode = |a: &mut Vec<u8>| proto::args_fh(a, &root);
+        self.meta(
+            "FSSTAT",
+            nfsproc::FSSTAT,
+            At::Path(""),
+            encode,
+            proto::res_fsstat,
+        )
     }
 
     /// LOOKUP by relative path.

@@ -63,6 +63,7 @@ fn decode(record: &[u8]) {
     let _ = proto::res_readdirplus(body);
     let _ = rpc::reply_xid(record);
     let _ = proto::res_fsinfo(body);
+    let _ = proto::res_fsstat(body);
     let _ = proto::res_mnt(body);
     let _ = proto::res_export(body);
     let _ = proto::res_getport(body);

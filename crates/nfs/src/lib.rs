@@ -18,6 +18,6 @@ pub mod xdr;
 
 pub use client::{At, Client};
 pub use error::{DecodeError, MountStat, NfsError};
-pub use proto::{Fattr, Fh, FsInfo, NfsStat, Stable};
+pub use proto::{Fattr, Fh, FsInfo, FsStat, NfsStat, Stable};
 pub use transport::{DurabilityStats, Outage, Transport, TransportConfig};
 pub use url::NfsUrl;

@@ -27,6 +27,7 @@ pub mod nfsproc {
     pub const RMDIR: u32 = 13;
     pub const LINK: u32 = 15;
     pub const READDIRPLUS: u32 = 17;
+    pub const FSSTAT: u32 = 18;
     pub const FSINFO: u32 = 19;
     pub const COMMIT: u32 = 21;
 }
@@ -166,6 +167,11 @@ pub struct Fattr {
 }
 
 impl Fattr {
+    /// NF3REG: a regular file.
+    pub fn is_file(&self) -> bool {
+        self.ftype == 1
+    }
+
     pub fn is_dir(&self) -> bool {
         self.ftype == 2
     }
@@ -184,6 +190,17 @@ pub struct FsInfo {
     pub wtmax: u32,
     pub wtpref: u32,
     pub maxfilesize: u64,
+}
+
+/// FSSTAT results: the file system's capacity in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FsStat {
+    /// Total size.
+    pub tbytes: u64,
+    /// Free bytes.
+    pub fbytes: u64,
+    /// Free bytes the caller (an unprivileged user) may use.
+    pub abytes: u64,
 }
 
 /// stable_how of WRITE.
@@ -578,6 +595,23 @@ pub fn res_fsinfo(body: &[u8]) -> NfsResult<FsInfo> {
         wtmax,
         wtpref,
         maxfilesize,
+    }))
+}
+
+pub fn res_fsstat(body: &[u8]) -> NfsResult<FsStat> {
+    let mut d = Dec::new(body);
+    let st = status(&mut d)?;
+    post_op_attr(&mut d)?;
+    if let Some(s) = st {
+        return Ok(Err(s));
+    }
+    let tbytes = d.u64()?;
+    let fbytes = d.u64()?;
+    let abytes = d.u64()?;
+    Ok(Ok(FsStat {
+        tbytes,
+        fbytes,
+        abytes,
     }))
 }
 

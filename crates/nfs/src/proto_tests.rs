@@ -327,6 +327,7 @@ proptest! {
         let _ = res_readlink(&data);
         let _ = res_readdirplus(&data);
         let _ = res_fsinfo(&data);
+        let _ = res_fsstat(&data);
         let _ = res_mnt(&data);
         let _ = res_export(&data);
         let _ = crate::rpc::parse_reply(&data);

@@ -482,6 +482,34 @@ impl Client {
         .map(drop)
     }
 
+    /// The capacity of the share's file system (FileFsFullSizeInformation on its root).
+    pub fn fs_size(&mut self) -> Result<proto::FsSize> {
+        let (id, _) = self.create(
+            "",
+            access::FILE_READ_ATTRIBUTES | access::SYNCHRONIZE,
+            disposition::OPEN,
+            options::DIRECTORY_FILE,
+        )?;
+        let body = proto::query_info_body(
+            id,
+            proto::INFO_FILESYSTEM,
+            proto::FILE_FS_FULL_SIZE_INFORMATION,
+            proto::FS_FULL_SIZE_LEN,
+        );
+        let asked = self
+            .conn
+            .call(Command::QueryInfo, &body, false)
+            .and_then(|h| {
+                self.check(h.status, "QUERY_INFO", "file system")?;
+                proto::parse_fs_full_size(self.conn.reply())
+                    .map_err(|e| self.conn.garbage("QUERY_INFO", e))
+            });
+        let closed = self.close(id);
+        let size = asked?;
+        closed?;
+        Ok(size)
+    }
+
     /// Opens a directory for listing.
     pub fn open_dir(&mut self, path: &str) -> Result<FileId> {
         let (id, _) = self.create(

@@ -22,7 +22,10 @@ pub fn replies(data: &[u8]) {
         1 => drop(proto::parse_session_setup(msg)),
         2 => drop(ntlm::parse_challenge(msg)),
         3 => drop(proto::parse_tree_connect(msg)),
-        4 => drop(proto::parse_create(msg)),
+        4 => {
+            drop(proto::parse_create(msg));
+            drop(proto::parse_fs_full_size(msg));
+        }
         5 => drop(proto::parse_read_fixed(msg)),
         6 => drop(proto::parse_write(msg)),
         7 => {

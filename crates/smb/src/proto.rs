@@ -275,6 +275,8 @@ pub mod options {
 
 pub const FILE_ATTRIBUTE_DIRECTORY: u32 = 0x10;
 pub const FILE_ATTRIBUTE_NORMAL: u32 = 0x80;
+/// A reparse point: a symbolic link or junction, when opened with OPEN_REPARSE_POINT.
+pub const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
 
 /// CREATE of `path` (relative to the share, `\` separated).
 pub fn create_body(path: &str, access: u32, disposition: u32, options: u32) -> Vec<u8> {
@@ -443,6 +445,61 @@ pub const FILE_END_OF_FILE_INFORMATION: u8 = 20;
 pub const FILE_DISPOSITION_INFORMATION: u8 = 13;
 pub const FILE_ID_BOTH_DIRECTORY_INFORMATION: u8 = 37;
 pub const FILE_DIRECTORY_INFORMATION: u8 = 1;
+
+/// QUERY_INFO's InfoType for file-system information.
+pub const INFO_FILESYSTEM: u8 = 2;
+/// FileFsFullSizeInformation's class.
+pub const FILE_FS_FULL_SIZE_INFORMATION: u8 = 7;
+/// The size of a FileFsFullSizeInformation record.
+pub const FS_FULL_SIZE_LEN: u32 = 32;
+
+/// QUERY_INFO of `class` of `info_type` on the open handle `id`.
+pub fn query_info_body(id: FileId, info_type: u8, class: u8, out_len: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(41);
+    put_u16(&mut b, 41);
+    b.push(info_type);
+    b.push(class);
+    put_u32(&mut b, out_len);
+    put_u16(&mut b, 0); // InputBufferOffset
+    put_u16(&mut b, 0); // Reserved
+    put_u32(&mut b, 0); // InputBufferLength
+    put_u32(&mut b, 0); // AdditionalInformation
+    put_u32(&mut b, 0); // Flags
+    b.extend_from_slice(&id.0);
+    b.push(0); // the variable part, empty
+    b
+}
+
+/// The capacity of a share's file system (FileFsFullSizeInformation), in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FsSize {
+    pub total: u64,
+    /// What the caller (quotas applied) may still use.
+    pub caller_available: u64,
+    /// The allocation unit.
+    pub unit: u64,
+}
+
+/// A QUERY_INFO reply holding FileFsFullSizeInformation.
+pub fn parse_fs_full_size(msg: &[u8]) -> Result<FsSize, DecodeError> {
+    let mut r = Rd::at(msg, HEADER_LEN)?;
+    expect_size(r.u16()?, 9)?;
+    let off = r.u16()? as usize;
+    let len = r.u32()? as usize;
+    let buf = slice(msg, off, len)?;
+    let mut e = Rd::at(buf, 0)?;
+    let total_units = e.u64()?;
+    let caller_units = e.u64()?;
+    e.skip(8)?; // ActualAvailableAllocationUnits
+    let sectors = u64::from(e.u32()?);
+    let sector = u64::from(e.u32()?);
+    let unit = sectors.saturating_mul(sector);
+    Ok(FsSize {
+        total: total_units.saturating_mul(unit),
+        caller_available: caller_units.saturating_mul(unit),
+        unit,
+    })
+}
 
 /// QUERY_DIRECTORY with pattern `*`; `restart` on the first call.
 pub fn query_directory_body(id: FileId, restart: bool, out_len: u32) -> Vec<u8> {

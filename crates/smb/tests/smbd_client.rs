@@ -368,3 +368,39 @@ fn smb_metadata_calls_compound_create_and_close_into_one_round_trip() {
         round_trip(&mut c, &s, "after-chains.dat");
     }
 }
+
+/// FileFsFullSizeInformation on the share's root: the capacity of the file system under
+/// the share's directory, as statvfs(3) sees it there.
+#[test]
+fn fs_size_is_the_capacity_of_the_shares_file_system() {
+    let Some(s) = server(SmbdOptions::default()) else {
+        return;
+    };
+    let mut c = login(&s, "");
+    let fs = c.fs_size().expect("QUERY_INFO FileFsFullSizeInformation");
+    let local = statvfs(&s.share_dir(SHARE));
+    assert_eq!(fs.total, local.0, "{fs:?}");
+    assert!(fs.caller_available <= fs.total, "{fs:?}");
+    // Free space moves while other tests write: within 1 GiB of what statvfs says.
+    assert!(
+        fs.caller_available.abs_diff(local.1) < 1 << 30,
+        "{fs:?} {local:?}"
+    );
+    assert!(fs.unit > 0);
+    c.logoff().unwrap();
+}
+
+/// (total, available to an unprivileged user) bytes of the file system under `dir`.
+fn statvfs(dir: &std::path::Path) -> (u64, u64) {
+    let out = std::process::Command::new("stat")
+        .args(["-f", "-c", "%S %b %a"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Vec<u64> = text
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (v[0] * v[1], v[0] * v[2])
+}

@@ -207,6 +207,7 @@ pub fn warn_stale(dir: &Path) {
 
 pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode> {
     let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
+    refuse_url(&dir)?;
     let found = stale(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
     if found.is_empty() {
         eprintln!(
@@ -247,6 +248,23 @@ pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode
         eprintln!("storbench: removed {}", l.path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A URL is not a directory of this host: its leftovers cannot be listed here, and it
+/// must not be taken as a local path of that name.
+fn refuse_url(dir: &Path) -> anyhow::Result<()> {
+    let Some(text) = dir.to_str() else {
+        return Ok(());
+    };
+    let target = storbench_job::target::Target::parse(text).map_err(anyhow::Error::msg)?;
+    if let Some(p) = target.protocol() {
+        anyhow::bail!(
+            "clean takes a local directory; leftovers on {}:// targets are not listed yet \
+             (remove storbench-quick.PID.tmp and Bonnie.PID there once no run uses them): {target}",
+            p.scheme
+        );
+    }
+    Ok(())
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.

@@ -213,53 +213,54 @@ fn extent(
     Ok((len, start.saturating_add(slice)))
 }
 
-/// Refuses a job whose local files cannot grow to the sizes it needs in the free space of
-/// their file systems (and, on tmpfs, in the memory available), as quick and bonnie do,
-/// before anything is written: `--size=1P` used to write until the disk was full or the
-/// run was killed. Existing files count with the size they have; the job's own writes fill
-/// the rest, so jobs that only write are counted too. Network and device targets are left
-/// to their servers and the device checks.
+/// Refuses a job whose files cannot grow to the sizes it needs in the free space of their
+/// file systems (and, on tmpfs, in the memory available), as quick and bonnie do, before
+/// anything is written: `--size=1P` used to write until the disk was full or the run was
+/// killed. Local file systems are measured with statfs; a server's (NFS, SMB) is what its
+/// engine reports (`Engine::free_space`). Existing files count with the size they have;
+/// the job's own writes fill the rest, so jobs that only write are counted too. Device
+/// targets are bounded by their capacity, which the lay-out and device checks enforce.
 fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<(), EngineError> {
     use std::collections::HashMap;
-    use std::os::unix::fs::MetadataExt;
-    // By path: the largest size any clone needs, and the size the file has.
-    let mut sizes: HashMap<String, (u64, Option<u64>)> = HashMap::new();
-    for clone in 0..job.numjobs.max(1) {
-        let planned = plan::files_for_clone(job, clone);
-        let nfiles = planned.len();
-        for f in &planned {
-            if f.target.caps().network
-                || f.target.caps().device_like
-                || plan::is_char_device(&f.target)
-            {
+    // By path: the largest size any clone needs, the size the file has, and its target.
+    let mut sizes: HashMap<String, (u64, Option<u64>, &Target)> = HashMap::new();
+    let planned: Vec<_> = (0..job.numjobs.max(1))
+        .map(|clone| (clone, plan::files_for_clone(job, clone)))
+        .collect();
+    for (clone, files) in &planned {
+        for f in files {
+            if f.target.caps().device_like || plan::is_char_device(&f.target) {
                 continue;
             }
             let basis = match sizes.get(&f.path) {
-                Some(&(_, basis)) => basis,
+                Some(&(_, basis, _)) => basis,
                 None => layout::probe(engine, &f.path),
             };
-            let Ok((_, need)) = extent(job, clone, f, basis, nfiles) else {
+            let Ok((_, need)) = extent(job, *clone, f, basis, files.len()) else {
                 return Ok(()); // The lay-out says why.
             };
-            let e = sizes.entry(f.path.clone()).or_insert((0, basis));
+            let e = sizes.entry(f.path.clone()).or_insert((0, basis, &f.target));
             e.0 = e.0.max(need);
         }
     }
-    // By file system (device number of the directory): bytes still to be written.
-    let mut by_fs: HashMap<u64, (std::path::PathBuf, u64)> = HashMap::new();
-    for (path, (need, have)) in sizes {
-        let dir = match std::path::Path::new(&path).parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let Ok(meta) = std::fs::metadata(&dir) else {
+    // By file system: where it is, bytes still to be written, and one of its files.
+    let mut by_fs: HashMap<SpaceKey, (String, u64, String)> = HashMap::new();
+    for (path, (need, have, target)) in sizes {
+        let Some((key, shown)) = space_key(&path, target) else {
             continue;
         };
-        let e = by_fs.entry(meta.dev()).or_insert((dir, 0));
+        let e = by_fs.entry(key).or_insert((shown, 0, path));
         e.1 = e.1.saturating_add(need.saturating_sub(have.unwrap_or(0)));
     }
-    for (dir, extra) in by_fs.into_values() {
-        let Ok(fs) = crate::space::statfs(&dir) else {
+    for (key, (shown, extra, path)) in by_fs {
+        let fs = match key {
+            SpaceKey::Local(_) => crate::space::statfs(&parent_dir(&path)).ok(),
+            SpaceKey::Remote(_) => {
+                let spec = crate::engine::FileSpec::new(path, Default::default());
+                engine.free_space(&spec)?
+            }
+        };
+        let Some(fs) = fs else {
             continue;
         };
         let memory = crate::space::mem_and_swap_available().filter(|_| fs.tmpfs);
@@ -273,16 +274,47 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         return Err(EngineError::new(
             ErrorKind::Refused,
             format!(
-                "{}: not enough space in {}: the files need {} more but only {} is {what} \
+                "{}: not enough space in {shown}: the files need {} more but only {} is {what} \
                  (use a smaller size=)",
                 job.name,
-                dir.display(),
                 crate::space::human(extra),
                 crate::space::human(have),
             ),
         ));
     }
     Ok(())
+}
+
+/// A file system files are grouped by for the free-space check.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum SpaceKey {
+    /// A local one, by the device number of the file's directory.
+    Local(u64),
+    /// A server's, by the file's directory as shown (secrets masked).
+    Remote(String),
+}
+
+/// The file system `path` lies on and the directory shown for it; None when its
+/// directory cannot be reached (the lay-out then says why).
+fn space_key(path: &str, target: &Target) -> Option<(SpaceKey, String)> {
+    use std::os::unix::fs::MetadataExt;
+    if target.caps().network {
+        let shown = target.to_string();
+        let dir = shown.split('?').next().unwrap_or_default();
+        let dir = dir.rsplit_once('/').map_or(dir, |(d, _)| d).to_string();
+        return Some((SpaceKey::Remote(dir.clone()), dir));
+    }
+    let dir = parent_dir(path);
+    let meta = std::fs::metadata(&dir).ok()?;
+    Some((SpaceKey::Local(meta.dev()), dir.display().to_string()))
+}
+
+/// The directory a local file is (to be) in.
+fn parent_dir(path: &str) -> std::path::PathBuf {
+    match std::path::Path::new(path).parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
 }
 
 /// Drops the page cache of `path`. A file that cannot be opened is no error here: the job

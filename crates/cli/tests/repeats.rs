@@ -301,6 +301,12 @@ fn compare_tells_noise_from_change_and_warns_on_settings() {
         bw.contains(" ± ") && bw.trim_end().ends_with("real"),
         "{text}"
     );
+    // The answer comes first: the change, as a factor of the reference's rate.
+    let answer = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        answer.starts_with("answer: ") && answer.contains("× slower ["),
+        "{text}"
+    );
     let text = db.run(dir.path(), &["compare", "a", "b"]).ok().to_string();
     let bw = text.lines().find(|l| l.contains("bandwidth MB/s")).unwrap();
     assert!(bw.trim_end().ends_with("noise"), "{text}");
@@ -308,9 +314,9 @@ fn compare_tells_noise_from_change_and_warns_on_settings() {
     let diff = db.run(dir.path(), &["compare", "a", "bigger"]);
     let out = diff.ok();
     assert!(
-        out.lines().nth(1).is_some_and(
-            |l| l.starts_with("warning: runs differ in block size: a 4096, bigger 65536")
-        ),
+        out.lines()
+            .take(4)
+            .any(|l| l.starts_with("warning: runs differ in block size: a 4096, bigger 65536")),
         "{out}"
     );
     let md = db.run(

@@ -159,6 +159,37 @@ pub fn welch(a: &Summary, b: &Summary) -> Welch {
     }
 }
 
+/// The 95% interval of `b.mean − a.mean` that goes with [`welch`]: the difference ± the
+/// t quantile at Welch's degrees of freedom times its standard error.
+pub fn welch_difference_interval(a: &Summary, b: &Summary) -> (f64, f64) {
+    let w = welch(a, b);
+    let diff = b.mean - a.mean;
+    let se = (a.var / a.n as f64 + b.var / b.n as f64).sqrt();
+    if se == 0.0 {
+        return (diff, diff);
+    }
+    let half = t_quantile(0.5 + LEVEL / 2.0, w.df) * se;
+    (diff - half, diff + half)
+}
+
+/// Benjamini–Hochberg adjusted p-values ("q-values") of a family of tests, in the order
+/// given: calling every test with q < α a discovery keeps the expected share of false
+/// discoveries among them at most α (for independent or positively dependent tests), and
+/// when no difference is real, the chance of any discovery at all at most α.
+pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let mut q = vec![1.0; m];
+    let mut running = 1.0f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        let scaled = p[i] * m as f64 / (rank + 1) as f64;
+        running = running.min(scaled);
+        q[i] = running.clamp(0.0, 1.0);
+    }
+    q
+}
+
 /// Batch means of an autocorrelated series (per-second rates): consecutive seconds are
 /// not independent (a cache filling, a device's garbage collection), so the series is cut
 /// into ⌊√m⌋-long batches whose means are closer to independent, and the summary is over
@@ -415,6 +446,50 @@ mod tests {
         };
         assert_eq!(welch(&flat, &flat).p, 1.0);
         assert_eq!(welch(&flat, &Summary { mean: 6.0, ..flat }).p, 0.0);
+    }
+
+    #[test]
+    fn welch_difference_interval_by_hand() {
+        // Means 20 and 22, standard errors² 0.4 and 0.75: half width t(0.975, df) · √1.15.
+        let a = Summary {
+            mean: 20.0,
+            var: 4.0,
+            n: 10,
+        };
+        let b = Summary {
+            mean: 22.0,
+            var: 9.0,
+            n: 12,
+        };
+        let (lo, hi) = welch_difference_interval(&a, &b);
+        let half = t_quantile(0.975, welch(&a, &b).df) * 1.15f64.sqrt();
+        assert!(close(lo, 2.0 - half, 1e-12) && close(hi, 2.0 + half, 1e-12));
+        // Not significant at 95%: the interval holds 0.
+        assert!(lo < 0.0 && hi > 0.0);
+        let flat = Summary {
+            mean: 5.0,
+            var: 0.0,
+            n: 3,
+        };
+        assert_eq!(welch_difference_interval(&flat, &flat), (0.0, 0.0));
+    }
+
+    #[test]
+    fn benjamini_hochberg_by_hand() {
+        // p sorted 0.01, 0.02, 0.03, 0.5 of m = 4: p·m/rank = 0.04, 0.04, 0.04, 0.5, then
+        // the running minimum from the top.
+        let q = benjamini_hochberg(&[0.03, 0.5, 0.01, 0.02]);
+        let want = [0.04, 0.5, 0.04, 0.04];
+        for (g, w) in q.iter().zip(want) {
+            assert!(close(*g, w, 1e-12), "{q:?}");
+        }
+        // One test: its own p. None: nothing.
+        assert_eq!(benjamini_hochberg(&[0.047]), vec![0.047]);
+        assert!(benjamini_hochberg(&[]).is_empty());
+        // Three of forty at 0.047 and the rest above: none below 0.05 after adjustment.
+        let mut p = vec![0.047; 3];
+        p.extend((0..37).map(|i| 0.1 + f64::from(i) * 0.02));
+        assert!(benjamini_hochberg(&p).iter().all(|q| *q >= 0.05));
     }
 
     #[test]

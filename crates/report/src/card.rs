@@ -9,6 +9,8 @@ use minijinja::{Environment, Value, context};
 use serde::Serialize;
 use storbench_model::result::{RunMode, RunResult, Validity};
 
+use crate::compare::MetricId;
+use crate::intervals::TestIntervals;
 use crate::numfmt::num;
 use crate::privacy::Privacy;
 use crate::quick::{QuickRow, rows};
@@ -55,7 +57,8 @@ pub fn svg(run: &RunResult, title: Option<&str>, privacy: &Privacy) -> Option<St
     if !applies(run) {
         return None;
     }
-    let quick = rows(run);
+    let intervals = crate::intervals::of_run(run);
+    let quick = with_means(rows(run), &intervals);
     let top = scale_top(&quick);
     let mut tests: Vec<(String, Vec<&QuickRow>)> = Vec::new();
     for r in &quick {
@@ -75,7 +78,9 @@ pub fn svg(run: &RunResult, title: Option<&str>, privacy: &Privacy) -> Option<St
                 .enumerate()
                 .map(|(c, dir)| {
                     let x = 16 + LABEL_W + GAP + c as u32 * (CELL_W + GAP);
-                    cell(run, x, top, dirs.iter().find(|r| r.direction == *dir))
+                    let row = dirs.iter().find(|r| r.direction == *dir);
+                    let half = row.and_then(|r| bandwidth_half_width(&intervals, r));
+                    cell(run, x, top, row, half)
                 })
                 .collect();
             Row {
@@ -106,7 +111,36 @@ pub fn svg(run: &RunResult, title: Option<&str>, privacy: &Privacy) -> Option<St
     Some(text)
 }
 
-fn cell(run: &RunResult, x: u32, top: f64, row: Option<&&QuickRow>) -> Cell {
+/// A repeated run's rows with each rate the mean over its rounds, as the table, the charts
+/// and `compare` show it; a run without rounds keeps its figures.
+fn with_means(mut rows: Vec<QuickRow>, intervals: &[TestIntervals]) -> Vec<QuickRow> {
+    for r in &mut rows {
+        let Some(iv) = test_intervals(intervals, r) else {
+            continue;
+        };
+        if let Some(m) = iv.get(MetricId::BandwidthMb) {
+            r.mb_per_s = m.interval.mean;
+        }
+        if let Some(m) = iv.get(MetricId::Iops) {
+            r.iops = m.interval.mean;
+        }
+    }
+    rows
+}
+
+fn test_intervals<'a>(intervals: &'a [TestIntervals], r: &QuickRow) -> Option<&'a TestIntervals> {
+    let name = format!("{} {}", r.test, r.direction);
+    intervals.iter().find(|t| t.test == name.trim())
+}
+
+fn bandwidth_half_width(intervals: &[TestIntervals], r: &QuickRow) -> Option<f64> {
+    test_intervals(intervals, r)?
+        .get(MetricId::BandwidthMb)
+        .map(|m| m.half_width)
+}
+
+/// `half` is the half width of the MB/s figure's 95% interval, for a repeated run.
+fn cell(run: &RunResult, x: u32, top: f64, row: Option<&&QuickRow>, half: Option<f64>) -> Cell {
     let Some(r) = row else {
         return Cell {
             x,
@@ -136,7 +170,16 @@ fn cell(run: &RunResult, x: u32, top: f64, row: Option<&&QuickRow>) -> Cell {
     Cell {
         x,
         mbps: num(r.mb_per_s),
-        iops: format!("{} IOPS", num(r.iops)),
+        iops: match half {
+            Some(h) => format!(
+                "± {} MB/s · {} IOPS",
+                crate::intervals::plus_minus(r.mb_per_s, h)
+                    .split_once(" ± ")
+                    .map_or(String::new(), |(_, h)| h.to_string()),
+                num(r.iops)
+            ),
+            None => format!("{} IOPS", num(r.iops)),
+        },
         bar: (fraction * f64::from(CELL_W)).round() as u32,
         color: if r.direction == "read" {
             "#2456a6"
@@ -188,6 +231,10 @@ fn footer(run: &RunResult) -> String {
         .verdicts
         .iter()
         .filter(|v| v.validity != Validity::Valid);
+    let version = match crate::intervals::rounds_used(run) {
+        n if n > 1 => format!("{version} · means of {n} rounds ± 95% interval"),
+        _ => version,
+    };
     match judged.count() {
         0 => version,
         n => format!("{version} · {n} test(s) marked: see the report's verdicts"),

@@ -5,11 +5,13 @@
 //! [`storbench_model::merge`]), the quick preset's tests likewise, and bonnie's columns.
 //! Runs are compared on the tests they share; what is not shared is listed in notes.
 //!
-//! Each difference is judged a real change or noise ([`noise`]); a run with rounds
+//! Each difference is judged a real change, noise, or beyond telling ([`noise`]), the
+//! differences of one comparison together; a run with rounds
 //! (`--repeat`) is compared by its rounds' mean, shown with its 95% interval. Settings that
 //! change a result and differ between the runs are warned about up front, and differences
 //! in their recorded environments listed ([`settings`]).
 
+pub(crate) mod answer;
 pub(crate) mod figures;
 pub(crate) mod hosts;
 pub mod noise;
@@ -22,7 +24,7 @@ use storbench_model::repeats::round_runs;
 use storbench_model::result::RunResult;
 
 pub use figures::{Better, Figure, MetricId, PerSecond, TestFigures, figures_of};
-pub use noise::{Basis, Verdict};
+pub use noise::{Basis, Call, Verdict};
 pub use render::{Format, render};
 
 /// A run to compare and the name its column gets.
@@ -165,6 +167,12 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
         ));
     }
     notes.extend(too_fast);
+    let mut family: Vec<&mut Verdict> = tests
+        .iter_mut()
+        .flat_map(|t| &mut t.rows)
+        .flat_map(|r| r.verdicts.iter_mut().flatten())
+        .collect();
+    noise::adjust(&mut family);
     Comparison {
         runs: runs
             .iter()
@@ -184,7 +192,10 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
         tests,
         notes,
         warnings: settings::setting_warnings(runs),
-        environment: settings::environment_differences(runs),
+        environment: settings::environment_differences(runs)
+            .into_iter()
+            .chain(settings::load_difference(runs))
+            .collect(),
     }
 }
 

@@ -28,6 +28,8 @@ pub enum Reads {
 pub struct Style {
     /// Colour improvements and regressions (comparison text).
     pub color: bool,
+    /// The terminal's width in columns; None when not writing to a terminal.
+    pub width: Option<usize>,
 }
 
 /// Writes a run or a comparison.
@@ -215,7 +217,14 @@ pub static FORMATS: &[Format] = &[
         default_for: None,
         for_people: true,
         writer: Writer::Comparison(|c, s, o| {
-            crate::compare::render(c, CompareFormat::Text { color: s.color }, o)
+            crate::compare::render(
+                c,
+                CompareFormat::Text {
+                    color: s.color,
+                    width: s.width,
+                },
+                o,
+            )
         }),
     },
     Format {

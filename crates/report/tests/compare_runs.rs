@@ -350,7 +350,15 @@ fn too_fast_notes_name_only_runs_that_printed_plus() {
     assert_eq!(cells(MetricId::BandwidthMb), ["+++++", "+++++", "-"]);
     assert_eq!(cells(MetricId::CpuPct), ["+++", "+++", "-"]);
     let mut out = Vec::new();
-    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: false,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     let line = text
         .lines()
@@ -369,7 +377,15 @@ fn nothing_shared_is_said_plainly() {
     let c = compare(&named(&runs), 0);
     assert!(c.tests.is_empty());
     let mut out = Vec::new();
-    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: false,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("These runs share no test."), "{text}");
     assert!(
@@ -391,7 +407,15 @@ fn text_table_layout_and_colours() {
     ];
     let c = compare(&named(&runs), 0);
     let mut out = Vec::new();
-    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: false,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     let expected_head = "Comparing PATA (#1), NFS (#2), iSCSI (#3); changes against PATA (#1)";
     assert!(text.starts_with(expected_head), "{text}");
@@ -418,7 +442,15 @@ fn text_table_layout_and_colours() {
     assert!(!text.contains('\x1b'));
 
     let mut out = Vec::new();
-    render(&c, Format::Text { color: true }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: true,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     // Less CPU is better (green), more is worse (red); more bandwidth is better.
     assert!(text.contains("\x1b[32m  -33.3%\x1b[0m"), "{text:?}");
@@ -502,7 +534,15 @@ fn latency_units_follow_the_values() {
     let runs = [(1, "a", slow(20_000_000)), (2, "b", slow(30_000_000))];
     let c = compare(&named(&runs), 0);
     let mut out = Vec::new();
-    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: false,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     let p50 = text.lines().find(|l| l.contains("latency p50")).unwrap();
     // 20 ms and 30 ms land in histogram buckets whose midpoints are within 1/128.
@@ -516,7 +556,15 @@ fn latency_units_follow_the_values() {
     let fast = [(1, "a", pata()), (2, "b", nfs())];
     let c = compare(&named(&fast), 0);
     let mut out = Vec::new();
-    render(&c, Format::Text { color: false }, &mut out).unwrap();
+    render(
+        &c,
+        Format::Text {
+            color: false,
+            width: None,
+        },
+        &mut out,
+    )
+    .unwrap();
     let text = String::from_utf8(out).unwrap();
     let p50 = text.lines().find(|l| l.contains("latency p50")).unwrap();
     assert_eq!(

@@ -130,7 +130,10 @@ fn render_all(r: &RunResult) -> Result<(), TestCaseError> {
     ];
     let c = compare::compare(&named, 0);
     for f in [
-        compare::Format::Text { color: true },
+        compare::Format::Text {
+            color: true,
+            width: None,
+        },
         compare::Format::Markdown,
         compare::Format::Csv,
         compare::Format::Json,

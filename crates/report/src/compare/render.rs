@@ -9,20 +9,29 @@ use crate::intervals::plus_minus;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Aligned tables; improvements green and regressions red when `color` is set.
+    /// `width` is the terminal's in columns: below [`NARROW_BELOW`] each run's value gets a
+    /// line of its own; None (not a terminal) is wide.
     Text {
         color: bool,
+        width: Option<usize>,
     },
     Markdown,
     Csv,
     Json,
 }
 
+/// Terminals narrower than this get the narrow layout.
+pub const NARROW_BELOW: usize = 100;
+
 /// Changes smaller than this are noise and stay uncoloured.
 const COLOR_THRESHOLD_PCT: f64 = 1.0;
 
 pub fn render(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result<()> {
     match format {
-        Format::Text { color } => text(&for_terminal(c), color, out),
+        Format::Text { color, width } => {
+            let narrow = width.is_some_and(|w| w < NARROW_BELOW);
+            text(&for_terminal(c), color, narrow, out)
+        }
         Format::Markdown => markdown(&for_terminal(c), out),
         Format::Csv => csv(c, out),
         Format::Json => {
@@ -183,21 +192,49 @@ fn write_preamble(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Resu
     {
         writeln!(
             out,
-            "{bullet}Δ real: a change beyond the noise, noise: within it (Welch's t-test, 95%, on the runs' rounds, \
-             and at least {}%); real~/noise~: judged from per-second rates (batch means), weaker than rounds",
-            super::noise::NOISE_FLOOR_PCT
+            "{bullet}Δ real: beyond the noise (Welch's t-test on the rounds, Benjamini–Hochberg over this \
+             comparison at {}%, and at least {}%); noise: within ±{}%; cannot tell: too few rounds or \
+             too much spread; ~: judged from per-second rates, weaker than rounds",
+            super::noise::FALSE_CHANGE_RATE * 100.0,
+            super::noise::NOISE_FLOOR_PCT,
+            super::noise::NOISE_MARGIN_PCT,
         )?;
     }
     Ok(())
 }
 
-fn text(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
+/// The answer line and the advice, right under the heading.
+fn write_answer(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<()> {
+    for line in [super::answer::summary(c), super::answer::advice(c)]
+        .into_iter()
+        .flatten()
+    {
+        writeln!(out, "{bullet}{line}")?;
+    }
+    Ok(())
+}
+
+/// Wraps a cell in the colour its change calls for.
+fn paint(text: String, color: bool, good: Option<bool>) -> String {
+    match (color, good) {
+        (true, Some(true)) => format!("\x1b[32m{text}\x1b[0m"),
+        (true, Some(false)) => format!("\x1b[31m{text}\x1b[0m"),
+        _ => text,
+    }
+}
+
+fn text(c: &Comparison, color: bool, narrow: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", header_line(c))?;
+    write_answer(c, out, "")?;
     write_preamble(c, out, "")?;
     for t in &c.tests {
         writeln!(out)?;
         writeln!(out, "{}", t.test)?;
         let rows = cells(c, t);
+        if narrow {
+            narrow_table(c, t, &rows, color, out)?;
+            continue;
+        }
         let ncols = rows[0].len();
         let widths: Vec<usize> = (0..ncols)
             .map(|col| {
@@ -216,17 +253,73 @@ fn text(c: &Comparison, color: bool, out: &mut dyn Write) -> io::Result<()> {
                 } else {
                     format!("  {}{cell}", " ".repeat(pad))
                 };
-                match (color, good) {
-                    (true, Some(true)) => line.push_str(&format!("\x1b[32m{padded}\x1b[0m")),
-                    (true, Some(false)) => line.push_str(&format!("\x1b[31m{padded}\x1b[0m")),
-                    _ => line.push_str(&padded),
-                }
+                line.push_str(&paint(padded, color, *good));
             }
             writeln!(out, "{}", line.trim_end())?;
         }
     }
     write_notes(c, out, "")
 }
+
+/// One metric per heading line, then one line per run: name, value, change against the
+/// reference. Fits 80 columns however many runs are compared.
+fn narrow_table(
+    c: &Comparison,
+    t: &TestTable,
+    rows: &[Vec<(String, Option<bool>)>],
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let name_w = c
+        .runs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let value_w = rows[1..]
+        .iter()
+        .flat_map(|r| per_run(r, c.runs.len(), t.reference))
+        .map(|(v, _)| v.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    for r in &rows[1..] {
+        writeln!(out, "  {}", r[0].0)?;
+        for (i, (value, change)) in per_run(r, c.runs.len(), t.reference).enumerate() {
+            let name = &c.runs[i].name;
+            let mut line = format!(
+                "    {name}{}  {}{}",
+                " ".repeat(name_w - name.chars().count()),
+                " ".repeat(value_w - value.0.chars().count()),
+                value.0
+            );
+            if let Some((change, good)) = change {
+                line.push_str("  ");
+                line.push_str(&paint(change.clone(), color, *good));
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    Ok(())
+}
+
+/// A row's cells by run: the value, and the change cell for every run but the reference.
+fn per_run(
+    row: &[(String, Option<bool>)],
+    runs: usize,
+    reference: usize,
+) -> impl Iterator<Item = Cells<'_>> {
+    (0..runs).map(move |i| {
+        // Each run before i has a value and, unless it is the reference, a change.
+        let col = 1 + 2 * i - usize::from(reference < i);
+        (&row[col], (i != reference).then(|| &row[col + 1]))
+    })
+}
+
+/// A run's value cell and its change cell (none for the reference).
+type Cells<'a> = (
+    &'a (String, Option<bool>),
+    Option<&'a (String, Option<bool>)>,
+);
 
 fn write_notes(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<()> {
     if c.tests.is_empty() {
@@ -245,6 +338,10 @@ fn write_notes(c: &Comparison, out: &mut dyn Write, bullet: &str) -> io::Result<
 
 fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", header_line(c))?;
+    if super::answer::summary(c).is_some() {
+        writeln!(out)?;
+        write_answer(c, out, "")?;
+    }
     if !c.warnings.is_empty() || !c.environment.is_empty() || c.runs.iter().any(|r| r.rounds > 1) {
         writeln!(out)?;
         write_preamble(c, out, "- ")?;

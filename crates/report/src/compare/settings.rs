@@ -192,3 +192,58 @@ fn target_facts(t: &TargetInfo, f: &mut Vec<(&'static str, String)>) {
             .map(|d| if d { "on" } else { "off" }.to_string()),
     );
 }
+
+/// Other load differing by this many points of the machine's CPU time is worth a line.
+const LOAD_DIFFERENCE_POINTS: f64 = 10.0;
+
+/// "CPU load besides storbench: a 2% of the machine, b 47%", when the runs recorded the
+/// machine's CPU and the load of other processes differs by [`LOAD_DIFFERENCE_POINTS`]:
+/// a difference in figures may then come from the machine rather than the storage.
+pub fn load_difference(runs: &[NamedRun<'_>]) -> Option<String> {
+    let loads: Vec<Option<f64>> = runs.iter().map(|r| other_load_pct(r.run)).collect();
+    let known: Vec<f64> = loads.iter().flatten().copied().collect();
+    let spread = known.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - known.iter().copied().fold(f64::INFINITY, f64::min);
+    if known.len() < 2 || spread < LOAD_DIFFERENCE_POINTS {
+        return None;
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .zip(&loads)
+        .map(|(r, l)| match l {
+            Some(l) => format!("{} {l:.0}%", r.name),
+            None => format!("{} unknown", r.name),
+        })
+        .collect();
+    Some(format!(
+        "CPU load besides storbench (percent of the machine): {}; a difference may come from \
+         the machine rather than the storage",
+        parts.join(", ")
+    ))
+}
+
+/// The machine's busy CPU time over the run (its last round) less storbench's own, in
+/// percent of all its CPUs; None where the run did not record the machine's CPU.
+fn other_load_pct(run: &RunResult) -> Option<f64> {
+    let sys = run.system_cpu.as_ref().filter(|s| s.ncpus > 0)?;
+    let (start, end) = run
+        .repeats
+        .as_ref()
+        .and_then(|r| r.rounds.last())
+        .map_or((run.started_unix_ms, run.finished_unix_ms), |r| {
+            (r.started_unix_ms, r.finished_unix_ms)
+        });
+    let wall_ns = end.saturating_sub(start) as f64 * 1e6;
+    if wall_ns <= 0.0 {
+        return None;
+    }
+    let own_ns: u64 = run
+        .groups
+        .iter()
+        .flat_map(|g| &g.jobs)
+        .map(|j| j.cpu.usr_ns + j.cpu.sys_ns)
+        .sum();
+    let own_pct = own_ns as f64 / wall_ns * 100.0;
+    let busy = sys.user + sys.system + sys.steal;
+    Some(((busy - own_pct) / f64::from(sys.ncpus)).clamp(0.0, 100.0))
+}

@@ -242,7 +242,7 @@ mod tests {
         let mut done = vec![false; 4096];
         let mut ios = 0;
         while let Some((off, len)) = m.next(0) {
-            assert!(off % 4096 == 0 && len % 4096 == 0 && len <= 65536);
+            assert!(off.is_multiple_of(4096) && len.is_multiple_of(4096) && len <= 65536);
             for b in off / 4096..(off + len) / 4096 {
                 assert!(!done[b as usize], "block {b} twice");
                 done[b as usize] = true;

@@ -123,7 +123,10 @@ mod tests {
         let mut d = SizeDraw::new(&bs, 3).expect("drawn");
         for _ in 0..1000 {
             let len = d.draw(1 << 20).expect("fits");
-            assert!(len % 4096 == 0 && (4096..=65536).contains(&len), "{len}");
+            assert!(
+                len.is_multiple_of(4096) && (4096..=65536).contains(&len),
+                "{len}"
+            );
         }
         assert!(SizeDraw::new(&BlockSize::Fixed(4096), 1).is_none());
     }

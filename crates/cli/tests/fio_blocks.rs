@@ -11,7 +11,9 @@ use common::{fio, fio_available, sb_fio, words};
 use serde_json::Value;
 
 /// Per job: name, then [read, write] total_ios and io_bytes, and the job's error.
-fn counts(doc: &Value) -> Vec<(String, [u64; 4], i64)> {
+type Counts = Vec<(String, [u64; 4], i64)>;
+
+fn counts(doc: &Value) -> Counts {
     doc["jobs"]
         .as_array()
         .expect("jobs array")
@@ -33,7 +35,7 @@ fn counts(doc: &Value) -> Vec<(String, [u64; 4], i64)> {
 }
 
 /// Runs `line` with fio and storbench at once and returns both tools' counts.
-fn both(line: &str) -> (Vec<(String, [u64; 4], i64)>, Vec<(String, [u64; 4], i64)>) {
+fn both(line: &str) -> (Counts, Counts) {
     let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut args = vec!["--output-format=json"];
     args.extend(words(line));

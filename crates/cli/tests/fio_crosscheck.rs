@@ -115,7 +115,7 @@ fn sequential_jobs_issue_what_fio_issues() {
             ("--rw=write --bs=4k --nrfiles=4", Agree::Exact),
             ("--rw=read --bs=8k --numjobs=3", Agree::Exact),
             ("--rw=rw --bs=4k", Agree::Sums),
-            ("--rw=rw --bs=4k,8k", Agree::Bytes),
+            ("--rw=rw --bs=4k,8k", Agree::Exact),
             ("--rw=read --bsrange=4k-16k", Agree::Bytes),
             // Holes: one pass (ends on the last block), or wrap and fill size= bytes.
             ("--rw=read:8k --bs=4k", Agree::Exact),
@@ -138,7 +138,7 @@ fn random_jobs_visit_every_block_once_like_fio() {
             ("--rw=randwrite --bs=4k --numjobs=3", Agree::Exact),
             ("--rw=randrw --bs=4k --nrfiles=4", Agree::Sums),
             ("--rw=randrw --bs=4k --rwmixread=70 --loops=2", Agree::Sums),
-            ("--rw=randrw --bssplit=4k/50:64k/50", Agree::Bytes),
+            ("--rw=randrw --bssplit=4k/50:64k/50", Agree::Exact),
         ],
     );
     same_totals(

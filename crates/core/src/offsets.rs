@@ -10,8 +10,9 @@ use storbench_job::RandomDistribution;
 use crate::rng::{Rng, mix64};
 
 mod fiomap;
+mod fiosizes;
 mod zones;
-pub use fiomap::FioMap;
+pub use fiomap::{FioMap, MapAgain};
 pub use zones::ZoneIndex;
 
 /// A bijection on [0, n): a balanced Feistel network over 2^bits ≥ n, with cycle walking.
@@ -147,8 +148,8 @@ enum Draw {
     /// fio's own random map (directions of different block sizes).
     Fio {
         map: Box<FioMap>,
-        /// The job goes on after its file is done (`time_based`, io_size left): the map starts over.
-        reset: bool,
+        /// What happens when the map finds no place for the next IO.
+        again: MapAgain,
     },
 }
 
@@ -217,9 +218,9 @@ pub struct OffsetParams {
     /// The zones of a `zoned`/`zoned_abs` distribution, built by the caller over this
     /// region (see [`ZoneIndex::new`]).
     pub zones: Option<ZoneIndex>,
-    /// fio's own random map, for mixes of directions with different block sizes, and
-    /// whether a done file starts over (`time_based`, io_size left).
-    pub fio_map: Option<(FioMap, bool)>,
+    /// fio's own random map, for mixes of directions with different block sizes and for
+    /// block sizes that vary, and what the job does when the map's file is done.
+    pub fio_map: Option<(FioMap, MapAgain)>,
     pub seed: u64,
 }
 
@@ -230,10 +231,10 @@ impl OffsetGen {
         let draw = match p.distribution {
             _ if p.zones.is_some() => Draw::Zoned(p.zones.expect("checked")),
             _ if p.fio_map.is_some() => {
-                let (map, reset) = p.fio_map.expect("checked");
+                let (map, again) = p.fio_map.expect("checked");
                 Draw::Fio {
                     map: Box::new(map),
-                    reset,
+                    again,
                 }
             }
             RandomDistribution::Random if p.random_map => Draw::Map {
@@ -396,8 +397,31 @@ impl OffsetGen {
             *next_key = mix64(*next_key);
         }
         if let Draw::Fio { map, .. } = &mut self.draw {
-            map.reset();
+            map.reopen();
         }
+    }
+
+    /// The offset and length of the next IO from fio's own map (see [`FioMap`]); when
+    /// there is none the file is done (`done`), unless the job goes on and the map
+    /// starts over.
+    #[inline]
+    pub fn next_mapped(&mut self) -> (u64, u64) {
+        let Draw::Fio { map, again } = &mut self.draw else {
+            return (self.start, 0);
+        };
+        let mut next = map.next(self.dir);
+        if next.is_none() && again.go_on(map) {
+            next = map.next(self.dir);
+        }
+        self.done |= next.is_none();
+        let (off, len) = next.unwrap_or((0, 0));
+        (self.start + off, len)
+    }
+
+    /// True when fio's map draws the block sizes too (`bsrange`, `bssplit`), so
+    /// [`OffsetGen::next_mapped`] gives each IO's length.
+    pub fn draws_sizes(&self) -> bool {
+        matches!(&self.draw, Draw::Fio { map, .. } if map.draws_sizes())
     }
 
     /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).
@@ -435,15 +459,7 @@ impl OffsetGen {
                 spread.at((v.max(0.0) as u64).min(n - 1))
             }
             Draw::Zoned(zones) => zones.draw(rng, self.dir).min(n - 1),
-            Draw::Fio { map, reset } => {
-                let mut off = map.next(self.dir);
-                if off.is_none() && *reset {
-                    map.reset();
-                    off = map.next(self.dir);
-                }
-                self.done |= off.is_none();
-                return self.start + off.unwrap_or(0);
-            }
+            Draw::Fio { .. } => return self.next_mapped().0,
         };
         self.place(blk * self.block, bs)
     }

@@ -10,24 +10,64 @@
 //! `fill_io_u` fails, the file is done, and a job without `io_size` ends there. Over
 //! 16 MiB with `bs=4k,16k` fio so moves about 12.7 MB, not 16 MiB, and storbench follows
 //! it draw for draw: fio's taus88 generator with fio's seed, its bit search, its checks.
+//!
+//! A direction whose block size varies (`bsrange`, `bssplit`) draws its size after the
+//! offset (`SizeDraw`), and a block that would run into blocks already done is shortened
+//! to the free ones before them (`mark_random_map`): `bssplit=4k/50:64k/50` over 16 MiB
+//! so takes about 750 IOs in fio, each byte once, where whole 64 KiB blocks would take
+//! about 480.
 
+use super::fiosizes::SizeDraw;
 use crate::rng::FioRand;
 
 /// fio's `FIO_RANDSEED`: with `randrepeat`, the offset generator of thread N is seeded
 /// with N times this.
 const FIO_RANDSEED: u64 = 0xb189_9bed;
 
+/// What fio does when its map finds no place for the next IO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapAgain {
+    /// `time_based`: the map starts over and the generators go on (`get_next_rand_block`).
+    InPlace,
+    /// The job opens the file again for another pass (`keep_running`), `left` more times
+    /// (`loops`, 0: the job ends with the file; u32::MAX while io_size has bytes left), its generators seeded again as a
+    /// repeatable run's are (`clear_io_state`), so each pass is the first one again.
+    Reopen { left: u32 },
+}
+
+impl MapAgain {
+    /// Starts `map` over if the job goes on; false when the job is done.
+    pub fn go_on(&mut self, map: &mut FioMap) -> bool {
+        match self {
+            MapAgain::InPlace => {
+                map.reset();
+                true
+            }
+            MapAgain::Reopen { left: 0 } => false,
+            MapAgain::Reopen { left } => {
+                *left = left.saturating_sub(u32::from(*left != u32::MAX));
+                map.reopen();
+                true
+            }
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct FioMap {
     bits: Vec<u64>,
     nbits: u64,
     rand: FioRand,
+    /// The generator as seeded, for a reopened file of a repeatable run; None otherwise.
+    first: Option<FioRand>,
     /// Per direction: the block size, unit of its draws and of its marks.
     unit: [u64; 3],
     /// Bytes of the region (fio's `min(io_size, real_file_size)`).
     len: u64,
     /// Bytes from the region's start to the end of the file: an IO must end inside.
     room: u64,
+    /// Per direction: its block size draws when the size varies.
+    sizes: [Option<SizeDraw>; 3],
 }
 
 impl FioMap {
@@ -37,22 +77,40 @@ impl FioMap {
     pub fn new(len: u64, room: u64, unit: [u64; 3], thread_number: Option<u32>, seed: u64) -> Self {
         let smallest = unit.iter().copied().min().unwrap_or(4096).max(1);
         let nbits = (len / smallest).max(1);
+        let repeat = thread_number.is_some();
         let seed = thread_number.map_or(seed, |n| FIO_RANDSEED.wrapping_mul(u64::from(n)));
+        let rand = FioRand::seeded(seed);
         FioMap {
             bits: vec![0; nbits.div_ceil(64) as usize],
             nbits,
-            rand: FioRand::seeded(seed),
+            first: repeat.then(|| rand.clone()),
+            rand,
             unit: unit.map(|u| u.max(1)),
             len,
             room,
+            sizes: [None, None, None],
         }
     }
 
-    /// The offset (from the region's start) of the next IO of direction `ddir`, marked
-    /// done; None when fio's file would be done (no free bit, or past the file's end).
+    /// Directions whose block size varies draw it as fio does, each from its own
+    /// generator seeded with `seeds[ddir]`; `bs` gives each direction's sizes.
+    pub fn with_sizes(mut self, bs: &[storbench_job::BlockSize; 3], seeds: [u64; 3]) -> Self {
+        self.sizes = std::array::from_fn(|d| SizeDraw::new(&bs[d], seeds[d]));
+        self
+    }
+
+    /// True when some direction's block size is drawn by the map (`next` gives it).
+    pub fn draws_sizes(&self) -> bool {
+        self.sizes.iter().any(Option::is_some)
+    }
+
+    /// The offset (from the region's start) and length of the next IO of direction
+    /// `ddir`, marked done; None when fio's file would be done (no free bit, no block size
+    /// that fits, or past the file's end).
     #[inline]
-    pub fn next(&mut self, ddir: u8) -> Option<u64> {
-        let unit = self.unit[usize::from(ddir.min(2))];
+    pub fn next(&mut self, ddir: u8) -> Option<(u64, u64)> {
+        let d = usize::from(ddir.min(2));
+        let unit = self.unit[d];
         let lastb = self.len / unit;
         if lastb == 0 {
             return None;
@@ -63,16 +121,32 @@ impl FioMap {
             b = self.next_free(b)?;
         }
         let off = b * unit;
-        if off + unit > self.room {
+        let len = match &mut self.sizes[d] {
+            None => unit,
+            Some(sizes) => sizes.draw(self.len.saturating_sub(off))?,
+        };
+        if off + len > self.room {
             return None;
         }
-        self.set(b);
-        Some(off)
+        let done = self.set_run(b, len.div_ceil(unit));
+        Some((off, len.min(done * unit)))
     }
 
-    /// Clears the map (fio's `fio_file_reset`); the generator goes on.
+    /// Clears the map (fio's `fio_file_reset`); the generators go on.
     pub fn reset(&mut self) {
         self.bits.fill(0);
+    }
+
+    /// Clears the map for a file opened again; a repeatable run's generators start over
+    /// from their seeds, as fio seeds them again for each pass (`clear_io_state`).
+    pub fn reopen(&mut self) {
+        self.reset();
+        if let Some(first) = &self.first {
+            self.rand = first.clone();
+            for sizes in self.sizes.iter_mut().flatten() {
+                sizes.reseed();
+            }
+        }
     }
 
     fn is_set(&self, b: u64) -> bool {
@@ -83,6 +157,19 @@ impl FioMap {
         if b < self.nbits {
             self.bits[(b / 64) as usize] |= 1 << (b % 64);
         }
+    }
+
+    /// fio's `axmap_set_nr`: marks up to `n` bits from the free bit `b`, stopping at the
+    /// first one already set, and says how many it marked (bits past the map count as
+    /// free, as in fio's last word).
+    fn set_run(&mut self, b: u64, n: u64) -> u64 {
+        for i in 0..n {
+            if self.is_set(b + i) {
+                return i;
+            }
+            self.set(b + i);
+        }
+        n
     }
 
     /// fio's `axmap_next_free`: the first free bit after `b`, else the first from 0.
@@ -119,7 +206,8 @@ mod tests {
         let mut writes = 0;
         let end = loop {
             match m.next(1) {
-                Some(off) => {
+                Some((off, len)) => {
+                    assert_eq!(len, 16384);
                     assert!(off < 4 * 16384 && off % 16384 == 0);
                     writes += 1;
                 }
@@ -135,11 +223,42 @@ mod tests {
     #[test]
     fn reads_cover_every_block_once_then_the_file_is_done() {
         let mut m = FioMap::new(64 * 4096, 64 * 4096, [4096; 3], None, 7);
-        let mut seen: Vec<u64> = std::iter::from_fn(|| m.next(0)).collect();
+        let mut seen: Vec<u64> = std::iter::from_fn(|| m.next(0).map(|(off, _)| off)).collect();
         seen.sort_unstable();
         assert_eq!(seen, (0..64).map(|b| b * 4096).collect::<Vec<_>>());
         m.reset();
         assert!(m.next(0).is_some());
+    }
+
+    /// A split of 4 KiB and 64 KiB blocks: each 64 KiB block that would run into blocks
+    /// already done is shortened to the free ones before them, so a pass covers every byte
+    /// once, in more IOs than whole blocks would take.
+    #[test]
+    fn blocks_of_a_split_are_shortened_to_the_free_run() {
+        use storbench_job::BlockSize;
+        let split = BlockSize::Split(vec![(4096, 50), (65536, 50)]);
+        let bs = [split.clone(), split.clone(), split];
+        let mut m = FioMap::new(1 << 24, 1 << 24, [4096; 3], Some(1), 0).with_sizes(&bs, [1, 2, 3]);
+        let mut done = vec![false; 4096];
+        let mut ios = 0;
+        while let Some((off, len)) = m.next(0) {
+            assert!(off.is_multiple_of(4096) && len.is_multiple_of(4096) && len <= 65536);
+            for b in off / 4096..(off + len) / 4096 {
+                assert!(!done[b as usize], "block {b} twice");
+                done[b as usize] = true;
+            }
+            ios += 1;
+        }
+        assert!(done.iter().all(|&d| d));
+        assert!(ios > 600, "{ios} IOs: blocks were not shortened");
+        // A reopened file of a repeatable run draws what the first pass drew.
+        let first: Vec<(u64, u64)> = {
+            m.reopen();
+            std::iter::from_fn(|| m.next(0)).collect()
+        };
+        m.reopen();
+        let again: Vec<(u64, u64)> = std::iter::from_fn(|| m.next(0)).collect();
+        assert_eq!(first, again);
     }
 
     #[test]

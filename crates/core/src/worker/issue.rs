@@ -272,6 +272,9 @@ impl Worker<'_> {
         if let Some((file, offset, len)) = self.trim_then_write.take() {
             return (1, file, offset, len);
         }
+        if self.fixed_bs[ddir as usize] == 0 && self.files[0].offsets.draws_sizes() {
+            return self.next_mapped_io(ddir);
+        }
         let bs = self.block_size(ddir as usize);
         let len = self.fit_to_limit(ddir as usize, bs);
         let file = self.pick_file();
@@ -286,6 +289,18 @@ impl Worker<'_> {
             self.trim_then_write = Some((file as u32, offset, len as u32));
         }
         (ddir, file as u32, offset, len as u32)
+    }
+
+    /// The next IO of a random job whose block sizes vary, from fio's map: fio draws the
+    /// size after the offset and shortens a block that runs into blocks already done.
+    #[inline(never)]
+    fn next_mapped_io(&mut self, ddir: u8) -> (u8, u32, u64, u32) {
+        let offsets = &mut self.files[0].offsets;
+        offsets.aim(ddir);
+        let (offset, len) = offsets.next_mapped();
+        self.files_done |= offsets.done();
+        self.last_end = offset + len;
+        (ddir, 0, offset, len.max(1) as u32)
     }
 
     /// The offset of the next IO of `len` bytes in `file`; where a pass over the file
@@ -310,10 +325,17 @@ impl Worker<'_> {
         }
     }
 
-    /// Like fio, never issues more than a size-bound job's bytes: with mixed block sizes the
-    /// last IO shrinks to what is left, in whole minimum blocks.
+    /// fio issues whole blocks until a size-bound job's bytes are reached, even when the
+    /// last one goes past them (`get_next_buflen` looks at the region, not at the bytes
+    /// left). One kind of job is cut short here instead: random IO with a random map and
+    /// a varying block size that fio's own map does not serve (several files), where fio
+    /// shortens each block that runs into blocks already done, so its bytes end at the
+    /// region's; the last IO then takes what is left, in whole smallest blocks.
     #[inline]
     pub(super) fn fit_to_limit(&self, d: usize, len: u64) -> u64 {
+        if self.fixed_bs[d] != 0 || self.job.norandommap || !self.job.rw.kind.is_random() {
+            return len;
+        }
         let Some(limit) = self.plan.io_limit else {
             return len;
         };
@@ -321,10 +343,8 @@ impl Worker<'_> {
         if len <= left {
             return len;
         }
-        // Less than this direction's smallest block left (rw with bs=4k,8k): finish with
-        // what is left, which is whole blocks of the job's smallest size.
         let min = self.job.bs[d].min().max(1);
-        if left >= min { left / min * min } else { left }
+        (left / min * min).max(min.min(len))
     }
 
     #[inline(always)]

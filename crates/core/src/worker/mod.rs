@@ -22,7 +22,9 @@ pub(crate) use passes::region_pass;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use storbench_job::{FadviseHint, JobSpec, RandomDistribution, RandomGenerator};
+use storbench_job::{
+    FadviseHint, JobSpec, RandomDistribution, RandomGenerator, RwKind, VerifyKind,
+};
 
 use crate::buffers::{Arena, BufferFiller};
 use crate::clock::Clock;
@@ -32,7 +34,7 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 use crate::gate::Gate;
-use crate::offsets::{FioMap, OffsetGen, OffsetParams, ZoneIndex};
+use crate::offsets::{FioMap, MapAgain, OffsetGen, OffsetParams, ZoneIndex};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
 use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
@@ -383,9 +385,10 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
 }
 
 /// fio's own random map for a random mix whose directions have different fixed block
-/// sizes (see [`FioMap`]): fio's arithmetic decides how much such a job moves. One file,
+/// sizes, or for random IO whose block size varies (see [`FioMap`]): fio's arithmetic
+/// decides how much such a job moves. One file,
 /// fio's default generator and the uniform distribution; other jobs keep the permutation.
-fn fio_map(plan: &WorkerPlan, len: u64, room: u64) -> Option<(FioMap, bool)> {
+fn fio_map(plan: &WorkerPlan, len: u64, room: u64) -> Option<(FioMap, MapAgain)> {
     let job = &*plan.job;
     let kind = job.rw.kind;
     let fixed = job.bs.iter().all(|b| b.min() == b.max());
@@ -404,17 +407,46 @@ fn fio_map(plan: &WorkerPlan, len: u64, room: u64) -> Option<(FioMap, bool)> {
         && job.rw.nr <= 1
         && job.percentage_random.iter().all(|&p| p == 100)
         && plan.files.len() == 1
-        && fixed
-        && differ;
+        && if fixed {
+            differ
+        } else {
+            !matches!(kind, RwKind::TrimWrite | RwKind::RandTrimWrite)
+        };
     if !eligible {
         return None;
     }
     let unit = std::array::from_fn(|d| job.bs[d].min());
     let thread = job.randrepeat.then_some(plan.thread + 1);
-    // fio starts a done file over when the job goes on: time_based, or io_size left
-    // (`keep_running`); otherwise the job ends with its file.
-    let again = job.time_based || job.io_size.is_some();
-    Some((FioMap::new(len, room, unit, thread, plan.seed), again))
+    // A done file: time_based goes on in place; loops and io_size open it again.
+    let again = if job.time_based {
+        MapAgain::InPlace
+    } else if job.io_size.is_some() {
+        MapAgain::Reopen { left: u32::MAX }
+    } else {
+        MapAgain::Reopen {
+            left: job.loops.max(1) - 1,
+        }
+    };
+    let map = FioMap::new(len, room, unit, thread, plan.seed).with_sizes(&job.bs, bs_seeds(plan));
+    Some((map, again))
+}
+
+/// The seeds of fio's block size generators (`bsrange_state`), one per direction: with
+/// `randrepeat` fio's slots 0 to 2 by thread number, the writes' taking the reads' when the
+/// job verifies (so a read back draws the sizes written).
+fn bs_seeds(plan: &WorkerPlan) -> [u64; 3] {
+    let job = &*plan.job;
+    let mut seeds: [u64; 3] = std::array::from_fn(|d| {
+        if job.randrepeat {
+            FioRand::seed_for(job.randseed, plan.thread + 1, d as u32)
+        } else {
+            plan.seed ^ (d as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        }
+    });
+    if job.verify.kind != VerifyKind::None {
+        seeds[1] = seeds[0];
+    }
+    seeds
 }
 
 /// fio's zone table over one file's region, for a `zoned`/`zoned_abs` job; a zone past the

@@ -399,7 +399,7 @@ pub(super) const BLOCK_SIZES: &[OptDef] = &[
         "Weighted block sizes, e.g. 4k/60:64k/40; per direction with ','",
         apply_bssplit,
     )
-    .note("Weights adding up to more than 100 are refused (fio accepts some such lists); a list adding up to less than 100 gives the rest to its heaviest entry, which is what fio's selection does. On a random job that covers its range once (the random map), fio shortens an IO that would overlap blocks already done, so it issues more, smaller IOs than the weights say (about 3,260 instead of 1,930 for 4k/50:64k/50 over 64 MiB); storbench keeps the drawn sizes, so the bytes agree with fio's and the IO count follows the weights."),
+    .note("Weights adding up to more than 100 are refused (fio accepts some such lists); a list adding up to less than 100 gives the rest to its heaviest entry, which is what fio's selection does. On a random job that covers its range once (the random map), fio shortens an IO that would overlap blocks already done, so it issues more, smaller IOs than the weights say; on one file storbench follows fio's map, generators and seeds draw for draw (876 IOs for 4k/50:64k/50 over 16 MiB, 750 for a second job, as fio). Over several files, or without randrepeat, storbench keeps the drawn sizes: the bytes agree with fio's and the IO count follows the weights. Sequential jobs draw from storbench's generator, so their IO count is a random draw too."),
     OptDef::new(
         "blockalign",
         K::SizeDirs,

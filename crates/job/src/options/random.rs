@@ -93,10 +93,13 @@ pub(super) const DEFS: &[OptDef] = &[
     .note(
         "Accepted for compatibility: storbench draws offsets with its own generators (a keyed \
          permutation for the random map, xoshiro256** otherwise), so the sequence differs from \
-         fio's while the coverage rules are the same. One exception follows fio draw for draw: \
-         a random mix whose directions have different fixed block sizes (bs=4k,16k) on one \
-         file uses fio's taus88 generator, seed and random map, because there fio's map ends \
-         the file early (about 12.7 MB of IO over 16 MiB) and storbench moves what fio moves",
+         fio's while the coverage rules are the same. Two exceptions follow fio draw for draw \
+         on one file, with fio's taus88 generators, seeds and random map: a random mix whose \
+         directions have different fixed block sizes (bs=4k,16k), where fio's map ends the \
+         file early (about 12.7 MB of IO over 16 MiB), and random IO whose block size varies \
+         (bsrange, bssplit), where fio's map shortens blocks that run into blocks already \
+         done; a pass of loops= or io_size= repeats the first one's draws, as fio seeds its \
+         generators again for each",
     ),
     OptDef::new(
         "random_distribution",

@@ -601,6 +601,14 @@ fn latency(job: &JobResult, out: &mut Vec<Reason>) {
     if cpu_per_io >= mean_ns * WAIT_SHARE {
         return;
     }
+    // Reads the page cache served never waited on the device, whatever it served others.
+    let read = job.dirs[0].io_bytes as f64;
+    if let Some(own) = job.measured.own_read_bytes
+        && read > 0.0
+        && (own as f64) < read * WAIT_SHARE
+    {
+        return;
+    }
     let waited_on = if is_network(job) {
         job.engine_details
             .iter()

@@ -156,19 +156,23 @@ fn job_error(out: &WorkerOutput) -> (i32, Option<String>) {
 }
 
 /// What the verdicts need beyond the figures: the region the files span, the sampled
-/// reads' zeros, and whether compressible data met a compressing target (looked up only
+/// reads' zeros and the region's holes, and whether compressible data met a compressing target (looked up only
 /// when the job wrote such data).
 fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measured {
     let mut m = Measured {
         region_bytes: files.iter().map(|f| f.len).sum(),
         sampled_reads: out.stats.sampled_reads,
         zero_reads: out.stats.zero_reads,
+        own_read_bytes: Some(out.cpu.read_bytes),
         errors: job.errors.counts().then(|| crate::result::ErrorCount {
             stopped: out.error.is_some(),
             ..out.stats.errors.clone()
         }),
         ..Default::default()
     };
+    if out.stats.dirs[0].io_bytes > 0 && job.ioengine != "null" {
+        m.hole_bytes = crate::holes::hole_bytes(files);
+    }
     if out.stats.dirs[1].io_bytes > 0 && job.ioengine != "null" {
         m.compressible = crate::compress::compressible(&job.buffers);
     }
@@ -181,4 +185,28 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
         }
     }
     m
+}
+
+/// Each job's bytes read from block devices: its worker threads' own (`Usage::read_bytes`,
+/// kept by `measured_of`) plus a share of what the process's other threads read over the
+/// batch (io_uring and AIO helpers submit for the workers), shared by bytes reported read.
+/// Kept only when the process's figure (/proc/self/io) was read: the kernel then keeps the
+/// threads' too.
+pub fn apportion_reads(results: &mut [(u32, JobResult)], process_read: Option<u64>) {
+    let threads: u64 = results
+        .iter()
+        .map(|(_, r)| r.measured.own_read_bytes.unwrap_or(0))
+        .sum();
+    let reported: u64 = results.iter().map(|(_, r)| r.dirs[0].io_bytes).sum();
+    for (_, r) in results.iter_mut() {
+        r.measured.own_read_bytes = process_read.map(|process| {
+            let helpers = process.saturating_sub(threads);
+            let share = if reported > 0 {
+                (helpers as f64 * r.dirs[0].io_bytes as f64 / reported as f64) as u64
+            } else {
+                0
+            };
+            r.measured.own_read_bytes.unwrap_or(0) + share
+        });
+    }
 }

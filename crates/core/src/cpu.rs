@@ -13,6 +13,10 @@ pub struct Usage {
     pub minf: u64,
     /// Time spent ready to run but waiting for a CPU (threads only; 0 if unknown).
     pub wait_ns: u64,
+    /// Bytes the thread caused to be read from block devices (/proc/thread-self/io
+    /// `read_bytes`; threads only, 0 if unknown).
+    #[serde(default)]
+    pub read_bytes: u64,
 }
 
 impl Usage {
@@ -20,6 +24,7 @@ impl Usage {
     pub fn thread() -> Self {
         Usage {
             wait_ns: thread_run_delay().unwrap_or(0),
+            read_bytes: thread_read_bytes().unwrap_or(0),
             ..read(libc::RUSAGE_THREAD)
         }
     }
@@ -44,6 +49,7 @@ impl Usage {
             majf: self.majf.saturating_sub(earlier.majf),
             minf: self.minf.saturating_sub(earlier.minf),
             wait_ns: self.wait_ns.saturating_sub(earlier.wait_ns),
+            read_bytes: self.read_bytes.saturating_sub(earlier.read_bytes),
         }
     }
 
@@ -72,6 +78,13 @@ fn thread_run_delay() -> Option<u64> {
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The calling thread's bytes read from block devices (the kernel counts a read when it
+/// submits it to a device: a page cache hit counts nothing). Read twice per job.
+fn thread_read_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    crate::host::parse_io(&text).map(|(r, _)| r)
+}
+
 fn read(who: libc::c_int) -> Usage {
     // SAFETY: getrusage fills the zeroed struct; it cannot fail for these `who` values.
     let ru = unsafe {
@@ -87,6 +100,7 @@ fn read(who: libc::c_int) -> Usage {
         majf: ru.ru_majflt as u64,
         minf: ru.ru_minflt as u64,
         wait_ns: 0,
+        read_bytes: 0,
     }
 }
 
@@ -99,6 +113,9 @@ pub struct StatSample {
     pub iowait: u64,
     pub steal: u64,
     pub total: u64,
+    /// The CPUs the figures cover: /proc/stat's `cpuN` lines, every online CPU of the
+    /// machine whatever this process's affinity mask allows.
+    pub cpus: u32,
 }
 
 impl StatSample {
@@ -115,6 +132,13 @@ impl StatSample {
             .filter_map(|x| x.parse().ok())
             .collect();
         let get = |i: usize| v.get(i).copied().unwrap_or(0);
+        let cpus = text
+            .lines()
+            .filter(|l| {
+                l.strip_prefix("cpu")
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .count() as u32;
         // user nice system idle iowait irq softirq steal (guest time is inside user).
         Some(StatSample {
             user: get(0) + get(1),
@@ -123,7 +147,14 @@ impl StatSample {
             iowait: get(4),
             steal: get(7),
             total: (0..8).map(get).sum(),
+            cpus,
         })
+    }
+
+    /// The machine's CPUs as /proc/stat counts them, else (a reading without per-CPU
+    /// lines) the CPUs this process may run on.
+    pub fn machine_cpus(&self) -> u32 {
+        if self.cpus > 0 { self.cpus } else { ncpus() }
     }
 
     /// Percent of one CPU over the interval, per state.
@@ -141,7 +172,6 @@ impl StatSample {
     }
 }
 
-/// Online CPUs.
 /// Pins the calling thread to `cpus` (fio's `cpus_allowed`); threads it starts later (an
 /// engine's helpers) inherit the set.
 pub fn run_on(cpus: &[u32]) -> Result<(), crate::error::EngineError> {
@@ -171,6 +201,7 @@ fn pin_error(cpus: &[u32], errno: i32) -> crate::error::EngineError {
     crate::error::EngineError::errno("run on CPUs", &list.join(","), errno)
 }
 
+/// The CPUs this process may run on (its affinity mask).
 pub fn ncpus() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)

@@ -15,7 +15,17 @@ pub fn device_of(path: &Path) -> Option<String> {
         meta.dev()
     };
     let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let sys = match std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
+        Ok(sys) => sys,
+        // btrfs gives its files an anonymous device (0:42); its mount names the real one.
+        Err(_) => {
+            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+            let source = mount_source(&mountinfo, major, minor, &probe)?;
+            let rdev = std::fs::metadata(source).ok()?.rdev();
+            let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+            std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?
+        }
+    };
     // A partition's sysfs directory sits inside its disk's and has a `partition` file.
     let disk = if sys.join("partition").exists() {
         sys.parent()?.to_path_buf()
@@ -23,6 +33,36 @@ pub fn device_of(path: &Path) -> Option<String> {
         sys
     };
     Some(disk.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The block device (`/dev/loop0`) mounted where a file with device `major:minor` lives:
+/// the mount with that device, else, for a btrfs subvolume inside a mounted one (a device
+/// of its own that no mount shows), the deepest mount above `path` when it is btrfs. None
+/// for a mount whose source is not under `/dev/` (tmpfs, a network file system).
+fn mount_source(mountinfo: &str, major: u32, minor: u32, path: &Path) -> Option<String> {
+    let dev = format!("{major}:{minor}");
+    let path = std::fs::canonicalize(path).ok()?;
+    // id parent major:minor root mount-point options... - fstype source super-options
+    let mounts: Vec<(&str, &str, &str, &str)> = mountinfo
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let id = f.nth(2)?;
+            let point = f.nth(1)?;
+            let (_, after) = l.split_once(" - ")?;
+            let mut a = after.split(' ');
+            Some((id, point, a.next()?, a.next()?))
+        })
+        .collect();
+    let found = match mounts.iter().rev().find(|m| m.0 == dev) {
+        Some(m) => m,
+        None => mounts
+            .iter()
+            .filter(|m| path.starts_with(m.1))
+            .max_by_key(|m| m.1.len())
+            .filter(|m| m.2 == "btrfs")?,
+    };
+    found.3.starts_with("/dev/").then(|| found.3.to_string())
 }
 
 /// This machine's disks: the whole block devices that are hardware (or a hypervisor's
@@ -246,6 +286,25 @@ mod tests {
                 .iter()
                 .all(|d| !d.starts_with("loop") && !d.starts_with("zram"))
         );
+    }
+
+    #[test]
+    fn a_btrfs_files_anonymous_device_is_found_through_its_mount() {
+        let info = "22 1 253:1 / / rw - ext4 /dev/vda1 rw\n\
+                    61 22 0:42 / /mnt/b rw,relatime - btrfs /dev/loop0 rw,compress=zstd:3\n";
+        let here = Path::new("/");
+        assert_eq!(
+            mount_source(info, 0, 42, here).as_deref(),
+            Some("/dev/loop0")
+        );
+        // A device no mount shows under a btrfs mount: that mount's device.
+        let sub = "22 1 0:40 / / rw - btrfs /dev/sda2 rw\n";
+        assert_eq!(mount_source(sub, 0, 99, here).as_deref(), Some("/dev/sda2"));
+        // tmpfs, or a device no mount shows under ext4: none.
+        let tmp =
+            "22 1 253:1 / / rw - ext4 /dev/vda1 rw\n70 22 0:50 / /tmp/m rw - tmpfs tmpfs rw\n";
+        assert_eq!(mount_source(tmp, 0, 50, here), None);
+        assert_eq!(mount_source(tmp, 0, 99, here), None);
     }
 
     #[test]

@@ -57,12 +57,11 @@ impl HostWatch {
     /// The figures over the batch.
     pub fn finish(mut self) -> HostFigures {
         self.sample_clock();
-        let ncpus = crate::cpu::ncpus();
         let system = self
             .stat
             .as_ref()
             .zip(StatSample::read())
-            .map(|(a, b)| b.since(a, ncpus));
+            .map(|(a, b)| b.since(a, b.machine_cpus()));
         let own = own_usage().since(&self.process).cpu_ns();
         let wall_ns = self.started.elapsed().as_nanos() as u64;
         let (r0, w0) = self.io.unwrap_or_default();

@@ -23,6 +23,7 @@ pub mod error;
 #[cfg(test)]
 use storbench_model::fixtures;
 pub mod gate;
+pub mod holes;
 pub mod host;
 pub mod layout;
 pub mod metapath;

@@ -229,6 +229,15 @@ pub struct Measured {
     /// may go past any: its figures then include IOs that moved nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorCount>,
+    /// Bytes of the job's file regions that are holes (SEEK_DATA/SEEK_HOLE after the job,
+    /// local regular files only): reads there return zeros without a disk moving them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hole_bytes: Option<u64>,
+    /// Bytes the job caused to be read from block devices (/proc/thread-self/io
+    /// `read_bytes` of its worker threads, plus its share of what the process's helper
+    /// threads read): what reached a disk for this job, apart from its neighbours'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_read_bytes: Option<u64>,
 }
 
 /// fio's error count of a job that continues past errors: `total_err`, `first_error`.
@@ -317,6 +326,13 @@ impl Measured {
             (mine @ None, Some(o)) => *mine = Some(o.clone()),
             _ => {}
         }
+        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        // Clones usually share one region, as for region_bytes.
+        self.hole_bytes = self.hole_bytes.max(o.hole_bytes);
+        self.own_read_bytes = add(self.own_read_bytes, o.own_read_bytes);
     }
 }
 

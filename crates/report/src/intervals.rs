@@ -95,6 +95,26 @@ pub fn plus_minus(mean: f64, half: f64) -> String {
     format!("{m} ± {h}")
 }
 
+/// An interval's cell: `1,412 ± 37` when the mean less the larger side stays at or above
+/// zero; else its two ends, the lower one no lower than zero (rates, IOPS and latencies
+/// are not negative): `1,192 (0 to 3,461)`, `105,120 (60,200 to 274,727)`.
+pub fn interval_cell(mean: f64, low: f64, high: f64) -> String {
+    let half = (mean - low).max(high - mean);
+    if mean - half >= 0.0 {
+        return plus_minus(mean, half);
+    }
+    let m = crate::compare::render::fmt_value(mean);
+    let decimals = m.split_once('.').map_or(0, |(_, d)| d.len());
+    let end = |v: f64| {
+        if v.abs() >= 1000.0 {
+            crate::compare::render::fmt_value(v)
+        } else {
+            format!("{v:.decimals$}")
+        }
+    };
+    format!("{m} ({} to {})", end(low.max(0.0)), end(high))
+}
+
 /// The block after the notes in fio's normal output and the quick table: each test's
 /// rate, IOPS and latency percentiles as mean ± half width over the rounds.
 pub fn render_block(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
@@ -115,7 +135,7 @@ pub fn render_block(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             .iter()
             .filter(|m| m.metric != MetricId::BandwidthMib)
             .map(|m| {
-                let value = plus_minus(m.interval.mean, m.half_width);
+                let value = interval_cell(m.interval.mean, m.interval.low, m.interval.high);
                 match m.metric.label() {
                     label if label == m.unit => format!("{label} {value}"),
                     label => format!("{label} {value} {}", m.unit),
@@ -137,5 +157,17 @@ mod tests {
         assert_eq!(plus_minus(28.791, 1.234), "28.79 ± 1.23");
         assert_eq!(plus_minus(150_000.0, 2_500.4), "150,000 ± 2,500");
         assert_eq!(plus_minus(0.5, 0.01234), "0.5000 ± 0.0123");
+    }
+
+    #[test]
+    fn an_interval_reaching_below_zero_shows_its_ends_from_zero() {
+        // t interval of 1,192 with a half width of 2,269: no negative rate is shown.
+        assert_eq!(interval_cell(1192.0, -1077.0, 3461.0), "1,192 (0 to 3,461)");
+        // A skewed bootstrap interval whose larger side exceeds the mean.
+        assert_eq!(
+            interval_cell(105_120.0, 60_200.0, 274_727.0),
+            "105,120 (60,200 to 274,727)"
+        );
+        assert_eq!(interval_cell(1412.3, 1375.5, 1449.1), "1,412 ± 37");
     }
 }

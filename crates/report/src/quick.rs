@@ -453,11 +453,11 @@ fn with_intervals(
     units: &[TimeUnit; 3],
 ) {
     use crate::compare::MetricId::*;
-    use crate::intervals::plus_minus;
+    use crate::intervals::interval_cell;
     let rate = [(2, BandwidthMb), (3, BandwidthMib), (4, Iops)];
     for (col, metric) in rate {
         if let Some(m) = iv.get(metric) {
-            line[col] = plus_minus(m.interval.mean, m.half_width);
+            line[col] = interval_cell(m.interval.mean, m.interval.low, m.interval.high);
         }
     }
     // Latency figures are µs in the comparison's figures; shown in the column's unit.
@@ -465,7 +465,8 @@ fn with_intervals(
     for ((col, metric), unit) in lat.into_iter().zip(units) {
         if let Some(m) = iv.get(metric) {
             let in_unit = |us: f64| us * 1000.0 / unit.ns;
-            line[col] = plus_minus(in_unit(m.interval.mean), in_unit(m.half_width));
+            let iv = &m.interval;
+            line[col] = interval_cell(in_unit(iv.mean), in_unit(iv.low), in_unit(iv.high));
         }
     }
 }

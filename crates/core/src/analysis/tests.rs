@@ -538,6 +538,37 @@ fn a_rate_that_falls_and_stays_is_named_with_its_second() {
             .contains("fell from 100.0 MB/s to 20.0 MB/s at second 3"),
         "{v:?}"
     );
+    assert!(v.reasons[0].message.contains("write cache"), "{v:?}");
+}
+
+/// A job that only read is not told of a write cache running out.
+#[test]
+fn a_read_jobs_drop_names_no_write_cache() {
+    let mut j = job();
+    j.dirs[0].io_bytes = 1 << 30;
+    j.timeline = [100u64, 100, 100, 20, 20, 20]
+        .iter()
+        .enumerate()
+        .map(|(i, mb)| TimelinePoint {
+            t_ms: (i as u64 + 1) * 1000,
+            bytes: [mb * 1_000_000, 0, 0],
+            ..Default::default()
+        })
+        .collect();
+    let mut run = run_with(j);
+    annotate(&mut run);
+    let steady: Vec<&Reason> = run.verdicts[0]
+        .reasons
+        .iter()
+        .filter(|r| r.check == "steady")
+        .collect();
+    assert_eq!(steady.len(), 1, "{:?}", run.verdicts);
+    assert!(!steady[0].message.contains("write cache"), "{steady:?}");
+    assert!(
+        steady[0]
+            .message
+            .contains("throttling, or other work on the device")
+    );
 }
 
 #[test]
@@ -817,8 +848,11 @@ fn host_rules_on_recorded_readings_name_governor_clock_steal_and_load_with_figur
     };
     assert!(host_reasons(fast).is_empty());
 
+    // The machine's CPUs are /proc/stat's, whatever this process's affinity allows (a
+    // client pinned to one CPU still judges the load of both).
+    assert_eq!(after.machine_cpus(), 2);
     let real = HostFigures {
-        system_cpu: Some(after.since(&before, 2)),
+        system_cpu: Some(after.since(&before, after.machine_cpus())),
         own_cpu_percent: Some(0.0),
         ..HostFigures::default()
     };

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::result::{
-    JobResult, Measured, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict,
+    DiskUtil, JobResult, Measured, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict,
 };
 use crate::space::human;
 
@@ -51,6 +51,9 @@ const OTHER_IO: f64 = 0.1;
 /// IOPS × latency must reach (Little's law) to call the run latency-bound.
 const LOW_DEPTH: u32 = 4;
 const LITTLE: f64 = 0.8;
+/// The time per IO is waiting when the client's CPU per IO is below this share of it and
+/// the device's service time per IO (a network target: the round trip) at least this share.
+const WAIT_SHARE: f64 = 0.5;
 
 /// The verdict on each entry the reports show.
 pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verdict> {
@@ -60,8 +63,8 @@ pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verd
             let mut reasons = Vec::new();
             if e.header.ioengine != "null" {
                 cache(run, entries, e, &mut reasons);
-                zeros(e, &mut reasons);
-                compressible(e, &mut reasons);
+                zeros(run, e, &mut reasons);
+                compressible(entries, e, &mut reasons);
             }
             steady(e, run.mode, &mut reasons);
             host(run, e, &mut reasons);
@@ -89,7 +92,7 @@ fn bonnie_compressible(run: &RunResult) -> Option<Verdict> {
         ..Measured::default()
     };
     let mut reasons = Vec::new();
-    compressible_of(&b.name, &measured, &mut reasons);
+    compressible_of(&b.name, &measured, None, &mut reasons);
     Some(Verdict {
         job: b.name.clone(),
         validity: reasons.iter().map(|r| r.validity).max().unwrap_or_default(),
@@ -138,8 +141,11 @@ fn data_disks<'r>(run: &'r RunResult, job: &'r JobResult) -> Vec<&'r crate::resu
     }
 }
 
-/// Bytes the disks moved against the bytes reported by every entry measured over the same
-/// disk counters (the jobs of one batch share them).
+/// Bytes the disks moved against the bytes the job reported: its own share of the disks'
+/// reads when its threads' reads were measured (a neighbour's disk reads, or another
+/// process's, are not this job's), else every entry measured over the same disk counters
+/// (the jobs of one batch share them). Holes and never-written blocks are left out of
+/// what the disks had to move.
 fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
     let name = &job.name;
     if is_network(job) {
@@ -153,13 +159,7 @@ fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: 
     }
     let disks = data_disks(run, job);
     if disks.is_empty() {
-        if job.dirs[0].io_bytes > 0 {
-            out.push(reason(
-                "cache",
-                Validity::Valid,
-                format!("{name}: cache unknown: no block device was found under the target, so what reached a disk cannot be measured"),
-            ));
-        }
+        out.extend(no_disk(run, job));
         return;
     }
     let peers: Vec<&JobResult> = entries
@@ -169,36 +169,128 @@ fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: 
         .collect();
     let names: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
     let names = names.join(", ");
-    let reported: u64 = peers.iter().map(|e| e.dirs[0].io_bytes).sum();
-    let moved: u64 = disks.iter().map(|d| d.read_bytes).sum();
-    // Reads of never-written blocks move nothing from a disk: the zeros reason says why.
-    let zeros = job.measured.sampled_reads >= ZERO_MIN_SAMPLES
-        && job.measured.zero_reads as f64 >= job.measured.sampled_reads as f64 * ZERO_INVALID;
-    if job.dirs[0].io_bytes > 0 && reported >= CACHE_MIN_BYTES && !zeros {
-        let share = moved as f64 / reported as f64;
-        if share < DISK_SHARE {
-            let served = 100.0 - pct(moved as f64, reported as f64);
-            let validity = if 1.0 - share >= CACHE_INVALID {
-                Validity::Invalid
-            } else {
-                Validity::Suspect
-            };
-            out.push(reason("cache", validity, format!(
-                "{name}: the disk ({names}) read {:.0}% of the bytes reported ({} of {}): the page cache served {served:.0}%, so reads ran at memory speed (use --direct=1)",
-                pct(moved as f64, reported as f64), human(moved), human(reported)
-            )));
-        }
+    if let Some(read) = disk_reads(job, &peers, &disks)
+        && read.share() < DISK_SHARE
+    {
+        let validity = if 1.0 - read.share() >= CACHE_INVALID {
+            Validity::Invalid
+        } else {
+            Validity::Suspect
+        };
+        let served = (100.0 - read.share() * 100.0).max(0.0);
+        let advice = if job.header.direct {
+            " although the job used direct=1: a cache below the file system served them (a loop device without direct IO, or a file system that does not honour O_DIRECT)"
+        } else {
+            " (use --direct=1)"
+        };
+        out.push(reason("cache", validity, format!(
+            "{name}: the disk ({names}) read {:.0}% of the bytes {} ({} of {}{}): the page cache served {served:.0}%, so reads ran at memory speed{advice}",
+            read.share() * 100.0, read.whose, human(read.moved), human(read.expected as u64), read.holes_text()
+        )));
     }
     let reported: u64 = peers.iter().map(|e| e.dirs[1].io_bytes).sum();
     let moved: u64 = disks.iter().map(|d| d.write_bytes).sum();
     if job.dirs[1].io_bytes > 0 && reported >= CACHE_MIN_BYTES {
         let share = moved as f64 / reported as f64;
+        let advice = if job.header.direct {
+            "compression, or a cache below the file system, absorbed the rest"
+        } else {
+            "the page cache (or compression) absorbed the rest (use --direct=1 or --end_fsync=1)"
+        };
         if share < CACHE_INVALID {
             out.push(reason("cache", Validity::Suspect, format!(
-                "{name}: the disk ({names}) wrote {:.0}% of the bytes reported ({} of {}) during the run: the page cache (or compression) absorbed the rest (use --direct=1 or --end_fsync=1)",
+                "{name}: the disk ({names}) wrote {:.0}% of the bytes reported ({} of {}) during the run: {advice}",
                 pct(moved as f64, reported as f64), human(moved), human(reported)
             )));
         }
+    }
+}
+
+/// A target with no block device below it: on tmpfs the data lives in memory; elsewhere
+/// what reached a disk cannot be measured.
+fn no_disk(run: &RunResult, job: &JobResult) -> Option<Reason> {
+    let name = &job.name;
+    let in_memory = run.environment.as_ref().is_some_and(|env| {
+        env.targets.iter().any(|t| {
+            matches!(t.fs_type.as_deref(), Some("tmpfs" | "ramfs"))
+                && job.targets.iter().any(|j| j.starts_with(&t.target))
+        })
+    });
+    if in_memory && job.dirs[0].io_bytes + job.dirs[1].io_bytes > 0 {
+        return Some(reason(
+            "cache",
+            Validity::Valid,
+            format!(
+                "{name}: the target is on tmpfs: the data lives in memory, so the figure is memory's, not a disk's"
+            ),
+        ));
+    }
+    (job.dirs[0].io_bytes > 0).then(|| reason("cache", Validity::Valid, format!(
+        "{name}: cache unknown: no block device was found under the target, so what reached a disk cannot be measured"
+    )))
+}
+
+/// The reads a job's disks moved against those they had to move.
+struct DiskReads {
+    moved: u64,
+    /// Bytes reported read outside holes and never-written blocks.
+    expected: f64,
+    /// The share of the reported bytes that needed no disk.
+    unread: f64,
+    whose: &'static str,
+}
+
+impl DiskReads {
+    fn share(&self) -> f64 {
+        self.moved as f64 / self.expected
+    }
+
+    fn holes_text(&self) -> String {
+        if self.unread > 0.0 {
+            format!(
+                "; the other {:.0}% of the reads were holes or never-written blocks",
+                self.unread * 100.0
+            )
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// None when too little was read to judge, or everything read was holes.
+fn disk_reads(job: &JobResult, peers: &[&JobResult], disks: &[&DiskUtil]) -> Option<DiskReads> {
+    if job.dirs[0].io_bytes == 0 {
+        return None;
+    }
+    let expected = |e: &JobResult| e.dirs[0].io_bytes as f64 * (1.0 - unread_share(e));
+    let disk_read: u64 = disks.iter().map(|d| d.read_bytes).sum();
+    let read = match job.measured.own_read_bytes {
+        Some(own) => DiskReads {
+            moved: own.min(disk_read),
+            expected: expected(job),
+            unread: unread_share(job),
+            whose: "the job reported",
+        },
+        None => DiskReads {
+            moved: disk_read,
+            expected: peers.iter().map(|e| expected(e)).sum(),
+            unread: unread_share(job),
+            whose: "reported",
+        },
+    };
+    (read.expected >= CACHE_MIN_BYTES as f64).then_some(read)
+}
+
+/// The share of a job's reads that no disk had to move: the holes measured in its files'
+/// region, else (a device or LUN, whose unwritten blocks cannot be asked for) the share of
+/// sampled reads that returned zeros.
+fn unread_share(job: &JobResult) -> f64 {
+    let m = &job.measured;
+    match m.hole_bytes {
+        Some(h) if m.region_bytes > 0 => (h as f64 / m.region_bytes as f64).min(1.0),
+        Some(_) => 0.0,
+        None if m.sampled_reads >= ZERO_MIN_SAMPLES => m.zero_reads as f64 / m.sampled_reads as f64,
+        None => 0.0,
     }
 }
 
@@ -273,9 +365,12 @@ fn remote_cache(run: &RunResult, job: &JobResult, out: &mut Vec<Reason>) {
     }
 }
 
-fn zeros(job: &JobResult, out: &mut Vec<Reason>) {
+/// Sampled reads that returned zeros, named as a sparse file or thin LUN only when that is
+/// what answered: not when the file's region has no holes (SEEK_HOLE), nor when the disks
+/// moved the bytes (zeros that were written).
+fn zeros(run: &RunResult, job: &JobResult, out: &mut Vec<Reason>) {
     let m = &job.measured;
-    if m.sampled_reads < ZERO_MIN_SAMPLES {
+    if m.sampled_reads < ZERO_MIN_SAMPLES || m.hole_bytes == Some(0) {
         return;
     }
     let share = m.zero_reads as f64 / m.sampled_reads as f64;
@@ -286,39 +381,81 @@ fn zeros(job: &JobResult, out: &mut Vec<Reason>) {
     } else {
         return;
     };
+    if m.hole_bytes.is_none() && disks_moved_the_reads(run, job) {
+        return;
+    }
     out.push(reason("zeros", validity, format!(
         "{}: {:.0}% of sampled reads ({} of {}) returned zeros: a sparse file or thin LUN answered without reading a disk; write the region first",
         job.name, share * 100.0, m.zero_reads, m.sampled_reads
     )));
 }
 
-fn compressible(job: &JobResult, out: &mut Vec<Reason>) {
-    compressible_of(&job.name, &job.measured, out);
+/// A local job's disks, and its own reads, moved (nearly) all the bytes it reported read.
+fn disks_moved_the_reads(run: &RunResult, job: &JobResult) -> bool {
+    if is_network(job) {
+        return false;
+    }
+    let disks = data_disks(run, job);
+    let Some(own) = job.measured.own_read_bytes.filter(|_| !disks.is_empty()) else {
+        return false;
+    };
+    let moved = own.min(disks.iter().map(|d| d.read_bytes).sum());
+    moved as f64 >= job.dirs[0].io_bytes as f64 * DISK_SHARE
 }
 
-fn compressible_of(name: &str, m: &Measured, out: &mut Vec<Reason>) {
+/// Compressible data on a compressing target, judged on what the file system's device
+/// wrote over the batch against the bytes the batch's jobs reported: a file system may
+/// store such data whole (btrfs gives up on data its heuristic finds incompressible, and
+/// does not compress into preallocated extents).
+fn compressible(entries: &[Cow<'_, JobResult>], job: &JobResult, out: &mut Vec<Reason>) {
+    let own: Vec<&DiskUtil> = job.disks.iter().filter(|d| !d.below).collect();
+    let written = (!own.is_empty() && !is_network(job)).then(|| {
+        let reported: u64 = entries
+            .iter()
+            .filter(|e| e.disks == job.disks)
+            .map(|e| e.dirs[1].io_bytes)
+            .sum();
+        let names: Vec<&str> = own.iter().map(|d| d.name.as_str()).collect();
+        Written {
+            device: names.join(", "),
+            bytes: own.iter().map(|d| d.write_bytes).sum(),
+            reported,
+        }
+    });
+    compressible_of(&job.name, &job.measured, written.as_ref(), out);
+}
+
+/// What the file system's device wrote over a batch.
+struct Written {
+    device: String,
+    bytes: u64,
+    reported: u64,
+}
+
+fn compressible_of(name: &str, m: &Measured, written: Option<&Written>, out: &mut Vec<Reason>) {
     let Some(why) = &m.compressible else {
         return;
     };
     match (&m.target_compression, &m.compression_unknown) {
         (Some(c), _) if c == "off" => {}
-        (Some(c), _) => {
-            let mostly = why.starts_with("zero_buffers")
-                || why.starts_with("--compressible")
-                || why.starts_with("buffer_pattern")
-                || why
-                    .strip_prefix("buffer_compress_percentage=")
-                    .and_then(|p| p.parse::<u32>().ok())
-                    .is_some_and(|p| p >= 50);
-            let validity = if mostly {
-                Validity::Invalid
-            } else {
-                Validity::Suspect
-            };
-            out.push(reason("compressible", validity, format!(
-                "{name}: the data written compresses ({why}) and the target compresses it ({c}): the disk stored far fewer bytes than reported; write incompressible data"
-            )));
-        }
+        (Some(c), _) => match written.filter(|w| w.reported >= CACHE_MIN_BYTES) {
+            Some(w) => {
+                let share = w.bytes as f64 / w.reported as f64;
+                if share >= DISK_SHARE {
+                    return;
+                }
+                let validity = if share < CACHE_INVALID {
+                    Validity::Invalid
+                } else {
+                    Validity::Suspect
+                };
+                out.push(reason("compressible", validity, format!(
+                    "{name}: the data written compresses ({why}) and the target compresses it ({c}): its device ({}) wrote {:.0}% of the bytes reported ({} of {}), so the figure is not the disk's; write incompressible data",
+                    w.device, share * 100.0, human(w.bytes), human(w.reported)
+                )));
+            }
+            None => compressible_unmeasured(name, why, c, out),
+        },
         (None, why_unknown) => {
             let unknown = why_unknown.as_deref().unwrap_or("unknown");
             out.push(reason("compressible", Validity::Suspect, format!(
@@ -326,6 +463,26 @@ fn compressible_of(name: &str, m: &Measured, out: &mut Vec<Reason>) {
             )));
         }
     }
+}
+
+/// Compressible data on a compressing target whose device's writes were not measured
+/// (bonnie's suite, which records no devices per phase): judged on the data's share.
+fn compressible_unmeasured(name: &str, why: &str, c: &str, out: &mut Vec<Reason>) {
+    let mostly = why.starts_with("zero_buffers")
+        || why.starts_with("--compressible")
+        || why.starts_with("buffer_pattern")
+        || why
+            .strip_prefix("buffer_compress_percentage=")
+            .and_then(|p| p.parse::<u32>().ok())
+            .is_some_and(|p| p >= 50);
+    let validity = if mostly {
+        Validity::Invalid
+    } else {
+        Validity::Suspect
+    };
+    out.push(reason("compressible", validity, format!(
+        "{name}: the data written compresses ({why}) and the target compresses it ({c}): the disk may store fewer bytes than reported (its writes were not measured); write incompressible data"
+    )));
 }
 
 /// The host during the batch: governor, clock, steal, other processes' CPU, the client's
@@ -413,9 +570,11 @@ fn other_io(
 }
 
 /// Little's law at a low queue depth: when IOPS × latency is about the depth in flight,
-/// each IO waited for the one before, and the latency, not the device's capacity, set
-/// the rate. Stated for information (the figure is right, for that depth), with the
-/// network round trip measured before the run when the target is remote.
+/// each IO waited for the one before. That is true of every synchronous job, so the time
+/// per IO must also be shown to be waiting, not work: the client's CPU per IO must be a
+/// small part of it, and the device's own service time per IO (or, for a network target,
+/// the round trip measured before the run) a large one. Stated for information (the figure
+/// is right, for that depth).
 fn latency(job: &JobResult, out: &mut Vec<Reason>) {
     let depth = job.header.iodepth.max(1);
     if depth > LOW_DEPTH {
@@ -438,16 +597,46 @@ fn latency(job: &JobResult, out: &mut Vec<Reason>) {
     if in_flight < f64::from(depth) * LITTLE {
         return;
     }
-    let rtt = job
-        .engine_details
-        .iter()
-        .find(|(k, _)| k == "round trip")
-        .map(|(_, v)| format!(", of which the network round trip was {v}"))
-        .unwrap_or_default();
+    let cpu_per_io = (job.cpu.usr_ns + job.cpu.sys_ns) as f64 / ios as f64;
+    if cpu_per_io >= mean_ns * WAIT_SHARE {
+        return;
+    }
+    // Reads the page cache served never waited on the device, whatever it served others.
+    let read = job.dirs[0].io_bytes as f64;
+    if let Some(own) = job.measured.own_read_bytes
+        && read > 0.0
+        && (own as f64) < read * WAIT_SHARE
+    {
+        return;
+    }
+    let waited_on = if is_network(job) {
+        job.engine_details
+            .iter()
+            .find(|(k, _)| k == "round trip")
+            .map(|(_, v)| format!(", of which the network round trip was {v}"))
+            .unwrap_or_default()
+    } else {
+        match device_time(job) {
+            Some((ns, names)) if ns >= mean_ns * WAIT_SHARE => {
+                format!(", of which the device ({names}) took {} per IO", micros(ns))
+            }
+            _ => return,
+        }
+    };
     out.push(reason("latency", Validity::Valid, format!(
-        "{}: latency-bound: at QD{depth} each IO waited {} ({iops:.0} IOPS × {} ≈ {in_flight:.2} in flight){rtt}; a deeper queue would raise IOPS",
+        "{}: latency-bound: at QD{depth} each IO waited {} ({iops:.0} IOPS × {} ≈ {in_flight:.2} in flight){waited_on}; a deeper queue would raise IOPS",
         job.name, micros(mean_ns), micros(mean_ns)
     )));
+}
+
+/// The job's own devices' service time per IO over its batch (/proc/diskstats ticks over
+/// IOs), and their names; None when they completed no IO.
+fn device_time(job: &JobResult) -> Option<(f64, String)> {
+    let own: Vec<&DiskUtil> = job.disks.iter().filter(|d| !d.below).collect();
+    let ios: u64 = own.iter().map(|d| d.read_ios + d.write_ios).sum();
+    let ticks_ms: u64 = own.iter().map(|d| d.read_ticks + d.write_ticks).sum();
+    let names: Vec<&str> = own.iter().map(|d| d.name.as_str()).collect();
+    (ios > 0).then(|| (ticks_ms as f64 * 1e6 / ios as f64, names.join(", ")))
 }
 
 fn micros(ns: f64) -> String {
@@ -495,8 +684,14 @@ fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
         return;
     }
     if let Some((at_ms, before, after)) = drop_point(&r) {
+        // Only writes fill a device's write cache.
+        let causes = if job.dirs[1].io_bytes > 0 {
+            "a device's write cache running out, throttling"
+        } else {
+            "throttling, or other work on the device"
+        };
         out.push(reason("steady", Validity::Suspect, format!(
-            "{name}: the rate fell from {:.1} MB/s to {:.1} MB/s at second {} and stayed there (a device's write cache running out, throttling): the mean mixes two rates",
+            "{name}: the rate fell from {:.1} MB/s to {:.1} MB/s at second {} and stayed there ({causes}): the mean mixes two rates",
             before / 1e6, after / 1e6, at_ms / 1000
         )));
         return;

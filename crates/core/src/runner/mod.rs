@@ -185,7 +185,7 @@ pub fn run(
             .collect(),
         system_cpu: stat_start
             .zip(StatSample::read())
-            .map(|(a, b)| b.since(&a, crate::cpu::ncpus())),
+            .map(|(a, b)| b.since(&a, b.machine_cpus())),
         notes,
         environment: Some(environment),
         bonnie: None,
@@ -545,6 +545,7 @@ fn run_batch(
     let batch_disks = disks.finish(active_ms);
     let machine_disks = disks.machine(active_ms);
     let host = host.finish();
+    crate::collect::apportion_reads(&mut results, host.own_read_bytes);
     // Results are in the clones' order.
     for (i, ((_, r), c)) in results.iter_mut().zip(&clones).enumerate() {
         r.steadystate = steady.result_for(i);

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::{Better, Comparison, MetricRow, TestTable};
-use crate::intervals::plus_minus;
+use crate::intervals::interval_cell;
 
 /// Output formats of `compare`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +133,7 @@ fn cells(c: &Comparison, t: &TestTable) -> Vec<Vec<(String, Option<bool>)>> {
         let mut line = vec![(row_title(row, unit), None)];
         for i in 0..c.runs.len() {
             let v = match row.intervals[i] {
-                Some(iv) => plus_minus(iv.mean / div, iv.half_width() / div),
+                Some(iv) => interval_cell(iv.mean / div, iv.low / div, iv.high / div),
                 None => row.cell(i, |v| row_value(row, v, div)),
             };
             line.push((v, None));

@@ -186,7 +186,9 @@ fn table(c: &Comparison, t: &TestTable) -> Table {
             let mut cells = Vec::new();
             for i in 0..c.runs.len() {
                 let text = match row.intervals[i] {
-                    Some(iv) => crate::intervals::plus_minus(iv.mean / div, iv.half_width() / div),
+                    Some(iv) => {
+                        crate::intervals::interval_cell(iv.mean / div, iv.low / div, iv.high / div)
+                    }
                     None => row.cell(i, |v| row_value(row, v, div)),
                 };
                 cells.push(TableCell { text, class: "num" });

@@ -12,6 +12,7 @@ pub use storbench_bonnie::marker as bonnie_marker;
 pub mod cmd;
 pub mod live;
 pub mod multihost;
+pub mod outfile;
 pub mod repeat;
 pub mod running;
 pub mod secrets;

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod fio;
 pub mod html;
 pub mod intervals;
+pub mod label;
 pub mod live;
 pub mod multihost;
 pub mod notes;

@@ -10,6 +10,8 @@ pub mod bonnie_table;
 pub mod card;
 pub mod compare;
 pub mod fio;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod html;
 pub mod intervals;
 pub mod label;

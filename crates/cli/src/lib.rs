@@ -12,6 +12,7 @@ pub use storbench_bonnie::marker as bonnie_marker;
 pub mod cmd;
 pub mod live;
 pub mod multihost;
+pub mod outfile;
 pub mod repeat;
 pub mod running;
 pub mod secrets;
@@ -122,7 +123,21 @@ pub(crate) fn non_blank(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         return Err(format!("{BLANK}; give some text"));
     }
+    if let Some(why) = too_long(s) {
+        return Err(why);
+    }
     Ok(s.to_string())
+}
+
+/// Why a label or tag is refused for its length, if it is.
+pub(crate) fn too_long(s: &str) -> Option<String> {
+    let max = storbench_report::label::MAX_CHARS;
+    (s.chars().nth(max).is_some()).then(|| {
+        format!(
+            "{} characters or more; a label or tag has at most {max}",
+            max + 1
+        )
+    })
 }
 
 // One value per process, parsed once: boxing the large variants would buy nothing.

@@ -51,8 +51,7 @@ pub fn render(
     let runs = runs.as_slice();
     let comparison = compare(runs, baseline);
     let chart_data = data::chart_data(runs, &comparison);
-    let json = serde_json::to_string(&chart_data).map_err(io::Error::other)?;
-    let data_json = script_safe(&json);
+    let data_json = script_json(&chart_data).map_err(io::Error::other)?;
     let assets = page::Assets {
         uplot_css: UPLOT_CSS,
         css: REPORT_CSS,
@@ -72,9 +71,26 @@ pub(crate) fn utc_minutes(unix_ms: u64) -> String {
     s
 }
 
-/// JSON placed inside `<script>` must not close the element or open a comment.
-fn script_safe(json: &str) -> String {
-    json.replace("</", "<\\/").replace("<!--", "<\\!--")
+/// `value` as JSON to place inside a `<script>` element: `<`, `>` and `&` are written as
+/// `\u003c`, `\u003e` and `\u0026`, and U+2028/U+2029 as `\u2028`/`\u2029`, so no text of
+/// the user's (`</script>`, `<!--`) can close the element, open a comment or end a line of
+/// script, and the content stays JSON that `JSON.parse` and serde read back unchanged.
+pub fn script_json(value: &impl serde::Serialize) -> serde_json::Result<String> {
+    let json = serde_json::to_string(value)?;
+    let mut out = String::with_capacity(json.len());
+    // Outside strings serde's JSON holds none of these characters, so escaping each one
+    // wherever it appears keeps the document's meaning.
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -83,9 +99,13 @@ mod tests {
 
     #[test]
     fn script_escaping() {
+        let text = "</script><!--<script>&\u{2028}\u{2029}";
+        let json = script_json(&serde_json::json!({ "a": text })).unwrap();
         assert_eq!(
-            script_safe(r#"{"a":"</script><!--"}"#),
-            r#"{"a":"<\/script><\!--"}"#
+            json,
+            r#"{"a":"\u003c/script\u003e\u003c!--\u003cscript\u003e\u0026\u2028\u2029"}"#
         );
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["a"], text);
     }
 }

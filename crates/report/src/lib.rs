@@ -10,8 +10,11 @@ pub mod bonnie_table;
 pub mod card;
 pub mod compare;
 pub mod fio;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod html;
 pub mod intervals;
+pub mod label;
 pub mod live;
 pub mod multihost;
 pub mod notes;

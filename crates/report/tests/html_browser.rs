@@ -623,3 +623,82 @@ fn legend_labels(dom: &str) -> Vec<String> {
         .filter(|l| !l.is_empty())
         .collect()
 }
+
+/// The report's embedded data, as the page's script reads it.
+fn embedded_json(html: &str) -> serde_json::Value {
+    let open = r#"<script type="application/json" id="report-data">"#;
+    let start = html.find(open).expect("no embedded data") + open.len();
+    let len = html[start..]
+        .find("</script>")
+        .expect("data element not closed");
+    serde_json::from_str(&html[start..start + len]).expect("embedded data is not JSON")
+}
+
+fn strings_of(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|v| strings_of(v, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|v| strings_of(v, out)),
+        _ => {}
+    }
+}
+
+/// Run names (labels) that try to close the data element, open a comment or start a script.
+const HOSTILE: [&str; 3] = [
+    "<!-- a",
+    "</script><b>x",
+    "<script>alert(1)</script>&\u{2028}",
+];
+
+fn hostile_report_html() -> String {
+    let runs = [run(1, "hdd-box"), run(3, "ssd-box"), run(2, "nvme-box")];
+    let named: Vec<NamedRun> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NamedRun {
+            id: i as i64 + 1,
+            name: HOSTILE[i].into(),
+            run: r,
+        })
+        .collect();
+    let mut out = Vec::new();
+    render(&named, 0, &Default::default(), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn hostile_labels_leave_the_embedded_data_valid_json() {
+    let html = hostile_report_html();
+    let mut strings = Vec::new();
+    strings_of(&embedded_json(&html), &mut strings);
+    for name in HOSTILE {
+        assert!(
+            strings.iter().any(|s| s == name),
+            "{name:?} not in the data"
+        );
+    }
+    assert_eq!(html.matches("<!--").count(), html.matches("-->").count());
+}
+
+#[test]
+fn chromium_draws_every_chart_of_hostile_labels() {
+    let Some(exe) = chromium() else {
+        if std::env::var_os("STORBENCH_REQUIRE_BROWSER").is_some() {
+            panic!("chromium is required (STORBENCH_REQUIRE_BROWSER is set) but not installed");
+        }
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, hostile_report_html()).unwrap();
+    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    assert_eq!(attr(&dom, "data-ready").as_deref(), Some("1"), "{log}");
+    assert_eq!(attr(&dom, "data-errors").as_deref(), Some("0"), "{log}");
+    let expected: usize = attr(&dom, "data-charts-expected").unwrap().parse().unwrap();
+    let drawn: usize = attr(&dom, "data-charts-drawn").unwrap().parse().unwrap();
+    assert_eq!(expected, 7 + 4 + 4 + 8);
+    assert_eq!(drawn, expected);
+    assert!(!dom.contains("<b>x"), "a label became markup");
+    assert_eq!(log_problems(&log), Vec::<String>::new());
+}

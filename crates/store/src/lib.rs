@@ -18,7 +18,7 @@ mod store;
 
 pub use error::StoreError;
 pub use headline::Headline;
-pub use store::{RunFilter, RunId, RunMeta, RunSummary, Store, StoredRun};
+pub use store::{ImportRun, Imported, RunFilter, RunId, RunMeta, RunSummary, Store, StoredRun};
 
 /// Environment variable naming the database file; the CLI binds `--db` to it too.
 pub const DB_ENV: &str = "STORBENCH_DB";

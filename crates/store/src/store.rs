@@ -10,6 +10,10 @@ use crate::error::StoreError;
 use crate::headline::{Headline, target_text};
 use crate::schema::{self, APPLICATION_ID, LATEST};
 
+mod imports;
+
+pub use imports::{ImportRun, Imported};
+
 /// A run's id in the database; ids are never reused.
 pub type RunId = i64;
 

@@ -140,7 +140,8 @@ pub fn select_runs(
     Ok((runs, base))
 }
 
-/// Column names: the label when it is unique among the runs, else `label #id`, else `#id`.
+/// Column names: the label when it is unique among the runs, else `label #id`, else `#id`;
+/// a long label cut as [`storbench_report::label::shown`] cuts it.
 pub fn name_runs(runs: &[StoredRun]) -> Vec<NamedRun<'_>> {
     runs.iter()
         .map(|r| {
@@ -151,8 +152,8 @@ pub fn name_runs(runs: &[StoredRun]) -> Vec<NamedRun<'_>> {
                     .count()
                     == 1
             });
-            let name = match label {
-                Some(l) if unique => l.to_string(),
+            let name = match label.map(storbench_report::label::shown) {
+                Some(l) if unique => l.into_owned(),
                 Some(l) => format!("{l} #{}", r.id),
                 None => format!("#{}", r.id),
             };

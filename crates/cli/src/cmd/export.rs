@@ -17,7 +17,7 @@ pub struct ExportArgs {
     /// Run ids or labels (a label selects its newest run).
     #[arg(value_name = "ID|LABEL", required = true)]
     pub runs: Vec<String>,
-    /// The file to write (conventionally NAME.sbr).
+    /// The file to write (conventionally NAME.sbr; `-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
 }
@@ -34,7 +34,7 @@ pub fn run_export(args: ExportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     }
     let mut bytes = Vec::new();
     bundle::write(&runs, &mut bytes)?;
-    crate::cmd::report::write_atomically(&args.output, &bytes)?;
+    crate::outfile::write(&args.output, &bytes)?;
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     eprintln!(
         "storbench: wrote run{} {} to {}",

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use storbench_store::{RunFilter, RunSummary};
 
+use storbench_report::label::shown;
 use storbench_report::numfmt::num;
 
 use crate::StoreArgs;
@@ -108,14 +109,22 @@ fn table(runs: &[RunSummary]) -> String {
         rows.push(vec![
             r.id.to_string(),
             format_local(r.started_unix_ms),
-            r.meta.label.clone().unwrap_or_else(|| "-".into()),
+            r.meta
+                .label
+                .as_deref()
+                .map_or("-".into(), |l| shown(l).into_owned()),
             format!("{}{}", r.mode, if r.interrupted { "*" } else { "" }),
             r.target.clone(),
             mbs(h.read_bw),
             mbs(h.write_bw),
             iops(h.read_iops),
             iops(h.write_iops),
-            r.meta.tags.join(","),
+            r.meta
+                .tags
+                .iter()
+                .map(|t| shown(t))
+                .collect::<Vec<_>>()
+                .join(","),
         ]);
     }
     // Escaped before measuring: `\x1b` takes four columns where ESC took none.
@@ -135,13 +144,7 @@ fn table(runs: &[RunSummary]) -> String {
         let cells: Vec<String> = r
             .iter()
             .enumerate()
-            .map(|(c, s)| {
-                if numeric(c) {
-                    format!("{s:>w$}", w = widths[c])
-                } else {
-                    format!("{s:<w$}", w = widths[c])
-                }
-            })
+            .map(|(c, s)| padded(s, widths[c], numeric(c)))
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
@@ -153,6 +156,13 @@ fn table(runs: &[RunSummary]) -> String {
         out.push_str("bonnie runs: block read/write as MB/s, random seeks/s as READ IOPS\n");
     }
     out
+}
+
+/// `s` padded with spaces to `width` columns, on the left when `right` (a number). Not by
+/// `format!`'s width, which panics on widths of 65,536 or more.
+fn padded(s: &str, width: usize, right: bool) -> String {
+    let pad = " ".repeat(width.saturating_sub(s.chars().count()));
+    if right { pad + s } else { format!("{s}{pad}") }
 }
 
 fn json_row(r: &RunSummary) -> serde_json::Value {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use storbench_store::import::import_file_with_meta;
-use storbench_store::{RunMeta, Store};
+use storbench_store::{ImportRun, Imported, RunMeta, Store};
 
 use crate::StoreArgs;
 use crate::cmd::save::{check_label, db_path, open_store};
@@ -59,7 +59,11 @@ pub fn run_import(args: ImportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
                 },
                 source: Some(path.display().to_string()),
             };
-            batch.push((b.run, meta));
+            batch.push(ImportRun {
+                run: b.run,
+                meta,
+                exported_id: b.id,
+            });
         }
     }
     // Databases are opened (and refused when foreign or damaged) before anything is saved.
@@ -87,16 +91,11 @@ pub fn run_import(args: ImportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         return Ok(ExitCode::SUCCESS);
     }
     let mut db = open_store(store)?;
-    let ids = db.save_all(&batch)?;
-    let mut next = ids.iter();
+    let outcomes = db.import_all(&batch)?;
+    let mut next = batch.iter().zip(outcomes);
     for (path, n) in per_file {
-        let mine: Vec<String> = next.by_ref().take(n).map(|id| id.to_string()).collect();
-        eprintln!(
-            "storbench: {}: imported as run{} {}",
-            path.display(),
-            if n == 1 { "" } else { "s" },
-            mine.join(", ")
-        );
+        let mine: Vec<_> = next.by_ref().take(n).collect();
+        report_file(path, &mine);
     }
     for (path, other) in others {
         let (added, skipped) = db.merge_from(&other)?;
@@ -111,6 +110,40 @@ pub fn run_import(args: ImportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr which runs of one file were added and which were held already.
+fn report_file(path: &Path, runs: &[(&ImportRun, Imported)]) {
+    let mut added = Vec::new();
+    for (k, (run, outcome)) in runs.iter().enumerate() {
+        let theirs = match run.exported_id {
+            Some(id) => format!("run {id}"),
+            None => format!("the file's run {}", k + 1),
+        };
+        match outcome {
+            Imported::Added(id) => added.push(id.to_string()),
+            Imported::Held(id) => eprintln!(
+                "storbench: {}: {theirs} already held as run {id}, skipped",
+                path.display()
+            ),
+            Imported::AddedBesideSameId { id } => {
+                added.push(id.to_string());
+                eprintln!(
+                    "storbench: {}: {theirs} differs from this database's run of that id; \
+                     imported as new run {id}",
+                    path.display()
+                );
+            }
+        }
+    }
+    if !added.is_empty() {
+        eprintln!(
+            "storbench: {}: imported as run{} {}",
+            path.display(),
+            if added.len() == 1 { "" } else { "s" },
+            added.join(", ")
+        );
+    }
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -1,8 +1,7 @@
 //! `storbench report`: one self-contained HTML file comparing stored runs, and the summary
 //! card of a quick run as an image to post (`--png`, `--svg`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use storbench_report::card;
@@ -24,13 +23,13 @@ pub struct ReportArgs {
     /// The run changes are measured against (default: the first); added if not listed.
     #[arg(long, value_name = "ID|LABEL")]
     pub baseline: Option<String>,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: standard output).
     #[arg(long, short = 'o', value_name = "FILE", required_unless_present_any = ["png", "svg"])]
     pub output: Option<PathBuf>,
-    /// Write the baseline's summary card (a quick run) as a PNG image.
+    /// Write the baseline's summary card (a quick run) as a PNG image (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub png: Option<PathBuf>,
-    /// Write the baseline's summary card (a quick run) as an SVG image.
+    /// Write the baseline's summary card (a quick run) as an SVG image (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// The report's and the card's title.
@@ -61,7 +60,7 @@ pub fn run_report(args: ReportArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
     if let Some(output) = &args.output {
         let mut html = Vec::new();
         storbench_report::html::render(&named, baseline, &opts, &mut html)?;
-        write_atomically(output, &html)?;
+        crate::outfile::write(output, &html)?;
         eprintln!(
             "storbench: wrote {} ({} run{})",
             output.display(),
@@ -87,31 +86,13 @@ fn write_card(args: &ReportArgs, run: &NamedRun<'_>, opts: &Opts) -> anyhow::Res
         );
     };
     if let Some(path) = &args.svg {
-        write_atomically(path, svg.as_bytes())?;
+        crate::outfile::write(path, svg.as_bytes())?;
         eprintln!("storbench: wrote {}", path.display());
     }
     if let Some(path) = &args.png {
         let png = card::png(&svg).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        write_atomically(path, &png)?;
+        crate::outfile::write(path, &png)?;
         eprintln!("storbench: wrote {}", path.display());
-    }
-    Ok(())
-}
-
-/// Written beside the target and renamed, so a failure never leaves half a file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::bail!("{}: cannot write: {e}", path.display());
     }
     Ok(())
 }

@@ -46,7 +46,8 @@ fn existing_db_path(store: &StoreArgs) -> anyhow::Result<std::path::PathBuf> {
     Ok(path)
 }
 
-/// Rejects a `--label` that `compare` would read as a run id, and blank labels and tags
+/// Rejects a `--label` that `compare` would read as a run id, blank labels and tags and
+/// those longer than [`storbench_report::label::MAX_CHARS`]
 /// (fio's own flags bypass clap); call before a long run so the save at its end cannot fail
 /// on it.
 pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
@@ -55,6 +56,21 @@ pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
         .or_else(|| store.tags.iter().any(blank).then_some("--tag"));
     if let Some(flag) = flag {
         anyhow::bail!("{flag} is empty: {}", crate::BLANK);
+    }
+    let long = (store
+        .label
+        .iter()
+        .find_map(|l| crate::too_long(l))
+        .map(|w| ("--label", w)))
+    .or_else(|| {
+        store
+            .tags
+            .iter()
+            .find_map(|t| crate::too_long(t))
+            .map(|w| ("--tag", w))
+    });
+    if let Some((flag, why)) = long {
+        anyhow::bail!("{flag}: {why}");
     }
     if let Some(l) = &store.label
         && l.trim_start_matches('#').parse::<i64>().is_ok()

@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
@@ -42,8 +41,7 @@ pub fn run_man(args: ManArgs) -> anyhow::Result<ExitCode> {
             collect_pages(cmd, &mut pages)?;
             for (name, text) in pages {
                 let path = dir.join(&name);
-                std::fs::write(&path, text)
-                    .with_context(|| format!("writing {}", path.display()))?;
+                crate::outfile::write(&path, text.as_bytes())?;
             }
         }
         None => crate::running::print_out(&page(clap_mangen::Man::new(cmd))?)?,

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use storbench_core::result::RunMode;
+use storbench_report::label::shown;
 use storbench_report::registry;
 use storbench_store::StoredRun;
 
@@ -55,9 +56,10 @@ pub fn run_show(args: ShowArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
 /// `run 12 · hdd · tags a, b · 2026-11-29 20:43 · storbench quick /mnt/hdd`
 fn heading(s: &StoredRun) -> String {
     let mut parts = vec![format!("run {}", s.id)];
-    parts.extend(s.meta.label.clone());
+    parts.extend(s.meta.label.as_deref().map(|l| shown(l).into_owned()));
     if !s.meta.tags.is_empty() {
-        parts.push(format!("tags {}", s.meta.tags.join(", ")));
+        let tags: Vec<_> = s.meta.tags.iter().map(|t| shown(t)).collect();
+        parts.push(format!("tags {}", tags.join(", ")));
     }
     parts.push(format_local(s.run.started_unix_ms));
     if s.run.interrupted {

@@ -25,6 +25,10 @@ struct Bundle {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundledRun {
+    /// The run's id in the database it was exported from (None in files written before
+    /// exports named it): `import` names it when the run is held already.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -37,6 +41,7 @@ pub fn write(runs: &[StoredRun], out: &mut dyn Write) -> io::Result<()> {
     let runs: Vec<BundledRun> = runs
         .iter()
         .map(|s| BundledRun {
+            id: Some(s.id),
             label: s.meta.label.clone(),
             tags: s.meta.tags.clone(),
             run: s.run.clone(),

@@ -107,6 +107,7 @@ pub fn import_text_with_meta(
     let bare = |runs: Vec<RunResult>| {
         runs.into_iter()
             .map(|run| bundle::BundledRun {
+                id: None,
                 label: None,
                 tags: Vec::new(),
                 run,

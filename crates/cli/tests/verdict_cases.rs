@@ -561,3 +561,50 @@ fn a_direct_job_served_by_a_cache_below_gets_advice_that_fits() {
     assert!(!cache[0].contains("use --direct=1"), "{v:#}");
     assert!(cache[0].contains("although the job used direct=1"), "{v:#}");
 }
+
+/// Clean cases stay clean: a cold buffered read (its pages dropped first) moved its bytes
+/// from the disk, so no cache reason; and the same machine left alone, unpinned, is no busy
+/// host. Runs alone (.config/nextest.toml): another test beside it is other load.
+#[test]
+fn a_cold_buffered_read_on_a_quiet_machine_is_clean() {
+    let dir = disk_dir();
+    let file = dir.path().join("cold");
+    random_file(&file, 64 << 20);
+    evict(&file);
+    let filename = format!("--filename={}", file.display());
+    let run = sb_fio(
+        dir.path(),
+        &json_args(&[
+            "--name=cold",
+            "--rw=read",
+            "--bs=1M",
+            "--size=64M",
+            "--direct=0",
+            "--ioengine=psync",
+            &filename,
+        ]),
+    );
+    let v = verdict_of(&run, "cold");
+    assert!(reasons(&v, "cache").is_empty(), "{v:#}");
+    assert!(reasons(&v, "zeros").is_empty(), "{v:#}");
+
+    let quiet = sb_fio(
+        dir.path(),
+        &json_args(&[
+            "--name=quiet",
+            "--ioengine=null",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1G",
+            "--rate_iops=1000",
+            "--time_based",
+            "--runtime=2",
+        ]),
+    );
+    let v = verdict_of(&quiet, "quiet");
+    let busy: Vec<&str> = reasons(&v, "host")
+        .into_iter()
+        .filter(|m| m.contains("other processes used") || m.contains("waited for a CPU"))
+        .collect();
+    assert!(busy.is_empty(), "{v:#}");
+}

@@ -601,14 +601,6 @@ fn latency(job: &JobResult, out: &mut Vec<Reason>) {
     if cpu_per_io >= mean_ns * WAIT_SHARE {
         return;
     }
-    // Reads the page cache served never waited on the device, whatever it served others.
-    let read = job.dirs[0].io_bytes as f64;
-    if let Some(own) = job.measured.own_read_bytes
-        && read > 0.0
-        && (own as f64) < read * WAIT_SHARE
-    {
-        return;
-    }
     let waited_on = if is_network(job) {
         job.engine_details
             .iter()
@@ -616,6 +608,16 @@ fn latency(job: &JobResult, out: &mut Vec<Reason>) {
             .map(|(_, v)| format!(", of which the network round trip was {v}"))
             .unwrap_or_default()
     } else {
+        // Reads the page cache served never waited on the device, whatever it served
+        // others. (A network job's data arrives over its socket: its own disk reads are
+        // none by design.)
+        let read = job.dirs[0].io_bytes as f64;
+        if let Some(own) = job.measured.own_read_bytes
+            && read > 0.0
+            && (own as f64) < read * WAIT_SHARE
+        {
+            return;
+        }
         match device_time(job) {
             Some((ns, names)) if ns >= mean_ns * WAIT_SHARE => {
                 format!(", of which the device ({names}) took {} per IO", micros(ns))

@@ -4,6 +4,7 @@
 //! the client cannot see. The same figure can come from a server whose disks or CPU happen
 //! to run at that rate, so the note names both and how to tell them apart.
 
+use crate::confidence::Summary;
 use crate::result::{JobResult, NicUsage, Note, TimelinePoint};
 
 /// A standard Ethernet link: its speed and the TCP payload it carries per second at an MTU
@@ -39,6 +40,9 @@ const OVER: f64 = 0.005;
 const STEADY_CV: f64 = 0.05;
 /// Full one-second samples needed to call a rate steady.
 const MIN_SECONDS: usize = 3;
+/// A sample this long counts as a whole second; the last, partial one would pull the mean
+/// down.
+const WHOLE_SECOND_MS: u64 = 950;
 
 impl LinkCeiling {
     pub const fn new(speed_mbps: u64, mtu: u32) -> LinkCeiling {
@@ -77,28 +81,19 @@ impl SteadyRate {
     /// The per-second rates of a timeline (all directions), when there are enough full
     /// seconds and they scatter little; `None` for a short or unsteady job.
     pub fn of(timeline: &[TimelinePoint]) -> Option<SteadyRate> {
-        let mut rates = Vec::with_capacity(timeline.len());
-        let mut prev = 0;
-        for p in timeline {
-            let span = p.t_ms.saturating_sub(prev);
-            prev = p.t_ms;
-            // Only whole seconds: the last, partial one would pull the mean down.
-            if (950..=1050).contains(&span) {
-                let bytes: u64 = p.bytes.iter().sum();
-                rates.push(bytes as f64 * 1000.0 / span as f64);
-            }
-        }
+        let rates: Vec<f64> = super::verdicts::rates_over(timeline, WHOLE_SECOND_MS)
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
         if rates.len() < MIN_SECONDS {
             return None;
         }
-        let n = rates.len() as f64;
-        let mean = rates.iter().sum::<f64>() / n;
-        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        let sd = var.sqrt();
-        (mean > 0.0 && sd / mean <= STEADY_CV).then_some(SteadyRate {
-            mean,
+        let s = Summary::of(&rates)?;
+        let sd = s.var.sqrt();
+        (s.mean > 0.0 && sd / s.mean <= STEADY_CV).then_some(SteadyRate {
+            mean: s.mean,
             sd,
-            seconds: rates.len(),
+            seconds: s.n,
         })
     }
 

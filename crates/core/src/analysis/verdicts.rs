@@ -649,13 +649,14 @@ fn micros(ns: f64) -> String {
     }
 }
 
-/// Per-second rates (bytes/s over all directions) of the full seconds of a timeline.
-fn rates(timeline: &[TimelinePoint]) -> Vec<(u64, f64)> {
+/// Per-second rates (bytes/s over all directions) of a timeline: (start ms, rate) of each
+/// interval of at least `min_span_ms`, so a short last one does not pull the series down.
+pub(super) fn rates_over(timeline: &[TimelinePoint], min_span_ms: u64) -> Vec<(u64, f64)> {
     let mut out = Vec::new();
     let mut prev = 0u64;
     for p in timeline {
         let span = p.t_ms.saturating_sub(prev);
-        if span >= MIN_INTERVAL_MS {
+        if span >= min_span_ms {
             let bytes: u64 = p.bytes.iter().sum();
             out.push((prev, bytes as f64 * 1000.0 / span as f64));
         }
@@ -681,7 +682,7 @@ fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
         )));
         return;
     }
-    let r = rates(&job.timeline);
+    let r = rates_over(&job.timeline, MIN_INTERVAL_MS);
     if r.len() < 3 {
         return;
     }
@@ -765,7 +766,7 @@ mod tests {
             bytes: [b, 0, 0],
             ..Default::default()
         };
-        let r = rates(&[p(1000, 100), p(2000, 100), p(2100, 1)]);
+        let r = rates_over(&[p(1000, 100), p(2000, 100), p(2100, 1)], MIN_INTERVAL_MS);
         assert_eq!(r, vec![(0, 100.0), (1000, 100.0)]);
     }
 }

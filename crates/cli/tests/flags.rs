@@ -237,7 +237,7 @@ fn history_and_compare_use_the_one_formatter() {
     let cpu = c
         .stdout
         .lines()
-        .find(|l| l.trim_start().starts_with("CPU"))
+        .find(|l| l.trim_start().starts_with("CPU %"))
         .unwrap_or_else(|| panic!("{}", c.stdout));
     let values: Vec<&str> = cpu
         .split_whitespace()

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use storbench_model::result::{RESULT_SCHEMA, RunResult};
 
 use crate::error::StoreError;
@@ -265,7 +265,10 @@ impl Store {
             let path = path.clone();
             move |e| StoreError::sqlite(&path, op, e)
         };
-        let tx = self.conn.transaction().map_err(sq("begin"))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sq("begin"))?;
         let (mut added, mut skipped) = (0, 0);
         for id in ids {
             let stored = other.load(id)?;

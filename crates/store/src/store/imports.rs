@@ -4,7 +4,7 @@
 //! with numbers equal to 12 significant digits: a float read back from JSON may differ from
 //! the one written in its last bit, so the stored text of a run and of its export differ.
 
-use rusqlite::OptionalExtension;
+use rusqlite::{OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 use storbench_model::result::RunResult;
 
@@ -43,7 +43,12 @@ impl Store {
             let path = path.clone();
             move |e| StoreError::sqlite(&path, op, e)
         };
-        let tx = self.conn.transaction().map_err(sq("begin"))?;
+        // Immediate: the check for runs held and the save are one write transaction, so a
+        // concurrent import waits for the lock instead of failing to upgrade a read.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sq("begin"))?;
         let mut out = Vec::with_capacity(runs.len());
         for r in runs {
             let json = serde_json::to_string(&r.run)?;

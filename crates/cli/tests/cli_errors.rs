@@ -114,8 +114,8 @@ fn quick_bad_input() {
     assert!(common::entries(dir.path()).is_empty());
 }
 
-/// QA: a mistyped iscsi:// URL was reported under quick's banner, which had just said the
-/// LUN's data would be overwritten: the URL is checked before anything is printed.
+/// A mistyped iscsi:// URL is refused before anything is printed, not under quick's banner
+/// saying the LUN's data would be overwritten.
 #[test]
 fn quick_bad_iscsi_urls_fail_before_the_banner() {
     for (url, needle) in [
@@ -263,9 +263,9 @@ fn no_space_while_laying_out() {
     assert!(common::entries(&few.point).is_empty());
 }
 
-/// QA: a later job that cannot start (here its files do not fit in the space left, after the
-/// first job ran) used to discard the finished job's results; now they are printed, the
-/// failed job carries the error, the exit code says so, and unlink=1 still removes both.
+/// A later job that cannot start (here its files do not fit in the space left, after the
+/// first job ran) keeps the finished job's results: they are printed, the failed job
+/// carries the error, the exit code says so, and unlink=1 still removes both.
 #[test]
 fn a_job_that_cannot_start_after_others_ran_keeps_their_results() {
     if !root_or_skip("mounting a small tmpfs") {
@@ -301,8 +301,9 @@ fn a_job_that_cannot_start_after_others_ran_keeps_their_results() {
     assert!(common::entries(&small.point).is_empty());
 }
 
-/// QA: URLs of unknown schemes were taken for local paths (`target http://…: No such file
-/// or directory`); a local directory whose name merely looks like one still works.
+/// A URL of an unknown scheme is refused as such, not taken for a local path (`target
+/// http://…: No such file or directory`); a local directory whose name merely looks like
+/// one still works.
 #[test]
 fn unknown_url_schemes_are_named() {
     let dir = tempfile::tempdir().unwrap();

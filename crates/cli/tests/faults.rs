@@ -1,4 +1,4 @@
-//! Bounded resources and file-system faults (docs/faults.md): inputs that used to grow memory
+//! Bounded resources and file-system faults (docs/faults.md): inputs that could grow memory
 //! without end, panic, fill a disk or follow a planted link are refused in one line, in
 //! under a second, with the peak RSS of the process measured by wait4(2).
 
@@ -146,7 +146,7 @@ fn buffers_beyond_memory_are_refused_before_lay_out() {
 }
 
 /// A pids cgroup of our own caps the threads the run may start: the run fails in one line
-/// (it used to panic with exit 134), the threads it started are joined.
+/// without a panic, and the threads it started are joined.
 #[test]
 fn a_worker_thread_that_cannot_start_is_an_error() {
     if !root_or_skip("a pids cgroup") {

@@ -1,6 +1,6 @@
-//! Command lines and job files from the wild on which storbench once did other IO than
-//! fio 3.33 (issue 21, item 5), each run with both tools: the totals must be fio's. Skipped
-//! with a reason when fio 3.33 is missing.
+//! Command lines and job files from the wild whose IO is easy to get wrong, each run with
+//! storbench and fio 3.33: the totals must be fio's. Skipped with a reason when fio 3.33 is
+//! missing.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! storbench as a drop-in `fio` (issue 21, item 6): through a link named `fio` it is
+//! storbench as a drop-in `fio`: through a link named `fio` it is
 //! `storbench fio`, says it is fio 3.33 run by storbench, and the tools that call fio
 //! themselves run it unchanged. End to end with fio-plot from PyPI: `bench-fio` runs a small
 //! matrix with the link first on PATH, then `fio-plot` draws its charts from the results.

@@ -408,10 +408,10 @@ fn io_window(dir: &std::path::Path, jobs: &str, run: &Timed) -> f64 {
 }
 
 /// Runs `jobs` (a group of `n` busy jobs, more than this machine's CPUs) stopped by `stop`
-/// and checks what issue 25 found wrong: its IOPS are its IOs over the time its IO took as
-/// measured from outside, within 10% (before, 256 null jobs on 2 CPUs reported 6x: each
-/// job counted its own 2 s while they ran one after another for 12.8 s), and the verdict
-/// names the shared CPUs. Returns (IOs, runtime in s, IO window in s).
+/// and checks that its IOPS are its IOs over the time its IO took as measured from
+/// outside, within 10% (256 null jobs on 2 CPUs run one after another for 12.8 s, not each
+/// for its own 2 s), and that the verdict names the shared CPUs. Returns (IOs, runtime in
+/// s, IO window in s).
 fn check_oversubscribed(
     dir: &std::path::Path,
     jobs: &str,

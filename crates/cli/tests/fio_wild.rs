@@ -1,4 +1,4 @@
-//! Options and engines of fio job files from the wild (issue 21, item 3 and 4), each run
+//! Options and engines of fio job files from the wild, each run
 //! with storbench and fio 3.33 on the same command line: thinktime, rate_iops_min,
 //! blockalign, the pvsync and vsync engines. Skipped with a reason when fio 3.33 is missing.
 

@@ -1,4 +1,4 @@
-//! fio's `zoned` and `zoned_abs` random distributions (issue 21), cross-checked against
+//! fio's `zoned` and `zoned_abs` random distributions, cross-checked against
 //! fio 3.33: both tools run the same job through the psync engine under strace, and the
 //! offsets of their `pread64`/`pwrite64` calls, counted per zone and direction, must agree
 //! with each other and with the zones' shares. Skipped with a reason when fio 3.33 or

@@ -104,11 +104,10 @@ fn discover_lists_targets_and_luns() {
     lab.assert_no_session_left();
 }
 
-/// QA: with credentials in the URL only CHAP was offered, so tgtd's target without CHAP
-/// rejected the docs' own `iscsi discover 'iscsi://alice%secret@host'` ("authentication
-/// failure") where libiscsi's `iscsi-ls -s` logs in. Credentials are now offered as
-/// `AuthMethod=CHAP,None`: a target without CHAP is reached without it, one that requires
-/// it still authenticates, and a wrong secret still fails.
+/// Credentials are offered as `AuthMethod=CHAP,None`, as libiscsi's `iscsi-ls -s` offers
+/// them: a target without CHAP is reached without it (the docs' own
+/// `iscsi discover 'iscsi://alice%secret@host'`), one that requires it authenticates, and a
+/// wrong secret fails.
 #[test]
 fn credentials_are_offered_not_imposed_as_libiscsi_does() {
     const SECRET: &str = "s3cret-s3cret";
@@ -321,9 +320,9 @@ fn ctrl_c_mid_run_logs_the_session_out() {
     lab.assert_no_session_left();
 }
 
-/// QA: CHAP secrets typed in the URL (`user%secret@`, mutual `target_password=`) reached the
-/// saved command line and target, so `history`, `show`, the HTML report and the database
-/// file carried them; URL errors showed the mutual secret.
+/// CHAP secrets typed in the URL (`user%secret@`, mutual `target_password=`) stay out of
+/// the saved command line and target, so `history`, `show`, the HTML report and the
+/// database file never carry them, and URL errors never show the mutual secret.
 #[test]
 fn chap_secrets_are_never_printed_saved_or_rendered() {
     const SECRETS: [&str; 2] = ["InitSecr3t1234", "TgtSecr3t56789"];
@@ -549,9 +548,10 @@ fn a_loopback_run_records_the_servers_cpu() {
     lab.assert_no_session_left();
 }
 
-/// QA: quick over a veth shaped to 1 Gbit/s ran its sequential tests at the line rate
-/// (119 MB/s), yet nothing named the link: a veth states 10000 Mbit/s, and the interface's
-/// counters were judged over all eight tests at once, so the link looked half idle.
+/// quick over a veth shaped to 1 Gbit/s runs its sequential tests at the line rate
+/// (119 MB/s) and names the link, although a veth states 10000 Mbit/s: the interface's
+/// counters are judged per test, not over all eight tests at once (where the link would
+/// look half idle).
 #[test]
 fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
     storbench_testkit::require!(tgtd::unavailable());
@@ -596,8 +596,7 @@ fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
         doc["notes"]
     );
     assert!(links.iter().all(|m| m.contains("1000 Mbit/s")), "{links:?}");
-    // QA: the environment of network targets (reports' "interface", "link speed") was
-    // always empty.
+    // The environment of a network target names the interface and its link speed.
     let raw = Command::cargo_bin("storbench")
         .unwrap()
         .arg("--db")
@@ -619,8 +618,8 @@ fn quick_over_a_shaped_link_names_the_link_as_the_limit() {
     );
 }
 
-/// QA: a LUN number the target does not have was refused as "LUN is a none device, not a
-/// disk": the target answers INQUIRY for it with "no device here", which is a missing LUN.
+/// A LUN number the target does not have is named as missing: the target answers INQUIRY
+/// for it with "no device here", which is not a device of another type.
 #[test]
 fn a_missing_lun_is_named_with_the_luns_the_target_has() {
     let Some(lab) = lab() else { return };
@@ -642,8 +641,9 @@ fn a_missing_lun_is_named_with_the_luns_the_target_has() {
     lab.assert_no_session_left();
 }
 
-/// QA: only the first and last MiB of a LUN were read, so data at 100 MiB was overwritten by
-/// `--offset=100M --size=64M` without --allow-destructive.
+/// Data anywhere inside the region a job writes is found, not only in the LUN's first and
+/// last MiB: data at 100 MiB refuses `--offset=100M --size=64M` without
+/// --allow-destructive.
 #[test]
 fn data_inside_the_written_region_of_a_lun_is_refused() {
     let Some(lab) = OneLun::start(IQN, 256 << 20) else {
@@ -683,9 +683,9 @@ fn data_inside_the_written_region_of_a_lun_is_refused() {
     lab.assert_no_session_left();
 }
 
-/// QA: the CHAP secret could only be given in the URL, where `ps` and /proc/PID/cmdline show
-/// it for the whole run. Given by environment or file it is in neither, login works, a
-/// wrong one fails in one line, a missing one is named, and a URL secret draws one warning.
+/// A CHAP secret given by environment or file is in neither `ps` nor /proc/PID/cmdline:
+/// login works, a wrong one fails in one line, a missing one is named, and a secret in the
+/// URL (which `ps` shows for the whole run) draws one warning.
 #[test]
 fn chap_secret_from_environment_or_file_stays_out_of_argv() {
     const SECRET: &str = "EnvSecr3t4242";

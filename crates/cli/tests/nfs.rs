@@ -237,8 +237,7 @@ fn a_server_restart_mid_run_is_survived_and_noted() {
 }
 
 /// A server that stops answering for 5 s leaves eight IOs in flight for that long: their
-/// squared latencies add far past 2^64 ns², which used to lose the whole result ("number
-/// out of range", nothing printed or saved). The run must print its figures and save them.
+/// squared latencies add far past 2^64 ns². The run must print its figures and save them.
 #[test]
 fn a_five_second_server_pause_is_reported_and_saved() {
     let Some(g) = server() else { return };
@@ -298,8 +297,9 @@ fn bonnie_runs_on_an_export_and_cleans_up() {
     assert!(left.is_empty(), "files left on the export: {left:?}");
 }
 
-/// QA: a server that dies for good mid-run used to leave stdout empty, say only that the
-/// reconnect's MOUNT was refused, and leave the test file on the export unmentioned.
+/// A server that dies for good mid-run: what was measured is printed, the error says more
+/// than that the reconnect's MOUNT was refused, and the test file left on the export is
+/// named.
 #[test]
 fn a_server_lost_mid_quick_keeps_finished_tests_and_names_the_leftover_file() {
     let Some(mut g) = server() else { return };
@@ -370,9 +370,9 @@ fn error_line(args: &[&str]) -> String {
     lines[0].to_string()
 }
 
-/// QA: URL errors named quick's temp file (`cannot resolve NFS server storbench-quick.N.tmp`,
-/// `MOUNT /nope/storbench-quick.N.tmp`) or bonnie's and fio's generated names instead of
-/// the URL the user typed and the export asked for.
+/// URL errors name the URL the user typed and the export asked for, never quick's temp
+/// file (`cannot resolve NFS server storbench-quick.N.tmp`, `MOUNT
+/// /nope/storbench-quick.N.tmp`) or bonnie's and fio's generated names.
 #[test]
 fn url_errors_quote_the_url_as_typed() {
     let Some(g) = server() else { return };
@@ -445,10 +445,10 @@ fn url_errors_quote_the_url_as_typed() {
     assert_eq!(fs::read_dir(g.export_dir()).unwrap().count(), 0);
 }
 
-/// QA: Ctrl-C in the middle of quick on an export gave up the NFS calls in flight at once:
-/// the test then running was marked FAILED ("WRITE interrupted by a stop request"), and the
-/// clean-up's own calls were cut off as well, so the test file was reported left behind
-/// (removed in fact, its REMOVE having gone out) or, when a LOOKUP had to come first, was.
+/// Ctrl-C in the middle of quick on an export lets the NFS calls in flight finish: the test
+/// then running is not marked FAILED ("WRITE interrupted by a stop request"), and the
+/// clean-up's own calls are not cut off, so the test file is removed and not reported left
+/// behind.
 #[test]
 fn ctrl_c_mid_quick_drains_its_ios_and_removes_the_test_file() {
     let Some(g) = server() else { return };
@@ -494,10 +494,10 @@ impl Drop for Resume {
     }
 }
 
-/// QA: with ganesha stopped (SIGSTOP: the kernel still accepts connections), a run with
-/// `?timeout=3&reconnect=5` was still running after 90 s, reconnecting every 3 s. The
-/// window bounds the whole time without a complete reply: the run ends about 3 + 5 s
-/// after the stop, with one error line, and what it measured is still printed and saved.
+/// With ganesha stopped (SIGSTOP: the kernel still accepts connections), a run with
+/// `?timeout=3&reconnect=5` does not reconnect every 3 s for ever: the window bounds the
+/// whole time without a complete reply, so the run ends about 3 + 5 s after the stop, with
+/// one error line, and what it measured is still printed and saved.
 #[test]
 fn a_stopped_server_ends_the_run_within_timeout_plus_reconnect_and_keeps_the_result() {
     let Some(g) = server() else { return };

@@ -287,9 +287,9 @@ fn quick_progress_only_on_stderr() {
     assert!(entries(dir.path()).is_empty());
 }
 
-/// QA: quick on a device its tests kept busy named no limit: the device's busy time was
-/// measured over the whole run, gaps and lighter tests included (86% on a loop device whose
-/// sequential tests had it busy all the time), under the 90% threshold.
+/// quick on a device its tests keep busy names the device as the limit: the busy time is
+/// judged per test, not over the whole run with its gaps and lighter tests (86% on a loop
+/// device whose sequential tests had it busy all the time, under the 90% threshold).
 #[test]
 fn quick_on_a_device_names_it_as_the_limit_of_the_tests_that_kept_it_busy() {
     if !LoopDev::available() {

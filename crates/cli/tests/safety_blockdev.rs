@@ -266,8 +266,8 @@ fn a_mounted_device_is_refused() {
     );
 }
 
-/// QA: only the first and last MiB were read, so a file system starting at 100 MiB was
-/// overwritten by `--offset=100M`. The region a job writes is sampled at every MiB.
+/// A file system starting at 100 MiB refuses `--offset=100M`: the region a job writes is
+/// sampled at every MiB, not only its first and last.
 #[test]
 fn a_file_system_inside_the_written_region_is_refused() {
     if !LoopDev::available() || !have_tool("mkfs.ext4") {

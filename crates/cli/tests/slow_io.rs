@@ -1,7 +1,7 @@
 //! A slow IO never loses the result. The squares of latencies add past 2^64 ns² with one IO
 //! of 4.3 s, or a few IOs of a second or more behind a deep queue (a NAS over a slow link, a
-//! server restart): such runs used to end in "number out of range" with nothing printed or
-//! saved. Here a real block device is made that slow with the kernel's own throttling (a
+//! server restart); the sums are kept wide enough that such runs print and save their
+//! figures. Here a real block device is made that slow with the kernel's own throttling (a
 //! cgroup v1 blkio limit on a loop device), and the run must print, and save, its figures.
 
 mod common;

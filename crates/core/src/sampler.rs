@@ -368,9 +368,9 @@ mod tests {
         assert_eq!((s.timeline[0].t_ms, s.timeline[0].ios[0]), (50, 1));
     }
 
-    /// Reviewer: a tick that lands while the worker closes its files (after its
-    /// measurement ended) stamped the last point late, spreading its IO over time with
-    /// none. The series close at the published end and tick no more.
+    /// A tick that lands while the worker closes its files (after its measurement ended)
+    /// would stamp the last point late, spreading its IO over time with none: the series
+    /// close at the published end and tick no more.
     #[test]
     fn the_series_close_at_the_published_end() {
         let c = Arc::new(WorkerCounters::default());

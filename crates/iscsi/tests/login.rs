@@ -49,9 +49,9 @@ fn chap_one_way_logs_in_and_wrong_secret_is_refused() {
         "{text}"
     );
 
-    // QA: tgtd rejects a login without CHAP as an "authentication failure", which read as
-    // a wrong secret although none was given: the message must say credentials are needed,
-    // and where a secret goes other than the URL (where `ps` shows it).
+    // tgtd rejects a login without CHAP as an "authentication failure"; with no secret
+    // given, the message says credentials are needed and where a secret goes other than
+    // the URL (where `ps` shows it).
     let e = connect(&lab.url())
         .err()
         .expect("no credentials must fail")

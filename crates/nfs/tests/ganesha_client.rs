@@ -304,8 +304,8 @@ fn export_resolution_and_mount_errors() {
         msg.contains(&format!("127.0.0.1:{}", g.mount_port)) && msg.contains("/nothere"),
         "{msg}"
     );
-    // QA: ganesha answers a path that is no export with MNT3ERR_ACCES, and the message
-    // was only "access denied": it must name what the server does export.
+    // ganesha answers a path that is no export with MNT3ERR_ACCES: the message names what
+    // the server does export, not only "access denied".
     assert!(msg.contains("exports: /export"), "{msg}");
 }
 

@@ -334,7 +334,7 @@ fn a_quiet_server_or_none_measured_gives_no_note() {
     );
 }
 
-/// Reviewer: ganesha spreads its work over many threads; 97% of one CPU in all, on a
+/// ganesha spreads its work over many threads; 97% of one CPU in all, on a
 /// machine with CPUs to spare, is no limit when no thread of it came near a full CPU.
 #[test]
 fn a_many_threaded_server_is_judged_on_its_busiest_thread() {

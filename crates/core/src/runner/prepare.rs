@@ -215,10 +215,10 @@ fn extent(
 
 /// Refuses a job whose files cannot grow to the sizes it needs in the free space of their
 /// file systems (and, on tmpfs, in the memory available), as quick and bonnie do, before
-/// anything is written: `--size=1P` used to write until the disk was full or the run was
-/// killed. Local file systems are measured with statfs; a server's (NFS, SMB) is what its
-/// engine reports (`Engine::free_space`). Existing files count with the size they have;
-/// the job's own writes fill the rest, so jobs that only write are counted too. Device
+/// anything is written, so `--size=1P` never writes until the disk is full. Local file
+/// systems are measured with statfs; a server's (NFS, SMB) is what its engine reports
+/// (`Engine::free_space`). Existing files count with the size they have; the job's own
+/// writes fill the rest, so jobs that only write are counted too. Device
 /// targets are bounded by their capacity, which the lay-out and device checks enforce.
 fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<(), EngineError> {
     use std::collections::HashMap;

@@ -203,10 +203,9 @@ fn assert_timeline_ends_with_the_job(job: &JobResult) {
     );
 }
 
-/// QA: an iSCSI job's timeline ended in a point far below the rest: the last partial
-/// second was stamped when the sampler saw the worker gone, after it had closed its
-/// files (an iSCSI logout), so the final completions were spread over time with no IO.
-/// The point ends where the measurement ended.
+/// An iSCSI job's last partial second ends where the measurement ended, not when the
+/// sampler sees the worker gone after closing its files (an iSCSI logout), which would
+/// spread the final completions over time with no IO and end the timeline far low.
 #[test]
 fn the_last_timeline_point_ends_with_the_measurement_not_the_close() {
     let mut job = timed_job("j", 1500);
@@ -220,8 +219,8 @@ fn the_last_timeline_point_ends_with_the_measurement_not_the_close() {
     jobs.iter().for_each(assert_timeline_ends_with_the_job);
 }
 
-/// Reviewer: a job of 1.8 s whose close takes 400 ms: the sampler's tick at 2 s lands
-/// in the close and stamped the last point there, 23% low. It ends at 1.8 s.
+/// A job of 1.8 s whose close takes 400 ms: the sampler's tick at 2 s lands in the close;
+/// the last point ends at 1.8 s, not there (23% low).
 #[test]
 fn a_tick_during_the_close_does_not_stamp_the_last_point() {
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -231,7 +230,7 @@ fn a_tick_during_the_close_does_not_stamp_the_last_point() {
     assert_timeline_ends_with_the_job(&run.groups[0].jobs[0]);
 }
 
-/// Reviewer: jobs of one batch that end at different times each end their timeline with
+/// Jobs of one batch that end at different times each end their timeline with
 /// their own measurement, not the batch's last one.
 #[test]
 fn jobs_ending_at_different_times_each_end_their_own_timeline() {

@@ -126,7 +126,7 @@ fn the_process_looking_is_never_the_server() {
     assert_eq!(ServerProcess::find(mine, None), None);
 }
 
-/// Reviewer: the server of a socket-activated service (systemd holds the listener), of
+/// The server of a socket-activated service (systemd holds the listener), of
 /// inetd or of a server forking per connection is not the listener's owner. Here one
 /// child holds the listener (the lower pid, which the listener rule took) and another
 /// the accepted connection, spinning as a server would: that one is found, with its CPU

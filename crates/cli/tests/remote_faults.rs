@@ -142,6 +142,71 @@ fn nfs_a_planted_symlink_at_a_generated_name_is_refused() {
     }
 }
 
+/// fio's `nfs_url=` with a plain `filename=`: the file lies on the server, so the server's
+/// free space is the one checked, not the working directory's.
+#[test]
+fn nfs_url_with_a_plain_filename_checks_the_servers_free_space() {
+    let Some(g) = nfs() else { return };
+    let nfs_url = format!("--nfs_url={}", g.url(""));
+    for rw in ["write", "read"] {
+        let rw = format!("--rw={rw}");
+        let args = [
+            "fio",
+            "--name=big",
+            "--ioengine=nfs",
+            &nfs_url,
+            "--filename=big.file",
+            "--size=1p",
+            &rw,
+        ];
+        let (r, took) = run(&args, None);
+        refused(
+            &r,
+            took,
+            &["big: not enough space in nfs://", "use a smaller size="],
+        );
+        assert_eq!(names(&g.export_dir()), Vec::<String>::new());
+    }
+}
+
+/// Samba follows links server-side, so the client never sees one: a name storbench
+/// generates is created exclusively (FILE_CREATE), and an object already there (a link
+/// into the share, or one leading out of it) refuses the run in one line naming it.
+#[test]
+fn smb_a_planted_symlink_at_a_generated_name_is_refused() {
+    let Some(s) = smb() else { return };
+    let share = s.share_dir(smbd::SHARE);
+    let outside = share.parent().unwrap().join("victim");
+    let inside = share.join("victim");
+    let directory = format!("--directory={}", smb_url(&s, ""));
+    // Samba refuses to open a link leading out of the share (`wide links = no`) and
+    // follows one that stays inside it.
+    let cases = [
+        (&outside, &["a.0.0"][..]),
+        (&inside, &["a.0.0", "already exists", "filename="][..]),
+    ];
+    for (victim, needles) in cases {
+        std::fs::write(victim, b"not yours").unwrap();
+        std::os::unix::fs::symlink(victim, share.join("a.0.0")).unwrap();
+        for rw in ["write", "read"] {
+            let rw = format!("--rw={rw}");
+            let args = [
+                "fio",
+                "--name=a",
+                "--ioengine=smb",
+                &directory,
+                "--size=1m",
+                &rw,
+            ];
+            let (r, took) = run(&args, Some(s.password()));
+            refused(&r, took, needles);
+            assert_eq!(std::fs::read(victim).unwrap(), b"not yours");
+            assert!(share.join("a.0.0").symlink_metadata().unwrap().is_symlink());
+        }
+        std::fs::remove_file(share.join("a.0.0")).unwrap();
+    }
+}
+
 /// A device's capacity bounds the region: asking for more than an NBD export holds, or an
 /// offset past its end, is refused before any IO.
 #[test]

@@ -222,18 +222,18 @@ fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
     }
 }
 
-/// `clean` with a URL says it cannot list a server's leftovers, instead of looking for a
-/// local directory of that name.
+/// `clean` with a URL of a protocol without files says so in one line, instead of
+/// looking for a local directory of that name.
 #[test]
-fn clean_of_a_url_is_refused_in_one_line() {
-    for url in ["nfs://127.0.0.1/export", "smb://u@127.0.0.1/share/dir"] {
+fn clean_of_a_url_without_files_is_refused_in_one_line() {
+    for url in ["iscsi://127.0.0.1/iqn.2003-01.org.x:t/1", "nbd://127.0.0.1/e"] {
         let mut c = storbench();
         c.args(["clean", url, "--yes"]);
         let line = Run::of(&mut c).one_error_line();
         assert!(
-            line.starts_with("storbench: clean takes a local directory"),
+            line.starts_with("storbench: clean takes a local directory or an nfs:// or smb://"),
             "{line}"
         );
-        assert!(line.contains("are not listed yet"), "{line}");
+        assert!(line.contains("hold no files of storbench's"), "{line}");
     }
 }

@@ -156,7 +156,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         }
     }
     warn_of_killed_runs(&cfg);
-    let _mark = mark_remote(&cfg)?;
+    let _mark = owner_only_files(|| mark_remote(&cfg))?;
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
@@ -215,7 +215,8 @@ fn warn_of_killed_runs(cfg: &Config) {
 }
 
 /// In a directory on a server: warns of what killed runs left there (rank 0 only) and
-/// marks it for this run, as the suite's marker does locally (a PID says nothing there).
+/// marks it for this run, as the suite's marker does locally (a PID says nothing there;
+/// the mark is made owner-only, as the suite's files).
 fn mark_remote(cfg: &Config) -> anyhow::Result<Option<crate::remote_leftovers::RunMark>> {
     use crate::remote_leftovers::{Kind, RunMark};
     match &cfg.target {

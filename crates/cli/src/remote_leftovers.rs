@@ -73,10 +73,12 @@ fn host_name(raw: &str) -> String {
     let name: String = raw
         .chars()
         .take(63)
-        .map(|c| match c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-            true => c,
-            false => '-',
-        })
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                true => c,
+                false => '-',
+            },
+        )
         .collect();
     if name.is_empty() {
         "unknown".into()
@@ -222,7 +224,8 @@ impl RemoteDir {
     fn names(&mut self) -> Result<Vec<String>, EngineError> {
         let root = self.root.clone();
         let mut list = NameList::default();
-        self.meta()?.read_dir_all(MetaPath::whole(&root), &mut list)?;
+        self.meta()?
+            .read_dir_all(MetaPath::whole(&root), &mut list)?;
         let mut names: Vec<String> = list.iter().map(str::to_owned).collect();
         names.sort();
         Ok(names)
@@ -431,7 +434,10 @@ mod tests {
         );
         assert_eq!(Mark::parse(&m.name()), Some(m.clone()));
         assert!(m.owns("Bonnie.42") && m.owns("Bonnie.42.1") && !m.owns("Bonnie.421"));
-        let q = Mark { kind: Kind::Quick, ..m };
+        let q = Mark {
+            kind: Kind::Quick,
+            ..m
+        };
         assert!(q.owns("storbench-quick.42.tmp") && !q.owns("storbench-quick.4.tmp"));
         for bad in [
             ".storbench-bonnie.42",

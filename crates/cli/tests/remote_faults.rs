@@ -207,6 +207,33 @@ fn smb_a_planted_symlink_at_a_generated_name_is_refused() {
     }
 }
 
+/// fio's `create_on_open=1` over SMB creates the generated name at the job's first open:
+/// exclusively, as the lay-out would.
+#[test]
+fn smb_create_on_open_makes_a_new_generated_file_only() {
+    let Some(s) = smb() else { return };
+    let share = s.share_dir(smbd::SHARE);
+    let directory = format!("--directory={}", smb_url(&s, ""));
+    let args = [
+        "fio",
+        "--name=c",
+        "--ioengine=smb",
+        &directory,
+        "--size=64k",
+        "--rw=write",
+        "--create_on_open=1",
+    ];
+    let (r, _) = run(&args, Some(s.password()));
+    r.ok();
+    assert!(std::fs::metadata(share.join("c.0.0")).unwrap().is_file());
+    std::fs::remove_file(share.join("c.0.0")).unwrap();
+    std::os::unix::fs::symlink("victim", share.join("c.0.0")).unwrap();
+    std::fs::write(share.join("victim"), b"not yours").unwrap();
+    let (r, took) = run(&args, Some(s.password()));
+    refused(&r, took, &["c.0.0", "already exists"]);
+    assert_eq!(std::fs::read(share.join("victim")).unwrap(), b"not yours");
+}
+
 /// A device's capacity bounds the region: asking for more than an NBD export holds, or an
 /// offset past its end, is refused before any IO.
 #[test]
@@ -226,7 +253,10 @@ fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
 /// looking for a local directory of that name.
 #[test]
 fn clean_of_a_url_without_files_is_refused_in_one_line() {
-    for url in ["iscsi://127.0.0.1/iqn.2003-01.org.x:t/1", "nbd://127.0.0.1/e"] {
+    for url in [
+        "iscsi://127.0.0.1/iqn.2003-01.org.x:t/1",
+        "nbd://127.0.0.1/e",
+    ] {
         let mut c = storbench();
         c.args(["clean", url, "--yes"]);
         let line = Run::of(&mut c).one_error_line();

@@ -27,10 +27,12 @@ fn mark_here(kind: &str, pid: u32, start: u64) -> String {
         .trim()
         .chars()
         .take(63)
-        .map(|c| match c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-            true => c,
-            false => '-',
-        })
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                true => c,
+                false => '-',
+            },
+        )
         .collect();
     format!(
         ".storbench-{kind}.{pid}.{start}.{}.{}.{host}",
@@ -82,7 +84,9 @@ fn kill_a_quick_run(dir: &Path, url: &str, password: Option<&str>) -> (String, S
 
 fn clean(url: &str, extra: &[&str], password: Option<&str>) -> Run {
     let mut c = storbench();
-    c.args(["clean", url, "--yes"]).args(extra).stdin(Stdio::null());
+    c.args(["clean", url, "--yes"])
+        .args(extra)
+        .stdin(Stdio::null());
     with_password(&mut c, password);
     Run::of(&mut c)
 }
@@ -103,7 +107,14 @@ fn killed_runs_are_named_and_cleaned(dir: &Path, url: &str, password: Option<&st
     std::fs::create_dir_all(tree.join("00001")).unwrap();
     std::fs::write(tree.join("00001/0000abc"), b"x").unwrap();
     std::fs::write(tree.join("top"), b"y").unwrap();
-    for name in [&live_mark, &live, other_mark, other, &bonnie_mark, "keep.txt"] {
+    for name in [
+        &live_mark,
+        &live,
+        other_mark,
+        other,
+        &bonnie_mark,
+        "keep.txt",
+    ] {
         std::fs::write(dir.join(name), b"").unwrap();
     }
 
@@ -155,12 +166,7 @@ fn nfs_killed_runs_are_named_and_cleaned() {
 fn smb_killed_runs_are_named_and_cleaned() {
     storbench_testkit::require!(smbd::unavailable());
     let s = Smbd::start().expect("start smbd");
-    let url = format!(
-        "smb://{}@127.0.0.1:{}/{}/",
-        s.user(),
-        s.port,
-        smbd::SHARE
-    );
+    let url = format!("smb://{}@127.0.0.1:{}/{}/", s.user(), s.port, smbd::SHARE);
     killed_runs_are_named_and_cleaned(&s.share_dir(smbd::SHARE), &url, Some(s.password()));
 }
 
@@ -184,4 +190,47 @@ fn nfs_clean_removes_a_tree_without_following_links() {
         std::fs::read(victim.path().join("precious")).unwrap(),
         b"keep"
     );
+}
+
+/// A bonnie run over NFS killed with SIGKILL mid file test: the next bonnie run warns, and
+/// `clean URL` removes its `Bonnie.PID` tree and its mark, leaving the export as it was.
+#[test]
+fn nfs_a_killed_bonnie_run_is_named_and_cleaned() {
+    storbench_testkit::require!(ganesha::unavailable());
+    let g = Ganesha::start().expect("start ganesha");
+    let dir = g.export_dir();
+    std::fs::write(dir.join("keep.txt"), b"x").unwrap();
+    let mut child = storbench()
+        .args(["--no-save", "bonnie", "-d", &g.url(""), "-s", "0"])
+        .args(["-n", "64:1k:0:8"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let tree = format!("Bonnie.{}", child.id());
+    let mark = format!(".storbench-bonnie.{}.", child.id());
+    let end = Instant::now() + Duration::from_secs(30);
+    while !dir.join(&tree).join("00000").exists() {
+        assert!(Instant::now() < end, "no tree: {:?}", common::entries(&dir));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let names = common::entries(&dir);
+    assert!(names.iter().any(|n| n.starts_with(&mark)), "{names:?}");
+
+    let next = Run::of(
+        storbench()
+            .args(["--no-save", "bonnie", "-d", &g.url(""), "-s", "0", "-n", "1"])
+            .stdin(Stdio::null()),
+    );
+    next.ok();
+    assert!(
+        next.stderr.contains("left by storbench runs that were killed"),
+        "{}",
+        next.stderr
+    );
+    clean(&g.url(""), &[], None).ok();
+    assert_eq!(common::entries(&dir), ["keep.txt"]);
 }

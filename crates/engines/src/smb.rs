@@ -237,12 +237,21 @@ impl SmbEngine {
             _ => to_engine(e),
         };
         let own = o.nofollow.then(|| self.own_key(rel));
-        if let Some(key) = &own
-            && !(o.create && o.exclusive)
-            && !own_names().contains(key)
-        {
-            return Err(not_made_here(shown));
-        }
+        let must_be_new;
+        let o = match &own {
+            Some(key) if !(o.create && o.exclusive || own_names().contains(key)) => {
+                if !o.create {
+                    return Err(not_made_here(shown));
+                }
+                // Created at first open (create_on_open=1): not ours yet, so it must be new.
+                must_be_new = OpenOptions {
+                    exclusive: true,
+                    ..o.clone()
+                };
+                &must_be_new
+            }
+            _ => o,
+        };
         let (id, info) = self.retry_map(|c| open_with_info(c, rel, o, durable), exists)?;
         if let Some(key) = own
             && o.create

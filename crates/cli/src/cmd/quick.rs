@@ -120,7 +120,11 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     // Over NFS and SMB the run marks the directory for `clean` (a PID says nothing there).
     let remote = (!plan.device).then_some(&plan.typed);
     let _mark = match remote.filter(|t| t.protocol().is_some_and(|p| p.metadata)) {
-        Some(dir) => Some(RunMark::begin(dir, Kind::Quick, !crate::multihost::secondary())?),
+        Some(dir) => Some(RunMark::begin(
+            dir,
+            Kind::Quick,
+            !crate::multihost::secondary(),
+        )?),
         None => None,
     };
     let wl = workload(&options);

@@ -222,12 +222,22 @@ fn nfs_a_killed_bonnie_run_is_named_and_cleaned() {
 
     let next = Run::of(
         storbench()
-            .args(["--no-save", "bonnie", "-d", &g.url(""), "-s", "0", "-n", "1"])
+            .args([
+                "--no-save",
+                "bonnie",
+                "-d",
+                &g.url(""),
+                "-s",
+                "0",
+                "-n",
+                "1",
+            ])
             .stdin(Stdio::null()),
     );
     next.ok();
     assert!(
-        next.stderr.contains("left by storbench runs that were killed"),
+        next.stderr
+            .contains("left by storbench runs that were killed"),
         "{}",
         next.stderr
     );

@@ -270,9 +270,14 @@ fn remote_dir(dir: &Path) -> anyhow::Result<Option<Typed>> {
         return Ok(None);
     };
     if !p.metadata {
+        let with_files: Vec<String> = storbench_job::catalogue::protocols()
+            .filter(|p| p.metadata)
+            .map(|p| format!("{}://", p.scheme))
+            .collect();
         anyhow::bail!(
-            "clean takes a local directory or an nfs:// or smb:// one; {}:// targets hold no \
-             files of storbench's: {target}",
+            "clean takes a local directory or an {} one; {}:// targets hold no files of \
+             storbench's: {target}",
+            with_files.join(" or "),
             p.scheme
         );
     }

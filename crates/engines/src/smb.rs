@@ -894,7 +894,16 @@ impl MetaOps for SmbEngine {
     }
 
     fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
-        self.with_path(path, |e, rel| e.retry(|c| c.unlink(rel)))
+        self.with_path(path, |e, rel| {
+            e.retry(|c| c.unlink(rel))?;
+            // A name removed is no longer this process's file: whatever appears there next
+            // (between two rounds of a repeated run) is created anew or refused.
+            let mut own = own_names();
+            if !own.is_empty() {
+                own.remove(&e.own_key(rel));
+            }
+            Ok(())
+        })
     }
 
     /// The attributes of an open with OPEN_REPARSE_POINT (as every open of the client): a

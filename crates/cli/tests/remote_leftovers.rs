@@ -192,48 +192,44 @@ fn nfs_clean_removes_a_tree_without_following_links() {
     );
 }
 
-/// A bonnie run over NFS killed with SIGKILL mid file test: the next bonnie run warns, and
-/// `clean URL` removes its `Bonnie.PID` tree and its mark, leaving the export as it was.
-#[test]
-fn nfs_a_killed_bonnie_run_is_named_and_cleaned() {
-    storbench_testkit::require!(ganesha::unavailable());
-    let g = Ganesha::start().expect("start ganesha");
-    let dir = g.export_dir();
+/// A bonnie run killed with SIGKILL mid file test in `dir` (reached as `url`): the next
+/// bonnie run warns, and `clean URL` removes its `Bonnie.PID` tree and its mark, leaving
+/// the directory as it was.
+fn a_killed_bonnie_run_is_named_and_cleaned(dir: &Path, url: &str, password: Option<&str>) {
     std::fs::write(dir.join("keep.txt"), b"x").unwrap();
-    let mut child = storbench()
-        .args(["--no-save", "bonnie", "-d", &g.url(""), "-s", "0"])
-        .args(["-n", "64:1k:0:8"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut c = storbench();
+    c.args([
+        "--no-save",
+        "bonnie",
+        "-d",
+        url,
+        "-s",
+        "0",
+        "-n",
+        "64:1k:0:8",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    with_password(&mut c, password);
+    let mut child = c.spawn().unwrap();
     let tree = format!("Bonnie.{}", child.id());
     let mark = format!(".storbench-bonnie.{}.", child.id());
     let end = Instant::now() + Duration::from_secs(30);
     while !dir.join(&tree).join("00000").exists() {
-        assert!(Instant::now() < end, "no tree: {:?}", common::entries(&dir));
+        assert!(Instant::now() < end, "no tree: {:?}", common::entries(dir));
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let names = common::entries(&dir);
+    let names = common::entries(dir);
     assert!(names.iter().any(|n| n.starts_with(&mark)), "{names:?}");
 
-    let next = Run::of(
-        storbench()
-            .args([
-                "--no-save",
-                "bonnie",
-                "-d",
-                &g.url(""),
-                "-s",
-                "0",
-                "-n",
-                "1",
-            ])
-            .stdin(Stdio::null()),
-    );
+    let mut c = storbench();
+    c.args(["--no-save", "bonnie", "-d", url, "-s", "0", "-n", "1"])
+        .stdin(Stdio::null());
+    with_password(&mut c, password);
+    let next = Run::of(&mut c);
     next.ok();
     assert!(
         next.stderr
@@ -241,6 +237,22 @@ fn nfs_a_killed_bonnie_run_is_named_and_cleaned() {
         "{}",
         next.stderr
     );
-    clean(&g.url(""), &[], None).ok();
-    assert_eq!(common::entries(&dir), ["keep.txt"]);
+    clean(url, &[], password).ok();
+    assert_eq!(common::entries(dir), ["keep.txt"]);
+}
+
+#[test]
+fn nfs_a_killed_bonnie_run_is_named_and_cleaned() {
+    storbench_testkit::require!(ganesha::unavailable());
+    let g = Ganesha::start().expect("start ganesha");
+    a_killed_bonnie_run_is_named_and_cleaned(&g.export_dir(), &g.url(""), None);
+}
+
+#[test]
+fn smb_a_killed_bonnie_run_is_named_and_cleaned() {
+    storbench_testkit::require!(smbd::unavailable());
+    let s = Smbd::start().expect("start smbd");
+    let url = format!("smb://{}@127.0.0.1:{}/{}/", s.user(), s.port, smbd::SHARE);
+    let dir = s.share_dir(smbd::SHARE);
+    a_killed_bonnie_run_is_named_and_cleaned(&dir, &url, Some(s.password()));
 }

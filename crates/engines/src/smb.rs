@@ -22,9 +22,9 @@
 use std::time::Instant;
 
 use storbench_core::{
-    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, EntryKind, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued, RelPath, checked_name,
-    refuse_create_in_open,
+    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, EntryKind,
+    ErrorKind, FileId, FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued,
+    RelPath, checked_name, refuse_create_in_open,
 };
 use storbench_job::JobSpec;
 use storbench_job::relpath::{join_into, push_below};

@@ -6,9 +6,9 @@
 use std::ops::ControlFlow;
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, EntryKind, ErrorKind, FileId, Listed, MetaOps, MetaPath, NameList,
-    OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open, stat_named,
-    unlink_named,
+    Attr, DirCursor, DirRef, EngineError, EntryKind, ErrorKind, FileId, Listed, MetaOps, MetaPath,
+    NameList, OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open,
+    stat_named, unlink_named,
 };
 use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;

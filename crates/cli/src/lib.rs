@@ -13,6 +13,7 @@ pub mod cmd;
 pub mod live;
 pub mod multihost;
 pub mod outfile;
+pub mod remote_leftovers;
 pub mod repeat;
 pub mod running;
 pub mod secrets;

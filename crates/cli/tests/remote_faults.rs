@@ -142,6 +142,98 @@ fn nfs_a_planted_symlink_at_a_generated_name_is_refused() {
     }
 }
 
+/// fio's `nfs_url=` with a plain `filename=`: the file lies on the server, so the server's
+/// free space is the one checked, not the working directory's.
+#[test]
+fn nfs_url_with_a_plain_filename_checks_the_servers_free_space() {
+    let Some(g) = nfs() else { return };
+    let nfs_url = format!("--nfs_url={}", g.url(""));
+    for rw in ["write", "read"] {
+        let rw = format!("--rw={rw}");
+        let args = [
+            "fio",
+            "--name=big",
+            "--ioengine=nfs",
+            &nfs_url,
+            "--filename=big.file",
+            "--size=1p",
+            &rw,
+        ];
+        let (r, took) = run(&args, None);
+        refused(
+            &r,
+            took,
+            &["big: not enough space in nfs://", "use a smaller size="],
+        );
+        assert_eq!(names(&g.export_dir()), Vec::<String>::new());
+    }
+}
+
+/// Samba follows links server-side, so the client never sees one: a name storbench
+/// generates is created exclusively (FILE_CREATE), and an object already there (a link
+/// into the share, or one leading out of it) refuses the run in one line naming it.
+#[test]
+fn smb_a_planted_symlink_at_a_generated_name_is_refused() {
+    let Some(s) = smb() else { return };
+    let share = s.share_dir(smbd::SHARE);
+    let outside = share.parent().unwrap().join("victim");
+    let inside = share.join("victim");
+    let directory = format!("--directory={}", smb_url(&s, ""));
+    // Samba refuses to open a link leading out of the share (`wide links = no`) and
+    // follows one that stays inside it.
+    let cases = [
+        (&outside, &["a.0.0"][..]),
+        (&inside, &["a.0.0", "already exists", "filename="][..]),
+    ];
+    for (victim, needles) in cases {
+        std::fs::write(victim, b"not yours").unwrap();
+        std::os::unix::fs::symlink(victim, share.join("a.0.0")).unwrap();
+        for rw in ["write", "read"] {
+            let rw = format!("--rw={rw}");
+            let args = [
+                "fio",
+                "--name=a",
+                "--ioengine=smb",
+                &directory,
+                "--size=1m",
+                &rw,
+            ];
+            let (r, took) = run(&args, Some(s.password()));
+            refused(&r, took, needles);
+            assert_eq!(std::fs::read(victim).unwrap(), b"not yours");
+            assert!(share.join("a.0.0").symlink_metadata().unwrap().is_symlink());
+        }
+        std::fs::remove_file(share.join("a.0.0")).unwrap();
+    }
+}
+
+/// fio's `create_on_open=1` over SMB creates the generated name at the job's first open:
+/// exclusively, as the lay-out would.
+#[test]
+fn smb_create_on_open_makes_a_new_generated_file_only() {
+    let Some(s) = smb() else { return };
+    let share = s.share_dir(smbd::SHARE);
+    let directory = format!("--directory={}", smb_url(&s, ""));
+    let args = [
+        "fio",
+        "--name=c",
+        "--ioengine=smb",
+        &directory,
+        "--size=64k",
+        "--rw=write",
+        "--create_on_open=1",
+    ];
+    let (r, _) = run(&args, Some(s.password()));
+    r.ok();
+    assert!(std::fs::metadata(share.join("c.0.0")).unwrap().is_file());
+    std::fs::remove_file(share.join("c.0.0")).unwrap();
+    std::os::unix::fs::symlink("victim", share.join("c.0.0")).unwrap();
+    std::fs::write(share.join("victim"), b"not yours").unwrap();
+    let (r, took) = run(&args, Some(s.password()));
+    refused(&r, took, &["c.0.0", "already exists"]);
+    assert_eq!(std::fs::read(share.join("victim")).unwrap(), b"not yours");
+}
+
 /// A device's capacity bounds the region: asking for more than an NBD export holds, or an
 /// offset past its end, is refused before any IO.
 #[test]
@@ -157,18 +249,21 @@ fn nbd_a_region_beyond_the_exports_capacity_is_refused() {
     }
 }
 
-/// `clean` with a URL says it cannot list a server's leftovers, instead of looking for a
-/// local directory of that name.
+/// `clean` with a URL of a protocol without files says so in one line, instead of
+/// looking for a local directory of that name.
 #[test]
-fn clean_of_a_url_is_refused_in_one_line() {
-    for url in ["nfs://127.0.0.1/export", "smb://u@127.0.0.1/share/dir"] {
+fn clean_of_a_url_without_files_is_refused_in_one_line() {
+    for url in [
+        "iscsi://127.0.0.1/iqn.2003-01.org.x:t/1",
+        "nbd://127.0.0.1/e",
+    ] {
         let mut c = storbench();
         c.args(["clean", url, "--yes"]);
         let line = Run::of(&mut c).one_error_line();
         assert!(
-            line.starts_with("storbench: clean takes a local directory"),
+            line.starts_with("storbench: clean takes a local directory or an nfs:// or smb://"),
             "{line}"
         );
-        assert!(line.contains("are not listed yet"), "{line}");
+        assert!(line.contains("hold no files of storbench's"), "{line}");
     }
 }

@@ -191,6 +191,15 @@ pub struct Attr {
     pub is_dir: bool,
 }
 
+/// What a directory entry itself is, a link not followed ([`MetaOps::kind_nofollow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    /// A symbolic link, reparse point, device or anything else.
+    Other,
+}
+
 /// What [`MetaOps::unlink_listed`] or [`MetaOps::stat_listed`] has just done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
@@ -258,6 +267,13 @@ pub trait MetaOps {
     fn create(&mut self, path: MetaPath<'_>, open: &OpenOptions) -> Result<FileId, EngineError>;
     fn stat(&mut self, path: MetaPath<'_>) -> Result<Attr, EngineError>;
     fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError>;
+    /// What `path` itself is, a link at it not followed (lstat(2)): so a tree can be removed
+    /// without ever leaving it through a link. The default cannot tell, and refuses.
+    fn kind_nofollow(&mut self, path: MetaPath<'_>) -> Result<EntryKind, EngineError> {
+        Err(EngineError::unsupported(format!(
+            "{path}: this engine cannot tell a link from what it points to"
+        )))
+    }
     /// Appends the next batch of names in the directory (without `.` and `..`) to `names`
     /// and moves `cursor` on; sets `cursor.done` once the listing has ended. A batch is
     /// what one system call or RPC returns, so callers can time them one by one.

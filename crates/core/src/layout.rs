@@ -92,7 +92,7 @@ pub fn prepare_file(
         Err(e)
             if existing.is_none()
                 && e.error.errno == Some(libc::EEXIST)
-                && !job.filenames.is_empty() =>
+                && !job.names_generated() =>
         {
             match probe(engine, path) {
                 Some(now) => lay_out(engine, job, target, (Some(now), need), seed, on_layout),
@@ -151,7 +151,7 @@ fn lay_out(
         create: existing.is_none(),
         exclusive: existing.is_none(),
         direct: job.direct,
-        nofollow: job.filenames.is_empty(),
+        nofollow: job.names_generated(),
         ..Default::default()
     };
     let id = match engine.open(&FileSpec::new(path.to_string(), open)) {

@@ -22,9 +22,9 @@
 use std::time::Instant;
 
 use storbench_core::{
-    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, ErrorKind, FileId,
-    FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued, RelPath, checked_name,
-    refuse_create_in_open,
+    Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, EntryKind,
+    ErrorKind, FileId, FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued,
+    RelPath, checked_name, refuse_create_in_open,
 };
 use storbench_job::JobSpec;
 use storbench_job::relpath::{join_into, push_below};
@@ -236,7 +236,29 @@ impl SmbEngine {
             },
             _ => to_engine(e),
         };
+        let own = o.nofollow.then(|| self.own_key(rel));
+        let must_be_new;
+        let o = match &own {
+            Some(key) if !(o.create && o.exclusive || own_names().contains(key)) => {
+                if !o.create {
+                    return Err(not_made_here(shown));
+                }
+                // Created at first open (create_on_open=1): not ours yet, so it must be new.
+                must_be_new = OpenOptions {
+                    exclusive: true,
+                    ..o.clone()
+                };
+                &must_be_new
+            }
+            _ => o,
+        };
         let (id, info) = self.retry_map(|c| open_with_info(c, rel, o, durable), exists)?;
+        if let Some(key) = own
+            && o.create
+            && o.exclusive
+        {
+            own_names().insert(key);
+        }
         if o.nofollow && info.attributes & storbench_smb::proto::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
             let _ = self.retry(|c| c.close(id));
             return Err(EngineError::new(
@@ -252,6 +274,14 @@ impl SmbEngine {
             self.retry(|c| c.set_size(id, 0))?;
         }
         Ok(self.add_file(id, rel.to_string(), o.clone()))
+    }
+
+    /// A name on this engine's share, as [`own_names`] holds it.
+    fn own_key(&self, rel: &str) -> String {
+        match &self.url {
+            Some(u) => format!("{}:{}/{}/{rel}", u.host, u.port, u.share),
+            None => rel.to_owned(),
+        }
     }
 
     /// Runs a synchronous call; a lost connection is recovered and the call made once
@@ -348,6 +378,27 @@ impl SmbEngine {
                 },
             });
         }
+    }
+}
+
+/// The names storbench generates (`nofollow` opens) that this process created with
+/// FILE_CREATE, by share. Samba follows symbolic links for its clients without showing
+/// them, so an existing object at a generated name cannot be told from a link: only these
+/// are opened again (the lay-out's file, by the job's workers).
+fn own_names() -> std::sync::MutexGuard<'static, std::collections::HashSet<String>> {
+    type Names = std::sync::Mutex<std::collections::HashSet<String>>;
+    static NAMES: std::sync::LazyLock<Names> = std::sync::LazyLock::new(Default::default);
+    NAMES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// An existing object at a generated name this process did not create.
+fn not_made_here(shown: &dyn std::fmt::Display) -> EngineError {
+    EngineError {
+        kind: ErrorKind::Refused,
+        errno: Some(libc::EEXIST),
+        message: format!(
+            "smb: {shown} already exists; over SMB storbench uses only files it creates at the              names it makes, since the server follows links without showing them (remove it,              or name the file with filename=)"
+        ),
     }
 }
 
@@ -843,7 +894,29 @@ impl MetaOps for SmbEngine {
     }
 
     fn unlink(&mut self, path: MetaPath<'_>) -> Result<(), EngineError> {
-        self.with_path(path, |e, rel| e.retry(|c| c.unlink(rel)))
+        self.with_path(path, |e, rel| {
+            e.retry(|c| c.unlink(rel))?;
+            // A name removed is no longer this process's file: whatever appears there next
+            // (between two rounds of a repeated run) is created anew or refused.
+            let mut own = own_names();
+            if !own.is_empty() {
+                own.remove(&e.own_key(rel));
+            }
+            Ok(())
+        })
+    }
+
+    /// The attributes of an open with OPEN_REPARSE_POINT (as every open of the client): a
+    /// link the server shows as a reparse point is not followed. Samba follows links for
+    /// its clients and shows what a link inside the share leads to.
+    fn kind_nofollow(&mut self, path: MetaPath<'_>) -> Result<EntryKind, EngineError> {
+        let i = self.with_path(path, |e, rel| e.retry(|c| c.stat(rel)))?;
+        let reparse = i.attributes & storbench_smb::proto::FILE_ATTRIBUTE_REPARSE_POINT != 0;
+        Ok(match (reparse, i.is_dir()) {
+            (true, _) => EntryKind::Other,
+            (_, true) => EntryKind::Dir,
+            _ => EntryKind::File,
+        })
     }
 
     fn read_dir(

@@ -588,6 +588,9 @@ pub struct JobSpec {
     // --- files lifecycle ---
     pub invalidate: bool,
     pub create_on_open: bool,
+    /// The `filename=` names are storbench's own choice (quick's test file), not the user's:
+    /// they get the rules of generated names (links never followed, created exclusively).
+    pub own_filenames: bool,
     pub overwrite: bool,
     pub unlink: bool,
     pub fallocate: Fallocate,
@@ -622,6 +625,13 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// Whether the job's file names are storbench's (fio's generated `jobname.N.M`, or a
+    /// `filename=` storbench chose): a link found at one is never followed, and a new one is
+    /// created exclusively.
+    pub fn names_generated(&self) -> bool {
+        self.filenames.is_empty() || self.own_filenames
+    }
+
     /// Whether the job's engine does no IO on any file (cpuio, exec): no file is planned,
     /// laid out or opened, and the worker runs its pseudo-IO loop instead of the IO loop.
     pub fn has_no_file(&self) -> bool {
@@ -729,6 +739,7 @@ impl JobSpec {
             percentage_random: [100; 3],
             invalidate: true,
             create_on_open: false,
+            own_filenames: false,
             overwrite: false,
             unlink: false,
             fallocate: Fallocate::Native,

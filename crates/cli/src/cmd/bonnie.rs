@@ -156,6 +156,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
         }
     }
     warn_of_killed_runs(&cfg);
+    let _mark = owner_only_files(|| mark_remote(&cfg))?;
     let store = &enter_target_dir(&mut cfg, store)?;
     let mut session = Session::begin(store)?;
     let mut stdout = io::stdout();
@@ -210,6 +211,21 @@ fn warn_of_killed_runs(cfg: &Config) {
         && !crate::multihost::secondary()
     {
         crate::cmd::clean::warn_stale(dir);
+    }
+}
+
+/// In a directory on a server: warns of what killed runs left there (rank 0 only) and
+/// marks it for this run, as the suite's marker does locally (a PID says nothing there;
+/// the mark is made owner-only, as the suite's files).
+fn mark_remote(cfg: &Config) -> anyhow::Result<Option<crate::remote_leftovers::RunMark>> {
+    use crate::remote_leftovers::{Kind, RunMark};
+    match &cfg.target {
+        Target::Remote(dir) => Ok(Some(RunMark::begin(
+            dir,
+            Kind::Bonnie,
+            !crate::multihost::secondary(),
+        )?)),
+        _ => Ok(None),
     }
 }
 

@@ -6,13 +6,16 @@
 //! bonnie++ uses too) counts only beside storbench's marker `.storbench-bonnie.PID`
 //! ([`crate::bonnie_marker`]), whose recorded start time must no longer match a running
 //! process. Nothing else is ever touched: not a file of another name, not a link, not a
-//! `Bonnie.PID` without a marker, not one whose process is alive.
+//! `Bonnie.PID` without a marker, not one whose process is alive. In an `nfs://` or
+//! `smb://` directory the runs' marks carry their host too ([`crate::remote_leftovers`]).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+
+use storbench_job::target::Target as Typed;
 
 use crate::StoreArgs;
 use crate::bonnie_marker;
@@ -26,6 +29,10 @@ pub struct CleanArgs {
     /// Remove without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// In an nfs:// or smb:// directory, remove too what runs of other hosts left (this
+    /// host cannot tell whether those runs are alive).
+    #[arg(long)]
+    pub other_hosts: bool,
 }
 
 /// A file or tree a killed run left.
@@ -206,8 +213,10 @@ pub fn warn_stale(dir: &Path) {
 }
 
 pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode> {
-    let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
-    refuse_url(&dir)?;
+    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    if let Some(remote) = remote_dir(&dir)? {
+        return clean_remote(&remote, &args);
+    }
     let found = stale(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
     if found.is_empty() {
         eprintln!(
@@ -250,21 +259,110 @@ pub fn run_clean(args: CleanArgs, _store: &StoreArgs) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// A URL is not a directory of this host: its leftovers cannot be listed here, and it
-/// must not be taken as a local path of that name.
-fn refuse_url(dir: &Path) -> anyhow::Result<()> {
+/// The directory on a server a URL names (NFS, SMB), checked and its secrets prepared;
+/// `None` for a local path; a URL of a protocol without files is refused.
+fn remote_dir(dir: &Path) -> anyhow::Result<Option<Typed>> {
     let Some(text) = dir.to_str() else {
-        return Ok(());
+        return Ok(None);
     };
-    let target = storbench_job::target::Target::parse(text).map_err(anyhow::Error::msg)?;
-    if let Some(p) = target.protocol() {
+    let target = Typed::parse(text).map_err(anyhow::Error::msg)?;
+    let Some(p) = target.protocol() else {
+        return Ok(None);
+    };
+    if !p.metadata {
+        let with_files: Vec<String> = storbench_job::catalogue::protocols()
+            .filter(|p| p.metadata)
+            .map(|p| format!("{}://", p.scheme))
+            .collect();
         anyhow::bail!(
-            "clean takes a local directory; leftovers on {}:// targets are not listed yet \
-             (remove storbench-quick.PID.tmp and Bonnie.PID there once no run uses them): {target}",
+            "clean takes a local directory or an {} one; {}:// targets hold no files of \
+             storbench's: {target}",
+            with_files.join(" or "),
             p.scheme
         );
     }
-    Ok(())
+    match &target {
+        Typed::Nfs(t) => crate::running::check_nfs(text, &t.url, true)?,
+        Typed::Smb(t) => crate::running::check_smb(text, &t.url, true)?,
+        _ => {}
+    }
+    match storbench_bonnie::target::Target::resolve(text) {
+        Ok(storbench_bonnie::target::Target::Remote(t)) => Ok(Some(*t)),
+        Ok(_) => Ok(None),
+        Err(e) => anyhow::bail!("{e}"),
+    }
+}
+
+/// `clean URL`: what killed runs of this host left is listed and removed; what runs of
+/// other hosts left is listed, and removed only with `--other-hosts`.
+fn clean_remote(dir: &Typed, args: &CleanArgs) -> anyhow::Result<ExitCode> {
+    use crate::remote_leftovers::{RemoteDir, State, shown, this_host};
+    let me = this_host();
+    let shown = shown(dir);
+    let mut remote = RemoteDir::open(dir)?;
+    let found = remote
+        .leftovers(&me)
+        .with_context(|| format!("cannot list {shown}"))?;
+    let (others, gone): (Vec<_>, Vec<_>) =
+        found.into_iter().partition(|l| l.state == State::OtherHost);
+    let other_line = |l: &crate::remote_leftovers::Leftover| {
+        format!(
+            "{}{} in {shown} ({}, made on host {} by process {}; cannot tell whether that run \
+             is alive)",
+            l.name,
+            if l.tree { "/" } else { "" },
+            human_bytes(l.bytes),
+            l.mark.host.name,
+            l.mark.pid
+        )
+    };
+    if !args.other_hosts {
+        for l in &others {
+            eprintln!(
+                "storbench: kept {}; --other-hosts removes it",
+                other_line(l)
+            );
+        }
+    }
+    let chosen: Vec<_> = match args.other_hosts {
+        true => gone.into_iter().chain(others).collect(),
+        false => gone,
+    };
+    if chosen.is_empty() {
+        eprintln!(
+            "storbench: nothing to clean in {shown}: no files or trees of killed storbench runs \
+             of this host"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lines: Vec<String> = chosen
+        .iter()
+        .map(|l| match l.state {
+            State::OtherHost => other_line(l),
+            _ => format!(
+                "{}{} in {shown} ({}, process {} is gone)",
+                l.name,
+                if l.tree { "/" } else { "" },
+                human_bytes(l.bytes),
+                l.mark.pid
+            ),
+        })
+        .collect();
+    if !args.yes && !confirm(&lines)? {
+        eprintln!("storbench: nothing removed");
+        return Ok(ExitCode::FAILURE);
+    }
+    for l in &chosen {
+        // Checked again just before: this host's process may be a new one since.
+        if l.state == State::Gone && l.mark.state(&me) == State::Alive {
+            continue;
+        }
+        remote
+            .remove(l)
+            .with_context(|| format!("cannot remove {} in {shown}", l.name))?;
+        eprintln!("storbench: removed {} in {shown}", l.name);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Asks on the terminal; without one, refuses rather than guessing.

@@ -15,6 +15,7 @@ use storbench_job::{JobSpec, units};
 use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;
+use crate::remote_leftovers::{Kind, RunMark};
 use crate::session::Session;
 use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
@@ -116,6 +117,16 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
         crate::cmd::clean::warn_stale(std::path::Path::new(&target));
     }
+    // Over NFS and SMB the run marks the directory for `clean` (a PID says nothing there).
+    let remote = (!plan.device).then_some(&plan.typed);
+    let _mark = match remote.filter(|t| t.protocol().is_some_and(|p| p.metadata)) {
+        Some(dir) => Some(RunMark::begin(
+            dir,
+            Kind::Quick,
+            !crate::multihost::secondary(),
+        )?),
+        None => None,
+    };
     let wl = workload(&options);
     let req = RunRequest {
         workload: &wl,

@@ -71,9 +71,10 @@ pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
     }
 }
 
-/// fio mode names the files itself (jobname.N.M in directory=) when no filename= is given.
+/// fio mode names the files itself (jobname.N.M in directory=) when no filename= is given;
+/// quick names its test file itself.
 pub(super) fn generated_names(job: &JobSpec) -> bool {
-    job.filenames.is_empty()
+    job.names_generated()
 }
 
 /// Lays out a job's files, checks devices before writes, and records what it created.

@@ -6,9 +6,9 @@
 use std::ops::ControlFlow;
 
 use storbench_core::{
-    Attr, DirCursor, DirRef, EngineError, ErrorKind, FileId, Listed, MetaOps, MetaPath, NameList,
-    OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open, stat_named,
-    unlink_named,
+    Attr, DirCursor, DirRef, EngineError, EntryKind, ErrorKind, FileId, Listed, MetaOps, MetaPath,
+    NameList, OpenOptions, RelPath, checked_name, each_listed_by_name, refuse_create_in_open,
+    stat_named, unlink_named,
 };
 use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
@@ -239,6 +239,18 @@ impl MetaOps for NfsEngine {
             Ok(Attr {
                 size: a.size,
                 is_dir: a.is_dir(),
+            })
+        })
+    }
+
+    /// LOOKUP without following a link, and the type it returns.
+    fn kind_nofollow(&mut self, path: MetaPath<'_>) -> Result<EntryKind, EngineError> {
+        self.with_path(path, |e, rel| {
+            let (_, a) = e.client_mut()?.lookup(rel).map_err(to_engine)?;
+            Ok(match (a.is_file(), a.is_dir()) {
+                (true, _) => EntryKind::File,
+                (_, true) => EntryKind::Dir,
+                _ => EntryKind::Other,
             })
         })
     }

@@ -101,6 +101,7 @@ pub fn workload(o: &QuickOptions) -> Workload {
             j.group = group;
             j.stonewall = group > 0;
             j.filenames = vec![test_file(o)];
+            j.own_filenames = !o.device;
             j.size = Some(SizeSpec::Bytes(o.size));
             j.bs = [
                 BlockSize::Fixed(t.bs),
@@ -225,5 +226,16 @@ mod tests {
         o.device = true;
         o.target = Target::parse("iscsi://h/iqn.x/1").unwrap();
         assert_eq!(workload(&o).jobs[0].filenames[0], "iscsi://h/iqn.x/1");
+        assert!(!workload(&o).jobs[0].names_generated());
+    }
+
+    #[test]
+    fn the_test_file_is_a_name_storbench_generates() {
+        let mut o = opts();
+        for dir in ["/tmp", "nfs://h/export/d?version=3", "smb://u@h/share/d"] {
+            o.target = Target::parse(dir).unwrap();
+            let w = workload(&o);
+            assert!(w.jobs.iter().all(|j| j.names_generated()), "{dir}");
+        }
     }
 }

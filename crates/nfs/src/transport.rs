@@ -363,6 +363,55 @@ impl Transport {
         result
     }
 
+    /// Queues a call without waiting for it (a pipelined NFSv4 COMPOUND): returns a ticket
+    /// for [`answered`](Self::answered), [`reply`](Self::reply) and
+    /// [`release`](Self::release). The arguments are copied into the slot, whose buffers
+    /// are reused, so a warmed-up call allocates nothing.
+    pub fn start_call(
+        &mut self,
+        name: &'static str,
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        args: &[u8],
+    ) -> Result<u32> {
+        let req = Req::Call {
+            prog,
+            vers,
+            proc_,
+            name,
+        };
+        let idx = self.alloc_slot(NO_OP, 0, req)?;
+        let slot = &mut self.slots[idx as usize];
+        slot.args.clear();
+        slot.args.extend_from_slice(args);
+        self.send_slot(idx);
+        Ok(idx)
+    }
+
+    /// Whether the call of a [`start_call`](Self::start_call) ticket has its reply.
+    pub fn answered(&self, ticket: u32) -> bool {
+        self.slots
+            .get(ticket as usize)
+            .is_some_and(|s| s.state == SlotState::Answered)
+    }
+
+    /// The reply body of an answered ticket (empty before).
+    pub fn reply(&self, ticket: u32) -> &[u8] {
+        match self.slots.get(ticket as usize) {
+            Some(s) if s.state == SlotState::Answered => &s.reply,
+            _ => &[],
+        }
+    }
+
+    /// Gives a ticket's slot back (answered or abandoned).
+    pub fn release(&mut self, ticket: u32) {
+        if (ticket as usize) < self.slots.len() && self.slots[ticket as usize].state != SlotState::Free
+        {
+            self.release_call(ticket);
+        }
+    }
+
     fn release_call(&mut self, idx: u32) {
         let s = &mut self.slots[idx as usize];
         if s.state == SlotState::Sent {

@@ -248,3 +248,74 @@ fn v4_2_allocate_deallocate_seek_work_or_say_not_supported() {
     }
     c.close(f).unwrap();
 }
+
+/// Writes the replies of a fixed sequence of calls, as ganesha sent them, to
+/// `src/v4/fixtures/` for the wire-level unit tests (`src/v4/tests.rs`). Run by hand:
+/// `cargo nextest run -p storbench-nfs --test ganesha_v4 --run-ignored only`.
+#[test]
+#[ignore]
+fn capture_v4_reply_fixtures() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    let Some(g) = server() else { return };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = g.nfs_port;
+    let proxy = std::thread::spawn(move || {
+        let (mut down, _) = listener.accept().unwrap();
+        let mut up = TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+        let (mut down2, mut up2) = (down.try_clone().unwrap(), up.try_clone().unwrap());
+        let calls = std::thread::spawn(move || {
+            let _ = std::io::copy(&mut down2, &mut up2);
+            let _ = up2.shutdown(std::net::Shutdown::Write);
+        });
+        let mut replies = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            match up.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    replies.extend_from_slice(&buf[..n]);
+                    if down.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = calls.join();
+        replies
+    });
+    let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export")).unwrap();
+    let mut c = Client4::connect(&url, 2, 4).unwrap();
+    let f = c
+        .open("f", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .unwrap();
+    c.write(f, 0, b"hello", Stable4::Unstable).unwrap();
+    c.commit(f).unwrap();
+    c.read(f, 0, &mut [0u8; 4]).unwrap();
+    c.mkdir("d", 0o755).unwrap();
+    c.readdir("").unwrap();
+    c.remove("missing").unwrap_err();
+    c.free_space().unwrap();
+    c.close(f).unwrap();
+    c.shutdown().unwrap();
+    drop(c);
+    let stream = proxy.join().unwrap();
+    let names = [
+        "exchange_id", "create_session", "reclaim_complete", "lease_time", "lookup_root",
+        "open_create", "write_unstable", "commit", "read", "mkdir", "lookup_dir", "readdir",
+        "remove_noent", "free_space", "close", "destroy_session", "destroy_clientid",
+    ];
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/v4/fixtures");
+    fs::create_dir_all(&dir).unwrap();
+    let mut rest = &stream[..];
+    let mut i = 0;
+    while rest.len() >= 4 {
+        let len = (u32::from_be_bytes(rest[..4].try_into().unwrap()) & 0x7fff_ffff) as usize;
+        let record = &rest[4..4 + len];
+        fs::write(dir.join(format!("{i:02}-{}.bin", names[i])), record).unwrap();
+        rest = &rest[4 + len..];
+        i += 1;
+    }
+    assert_eq!(i, names.len(), "one reply per call");
+}

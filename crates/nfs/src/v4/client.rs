@@ -352,7 +352,7 @@ impl Client4 {
                 Ok(r) => r,
                 Err(e) => return (false, Err(e.into())),
             };
-            match r.sequence(&sid) {
+            match r.sequence(Some(&sid)) {
                 Ok(_) => (true, decode(&mut r)),
                 Err(e) => (false, Err(e)),
             }

@@ -103,6 +103,14 @@ impl<'a> Reply<'a> {
         Ok(Reply { d, status, left })
     }
 
+    /// The operation number of the next result, if there is one.
+    pub fn peek_op(&self) -> Result<Option<u32>, DecodeError> {
+        match self.left {
+            0 => Ok(None),
+            _ => self.d.clone().u32().map(Some),
+        }
+    }
+
     /// Moves to the next result, which must be `num`'s; its status if not NFS4_OK.
     fn next(&mut self, num: u32, name: &'static str) -> V4Result<()> {
         if self.left == 0 {
@@ -132,9 +140,11 @@ impl<'a> Reply<'a> {
         }
     }
 
-    pub fn sequence(&mut self, sid: &SessionId) -> V4Result<SeqRes> {
+    /// SEQUENCE's result, which must be for session `sid` (any session for `None`).
+    pub fn sequence(&mut self, sid: Option<&SessionId>) -> V4Result<SeqRes> {
         self.next(op::SEQUENCE, "SEQUENCE")?;
-        if self.d.fixed(16)? != sid.0 {
+        let got = self.d.fixed(16)?;
+        if sid.is_some_and(|s| s.0 != got) {
             return Err(DecodeError::Invalid("SEQUENCE answered for another session").into());
         }
         let _seq = self.d.u32()?;
@@ -429,4 +439,36 @@ fn fattr(d: &mut Dec<'_>) -> Result<Attrs4, DecodeError> {
         }
     }
     Ok(out)
+}
+
+/// Decodes every result of a COMPOUND reply by its operation number (for fuzzing and
+/// tests); returns how many were decoded, or the first failure.
+pub fn walk(body: &[u8]) -> V4Result<u32> {
+    let mut r = Reply::parse(body)?;
+    let mut n = 0;
+    while let Some(num) = r.peek_op()? {
+        match num {
+            op::SEQUENCE => r.sequence(None).map(drop),
+            op::EXCHANGE_ID => r.exchange_id().map(drop),
+            op::CREATE_SESSION => r.create_session().map(drop),
+            op::GETFH => r.getfh().map(drop),
+            op::GETATTR => r.getattr().map(drop),
+            op::OPEN => r.open().map(drop),
+            op::CLOSE => r.close().map(drop),
+            op::READ => r.read().map(drop),
+            op::WRITE => r.write().map(drop),
+            op::COMMIT => r.commit().map(drop),
+            op::REMOVE => r.remove(),
+            op::CREATE => r.create("CREATE"),
+            op::LINK => r.link(),
+            op::RENAME => r.rename(),
+            op::READLINK => r.readlink().map(drop),
+            op::READDIR => r.readdir(|_, _, _| {}).map(drop),
+            op::SETATTR => r.setattr(),
+            op::SEEK => r.seek().map(drop),
+            other => r.status_only(other, "operation"),
+        }?;
+        n += 1;
+    }
+    Ok(n)
 }

@@ -17,7 +17,7 @@ mod tests;
 pub use client::{
     Client4, NFS4_PORT, RETRY_FOR, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE,
 };
-pub use decode::{Reply, V4Error, WriteRes};
+pub use decode::{Reply, V4Error, WriteRes, walk};
 pub use stat::Nfs4Stat;
 pub use types::{Attrs4, FileType4, Fh4, SessionId, Stateid, Verifier};
 pub use wire::{Content, Create, Stable4};

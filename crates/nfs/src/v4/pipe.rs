@@ -253,7 +253,7 @@ fn decode(body: &[u8], sid: &super::SessionId, kind: Kind, left: u32) -> (bool, 
         Ok(r) => r,
         Err(e) => return (false, Err(e.into())),
     };
-    if let Err(e) = r.sequence(sid) {
+    if let Err(e) = r.sequence(Some(sid)) {
         return (false, Err(e));
     }
     let rest = (|| {

@@ -21,4 +21,4 @@ pub use client::{At, Client};
 pub use error::{DecodeError, MountStat, NfsError};
 pub use proto::{Fattr, Fh, FsInfo, FsStat, NfsStat, Stable};
 pub use transport::{DurabilityStats, Outage, Transport, TransportConfig};
-pub use url::NfsUrl;
+pub use url::{NfsUrl, NfsVersion};

@@ -406,7 +406,8 @@ impl Transport {
 
     /// Gives a ticket's slot back (answered or abandoned).
     pub fn release(&mut self, ticket: u32) {
-        if (ticket as usize) < self.slots.len() && self.slots[ticket as usize].state != SlotState::Free
+        if (ticket as usize) < self.slots.len()
+            && self.slots[ticket as usize].state != SlotState::Free
         {
             self.release_call(ticket);
         }

@@ -33,11 +33,16 @@ fn v4_restart_reclaims_the_session_and_names_lost_unstable_data() {
     let Some(mut g) = server() else { return };
     let mut c = connect(&g, "timeout=5&reconnect=30", 8);
     let f = c
-        .open("r.bin", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .open(
+            "r.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
         .unwrap();
     let committed = pattern(1 << 20, 1);
     for (i, part) in committed.chunks(256 << 10).enumerate() {
-        c.write(f, (i * (256 << 10)) as u64, part, Stable4::Unstable).unwrap();
+        c.write(f, (i * (256 << 10)) as u64, part, Stable4::Unstable)
+            .unwrap();
     }
     c.commit(f).unwrap();
     let unstable = pattern(64 << 10, 2);
@@ -51,24 +56,38 @@ fn v4_restart_reclaims_the_session_and_names_lost_unstable_data() {
     let mut bufs = vec![vec![0u8; 64 << 10]; 8];
     for (i, b) in bufs.iter_mut().enumerate() {
         let off = (i * (64 << 10)) as u64;
-        unsafe { c.submit_read(f, off, b.as_mut_ptr(), 64 << 10, i as u64).unwrap() };
+        unsafe {
+            c.submit_read(f, off, b.as_mut_ptr(), 64 << 10, i as u64)
+                .unwrap()
+        };
     }
     let mut n = 0;
     while n < 8 {
-        n += c.reap(1, &mut |_, bytes| assert_eq!(bytes, 64 << 10)).unwrap();
+        n += c
+            .reap(1, &mut |_, bytes| assert_eq!(bytes, 64 << 10))
+            .unwrap();
     }
-    assert!(bufs.concat() == committed[..8 * (64 << 10)], "data committed before the restart");
+    assert!(
+        bufs.concat() == committed[..8 * (64 << 10)],
+        "data committed before the restart"
+    );
     assert_ne!(c.session_id(), old_session);
     assert!(c.recoveries() >= 1);
 
     // The UNSTABLE write was never committed: COMMIT says how much was lost, in one line.
     let e = c.commit(f).unwrap_err().to_string();
-    assert!(e.contains("65536 bytes written UNSTABLE") && e.contains("/export/r.bin"), "{e}");
+    assert!(
+        e.contains("65536 bytes written UNSTABLE") && e.contains("/export/r.bin"),
+        "{e}"
+    );
     assert!(!e.contains('\n'), "{e}");
     // The reclaimed open still writes.
     c.write(f, 0, b"after", Stable4::FileSync).unwrap();
     c.close(f).unwrap();
-    assert_eq!(&fs::read(g.export_dir().join("r.bin")).unwrap()[..5], b"after");
+    assert_eq!(
+        &fs::read(g.export_dir().join("r.bin")).unwrap()[..5],
+        b"after"
+    );
 }
 
 #[test]

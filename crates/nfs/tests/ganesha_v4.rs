@@ -5,9 +5,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use storbench_nfs::NfsUrl;
-use storbench_nfs::v4::{
-    Client4, Content, Create, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, Stable4,
-};
+use storbench_nfs::v4::{Client4, Content, Create, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, Stable4};
 use storbench_testkit::ganesha::{self, Ganesha};
 
 fn server() -> Option<Ganesha> {
@@ -49,9 +47,14 @@ fn v4_session_comes_up_and_goes_down() {
 fn v4_v3_only_path_and_errors_are_one_line() {
     let Some(g) = server() else { return };
     let url = NfsUrl::parse(&g.url4("missing/dir")).unwrap();
-    let e = Client4::connect(&url, 1, 4).err().expect("a missing path fails");
+    let e = Client4::connect(&url, 1, 4)
+        .err()
+        .expect("a missing path fails");
     let msg = e.to_string();
-    assert!(msg.contains("NFS4ERR_NOENT") && !msg.contains('\n'), "{msg}");
+    assert!(
+        msg.contains("NFS4ERR_NOENT") && !msg.contains('\n'),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -59,12 +62,20 @@ fn v4_write_commit_read_back() {
     let Some(g) = server() else { return };
     let mut c = connect(&g, 1, 8);
     let f = c
-        .open("data.bin", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .open(
+            "data.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
         .unwrap();
     let data = pattern(3 * c.wsize() as usize + 1234, 5);
     let mut off = 0;
     for (i, part) in data.chunks(c.wsize() as usize).enumerate() {
-        let stable = if i % 2 == 0 { Stable4::Unstable } else { Stable4::FileSync };
+        let stable = if i % 2 == 0 {
+            Stable4::Unstable
+        } else {
+            Stable4::FileSync
+        };
         let w = c.write(f, off, part, stable).unwrap();
         assert_eq!(w.count as usize, part.len());
         off += part.len() as u64;
@@ -88,16 +99,28 @@ fn v4_write_commit_read_back() {
     c.close(f).unwrap();
     // GUARDED refuses an existing file; UNCHECKED and EXCLUSIVE4_1 behave as specified.
     let e = c
-        .open("data.bin", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .open(
+            "data.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
         .unwrap_err();
     assert!(e.to_string().contains("NFS4ERR_EXIST"), "{e}");
     let u = c
-        .open("data.bin", SHARE_ACCESS_READ, Some(Create::Unchecked { mode: 0o600 }))
+        .open(
+            "data.bin",
+            SHARE_ACCESS_READ,
+            Some(Create::Unchecked { mode: 0o600 }),
+        )
         .unwrap();
     c.close(u).unwrap();
     let verf = storbench_nfs::v4::Verifier(*b"storbnch");
     let x = c
-        .open("excl.bin", SHARE_ACCESS_BOTH, Some(Create::Exclusive { verf, mode: 0o640 }))
+        .open(
+            "excl.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Exclusive { verf, mode: 0o640 }),
+        )
         .unwrap();
     c.close(x).unwrap();
     assert!(g.export_dir().join("excl.bin").exists());
@@ -113,7 +136,11 @@ fn v4_metadata_operations() {
     c.mkdir("d", 0o755).unwrap();
     c.mkdir("d/e", 0o700).unwrap();
     let f = c
-        .open("d/f", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .open(
+            "d/f",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
         .unwrap();
     c.write(f, 0, b"hello", Stable4::FileSync).unwrap();
     c.close(f).unwrap();
@@ -129,7 +156,10 @@ fn v4_metadata_operations() {
     let dir = g.export_dir().join("d");
     assert_eq!(fs::read(dir.join("e/h")).unwrap(), b"hello");
     assert_eq!(fs::read_link(dir.join("l")).unwrap().to_str(), Some("f"));
-    assert_eq!(fs::metadata(dir.join("e")).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        fs::metadata(dir.join("e")).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
     let e = c.remove("d").unwrap_err();
     assert!(e.to_string().contains("NFS4ERR_NOTEMPTY"), "{e}");
     for p in ["d/e/h", "d/e", "d/f", "d/l", "d"] {
@@ -137,7 +167,10 @@ fn v4_metadata_operations() {
     }
     assert!(!dir.exists());
     let e = c.remove("d").unwrap_err();
-    assert!(e.to_string().contains("NFS4ERR_NOENT") && e.to_string().contains("/export/d"), "{e}");
+    assert!(
+        e.to_string().contains("NFS4ERR_NOENT") && e.to_string().contains("/export/d"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -145,11 +178,17 @@ fn v4_free_space_matches_the_export() {
     let Some(g) = server() else { return };
     let mut c = connect(&g, 1, 1);
     let (avail, free, total) = c.free_space().unwrap();
-    assert!(total > 0 && free <= total && avail <= free, "{avail} {free} {total}");
+    assert!(
+        total > 0 && free <= total && avail <= free,
+        "{avail} {free} {total}"
+    );
     let st = fs_stat(&g.export_dir());
     let local_total = st.0;
     let ratio = total as f64 / local_total as f64;
-    assert!((0.99..1.01).contains(&ratio), "server {total}, local {local_total}");
+    assert!(
+        (0.99..1.01).contains(&ratio),
+        "server {total}, local {local_total}"
+    );
 }
 
 fn fs_stat(p: &std::path::Path) -> (u64, u64) {
@@ -185,15 +224,22 @@ fn v4_pipelined_qd32_reads_of_4k() {
             at[b] = order[next];
             next += 1;
             let off = (at[b] * 4096) as u64;
-            unsafe { c.submit_read(f, off, bufs[b].as_mut_ptr(), 4096, b as u64).unwrap() };
+            unsafe {
+                c.submit_read(f, off, bufs[b].as_mut_ptr(), 4096, b as u64)
+                    .unwrap()
+            };
         }
         max_inflight = max_inflight.max(c.in_flight());
         let mut got = Vec::new();
-        c.reap(1, &mut |user, bytes| got.push((user as usize, bytes))).unwrap();
+        c.reap(1, &mut |user, bytes| got.push((user as usize, bytes)))
+            .unwrap();
         for (b, bytes) in got {
             assert_eq!(bytes, 4096);
             let blk = at[b];
-            assert!(bufs[b][..] == data[blk * 4096..(blk + 1) * 4096], "block {blk}");
+            assert!(
+                bufs[b][..] == data[blk * 4096..(blk + 1) * 4096],
+                "block {blk}"
+            );
             free.push(b);
             done += 1;
         }
@@ -207,7 +253,11 @@ fn v4_pipelined_writes_then_commit() {
     let Some(g) = server() else { return };
     let mut c = connect(&g, 2, 8);
     let f = c
-        .open("w.bin", SHARE_ACCESS_BOTH, Some(Create::Unchecked { mode: 0o644 }))
+        .open(
+            "w.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Unchecked { mode: 0o644 }),
+        )
         .unwrap();
     let data = pattern(8 << 20, 11);
     let chunk = 256 << 10;
@@ -217,8 +267,15 @@ fn v4_pipelined_writes_then_commit() {
             n += c.reap(1, &mut |_, b| assert_eq!(b, chunk as u64)).unwrap();
         }
         unsafe {
-            c.submit_write(f, (i * chunk) as u64, part.as_ptr(), part.len() as u32, Stable4::Unstable, i as u64)
-                .unwrap()
+            c.submit_write(
+                f,
+                (i * chunk) as u64,
+                part.as_ptr(),
+                part.len() as u32,
+                Stable4::Unstable,
+                i as u64,
+            )
+            .unwrap()
         };
     }
     while n < data.len() / chunk {
@@ -234,9 +291,14 @@ fn v4_2_allocate_deallocate_seek_work_or_say_not_supported() {
     let Some(g) = server() else { return };
     let mut c = connect(&g, 2, 2);
     let f = c
-        .open("s.bin", SHARE_ACCESS_BOTH, Some(Create::Unchecked { mode: 0o644 }))
+        .open(
+            "s.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Unchecked { mode: 0o644 }),
+        )
         .unwrap();
-    c.write(f, 1 << 20, &[7u8; 4096], Stable4::FileSync).unwrap();
+    c.write(f, 1 << 20, &[7u8; 4096], Stable4::FileSync)
+        .unwrap();
     for got in [
         c.allocate(f, 0, 65536, false),
         c.allocate(f, 1 << 20, 4096, true),
@@ -288,7 +350,11 @@ fn capture_v4_reply_fixtures() {
     let url = NfsUrl::parse(&format!("nfs://127.0.0.1:{port}/export")).unwrap();
     let mut c = Client4::connect(&url, 2, 4).unwrap();
     let f = c
-        .open("f", SHARE_ACCESS_BOTH, Some(Create::Guarded { mode: 0o644 }))
+        .open(
+            "f",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
         .unwrap();
     c.write(f, 0, b"hello", Stable4::Unstable).unwrap();
     c.commit(f).unwrap();
@@ -302,9 +368,23 @@ fn capture_v4_reply_fixtures() {
     drop(c);
     let stream = proxy.join().unwrap();
     let names = [
-        "exchange_id", "create_session", "reclaim_complete", "lease_time", "lookup_root",
-        "open_create", "write_unstable", "commit", "read", "mkdir", "lookup_dir", "readdir",
-        "remove_noent", "free_space", "close", "destroy_session", "destroy_clientid",
+        "exchange_id",
+        "create_session",
+        "reclaim_complete",
+        "lease_time",
+        "lookup_root",
+        "open_create",
+        "write_unstable",
+        "commit",
+        "read",
+        "mkdir",
+        "lookup_dir",
+        "readdir",
+        "remove_noent",
+        "free_space",
+        "close",
+        "destroy_session",
+        "destroy_clientid",
     ];
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/v4/fixtures");
     fs::create_dir_all(&dir).unwrap();
@@ -318,4 +398,33 @@ fn capture_v4_reply_fixtures() {
         i += 1;
     }
     assert_eq!(i, names.len(), "one reply per call");
+}
+
+#[test]
+fn v4_url_version_picks_the_minor_and_v3_client_refuses_v4() {
+    let Some(g) = server() else { return };
+    let url = |q: &str| NfsUrl::parse(&format!("{}?{q}", g.url4(""))).unwrap();
+    assert_eq!(
+        Client4::connect_url(&url("version=4"), 2)
+            .unwrap()
+            .minor_version(),
+        2
+    );
+    assert_eq!(
+        Client4::connect_url(&url("version=4.1"), 2)
+            .unwrap()
+            .minor_version(),
+        1
+    );
+    assert_eq!(
+        Client4::connect_url(&url("version=4.2"), 2)
+            .unwrap()
+            .minor_version(),
+        2
+    );
+    let e = storbench_nfs::Client::mount(&url("version=4.1"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("NFSv3") && !e.contains('\n'), "{e}");
 }

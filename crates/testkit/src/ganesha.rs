@@ -238,7 +238,9 @@ impl Ganesha {
             }
             if Instant::now() > deadline {
                 self.kill();
-                return Err("ganesha did not serve MOUNT of /export (or NFSv4 NULL) within 30 s".into());
+                return Err(
+                    "ganesha did not serve MOUNT of /export (or NFSv4 NULL) within 30 s".into(),
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -402,7 +404,19 @@ fn nfs4_null_ok(bind: Ipv4Addr, port: u16) -> bool {
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
     let mut msg = Vec::new();
     // mark, xid, CALL, RPC v2, NFS, v4, NULL, AUTH_NONE cred and verifier
-    for w in [0x8000_0028_u32, 0x4e55_4c4c, 0, 2, 100_003, 4, 0, 0, 0, 0, 0] {
+    for w in [
+        0x8000_0028_u32,
+        0x4e55_4c4c,
+        0,
+        2,
+        100_003,
+        4,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ] {
         msg.extend_from_slice(&w.to_be_bytes());
     }
     if s.write_all(&msg).is_err() {

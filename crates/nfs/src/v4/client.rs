@@ -104,6 +104,21 @@ pub(crate) fn backoff(n: u32) -> Duration {
 }
 
 impl Client4 {
+    /// Sets up a session for `url`'s version: 4.1 or 4.2 as asked, otherwise (`version=4`
+    /// or none) 4.2 if the server serves it, else 4.1.
+    pub fn connect_url(url: &NfsUrl, depth: u32) -> Result<Client4> {
+        const MINOR_VERS_MISMATCH: u32 = 10021;
+        if let Some(minor) = url.version.and_then(crate::url::NfsVersion::minor) {
+            return Client4::connect(url, minor, depth);
+        }
+        match Client4::connect(url, 2, depth) {
+            Err(NfsError::Status4 { status, .. }) if status.0 == MINOR_VERS_MISMATCH => {
+                Client4::connect(url, 1, depth)
+            }
+            other => other,
+        }
+    }
+
     /// Sets up a session of `depth` slots with the server of `url` (minor version 1 or 2)
     /// and finds the directory the URL names.
     pub fn connect(url: &NfsUrl, minor: u32, depth: u32) -> Result<Client4> {
@@ -122,7 +137,11 @@ impl Client4 {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
-        let owner = format!("storbench/{}/{}/{nanos}", machine_name(), std::process::id());
+        let owner = format!(
+            "storbench/{}/{}/{nanos}",
+            machine_name(),
+            std::process::id()
+        );
         let mut c = Client4 {
             url: url.clone(),
             minor,
@@ -155,9 +174,11 @@ impl Client4 {
     /// EXCHANGE_ID and CREATE_SESSION (the latter with the sequence id the former gave).
     fn establish(&mut self) -> Result<()> {
         let (owner, verf) = (std::mem::take(&mut self.owner), self.owner_verf);
-        let ex = self.bare("EXCHANGE_ID", &mut |c, _f| c.exchange_id(&verf, &owner), &mut |r| {
-            r.exchange_id()
-        });
+        let ex = self.bare(
+            "EXCHANGE_ID",
+            &mut |c, _f| c.exchange_id(&verf, &owner),
+            &mut |r| r.exchange_id(),
+        );
         self.owner = owner;
         let ex = ex?;
         self.clientid = ex.clientid;
@@ -183,9 +204,11 @@ impl Client4 {
 
     fn reclaim_complete(&mut self) -> Result<()> {
         const COMPLETE_ALREADY: u32 = 10054;
-        match self.try_run("RECLAIM_COMPLETE", &mut |c, _f| c.reclaim_complete(), &mut |r| {
-            r.status_only(op::RECLAIM_COMPLETE, "RECLAIM_COMPLETE")
-        })? {
+        match self.try_run(
+            "RECLAIM_COMPLETE",
+            &mut |c, _f| c.reclaim_complete(),
+            &mut |r| r.status_only(op::RECLAIM_COMPLETE, "RECLAIM_COMPLETE"),
+        )? {
             Ok(()) => Ok(()),
             Err(V4Error::Status { status, .. }) if status.0 == COMPLETE_ALREADY => Ok(()),
             Err(e) => Err(self.error("RECLAIM_COMPLETE", "", e)),
@@ -194,29 +217,39 @@ impl Client4 {
 
     /// The lease time and the handle of the URL's directory, found from the pseudo-root.
     fn find_root(&mut self) -> Result<()> {
-        let lease = self.run("GETATTR", "/", &mut |c, _f| {
-            c.putrootfh();
-            c.getattr(LEASE_ATTRS);
-        }, &mut |r| {
-            r.status_only(op::PUTROOTFH, "PUTROOTFH")?;
-            r.getattr()
-        })?;
+        let lease = self.run(
+            "GETATTR",
+            "/",
+            &mut |c, _f| {
+                c.putrootfh();
+                c.getattr(LEASE_ATTRS);
+            },
+            &mut |r| {
+                r.status_only(op::PUTROOTFH, "PUTROOTFH")?;
+                r.getattr()
+            },
+        )?;
         self.lease = Duration::from_secs(u64::from(lease.lease_time.max(1)));
         let path = self.url.path.clone();
         let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         self.check_ops(parts.len(), &path)?;
-        let (fh, attrs) = self.run("LOOKUP", &path, &mut |c, _f| {
-            c.putrootfh();
-            parts.iter().for_each(|p| c.lookup(p));
-            c.getfh();
-            c.getattr(FILE_ATTRS);
-        }, &mut |r| {
-            r.status_only(op::PUTROOTFH, "PUTROOTFH")?;
-            for _ in &parts {
-                r.status_only(op::LOOKUP, "LOOKUP")?;
-            }
-            Ok((r.getfh()?, r.getattr()?))
-        })?;
+        let (fh, attrs) = self.run(
+            "LOOKUP",
+            &path,
+            &mut |c, _f| {
+                c.putrootfh();
+                parts.iter().for_each(|p| c.lookup(p));
+                c.getfh();
+                c.getattr(FILE_ATTRS);
+            },
+            &mut |r| {
+                r.status_only(op::PUTROOTFH, "PUTROOTFH")?;
+                for _ in &parts {
+                    r.status_only(op::LOOKUP, "LOOKUP")?;
+                }
+                Ok((r.getfh()?, r.getattr()?))
+            },
+        )?;
         if !attrs.is_dir() {
             return Err(self.error("LOOKUP", "", status_err("LOOKUP", Nfs4Stat::NOTDIR)));
         }
@@ -318,9 +351,13 @@ impl Client4 {
         let mut args = std::mem::take(&mut self.args);
         args.clear();
         build(&mut Compound::new(&mut args, self.minor), &self.files);
-        let got = self.nfs.call_with(name, PROG_NFS, NFS_V4, PROC_COMPOUND, &args, |body| {
-            Reply::parse(body).map_err(V4Error::from).and_then(|mut r| decode(&mut r))
-        });
+        let got = self
+            .nfs
+            .call_with(name, PROG_NFS, NFS_V4, PROC_COMPOUND, &args, |body| {
+                Reply::parse(body)
+                    .map_err(V4Error::from)
+                    .and_then(|mut r| decode(&mut r))
+            });
         self.args = args;
         self.last_sent = Instant::now();
         got?.map_err(|e| self.error(name, "", e))
@@ -347,16 +384,18 @@ impl Client4 {
         c.sequence(&self.sid, seq, slot, self.slots.highest());
         build(&mut c, &self.files);
         let sid = self.sid;
-        let got = self.nfs.call_with(name, PROG_NFS, NFS_V4, PROC_COMPOUND, &args, |body| {
-            let mut r = match Reply::parse(body) {
-                Ok(r) => r,
-                Err(e) => return (false, Err(e.into())),
-            };
-            match r.sequence(Some(&sid)) {
-                Ok(_) => (true, decode(&mut r)),
-                Err(e) => (false, Err(e)),
-            }
-        });
+        let got = self
+            .nfs
+            .call_with(name, PROG_NFS, NFS_V4, PROC_COMPOUND, &args, |body| {
+                let mut r = match Reply::parse(body) {
+                    Ok(r) => r,
+                    Err(e) => return (false, Err(e.into())),
+                };
+                match r.sequence(Some(&sid)) {
+                    Ok(_) => (true, decode(&mut r)),
+                    Err(e) => (false, Err(e)),
+                }
+            });
         self.args = args;
         self.last_sent = Instant::now();
         let (done, res) = match got {
@@ -455,13 +494,17 @@ impl Client4 {
 
     fn reopen(&mut self, i: usize, claim: Claim<'static>) -> Result<V4Result<()>> {
         let (fh, access, cid) = (self.files[i].fh, self.files[i].access, self.clientid);
-        let got = self.once("OPEN", &mut |c, _f| {
-            c.putfh(&fh);
-            c.open(access, cid, OPEN_OWNER, None, claim);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.open()
-        })?;
+        let got = self.once(
+            "OPEN",
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.open(access, cid, OPEN_OWNER, None, claim);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.open()
+            },
+        )?;
         Ok(got.map(|o| {
             self.files[i].stateid = o.stateid;
         }))
@@ -485,41 +528,56 @@ impl Client4 {
         let root = self.root;
         let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
         self.check_ops(parts.len(), rel)?;
-        self.run("LOOKUP", rel, &mut |c, _f| {
-            c.putfh(&root);
-            parts.iter().for_each(|p| c.lookup(p));
-            c.getfh();
-            c.getattr(FILE_ATTRS);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            for _ in &parts {
-                r.status_only(op::LOOKUP, "LOOKUP")?;
-            }
-            Ok((r.getfh()?, r.getattr()?))
-        })
+        self.run(
+            "LOOKUP",
+            rel,
+            &mut |c, _f| {
+                c.putfh(&root);
+                parts.iter().for_each(|p| c.lookup(p));
+                c.getfh();
+                c.getattr(FILE_ATTRS);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                for _ in &parts {
+                    r.status_only(op::LOOKUP, "LOOKUP")?;
+                }
+                Ok((r.getfh()?, r.getattr()?))
+            },
+        )
     }
 
     pub fn getattr(&mut self, fh: &Fh4) -> Result<Attrs4> {
         let fh = *fh;
-        self.run("GETATTR", "", &mut |c, _f| {
-            c.putfh(&fh);
-            c.getattr(FILE_ATTRS);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.getattr()
-        })
+        self.run(
+            "GETATTR",
+            "",
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.getattr(FILE_ATTRS);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.getattr()
+            },
+        )
     }
 
     /// Bytes available to us, free, and in total on the file system of the URL's directory.
     pub fn free_space(&mut self) -> Result<(u64, u64, u64)> {
         let root = self.root;
-        let a = self.run("GETATTR", "", &mut |c, _f| {
-            c.putfh(&root);
-            c.getattr(SPACE_ATTRS);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.getattr()
-        })?;
+        let a = self.run(
+            "GETATTR",
+            "",
+            &mut |c, _f| {
+                c.putfh(&root);
+                c.getattr(SPACE_ATTRS);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.getattr()
+            },
+        )?;
         Ok((a.space_avail, a.space_free, a.space_total))
     }
 
@@ -536,23 +594,33 @@ impl Client4 {
     pub fn open(&mut self, rel: &str, access: u32, create: Option<Create>) -> Result<u32> {
         let cid = self.clientid;
         let root = self.root;
-        let (res, fh): (OpenRes, Fh4) = self.run("OPEN", rel, &mut |c, _f| {
-            let name = in_parent(&root, rel, c);
-            c.open(access, cid, OPEN_OWNER, create, Claim::Name(name));
-            c.getfh();
-        }, &mut |r| {
-            Self::parent_results(r, rel)?;
-            let o = r.open()?;
-            Ok((o, r.getfh()?))
-        })?;
+        let (res, fh): (OpenRes, Fh4) = self.run(
+            "OPEN",
+            rel,
+            &mut |c, _f| {
+                let name = in_parent(&root, rel, c);
+                c.open(access, cid, OPEN_OWNER, create, Claim::Name(name));
+                c.getfh();
+            },
+            &mut |r| {
+                Self::parent_results(r, rel)?;
+                let o = r.open()?;
+                Ok((o, r.getfh()?))
+            },
+        )?;
         if let Some(deleg) = res.delegation {
-            self.run("DELEGRETURN", rel, &mut |c, _f| {
-                c.putfh(&fh);
-                c.delegreturn(&deleg);
-            }, &mut |r| {
-                r.status_only(op::PUTFH, "PUTFH")?;
-                r.status_only(op::DELEGRETURN, "DELEGRETURN")
-            })?;
+            self.run(
+                "DELEGRETURN",
+                rel,
+                &mut |c, _f| {
+                    c.putfh(&fh);
+                    c.delegreturn(&deleg);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.status_only(op::DELEGRETURN, "DELEGRETURN")
+                },
+            )?;
         }
         let file = OpenFile {
             fh,
@@ -591,14 +659,19 @@ impl Client4 {
     pub fn close(&mut self, label: u32) -> Result<()> {
         let rel = self.file(label)?.path.clone();
         let i = label as usize;
-        let got = self.run("CLOSE", &rel, &mut |c, _f| {
-            let f = &_f[i];
-            c.putfh(&f.fh);
-            c.close(&f.stateid);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.close()
-        });
+        let got = self.run(
+            "CLOSE",
+            &rel,
+            &mut |c, _f| {
+                let f = &_f[i];
+                c.putfh(&f.fh);
+                c.close(&f.stateid);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.close()
+            },
+        );
         self.files[i].open = false;
         got.map(|_| ())
     }
@@ -607,16 +680,21 @@ impl Client4 {
     pub fn read(&mut self, label: u32, offset: u64, buf: &mut [u8]) -> Result<(usize, bool)> {
         let count = buf.len().min(self.rsize as usize) as u32;
         let (fh, _, path) = self.ids(label)?;
-        self.run("READ", &path, &mut |c, _f| {
-            c.putfh(&fh);
-            c.read(&_f[label as usize].stateid, offset, count);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            let (eof, data) = r.read()?;
-            let n = data.len().min(buf.len());
-            buf[..n].copy_from_slice(&data[..n]);
-            Ok((n, eof))
-        })
+        self.run(
+            "READ",
+            &path,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.read(&_f[label as usize].stateid, offset, count);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                let (eof, data) = r.read()?;
+                let n = data.len().min(buf.len());
+                buf[..n].copy_from_slice(&data[..n]);
+                Ok((n, eof))
+            },
+        )
     }
 
     /// One WRITE of `data` (at most wsize bytes).
@@ -630,13 +708,18 @@ impl Client4 {
         let (fh, _, path) = self.ids(label)?;
         let data = &data[..data.len().min(self.wsize as usize)];
         let i = label as usize;
-        let w = self.run("WRITE", &path, &mut |c, _f| {
-            c.putfh(&fh);
-            c.write(&_f[i].stateid, offset, stable, data);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.write()
-        })?;
+        let w = self.run(
+            "WRITE",
+            &path,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.write(&_f[i].stateid, offset, stable, data);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.write()
+            },
+        )?;
         self.files[label as usize].note_write(&w);
         Ok(w)
     }
@@ -645,13 +728,18 @@ impl Client4 {
     /// UNSTABLE data was written (its verifier changed): that data is lost.
     pub fn commit(&mut self, label: u32) -> Result<()> {
         let (fh, _, path) = self.ids(label)?;
-        let verf = self.run("COMMIT", &path, &mut |c, _f| {
-            c.putfh(&fh);
-            c.commit(0, 0);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.commit()
-        })?;
+        let verf = self.run(
+            "COMMIT",
+            &path,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.commit(0, 0);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.commit()
+            },
+        )?;
         let f = &mut self.files[label as usize];
         let (lost, written) = (f.verf.is_some_and(|v| v != verf), f.unstable);
         f.verf = None;
@@ -674,13 +762,18 @@ impl Client4 {
     pub fn truncate(&mut self, label: u32, size: u64) -> Result<()> {
         let (fh, _, path) = self.ids(label)?;
         let i = label as usize;
-        self.run("SETATTR", &path, &mut |c, _f| {
-            c.putfh(&fh);
-            c.set_size(&_f[i].stateid, size);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.setattr()
-        })
+        self.run(
+            "SETATTR",
+            &path,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.set_size(&_f[i].stateid, size);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.setattr()
+            },
+        )
     }
 
     /// 4.2 ALLOCATE or DEALLOCATE of a range; NFS4ERR_NOTSUPP reads "not supported by the
@@ -690,17 +783,22 @@ impl Client4 {
         let name = if punch { "DEALLOCATE" } else { "ALLOCATE" };
         let num = if punch { op::DEALLOCATE } else { op::ALLOCATE };
         let i = label as usize;
-        self.run(name, &path, &mut |c, _f| {
-            c.putfh(&fh);
-            let sid = &_f[i].stateid;
-            match punch {
-                true => c.deallocate(sid, offset, len),
-                false => c.allocate(sid, offset, len),
-            }
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.status_only(num, name)
-        })
+        self.run(
+            name,
+            &path,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                let sid = &_f[i].stateid;
+                match punch {
+                    true => c.deallocate(sid, offset, len),
+                    false => c.allocate(sid, offset, len),
+                }
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.status_only(num, name)
+            },
+        )
     }
 
     /// 4.2 SEEK for data or a hole from `offset`: the offset found, `None` at end of file.
@@ -708,13 +806,17 @@ impl Client4 {
         let (fh, _, path) = self.ids(label)?;
         let i = label as usize;
         const NXIO: u32 = 6;
-        let got = self.try_run("SEEK", &mut |c, _f| {
-            c.putfh(&fh);
-            c.seek(&_f[i].stateid, offset, what);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.seek()
-        })?;
+        let got = self.try_run(
+            "SEEK",
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.seek(&_f[i].stateid, offset, what);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.seek()
+            },
+        )?;
         match got {
             Ok((true, _)) => Ok(None),
             Ok((false, at)) => Ok(Some(at)),
@@ -726,85 +828,114 @@ impl Client4 {
     /// REMOVE of a file, link or empty directory.
     pub fn remove(&mut self, rel: &str) -> Result<()> {
         let root = self.root;
-        self.run("REMOVE", rel, &mut |c, _f| {
-            let name = in_parent(&root, rel, c);
-            c.remove(name);
-        }, &mut |r| {
-            Self::parent_results(r, rel)?;
-            r.remove()
-        })
+        self.run(
+            "REMOVE",
+            rel,
+            &mut |c, _f| {
+                let name = in_parent(&root, rel, c);
+                c.remove(name);
+            },
+            &mut |r| {
+                Self::parent_results(r, rel)?;
+                r.remove()
+            },
+        )
     }
 
     /// CREATE of a directory; returns its handle.
     pub fn mkdir(&mut self, rel: &str, mode: u32) -> Result<Fh4> {
         let root = self.root;
-        self.run("CREATE", rel, &mut |c, _f| {
-            let name = in_parent(&root, rel, c);
-            c.mkdir(name, mode);
-            c.getfh();
-        }, &mut |r| {
-            Self::parent_results(r, rel)?;
-            r.create("CREATE")?;
-            r.getfh()
-        })
+        self.run(
+            "CREATE",
+            rel,
+            &mut |c, _f| {
+                let name = in_parent(&root, rel, c);
+                c.mkdir(name, mode);
+                c.getfh();
+            },
+            &mut |r| {
+                Self::parent_results(r, rel)?;
+                r.create("CREATE")?;
+                r.getfh()
+            },
+        )
     }
 
     /// CREATE of a symbolic link at `rel` holding `target`.
     pub fn symlink(&mut self, rel: &str, target: &str) -> Result<()> {
         let root = self.root;
-        self.run("CREATE", rel, &mut |c, _f| {
-            let name = in_parent(&root, rel, c);
-            c.symlink(name, target);
-        }, &mut |r| {
-            Self::parent_results(r, rel)?;
-            r.create("CREATE")
-        })
+        self.run(
+            "CREATE",
+            rel,
+            &mut |c, _f| {
+                let name = in_parent(&root, rel, c);
+                c.symlink(name, target);
+            },
+            &mut |r| {
+                Self::parent_results(r, rel)?;
+                r.create("CREATE")
+            },
+        )
     }
 
     /// READLINK of the symbolic link at `rel`.
     pub fn readlink(&mut self, rel: &str) -> Result<String> {
         let (fh, _) = self.lookup(rel)?;
-        self.run("READLINK", rel, &mut |c, _f| {
-            c.putfh(&fh);
-            c.readlink();
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            Ok(String::from_utf8_lossy(r.readlink()?).into_owned())
-        })
+        self.run(
+            "READLINK",
+            rel,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.readlink();
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                Ok(String::from_utf8_lossy(r.readlink()?).into_owned())
+            },
+        )
     }
 
     /// LINK: a new name `to` for the file at `from`.
     pub fn link(&mut self, from: &str, to: &str) -> Result<()> {
         let (fh, _) = self.lookup(from)?;
         let root = self.root;
-        self.run("LINK", to, &mut |c, _f| {
-            c.putfh(&fh);
-            c.savefh();
-            let name = in_parent(&root, to, c);
-            c.link(name);
-        }, &mut |r| {
-            r.status_only(op::PUTFH, "PUTFH")?;
-            r.status_only(op::SAVEFH, "SAVEFH")?;
-            Self::parent_results(r, to)?;
-            r.link()
-        })
+        self.run(
+            "LINK",
+            to,
+            &mut |c, _f| {
+                c.putfh(&fh);
+                c.savefh();
+                let name = in_parent(&root, to, c);
+                c.link(name);
+            },
+            &mut |r| {
+                r.status_only(op::PUTFH, "PUTFH")?;
+                r.status_only(op::SAVEFH, "SAVEFH")?;
+                Self::parent_results(r, to)?;
+                r.link()
+            },
+        )
     }
 
     /// RENAME of `from` to `to` (both relative to the URL's directory).
     pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
         let root = self.root;
-        self.run("RENAME", from, &mut |c, _f| {
-            
-            let old = in_parent(&root, from, c);
-            c.savefh();
-            let new = in_parent(&root, to, c);
-            c.rename(old, new);
-        }, &mut |r| {
-            Self::parent_results(r, from)?;
-            r.status_only(op::SAVEFH, "SAVEFH")?;
-            Self::parent_results(r, to)?;
-            r.rename()
-        })
+        self.run(
+            "RENAME",
+            from,
+            &mut |c, _f| {
+                let old = in_parent(&root, from, c);
+                c.savefh();
+                let new = in_parent(&root, to, c);
+                c.rename(old, new);
+            },
+            &mut |r| {
+                Self::parent_results(r, from)?;
+                r.status_only(op::SAVEFH, "SAVEFH")?;
+                Self::parent_results(r, to)?;
+                r.rename()
+            },
+        )
     }
 
     /// The names in the directory `rel` with their attributes (READDIR until eof).
@@ -818,17 +949,22 @@ impl Client4 {
         loop {
             let before = out.len();
             let (start, sent_verf) = (cookie, verf);
-            let (v, eof) = self.run("READDIR", rel, &mut |c, _f| {
-                c.putfh(&dir);
-                c.readdir(start, &sent_verf, READDIR_MAX, FILE_ATTRS);
-            }, &mut |r| {
-                out.truncate(before);
-                r.status_only(op::PUTFH, "PUTFH")?;
-                r.readdir(|ck, name, a| {
-                    cookie = ck;
-                    out.push((String::from_utf8_lossy(name).into_owned(), a));
-                })
-            })?;
+            let (v, eof) = self.run(
+                "READDIR",
+                rel,
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    c.readdir(start, &sent_verf, READDIR_MAX, FILE_ATTRS);
+                },
+                &mut |r| {
+                    out.truncate(before);
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.readdir(|ck, name, a| {
+                        cookie = ck;
+                        out.push((String::from_utf8_lossy(name).into_owned(), a));
+                    })
+                },
+            )?;
             verf = v;
             if eof || out.len() == before {
                 return Ok(out);
@@ -849,12 +985,16 @@ impl Client4 {
             }
         }
         let (sid, cid) = (self.sid, self.clientid);
-        self.bare("DESTROY_SESSION", &mut |c, _f| c.destroy_session(&sid), &mut |r| {
-            r.status_only(op::DESTROY_SESSION, "DESTROY_SESSION")
-        })?;
-        self.bare("DESTROY_CLIENTID", &mut |c, _f| c.destroy_clientid(cid), &mut |r| {
-            r.status_only(op::DESTROY_CLIENTID, "DESTROY_CLIENTID")
-        })
+        self.bare(
+            "DESTROY_SESSION",
+            &mut |c, _f| c.destroy_session(&sid),
+            &mut |r| r.status_only(op::DESTROY_SESSION, "DESTROY_SESSION"),
+        )?;
+        self.bare(
+            "DESTROY_CLIENTID",
+            &mut |c, _f| c.destroy_clientid(cid),
+            &mut |r| r.status_only(op::DESTROY_CLIENTID, "DESTROY_CLIENTID"),
+        )
     }
 }
 
@@ -870,7 +1010,9 @@ impl Drop for Client4 {
 fn in_parent<'p>(root: &Fh4, rel: &'p str, c: &mut Compound<'_>) -> &'p str {
     let (dir, name) = split(rel);
     c.putfh(root);
-    dir.split('/').filter(|p| !p.is_empty()).for_each(|p| c.lookup(p));
+    dir.split('/')
+        .filter(|p| !p.is_empty())
+        .for_each(|p| c.lookup(p));
     name
 }
 

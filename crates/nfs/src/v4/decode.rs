@@ -6,7 +6,7 @@ use crate::error::DecodeError;
 use crate::xdr::Dec;
 
 use super::stat::Nfs4Stat;
-use super::types::{Attrs4, FileType4, Fh4, SessionId, Stateid, Verifier};
+use super::types::{Attrs4, Fh4, FileType4, SessionId, Stateid, Verifier};
 use super::wire::{attr, op};
 
 /// Longest opaque or string this client accepts from a server (NFS4_OPAQUE_LIMIT).

@@ -19,5 +19,5 @@ pub use client::{
 };
 pub use decode::{Reply, V4Error, WriteRes, walk};
 pub use stat::Nfs4Stat;
-pub use types::{Attrs4, FileType4, Fh4, SessionId, Stateid, Verifier};
+pub use types::{Attrs4, Fh4, FileType4, SessionId, Stateid, Verifier};
 pub use wire::{Content, Create, Stable4};

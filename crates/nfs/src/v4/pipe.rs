@@ -134,13 +134,15 @@ impl Client4 {
             Kind::Read(_) => c.read(&f.stateid, at, left),
             Kind::Write(buf, stable) => {
                 // SAFETY: the submitter keeps `len` bytes at `buf` valid until completion.
-                let data = unsafe {
-                    std::slice::from_raw_parts(buf.add(p.done as usize), left as usize)
-                };
+                let data =
+                    unsafe { std::slice::from_raw_parts(buf.add(p.done as usize), left as usize) };
                 c.write(&f.stateid, at, stable, data);
             }
         }
-        match self.nfs.start_call(p.name(), PROG_NFS, NFS_V4, PROC_COMPOUND, &self.args) {
+        match self
+            .nfs
+            .start_call(p.name(), PROG_NFS, NFS_V4, PROC_COMPOUND, &self.args)
+        {
             Ok(ticket) => p.ticket = ticket,
             Err(e) => {
                 self.slots.put(slot, false);
@@ -275,7 +277,9 @@ fn decode(body: &[u8], sid: &super::SessionId, kind: Kind, left: u32) -> (bool, 
             Kind::Write(..) => {
                 let w = r.write()?;
                 if w.count == 0 || w.count > left {
-                    return Err(DecodeError::Invalid("WRITE count is zero or more than sent").into());
+                    return Err(
+                        DecodeError::Invalid("WRITE count is zero or more than sent").into(),
+                    );
                 }
                 Ok(Done::Write(w))
             }

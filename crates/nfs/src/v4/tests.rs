@@ -4,7 +4,7 @@
 
 use super::decode::{Reply, V4Error, walk};
 use super::stat::Nfs4Stat;
-use super::types::{FileType4, Fh4, SessionId, Stateid, Verifier};
+use super::types::{Fh4, FileType4, SessionId, Stateid, Verifier};
 use super::wire::{Claim, Compound, Create, FILE_ATTRS, Stable4, op};
 use crate::rpc::{self, ReplyStatus};
 
@@ -110,7 +110,13 @@ fn exchange_id_and_create_session_encode_as_rfc8881_says() {
 fn open_create_encodes_share_owner_how_and_claim() {
     let mut buf = Vec::new();
     let mut c = Compound::new(&mut buf, 2);
-    c.open(3, 5, b"own", Some(Create::Guarded { mode: 0o644 }), Claim::Name("f"));
+    c.open(
+        3,
+        5,
+        b"own",
+        Some(Create::Guarded { mode: 0o644 }),
+        Claim::Name("f"),
+    );
     c.open(1, 5, b"own", None, Claim::Fh);
     c.write(&Stateid::ANONYMOUS, 8, Stable4::FileSync, b"xy");
     #[rustfmt::skip]
@@ -136,11 +142,16 @@ fn captured_session_setup_decodes() {
     let mut r = Reply::parse(body(ALL[1])).unwrap();
     let s = r.create_session().unwrap();
     assert_eq!(s.fore.slots, 4, "the depth asked for");
-    assert!(s.fore.max_request >= 4096 && s.fore.max_ops >= 8, "{:?}", s.fore);
+    assert!(
+        s.fore.max_request >= 4096 && s.fore.max_ops >= 8,
+        "{:?}",
+        s.fore
+    );
     let mut r = Reply::parse(body(ALL[2])).unwrap();
     let seq = r.sequence(Some(&s.id)).unwrap();
     assert_eq!(seq.highest_slot, 3);
-    r.status_only(op::RECLAIM_COMPLETE, "RECLAIM_COMPLETE").unwrap();
+    r.status_only(op::RECLAIM_COMPLETE, "RECLAIM_COMPLETE")
+        .unwrap();
     // A SEQUENCE for another session is refused.
     let other = SessionId([0; 16]);
     assert!(matches!(
@@ -218,15 +229,21 @@ fn captured_directory_operations_decode() {
         })
     );
     assert!(Nfs4Stat::NOENT.to_string().starts_with("NFS4ERR_NOENT"));
-    assert!(Nfs4Stat::NOTSUPP.to_string().contains("not supported by the server"));
+    assert!(
+        Nfs4Stat::NOTSUPP
+            .to_string()
+            .contains("not supported by the server")
+    );
 }
 
 #[test]
 fn captured_teardown_decodes() {
     let mut r = Reply::parse(body(ALL[15])).unwrap();
-    r.status_only(op::DESTROY_SESSION, "DESTROY_SESSION").unwrap();
+    r.status_only(op::DESTROY_SESSION, "DESTROY_SESSION")
+        .unwrap();
     let mut r = Reply::parse(body(ALL[16])).unwrap();
-    r.status_only(op::DESTROY_CLIENTID, "DESTROY_CLIENTID").unwrap();
+    r.status_only(op::DESTROY_CLIENTID, "DESTROY_CLIENTID")
+        .unwrap();
 }
 
 #[test]
@@ -239,7 +256,10 @@ fn every_captured_reply_walks_and_every_truncation_fails_cleanly() {
         });
         assert!(n > 0 || i == 12, "fixture {i}");
         for cut in 0..b.len() {
-            assert!(walk(&b[..cut]).is_err() || cut >= b.len() - 4, "fixture {i} cut {cut}");
+            assert!(
+                walk(&b[..cut]).is_err() || cut >= b.len() - 4,
+                "fixture {i} cut {cut}"
+            );
         }
     }
 }

@@ -42,7 +42,9 @@ impl Fh4 {
 impl std::fmt::Debug for Fh4 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Fh4(")?;
-        self.as_bytes().iter().try_for_each(|b| write!(f, "{b:02x}"))?;
+        self.as_bytes()
+            .iter()
+            .try_for_each(|b| write!(f, "{b:02x}"))?;
         write!(f, ")")
     }
 }

@@ -193,7 +193,12 @@ impl<'a> Compound<'a> {
         let mut e = self.op(op::CREATE_SESSION);
         e.u64(clientid).u32(seq).u32(0);
         // fore: header pad, max request, max response, max cached, max ops, slots, rdma ird
-        e.u32(0).u32(max_msg).u32(max_msg).u32(4096).u32(16).u32(slots);
+        e.u32(0)
+            .u32(max_msg)
+            .u32(max_msg)
+            .u32(4096)
+            .u32(16)
+            .u32(slots);
         e.u32(0);
         e.u32(0).u32(4096).u32(4096).u32(0).u32(2).u32(1).u32(0);
         e.u32(0x4000_0000); // callback program (unused: no back channel)
@@ -247,7 +252,11 @@ impl<'a> Compound<'a> {
         claim: Claim<'_>,
     ) {
         let mut e = self.op(op::OPEN);
-        e.u32(0).u32(access | WANT_NO_DELEG).u32(0).u64(clientid).opaque(owner);
+        e.u32(0)
+            .u32(access | WANT_NO_DELEG)
+            .u32(0)
+            .u64(clientid)
+            .opaque(owner);
         match create {
             None => {
                 e.u32(0);

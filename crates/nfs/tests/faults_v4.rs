@@ -128,3 +128,37 @@ fn wait_stopped(pid: i32) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+#[test]
+fn v4_idle_renewal_keeps_the_session_and_an_expired_lease_is_recovered() {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let g = Ganesha::start_v4_only_lease(3).expect("start ganesha");
+    let mut c = connect(&g, "timeout=5&reconnect=10", 2);
+    assert_eq!(c.lease(), Duration::from_secs(3));
+    let f = c
+        .open(
+            "l.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
+        .unwrap();
+    c.write(f, 0, b"kept", Stable4::FileSync).unwrap();
+    // Idle for three leases, renewing as an idle client must: the session stays.
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(9) {
+        c.renew_if_idle().unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(c.recoveries(), 0, "the lease was kept");
+    // Paused past the lease (and the server's reaping of it): the next call sets up a
+    // new session, the open is had again, and the data is there.
+    std::thread::sleep(Duration::from_secs(12));
+    let mut buf = [0u8; 4];
+    let (n, _) = c.read(f, 0, &mut buf).unwrap();
+    assert_eq!(&buf[..n], b"kept");
+    assert!(c.recoveries() >= 1, "the expired lease was noticed");
+    c.close(f).unwrap();
+}

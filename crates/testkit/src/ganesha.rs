@@ -66,6 +66,8 @@ pub struct Ganesha {
     started_secs: u64,
     /// Serves NFSv4.1/4.2 only.
     v4_only: bool,
+    /// NFSv4 lease time in seconds, when not ganesha's default.
+    lease: Option<u32>,
 }
 
 impl Ganesha {
@@ -76,7 +78,13 @@ impl Ganesha {
 
     /// Starts an instance that serves NFSv4.1 and 4.2 only (no NFSv3, no MOUNT).
     pub fn start_v4_only() -> Result<Ganesha, String> {
-        Self::launch_with(false, Ipv4Addr::LOCALHOST, true)
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, None)
+    }
+
+    /// [`start_v4_only`](Self::start_v4_only) with a lease of `secs` seconds (so tests can
+    /// outlast it).
+    pub fn start_v4_only_lease(secs: u32) -> Result<Ganesha, String> {
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, Some(secs))
     }
 
     /// Starts an instance listening on `bind` only (an address of this host, such as the
@@ -91,10 +99,15 @@ impl Ganesha {
     }
 
     fn launch(registered: bool, bind: Ipv4Addr) -> Result<Ganesha, String> {
-        Self::launch_with(registered, bind, false)
+        Self::launch_with(registered, bind, false, None)
     }
 
-    fn launch_with(registered: bool, bind: Ipv4Addr, v4_only: bool) -> Result<Ganesha, String> {
+    fn launch_with(
+        registered: bool,
+        bind: Ipv4Addr,
+        v4_only: bool,
+        lease: Option<u32>,
+    ) -> Result<Ganesha, String> {
         if let Some(why) = unavailable() {
             return Err(why);
         }
@@ -122,6 +135,7 @@ impl Ganesha {
             exclusive,
             started_secs: 0,
             v4_only,
+            lease,
         };
         g.write_config()?;
         g.spawn()?;
@@ -169,10 +183,13 @@ impl Ganesha {
             true => ("4", " Minor_Versions = 1, 2;"),
             false => ("3, 4", ""),
         };
+        let lease = self
+            .lease
+            .map_or(String::new(), |s| format!(" Lease_Lifetime = {s};"));
         let conf = format!(
             "NFS_CORE_PARAM {{ Protocols = {protocols}; NFS_Port = {}; MNT_Port = {}; Bind_addr = {}; \
              Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }}\n\
-             NFSV4 {{ Graceless = true; RecoveryRoot = {};{minors} }}\n\
+             NFSV4 {{ Graceless = true; RecoveryRoot = {};{minors}{lease} }}\n\
              EXPORT {{ Export_Id = 1; Path = {}; Pseudo = {PSEUDO}; Access_Type = RW; Squash = No_Root_Squash; \
              Protocols = {protocols}; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n\
              EXPORT {{ Export_Id = 2; Path = {}; Pseudo = /private; Access_Type = None; \

@@ -401,8 +401,9 @@ impl Client4 {
         let (done, res) = match got {
             Ok(v) => v,
             Err(e) => {
-                // Whether the server saw the request is unknown: a later one on this slot
-                // would be misordered, so the slot stays taken.
+                // The transport gave up, and every later call fails at once with its
+                // message: the slot goes back as it was.
+                self.slots.put(slot, false);
                 return Err(e);
             }
         };
@@ -472,8 +473,19 @@ impl Client4 {
         }
         self.reclaim_complete()?;
         for i in again {
-            if let Err(e) = self.reopen(i, Claim::Fh)? {
-                return Err(self.lost(i, e));
+            let start = Instant::now();
+            let mut delays = 0;
+            loop {
+                match self.reopen(i, Claim::Fh)? {
+                    Ok(()) => break,
+                    Err(V4Error::Status { status, .. })
+                        if status.retry_later() && start.elapsed() < RETRY_FOR =>
+                    {
+                        std::thread::sleep(backoff(delays));
+                        delays += 1;
+                    }
+                    Err(e) => return Err(self.lost(i, e)),
+                }
             }
         }
         Ok(())

@@ -44,7 +44,7 @@ fn v4_session_comes_up_and_goes_down() {
 }
 
 #[test]
-fn v4_v3_only_path_and_errors_are_one_line() {
+fn v4_missing_path_fails_in_one_line() {
     let Some(g) = server() else { return };
     let url = NfsUrl::parse(&g.url4("missing/dir")).unwrap();
     let e = Client4::connect(&url, 1, 4)
@@ -427,4 +427,29 @@ fn v4_url_version_picks_the_minor_and_v3_client_refuses_v4() {
         .unwrap()
         .to_string();
     assert!(e.contains("NFSv3") && !e.contains('\n'), "{e}");
+}
+
+#[test]
+fn v4_nconnect_spreads_one_session_over_two_connections() {
+    let Some(g) = server() else { return };
+    let data = pattern(1 << 20, 9);
+    fs::write(g.export_dir().join("n.bin"), &data).unwrap();
+    let url = NfsUrl::parse(&format!("{}?nconnect=2", g.url4(""))).unwrap();
+    let mut c = Client4::connect(&url, 1, 16).unwrap();
+    assert_eq!(c.transport().connections(), 2);
+    let f = c.open("n.bin", SHARE_ACCESS_READ, None).unwrap();
+    let mut back = vec![0u8; data.len()];
+    for (i, chunk) in back.chunks_mut(64 << 10).enumerate() {
+        let off = (i * (64 << 10)) as u64;
+        unsafe {
+            c.submit_read(f, off, chunk.as_mut_ptr(), 64 << 10, i as u64)
+                .unwrap()
+        };
+    }
+    let mut n = 0;
+    while n < 16 {
+        n += c.reap(1, &mut |_, b| assert_eq!(b, 64 << 10)).unwrap();
+    }
+    assert!(back == data);
+    c.close(f).unwrap();
 }

@@ -758,7 +758,7 @@ impl Client4 {
         f.unstable = 0;
         if lost {
             return Err(NfsError::GaveUp(format!(
-                "{}: {written} bytes written UNSTABLE to {path} since the last COMMIT were lost: the server restarted before committing them (its write verifier changed)",
+                "{}: {written} bytes written UNSTABLE to {path} since the last COMMIT may be lost: the server restarted before committing them (its write verifier changed)",
                 self.server()
             )));
         }

@@ -89,7 +89,11 @@ pub fn replies4(data: &[u8]) {
                 Ok(Some(range)) => {
                     let record = reader.record(range);
                     if let Ok(header) = rpc::parse_reply(record) {
-                        let _ = crate::v4::walk(&record[header.body..]);
+                        let body = &record[header.body..];
+                        let _ = crate::v4::walk(body);
+                        if let Some((at, n)) = crate::v4::locate_read(body) {
+                            assert!(at + n <= body.len(), "READ data located past the reply");
+                        }
                     }
                 }
                 Ok(None) => break,

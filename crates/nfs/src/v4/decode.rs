@@ -276,6 +276,18 @@ impl<'a> Reply<'a> {
         Ok((eof, data))
     }
 
+    /// READ up to its data: end of file and the data's length (the data follows at
+    /// [`pos`](Self::pos), or went to a sink).
+    pub fn read_head(&mut self) -> V4Result<(bool, u32)> {
+        self.next(op::READ, "READ")?;
+        Ok((self.d.bool()?, self.d.u32()?))
+    }
+
+    /// Where in the body decoding stands.
+    pub fn pos(&self) -> usize {
+        self.d.pos()
+    }
+
     pub fn write(&mut self) -> V4Result<WriteRes> {
         self.next(op::WRITE, "WRITE")?;
         Ok(WriteRes {
@@ -439,6 +451,17 @@ fn fattr(d: &mut Dec<'_>) -> Result<Attrs4, DecodeError> {
         }
     }
     Ok(out)
+}
+
+/// Where the data of a successful SEQUENCE, PUTFH, READ reply lies in its body (offset and
+/// length), for the transport to place it straight into the caller's buffer.
+pub fn locate_read(body: &[u8]) -> Option<(usize, usize)> {
+    let mut r = Reply::parse(body).ok()?;
+    r.sequence(None).ok()?;
+    r.status_only(op::PUTFH, "PUTFH").ok()?;
+    let (_, len) = r.read_head().ok()?;
+    let (at, len) = (r.pos(), len as usize);
+    (at.checked_add(len)? <= body.len()).then_some((at, len))
 }
 
 /// Decodes every result of a COMPOUND reply by its operation number (for fuzzing and

@@ -17,6 +17,7 @@ mod tests;
 pub use client::{
     Client4, NFS4_PORT, RETRY_FOR, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE,
 };
+pub(crate) use decode::locate_read;
 pub use decode::{Reply, V4Error, WriteRes, walk};
 pub use stat::Nfs4Stat;
 pub use types::{Attrs4, Fh4, FileType4, SessionId, Stateid, Verifier};

@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use crate::error::{DecodeError, NfsError, Result};
 use crate::rpc::PROG_NFS;
+use crate::transport::Sink;
 
 use super::client::{Client4, RETRY_FOR, backoff};
-use super::decode::{Reply, V4Error, V4Result};
+use super::decode::{Reply, V4Error, V4Result, locate_read};
 use super::wire::{Compound, NFS_V4, PROC_COMPOUND, Stable4, op};
 
 /// Session re-establishments one request may go through before it fails.
@@ -139,10 +140,21 @@ impl Client4 {
                 c.write(&f.stateid, at, stable, data);
             }
         }
-        match self
-            .nfs
-            .start_call(p.name(), PROG_NFS, NFS_V4, PROC_COMPOUND, &self.args)
-        {
+        let sink = match p.kind.advanced(p.done) {
+            Kind::Read(dst) => Some(Sink {
+                dst,
+                cap: left,
+                locate: locate_read,
+            }),
+            Kind::Write(..) => None,
+        };
+        // SAFETY: a READ's sink is the rest of the submitter's buffer, valid until the
+        // request completes (the ticket is released before that).
+        let started = unsafe {
+            self.nfs
+                .start_call_into(p.name(), PROG_NFS, NFS_V4, PROC_COMPOUND, &self.args, sink)
+        };
+        match started {
             Ok(ticket) => p.ticket = ticket,
             Err(e) => {
                 self.slots.put(slot, false);
@@ -204,7 +216,8 @@ impl Client4 {
         }
         let left = p.len - p.done;
         let body = self.nfs.reply(p.ticket);
-        let (seq_ok, got) = decode(body, &self.sid, p.kind.advanced(p.done), left);
+        let placed = self.nfs.placed(p.ticket);
+        let (seq_ok, got) = decode(body, &self.sid, p.kind.advanced(p.done), left, placed);
         self.nfs.release(p.ticket);
         self.slots.put(p.slot, seq_ok);
         match got {
@@ -248,9 +261,18 @@ enum Done {
     Write(super::decode::WriteRes),
 }
 
-/// Decodes a READ or WRITE COMPOUND reply (a READ's data straight into its buffer);
+/// Decodes a READ or WRITE COMPOUND reply (a READ's data into its buffer, unless the
+/// transport placed it there already);
 /// whether SEQUENCE succeeded comes first, as the slot's sequence id depends on it.
-fn decode(body: &[u8], sid: &super::SessionId, kind: Kind, left: u32) -> (bool, V4Result<Done>) {
+/// `placed` is the length of READ data the transport put in the buffer already (the body
+/// then ends where the data began).
+fn decode(
+    body: &[u8],
+    sid: &super::SessionId,
+    kind: Kind,
+    left: u32,
+    placed: Option<u32>,
+) -> (bool, V4Result<Done>) {
     let mut r = match Reply::parse(body) {
         Ok(r) => r,
         Err(e) => return (false, Err(e.into())),
@@ -261,6 +283,15 @@ fn decode(body: &[u8], sid: &super::SessionId, kind: Kind, left: u32) -> (bool, 
     let rest = (|| {
         r.status_only(op::PUTFH, "PUTFH")?;
         match kind {
+            Kind::Read(_) if placed.is_some() => {
+                let (eof, count) = r.read_head()?;
+                if Some(count) != placed {
+                    return Err(
+                        DecodeError::Invalid("READ length differs from the data placed").into(),
+                    );
+                }
+                Ok(Done::Read { count, eof })
+            }
             Kind::Read(buf) => {
                 let (eof, data) = r.read()?;
                 if data.len() > left as usize {

@@ -2,7 +2,7 @@
 //! nfs-ganesha 4.3 (`fixtures/`, written by the ignored test `capture_v4_reply_fixtures`
 //! in tests/ganesha_v4.rs from a fixed sequence of calls).
 
-use super::decode::{Reply, V4Error, walk};
+use super::decode::{Reply, V4Error, locate_read, walk};
 use super::stat::Nfs4Stat;
 use super::types::{Fh4, FileType4, SessionId, Stateid, Verifier};
 use super::wire::{Claim, Compound, Create, FILE_ATTRS, Stable4, op};
@@ -274,4 +274,22 @@ fn unasked_attributes_are_refused_not_skipped() {
     let mut r = Reply::parse(&buf).unwrap();
     assert!(matches!(r.getattr(), Err(V4Error::Decode(_))));
     assert_eq!(FILE_ATTRS.0[1], 1 << 1 | 1 << 3, "mode and numlinks");
+}
+
+#[test]
+fn read_data_is_located_for_placing_and_only_in_a_successful_read() {
+    let b = body(ALL[8]);
+    let (at, n) = locate_read(b).unwrap();
+    assert_eq!(&b[at..at + n], b"hell");
+    // What stays in the reply ends with READ's length word.
+    let (eof, count) = after_putfh(&ALL[8][..ALL[8].len() - b.len() + at])
+        .read_head()
+        .unwrap();
+    assert_eq!((eof, count), (false, 4));
+    for other in [ALL[6], ALL[7], ALL[12]] {
+        assert_eq!(locate_read(body(other)), None);
+    }
+    for cut in 0..b.len() {
+        assert_eq!(locate_read(&b[..cut]), None, "cut at {cut}");
+    }
 }

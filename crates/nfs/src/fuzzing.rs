@@ -91,9 +91,7 @@ pub fn replies4(data: &[u8]) {
                     if let Ok(header) = rpc::parse_reply(record) {
                         let body = &record[header.body..];
                         let _ = crate::v4::walk(body);
-                        if let Some((at, n)) = crate::v4::locate_read(body) {
-                            assert!(at + n <= body.len(), "READ data located past the reply");
-                        }
+                        let _ = crate::v4::locate_read(body);
                     }
                 }
                 Ok(None) => break,

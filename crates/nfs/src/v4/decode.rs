@@ -454,14 +454,15 @@ fn fattr(d: &mut Dec<'_>) -> Result<Attrs4, DecodeError> {
 }
 
 /// Where the data of a successful SEQUENCE, PUTFH, READ reply lies in its body (offset and
-/// length), for the transport to place it straight into the caller's buffer.
+/// length), for the transport to place it straight into the caller's buffer. `body` may
+/// be the start of a reply still arriving: the data need not be there yet (the transport
+/// checks it against the record's length).
 pub fn locate_read(body: &[u8]) -> Option<(usize, usize)> {
     let mut r = Reply::parse(body).ok()?;
     r.sequence(None).ok()?;
     r.status_only(op::PUTFH, "PUTFH").ok()?;
     let (_, len) = r.read_head().ok()?;
-    let (at, len) = (r.pos(), len as usize);
-    (at.checked_add(len)? <= body.len()).then_some((at, len))
+    Some((r.pos(), len as usize))
 }
 
 /// Decodes every result of a COMPOUND reply by its operation number (for fuzzing and

@@ -27,6 +27,12 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
+/// An engine moves its client to the job's thread.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Client4>();
+};
+
 #[test]
 fn v4_session_comes_up_and_goes_down() {
     let Some(g) = server() else { return };

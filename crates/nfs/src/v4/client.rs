@@ -1010,6 +1010,11 @@ impl Client4 {
     }
 }
 
+// SAFETY: the only non-Send parts are the buffer pointers of pipelined requests; their
+// submitter guarantees those buffers stay valid until completion, wherever the client
+// (used by one thread at a time, as `&mut`) moves.
+unsafe impl Send for Client4 {}
+
 impl Drop for Client4 {
     fn drop(&mut self) {
         if !self.closed && self.pending.is_empty() {

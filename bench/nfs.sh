@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Side-by-side NFS bench: storbench's user-space NFSv3 client (the `nfs` engine) against
 # libnfs's tools (Debian libnfs-utils: nfs-cat, nfs-cp) on the same nfs-ganesha, in one run,
-# interleaved run by run, printing medians and ratios.
+# interleaved run by run, printing medians and ratios. The "client" rows compare the
+# client library's NFSv4.1 session against its NFSv3 transport (crates/nfs/examples/nfsperf,
+# no engine or runner), sequential 1 MiB and random 4 KiB QD32 reads of the same file.
 #
 #   bench/nfs.sh                 # loopback tests, then the 1 Gbit/s namespace tests (root)
 #   SLOW=0 bench/nfs.sh          # loopback only
 #   LOOP=0 bench/nfs.sh          # the 1 Gbit/s namespace tests only
 #   RUNS=5 SIZE_MB=1024 STORBENCH=target/release/storbench bench/nfs.sh
+#   NFSPERF=target/release/examples/nfsperf   # the client rows; skipped if it is not built
+#                               (cargo build --release -p storbench-nfs --example nfsperf)
 #
 # Needs: nfs-ganesha, nfs-ganesha-vfs, rpcbind, libnfs-utils, python3, iproute2 (SLOW=1).
 # Everything it starts is stopped by PID; the namespace and veth pair it makes are deleted.
@@ -28,6 +32,7 @@ NS_IP=10.211.0.2
 RATE=${RATE:-1gbit}
 # Extra URL options for storbench (e.g. SB_OPTS='&nconnect=2').
 SB_OPTS=${SB_OPTS:-}
+NFSPERF=${NFSPERF:-target/release/examples/nfsperf}
 
 BENCH=nfs.sh
 # shellcheck source=bench/lib.sh
@@ -142,11 +147,33 @@ rand_tests() { # label ip spid query
     done
 }
 
+# A figure from nfsperf's last output line: MB/s or IOPS.
+perf_field() { sed -n "s|.*: \([0-9.]*\) MB/s, \([0-9]*\) IOPS.*|\\$1|p" "$work/out"; }
+
+client_tests() { # label ip spid v3_query v4_query
+    if [ ! -x "$NFSPERF" ]; then
+        log "skipping the v3/v4.1 client rows: $NFSPERF not built"
+        return
+    fi
+    local bytes=$((SIZE_MB << 20)) v q
+    for run in $(seq "$RUNS"); do
+        for v in 3 4.1; do
+            q=$4; [ "$v" = 4.1 ] && q=$5
+            read -r wall cpu scpu < <(measure "$3" "$NFSPERF" "nfs://$2/export/big.bin?$q" read 1048576 "$QD" "$bytes")
+            record "$1 client read 1M" "client-v$v" "$(perf_field 1)" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" -
+            read -r wall cpu scpu < <(measure "$3" "$NFSPERF" "nfs://$2/export/big.bin?$q" randread 4096 32 $((256 << 20)))
+            record "$1 client randread 4k" "client-v$v" "$(perf_field 1)" "$(cpu_pct "$cpu" "$wall")" "$(cpu_pct "$scpu" "$wall")" "$(perf_field 2)"
+        done
+    done
+}
+
 if [ "$LOOP" = 1 ]; then
     log "loopback: sequential 1 MiB reads and writes, $RUNS runs"
     seq_tests lo 127.0.0.1 "$GPID" "$LO/export" "$LIBNFS_Q" "$SB_Q"
     log "loopback: 4k random reads at iodepth 32"
     rand_tests lo 127.0.0.1 "$GPID" "$SB_Q"
+    log "loopback: the client library over NFSv3 and NFSv4.1"
+    client_tests lo 127.0.0.1 "$GPID" "$SB_Q" "port=$NFSP&version=4.1$SB_OPTS"
 fi
 
 # ---------- 1 Gbit/s link: server in a namespace behind a shaped veth pair ----------
@@ -183,11 +210,11 @@ for test, tools in by.items():
     for tool, vals in tools.items():
         mb = [v[0] for v in vals]
         med = statistics.median(mb)
-        if tool.startswith("libnfs"):
-            base = med
+        if tool.startswith("libnfs") or tool == "client-v3":
+            base, base_name = med, "libnfs" if tool.startswith("libnfs") else "v3"
         ratio = ""
-        if base and not tool.startswith("libnfs"):
-            ratio = f"{med / base:.2f}x libnfs"
+        if base and not tool.startswith("libnfs") and tool != "client-v3":
+            ratio = f"{med / base:.2f}x {base_name}"
         if link and test.startswith("1gbit"):
             ratio += f"  {100 * med / link:.1f}% of link payload ({link:.1f} MB/s)"
         iops = vals[0][3]

@@ -83,6 +83,11 @@ impl Client {
     /// Mounts the export that contains `url.path`. See docs/nfs.md for the rule that splits
     /// a path into export and path inside it.
     pub fn mount(url: &NfsUrl) -> Result<Client> {
+        if url.version.is_some_and(crate::url::NfsVersion::is_v4) {
+            return Err(NfsError::Unsupported(format!(
+                "{url}: NFSv4 (version=4, 4.1, 4.2) is not yet available here; storbench speaks NFSv3 (version=3) for this"
+            )));
+        }
         let auth = Auth::sys(&machine_name(), url.uid, url.gid);
         let addrs = resolve(url)?;
         let mount_port = match url.mount_port {

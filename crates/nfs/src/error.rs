@@ -109,6 +109,13 @@ pub enum NfsError {
         secs: u64,
         last: String,
     },
+    #[error("{server}: {op} {path}: {status}")]
+    Status4 {
+        server: String,
+        op: &'static str,
+        path: String,
+        status: crate::v4::Nfs4Stat,
+    },
     /// Calls outstanding with no complete reply past the timeout and then the whole
     /// reconnect window, although the server accepted connections (or never closed one).
     #[error(
@@ -140,10 +147,26 @@ impl NfsError {
         }
     }
 
+    /// The same error naming `path` (for errors built before the path was known).
+    pub fn with_path(self, path: String) -> NfsError {
+        match self {
+            NfsError::Status4 {
+                server, op, status, ..
+            } => NfsError::Status4 {
+                server,
+                op,
+                path,
+                status,
+            },
+            other => other,
+        }
+    }
+
     /// An errno that fits the error, for callers that report errno values.
     pub fn errno(&self) -> Option<i32> {
         match self {
             NfsError::Status { status, .. } => Some(status.errno()),
+            NfsError::Status4 { status, .. } => Some(status.errno()),
             NfsError::Connect { source, .. } | NfsError::Io { source, .. } => source.raw_os_error(),
             _ => None,
         }

@@ -69,6 +69,38 @@ fn decode(record: &[u8]) {
     let _ = proto::res_getport(body);
 }
 
+/// Everything an NFSv4 server sends: record marking as in [`replies`], the RPC reply
+/// header, and the COMPOUND result decoder walking every result by its operation number.
+pub fn replies4(data: &[u8]) {
+    let Some((&split, stream)) = data.split_first() else {
+        return;
+    };
+    let chunk = usize::from(split).max(1);
+    let mut reader = RecordReader::new(256, 1 << 16);
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let n = reader.push(&rest[..chunk.min(rest.len())]);
+        if n == 0 {
+            break;
+        }
+        rest = &rest[n..];
+        loop {
+            match reader.next_record() {
+                Ok(Some(range)) => {
+                    let record = reader.record(range);
+                    if let Ok(header) = rpc::parse_reply(record) {
+                        let body = &record[header.body..];
+                        let _ = crate::v4::walk(body);
+                        let _ = crate::v4::locate_read(body);
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
 /// Any text as an `nfs://` URL: a URL whose path is absolute and normalised (no `//`, `.`
 /// or `..` parts) and that can be printed and joined, or one error line; never a panic.
 pub fn url(data: &[u8]) {

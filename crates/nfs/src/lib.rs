@@ -1,6 +1,6 @@
-//! A user-space NFSv3 client for benchmarking: ONC RPC over TCP with record marking,
+//! A user-space NFSv3 and NFSv4.1/4.2 client for benchmarking: ONC RPC over TCP with record marking,
 //! XID-pipelined calls on one or more connections, AUTH_SYS, PORTMAP, MOUNT v3 and the NFSv3
-//! procedures a storage benchmark needs. No system library, no async runtime, no data cache.
+//! procedures a storage benchmark needs; `v4` adds sessions and COMPOUNDs over the same transport. No system library, no async runtime, no data cache.
 
 pub mod client;
 pub mod conn;
@@ -14,10 +14,11 @@ mod reply;
 pub mod rpc;
 pub mod transport;
 pub mod url;
+pub mod v4;
 pub mod xdr;
 
 pub use client::{At, Client};
 pub use error::{DecodeError, MountStat, NfsError};
 pub use proto::{Fattr, Fh, FsInfo, FsStat, NfsStat, Stable};
 pub use transport::{DurabilityStats, Outage, Transport, TransportConfig};
-pub use url::NfsUrl;
+pub use url::{NfsUrl, NfsVersion};

@@ -83,7 +83,21 @@ pub(crate) fn handle(cx: &mut Ctx<'_>, record: &[u8]) -> Result<(u32, Outcome)> 
     let outcome = match slot.req {
         Req::Call { .. } => {
             slot.reply.clear();
-            slot.reply.extend_from_slice(body);
+            let placed = slot.sink.and_then(|s| {
+                let (at, n) = (s.locate)(body)?;
+                let fits = n <= s.cap as usize && at.checked_add(n)? <= body.len();
+                fits.then_some((s.dst, at, n))
+            });
+            slot.placed = placed.map(|(_, _, n)| n as u32);
+            match placed {
+                Some((dst, at, n)) => {
+                    // SAFETY: the caller of `start_call_into` keeps `dst` valid for `cap`
+                    // >= `n` bytes; `at + n` is within `body` (checked above).
+                    unsafe { std::ptr::copy_nonoverlapping(body[at..].as_ptr(), dst, n) };
+                    slot.reply.extend_from_slice(&body[..at]);
+                }
+                None => slot.reply.extend_from_slice(body),
+            }
             Outcome::Answered
         }
         Req::Read { len, buf, .. } => match proto::res_read(body).map_err(|d| garbage(name, d))? {

@@ -163,6 +163,20 @@ pub(crate) struct Slot {
     /// Arguments of a `Call` (kept for re-sending), then its reply body.
     pub(crate) args: Vec<u8>,
     pub(crate) reply: Vec<u8>,
+    /// Where a `Call`'s bulk data goes instead of `reply` (see [`Sink`]), and how many bytes
+    /// went there.
+    pub(crate) sink: Option<Sink>,
+    pub(crate) placed: Option<u32>,
+}
+
+/// A caller's buffer for the bulk data of a call's reply (an NFSv4 READ's): `locate` finds
+/// the data in the reply body (offset and length); data that fits is copied to `dst` and
+/// the reply keeps only the bytes before it. Anything else is kept whole.
+#[derive(Clone, Copy)]
+pub struct Sink {
+    pub dst: *mut u8,
+    pub cap: u32,
+    pub locate: fn(&[u8]) -> Option<(usize, usize)>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -361,6 +375,82 @@ impl Transport {
         });
         self.release_call(idx);
         result
+    }
+
+    /// Queues a call without waiting for it (a pipelined NFSv4 COMPOUND): returns a ticket
+    /// for [`answered`](Self::answered), [`reply`](Self::reply) and
+    /// [`release`](Self::release). The arguments are copied into the slot, whose buffers
+    /// are reused, so a warmed-up call allocates nothing.
+    pub fn start_call(
+        &mut self,
+        name: &'static str,
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        args: &[u8],
+    ) -> Result<u32> {
+        // SAFETY: no sink.
+        unsafe { self.start_call_into(name, prog, vers, proc_, args, None) }
+    }
+
+    /// [`start_call`](Self::start_call) whose bulk reply data goes to `sink`.
+    ///
+    /// # Safety
+    /// The sink's buffer must be valid for writes of `cap` bytes until the ticket is
+    /// released.
+    pub unsafe fn start_call_into(
+        &mut self,
+        name: &'static str,
+        prog: u32,
+        vers: u32,
+        proc_: u32,
+        args: &[u8],
+        sink: Option<Sink>,
+    ) -> Result<u32> {
+        let req = Req::Call {
+            prog,
+            vers,
+            proc_,
+            name,
+        };
+        let idx = self.alloc_slot(NO_OP, 0, req)?;
+        let slot = &mut self.slots[idx as usize];
+        slot.args.clear();
+        slot.args.extend_from_slice(args);
+        slot.sink = sink;
+        slot.placed = None;
+        self.send_slot(idx);
+        Ok(idx)
+    }
+
+    /// How many bytes of an answered ticket's reply went to its sink (`None`: the whole
+    /// reply is in [`reply`](Self::reply)).
+    pub fn placed(&self, ticket: u32) -> Option<u32> {
+        self.slots.get(ticket as usize)?.placed
+    }
+
+    /// Whether the call of a [`start_call`](Self::start_call) ticket has its reply.
+    pub fn answered(&self, ticket: u32) -> bool {
+        self.slots
+            .get(ticket as usize)
+            .is_some_and(|s| s.state == SlotState::Answered)
+    }
+
+    /// The reply body of an answered ticket (empty before).
+    pub fn reply(&self, ticket: u32) -> &[u8] {
+        match self.slots.get(ticket as usize) {
+            Some(s) if s.state == SlotState::Answered => &s.reply,
+            _ => &[],
+        }
+    }
+
+    /// Gives a ticket's slot back (answered or abandoned).
+    pub fn release(&mut self, ticket: u32) {
+        if (ticket as usize) < self.slots.len()
+            && self.slots[ticket as usize].state != SlotState::Free
+        {
+            self.release_call(ticket);
+        }
     }
 
     fn release_call(&mut self, idx: u32) {

@@ -14,6 +14,46 @@ const KNOWN: &str = "version, uid, gid, port (nfsport), mountport, nconnect, rsi
 /// Default for `uncommitted=`: acknowledged UNSTABLE data kept for re-sending.
 pub const DEFAULT_UNCOMMITTED: usize = 64 << 20;
 
+/// The protocol version a URL asks for with `version=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NfsVersion {
+    V3,
+    /// `version=4`: the highest minor version the server offers (4.2, else 4.1).
+    V4,
+    V4_1,
+    V4_2,
+}
+
+impl NfsVersion {
+    fn parse(v: &str) -> Result<NfsVersion, String> {
+        match v {
+            "3" => Ok(NfsVersion::V3),
+            "4" => Ok(NfsVersion::V4),
+            "4.1" => Ok(NfsVersion::V4_1),
+            "4.2" => Ok(NfsVersion::V4_2),
+            "4.0" => {
+                Err("version=4.0 is not supported; storbench speaks NFSv3, 4.1 and 4.2".into())
+            }
+            _ => Err(format!(
+                "version={v} is not supported; storbench speaks NFSv3 (version=3), 4.1 and 4.2 (version=4.1, 4.2, or 4 for the highest)"
+            )),
+        }
+    }
+
+    /// The NFSv4 minor version asked for, `None` for v3 or "the highest".
+    pub fn minor(self) -> Option<u32> {
+        match self {
+            NfsVersion::V4_1 => Some(1),
+            NfsVersion::V4_2 => Some(2),
+            NfsVersion::V3 | NfsVersion::V4 => None,
+        }
+    }
+
+    pub fn is_v4(self) -> bool {
+        self != NfsVersion::V3
+    }
+}
+
 /// A parsed NFS URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NfsUrl {
@@ -39,6 +79,8 @@ pub struct NfsUrl {
     /// Bytes of acknowledged UNSTABLE writes kept until COMMITted, to be written again if
     /// the server restarts (0: write FILE_SYNC instead).
     pub uncommitted: usize,
+    /// The version asked for; `None` when the URL names none.
+    pub version: Option<NfsVersion>,
 }
 
 impl NfsUrl {
@@ -94,6 +136,7 @@ impl NfsUrl {
             timeout: Duration::from_secs(30),
             reconnect: Duration::from_secs(60),
             uncommitted: DEFAULT_UNCOMMITTED,
+            version: None,
         };
         let mut uncommitted = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -116,12 +159,7 @@ impl NfsUrl {
                 .map_err(|_| format!("{key}={v} is not a valid number"))
         }
         match key {
-            "version" if value == "3" => {}
-            "version" => {
-                return Err(format!(
-                    "version={value} is not supported; storbench speaks NFSv3 (version=3)"
-                ));
-            }
+            "version" => self.version = Some(NfsVersion::parse(value)?),
             "uid" => self.uid = num(key, value)?,
             "gid" => self.gid = num(key, value)?,
             "port" | "nfsport" => self.port = Some(ranged(key, value, 1, 65535, "")? as u16),
@@ -394,7 +432,17 @@ mod tests {
     fn errors_say_what_is_wrong() {
         let msg = |u: &str| NfsUrl::parse(u).unwrap_err().to_string();
         assert!(msg("http://h/x").contains("nfs://"));
-        assert!(msg("nfs://h/x?version=4").contains("NFSv3"));
+        assert!(msg("nfs://h/x?version=4.0").contains("4.1 and 4.2"));
+        assert!(msg("nfs://h/x?version=5").contains("NFSv3"));
+        let v = |u: &str| NfsUrl::parse(u).unwrap().version;
+        assert_eq!(v("nfs://h/x"), None);
+        assert_eq!(v("nfs://h/x?version=3"), Some(NfsVersion::V3));
+        assert_eq!(v("nfs://h/x?version=4"), Some(NfsVersion::V4));
+        assert_eq!(v("nfs://h/x?version=4.1"), Some(NfsVersion::V4_1));
+        assert_eq!(
+            v("nfs://h/x?version=4.2").and_then(NfsVersion::minor),
+            Some(2)
+        );
         assert!(msg("nfs://h/x?bogus=1").contains("unknown option \"bogus\""));
         assert!(
             msg("nfs://h/x?nconnect=0")

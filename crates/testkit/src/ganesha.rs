@@ -1,5 +1,8 @@
 //! A private nfs-ganesha (VFS FSAL, NFSv3 over TCP) on 127.0.0.1, for tests and benches.
 //!
+//! [`Ganesha::start_v4_only`] serves NFSv4.1 and 4.2 only (`Protocols = 4`,
+//! `Minor_Versions = 1, 2`): no MOUNT, clients find `/export` under the pseudo-root.
+//!
 //! Besides `/export` (read-write), every instance exports `/private` with no access at all,
 //! so tests can provoke MNT3ERR_ACCES.
 //!
@@ -61,12 +64,27 @@ pub struct Ganesha {
     exclusive: Option<File>,
     /// When the current process was started (whole seconds since the epoch).
     started_secs: u64,
+    /// Serves NFSv4.1/4.2 only.
+    v4_only: bool,
+    /// NFSv4 lease time in seconds, when not ganesha's default.
+    lease: Option<u32>,
 }
 
 impl Ganesha {
     /// Starts an instance to be addressed with explicit ports.
     pub fn start() -> Result<Ganesha, String> {
         Self::launch(false, Ipv4Addr::LOCALHOST)
+    }
+
+    /// Starts an instance that serves NFSv4.1 and 4.2 only (no NFSv3, no MOUNT).
+    pub fn start_v4_only() -> Result<Ganesha, String> {
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, None)
+    }
+
+    /// [`start_v4_only`](Self::start_v4_only) with a lease of `secs` seconds (so tests can
+    /// outlast it).
+    pub fn start_v4_only_lease(secs: u32) -> Result<Ganesha, String> {
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, Some(secs))
     }
 
     /// Starts an instance listening on `bind` only (an address of this host, such as the
@@ -81,6 +99,15 @@ impl Ganesha {
     }
 
     fn launch(registered: bool, bind: Ipv4Addr) -> Result<Ganesha, String> {
+        Self::launch_with(registered, bind, false, None)
+    }
+
+    fn launch_with(
+        registered: bool,
+        bind: Ipv4Addr,
+        v4_only: bool,
+        lease: Option<u32>,
+    ) -> Result<Ganesha, String> {
         if let Some(why) = unavailable() {
             return Err(why);
         }
@@ -107,6 +134,8 @@ impl Ganesha {
             rpcbind,
             exclusive,
             started_secs: 0,
+            v4_only,
+            lease,
         };
         g.write_config()?;
         g.spawn()?;
@@ -128,6 +157,13 @@ impl Ganesha {
         )
     }
 
+    /// `nfs://<bind>:<nfs port>/export/<rel>`, for NFSv4 (no MOUNT port).
+    pub fn url4(&self, rel: &str) -> String {
+        let rel = rel.trim_start_matches('/');
+        let sep = if rel.is_empty() { "" } else { "/" };
+        format!("nfs://{}:{}{PSEUDO}{sep}{rel}", self.bind, self.nfs_port)
+    }
+
     /// `nfs://127.0.0.1/export/<rel>`: ports from the portmapper.
     pub fn portmap_url(&self, rel: &str) -> String {
         format!("nfs://127.0.0.1{PSEUDO}/{}", rel.trim_start_matches('/'))
@@ -143,14 +179,21 @@ impl Ganesha {
 
     fn write_config(&self) -> Result<(), String> {
         let d = self.dir.path();
+        let (protocols, minors) = match self.v4_only {
+            true => ("4", " Minor_Versions = 1, 2;"),
+            false => ("3, 4", ""),
+        };
+        let lease = self
+            .lease
+            .map_or(String::new(), |s| format!(" Lease_Lifetime = {s};"));
         let conf = format!(
-            "NFS_CORE_PARAM {{ Protocols = 3, 4; NFS_Port = {}; MNT_Port = {}; Bind_addr = {}; \
+            "NFS_CORE_PARAM {{ Protocols = {protocols}; NFS_Port = {}; MNT_Port = {}; Bind_addr = {}; \
              Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }}\n\
-             NFSV4 {{ Graceless = true; RecoveryRoot = {}; }}\n\
+             NFSV4 {{ Graceless = true; RecoveryRoot = {};{minors}{lease} }}\n\
              EXPORT {{ Export_Id = 1; Path = {}; Pseudo = {PSEUDO}; Access_Type = RW; Squash = No_Root_Squash; \
-             Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n\
+             Protocols = {protocols}; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n\
              EXPORT {{ Export_Id = 2; Path = {}; Pseudo = /private; Access_Type = None; \
-             Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n",
+             Protocols = {protocols}; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n",
             self.nfs_port,
             self.mount_port,
             self.bind,
@@ -203,12 +246,18 @@ impl Ganesha {
                     "ganesha.nfsd exited ({status}) while starting; log: {tail}"
                 ));
             }
-            if mount_ok(self.bind, self.mount_port) {
+            let ready = match self.v4_only {
+                true => nfs4_null_ok(self.bind, self.nfs_port),
+                false => mount_ok(self.bind, self.mount_port),
+            };
+            if ready {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 self.kill();
-                return Err("ganesha did not serve MOUNT of /export within 30 s".into());
+                return Err(
+                    "ganesha did not serve MOUNT of /export (or NFSv4 NULL) within 30 s".into(),
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -360,6 +409,44 @@ fn mount_ok(bind: Ipv4Addr, port: u16) -> bool {
     let word =
         |i: usize| u32::from_be_bytes(reply[i * 4..i * 4 + 4].try_into().unwrap_or([0xff; 4]));
     word(2) == 1 && word(3) == 0 && word(6) == 0 && word(7) == 0
+}
+
+/// A hand-made NFSv4 NULL call: true if the server accepts it.
+fn nfs4_null_ok(bind: Ipv4Addr, port: u16) -> bool {
+    let Ok(mut s) =
+        TcpStream::connect_timeout(&SocketAddr::from((bind, port)), Duration::from_millis(500))
+    else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut msg = Vec::new();
+    // mark, xid, CALL, RPC v2, NFS, v4, NULL, AUTH_NONE cred and verifier
+    for w in [
+        0x8000_0028_u32,
+        0x4e55_4c4c,
+        0,
+        2,
+        100_003,
+        4,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ] {
+        msg.extend_from_slice(&w.to_be_bytes());
+    }
+    if s.write_all(&msg).is_err() {
+        return false;
+    }
+    // mark, xid, REPLY, MSG_ACCEPTED, verf flavor, verf len, SUCCESS
+    let mut reply = [0u8; 28];
+    if s.read_exact(&mut reply).is_err() {
+        return false;
+    }
+    let word =
+        |i: usize| u32::from_be_bytes(reply[i * 4..i * 4 + 4].try_into().unwrap_or([0xff; 4]));
+    word(2) == 1 && word(3) == 0 && word(6) == 0
 }
 
 /// This process's use of rpcbind, recorded in a user list so the last user stops the one

@@ -1,5 +1,6 @@
-//! Reading replies: whole records through the record buffer, and large READ payloads
-//! straight into the caller's buffer once the reply header has arrived (one copy less, and
+//! Reading replies: whole records through the record buffer, and large READ payloads (an
+//! NFSv3 READ's, or the data a call's sink locates, an NFSv4 READ's) straight into the
+//! caller's buffer once the reply header has arrived (one copy less, and
 //! the dominant cost of a fast sequential read).
 
 use super::{Req, SlotState, Transport};
@@ -32,7 +33,14 @@ impl Transport {
                     self.progress = true;
                     let conn = &mut self.conns[c];
                     conn.inflight = conn.inflight.saturating_sub(1);
-                    self.finish_slot(idx, u64::from(count));
+                    let slot = &mut self.slots[idx as usize];
+                    if let Req::Call { .. } = slot.req {
+                        // A call with a sink: its reply up to the data is in `reply`.
+                        slot.placed = Some(count);
+                        slot.state = SlotState::Answered;
+                    } else {
+                        self.finish_slot(idx, u64::from(count));
+                    }
                 }
             }
             if self.fatal.is_some() {
@@ -111,8 +119,10 @@ impl Transport {
         let Some(slot) = self.slots.get(idx) else {
             return;
         };
-        let Req::Read { len, buf, .. } = slot.req else {
-            return;
+        let (len, buf, locate) = match (slot.req, slot.sink) {
+            (Req::Read { len, buf, .. }, _) => (len, buf, None),
+            (Req::Call { .. }, Some(sink)) => (sink.cap, sink.dst, Some(sink.locate)),
+            _ => return,
         };
         if slot.state != SlotState::Sent
             || slot.xid != xid
@@ -127,7 +137,11 @@ impl Transport {
         if header.status != ReplyStatus::Success {
             return;
         }
-        let Some((count, at)) = proto::res_read_head(&head[header.body..]) else {
+        let found = match locate {
+            None => proto::res_read_head(&head[header.body..]),
+            Some(locate) => locate(&head[header.body..]).map(|(at, n)| (n as u32, at)),
+        };
+        let Some((count, at)) = found else {
             return;
         };
         let data = header.body + at;
@@ -143,6 +157,11 @@ impl Transport {
         // SAFETY: `buf` holds `len` >= `count` bytes (the submitter's contract) and
         // `data + have` is within the buffered record.
         unsafe { std::ptr::copy_nonoverlapping(head[data..].as_ptr(), buf, have) };
+        if locate.is_some() {
+            let reply = &mut self.slots[idx].reply;
+            reply.clear();
+            reply.extend_from_slice(&head[header.body..data]);
+        }
         conn.reader.drop_partial();
         conn.direct = Some(DirectRead {
             slot: idx as u32,

@@ -50,6 +50,8 @@ impl Transport {
                     sent_end: 0,
                     args: Vec::new(),
                     reply: Vec::new(),
+                    sink: None,
+                    placed: None,
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -66,6 +68,7 @@ impl Transport {
         s.file = file;
         s.req = req;
         s.entry = NO_ENTRY;
+        s.sink = None;
         if op != NO_OP {
             self.ops[op as usize].pending += 1;
         }

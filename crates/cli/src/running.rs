@@ -4,11 +4,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use storbench_core::redact;
-use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
+use storbench_model::redact;
+use storbench_model::result::{Note, RunResult};
 use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).

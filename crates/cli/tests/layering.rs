@@ -5,10 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-/// The catalogue, and the option table's engine options (which the catalogue names).
+/// The catalogue, the option table's engine options (which the catalogue names), and fio's
+/// default engine in the model (the catalogue's default, which importers of fio results
+/// need without the input crate).
 const CATALOGUE: &[&str] = &[
     "crates/job/src/catalogue.rs",
     "crates/job/src/options/engine.rs",
+    "crates/model/src/fio.rs",
 ];
 
 /// Engine names that are also ordinary fio words elsewhere (`sync=`, the `sync` latency
@@ -216,4 +219,71 @@ fn host_names_are_resolved_by_the_one_resolver() {
         "host names resolved outside storbench-resolve:\n{}",
         found.join("\n")
     );
+}
+
+/// Our crates `krate` (a folder under `crates/`) depends on to build its library, directly
+/// or through another of ours: the `storbench-*` entries of the `[dependencies]` sections
+/// of the Cargo.toml files (dev- and build-dependencies aside), as `cargo tree -e normal`
+/// follows them.
+fn normal_closure(krate: &str) -> Vec<String> {
+    fn direct(krate: &str) -> Vec<String> {
+        let toml =
+            std::fs::read_to_string(root().join("crates").join(krate).join("Cargo.toml")).unwrap();
+        let mut normal = false;
+        let mut out = Vec::new();
+        for line in toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                normal = line.ends_with("dependencies]")
+                    && !line.contains("dev-dependencies")
+                    && !line.contains("build-dependencies");
+            } else if normal && let Some(rest) = line.strip_prefix("storbench-") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                out.push(name);
+            }
+        }
+        out
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = direct(krate);
+    while let Some(k) = todo.pop() {
+        if !seen.contains(&k) {
+            todo.extend(direct(&k));
+            seen.push(k);
+        }
+    }
+    seen.sort();
+    seen
+}
+
+/// Everything after the run reads the result model only: the model, the store and the
+/// reporters compile neither the input crate (storbench-job) nor a protocol client, nor
+/// the runner.
+#[test]
+fn the_readers_of_results_stand_on_the_model_alone() {
+    const BELOW_THE_FLOOR: &[&str] = &["job", "core", "nfs", "iscsi", "smb", "nbd", "snmp"];
+    for krate in ["model", "store", "report"] {
+        let deps = normal_closure(krate);
+        let wrong: Vec<&String> = deps
+            .iter()
+            .filter(|d| BELOW_THE_FLOOR.contains(&d.as_str()))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "storbench-{krate} depends on {wrong:?} (all of ours it builds on: {deps:?})"
+        );
+    }
+    assert!(normal_closure("model").is_empty());
+}
+
+/// The closure above follows Cargo.toml as cargo does: the input crate reaches every
+/// protocol client.
+#[test]
+fn the_dependency_closure_follows_cargo() {
+    let job = normal_closure("job");
+    for k in ["model", "nfs", "iscsi", "smb", "nbd", "resolve"] {
+        assert!(job.iter().any(|d| d == k), "{k} missing from {job:?}");
+    }
 }

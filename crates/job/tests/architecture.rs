@@ -76,7 +76,7 @@ const NAMED: &[(&str, &str)] = &[
     ("pub struct Format", "crates/report/src/registry.rs"),
     ("default_for", "crates/report/src/registry.rs"),
     ("for_people", "crates/report/src/registry.rs"),
-    ("pub enum OutputFormat", "crates/job/src/invocation.rs"),
+    ("pub enum OutputFormat", "crates/model/src/fio.rs"),
     ("OutputFormat as FioFormat", "crates/report/src/fio/mod.rs"),
     ("pub fn render_many", "crates/report/src/fio/mod.rs"),
     // Adding a verdict

@@ -80,7 +80,7 @@ fn job_need(job: &JobSpec, factory: &EngineFactory) -> JobNeed {
     let bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
     let clones = job.numjobs.max(1);
     let logs = if job.logs.streamed() {
-        crate::iolog::MEMORY_PER_CLONE
+        storbench_model::iolog::MEMORY_PER_CLONE
     } else {
         0
     };

@@ -112,7 +112,7 @@ pub fn run(
     let mut interfaces: Vec<String> = Vec::new();
     let all_batches = batches(&jobs);
     let checked = directories
-        .and_then(|()| budget::check_memory(&all_batches, factory))
+        .and_then(|()| budget::check_memory(&all_batches))
         .and_then(|()| check_devices(&jobs, factory));
     // In a multi-host run no rank lays out before every rank passed its checks.
     let agreed = crate::coord::agree(crate::coord::Point::BeforeLayout, checked.is_ok());

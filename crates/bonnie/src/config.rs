@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use storbench_core::result::{Note, NoteLevel};
+use storbench_model::result::{Note, NoteLevel};
 
 use crate::error::FlagError;
 use crate::flags::{self, Flags};

@@ -170,7 +170,7 @@ fn mark_file(data: &mut [u8], file_no: u64) {
             .try_into()
             .expect("chunks are at least 256 bytes"),
     );
-    data[..8].copy_from_slice(&storbench_core::rng::mix64(base ^ file_no).to_le_bytes());
+    data[..8].copy_from_slice(&storbench_model::rng::mix64(base ^ file_no).to_le_bytes());
 }
 
 /// `stat` the file `name` in `dir` and read all its data, as bonnie++'s "Read" column does.

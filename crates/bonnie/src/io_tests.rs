@@ -11,7 +11,7 @@ use crate::io::short;
 use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
-use storbench_core::rng::{SplitMix64, mix64 as mix};
+use storbench_model::rng::{SplitMix64, mix64 as mix};
 
 /// What the IO tests share.
 #[derive(Clone, Copy, Debug)]

@@ -11,9 +11,9 @@
 //! Flags --Config::from_flags--> Config --run_once(factory)--> RunResult (mode Bonnie)
 //! ```
 
-use storbench_core::result::{BonnieTest, BonnieTestId};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
+use storbench_model::result::{BonnieTest, BonnieTestId};
 
 pub mod config;
 pub mod error;

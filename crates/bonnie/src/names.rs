@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use storbench_core::NameList;
 
-use storbench_core::rng::SplitMix64;
+use storbench_model::rng::SplitMix64;
 
 const RAND_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const MAX_RAND_LEN: u64 = 12;

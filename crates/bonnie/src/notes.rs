@@ -2,7 +2,7 @@
 //! bonnie++ 2.00a, and what makes the figures less trustworthy. Reporters print them above
 //! the table, so a reader never mistakes an improved run for a like-for-like one.
 
-use storbench_core::result::Note;
+use storbench_model::result::Note;
 
 use crate::config::{Config, Host, info, warning};
 use crate::flags::Flags;

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use storbench_core::result::BonnieTestId;
+use storbench_model::result::BonnieTestId;
 
 use crate::config::Config;
 

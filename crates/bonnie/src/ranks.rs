@@ -12,7 +12,7 @@
 use std::cell::Cell;
 
 use storbench_core::coord::{self, Point};
-use storbench_core::result::BonnieTestId;
+use storbench_model::result::BonnieTestId;
 
 use crate::error::{BonnieError, Result};
 

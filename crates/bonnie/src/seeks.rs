@@ -18,7 +18,7 @@ use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
 use crate::worker::{Worker, check_stop};
 use storbench_core::buffers::Arena;
-use storbench_core::rng::mix64 as mix;
+use storbench_model::rng::mix64 as mix;
 
 /// bonnie++'s UpdateSeek: one ticket in this many rewrites its chunk.
 const UPDATE_EVERY: u32 = 10;

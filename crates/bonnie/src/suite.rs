@@ -2,9 +2,8 @@
 //! the result model built from what they measured. Whatever happens, the copies' files and
 //! directories are gone when this returns.
 
-use storbench_core::result::{
-    BonnieResult, BonnieTest, BonnieTestId, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
-    TestSpan,
+use storbench_model::result::{
+    BonnieResult, BonnieTest, BonnieTestId, Note, NoteLevel, RunMode, RunResult, TestSpan,
 };
 
 use crate::config::Config;
@@ -21,10 +20,10 @@ use crate::timing::Measured;
 use crate::worker::Worker;
 use crate::{Event, Factory};
 use storbench_core::buffers::Arena;
-use storbench_core::rng::mix64 as mix;
+use storbench_model::rng::mix64 as mix;
 
 /// bonnie++'s MinTime: a test shorter than this prints `+++++`.
-pub const MIN_TIME_NS: u64 = storbench_core::hosts::bonnie::MIN_TIME_NS;
+pub const MIN_TIME_NS: u64 = storbench_model::hosts::bonnie::MIN_TIME_NS;
 
 /// Runs the suite once and returns its result (mode Bonnie, command line left empty).
 pub fn run_once(
@@ -279,20 +278,8 @@ fn to_test(cfg: &Config, id: BonnieTestId, m: Measured) -> BonnieTest {
 
 fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Bonnie,
-        tool_version: crate::VERSION.into(),
-        started_unix_ms: started,
-        finished_unix_ms: unix_ms(),
-        command_line: Vec::new(),
-        job_files: Vec::new(),
         global_options: effective_options(cfg, engine),
-        groups: Vec::new(),
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
         notes: cfg.notes.clone(),
-        environment: None,
         bonnie: Some(BonnieResult {
             name: cfg.name.clone(),
             version: crate::VERSION.into(),
@@ -314,11 +301,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
             fsync_each_write: cfg.fsync_each,
             tests,
         }),
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(RunMode::Bonnie, crate::VERSION.into(), started, unix_ms())
     }
 }
 

@@ -11,9 +11,6 @@ use storbench_job::target::{Target as Typed, url_protocol};
 use crate::error::{BonnieError, FlagError};
 use storbench_job::relpath::RelPathBuf;
 
-/// The option naming a file server engine's base URL, where its engine has one.
-const BASE_URL_OPTION: &str = "nfs_url";
-
 /// The `-d` directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -138,10 +135,8 @@ impl Target {
                 let engine = t.engine();
                 job.ioengine = engine.map_or(DEFAULT_ENGINE, |e| e.name).into();
                 job.directories = vec![url.clone()];
-                if engine.is_some_and(|e| e.options.contains(&BASE_URL_OPTION)) {
-                    job.engine_options
-                        .set(BASE_URL_OPTION, &url)
-                        .expect("a text option takes any text");
+                if let Typed::Nfs(base) = &**t {
+                    job.engine_options.set_nfs_url(base.clone());
                 }
             }
         }

@@ -13,7 +13,7 @@ use crate::error::{BonnieError, Result};
 use crate::io::Io;
 use crate::names::{Names, subdir};
 use storbench_core::buffers::Arena;
-use storbench_core::rng::SplitMix64;
+use storbench_model::rng::SplitMix64;
 
 pub(crate) struct Worker {
     pub io: Io,

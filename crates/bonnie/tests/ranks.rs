@@ -191,7 +191,8 @@ fn after_a_stop_files_and_marker_are_removed_before_the_others_are_told() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&dir, None, 2);
     let mut observe = |e: storbench_bonnie::Event| {
-        if let storbench_bonnie::Event::Started(storbench_core::result::BonnieTestId::Rewrite) = e {
+        if let storbench_bonnie::Event::Started(storbench_model::result::BonnieTestId::Rewrite) = e
+        {
             storbench_core::stop::request();
         }
     };

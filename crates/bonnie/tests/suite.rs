@@ -4,7 +4,7 @@
 mod support;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once};
-use storbench_core::result::{BonnieTestId, RunMode};
+use storbench_model::result::{BonnieTestId, RunMode};
 use support::{FailAfter, Log, factory, factory_logged, factory_slow_listing};
 
 fn host(pid: u32) -> Host {

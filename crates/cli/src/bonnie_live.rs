@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use storbench_bonnie::progress::{Planned, ops_done};
 use storbench_bonnie::{Event, start_message};
-use storbench_core::result::BonnieTestId;
+use storbench_model::result::BonnieTestId;
 use storbench_report::live::status::{BarLine, eta_text};
 use storbench_report::numfmt::num;
 

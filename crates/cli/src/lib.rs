@@ -182,7 +182,7 @@ pub enum Command {
 /// An error as printed: CHAP secrets masked (errors may quote a URL as typed) and control
 /// characters escaped (they may quote a URL's `%00`, a job name, a file's line).
 fn for_stderr(message: &str) -> String {
-    storbench_report::terminal::escape(&storbench_core::redact::text(message)).into_owned()
+    storbench_report::terminal::escape(&storbench_model::redact::text(message)).into_owned()
 }
 
 /// A clap error `message` with the secrets of the user's `args` masked. The rest of it is
@@ -190,7 +190,7 @@ fn for_stderr(message: &str) -> String {
 /// examples are not secrets and must read as written, so only the text an argument put
 /// there is masked: the argument, and the value after its `=`.
 fn with_user_args_masked(message: &str, args: &[OsString]) -> String {
-    use storbench_core::redact;
+    use storbench_model::redact;
     let mut out = message.to_string();
     for arg in args.iter().map(|a| a.to_string_lossy()) {
         if redact::text(&arg) == arg {

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 
 use crate::Command;
 

@@ -1,10 +1,10 @@
 //! Runs one measurement `--repeat N` times (fio's `numruns`) and keeps the rounds as one
-//! run (`storbench_core::repeats`). A stop (signal) ends the rounds after the one it
+//! run (`storbench_model::repeats`). A stop (signal) ends the rounds after the one it
 //! stopped; a round that fails after others ran ends them too, keeping those that ran,
 //! with the error as a note (and exit code 1).
 
-use storbench_core::repeats::combine;
-use storbench_core::result::{Note, NoteLevel, RunResult};
+use storbench_model::repeats::combine;
+use storbench_model::result::{Note, NoteLevel, RunResult};
 
 /// The note of a round that failed after others ran.
 pub const ROUND_FAILED: &str = "warn.round-failed";

@@ -4,11 +4,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use storbench_core::redact;
-use storbench_core::result::{Note, RunResult};
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
+use storbench_model::redact;
+use storbench_model::result::{Note, RunResult};
 use storbench_nfs::{Client, NfsUrl};
 
 /// Builds one engine for a worker (the runner's factory).
@@ -68,8 +68,7 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
         storbench_core::plan::check_names(job).map_err(anyhow::Error::msg)?;
         let files = job.filenames.iter().map(|f| (f.as_str(), false));
         let dirs = job.directories.iter().map(|d| (d.as_str(), true));
-        let base = job.engine_options.nfs_url.as_deref().map(|u| (u, true));
-        for (url, dir) in files.chain(dirs).chain(base) {
+        for (url, dir) in files.chain(dirs) {
             let target = Target::parse(url).map_err(anyhow::Error::msg)?;
             if checked.contains(&(url, dir)) {
                 continue;
@@ -80,6 +79,13 @@ pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
                 _ => continue,
             }
             checked.push((url, dir));
+        }
+        if let Some(base) = &job.engine_options.nfs_url {
+            let url = base.text.expose();
+            if !checked.contains(&(url, true)) {
+                check_nfs(url, &base.url, true)?;
+                checked.push((url, true));
+            }
         }
     }
     Ok(())

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use storbench_core::result::{ServerDisk, ServerNic, ServerSample, ServerStats};
+use storbench_model::result::{ServerDisk, ServerNic, ServerSample, ServerStats};
 use storbench_snmp::client::Secrets;
 use storbench_snmp::{Client, Oid, SnmpUrl, Value};
 

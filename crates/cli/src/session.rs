@@ -22,7 +22,7 @@
 
 use std::process::ExitCode;
 
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 use storbench_store::Store;
 
 use crate::StoreArgs;

@@ -161,7 +161,8 @@ impl Observer for CliObserver<'_> {
     /// fio writes a job's logs when it ends, and only reports (one line each) the files it
     /// cannot write; its exit status stays 0 (fio 3.33 does the same).
     fn clone_logs(&mut self, job: &JobSpec, thread_number: u32, logs: &LogWindows) {
-        let failed = storbench_report::live::logs::write_clone_logs(job, thread_number, logs);
+        let failed =
+            storbench_report::live::logs::write_clone_logs(job.log_job(), thread_number, logs);
         self.warn_each(&failed);
     }
 
@@ -171,8 +172,9 @@ impl Observer for CliObserver<'_> {
         &mut self,
         job: &JobSpec,
         thread_number: u32,
-    ) -> Option<Box<dyn storbench_core::iolog::IoLogSink>> {
-        let (logs, failed) = storbench_report::live::unit_logs::UnitLogs::open(job, thread_number);
+    ) -> Option<Box<dyn storbench_model::iolog::IoLogSink>> {
+        let (logs, failed) =
+            storbench_report::live::unit_logs::UnitLogs::open(job.log_job(), thread_number);
         self.warn_each(&failed);
         Some(Box::new(logs))
     }

@@ -5,10 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-/// The catalogue, and the option table's engine options (which the catalogue names).
+/// The catalogue, the option table's engine options (which the catalogue names), and fio's
+/// default engine in the model (the catalogue's default, which importers of fio results
+/// need without the input crate).
 const CATALOGUE: &[&str] = &[
     "crates/job/src/catalogue.rs",
     "crates/job/src/options/engine.rs",
+    "crates/model/src/fio.rs",
 ];
 
 /// Engine names that are also ordinary fio words elsewhere (`sync=`, the `sync` latency
@@ -215,5 +218,167 @@ fn host_names_are_resolved_by_the_one_resolver() {
         found.is_empty(),
         "host names resolved outside storbench-resolve:\n{}",
         found.join("\n")
+    );
+}
+
+/// Our crates `krate` (a folder under `crates/`) depends on to build its library, directly
+/// or through another of ours: the `storbench-*` entries of the `[dependencies]` sections
+/// of the Cargo.toml files (dev- and build-dependencies aside), as `cargo tree -e normal`
+/// follows them.
+fn normal_closure(krate: &str) -> Vec<String> {
+    fn direct(krate: &str) -> Vec<String> {
+        let toml =
+            std::fs::read_to_string(root().join("crates").join(krate).join("Cargo.toml")).unwrap();
+        let mut normal = false;
+        let mut out = Vec::new();
+        for line in toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                normal = line.ends_with("dependencies]")
+                    && !line.contains("dev-dependencies")
+                    && !line.contains("build-dependencies");
+            } else if normal && let Some(rest) = line.strip_prefix("storbench-") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                out.push(name);
+            }
+        }
+        out
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = direct(krate);
+    while let Some(k) = todo.pop() {
+        if !seen.contains(&k) {
+            todo.extend(direct(&k));
+            seen.push(k);
+        }
+    }
+    seen.sort();
+    seen
+}
+
+/// Everything after the run reads the result model only: the model, the store and the
+/// reporters compile neither the input crate (storbench-job) nor a protocol client, nor
+/// the runner.
+#[test]
+fn the_readers_of_results_stand_on_the_model_alone() {
+    const BELOW_THE_FLOOR: &[&str] = &["job", "core", "nfs", "iscsi", "smb", "nbd", "snmp"];
+    for krate in ["model", "store", "report"] {
+        let deps = normal_closure(krate);
+        let wrong: Vec<&String> = deps
+            .iter()
+            .filter(|d| BELOW_THE_FLOOR.contains(&d.as_str()))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "storbench-{krate} depends on {wrong:?} (all of ours it builds on: {deps:?})"
+        );
+    }
+    assert!(normal_closure("model").is_empty());
+}
+
+/// The closure above follows Cargo.toml as cargo does: the input crate reaches every
+/// protocol client.
+#[test]
+fn the_dependency_closure_follows_cargo() {
+    let job = normal_closure("job");
+    for k in ["model", "nfs", "iscsi", "smb", "nbd", "resolve"] {
+        assert!(job.iter().any(|d| d == k), "{k} missing from {job:?}");
+    }
+}
+
+/// Where targets are read: the job crate's readers (fio's options and job files, quick's
+/// and bonnie's targets through `storbench_job::target`), each protocol's client crate
+/// (its URL parser), the subcommands whose argument is a target, and bonnie's `-d`.
+const TARGET_READERS: &[&str] = &[
+    "crates/job/src/",
+    "crates/nfs/",
+    "crates/iscsi/",
+    "crates/smb/",
+    "crates/nbd/",
+    "crates/snmp/",
+    "crates/resolve/",
+    "crates/cli/src/cmd/quick.rs",
+    "crates/cli/src/cmd/iscsi.rs",
+    "crates/cli/src/cmd/smb.rs",
+    "crates/cli/src/cmd/clean.rs",
+    "crates/bonnie/src/target.rs",
+];
+
+/// Files past the readers that still parse or classify target text (the job carries
+/// `filename`/`directory` as text): each leaves this list when it reads typed targets.
+/// The goal is at most two.
+const STILL_PARSING_TARGETS: &[&str] = &[
+    "crates/cli/src/running.rs",
+    "crates/cli/src/secrets.rs",
+    "crates/core/src/engine.rs",
+    "crates/core/src/plan.rs",
+    "crates/core/src/runner/inventory.rs",
+    "crates/core/src/runner/prepare.rs",
+    "crates/engines/src/nbd.rs",
+    "crates/engines/src/nfs.rs",
+    "crates/engines/src/smb.rs",
+];
+
+/// Whether a code line of `file` parses or classifies target text, or reads the nfs
+/// engine's `nfs_url` option (the nfs engine itself reads its typed field).
+fn parses_target_text(file: &str, line: &str) -> bool {
+    const CALLS: &[&str] = &[
+        "Target::parse(",
+        "Target::classify(",
+        "NfsUrl::parse",
+        "NfsUrl::is_nfs",
+        "SmbUrl::parse",
+        "NbdUrl::parse",
+        "iscsi::Url::parse",
+        "\"nfs_url\"",
+    ];
+    CALLS.iter().any(|c| line.contains(c))
+        || (line.contains(".nfs_url") && file != "crates/engines/src/nfs.rs")
+        || PREFIXES
+            .iter()
+            .any(|(p, _)| line.contains(&format!("starts_with(\"{p}\")")))
+}
+
+/// A target is parsed once, where it is read, and travels typed: no file past the readers
+/// parses or classifies its text again, besides those not yet converted (which must leave
+/// the list once they no longer do).
+#[test]
+fn targets_are_parsed_where_they_are_read() {
+    let mut found: Vec<String> = Vec::new();
+    let mut parsing: Vec<String> = Vec::new();
+    for f in product_files() {
+        let reader = TARGET_READERS
+            .iter()
+            .any(|r| f == *r || (r.ends_with('/') && f.starts_with(r)));
+        if reader {
+            continue;
+        }
+        let lines: Vec<usize> = code_lines(&f)
+            .into_iter()
+            .filter(|(_, l)| parses_target_text(&f, l))
+            .map(|(n, _)| n)
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        parsing.push(f.clone());
+        if !STILL_PARSING_TARGETS.contains(&f.as_str()) {
+            found.push(format!("{f}:{lines:?}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "target text parsed past the readers (carry the typed Target instead):\n{}",
+        found.join("\n")
+    );
+    let done: Vec<&&str> = STILL_PARSING_TARGETS
+        .iter()
+        .filter(|f| !parsing.iter().any(|p| p == **f))
+        .collect();
+    assert!(
+        done.is_empty(),
+        "{done:?} no longer parse targets: take them out of STILL_PARSING_TARGETS"
     );
 }

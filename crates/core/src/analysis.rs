@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use crate::result::{
+use storbench_model::result::{
     DiskUtil, JobResult, NicUsage, Note, NoteLevel, RunResult, ServerCpu, Validity, Verdict,
 };
 
@@ -132,7 +132,7 @@ fn busy_device(job: Option<&str>, d: &DiskUtil) -> Note {
     )
 }
 
-pub(crate) use crate::hosts::LINK_FULL;
+pub(crate) use storbench_model::hosts::LINK_FULL;
 
 /// Names the network link as the limit. Each job is judged on its own data rate over the
 /// interface it used, since a run of several jobs in turn (quick's eight tests) spreads the
@@ -329,7 +329,7 @@ fn judged_jobs(run: &RunResult) -> Vec<Cow<'_, JobResult>> {
     for group in &run.groups {
         if group.group_reporting {
             out.extend(
-                crate::merge::merge_jobs(&group.jobs)
+                storbench_model::merge::merge_jobs(&group.jobs)
                     .into_iter()
                     .map(Cow::Owned),
             );
@@ -356,7 +356,7 @@ fn job_link<'r>(run: &'r RunResult, job: &JobResult) -> Option<(&'r NicUsage, u6
 /// on a full-duplex link), over that direction's runtime: for a merged entry the longest
 /// member's, as fio's group bandwidth.
 fn job_payload_mbps(job: &JobResult) -> f64 {
-    let rate = |d: &crate::result::DirResult| match d.runtime_ms {
+    let rate = |d: &storbench_model::result::DirResult| match d.runtime_ms {
         0 => 0.0,
         ms => d.io_bytes as f64 * 8.0 / (ms as f64 / 1000.0) / 1e6,
     };

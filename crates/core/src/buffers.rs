@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 
 use storbench_job::BufferSpec;
 
-use crate::rng::Rng;
+use storbench_model::rng::Rng;
 
 const PAGE: usize = 4096;
 const HUGE: usize = 2 << 20;

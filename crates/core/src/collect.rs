@@ -2,9 +2,11 @@
 
 use storbench_job::{JobSpec, UnifiedRw as JobUnified};
 
-use crate::result::{JobHeader, JobResult, Measured, ReportSettings, SampleStats, UnifiedRw};
 use crate::sampler::WorkerSamples;
 use crate::worker::{WorkerFile, WorkerOutput};
+use storbench_model::result::{
+    JobHeader, JobResult, Measured, ReportSettings, SampleStats, UnifiedRw,
+};
 
 /// The start-of-job header; `engine` is the engine that actually ran, if known.
 pub fn header_of(job: &JobSpec, engine: Option<&str>) -> JobHeader {
@@ -127,14 +129,14 @@ pub fn job_result(
         server_cpu: Vec::new(),
         measured,
         steadystate: None,
-        latency_target: out
-            .latency_depth
-            .map(|depth| crate::result::LatencyTargetResult {
+        latency_target: out.latency_depth.map(|depth| {
+            storbench_model::result::LatencyTargetResult {
                 target_ns: job.latency.target_us.saturating_mul(1000),
                 window_us: job.latency.window_us,
                 percentile: job.latency.percentile,
                 depth,
-            }),
+            }
+        }),
     }
 }
 
@@ -164,10 +166,13 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
         sampled_reads: out.stats.sampled_reads,
         zero_reads: out.stats.zero_reads,
         own_read_bytes: Some(out.cpu.read_bytes),
-        errors: job.errors.counts().then(|| crate::result::ErrorCount {
-            stopped: out.error.is_some(),
-            ..out.stats.errors.clone()
-        }),
+        errors: job
+            .errors
+            .counts()
+            .then(|| storbench_model::result::ErrorCount {
+                stopped: out.error.is_some(),
+                ..out.stats.errors.clone()
+            }),
         ..Default::default()
     };
     if out.stats.dirs[0].io_bytes > 0 && job.ioengine != "null" {

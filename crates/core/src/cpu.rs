@@ -1,7 +1,7 @@
 //! CPU accounting: per-thread and per-process rusage, a thread's wait for a CPU, and
 //! whole-machine /proc/stat.
 
-use crate::result::{CpuUsage, SystemCpu};
+use storbench_model::result::{CpuUsage, SystemCpu};
 
 /// A rusage reading.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

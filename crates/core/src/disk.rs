@@ -3,7 +3,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
-use crate::result::DiskUtil;
+use storbench_model::result::DiskUtil;
 
 /// The whole-disk device name (`vda`, `nvme0n1`, `loop3`) a local path lives on, if any.
 pub fn device_of(path: &Path) -> Option<String> {

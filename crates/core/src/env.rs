@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use storbench_job::target::Target;
 
-use crate::result::{Environment, TargetInfo};
+use storbench_model::result::{Environment, TargetInfo};
 
 /// Collects the host and the given targets.
 pub fn collect(targets: &[Target]) -> Environment {

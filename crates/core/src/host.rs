@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::cpu::{StatSample, Usage};
-use crate::result::HostFigures;
+use storbench_model::result::HostFigures;
 
 /// How often the clock is sampled while a batch runs.
 const EVERY: Duration = Duration::from_secs(1);

@@ -1,13 +1,8 @@
 //! storbench's measurement core: the engine interface, the runner and worker loop, latency
-//! histograms, CPU/disk/NIC accounting, and the result model every consumer reads.
+//! histograms, CPU/disk/NIC accounting; it fills the result model (storbench-model) every
+//! consumer reads.
 //!
 //! This crate depends on no protocol, UI, template or SQLite crate.
-
-// The result model and the arithmetic its readers share live in storbench-model, so the
-// reporters and the store read results without compiling the runner; their old paths stay.
-pub use storbench_model::{
-    confidence, histogram, hosts, iolog, merge, redact, repeats, result, rng,
-};
 
 pub mod analysis;
 pub mod buffers;
@@ -54,6 +49,5 @@ pub use engine::{
     each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
 };
 pub use error::{EngineError, ErrorKind};
-pub use histogram::Histogram;
 pub use names::{DirCursor, NameList};
 pub use storbench_job::relpath::{RelPath, RelPathBuf};

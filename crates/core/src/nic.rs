@@ -1,6 +1,6 @@
 //! Network-interface counters and link speed for network targets.
 
-use crate::result::NicUsage;
+use storbench_model::result::NicUsage;
 
 /// rx/tx byte counters of one interface at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use storbench_job::{JobSpec, RwKind};
 
 use crate::progress::{WorkerCounters, WorkerState};
-use crate::result::{JobHeader, ReportSettings};
 use crate::sampler::LogWindows;
+use storbench_model::result::{JobHeader, ReportSettings};
 
 /// A job as announced before it starts (fio's `name: (g=0): rw=…` line).
 #[derive(Clone, Debug, PartialEq)]
@@ -198,7 +198,7 @@ pub trait Observer {
         &mut self,
         _job: &JobSpec,
         _thread_number: u32,
-    ) -> Option<Box<dyn crate::iolog::IoLogSink>> {
+    ) -> Option<Box<dyn storbench_model::iolog::IoLogSink>> {
         None
     }
     /// A log that could not be written, or an IO thread that waited for the log writer.

@@ -7,7 +7,7 @@
 
 use storbench_job::RandomDistribution;
 
-use crate::rng::{Rng, mix64};
+use storbench_model::rng::{Rng, mix64};
 
 mod fiomap;
 mod fiosizes;
@@ -30,7 +30,7 @@ impl Permutation {
         let bits = (64 - (n - 1).leading_zeros()).max(2);
         let half_bits = bits.div_ceil(2);
         let mut sm = seed;
-        let keys = std::array::from_fn(|_| crate::rng::splitmix64(&mut sm));
+        let keys = std::array::from_fn(|_| storbench_model::rng::splitmix64(&mut sm));
         Permutation {
             n,
             half_bits,
@@ -475,8 +475,8 @@ fn gaussian(rng: &mut Rng) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Rng;
     use proptest::prelude::*;
+    use storbench_model::rng::Rng;
 
     fn params(len: u64, block: u64) -> OffsetParams {
         OffsetParams {

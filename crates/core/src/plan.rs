@@ -69,9 +69,12 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             .collect()
     } else {
         // Plain names are below `directory=`, else below the nfs engine's `nfs_url`.
-        let base = job.engine_options.nfs_url.as_deref();
-        let dir = job.directories.first().map(String::as_str).or(base);
-        let dir = dir.map(Target::classify);
+        let base = job.engine_options.nfs_url.clone().map(Target::Nfs);
+        let dir = job
+            .directories
+            .first()
+            .map(|d| Target::classify(d))
+            .or(base);
         job.filenames
             .iter()
             .map(|f| explicit(dir.as_ref(), f))
@@ -112,9 +115,13 @@ fn explicit(dir: Option<&Target>, name: &str) -> Target {
 /// reach beyond it; the error is one line before the run. A local directory keeps fio's
 /// rule (the name is joined as written: `../x` and `/abs` reach where they say).
 pub fn check_names(job: &JobSpec) -> Result<(), String> {
-    let base = job.engine_options.nfs_url.as_deref();
-    let dirs = job.directories.iter().map(String::as_str).chain(base);
-    let Some(root) = dirs.map(Target::classify).find(|t| t.protocol().is_some()) else {
+    let base = job.engine_options.nfs_url.clone().map(Target::Nfs);
+    let dirs = job
+        .directories
+        .iter()
+        .map(|d| Target::classify(d))
+        .chain(base);
+    let Some(root) = dirs.into_iter().find(|t| t.protocol().is_some()) else {
         return Ok(());
     };
     let bad = |what: &str, e: String| format!("{}: {what} {e} (under {root})", job.name);
@@ -212,7 +219,9 @@ mod tests {
         };
         assert_eq!(u.url.path, "/export/d/sub/f");
         job.directories.clear();
-        job.engine_options.nfs_url = Some("nfs://h/export?uid=0".into());
+        job.engine_options
+            .set("nfs_url", "nfs://h/export?uid=0")
+            .unwrap();
         job.filenames = vec!["/export/sub/f".into(), "g".into()];
         let files = files_for_clone(&job, 0);
         assert_eq!(files[0].path, "nfs://h/export/sub/f?uid=0");

@@ -3,7 +3,7 @@
 
 use storbench_job::RateProcess;
 
-use crate::rng::Rng;
+use storbench_model::rng::Rng;
 
 /// Most the schedule may lag behind the clock before it is pulled forward; a short stall
 /// may be caught up, a long one is not turned into a burst.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use storbench_job::LogSpec;
 
 use crate::progress::{CounterSnapshot, WorkerCounters};
-use crate::result::TimelinePoint;
+use storbench_model::result::TimelinePoint;
 
 /// The log windows the sampler fills (defined with the result model, for fio's log-file
 /// writers).

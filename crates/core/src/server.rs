@@ -20,7 +20,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
-use crate::result::ServerCpu;
+use storbench_model::result::ServerCpu;
 
 /// A server process found on this host.
 #[derive(Clone, Debug, PartialEq, Eq)]

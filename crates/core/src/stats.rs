@@ -1,7 +1,7 @@
 //! Per-worker statistics filled on the IO path: plain fields owned by one thread, merged and
-//! turned into a [`JobResult`](crate::result::JobResult) when the job ends.
+//! turned into a [`JobResult`](storbench_model::result::JobResult) when the job ends.
 
-use crate::result::{DepthStats, DirResult, LatBuckets, SyncResult};
+use storbench_model::result::{DepthStats, DirResult, LatBuckets, SyncResult};
 
 /// Which latencies to record (gtod_reduce / disable_* switch them off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct WorkerStats {
     pub sampled_reads: u64,
     pub zero_reads: u64,
     /// Errors gone past (`continue_on_error`); counted on the error path only.
-    pub errors: crate::result::ErrorCount,
+    pub errors: storbench_model::result::ErrorCount,
 }
 
 impl WorkerStats {

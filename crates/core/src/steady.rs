@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use storbench_job::{SteadyMetric, SteadyState};
 
-use crate::result::SteadyResult;
+use storbench_model::result::SteadyResult;
 
 /// fio's interval between steady-state samples.
 pub const SAMPLE_MS: u64 = 1000;

@@ -83,7 +83,7 @@ pub fn name_leftovers(path: &str) {
     let text = format!(
         "storbench: third signal: exiting at once; files this run created may be left behind \
          (such as {})\n",
-        crate::redact::text(path)
+        storbench_model::redact::text(path)
     );
     let message: &'static [u8] = Box::leak(text.into_bytes().into_boxed_slice());
     let boxed = Box::into_raw(Box::new(message));

@@ -1,7 +1,7 @@
 //! Never-written data: a sparse file's holes, a thin LUN's unallocated blocks and trimmed
 //! regions read back as zeros without a disk being touched, so their "read speed" is how
 //! fast the kernel or the target fills a buffer with zeros. One completed read in
-//! [`ZERO_SAMPLE_EVERY`](crate::result::ZERO_SAMPLE_EVERY) is checked, and only the first
+//! [`ZERO_SAMPLE_EVERY`](storbench_model::result::ZERO_SAMPLE_EVERY) is checked, and only the first
 //! and last 64 bytes of each 4 KiB of it: any written data (fio's random buffers, a file
 //! system's blocks) has a non-zero byte there, and the check reads at most 3% of a buffer.
 

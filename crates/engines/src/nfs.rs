@@ -49,13 +49,7 @@ impl Modes {
 pub const NAME: &str = "nfs";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    let base = job
-        .engine_options
-        .nfs_url
-        .as_deref()
-        .map(NfsUrl::parse)
-        .transpose()
-        .map_err(to_engine)?;
+    let base = job.engine_options.nfs_url.as_ref().map(|b| b.url.clone());
     Ok(Box::new(NfsEngine {
         base,
         client: None,

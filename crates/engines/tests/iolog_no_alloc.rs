@@ -1,10 +1,10 @@
 //! The per-IO log path allocates nothing per IO: a worker copies each record into a buffer
 //! made before the start and swaps full buffers for empty ones with the writer thread,
-//! also when it has to wait for one (`storbench_core::iolog`).
+//! also when it has to wait for one (`storbench_model::iolog`).
 
 use std::io;
 
-use storbench_core::iolog::{BUFFERS, HistLine, IoLogSink, IoRecord, LogPipes, RECORDS};
+use storbench_model::iolog::{BUFFERS, HistLine, IoLogSink, IoRecord, LogPipes, RECORDS};
 use storbench_testkit::alloc::{CountingAllocator, allocations_during};
 
 #[global_allocator]
@@ -28,7 +28,7 @@ impl IoLogSink for Slow {
     }
 }
 
-fn push(logger: &mut storbench_core::iolog::IoLogger, n: usize) {
+fn push(logger: &mut storbench_model::iolog::IoLogger, n: usize) {
     for i in 0..n {
         logger.push(IoRecord {
             t_ns: i as u64,

@@ -313,8 +313,7 @@ pub static ENGINES: &[EngineInfo] = &[
     metadata("filedelete", "Each IO deletes a file (metadata benchmark)"),
 ];
 
-/// The engine a job gets when it names none, as fio's on Linux.
-pub const DEFAULT_ENGINE: &str = "psync";
+pub use storbench_model::fio::DEFAULT_ENGINE;
 
 /// The local engines `quick` uses, best first: the first this kernel lets us create.
 pub const QUICK_LOCAL_ENGINES: &[&str] = &["io_uring", "libaio"];

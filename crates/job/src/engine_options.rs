@@ -4,6 +4,9 @@
 //! option belongs to is its catalogue entry's `options` list, checked once the job's
 //! engine is known (`check_engine_options`).
 
+/// The nfs engine's base (`nfs_url`): an NFS URL, parsed once by the option table.
+pub type NfsBase = crate::target::TypedUrl<storbench_nfs::NfsUrl>;
+
 /// Every engine option storbench knows, parsed, with the names the job gave.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineOptions {
@@ -23,8 +26,8 @@ pub struct EngineOptions {
     pub nowait: bool,
     /// pvsync2: RWF_DONTCACHE.
     pub uncached: bool,
-    /// nfs: the export the job's relative file names are in.
-    pub nfs_url: Option<String>,
+    /// nfs: the export the job's relative file names are in, parsed where it is read.
+    pub nfs_url: Option<NfsBase>,
     /// nbd: the export.
     pub uri: Option<String>,
     /// cpuio: percent of one CPU to keep busy, 1 to 100 (required).
@@ -71,6 +74,12 @@ impl EngineOptions {
     /// The names of the options given, in the order first given.
     pub fn given(&self) -> &[&'static str] {
         &self.given
+    }
+
+    /// Sets the nfs engine's base URL, already parsed, as `nfs_url=` would.
+    pub fn set_nfs_url(&mut self, base: NfsBase) {
+        self.mark("nfs_url");
+        self.nfs_url = Some(base);
     }
 
     /// Notes that option `name` was given (the parsers call it).

@@ -10,43 +10,7 @@ use crate::resolve::{Context, resolve};
 use crate::spec::Workload;
 use crate::{argv, help, ini};
 
-/// fio's report formats: the one definition, read from `--output-format` here and written
-/// by storbench-report (which names it `FioFormat` and lists each in its registry).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputFormat {
-    Normal,
-    Json,
-    JsonPlus,
-    Terse,
-}
-
-impl OutputFormat {
-    /// Every format, in the order fio lists them.
-    pub const ALL: [OutputFormat; 4] = [
-        OutputFormat::Normal,
-        OutputFormat::Json,
-        OutputFormat::JsonPlus,
-        OutputFormat::Terse,
-    ];
-
-    /// fio's name for the format (`--output-format=NAME`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Normal => "normal",
-            OutputFormat::Json => "json",
-            OutputFormat::JsonPlus => "json+",
-            OutputFormat::Terse => "terse",
-        }
-    }
-
-    /// Parses fio's names; `minimal` is fio's other name for terse.
-    pub fn parse(name: &str) -> Option<OutputFormat> {
-        if name == "minimal" {
-            return Some(OutputFormat::Terse);
-        }
-        OutputFormat::ALL.into_iter().find(|f| f.name() == name)
-    }
-}
+pub use storbench_model::fio::{FIO_RELEASE, OutputFormat, fio_style_version};
 
 /// When to show the live progress line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -202,15 +166,4 @@ fn no_jobs(sections: &[String], files: &[crate::low::LowFile]) -> JobError {
     } else {
         JobError::Usage("no jobs defined: the job files have only [global] sections".into())
     }
-}
-
-/// The fio release whose command lines, job files and outputs storbench reproduces.
-pub const FIO_RELEASE: &str = "fio-3.33";
-
-/// What `fio --version` prints and fio's outputs name as their program (the JSON's
-/// `fio version`, the terse line's second field, the line before "Starting N threads"):
-/// fio's own form first, since callers match it (`fio --version | grep fio-3`, fio-plot's
-/// `fio-3.` check, version comparisons that strip `fio-`), then which program ran.
-pub fn fio_style_version(storbench_version: &str) -> String {
-    format!("{FIO_RELEASE} (storbench {storbench_version})")
 }

@@ -411,68 +411,7 @@ impl VerifySpec {
     }
 }
 
-/// fio's log files of a job: each prefix is the one given, or the job's name when given
-/// empty. With `log_avg_msec` of 1 ms or more the bandwidth, IOPS and latency logs hold a
-/// line per window; with 0 (fio's default) a line per IO.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LogSpec {
-    pub bw: Option<String>,
-    pub iops: Option<String>,
-    pub lat: Option<String>,
-    /// `write_hist_log`: the completion latency histogram log.
-    pub hist: Option<String>,
-    /// `log_avg_msec`; 0 when not given: a line per IO.
-    pub avg_msec: u64,
-    /// `log_hist_msec`: a histogram line per direction every this many ms (0: none).
-    pub hist_msec: u64,
-    /// `log_hist_coarseness`: each line sums 2^this adjacent bins of fio's 1856.
-    pub hist_coarseness: u32,
-    /// `log_max_value`: the window's maximum instead of its mean.
-    pub max_value: bool,
-    /// `per_job_logs`: `<prefix>_bw.<N>.log` (true) or one `<prefix>_bw.log` appended to.
-    pub per_job: bool,
-    /// `log_offset`: lines carry an offset column (0 in averaged lines, as fio's).
-    pub offset: bool,
-    /// `log_prio`: the priority column is the IO's priority value in hex (`0x0000`), not
-    /// the 0/1 real-time flag.
-    pub prio: bool,
-}
-
-impl Default for LogSpec {
-    fn default() -> Self {
-        LogSpec {
-            bw: None,
-            iops: None,
-            lat: None,
-            hist: None,
-            avg_msec: 0,
-            hist_msec: 0,
-            hist_coarseness: 0,
-            max_value: false,
-            per_job: true,
-            offset: false,
-            prio: false,
-        }
-    }
-}
-
-impl LogSpec {
-    /// Whether any bandwidth, IOPS or latency log is asked for.
-    pub fn any(&self) -> bool {
-        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
-    }
-
-    /// Whether those logs are averaged over `log_avg_msec` windows (kept by the sampler).
-    pub fn averaged(&self) -> bool {
-        self.any() && self.avg_msec > 0
-    }
-
-    /// Whether a log takes one line per IO, or the histogram log is asked for: what the
-    /// worker hands to a log writer thread as it goes.
-    pub fn streamed(&self) -> bool {
-        (self.any() && self.avg_msec == 0) || self.hist.is_some()
-    }
-}
+pub use storbench_model::iolog::LogSpec;
 
 /// One job section, validated. `numjobs` clones of it run as threads.
 #[derive(Clone, Debug, PartialEq)]
@@ -630,6 +569,17 @@ impl JobSpec {
     /// created exclusively.
     pub fn names_generated(&self) -> bool {
         self.filenames.is_empty() || self.own_filenames
+    }
+
+    /// What the job's log files depend on, for the writers of fio's logs.
+    pub fn log_job(&self) -> storbench_model::iolog::LogJob<'_> {
+        storbench_model::iolog::LogJob {
+            logs: &self.logs,
+            disable_lat: self.disable_lat,
+            disable_slat: self.disable_slat,
+            disable_clat: self.disable_clat,
+            disable_bw: self.disable_bw,
+        }
     }
 
     /// Whether the job's engine does no IO on any file (cpuio, exec): no file is planned,

@@ -15,8 +15,8 @@ use std::fmt;
 use std::path::Path;
 
 use crate::catalogue::{self, EngineInfo, Protocol};
-use crate::redact;
 use crate::relpath::RelPath;
+use storbench_model::redact;
 
 /// A URL that may hold secrets; shown masked.
 #[derive(Clone, PartialEq, Eq)]
@@ -439,7 +439,7 @@ mod tests {
             for secret in ["pw1", "pw2", "pw3"] {
                 assert!(!shown.contains(secret), "{secret} in {shown}");
             }
-            assert!(shown.contains(crate::redact::MASK), "{shown}");
+            assert!(shown.contains(storbench_model::redact::MASK), "{shown}");
         }
         assert!(iscsi.expose().contains("u%pw1@") && s.expose().contains(":pw3@"));
     }

@@ -72,11 +72,23 @@ const NAMED: &[(&str, &str)] = &[
     ("pub fn check_nfs_targets", "crates/cli/src/running.rs"),
     ("pub fn prepare_iscsi", "crates/cli/src/secrets.rs"),
     ("const PREFIXES", "crates/cli/tests/layering.rs"),
+    (
+        "fn targets_are_parsed_where_they_are_read",
+        "crates/cli/tests/layering.rs",
+    ),
+    (
+        "fn the_readers_of_results_stand_on_the_model_alone",
+        "crates/cli/tests/layering.rs",
+    ),
+    (
+        "pub nfs_url: Option<NfsBase>",
+        "crates/job/src/engine_options.rs",
+    ),
     // Adding an output format
     ("pub struct Format", "crates/report/src/registry.rs"),
     ("default_for", "crates/report/src/registry.rs"),
     ("for_people", "crates/report/src/registry.rs"),
-    ("pub enum OutputFormat", "crates/job/src/invocation.rs"),
+    ("pub enum OutputFormat", "crates/model/src/fio.rs"),
     ("OutputFormat as FioFormat", "crates/report/src/fio/mod.rs"),
     ("pub fn render_many", "crates/report/src/fio/mod.rs"),
     // Adding a verdict

@@ -231,7 +231,8 @@ fn network_targets() {
     );
     assert!(w.jobs.iter().all(|j| j.ioengine == "nfs"
         && j.engine_options.given() == ["nfs_url"]
-        && j.engine_options.nfs_url.as_deref() == Some("nfs://192.0.2.10/export/bench")));
+        && j.engine_options.nfs_url.as_ref().map(|u| u.text.expose())
+            == Some("nfs://192.0.2.10/export/bench")));
     let lun = &load("iscsi-lun.fio").jobs[0];
     assert_eq!(lun.ioengine, "libiscsi");
     assert_eq!(

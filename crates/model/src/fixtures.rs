@@ -12,30 +12,12 @@ pub fn run_with(job: JobResult) -> RunResult {
 /// A run of one group holding `jobs`, started and finished at 0.
 pub fn run_of(jobs: Vec<JobResult>) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: "t".into(),
-        started_unix_ms: 0,
-        finished_unix_ms: 0,
-        command_line: vec![],
-        job_files: vec![],
-        global_options: vec![],
         groups: vec![GroupResult {
             id: 0,
             group_reporting: false,
             jobs,
         }],
-        disks: vec![],
-        nics: vec![],
-        system_cpu: None,
-        notes: vec![],
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(RunMode::Fio, "t".into(), 0, 0)
     }
 }
 

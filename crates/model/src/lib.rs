@@ -3,9 +3,10 @@
 //! intervals, multi-host aggregates, masking of secrets). The runner (storbench-core)
 //! fills it; the reporters (storbench-report) and the store (storbench-store) read it
 //! without compiling the runner. Core re-exports each module under its old path
-//! (`storbench_core::result`, …).
+//! (`storbench_model::result`, …).
 
 pub mod confidence;
+pub mod fio;
 /// Results to test readers with (one job, a run of jobs), for this crate's tests and, with
 /// the `fixtures` feature, other crates' tests.
 #[cfg(any(test, feature = "fixtures"))]

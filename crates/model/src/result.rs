@@ -69,6 +69,40 @@ pub struct RunResult {
     pub server_stats: Option<ServerStats>,
 }
 
+impl RunResult {
+    /// A run of `mode` by `tool_version` with nothing measured yet: no groups, devices,
+    /// notes or environment. Every result starts here; callers set what they measured.
+    pub fn new(
+        mode: RunMode,
+        tool_version: String,
+        started_unix_ms: u64,
+        finished_unix_ms: u64,
+    ) -> RunResult {
+        RunResult {
+            schema: RESULT_SCHEMA,
+            mode,
+            tool_version,
+            started_unix_ms,
+            finished_unix_ms,
+            command_line: Vec::new(),
+            job_files: Vec::new(),
+            global_options: Vec::new(),
+            groups: Vec::new(),
+            disks: Vec::new(),
+            nics: Vec::new(),
+            system_cpu: None,
+            notes: Vec::new(),
+            environment: None,
+            bonnie: None,
+            repeats: None,
+            interrupted: false,
+            verdicts: Vec::new(),
+            hosts: None,
+            server_stats: None,
+        }
+    }
+}
+
 /// A server's CPU, NICs and disks over a run, read from its SNMP agent about once a
 /// second by a thread of its own (docs/verdicts.md, `server` check).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

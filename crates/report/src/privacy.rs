@@ -159,33 +159,16 @@ mod tests {
 
     fn run() -> RunResult {
         let mut r = RunResult {
-            schema: storbench_model::result::RESULT_SCHEMA,
-            mode: storbench_model::result::RunMode::Quick,
-            tool_version: String::new(),
-            started_unix_ms: 0,
-            finished_unix_ms: 0,
             command_line: ["/home/ann/bin/storbench", "--db", "/home/ann/r.db", "quick"]
                 .iter()
                 .chain(&["--db=/x/y.db", "nfs://ann@nas.lan:2049/pool"])
                 .map(|s| s.to_string())
                 .collect(),
-            job_files: Vec::new(),
-            global_options: Vec::new(),
-            groups: Vec::new(),
-            disks: Vec::new(),
-            nics: Vec::new(),
-            system_cpu: None,
-            notes: Vec::new(),
-            environment: None,
-            bonnie: None,
-            repeats: None,
-            interrupted: false,
-            verdicts: Vec::new(),
-            hosts: None,
             server_stats: Some(storbench_model::result::ServerStats {
                 source: "snmp://nas.lan:1161".into(),
                 ..Default::default()
             }),
+            ..RunResult::new(storbench_model::result::RunMode::Quick, String::new(), 0, 0)
         };
         r.environment = Some(Environment {
             hostname: "client7".into(),

@@ -53,14 +53,6 @@ fn job(name: &str, mb_per_s: f64) -> JobResult {
 /// A run of one group per job (`rates[j]` is job j's MB/s), lasting 10 s.
 fn round(rates: &[f64], started: u64) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: "storbench test".into(),
-        started_unix_ms: started,
-        finished_unix_ms: started + 10_000,
-        command_line: Vec::new(),
-        job_files: Vec::new(),
-        global_options: Vec::new(),
         groups: rates
             .iter()
             .enumerate()
@@ -70,17 +62,12 @@ fn round(rates: &[f64], started: u64) -> RunResult {
                 jobs: vec![job(&format!("job{i}"), *r)],
             })
             .collect(),
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
-        notes: Vec::new(),
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(
+            RunMode::Fio,
+            "storbench test".into(),
+            started,
+            started + 10_000,
+        )
     }
 }
 

@@ -52,14 +52,6 @@ fn job(name: &str, kb_per_s: u64, ios: u64, cpu_s: f64, lats: &[(u64, u64)]) -> 
 
 fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode,
-        tool_version: "storbench test".into(),
-        started_unix_ms: 1_000,
-        finished_unix_ms: 2_000,
-        command_line: Vec::new(),
-        job_files: Vec::new(),
-        global_options: Vec::new(),
         groups: groups
             .into_iter()
             .enumerate()
@@ -69,17 +61,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
                 jobs,
             })
             .collect(),
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
-        notes: Vec::new(),
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(mode, "storbench test".into(), 1_000, 2_000)
     }
 }
 

@@ -71,17 +71,11 @@ fn job(name: &str, mb_s: u64, lat_base: u64, secs: u64) -> JobResult {
 
 fn run(scale: u64, hostname: &str) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: "storbench-0.1.0".into(),
-        started_unix_ms: 1_795_972_858_000,
-        finished_unix_ms: 1_795_972_868_000,
         command_line: vec!["storbench".into(), "fio".into(), "nas.fio".into()],
         job_files: vec![(
             "nas.fio".into(),
             "[seq]\nrw=rw\n<script>alert(1)</script>\n".into(),
         )],
-        global_options: Vec::new(),
         groups: vec![GroupResult {
             id: 0,
             group_reporting: false,
@@ -90,9 +84,6 @@ fn run(scale: u64, hostname: &str) -> RunResult {
                 job("rand", 10 * scale, 90_000 / scale, 5),
             ],
         }],
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
         notes: vec![Note {
             level: NoteLevel::Warning,
             code: "warn.page-cache".into(),
@@ -112,12 +103,12 @@ fn run(scale: u64, hostname: &str) -> RunResult {
                 ..TargetInfo::default()
             }],
         }),
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(
+            RunMode::Fio,
+            "storbench-0.1.0".into(),
+            1_795_972_858_000,
+            1_795_972_868_000,
+        )
     }
 }
 

@@ -59,30 +59,12 @@ fn job(mb: u64) -> JobResult {
 
 fn one_rank(mb: u64) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: "storbench test".into(),
-        started_unix_ms: 10_000,
-        finished_unix_ms: 12_000,
-        command_line: Vec::new(),
-        job_files: Vec::new(),
-        global_options: Vec::new(),
         groups: vec![GroupResult {
             id: 0,
             group_reporting: false,
             jobs: vec![job(mb)],
         }],
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
-        notes: Vec::new(),
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(RunMode::Fio, "storbench test".into(), 10_000, 12_000)
     }
 }
 

@@ -6,8 +6,8 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, Target, run_once, start_message};
-use storbench_core::result::RunResult;
 use storbench_job::target::Target as Typed;
+use storbench_model::result::RunResult;
 use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
 

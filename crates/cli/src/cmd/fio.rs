@@ -7,9 +7,9 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use storbench_core::result::{RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_job::{Eta, FioInvocation, HostFacts, parse_fio_args};
+use storbench_model::result::{RunMode, RunResult};
 use storbench_report::fio::FioFormat;
 use storbench_report::live::status::EtaMode;
 use storbench_report::registry;
@@ -50,7 +50,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for w in &inv.warnings {
-        eprintln!("storbench: warning: {}", storbench_core::redact::text(w));
+        eprintln!("storbench: warning: {}", storbench_model::redact::text(w));
     }
     for job in &mut inv.workload.jobs {
         job.allow_destructive |= own.allow_destructive;
@@ -187,7 +187,7 @@ fn split_own_flags(args: &[String], store: &StoreArgs) -> anyhow::Result<(Vec<St
             "--repeat" => {
                 let v = value("--repeat")?;
                 own.repeat = Some(
-                    storbench_core::repeats::parse_count(&v)
+                    storbench_model::repeats::parse_count(&v)
                         .map_err(|e| anyhow::anyhow!("--repeat {v}: {e}"))?,
                 );
             }
@@ -227,8 +227,8 @@ fn check_log_directories(jobs: &[storbench_job::JobSpec]) -> anyhow::Result<()> 
                 anyhow::bail!(
                     "{}: {option}={}: the directory {} does not exist",
                     job.name,
-                    storbench_core::redact::text(prefix),
-                    storbench_core::redact::text(&dir.display().to_string())
+                    storbench_model::redact::text(prefix),
+                    storbench_model::redact::text(&dir.display().to_string())
                 );
             }
         }

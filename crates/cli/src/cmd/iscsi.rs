@@ -95,7 +95,7 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         storbench_report::terminal::escape(&table(&url, &found, args.targets_only)).into_owned()
     };
     // Through print_out: a reader that went away (`| head`) ends quietly, not in a panic.
-    crate::running::print_out(&storbench_core::redact::text(&text))?;
+    crate::running::print_out(&storbench_model::redact::text(&text))?;
     Ok(ExitCode::SUCCESS)
 }
 

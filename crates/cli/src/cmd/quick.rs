@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use storbench_core::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_job::catalogue;
 use storbench_job::presets::quick::{QuickOptions, check_size, workload};
 use storbench_job::target::Target;
 use storbench_job::{JobSpec, units};
+use storbench_model::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;
@@ -79,7 +79,7 @@ fn parse_runtime(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_repeat(s: &str) -> Result<u32, String> {
-    storbench_core::repeats::parse_count(s)
+    storbench_model::repeats::parse_count(s)
 }
 
 /// A format the registry has for quick runs, by its name or an alias.
@@ -138,7 +138,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     if !crate::multihost::secondary() {
         eprintln!(
             "storbench quick: {} — {} {}, {} per test, {} IO",
-            storbench_report::terminal::escape(&storbench_core::redact::text(&target)),
+            storbench_report::terminal::escape(&storbench_model::redact::text(&target)),
             human_bytes(args.size),
             if plan.device {
                 "at the start of the device (its data is overwritten)"

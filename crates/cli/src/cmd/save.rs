@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use storbench_core::result::RunResult;
+use storbench_model::result::RunResult;
 use storbench_store::{RunMeta, Store};
 
 use crate::StoreArgs;

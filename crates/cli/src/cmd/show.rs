@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use storbench_core::result::RunMode;
+use storbench_model::result::RunMode;
 use storbench_report::label::shown;
 use storbench_report::registry;
 use storbench_store::StoredRun;

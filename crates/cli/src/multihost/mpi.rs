@@ -24,8 +24,8 @@ use mpi::datatype::PartitionMut;
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use storbench_core::coord::{Coordinator, Point};
-use storbench_core::hosts::{RankRun, merge};
-use storbench_core::result::{Note, NoteLevel, RunResult};
+use storbench_model::hosts::{RankRun, merge};
+use storbench_model::result::{Note, NoteLevel, RunResult};
 
 use super::Combined;
 
@@ -320,7 +320,7 @@ impl RankFacts {
             result: measured
                 .as_ref()
                 .map(Clone::clone)
-                .map_err(|e| storbench_core::redact::text(&format!("{e:#}")).into_owned()),
+                .map_err(|e| storbench_model::redact::text(&format!("{e:#}")).into_owned()),
         };
         let bytes = serde_json::to_vec(&own).context("the rank's result could not be encoded")?;
         let handing_on = Instant::now();

@@ -4,8 +4,8 @@
 //! the client cannot see. The same figure can come from a server whose disks or CPU happen
 //! to run at that rate, so the note names both and how to tell them apart.
 
-use crate::confidence::Summary;
-use crate::result::{JobResult, NicUsage, Note, TimelinePoint};
+use storbench_model::confidence::Summary;
+use storbench_model::result::{JobResult, NicUsage, Note, TimelinePoint};
 
 /// A standard Ethernet link: its speed and the TCP payload it carries per second at an MTU
 /// (IPv4, TCP timestamps: 1448 of 1538 bytes on the wire at MTU 1500, 8948 of 9038 at 9000).

@@ -3,7 +3,7 @@
 //! `RunResult::server_stats`, which the CLI's sampling thread fills after the run.
 
 use super::{BUSY, info, limit};
-use crate::result::{Note, RunResult, ServerStats};
+use storbench_model::result::{Note, RunResult, ServerStats};
 
 /// Adds the server's notes to `run.notes`; nothing when no server was sampled.
 pub fn annotate(run: &mut RunResult) {
@@ -110,7 +110,7 @@ pub fn judge(s: &ServerStats) -> Vec<Note> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{ServerDisk, ServerNic};
+    use storbench_model::result::{ServerDisk, ServerNic};
 
     fn stats() -> ServerStats {
         ServerStats {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::fixtures::{job, run_with};
-use crate::result::*;
+use storbench_model::result::*;
 
 fn codes(run: &RunResult) -> Vec<&str> {
     run.notes.iter().map(|n| n.code.as_str()).collect()
@@ -66,8 +66,8 @@ fn a_loop_device_without_direct_io_is_memory_speed_not_a_busy_device() {
             util: 97.0,
             ..Default::default()
         });
-        run.environment = Some(crate::result::Environment {
-            targets: vec![crate::result::TargetInfo {
+        run.environment = Some(storbench_model::result::Environment {
+            targets: vec![storbench_model::result::TargetInfo {
                 target: "/mnt/img".into(),
                 device: Some("loop3".into()),
                 loop_backing_file: Some("/var/tmp/disk.img".into()),
@@ -935,7 +935,7 @@ fn with_seconds(mut job: JobResult, mb: &[f64]) -> JobResult {
     job.timeline = mb
         .iter()
         .enumerate()
-        .map(|(i, mb)| crate::result::TimelinePoint {
+        .map(|(i, mb)| storbench_model::result::TimelinePoint {
             t_ms: (i as u64 + 1) * 1000,
             bytes: [(mb * 1e6) as u64, 0, 0],
             ..Default::default()

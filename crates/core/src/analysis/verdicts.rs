@@ -6,10 +6,10 @@
 
 use std::borrow::Cow;
 
-use crate::result::{
+use crate::space::human;
+use storbench_model::result::{
     DiskUtil, JobResult, Measured, Reason, RunMode, RunResult, TimelinePoint, Validity, Verdict,
 };
-use crate::space::human;
 
 /// Below this share of the reported bytes moved by the disks, the cache served the rest.
 const DISK_SHARE: f64 = 0.9;
@@ -127,8 +127,11 @@ fn is_network(job: &JobResult) -> bool {
 
 /// The disks whose counters say what reached a disk: those flagged as holding the data,
 /// else (results stored before the flag) every device recorded for the job or the run.
-fn data_disks<'r>(run: &'r RunResult, job: &'r JobResult) -> Vec<&'r crate::result::DiskUtil> {
-    let own: &[crate::result::DiskUtil] = if job.disks.is_empty() {
+fn data_disks<'r>(
+    run: &'r RunResult,
+    job: &'r JobResult,
+) -> Vec<&'r storbench_model::result::DiskUtil> {
+    let own: &[storbench_model::result::DiskUtil] = if job.disks.is_empty() {
         &run.disks
     } else {
         &job.disks
@@ -548,7 +551,7 @@ fn steal_text(name: &str, steal: f64) -> String {
 fn other_io(
     run: &RunResult,
     job: &JobResult,
-    h: &crate::result::HostFigures,
+    h: &storbench_model::result::HostFigures,
     out: &mut Vec<Reason>,
 ) {
     let (Some(r), Some(w)) = (h.own_read_bytes, h.own_write_bytes) else {
@@ -700,7 +703,7 @@ fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
         return;
     }
     let values: Vec<f64> = r.iter().map(|(_, v)| *v).collect();
-    let s = crate::result::SampleStats::from_values(&values);
+    let s = storbench_model::result::SampleStats::from_values(&values);
     if s.mean > 0.0 && s.stddev / s.mean > CV_MAX {
         out.push(reason("steady", Validity::Suspect, format!(
             "{name}: unsteady: the per-second rate varied by {:.0}% (coefficient of variation; {:.1} to {:.1} MB/s over {} s)",

@@ -18,7 +18,7 @@
 //! about 480.
 
 use super::fiosizes::SizeDraw;
-use crate::rng::FioRand;
+use storbench_model::rng::FioRand;
 
 /// fio's `FIO_RANDSEED`: with `randrepeat`, the offset generator of thread N is seeded
 /// with N times this.

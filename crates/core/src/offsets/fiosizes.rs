@@ -4,7 +4,7 @@
 
 use storbench_job::BlockSize;
 
-use crate::rng::FioRand;
+use storbench_model::rng::FioRand;
 
 /// fio's `rand_max` of its 32-bit generator, divided by 100 as its bssplit lookup does.
 const SPLIT_STEP: u64 = u32::MAX as u64 / 100;

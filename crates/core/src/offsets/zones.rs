@@ -5,7 +5,7 @@
 
 use storbench_job::Zone;
 
-use crate::rng::Rng;
+use storbench_model::rng::Rng;
 
 /// For each of the 100 draws: the zone's first block and its block count.
 type DrawTable = [(u64, u64); 100];

@@ -27,23 +27,16 @@ struct JobNeed {
 
 /// Refuses a run whose largest batch (batches run one after another) needs more memory
 /// than is available (see [`memory_room`]).
-pub(super) fn check_memory(
-    batches: &[Vec<Arc<JobSpec>>],
-    factory: &EngineFactory,
-) -> Result<(), EngineError> {
+pub(super) fn check_memory(batches: &[Vec<Arc<JobSpec>>]) -> Result<(), EngineError> {
     let Some(room) = memory_room() else {
         return Ok(());
     };
-    check_against(batches, factory, room)
+    check_against(batches, room)
 }
 
-fn check_against(
-    batches: &[Vec<Arc<JobSpec>>],
-    factory: &EngineFactory,
-    room: MemoryRoom,
-) -> Result<(), EngineError> {
+fn check_against(batches: &[Vec<Arc<JobSpec>>], room: MemoryRoom) -> Result<(), EngineError> {
     for batch in batches {
-        let needs: Vec<JobNeed> = batch.iter().map(|j| job_need(j, factory)).collect();
+        let needs: Vec<JobNeed> = batch.iter().map(|j| job_need(j)).collect();
         let total = needs.iter().fold(0u64, |t, n| t.saturating_add(n.bytes));
         if total <= room.bytes {
             continue;
@@ -71,16 +64,16 @@ fn check_against(
     Ok(())
 }
 
-/// A job's clones' buffers (as the worker maps them) and statistics. Synchronous engines
-/// use one buffer whatever the iodepth, as the worker does; an engine that cannot be
-/// created is counted as queued (its own error comes later).
-fn job_need(job: &JobSpec, factory: &EngineFactory) -> JobNeed {
-    let synchronous = factory(job).is_ok_and(|e| e.caps().synchronous);
+/// A job's clones' buffers (as the worker maps them) and statistics. Engines the catalogue
+/// calls synchronous use one buffer whatever the iodepth, as the worker does; an engine
+/// the catalogue does not know is counted as queued (its own error comes later).
+fn job_need(job: &JobSpec) -> JobNeed {
+    let synchronous = storbench_job::catalogue::find(&job.ioengine).is_some_and(|e| e.synchronous);
     let depth = if synchronous { 1 } else { job.iodepth.max(1) };
     let bs = job.bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
     let clones = job.numjobs.max(1);
     let logs = if job.logs.streamed() {
-        crate::iolog::MEMORY_PER_CLONE
+        storbench_model::iolog::MEMORY_PER_CLONE
     } else {
         0
     };
@@ -100,6 +93,7 @@ mod tests {
 
     fn null_job(name: &str, bs: u64, iodepth: u32, numjobs: u32) -> Arc<JobSpec> {
         let mut job = JobSpec::new(name);
+        job.ioengine = "null".into();
         job.bs = std::array::from_fn(|_| storbench_job::BlockSize::Fixed(bs));
         job.iodepth = iodepth;
         job.numjobs = numjobs;
@@ -108,22 +102,18 @@ mod tests {
 
     #[test]
     fn refuses_the_largest_batch_naming_the_largest_job() {
-        // A queued engine: each clone maps iodepth buffers.
-        let factory = |_: &JobSpec| -> Result<Box<dyn crate::Engine>, EngineError> {
-            let log = Default::default();
-            Ok(Box::new(crate::testing::Recorder::queued(log, 1 << 20)))
-        };
+        // A queued engine (null): each clone maps iodepth buffers.
         let room = MemoryRoom {
             bytes: 1 << 30,
             bound: "MemAvailable",
         };
         let small = vec![vec![null_job("s", 4096, 1, 4)]];
-        check_against(&small, &factory, room).unwrap();
+        check_against(&small, room).unwrap();
         let big = vec![
             vec![null_job("s", 4096, 1, 1)],
             vec![null_job("a", 4096, 1, 1), null_job("b", 64 << 20, 8, 4)],
         ];
-        let e = check_against(&big, &factory, room).unwrap_err().to_string();
+        let e = check_against(&big, room).unwrap_err().to_string();
         assert!(
             e.starts_with("not enough memory: the run needs 2.0 GiB"),
             "{e}"
@@ -138,6 +128,6 @@ mod tests {
         );
         // Numbers that overflow saturate instead of wrapping to a small need.
         let huge = vec![vec![null_job("h", 1 << 40, u32::MAX, u32::MAX)]];
-        assert!(check_against(&huge, &factory, room).is_err());
+        assert!(check_against(&huge, room).is_err());
     }
 }

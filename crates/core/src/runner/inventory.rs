@@ -9,9 +9,9 @@ use super::*;
 /// Repeatable per-clone seed when `randrepeat`, else fresh entropy.
 pub(super) fn seed_for(job: &JobSpec, clone: u32) -> u64 {
     if job.randrepeat {
-        crate::rng::mix64(job.randseed ^ (u64::from(clone) << 32) ^ name_hash(&job.name))
+        storbench_model::rng::mix64(job.randseed ^ (u64::from(clone) << 32) ^ name_hash(&job.name))
     } else {
-        crate::rng::Rng::from_entropy().next_u64() ^ u64::from(clone)
+        storbench_model::rng::Rng::from_entropy().next_u64() ^ u64::from(clone)
     }
 }
 

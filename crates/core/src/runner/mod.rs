@@ -13,17 +13,17 @@ use crate::cpu::{StatSample, Usage};
 use crate::disk::DiskSample;
 use crate::error::{EngineError, ErrorKind};
 use crate::gate::StartGate;
-use crate::iolog::{IoLogger, LogPipes, LogWriter};
 use crate::layout;
 use crate::nic::NicSample;
 use crate::plan;
 use crate::progress::WorkerCounters;
-use crate::result::{
-    DiskUtil, GroupResult, JobResult, Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult,
-};
 use crate::sampler::WorkerSamples;
 use crate::stop;
 use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
+use storbench_model::iolog::{IoLogger, LogPipes, LogWriter};
+use storbench_model::result::{
+    DiskUtil, GroupResult, JobResult, Note, NoteLevel, RunMode, RunResult,
+};
 
 mod budget;
 mod cleanup;
@@ -112,7 +112,7 @@ pub fn run(
     let mut interfaces: Vec<String> = Vec::new();
     let all_batches = batches(&jobs);
     let checked = directories
-        .and_then(|()| budget::check_memory(&all_batches, factory))
+        .and_then(|()| budget::check_memory(&all_batches))
         .and_then(|()| check_devices(&jobs, factory));
     // In a multi-host run no rank lays out before every rank passed its checks.
     let agreed = crate::coord::agree(crate::coord::Point::BeforeLayout, checked.is_ok());
@@ -165,11 +165,6 @@ pub fn run(
     notes.append(&mut cleanup.notes);
 
     let mut run = RunResult {
-        schema: RESULT_SCHEMA,
-        mode: req.mode,
-        tool_version: format!("storbench-{}", env!("CARGO_PKG_VERSION")),
-        started_unix_ms,
-        finished_unix_ms: unix_ms(),
         command_line: req.command_line,
         job_files: req.workload.job_files.clone(),
         global_options: req.workload.global_options.clone(),
@@ -188,12 +183,13 @@ pub fn run(
             .map(|(a, b)| b.since(&a, b.machine_cpus())),
         notes,
         environment: Some(environment),
-        bonnie: None,
-        repeats: None,
         interrupted: stop::requested(),
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(
+            req.mode,
+            format!("storbench-{}", env!("CARGO_PKG_VERSION")),
+            started_unix_ms,
+            unix_ms(),
+        )
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);

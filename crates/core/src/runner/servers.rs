@@ -8,8 +8,8 @@
 //! [`WorkerCounters::server_process`]): here only their own /proc entries are read.
 
 use crate::progress::{WorkerCounters, WorkerState};
-use crate::result::ServerCpu;
 use crate::server::{ServerProcess, ServerSample};
+use storbench_model::result::ServerCpu;
 
 use super::CloneSlot;
 

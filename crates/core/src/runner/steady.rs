@@ -10,8 +10,8 @@ use std::sync::Arc;
 use storbench_job::JobSpec;
 
 use super::CloneSlot;
-use crate::result::SteadyResult;
 use crate::steady::{SAMPLE_MS, SteadyWindow};
+use storbench_model::result::SteadyResult;
 
 /// One window and the clones whose IO feeds it.
 struct Tracker {

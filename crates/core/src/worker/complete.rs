@@ -228,7 +228,7 @@ impl Worker<'_> {
 
     #[cold]
     fn check_zeros(&mut self, slot: u32, len: usize) {
-        self.zero_countdown = crate::result::ZERO_SAMPLE_EVERY;
+        self.zero_countdown = storbench_model::result::ZERO_SAMPLE_EVERY;
         let len = len.min(self.arena.slot_len());
         // SAFETY: the slot's IO has completed, so nothing writes its buffer, and `len` is
         // within the slot.

@@ -1,13 +1,13 @@
 //! fio's per-IO logs and histogram log on the IO path: one record copied per completed IO
 //! (`log_avg_msec=0`), and per direction a histogram line every `log_hist_msec`, both
-//! handed to the batch's log writer thread (`crate::iolog`).
+//! handed to the batch's log writer thread (`storbench_model::iolog`).
 //!
 //! fio logs only after the ramp (its completions are not accounted before), from the
 //! epoch the ramp's end resets; so does this, from when the worker starts measuring.
 
 use super::{Slot, Worker};
-use crate::histogram::{Histogram, PLAT_NR};
-use crate::iolog::{IoLogger, IoRecord};
+use storbench_model::histogram::{Histogram, PLAT_NR};
+use storbench_model::iolog::{IoLogger, IoRecord};
 
 /// A clone's logging state.
 pub(super) struct Logging {
@@ -114,8 +114,8 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::iolog::{HistLine, IoLogSink, LogPipes};
     use std::sync::{Arc, Mutex};
+    use storbench_model::iolog::{HistLine, IoLogSink, LogPipes};
 
     /// A histogram line as (time, direction, block size, IOs in it).
     type Seen = (u64, u8, u32, u64);

@@ -37,11 +37,11 @@ use crate::gate::Gate;
 use crate::offsets::{FioMap, MapAgain, OffsetGen, OffsetParams, ZoneIndex};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
-use crate::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 use crate::server::ServerProcess;
 use crate::stats::{Measure, WorkerStats};
 use crate::stop;
 use latency::LatStep;
+use storbench_model::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 
 /// Builds one engine for one worker.
 pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
@@ -75,7 +75,7 @@ pub struct WorkerPlan {
     /// The run's clock (zero at the run's start), shared by all workers and the sampler.
     pub clock: Clock,
     /// Where per-IO log records and histogram lines go, when the job writes such logs.
-    pub log: Option<crate::iolog::IoLogger>,
+    pub log: Option<storbench_model::iolog::IoLogger>,
     /// The worker runs in a process of its own (`runner/forked.rs`): its process's other
     /// threads (glibc's AIO helpers) are its own, measured with it.
     pub own_process: bool,
@@ -551,7 +551,7 @@ impl<'p> Worker<'p> {
             zero_countdown: if caps.no_data {
                 u32::MAX
             } else {
-                crate::result::ZERO_SAMPLE_EVERY
+                storbench_model::result::ZERO_SAMPLE_EVERY
             },
             cache,
             round_end: round_bytes,

@@ -14,9 +14,9 @@ mod trim;
 
 use super::{Slot, Worker, WorkerPlan};
 use crate::error::{EngineError, ErrorKind};
-use crate::rng::FioRand;
 use crate::verify::state::StateFile;
 use crate::verify::{Expect, Verifier, check_trimmed};
+use storbench_model::rng::FioRand;
 
 /// fio's seed slot of `verify_state` (`FIO_RAND_VER_OFF`).
 const FIO_RAND_VER_OFF: u32 = 3;

@@ -137,7 +137,11 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "The NFS export as nfs://host/export[/path][?options]",
         |b, v| {
-            given(b, "nfs_url").nfs_url = Some(val(v)?.to_string());
+            let text = val(v)?;
+            match crate::target::Target::parse(text)? {
+                crate::target::Target::Nfs(base) => given(b, "nfs_url").set_nfs_url(base),
+                _ => return Err(format!("{text} is not an nfs:// URL")),
+            }
             Ok(())
         },
     ),
@@ -162,9 +166,9 @@ pub(super) const DEFS: &[OptDef] = &[
 pub(crate) fn route_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
     if job.filenames.is_empty()
         && job.directories.is_empty()
-        && let Some(url) = job.engine_options.nfs_url.as_deref()
+        && let Some(url) = &job.engine_options.nfs_url
     {
-        job.directories = vec![url.to_owned()];
+        job.directories = vec![url.text.expose().to_owned()];
     }
     let first = job.filenames.first().or(job.directories.first());
     let target = crate::target::Target::classify(first.map_or("", String::as_str));

@@ -87,7 +87,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "Run the whole job set this many times (1 to 100) and report each figure's 95% interval",
         |b, v| {
             let v = val(v)?;
-            b.spec.numruns = crate::rounds::parse_count(v)?;
+            b.spec.numruns = storbench_model::repeats::parse_count(v)?;
             Ok(())
         },
     )

@@ -38,9 +38,9 @@ pub struct FioOpts {
     pub utc_offset_secs: Option<i32>,
 }
 
-/// One of fio's `--output-format` values; defined once, in storbench-job, which reads it
-/// from fio's command line ([`FioFormat::parse`] takes fio's names, `minimal` too).
-pub use storbench_job::OutputFormat as FioFormat;
+/// One of fio's `--output-format` values; defined once, in the model, and read from fio's
+/// command line by storbench-job ([`FioFormat::parse`] takes fio's names, `minimal` too).
+pub use storbench_model::fio::OutputFormat as FioFormat;
 
 /// Writes one format.
 pub fn render(
@@ -89,6 +89,6 @@ pub fn program_name(run: &RunResult) -> String {
     if v.starts_with("fio-") {
         v.to_string()
     } else {
-        storbench_job::fio_style_version(v.strip_prefix("storbench-").unwrap_or(v))
+        storbench_model::fio::fio_style_version(v.strip_prefix("storbench-").unwrap_or(v))
     }
 }

@@ -21,7 +21,7 @@
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 
-use storbench_job::JobSpec;
+use storbench_model::iolog::{LogJob, LogSpec};
 use storbench_model::live::{LogWindow, LogWindows};
 
 /// One of fio's log types.
@@ -87,7 +87,7 @@ fn value(kind: LogKind, w: &LogWindow, d: usize) -> Option<u64> {
 
 /// The columns after direction and block size of an averaged line: the offset column
 /// (`log_offset`) and the priority, as fio prints them for entries without either.
-pub(super) fn tail(spec: &storbench_job::LogSpec) -> &'static str {
+pub(super) fn tail(spec: &LogSpec) -> &'static str {
     match (spec.offset, spec.prio) {
         (false, false) => "0",
         (false, true) => "0x0000",
@@ -97,7 +97,7 @@ pub(super) fn tail(spec: &storbench_job::LogSpec) -> &'static str {
 }
 
 /// The log's lines: one per direction with something in the window, in window order.
-pub fn lines(kind: LogKind, windows: &[LogWindow], spec: &storbench_job::LogSpec) -> String {
+pub fn lines(kind: LogKind, windows: &[LogWindow], spec: &LogSpec) -> String {
     use std::fmt::Write as _;
     let tail = tail(spec);
     let mut out = String::new();
@@ -112,8 +112,8 @@ pub fn lines(kind: LogKind, windows: &[LogWindow], spec: &storbench_job::LogSpec
 }
 
 /// The files of the bandwidth, IOPS and latency logs `job` asks for, as (name, kind).
-pub(super) fn wanted_files(job: &JobSpec, n: u32) -> Vec<(String, LogKind)> {
-    let l = &job.logs;
+pub(super) fn wanted_files(job: LogJob<'_>, n: u32) -> Vec<(String, LogKind)> {
+    let l = job.logs;
     let mut out = Vec::new();
     let mut add = |prefix: &Option<String>, kind| {
         if let Some(p) = prefix {
@@ -136,7 +136,7 @@ pub(super) fn wanted_files(job: &JobSpec, n: u32) -> Vec<(String, LogKind)> {
 
 /// The logs `job` asks for, with their windows, as (file name, kind, windows).
 fn wanted<'a>(
-    job: &'a JobSpec,
+    job: LogJob<'a>,
     n: u32,
     logs: &'a LogWindows,
 ) -> Vec<(String, LogKind, &'a [LogWindow])> {
@@ -166,11 +166,11 @@ pub(super) fn open_log(name: &str, per_job: bool) -> io::Result<std::fs::File> {
 /// Writes the log files of clone `thread_number` of `job` in the current directory (or
 /// where the prefix points), as fio does when a job ends. A file that cannot be written
 /// does not stop the others; each failure is returned, naming its file.
-pub fn write_clone_logs(job: &JobSpec, thread_number: u32, logs: &LogWindows) -> Vec<io::Error> {
+pub fn write_clone_logs(job: LogJob<'_>, thread_number: u32, logs: &LogWindows) -> Vec<io::Error> {
     let mut failed = Vec::new();
     for (name, kind, windows) in wanted(job, thread_number, logs) {
         let written = open_log(&name, job.logs.per_job)
-            .and_then(|mut f| f.write_all(lines(kind, windows, &job.logs).as_bytes()));
+            .and_then(|mut f| f.write_all(lines(kind, windows, job.logs).as_bytes()));
         if let Err(e) = written {
             failed.push(io::Error::new(e.kind(), format!("log file {name}: {e}")));
         }
@@ -206,8 +206,8 @@ mod tests {
         assert_eq!(file_name("j", LogKind::Iops, 7, false), "j_iops.log");
     }
 
-    fn plain() -> storbench_job::LogSpec {
-        storbench_job::LogSpec::default()
+    fn plain() -> LogSpec {
+        LogSpec::default()
     }
 
     /// log_offset and log_prio add fio's columns: offset 0 and priority 0x0000 in
@@ -270,11 +270,19 @@ mod tests {
 
     #[test]
     fn the_files_a_job_asks_for() {
-        let mut job = JobSpec::new("j");
-        job.logs.lat = Some("l".into());
-        job.disable_slat = true;
+        let spec = LogSpec {
+            lat: Some("l".into()),
+            ..LogSpec::default()
+        };
+        let job = LogJob {
+            logs: &spec,
+            disable_lat: false,
+            disable_slat: true,
+            disable_clat: false,
+            disable_bw: false,
+        };
         let logs = LogWindows::default();
-        let names: Vec<String> = wanted(&job, 2, &logs).into_iter().map(|w| w.0).collect();
+        let names: Vec<String> = wanted(job, 2, &logs).into_iter().map(|w| w.0).collect();
         assert_eq!(names, ["l_lat.2.log", "l_clat.2.log"]);
     }
 }

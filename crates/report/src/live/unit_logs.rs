@@ -16,9 +16,8 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use storbench_job::JobSpec;
 use storbench_model::histogram::PLAT_NR;
-use storbench_model::iolog::{HistLine, IoLogSink, IoRecord};
+use storbench_model::iolog::{HistLine, IoLogSink, IoRecord, LogJob};
 
 use super::logs::{LogKind, file_name, open_log, tail, wanted_files};
 
@@ -84,8 +83,8 @@ impl UnitLogs {
     /// Opens (creating or truncating, as fio does) the files clone `thread_number` of `job`
     /// writes while it runs. A file that cannot be opened does not keep the others from
     /// being written: each failure is returned beside the logs, naming its file.
-    pub fn open(job: &JobSpec, thread_number: u32) -> (Self, Vec<io::Error>) {
-        let l = &job.logs;
+    pub fn open(job: LogJob<'_>, thread_number: u32) -> (Self, Vec<io::Error>) {
+        let l = job.logs;
         let mut failed = Vec::new();
         let mut opened = |name, kind| {
             LogFile::open(name, kind, l.per_job)

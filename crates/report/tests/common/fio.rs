@@ -363,25 +363,14 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         global_options.push(("thread".into(), String::new()));
     }
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: doc["fio version"].as_str().unwrap().to_string(),
-        started_unix_ms: u(&doc["timestamp_ms"]),
-        finished_unix_ms: u(&doc["timestamp_ms"]),
-        command_line: vec![],
-        job_files: vec![],
         global_options,
         groups,
         disks,
-        nics: vec![],
-        system_cpu: None,
-        notes: vec![],
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(
+            RunMode::Fio,
+            doc["fio version"].as_str().unwrap().to_string(),
+            u(&doc["timestamp_ms"]),
+            u(&doc["timestamp_ms"]),
+        )
     }
 }

@@ -246,26 +246,15 @@ pub fn disk() -> DiskUtil {
 /// A run of the given groups (group id = position).
 pub fn run(groups: Vec<GroupResult>) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode: RunMode::Fio,
-        tool_version: "0.1.0".into(),
-        started_unix_ms: 1_795_979_783_000,
-        finished_unix_ms: 1_795_979_787_000,
         command_line: vec!["storbench".into(), "fio".into(), "--name=t".into()],
-        job_files: vec![],
-        global_options: vec![],
         groups,
         disks: vec![disk()],
-        nics: vec![],
-        system_cpu: None,
-        notes: vec![],
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(
+            RunMode::Fio,
+            "0.1.0".into(),
+            1_795_979_783_000,
+            1_795_979_787_000,
+        )
     }
 }
 

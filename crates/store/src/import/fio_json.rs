@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use storbench_job::catalogue::DEFAULT_ENGINE;
+use storbench_model::fio::DEFAULT_ENGINE;
 use storbench_model::histogram::bucket_of;
 use storbench_model::hosts::{RankRun, merge};
 use storbench_model::result::{

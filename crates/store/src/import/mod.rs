@@ -8,7 +8,7 @@ mod fio_json;
 
 use std::path::Path;
 
-use storbench_model::result::{Note, NoteLevel, RESULT_SCHEMA, RunMode, RunResult};
+use storbench_model::result::{Note, NoteLevel, RunMode, RunResult};
 
 pub use bonnie_csv::parse_bonnie_csv;
 pub use fio_json::parse_fio_json;
@@ -174,28 +174,7 @@ pub(crate) fn json_start(text: &str) -> Option<usize> {
 
 /// A result with nothing measured yet, dated `unix_ms`.
 pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> RunResult {
-    RunResult {
-        schema: RESULT_SCHEMA,
-        mode,
-        tool_version,
-        started_unix_ms: unix_ms,
-        finished_unix_ms: unix_ms,
-        command_line: Vec::new(),
-        job_files: Vec::new(),
-        global_options: Vec::new(),
-        groups: Vec::new(),
-        disks: Vec::new(),
-        nics: Vec::new(),
-        system_cpu: None,
-        notes: Vec::new(),
-        environment: None,
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
-    }
+    RunResult::new(mode, tool_version, unix_ms, unix_ms)
 }
 
 pub(crate) fn info_note(code: &str, message: String) -> Note {

@@ -87,22 +87,15 @@ pub fn environment(target: &str) -> Environment {
 
 pub fn base_run(mode: RunMode, started: u64) -> RunResult {
     RunResult {
-        schema: RESULT_SCHEMA,
-        mode,
-        tool_version: "storbench 0.1.0".into(),
-        started_unix_ms: started,
-        finished_unix_ms: started + 3_000,
         command_line: vec!["storbench".into(), "fio".into(), "job.fio".into()],
         job_files: vec![("job.fio".into(), "[job]\nrw=randrw\n".into())],
         global_options: vec![("direct".into(), "1".into())],
-        groups: Vec::new(),
         disks: vec![DiskUtil {
             name: "vda".into(),
             read_ios: 10,
             util: 55.5,
             ..DiskUtil::default()
         }],
-        nics: Vec::new(),
         system_cpu: Some(SystemCpu {
             ncpus: 2,
             user: 10.0,
@@ -115,12 +108,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
             message: "file smaller than RAM".into(),
         }],
         environment: Some(environment("/mnt/pool")),
-        bonnie: None,
-        repeats: None,
-        interrupted: false,
-        verdicts: Vec::new(),
-        hosts: None,
-        server_stats: None,
+        ..RunResult::new(mode, "storbench 0.1.0".into(), started, started + 3_000)
     }
 }
 

@@ -14,7 +14,7 @@ use storbench_job::TrimVerify;
 
 use super::{Slot, VerifyState, Worker};
 use crate::error::EngineError;
-use crate::rng::FioRand;
+use storbench_model::rng::FioRand;
 
 /// fio's seed slot of `trim_state` (`FIO_RAND_TRIM_OFF`).
 const FIO_RAND_TRIM_OFF: u32 = 8;

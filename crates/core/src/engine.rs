@@ -79,6 +79,10 @@ pub enum Queued {
     Pending,
     /// The engine cannot take more IOs now; reap first, then queue the same IO again.
     Busy,
+    /// The IO was not done because the peer ended the stream (fio's net engine: the
+    /// sender closed its connection or sent its close message): the job ends as if its
+    /// size were reached.
+    End,
 }
 
 /// How a file is opened.

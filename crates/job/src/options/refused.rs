@@ -33,16 +33,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
         "Options of fio engines storbench does not have (below): they mean nothing without \
          their engine.",
         &[
-            "hostname",
-            "port",
-            "protocol",
-            "nodelay",
-            "listen",
-            "pingpong",
-            "interface",
-            "ttl",
-            "window_size",
-            "mss",
             "donorname",
             "inplace",
             "volume",
@@ -247,9 +237,8 @@ pub const UNSUPPORTED: Refused = Refused(&[
 /// fio engine names storbench does not have, by reason.
 pub const UNSUPPORTED_ENGINES: Refused = Refused(&[
     (
-        "Network engines that need a fio (or an RDMA peer) at the other end: storbench \
-         reaches storage servers with its own NFS, SMB, iSCSI and NBD clients instead.",
-        &["net", "netsplice", "rdma", "librpma_apm", "librpma_gpspm"],
+        "RDMA engines, which need RDMA hardware and an RDMA peer.",
+        &["rdma", "librpma_apm", "librpma_gpspm"],
     ),
     (
         "Clients of distributed and object storage systems, which need their libraries \

@@ -533,6 +533,11 @@ pub trait Engine: Send {
     fn pause_ns(&mut self) -> u64 {
         0
     }
+    /// Reads the peer sent that never arrived (a UDP reader's gaps in the writer's
+    /// sequence numbers): fio's `drop_ios` of the read direction. Asked once, at the end.
+    fn dropped_reads(&self) -> u64 {
+        0
+    }
     /// The job is over (its runtime, a stop, an error): ends what the engine started
     /// (exec's program), before `info` is asked for the result.
     fn end(&mut self) -> Result<(), EngineError> {

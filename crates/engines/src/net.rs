@@ -39,8 +39,6 @@ pub struct Net {
     /// The bytes the job moves (`size`): a TCP sender holds back its segments until the
     /// last block (MSG_MORE).
     size: u64,
-    /// Whether the job writes, so a UDP or Unix job is the writer.
-    writes: bool,
     /// UDP: stamp and check fio's sequence trailer (not when blocks carry verify data).
     sequence: bool,
     /// Set by `setup`: only a worker's engine makes sockets.
@@ -72,7 +70,6 @@ impl Net {
         Net {
             name,
             size: crate::options::file_size(job).unwrap_or(0),
-            writes: job.rw.kind.writes(),
             sequence: job.verify.kind == VerifyKind::None,
             live: false,
             what,
@@ -446,13 +443,13 @@ impl Engine for Net {
         Ok(())
     }
 
+    fn dropped_reads(&self) -> u64 {
+        self.dropped
+    }
+
     fn info(&mut self) -> EngineInfo {
-        let mut details = vec![("protocol".to_string(), self.o.protocol.fio_name().to_string())];
-        if self.o.protocol.is_udp() && !self.writes {
-            details.push(("udp_dropped".to_string(), self.dropped.to_string()));
-        }
         EngineInfo {
-            details,
+            details: vec![("protocol".to_string(), self.o.protocol.fio_name().to_string())],
             ..EngineInfo::default()
         }
     }

@@ -212,6 +212,7 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         .measure_end
         .saturating_duration_since(worker.job_start);
     out.engine_info = worker.engine.info();
+    out.stats.dirs[0].drop_ios += worker.engine.dropped_reads();
     out.latency_depth = worker.lat.as_ref().map(|l| l.qd);
     out.helper_ns = worker.helper_ns;
     plan.counters.set_state(if out.error.is_some() {

@@ -166,6 +166,45 @@ fn fio_listens_and_receives_every_block_storbench_sends_over_tcp() {
     assert_eq!(whole_blocks(&got), 1024, "{}", theirs.stdout);
 }
 
+/// `pingpong`: the reader sends each block back and the writer waits for it, so each
+/// IO's latency is a round trip; both ends count every block once.
+fn pingpong_pair(listener: Tool, sender: Tool) {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port().unwrap();
+    let rx = format!(
+        "--name=rx --ioengine=net --listen --pingpong --port={port} --rw=read --bs=4k --size=4m"
+    );
+    let tx = format!(
+        "--name=tx --ioengine=net --pingpong --hostname=127.0.0.1 --port={port} --rw=write \
+         --bs=4k --size=4m"
+    );
+    let (l, s) = pair(
+        side(listener, &rx, dir.path(), None),
+        &format!(":{port}"),
+        None,
+        side(sender, &tx, dir.path(), None),
+    );
+    let got = dir_of(&l, &format!("{listener:?}"), "read");
+    let sent = dir_of(&s, &format!("{sender:?}"), "write");
+    assert_eq!(bytes(&sent), 4 << 20);
+    assert_eq!(sent["total_ios"], 1024);
+    assert_eq!(whole_blocks(&got), 1024, "{}", l.stdout);
+}
+
+#[test]
+fn pingpong_storbench_answers_fio() {
+    if fio_available() {
+        pingpong_pair(Tool::Storbench, Tool::Fio);
+    }
+}
+
+#[test]
+fn pingpong_fio_answers_storbench() {
+    if fio_available() {
+        pingpong_pair(Tool::Fio, Tool::Storbench);
+    }
+}
+
 /// A UDP pair at a modest rate: the reader's datagrams and those it counted lost (from the
 /// gaps in the writer's sequence trailer) are the writer's. The writer's first datagram
 /// is fio's open message, its last fio's close message, which ends the reader's job.

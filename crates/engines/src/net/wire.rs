@@ -96,7 +96,8 @@ mod tests {
         let mut b = [0u8; 64];
         store_seq(&mut b, 7);
         assert_eq!(read_seq(&b), Seq::Number(7));
-        assert_eq!(read_seq(&b[1..]), Seq::None);
+        assert_eq!(read_seq(&b[..63]), Seq::None);
+        assert_eq!(read_seq(&b[1..]), Seq::Mismatch);
         let mut short = [0u8; 16];
         store_seq(&mut short, 1);
         assert_eq!(short, [0u8; 16]);

@@ -195,6 +195,29 @@ pub fn run_on(cpus: &[u32]) -> Result<(), crate::error::EngineError> {
     Ok(())
 }
 
+/// Adds `inc` to the calling thread's nice value (fio's `nice`, which Linux keeps per
+/// thread); the system's refusal (a negative value without CAP_SYS_NICE) as the error.
+pub fn add_nice(inc: i32) -> Result<(), crate::error::EngineError> {
+    if inc == 0 {
+        return Ok(());
+    }
+    // SAFETY: errno is the calling thread's; cleared so nice(3)'s -1 result can be told
+    // from an error.
+    unsafe { *libc::__errno_location() = 0 };
+    // SAFETY: plain libc call on the calling thread.
+    let rc = unsafe { libc::nice(inc) };
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    if rc == -1 && errno != 0 {
+        let mut e = crate::error::EngineError::errno("nice", &inc.to_string(), errno);
+        if errno == libc::EPERM || errno == libc::EACCES {
+            e.message
+                .push_str(": a negative nice value needs root or CAP_SYS_NICE");
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
 #[cold]
 fn pin_error(cpus: &[u32], errno: i32) -> crate::error::EngineError {
     let list: Vec<String> = cpus.iter().map(u32::to_string).collect();

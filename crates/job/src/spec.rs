@@ -485,6 +485,8 @@ pub struct JobSpec {
     pub cpus: Option<Vec<u32>>,
     /// `cpus_allowed_policy=split`: one CPU of `cpus` per clone, in turn.
     pub cpus_split: bool,
+    /// fio's `nice`: added to each clone's nice value as it starts (-20 to 19; 0 leaves it).
+    pub nice: i32,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
     /// fio's `thread`: clones run as threads. Without it fio forks a process per clone;
@@ -663,6 +665,7 @@ impl JobSpec {
             group: 0,
             cpus: None,
             cpus_split: false,
+            nice: 0,
             stonewall: false,
             thread: false,
             exitall: false,

@@ -169,7 +169,8 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
         None => Ok(()),
-    };
+    }
+    .and_then(|()| crate::cpu::add_nice(plan.job.nice));
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(mut w) => {
             w.logging = log.map(|l| logging::Logging::new(l, &plan.job));

@@ -1,10 +1,40 @@
-//! Which CPUs a job's clones run on: fio's `cpus_allowed`, `cpumask` and
-//! `cpus_allowed_policy`.
+//! Which CPUs a job's clones run on and at which CPU priority: fio's `cpus_allowed`,
+//! `cpumask`, `cpus_allowed_policy` and `nice`.
 
 use super::{Category as C, Kind as K, OptDef, val};
 use crate::units::parse_u64;
 
+/// fio's range of `nice`.
+const NICE: std::ops::RangeInclusive<i32> = -20..=19;
+
+fn parse_nice(v: &str) -> Result<i32, String> {
+    let n: i32 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' is not a whole number"))?;
+    if !NICE.contains(&n) {
+        return Err(format!("{n} is out of range (-20 to 19)"));
+    }
+    Ok(n)
+}
+
 pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "nice",
+        K::Int,
+        C::Job,
+        "0",
+        "Add this to the nice value of each clone as it starts (-20 to 19)",
+        |b, v| {
+            b.spec.nice = parse_nice(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note(
+        "Set on each clone's thread (or process) as fio sets it on its process; a value the \
+         system refuses (a negative one without CAP_SYS_NICE) ends the job with the \
+         system's reason before any IO.",
+    ),
     OptDef::new(
         "cpus_allowed",
         K::Str,

@@ -78,10 +78,9 @@ pub const UNSUPPORTED: Refused = Refused(&[
     (
         "Process priority, scheduling and placement: they need privileges or change the \
          host's state (cgroups, the I/O scheduler, another user), which a benchmark should \
-         not do behind the user's back; use `nice`, `ionice`, `numactl` or `systemd-run` \
-         around storbench.",
+         not do behind the user's back; use `ionice`, `numactl` or `systemd-run` around \
+         storbench.",
         &[
-            "nice",
             "prio",
             "prioclass",
             "ioscheduler",

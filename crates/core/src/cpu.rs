@@ -218,6 +218,32 @@ pub fn add_nice(inc: i32) -> Result<(), crate::error::EngineError> {
     Ok(())
 }
 
+/// Sets the calling thread's IO priority (fio's `prioclass` and `prio`; a class of 0 is
+/// best-effort, as in fio) when either is given; the system's refusal as the error.
+pub fn set_ioprio(class: Option<u8>, level: Option<u8>) -> Result<(), crate::error::EngineError> {
+    const WHO_PROCESS: libc::c_int = 1;
+    const CLASS_RT: u8 = 1;
+    const CLASS_BE: u8 = 2;
+    if class.is_none() && level.is_none() {
+        return Ok(());
+    }
+    let class = class.filter(|c| *c != 0).unwrap_or(CLASS_BE);
+    let value = (libc::c_int::from(class) << 13) | libc::c_int::from(level.unwrap_or(0));
+    // SAFETY: ioprio_set takes three integers; who 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, WHO_PROCESS, 0, value) };
+    if rc != 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let what = format!("class {class} level {}", level.unwrap_or(0));
+        let mut e = crate::error::EngineError::errno("ioprio_set", &what, errno);
+        if class == CLASS_RT && errno == libc::EPERM {
+            e.message
+                .push_str(": the real-time IO class needs CAP_SYS_ADMIN");
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
 #[cold]
 fn pin_error(cpus: &[u32], errno: i32) -> crate::error::EngineError {
     let list: Vec<String> = cpus.iter().map(u32::to_string).collect();

@@ -170,7 +170,8 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         Some(cpus) => crate::cpu::run_on(&cpus),
         None => Ok(()),
     }
-    .and_then(|()| crate::cpu::add_nice(plan.job.nice));
+    .and_then(|()| crate::cpu::add_nice(plan.job.nice))
+    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio));
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(mut w) => {
             w.logging = log.map(|l| logging::Logging::new(l, &plan.job));

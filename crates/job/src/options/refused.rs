@@ -81,8 +81,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
          not do behind the user's back; use `ionice`, `numactl` or `systemd-run` around \
          storbench.",
         &[
-            "prio",
-            "prioclass",
             "ioscheduler",
             "cgroup",
             "cgroup_nodelete",

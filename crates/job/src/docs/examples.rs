@@ -18,7 +18,7 @@ pub const REFUSED: &[(&str, &str)] = &[
     ),
     (
         "cmdprio-percentage.fio",
-        "IO priority classes (`prioclass`, `cmdprio_percentage`): not implemented",
+        "per-IO priorities (`cmdprio_percentage`): not implemented",
     ),
     (
         "cpp_null.fio",

@@ -85,6 +85,11 @@ impl Io {
                     self.done.clear();
                     self.engine.reap(0, &mut self.done)?;
                 }
+                Queued::End => {
+                    return Err(EngineError::protocol(format!(
+                        "{path}: the peer ended the stream"
+                    )));
+                }
             }
         }
     }

@@ -195,6 +195,55 @@ pub fn run_on(cpus: &[u32]) -> Result<(), crate::error::EngineError> {
     Ok(())
 }
 
+/// Adds `inc` to the calling thread's nice value (fio's `nice`, which Linux keeps per
+/// thread); the system's refusal (a negative value without CAP_SYS_NICE) as the error.
+pub fn add_nice(inc: i32) -> Result<(), crate::error::EngineError> {
+    if inc == 0 {
+        return Ok(());
+    }
+    // SAFETY: errno is the calling thread's; cleared so nice(3)'s -1 result can be told
+    // from an error.
+    unsafe { *libc::__errno_location() = 0 };
+    // SAFETY: plain libc call on the calling thread.
+    let rc = unsafe { libc::nice(inc) };
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    if rc == -1 && errno != 0 {
+        let mut e = crate::error::EngineError::errno("nice", &inc.to_string(), errno);
+        if errno == libc::EPERM || errno == libc::EACCES {
+            e.message
+                .push_str(": a negative nice value needs root or CAP_SYS_NICE");
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's IO priority (fio's `prioclass` and `prio`; a class of 0 is
+/// best-effort, as in fio) when either is given; the system's refusal as the error.
+pub fn set_ioprio(class: Option<u8>, level: Option<u8>) -> Result<(), crate::error::EngineError> {
+    const WHO_PROCESS: libc::c_int = 1;
+    const CLASS_RT: u8 = 1;
+    const CLASS_BE: u8 = 2;
+    if class.is_none() && level.is_none() {
+        return Ok(());
+    }
+    let class = class.filter(|c| *c != 0).unwrap_or(CLASS_BE);
+    let value = (libc::c_int::from(class) << 13) | libc::c_int::from(level.unwrap_or(0));
+    // SAFETY: ioprio_set takes three integers; who 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, WHO_PROCESS, 0, value) };
+    if rc != 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        let what = format!("class {class} level {}", level.unwrap_or(0));
+        let mut e = crate::error::EngineError::errno("ioprio_set", &what, errno);
+        if class == CLASS_RT && errno == libc::EPERM {
+            e.message
+                .push_str(": the real-time IO class needs CAP_SYS_ADMIN");
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
 #[cold]
 fn pin_error(cpus: &[u32], errno: i32) -> crate::error::EngineError {
     let list: Vec<String> = cpus.iter().map(u32::to_string).collect();

@@ -79,6 +79,10 @@ pub enum Queued {
     Pending,
     /// The engine cannot take more IOs now; reap first, then queue the same IO again.
     Busy,
+    /// The IO was not done because the peer ended the stream (fio's net engine: the
+    /// sender closed its connection or sent its close message): the job ends as if its
+    /// size were reached.
+    End,
 }
 
 /// How a file is opened.
@@ -543,6 +547,11 @@ pub trait Engine: Send {
     /// completed, as fio's thinktime after each of its IOs (cpuio's idle share of a busy
     /// period, exec's 50 ms between looks at the program). Not asked of other engines.
     fn pause_ns(&mut self) -> u64 {
+        0
+    }
+    /// Reads the peer sent that never arrived (a UDP reader's gaps in the writer's
+    /// sequence numbers): fio's `drop_ios` of the read direction. Asked once, at the end.
+    fn dropped_reads(&self) -> u64 {
         0
     }
     /// The job is over (its runtime, a stop, an error): ends what the engine started

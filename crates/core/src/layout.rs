@@ -339,6 +339,11 @@ pub fn io_sync(engine: &mut dyn Engine, io: IoUnit, path: &str) -> Result<u64, E
                 "{op} {path}: engine busy with no IO in flight"
             )));
         }
+        Queued::End => {
+            return Err(EngineError::protocol(format!(
+                "{op} {path}: the peer ended the stream"
+            )));
+        }
         Queued::Pending => {
             engine.commit()?;
             let mut out = Vec::with_capacity(1);

@@ -125,6 +125,7 @@ fn run(
                     free.push(tag);
                     break;
                 }
+                Queued::End => return Ok(()),
             }
         }
         engine.commit()?;

@@ -55,6 +55,7 @@ fn run(
                 }
                 Queued::Done(_) => issued += 1,
                 Queued::Busy => break,
+                Queued::End => panic!("the iSCSI engine ended its stream"),
             }
         }
         engine.commit().unwrap();

@@ -193,6 +193,35 @@ const fn pseudo(
     }
 }
 
+/// The options of fio's net and netsplice engines.
+const NET_OPTIONS: &[&str] = &[
+    "hostname",
+    "port",
+    "protocol",
+    "nodelay",
+    "listen",
+    "pingpong",
+    "interface",
+    "ttl",
+    "window_size",
+    "mss",
+];
+
+/// A net engine: its "file" is a socket to a peer, so there is nothing to lay out and no
+/// device to judge.
+const fn net(name: &'static str, about: &'static str) -> EngineInfo {
+    EngineInfo {
+        name,
+        aliases: &[],
+        about,
+        synchronous: true,
+        helper_threads: false,
+        process_per_clone: false,
+        serves: Serves::Nothing,
+        options: NET_OPTIONS,
+    }
+}
+
 /// Every engine storbench has, in the order `--enghelp` and the docs list them.
 pub static ENGINES: &[EngineInfo] = &[
     local("sync", true, &[], "read()/write() after lseek()"),
@@ -298,6 +327,14 @@ pub static ENGINES: &[EngineInfo] = &[
         serves: Serves::Url(&SMB),
         options: &[],
     },
+    net(
+        "net",
+        "TCP, UDP or Unix-socket stream to or from a fio or storbench peer (fio's wire format)",
+    ),
+    net(
+        "netsplice",
+        "The net engine under fio's splice name: the same stream, the same wire format",
+    ),
     pseudo(
         "cpuio",
         &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"],

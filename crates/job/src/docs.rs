@@ -1,6 +1,8 @@
 //! docs/fio-compat.md, generated from the option table so the page cannot drift from the
 //! code (a test compares the checked-in file with this text).
 
+mod examples;
+
 use std::fmt::Write;
 
 use crate::catalogue::ENGINES;
@@ -59,6 +61,7 @@ pub fn fio_compat_markdown() -> String {
     }
     out.push('\n');
     unsupported_section(&mut out);
+    examples::section(&mut out);
     out
 }
 
@@ -129,7 +132,35 @@ fn engines_section(out: &mut String) {
         let _ = writeln!(out, "| {name} | {} | {depth} |", cell(e.about));
     }
     out.push_str(NETWORK_ENGINES);
+    out.push_str(NET_ENGINE);
 }
+
+/// How the net engines meet a fio peer.
+const NET_ENGINE: &str = "### `net` and `netsplice`: a stream to or from a fio peer
+
+fio's network engine, the same on the wire, so either end may be fio 3.33 or storbench:
+a TCP `listen`er waits for one connection on `port` (on every address) and a sender
+connects to `hostname:port`; with `protocol=udp` or `unix` the reader (`rw=read`) waits
+for the writer. A UDP writer starts with fio's open message and stamps fio's sequence
+trailer into the last 24 bytes of each datagram (`bs` of 24 or more, no `verify`), from
+which the reader counts datagrams lost (`drop_ios`, `dropped=` in the normal output);
+every end sends fio's close message when it closes, and a reader that receives it, or
+the end of the stream, ends its job as if its `size` were reached. `pingpong` answers
+each IO with the same payload in the other direction; `nodelay`, `window_size`, `mss`,
+`interface` and `ttl` set the socket options fio sets. `net` reports in bits as fio does
+(unless `unit_base=8`); `netsplice` is the same code, reporting in bytes.
+
+Where storbench differs: each read fills its whole block (fio counts a block a short read
+left unfinished as an IO of its own, `short=`, and leaves its bytes out of `io=`); a
+sender whose peer closed or reset the connection ends its job there (fio 3.33 dies of
+SIGPIPE); a Unix reader replaces only an old socket at its path and removes its socket
+when it ends (fio unlinks whatever the path names); `numjobs` above 1 is refused (fio
+gives each clone the next port: give each stream a job section with its own port); the
+sender's payload is zeros, not fio's random buffers. fio 3.33's own Unix-socket writer
+ends with error 106 (EISCONN: it sends its close message with an address on a connected
+socket), so its reader, fio or storbench, sees only the end of the stream.
+
+";
 
 /// What the options about durability mean where there is no kernel page cache in between.
 const NETWORK_ENGINES: &str = "

@@ -47,6 +47,86 @@ pub struct EngineOptions {
     /// exec: the program's stdout and stderr go to `<job>.stdout` and `<job>.stderr`
     /// (true when not given), else to storbench's own.
     pub std_redirect: Option<bool>,
+    /// net, netsplice: the socket options (`options/net.rs`).
+    pub net: NetOptions,
+}
+
+/// fio's `protocol=` of the net engines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NetProtocol {
+    #[default]
+    Tcp,
+    TcpV6,
+    Udp,
+    UdpV6,
+    Unix,
+}
+
+impl NetProtocol {
+    /// fio's word for it.
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            NetProtocol::Tcp => "tcp",
+            NetProtocol::TcpV6 => "tcpv6",
+            NetProtocol::Udp => "udp",
+            NetProtocol::UdpV6 => "udpv6",
+            NetProtocol::Unix => "unix",
+        }
+    }
+
+    pub fn is_tcp(self) -> bool {
+        matches!(self, NetProtocol::Tcp | NetProtocol::TcpV6)
+    }
+
+    pub fn is_udp(self) -> bool {
+        matches!(self, NetProtocol::Udp | NetProtocol::UdpV6)
+    }
+
+    pub fn is_v6(self) -> bool {
+        matches!(self, NetProtocol::TcpV6 | NetProtocol::UdpV6)
+    }
+}
+
+/// The options of fio's net and netsplice engines, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetOptions {
+    /// The peer (a sender's destination, a UDP reader's multicast group); a Unix socket's
+    /// path. fio keeps it as the job's file name: `filename=` sets it as well.
+    pub hostname: Option<String>,
+    /// TCP or UDP port, 1 to 65535 (required for both; invalid with `unix`).
+    pub port: Option<u16>,
+    pub protocol: NetProtocol,
+    /// TCP: wait for the peer to connect instead of connecting.
+    pub listen: bool,
+    /// Each IO is answered by the peer with the same payload (latency mode).
+    pub pingpong: bool,
+    /// TCP_NODELAY.
+    pub nodelay: bool,
+    /// UDP multicast: the address of the interface to send or receive on.
+    pub interface: Option<std::net::Ipv4Addr>,
+    /// UDP multicast: time to live of packets sent (1 when not given).
+    pub ttl: u32,
+    /// SO_SNDBUF/SO_RCVBUF, bytes (0: the system's).
+    pub window_size: u32,
+    /// TCP_MAXSEG (0: the system's).
+    pub mss: u32,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            hostname: None,
+            port: None,
+            protocol: NetProtocol::Tcp,
+            listen: false,
+            pingpong: false,
+            nodelay: false,
+            interface: None,
+            ttl: 1,
+            window_size: 0,
+            mss: 0,
+        }
+    }
 }
 
 /// fio's `cpumode`: how the cpuio engine keeps a CPU busy.

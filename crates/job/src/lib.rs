@@ -31,7 +31,7 @@ pub mod target;
 pub mod units;
 
 pub use docs::fio_compat_markdown;
-pub use engine_options::{CpuMode, EngineOptions};
+pub use engine_options::{CpuMode, EngineOptions, NetOptions, NetProtocol};
 pub use error::{JobError, Origin};
 pub use flags::{Arity, GLOBAL_FLAGS, GlobalFlag};
 pub use help::{cmdhelp, enghelp};

@@ -221,6 +221,7 @@ fn finish_all(
         options::check_engine_options(&spec).map_err(invalid)?;
         options::nbd_target(&mut spec).map_err(invalid)?;
         options::check_pseudo(&spec, warnings).map_err(invalid)?;
+        options::check_net(&mut spec).map_err(invalid)?;
         if ctx.readonly && (spec.rw.kind.writes() || spec.rw.kind.trims()) {
             return Err(invalid(format!(
                 "rw={} writes, but --readonly was given",

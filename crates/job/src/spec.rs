@@ -424,6 +424,12 @@ pub struct JobSpec {
     pub cpus: Option<Vec<u32>>,
     /// `cpus_allowed_policy=split`: one CPU of `cpus` per clone, in turn.
     pub cpus_split: bool,
+    /// fio's `nice`: added to each clone's nice value as it starts (-20 to 19; 0 leaves it).
+    pub nice: i32,
+    /// fio's `prioclass` (0 to 3: none, real-time, best-effort, idle) and `prio` (0 to 7):
+    /// each clone's IO priority, set as it starts when either is given.
+    pub prioclass: Option<u8>,
+    pub prio: Option<u8>,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
     /// fio's `thread`: clones run as threads. Without it fio forks a process per clone;
@@ -623,6 +629,9 @@ impl JobSpec {
             group: 0,
             cpus: None,
             cpus_split: false,
+            nice: 0,
+            prioclass: None,
+            prio: None,
             stonewall: false,
             thread: false,
             exitall: false,

@@ -324,6 +324,7 @@ impl Worker<'_> {
                     self.free.push(slot);
                     self.drain()?;
                 }
+                Queued::End => self.free.push(slot),
             }
         }
         Ok(())

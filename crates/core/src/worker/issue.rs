@@ -174,6 +174,7 @@ impl Worker<'_> {
                     self.free.push(slot);
                     Ok(false)
                 }
+                Queued::End => Ok(self.stream_ended(slot)),
             };
         }
         let queued = match self.engine.queue(&io) {
@@ -195,7 +196,16 @@ impl Worker<'_> {
                 self.free.push(slot);
                 Ok(false)
             }
+            Queued::End => Ok(self.stream_ended(slot)),
         }
+    }
+
+    /// The engine's peer ended the stream: the slot is free and no further IO is issued.
+    #[cold]
+    fn stream_ended(&mut self, slot: u32) -> bool {
+        self.free.push(slot);
+        self.files_done = true;
+        false
     }
 
     /// The direction of the next IO. A mixed job follows fio's `get_rw_ddir`: a direction

@@ -169,7 +169,9 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
     let pinned = match plan.job.cpus_for_thread(plan.thread) {
         Some(cpus) => crate::cpu::run_on(&cpus),
         None => Ok(()),
-    };
+    }
+    .and_then(|()| crate::cpu::add_nice(plan.job.nice))
+    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio));
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(mut w) => {
             w.logging = log.map(|l| logging::Logging::new(l, &plan.job));
@@ -212,6 +214,7 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         .measure_end
         .saturating_duration_since(worker.job_start);
     out.engine_info = worker.engine.info();
+    out.stats.dirs[0].drop_ios += worker.engine.dropped_reads();
     out.latency_depth = worker.lat.as_ref().map(|l| l.qd);
     out.helper_ns = worker.helper_ns;
     plan.counters.set_state(if out.error.is_some() {

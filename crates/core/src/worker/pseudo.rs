@@ -42,7 +42,7 @@ impl Worker<'_> {
             match self.engine.queue(&io)? {
                 Queued::Done(_) => {}
                 // fio's cpuio says it is done with FIO_Q_BUSY; here every such engine does.
-                Queued::Busy => return Ok(()),
+                Queued::Busy | Queued::End => return Ok(()),
                 Queued::Pending => {
                     return Err(EngineError::protocol(
                         "an engine without files queued an IO it cannot complete",

@@ -167,6 +167,7 @@ impl Driver {
                         self.free.push(slot);
                         break;
                     }
+                    Queued::End => panic!("a storage engine ended its stream"),
                 }
                 next += 1;
             }

@@ -1,10 +1,75 @@
-//! Which CPUs a job's clones run on: fio's `cpus_allowed`, `cpumask` and
-//! `cpus_allowed_policy`.
+//! Which CPUs a job's clones run on and at which CPU priority: fio's `cpus_allowed`,
+//! `cpumask`, `cpus_allowed_policy`, `nice`, and the IO priority `prio`/`prioclass`.
 
 use super::{Category as C, Kind as K, OptDef, val};
 use crate::units::parse_u64;
 
+/// fio's range of `nice`.
+const NICE: std::ops::RangeInclusive<i32> = -20..=19;
+
+fn parse_nice(v: &str) -> Result<i32, String> {
+    let n: i32 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' is not a whole number"))?;
+    if !NICE.contains(&n) {
+        return Err(format!("{n} is out of range (-20 to 19)"));
+    }
+    Ok(n)
+}
+
+/// A whole number from 0 to `max`.
+fn parse_small(v: &str, max: u8) -> Result<u8, String> {
+    match v.trim().parse::<u8>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("'{v}' is not a whole number from 0 to {max}")),
+    }
+}
+
 pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "prio",
+        K::Int,
+        C::Job,
+        "",
+        "IO priority level of each clone within its class (0 to 7, 0 highest)",
+        |b, v| {
+            b.spec.prio = Some(parse_small(val(v)?, 7)?);
+            Ok(())
+        },
+    )
+    .note("Set with ioprio_set on each clone's thread (or process) as it starts."),
+    OptDef::new(
+        "prioclass",
+        K::Int,
+        C::Job,
+        "",
+        "IO priority class of each clone (1 real-time, 2 best-effort, 3 idle; 0: best-effort)",
+        |b, v| {
+            b.spec.prioclass = Some(parse_small(val(v)?, 3)?);
+            Ok(())
+        },
+    )
+    .note(
+        "The real-time class needs CAP_SYS_ADMIN: without it the job ends with the system's \
+         refusal and that reason before any IO.",
+    ),
+    OptDef::new(
+        "nice",
+        K::Int,
+        C::Job,
+        "0",
+        "Add this to the nice value of each clone as it starts (-20 to 19)",
+        |b, v| {
+            b.spec.nice = parse_nice(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note(
+        "Set on each clone's thread (or process) as fio sets it on its process; a value the \
+         system refuses (a negative one without CAP_SYS_NICE) ends the job with the \
+         system's reason before any IO.",
+    ),
     OptDef::new(
         "cpus_allowed",
         K::Str,

@@ -9,6 +9,7 @@ mod engine;
 mod files;
 mod io;
 mod logs;
+mod net;
 mod pseudo;
 mod random;
 mod refused;
@@ -21,6 +22,8 @@ use crate::build::JobBuilder;
 
 pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target, route_target};
 pub(crate) use logs::fix_logs;
+pub(crate) use net::check_net;
+pub use net::is_multicast;
 pub use refused::{Refused, UNSUPPORTED, UNSUPPORTED_ENGINES};
 pub(crate) use verify::fix_verify;
 
@@ -279,6 +282,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         io::DEFS,
         io::BLOCK_SIZES,
         engine::DEFS,
+        net::DEFS,
         pseudo::DEFS,
         timing::DEFS,
         timing::RATE,

@@ -33,16 +33,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
         "Options of fio engines storbench does not have (below): they mean nothing without \
          their engine.",
         &[
-            "hostname",
-            "port",
-            "protocol",
-            "nodelay",
-            "listen",
-            "pingpong",
-            "interface",
-            "ttl",
-            "window_size",
-            "mss",
             "donorname",
             "inplace",
             "volume",
@@ -88,12 +78,9 @@ pub const UNSUPPORTED: Refused = Refused(&[
     (
         "Process priority, scheduling and placement: they need privileges or change the \
          host's state (cgroups, the I/O scheduler, another user), which a benchmark should \
-         not do behind the user's back; use `nice`, `ionice`, `numactl` or `systemd-run` \
-         around storbench.",
+         not do behind the user's back; use `ionice`, `numactl` or `systemd-run` around \
+         storbench.",
         &[
-            "nice",
-            "prio",
-            "prioclass",
             "ioscheduler",
             "cgroup",
             "cgroup_nodelete",
@@ -247,9 +234,8 @@ pub const UNSUPPORTED: Refused = Refused(&[
 /// fio engine names storbench does not have, by reason.
 pub const UNSUPPORTED_ENGINES: Refused = Refused(&[
     (
-        "Network engines that need a fio (or an RDMA peer) at the other end: storbench \
-         reaches storage servers with its own NFS, SMB, iSCSI and NBD clients instead.",
-        &["net", "netsplice", "rdma", "librpma_apm", "librpma_gpspm"],
+        "RDMA engines, which need RDMA hardware and an RDMA peer.",
+        &["rdma", "librpma_apm", "librpma_gpspm"],
     ),
     (
         "Clients of distributed and object storage systems, which need their libraries \

@@ -15,7 +15,7 @@
 mod socket;
 mod wire;
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use storbench_core::{
@@ -90,8 +90,7 @@ impl Net {
     fn inet_addr(&self) -> Result<SocketAddr, EngineError> {
         let host = self.o.hostname.as_deref().unwrap_or("");
         let port = self.o.port.unwrap_or(0);
-        let found = (host, port)
-            .to_socket_addrs()
+        let found = storbench_resolve::resolve(host, port)
             .map_err(|e| EngineError::os("resolve", &self.what, e))?;
         let v6 = self.o.protocol.is_v6();
         found

@@ -86,6 +86,17 @@ impl EngineInfo {
         self.serves == Serves::NoFile
     }
 
+    /// Whether its "file" is a socket to a peer: fio's net and netsplice engines.
+    pub fn is_net(&self) -> bool {
+        std::ptr::eq(self.options, NET_OPTIONS)
+    }
+
+    /// Whether it reports rates in bits unless `unit_base` says otherwise, as fio's net
+    /// engine does (netsplice reports bytes).
+    pub fn reports_bits(&self) -> bool {
+        self.is_net() && self.name == "net"
+    }
+
     /// Whether its IOs move data on the target (quick refuses the others).
     pub fn moves_data(&self) -> bool {
         matches!(self.serves, Serves::Local | Serves::Url(_))

@@ -174,9 +174,9 @@ pub fn is_multicast(host: &str) -> bool {
 /// job's file name is its host (or socket path), as in fio, so it moves to `hostname` and
 /// the job has no file of its own.
 pub(crate) fn check_net(job: &mut JobSpec) -> Result<(), String> {
-    if !matches!(job.ioengine.as_str(), "net" | "netsplice") {
+    let Some(engine) = crate::catalogue::find(&job.ioengine).filter(|e| e.is_net()) else {
         return Ok(());
-    }
+    };
     if job.engine_options.net.hostname.is_none() && !job.filenames.is_empty() {
         job.engine_options.net.hostname = Some(job.filenames[0].clone());
     }
@@ -184,7 +184,7 @@ pub(crate) fn check_net(job: &mut JobSpec) -> Result<(), String> {
     job.nrfiles = 1;
     // fio's net engine reports in bits unless unit_base says otherwise (netsplice in bytes).
     let unit_base = job.options.iter().rev().find(|(k, _)| k == "unit_base");
-    if job.ioengine == "net" && unit_base.is_none_or(|(_, v)| v.trim() == "0") {
+    if engine.reports_bits() && unit_base.is_none_or(|(_, v)| v.trim() == "0") {
         job.unit_base = 1;
     }
     if job.numjobs > 1 {

@@ -159,7 +159,9 @@ fn quick_stopped_before_the_random_tests_lists_no_iops() {
     let mut run = quick_run(2_000);
     run.groups.truncate(1);
     store.save(&run, &meta("seq-only", &[])).unwrap();
-    let h = store.list(&RunFilter::default()).unwrap()[0].headline.clone();
+    let h = store.list(&RunFilter::default()).unwrap()[0]
+        .headline
+        .clone();
     assert_eq!(h.read_bw, Some(100.0 * 1048576.0));
     assert_eq!((h.read_iops, h.write_iops), (None, None));
 }
@@ -240,7 +242,9 @@ fn a_repeated_runs_headline_is_the_mean_of_its_rounds() {
         rounds: vec![round(100), round(300)],
     });
     store.save(&run, &meta("rep", &[])).unwrap();
-    let h = store.list(&RunFilter::default()).unwrap()[0].headline.clone();
+    let h = store.list(&RunFilter::default()).unwrap()[0]
+        .headline
+        .clone();
     let mib_s = h.read_bw.unwrap() / f64::from(1u32 << 20);
     assert!(
         (mib_s - 100.0).abs() < 1e-6,

@@ -93,6 +93,24 @@ impl Profile {
         }
     }
 
+    /// CrystalDiskMark's own name for the set, for the card and the report.
+    pub fn title(self) -> &'static str {
+        match self {
+            Profile::Classic => "classic (CrystalDiskMark 6)",
+            Profile::Default => "Default",
+            Profile::Peak => "Peak Performance",
+            Profile::Real => "Real World Performance",
+            Profile::Nvme => "NVMe SSD",
+        }
+    }
+
+    /// The profile a quick run recorded in its global options; `None` for runs saved before
+    /// profiles existed (they ran the classic set) and for other modes.
+    pub fn of_options(global_options: &[(String, String)]) -> Option<Profile> {
+        let (_, v) = global_options.iter().rev().find(|(k, _)| k == "profile")?;
+        Profile::parse(v).ok()
+    }
+
     /// The profile's tests in CrystalDiskMark 8's order.
     pub fn tests(self) -> &'static [QuickTest] {
         const CLASSIC: [QuickTest; 4] = [
@@ -193,15 +211,19 @@ fn canonical(name: &str) -> String {
     name.trim().replace(['-', '_'], " ").to_ascii_uppercase()
 }
 
+/// The test names `--tests` gave, checked against a profile by [`TestSet::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestNames(pub Vec<String>);
+
 /// Parses `--tests`: names separated by commas, none empty.
-pub fn parse_test_names(s: &str) -> Result<Vec<String>, String> {
+pub fn parse_test_names(s: &str) -> Result<TestNames, String> {
     let names: Vec<String> = s.split(',').map(|n| n.trim().to_string()).collect();
     if names.iter().any(String::is_empty) {
         return Err(format!(
             "'{s}': expected test names separated by commas, such as SEQ1M-Q8T1,RND4K-Q1T1"
         ));
     }
-    Ok(names)
+    Ok(TestNames(names))
 }
 
 /// Parses `--threads`: 1 to 64, CrystalDiskMark's range.
@@ -482,7 +504,10 @@ mod tests {
         assert_eq!(w.jobs[2].rw.kind, RwKind::RandRw);
         assert_eq!(w.jobs[2].rwmixread, 70);
         assert!(w.jobs.iter().all(|j| j.numjobs == 4));
-        assert!(w.global_options.contains(&("profile".into(), "peak".into())));
+        assert!(
+            w.global_options
+                .contains(&("profile".into(), "peak".into()))
+        );
     }
 
     #[test]

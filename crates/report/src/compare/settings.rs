@@ -10,7 +10,8 @@ use storbench_model::result::{Environment, RunResult, TargetInfo};
 use super::NamedRun;
 
 /// Settings that change a result, by the name the warning gives them, in warning order.
-const SETTINGS: [&str; 9] = [
+const SETTINGS: [&str; 10] = [
+    "profile",
     "size",
     "runtime",
     "direct/buffered",
@@ -63,6 +64,9 @@ fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
     };
+    if let Some(p) = global("profile") {
+        add("profile", p);
+    }
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
         let given = |keys: &[&str]| {
             keys.iter().find_map(|key| {

@@ -69,6 +69,9 @@ pub struct QuickArgs {
     /// of fio's formats (the names `show --format` takes for a quick run).
     #[arg(long, value_name = "FORMAT", default_value = "quick", value_parser = parse_format)]
     pub format: String,
+    /// Also list each test's verdict under the notes (the Valid column shows them).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// The same as --format quick-json (kept for scripts).
     #[arg(long, hide = true)]
     pub json: bool,
@@ -195,8 +198,19 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     } else {
         args.format.as_str()
     };
+    let table = storbench_report::registry::for_run(format, RunMode::Quick)
+        .is_some_and(|f| f.name == "quick");
+    let layout = storbench_report::notes::Layout {
+        width: crate::ui::stdout_columns(),
+        verdicts: args.verbose,
+    };
     let render = |run: &RunResult| -> anyhow::Result<()> {
-        storbench_report::registry::write_run(format, run, &mut std::io::stdout())?;
+        let mut out = std::io::stdout();
+        if table {
+            storbench_report::quick::render_for(run, layout, &mut out)?;
+        } else {
+            storbench_report::registry::write_run(format, run, &mut out)?;
+        }
         Ok(())
     };
     session.run(measure, verdicts, render)

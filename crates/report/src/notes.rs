@@ -60,6 +60,7 @@ pub fn wrap(line: &str, width: usize, indent: usize) -> String {
     for word in line[lead..].split(' ') {
         let len = word.chars().count();
         if !first && col + 1 + len > width {
+            out.truncate(out.trim_end().len());
             out.push('\n');
             out.push_str(&" ".repeat(indent));
             col = indent;
@@ -305,11 +306,9 @@ mod wrap_tests {
         );
         assert_eq!(wrap("  info     short", 80, 11), "  info     short");
         let long = format!("  info     {} x", "y".repeat(100));
-        assert_eq!(
-            wrap(&long, 40, 11).lines().count(),
-            2,
-            "a long word stands alone"
-        );
+        let lines: Vec<String> = wrap(&long, 40, 11).lines().map(String::from).collect();
+        assert_eq!(lines.len(), 3, "a long word stands alone: {lines:?}");
+        assert_eq!(lines[0], "  info");
     }
 }
 

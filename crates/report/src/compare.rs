@@ -16,7 +16,7 @@ pub(crate) mod figures;
 pub(crate) mod hosts;
 pub mod noise;
 pub(crate) mod render;
-pub(crate) mod settings;
+pub mod settings;
 
 use serde::Serialize;
 use storbench_model::confidence::{Interval, bootstrap_interval, t_interval};

@@ -336,7 +336,7 @@ pub fn workload(o: &QuickOptions) -> Workload {
         jobs,
         global_options: vec![
             ("size".into(), o.size.to_string()),
-            ("runtime".into(), format!("{}", o.runtime.as_secs())),
+            ("runtime".into(), format!("{}ms", o.runtime.as_millis())),
             ("direct".into(), if o.direct { "1" } else { "0" }.into()),
             ("ioengine".into(), o.ioengine.clone()),
             ("profile".into(), o.set.profile.name().into()),

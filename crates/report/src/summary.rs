@@ -182,17 +182,26 @@ pub fn render_markdown(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
 /// The verdict of a summary row's test (`SEQ1M Q8T1 read`, fio's `job0 read`): ok,
 /// suspect or INVALID, `-` when the run did not judge it.
 fn validity(run: &RunResult, test: &str) -> &'static str {
-    let v = run.verdicts.iter().find(|v| {
-        test == v.job
-            || test
-                .strip_prefix(v.job.as_str())
-                .is_some_and(|rest| rest.starts_with(' '))
-    });
-    match v.map(|v| v.validity) {
-        None => "-",
-        Some(storbench_model::result::Validity::Valid) => "ok",
-        Some(storbench_model::result::Validity::Suspect) => "suspect",
-        Some(storbench_model::result::Validity::Invalid) => "INVALID",
+    run.verdicts
+        .iter()
+        .find(|v| verdict_of(&v.job, test))
+        .map_or("-", |v| validity_name(v.validity))
+}
+
+/// Whether a verdict on `job` is one on the summary row `test` (`job0` and `job0 read`).
+pub(crate) fn verdict_of(job: &str, test: &str) -> bool {
+    test == job
+        || test
+            .strip_prefix(job)
+            .is_some_and(|rest| rest.starts_with(' '))
+}
+
+/// A verdict as the Valid column shows it.
+pub(crate) fn validity_name(v: storbench_model::result::Validity) -> &'static str {
+    match v {
+        storbench_model::result::Validity::Valid => "ok",
+        storbench_model::result::Validity::Suspect => "suspect",
+        storbench_model::result::Validity::Invalid => "INVALID",
     }
 }
 

@@ -164,10 +164,17 @@ pub fn settings_line(run: &RunResult) -> String {
         ("engine", "engine"),
         ("profile", "profile"),
     ] {
-        let Some(values) = m.get(key).filter(|v| !v.contains("-") || v.len() > 1) else {
+        let Some(values) = m.get(key) else {
             continue;
         };
-        let v: Vec<&str> = values.iter().map(String::as_str).collect();
+        let v: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| !v.is_empty() && *v != "-")
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
         let v = v.join("/");
         parts.push(if shown.is_empty() {
             v

@@ -395,6 +395,9 @@ mod tests {
         }
     }
 
+    /// A test as the cases give it: name, `seq` or `rnd`, block size, queue depth, threads.
+    type Case = (&'static str, &'static str, u64, u32, u32);
+
     /// `(name, rw, bs, iodepth, numjobs)` of each job.
     fn jobs_of(set: TestSet) -> Vec<(String, &'static str, u64, u32, u32)> {
         let o = QuickOptions { set, ..opts() };
@@ -416,7 +419,7 @@ mod tests {
             .collect()
     }
 
-    fn expect(tests: &[(&str, &str, u64, u32, u32)]) -> Vec<(String, &'static str, u64, u32, u32)> {
+    fn expect(tests: &[Case]) -> Vec<(String, &'static str, u64, u32, u32)> {
         let mut out = Vec::new();
         for &(name, kind, bs, q, t) in tests {
             let (r, w): (&'static str, &'static str) = if kind == "seq" {
@@ -432,7 +435,7 @@ mod tests {
 
     #[test]
     fn each_profile_runs_crystaldiskmarks_tests() {
-        let cases: [(Profile, &[(&str, &str, u64, u32, u32)]); 5] = [
+        let cases: [(Profile, &[Case]); 5] = [
             (
                 Profile::Default,
                 &[

@@ -121,6 +121,8 @@ fn heading(metric: MetricId, unit: &str) -> String {
 /// repeated run's cells are means ± the half width of their 95% interval; a judged run gets
 /// a Valid column, and the notes follow the table, so a suspect run does not paste as clean.
 pub fn render_markdown(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    // Job names and notes are the user's text: control characters are shown, not sent.
+    let out = &mut crate::terminal::Escaped::new(out);
     let s = summary(run);
     writeln!(out, "{}\n", title(run))?;
     let settings = crate::compare::settings::settings_line(run);

@@ -48,6 +48,11 @@ fn for_terminal(c: &Comparison) -> Comparison {
     let mut c = c.clone();
     for r in &mut c.runs {
         r.name = esc(&r.name);
+        r.settings = esc(&r.settings);
+        r.run_notes = r.run_notes.iter().map(esc).collect();
+        for (job, _) in &mut r.validity {
+            *job = esc(job);
+        }
     }
     for t in &mut c.tests {
         t.test = esc(&t.test);

@@ -160,3 +160,23 @@ fn every_shell_gets_a_script_and_others_are_refused() {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.contains("tcsh"), "{}", r.stderr);
 }
+
+/// `fio --help` teaches storbench's own flags first and points to fio's option list.
+#[test]
+fn fio_help_starts_with_storbenchs_own_flags() {
+    let r = run(&["fio", "--help"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let own = r
+        .stdout
+        .find("storbench's own flags")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    for flag in ["--label", "--tag", "--repeat", "--no-save"] {
+        let at = r.stdout.find(flag).unwrap_or_else(|| panic!("{flag}"));
+        assert!(at > own, "{flag} before the own flags' heading");
+    }
+    assert!(r.stdout.contains("--cmdhelp"), "{}", r.stdout);
+    for kind in ["nfs://", "smb://", "iscsi://", "nbd://"] {
+        assert!(r.stdout.contains(kind), "{kind}: {}", r.stdout);
+    }
+    assert!(r.stdout.lines().count() < 60, "{}", r.stdout);
+}

@@ -180,3 +180,20 @@ fn fio_help_starts_with_storbenchs_own_flags() {
     }
     assert!(r.stdout.lines().count() < 60, "{}", r.stdout);
 }
+
+/// The measuring subcommands' help names every kind of target (bonnie says which it cannot
+/// hold its files on).
+#[test]
+fn measuring_help_names_every_target_kind() {
+    for sub in ["quick", "bonnie"] {
+        let r = run(&[sub, "--help"]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        for kind in ["nfs://", "smb://", "iscsi://", "nbd://"] {
+            assert!(
+                r.stdout.contains(kind),
+                "{sub} --help lacks {kind}:\n{}",
+                r.stdout
+            );
+        }
+    }
+}

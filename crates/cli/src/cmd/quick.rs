@@ -23,8 +23,9 @@ use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
 #[derive(clap::Args, Debug)]
 pub struct QuickArgs {
-    /// Directory for the test file, a block device, nfs://host/export[/dir] or
-    /// iscsi://host/iqn/lun (default: the current directory).
+    /// Directory for the test file, a block device, nfs://host/export[/dir],
+    /// smb://[user@]host/share[/dir], iscsi://host/iqn/lun or nbd://host[:port]/export
+    /// (default: the current directory).
     pub target: Option<String>,
     /// Size of the test file (fio units: 512M, 1g, 2GiB…).
     /// At least 1 MiB, in whole MiB.

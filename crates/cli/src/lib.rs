@@ -172,10 +172,8 @@ pub enum Command {
     /// Remove files that killed quick runs left in a directory (asks first).
     Clean(cmd::clean::CleanArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(hide = true)]
     Completions(cmd::shell::CompletionsArgs),
     /// Print the man page, or write every page into a directory.
-    #[command(hide = true)]
     Man(cmd::shell::ManArgs),
 }
 

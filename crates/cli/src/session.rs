@@ -26,7 +26,7 @@ use storbench_model::result::RunResult;
 use storbench_store::Store;
 
 use crate::StoreArgs;
-use crate::cmd::save::{check_label, db_path, save_to};
+use crate::cmd::save::{check_label, db_path, save_to, say_saved};
 use crate::multihost::Combined;
 use crate::running::{exit_code, redact_run, report_job_errors};
 
@@ -86,17 +86,22 @@ impl Session {
         }
         verdicts(&mut run);
         redact_run(&mut run)?;
+        // Bookkeeping comes after the table: the run is saved first, and said so after.
         let saved = self.save(&run);
-        render(&run)?;
-        saved?;
+        let rendered = render(&run);
+        let id = saved?;
+        if let (Some(id), Some(db)) = (id, &self.db) {
+            say_saved(db, &self.store, id);
+        }
+        rendered?;
         report_job_errors(&run);
         Ok(exit_code(&run))
     }
 
-    fn save(&mut self, run: &RunResult) -> anyhow::Result<()> {
+    fn save(&mut self, run: &RunResult) -> anyhow::Result<Option<i64>> {
         match &mut self.db {
-            Some(db) => save_to(db, &self.store, run).map(|_| ()),
-            None => Ok(()),
+            Some(db) => save_to(db, &self.store, run).map(Some),
+            None => Ok(None),
         }
     }
 }

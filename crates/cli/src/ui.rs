@@ -374,3 +374,16 @@ pub fn human_bytes(b: u64) -> String {
         format!("{v:.1} {}", UNITS[i])
     }
 }
+
+/// The width of the terminal stdout writes to (TIOCGWINSZ), else `COLUMNS`; None when
+/// neither says (a pipe or a file gets the wide layout).
+pub fn stdout_columns() -> Option<usize> {
+    if std::io::stdout().is_terminal() {
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        // SAFETY: TIOCGWINSZ fills the winsize it is given and fails on anything else.
+        if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
+            return Some(usize::from(ws.ws_col));
+        }
+    }
+    std::env::var("COLUMNS").ok()?.trim().parse().ok()
+}

@@ -62,18 +62,42 @@ fn one_quick_run_shared_every_way() {
     let md = ok(&db, &["show", "nas", "--format", "markdown"]);
     let lines: Vec<&str> = md.lines().collect();
     assert!(lines[0].starts_with("**storbench quick** · "), "{md}");
+    // The settings: size and runtime with units, direct or buffered, the file system.
     assert!(
-        lines[2].starts_with("| test | MB/s | IOPS | p50 (") && lines[2].ends_with("| CPU |"),
+        lines[2].starts_with("size 8 MiB · runtime 200 ms · ")
+            && (lines[2].contains(" · direct · ") || lines[2].contains(" · buffered · "))
+            && lines[2].contains(" · file system "),
         "{md}"
     );
-    assert_eq!(
-        lines.len(),
-        2 + 2 + 8,
-        "a heading, the table head, 8 tests:\n{md}"
+    assert!(
+        lines[4].starts_with("| test | MB/s | IOPS | p50 (")
+            && lines[4].ends_with("| CPU | Valid |"),
+        "{md}"
     );
-    assert!(lines[4].starts_with("| SEQ1M Q8T1 read | "), "{md}");
-    assert!(md.contains("| RND4K Q1T1 write | "), "{md}");
+    assert!(lines[6].starts_with("| SEQ1M Q8T1 read | "), "{md}");
+    let tests = &lines[6..14];
+    assert!(tests[7].starts_with("| RND4K Q1T1 write | "), "{md}");
+    for t in tests {
+        assert!(
+            ["| ok |", "| suspect |", "| INVALID |"]
+                .iter()
+                .any(|v| t.ends_with(v)),
+            "no verdict: {t}"
+        );
+    }
     assert!(!md.contains("NaN") && md.contains('%'), "{md}");
+    // The notes the terminal gives, as a list.
+    let quick_notes = ok(&db, &["show", "nas"]);
+    if quick_notes.contains("storbench notes:") {
+        assert!(md.contains("\nNotes:\n\n- "), "{md}");
+    }
+    assert!(
+        !tests
+            .iter()
+            .any(|t| t.ends_with("| suspect |") || t.ends_with("| INVALID |"))
+            || md.contains("Notes:"),
+        "a marked test without its notes: {md}"
+    );
 
     let csv = ok(&db, &["show", "nas", "--format", "csv"]);
     let mut rows = csv.lines();

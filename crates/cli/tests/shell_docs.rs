@@ -9,7 +9,7 @@ use std::process::Command;
 use clap::CommandFactory;
 use common::{Run, storbench};
 
-/// The subcommands `--help` shows (hidden ones, `completions` and `man`, are not documented).
+/// The subcommands `--help` shows.
 fn visible_subcommands() -> Vec<String> {
     storbench::Cli::command()
         .get_subcommands()
@@ -65,8 +65,21 @@ fn man_page_renders_and_names_every_subcommand() {
             "{sub} missing:\n{text}"
         );
     }
-    for hidden in ["storbench-completions", "storbench-man"] {
-        assert!(!text.contains(hidden), "{hidden} is documented:\n{text}");
+    for sub in ["completions", "man"] {
+        assert!(subs.iter().any(|s| s == sub), "{sub} hidden: {subs:?}");
+    }
+}
+
+#[test]
+fn help_lists_completions_and_man() {
+    let r = run(&["--help"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for sub in ["completions", "man"] {
+        assert!(
+            r.stdout.lines().any(|l| l.trim_start().starts_with(sub)),
+            "{sub} missing from --help:\n{}",
+            r.stdout
+        );
     }
 }
 
@@ -146,4 +159,41 @@ fn every_shell_gets_a_script_and_others_are_refused() {
     assert_eq!(r.code, Some(2));
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
     assert!(r.stderr.contains("tcsh"), "{}", r.stderr);
+}
+
+/// `fio --help` teaches storbench's own flags first and points to fio's option list.
+#[test]
+fn fio_help_starts_with_storbenchs_own_flags() {
+    let r = run(&["fio", "--help"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let own = r
+        .stdout
+        .find("storbench's own flags")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    for flag in ["--label", "--tag", "--repeat", "--no-save"] {
+        let at = r.stdout.find(flag).unwrap_or_else(|| panic!("{flag}"));
+        assert!(at > own, "{flag} before the own flags' heading");
+    }
+    assert!(r.stdout.contains("--cmdhelp"), "{}", r.stdout);
+    for kind in ["nfs://", "smb://", "iscsi://", "nbd://"] {
+        assert!(r.stdout.contains(kind), "{kind}: {}", r.stdout);
+    }
+    assert!(r.stdout.lines().count() < 60, "{}", r.stdout);
+}
+
+/// The measuring subcommands' help names every kind of target (bonnie says which it cannot
+/// hold its files on).
+#[test]
+fn measuring_help_names_every_target_kind() {
+    for sub in ["quick", "bonnie"] {
+        let r = run(&[sub, "--help"]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        for kind in ["nfs://", "smb://", "iscsi://", "nbd://"] {
+            assert!(
+                r.stdout.contains(kind),
+                "{sub} --help lacks {kind}:\n{}",
+                r.stdout
+            );
+        }
+    }
 }

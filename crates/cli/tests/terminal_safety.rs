@@ -62,6 +62,7 @@ fn names_labels_and_tags_are_escaped_in_human_outputs() {
         vec!["show", "1"],
         vec!["compare", "1", "2"],
         vec!["compare", "1", "2", "--format", "markdown"],
+        vec!["show", "1", "--format", "markdown"],
     ] {
         let run = Run::of(with_db(&db).args(&args));
         assert!(run.success(), "{args:?}: {}", run.stderr);

@@ -119,7 +119,11 @@ pub const GLOBAL_FLAGS: &[GlobalFlag] = &[
         Arity::None,
         "Print the version in fio's form: fio-3.33 (storbench VERSION)",
     ),
-    yes("help", Arity::None, "Print usage"),
+    yes(
+        "help",
+        Arity::None,
+        "Print usage: storbench's own flags first, then where fio's options are (--cmdhelp)",
+    ),
     yes("warnings-fatal", Arity::None, "Treat warnings as errors"),
     no(
         "latency-log",

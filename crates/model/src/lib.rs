@@ -16,6 +16,7 @@ pub mod hosts;
 pub mod iolog;
 pub mod live;
 pub mod merge;
+pub mod profile;
 pub mod redact;
 pub mod repeats;
 pub mod result;

@@ -231,6 +231,10 @@ fn footer(run: &RunResult) -> String {
         .verdicts
         .iter()
         .filter(|v| v.validity != Validity::Valid);
+    let version = match storbench_model::profile::Profile::of_options(&run.global_options) {
+        Some(p) => format!("{version} · profile {}", p.title()),
+        None => version,
+    };
     let version = match crate::intervals::rounds_used(run) {
         n if n > 1 => format!("{version} · means of {n} rounds ± 95% interval"),
         _ => version,

@@ -16,7 +16,7 @@ pub(crate) mod figures;
 pub(crate) mod hosts;
 pub mod noise;
 pub(crate) mod render;
-pub(crate) mod settings;
+pub mod settings;
 
 use serde::Serialize;
 use storbench_model::confidence::{Interval, bootstrap_interval, t_interval};
@@ -43,6 +43,15 @@ pub struct RunColumn {
     pub started_unix_ms: u64,
     /// Complete rounds (`--repeat`); 1 for a run without repeats.
     pub rounds: usize,
+    /// The run's settings line ([`settings::settings_line`]), for markdown.
+    #[serde(skip)]
+    pub settings: String,
+    /// Each judged test's verdict as the Valid column shows it (`ok`, `suspect`, `INVALID`).
+    #[serde(skip)]
+    pub validity: Vec<(String, &'static str)>,
+    /// The run's notes as people read them: `warning: ...`.
+    #[serde(skip)]
+    pub run_notes: Vec<String>,
 }
 
 /// Everything `compare` prints.
@@ -186,6 +195,19 @@ pub fn compare(runs: &[NamedRun<'_>], baseline: usize) -> Comparison {
                     .repeats
                     .as_ref()
                     .map_or(1, |rep| rep.complete().count()),
+                settings: settings::settings_line(r.run),
+                validity: r
+                    .run
+                    .verdicts
+                    .iter()
+                    .map(|v| (v.job.clone(), crate::summary::validity_name(v.validity)))
+                    .collect(),
+                run_notes: crate::notes::for_people(&r.run.notes)
+                    .into_iter()
+                    .map(|(level, message, _)| {
+                        format!("{}: {message}", crate::notes::level_name(level))
+                    })
+                    .collect(),
             })
             .collect(),
         baseline,

@@ -12,6 +12,70 @@ pub const INTERRUPTED: &str = "the run was interrupted: the figures cover only w
 /// A run's notes block, ending with one verdict line per judged entry.
 pub fn render_run(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     render(&run.notes, run.interrupted, out)?;
+    render_verdicts(run, out)
+}
+
+/// How a terminal reader gets the notes: wrapped to `width` columns (unwrapped when
+/// `None`), and the verdict lines only when `verdicts` (they repeat a table's Valid column).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub width: Option<usize>,
+    pub verdicts: bool,
+}
+
+/// The notes block as [`render_run`] writes it, laid out for a terminal.
+pub fn render_run_for(run: &RunResult, layout: Layout, out: &mut dyn Write) -> io::Result<()> {
+    let mut block = Vec::new();
+    render(&run.notes, run.interrupted, &mut block)?;
+    if layout.verdicts {
+        render_verdicts(run, &mut block)?;
+    }
+    let text = String::from_utf8_lossy(&block);
+    match layout.width {
+        Some(w) => {
+            for line in text.lines() {
+                writeln!(out, "{}", wrap(line, w, NOTE_INDENT))?;
+            }
+            Ok(())
+        }
+        None => out.write_all(text.as_bytes()),
+    }
+}
+
+/// Where a note's text starts: two spaces, the level in eight columns, a space.
+const NOTE_INDENT: usize = 11;
+
+/// `line` broken at spaces so that no line is wider than `width` columns (a word longer
+/// than that stands alone), continuation lines indented by `indent` spaces.
+pub fn wrap(line: &str, width: usize, indent: usize) -> String {
+    let width = width.max(indent + 20);
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let lead = line.len() - line.trim_start().len();
+    let mut out = String::with_capacity(line.len() + 16);
+    out.push_str(&line[..lead]);
+    let mut col = lead;
+    let mut first = true;
+    for word in line[lead..].split(' ') {
+        let len = word.chars().count();
+        if !first && col + 1 + len > width {
+            out.truncate(out.trim_end().len());
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            col = indent;
+        } else if !first {
+            out.push(' ');
+            col += 1;
+        }
+        out.push_str(word);
+        col += len;
+        first = false;
+    }
+    out
+}
+
+fn render_verdicts(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
     if run.verdicts.is_empty() {
         return Ok(());
     }
@@ -216,6 +280,35 @@ pub fn level_name(level: NoteLevel) -> &'static str {
         NoteLevel::Info => "info",
         NoteLevel::Limit => "limit",
         NoteLevel::Warning => "warning",
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn notes_wrap_at_word_boundaries() {
+        let line = "  warning  other processes used 98–109% CPU of this machine's 200% during the run: the host was busy [verdict.host]";
+        let w = wrap(line, 60, 11);
+        for l in w.lines() {
+            assert!(l.chars().count() <= 60, "{l:?}");
+        }
+        assert_eq!(
+            w.replace("\n           ", " "),
+            line,
+            "only spaces become breaks"
+        );
+        assert!(
+            w.lines()
+                .skip(1)
+                .all(|l| l.starts_with("           ") && !l[11..].starts_with(' '))
+        );
+        assert_eq!(wrap("  info     short", 80, 11), "  info     short");
+        let long = format!("  info     {} x", "y".repeat(100));
+        let lines: Vec<String> = wrap(&long, 40, 11).lines().map(String::from).collect();
+        assert_eq!(lines.len(), 3, "a long word stands alone: {lines:?}");
+        assert_eq!(lines[0], "  info");
     }
 }
 

@@ -304,10 +304,19 @@ fn verdict_mark(v: Option<&QuickVerdict>) -> &'static str {
     }
 }
 
-/// The table, then the notes block.
+/// The table, then the notes block without the verdict lines (the Valid column holds them).
 pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    render_for(run, crate::notes::Layout::default(), out)
+}
+
+/// The table, then the notes block laid out by `layout`.
+pub fn render_for(
+    run: &RunResult,
+    layout: crate::notes::Layout,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let out = &mut crate::terminal::Escaped::new(out);
-    let targets = targets(run);
+    let targets = named_targets(run);
     writeln!(out, "storbench quick: {}", targets.join(", "))?;
     writeln!(out)?;
     let rows = rows(run);
@@ -434,7 +443,7 @@ pub fn render(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
             "FAILED: the test stopped on an error (see the notes); its figures cover the time until then, including any wait for a lost server."
         )?;
     }
-    crate::notes::render_run(run, out)
+    crate::notes::render_run_for(run, layout, out)
 }
 
 /// The intervals of a row's test, for a repeated run.
@@ -495,6 +504,26 @@ fn server_names(rows: &[QuickRow]) -> Vec<String> {
         }
     }
     names
+}
+
+/// What the user named (the directory, device or URL), else the jobs' files.
+fn named_targets(run: &RunResult) -> Vec<String> {
+    let named: Vec<String> = run
+        .environment
+        .iter()
+        .flat_map(|e| &e.targets)
+        .map(|t| t.target.clone())
+        .fold(Vec::new(), |mut all, t| {
+            if !all.contains(&t) {
+                all.push(t);
+            }
+            all
+        });
+    if named.is_empty() {
+        targets(run)
+    } else {
+        named
+    }
 }
 
 fn targets(run: &RunResult) -> Vec<String> {

@@ -24,6 +24,9 @@ pub struct Summary {
     pub mode: RunMode,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
+    /// Each column's metric and unit as `compare` gives it, for its intervals.
+    #[serde(skip)]
+    pub keys: Vec<(MetricId, &'static str)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -92,6 +95,7 @@ pub fn summary(run: &RunResult) -> Summary {
         mode: run.mode,
         columns,
         rows,
+        keys,
     }
 }
 
@@ -113,35 +117,120 @@ fn heading(metric: MetricId, unit: &str) -> String {
     }
 }
 
-/// A markdown table headed by one line naming the run.
+/// A markdown table headed by one line naming the run and one with its settings; a
+/// repeated run's cells are means ± the half width of their 95% interval; a judged run gets
+/// a Valid column, and the notes follow the table, so a suspect run does not paste as clean.
 pub fn render_markdown(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    // Job names and notes are the user's text: control characters are shown, not sent.
+    let out = &mut crate::terminal::Escaped::new(out);
     let s = summary(run);
     writeln!(out, "{}\n", title(run))?;
-    if s.rows.is_empty() {
-        return writeln!(out, "(no test produced figures)");
+    let settings = crate::compare::settings::settings_line(run);
+    if !settings.is_empty() {
+        writeln!(out, "{}\n", md(&settings))?;
     }
+    if s.rows.is_empty() {
+        writeln!(out, "(no test produced figures)")?;
+        return markdown_notes(run, out);
+    }
+    let intervals = crate::intervals::of_run(run);
+    let judged = !run.verdicts.is_empty();
     write!(out, "| test |")?;
     for c in &s.columns {
         write!(out, " {} |", c.name)?;
+    }
+    if judged {
+        write!(out, " Valid |")?;
     }
     write!(out, "\n|---|")?;
     for _ in &s.columns {
         write!(out, "---:|")?;
     }
+    if judged {
+        write!(out, "---|")?;
+    }
     writeln!(out)?;
     for r in &s.rows {
-        write!(out, "| {} |", r.test.replace('|', "\\|"))?;
-        for (c, v) in s.columns.iter().zip(&r.values) {
-            let text = match v {
-                None => "-".to_string(),
-                Some(v) if c.unit == "%" => percent(*v),
-                Some(v) => num(*v),
+        write!(out, "| {} |", md(&r.test))?;
+        let iv = intervals.iter().find(|t| t.test == r.test);
+        for ((c, v), key) in s.columns.iter().zip(&r.values).zip(&s.keys) {
+            let text = match (v, iv.and_then(|t| t.get(key.0))) {
+                (None, _) => "-".to_string(),
+                (Some(v), _) if c.unit == "%" => percent(*v),
+                // The column may be in ms where the interval is in µs.
+                (Some(v), Some(m)) if m.interval.mean != 0.0 && *v != 0.0 => {
+                    let div = m.interval.mean / v;
+                    crate::intervals::interval_cell(*v, m.interval.low / div, m.interval.high / div)
+                }
+                (Some(v), _) => num(*v),
             };
             write!(out, " {text} |")?;
         }
+        if judged {
+            write!(out, " {} |", validity(run, &r.test))?;
+        }
         writeln!(out)?;
     }
+    if !intervals.is_empty() {
+        writeln!(
+            out,
+            "\nMeans over {} rounds ± the half width of their 95% interval.",
+            crate::intervals::rounds_used(run)
+        )?;
+    }
+    markdown_notes(run, out)
+}
+
+/// The verdict of a summary row's test (`SEQ1M Q8T1 read`, fio's `job0 read`): ok,
+/// suspect or INVALID, `-` when the run did not judge it.
+fn validity(run: &RunResult, test: &str) -> &'static str {
+    run.verdicts
+        .iter()
+        .find(|v| verdict_of(&v.job, test))
+        .map_or("-", |v| validity_name(v.validity))
+}
+
+/// Whether a verdict on `job` is one on the summary row `test` (`job0` and `job0 read`).
+pub(crate) fn verdict_of(job: &str, test: &str) -> bool {
+    test == job
+        || test
+            .strip_prefix(job)
+            .is_some_and(|rest| rest.starts_with(' '))
+}
+
+/// A verdict as the Valid column shows it.
+pub(crate) fn validity_name(v: storbench_model::result::Validity) -> &'static str {
+    match v {
+        storbench_model::result::Validity::Valid => "ok",
+        storbench_model::result::Validity::Suspect => "suspect",
+        storbench_model::result::Validity::Invalid => "INVALID",
+    }
+}
+
+/// The run's notes as a list, warnings first, as every text output gives them.
+fn markdown_notes(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+    let notes = crate::notes::for_people(&run.notes);
+    if notes.is_empty() && !run.interrupted {
+        return Ok(());
+    }
+    writeln!(out, "\nNotes:\n")?;
+    if run.interrupted && !run.notes.iter().any(|n| n.code == "warn.interrupted") {
+        writeln!(out, "- warning: {}", crate::notes::INTERRUPTED)?;
+    }
+    for (level, message, _) in notes {
+        writeln!(
+            out,
+            "- {}: {}",
+            crate::notes::level_name(level),
+            md(&message)
+        )?;
+    }
     Ok(())
+}
+
+/// Text in a markdown table or list: `|` escaped.
+fn md(s: &str) -> String {
+    s.replace('|', "\\|")
 }
 
 /// `**storbench quick** · nfs://nas/tank · 2026-11-29 17:20 UTC`

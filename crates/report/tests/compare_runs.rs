@@ -479,6 +479,43 @@ fn markdown_csv_and_json() {
     assert_eq!(json["tests"][0]["rows"][0]["values"][1], 43.363);
 }
 
+/// Markdown shares a comparison with its context: each run's settings (sizes and runtimes
+/// with units), a Valid row under a test some run judged, and each run's notes.
+#[test]
+fn markdown_keeps_settings_verdicts_and_notes() {
+    let mut suspect = nfs();
+    suspect.global_options = vec![
+        ("size".into(), "268435456".into()),
+        ("runtime".into(), "30".into()),
+    ];
+    suspect.verdicts = vec![Verdict {
+        job: "copy".into(),
+        validity: Validity::Suspect,
+        reasons: Vec::new(),
+    }];
+    suspect.notes = vec![Note {
+        level: NoteLevel::Warning,
+        code: "verdict.cache".into(),
+        message: "the page cache served the reads".into(),
+    }];
+    let runs = [(1, "PATA", pata()), (2, "NFS", suspect)];
+    let c = compare(&named(&runs), 0);
+    let mut out = Vec::new();
+    render(&c, Format::Markdown, &mut out).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("- NFS: size 256 MiB · runtime 30 s · buffered\n"),
+        "{md}"
+    );
+    assert!(md.contains("- PATA: "), "{md}");
+    assert!(md.contains("| Valid | - | suspect |  |"), "{md}");
+    assert!(
+        md.contains("**notes of NFS**\n\n- warning: the page cache served the reads"),
+        "{md}"
+    );
+    assert!(!md.contains("notes of PATA"), "{md}");
+}
+
 /// Quick runs compare the quick table's rows: one test per preset test and direction.
 #[test]
 fn quick_tests_are_the_table_rows() {

@@ -220,7 +220,18 @@ fn quick_verdicts_show_as_a_column_and_in_the_schema() {
     assert!(lines[2].ends_with("Valid"), "{table}");
     assert!(lines[3].ends_with("INVALID"), "{table}");
     assert!(lines[4].ends_with(" -"), "{table}");
-    assert!(table.contains("  verdict  "), "{table}");
+    assert!(
+        !table.contains("  verdict  "),
+        "the Valid column holds the verdicts: {table}"
+    );
+    let mut verbose = Vec::new();
+    let layout = storbench_report::notes::Layout {
+        width: None,
+        verdicts: true,
+    };
+    quick::render_for(&run, layout, &mut verbose).unwrap();
+    let verbose = String::from_utf8(verbose).unwrap();
+    assert!(verbose.contains("  verdict  "), "{verbose}");
 }
 
 /// fio's normal output ends its notes block with the verdicts; fio JSON carries them

@@ -5,17 +5,23 @@ use storbench_model::result::{BonnieTestId, GroupResult, RunMode, RunResult};
 /// Peak figures of a run, in bytes/s and operations/s.
 ///
 /// fio: the best reporting-group aggregate per direction (a group's bytes over its longest
-/// job runtime). quick: the best of its sequential tests as MB/s and of its random tests as
-/// IOPS, so a run stopped before the random tests lists no IOPS rather than the sequential
-/// tests' few. bonnie: block write and block read as bandwidth, random seeks/s as read IOPS.
-/// A repeated run (`--repeat`, `numruns`) lists the mean over its complete rounds, not its
-/// last round (docs/statistics.md).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// job runtime). quick: one named test per kind, the card's first row of each: the first
+/// sequential test's read and write as MB/s (`SEQ1M Q8T1` in the default profile) and the
+/// first random test's as IOPS, so a run stopped before the random tests lists no IOPS
+/// rather than the sequential tests' few. bonnie: block write and block read as bandwidth,
+/// random seeks/s as read IOPS. A repeated run (`--repeat`, `numruns`) lists the mean over
+/// its complete rounds, the figure the card, the table and `compare` show
+/// (docs/statistics.md).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Headline {
     pub read_bw: Option<f64>,
     pub write_bw: Option<f64>,
     pub read_iops: Option<f64>,
     pub write_iops: Option<f64>,
+    /// The quick test the MB/s figures summarise (`SEQ1M Q8T1`); `None` for fio and bonnie.
+    pub bw_test: Option<String>,
+    /// The quick test the IOPS figures summarise (`RND4K Q32T1`).
+    pub iops_test: Option<String>,
 }
 
 impl Headline {
@@ -27,7 +33,7 @@ impl Headline {
         Self::of_one(run)
     }
 
-    /// Each figure's mean over the rounds that have it.
+    /// Each figure's mean over the rounds that have it; the tests are the last round's.
     fn mean(rounds: &[Headline]) -> Headline {
         let avg = |f: fn(&Headline) -> Option<f64>| {
             let v: Vec<f64> = rounds.iter().filter_map(f).collect();
@@ -38,6 +44,8 @@ impl Headline {
             write_bw: avg(|h| h.write_bw),
             read_iops: avg(|h| h.read_iops),
             write_iops: avg(|h| h.write_iops),
+            bw_test: rounds.last().and_then(|h| h.bw_test.clone()),
+            iops_test: rounds.last().and_then(|h| h.iops_test.clone()),
         }
     }
 
@@ -50,16 +58,22 @@ impl Headline {
                     write_bw: rate(BonnieTestId::PutBlock).map(|k| k * 1024.0),
                     read_iops: rate(BonnieTestId::Seeks),
                     write_iops: None,
+                    ..Headline::default()
                 }
             }
             (RunMode::Quick, _) => {
-                let seq = Self::of_groups(run, |g| !is_random(g));
-                let random = Self::of_groups(run, is_random);
+                let seq = first_test(run, false);
+                let random = first_test(run, true);
+                let seq_figures = seq.map(|t| Self::of_groups(run, |g| quick_test(g) == Some(t)));
+                let random_figures =
+                    random.map(|t| Self::of_groups(run, |g| quick_test(g) == Some(t)));
                 Headline {
-                    read_bw: seq.read_bw,
-                    write_bw: seq.write_bw,
-                    read_iops: random.read_iops,
-                    write_iops: random.write_iops,
+                    read_bw: seq_figures.as_ref().and_then(|h| h.read_bw),
+                    write_bw: seq_figures.as_ref().and_then(|h| h.write_bw),
+                    read_iops: random_figures.as_ref().and_then(|h| h.read_iops),
+                    write_iops: random_figures.as_ref().and_then(|h| h.write_iops),
+                    bw_test: seq.map(str::to_string),
+                    iops_test: random.map(str::to_string),
                 }
             }
             _ => Self::of_groups(run, |_| true),
@@ -93,8 +107,27 @@ impl Headline {
             write_bw: best[1].0,
             read_iops: best[0].1,
             write_iops: best[1].1,
+            ..Headline::default()
         }
     }
+}
+
+/// A quick group's test, its job's name without the direction: `SEQ1M Q8T1`.
+fn quick_test(group: &GroupResult) -> Option<&str> {
+    let name = &group.jobs.first()?.name;
+    let test = [" read", " write", " mix"]
+        .iter()
+        .find_map(|d| name.strip_suffix(d));
+    Some(test.unwrap_or(name))
+}
+
+/// The first sequential (or random) quick test that moved data, in the run's order.
+fn first_test(run: &RunResult, random: bool) -> Option<&str> {
+    run.groups
+        .iter()
+        .filter(|g| is_random(g) == random)
+        .filter(|g| g.jobs.iter().flat_map(|j| &j.dirs).any(|d| d.total_ios > 0))
+        .find_map(quick_test)
 }
 
 /// Whether a group's jobs do random IO (`randread`, `randwrite`, `randrw`, ...).

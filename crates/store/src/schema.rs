@@ -45,7 +45,14 @@ pub const MIGRATIONS: &[&str] = &[
     // (filled from the stored result for runs saved before).
     "ALTER TABLE runs ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0;
     UPDATE runs SET interrupted = 1 WHERE json_extract(result_json, '$.interrupted') = 1;",
+    // 4: the quick tests the headline figures summarise; quick runs saved before have their
+    // figures computed again by the one rule ([`refill_quick_headlines`]).
+    "ALTER TABLE runs ADD COLUMN bw_test TEXT;
+    ALTER TABLE runs ADD COLUMN iops_test TEXT;",
 ];
+
+/// The migration after which quick runs' headlines are computed again.
+const QUICK_TESTS_NAMED: usize = 4;
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -67,8 +74,40 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> rusqlite::Result<()> {
         .skip(current.max(0) as usize)
     {
         tx.execute_batch(sql)?;
+        if i + 1 == QUICK_TESTS_NAMED {
+            refill_quick_headlines(&tx)?;
+        }
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
     tx.commit()
+}
+
+/// Computes every stored quick run's headline again, with the tests it names. A result that
+/// no longer reads keeps its figures.
+fn refill_quick_headlines(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let runs: Vec<(i64, String)> = tx
+        .prepare("SELECT id, result_json FROM runs WHERE mode = 'quick'")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut update = tx.prepare(
+        "UPDATE runs SET read_bw = ?2, write_bw = ?3, read_iops = ?4, write_iops = ?5,
+             bw_test = ?6, iops_test = ?7 WHERE id = ?1",
+    )?;
+    for (id, json) in runs {
+        let Ok(run) = serde_json::from_str(&json) else {
+            continue;
+        };
+        let h = crate::headline::Headline::of(&run);
+        update.execute(rusqlite::params![
+            id,
+            h.read_bw,
+            h.write_bw,
+            h.read_iops,
+            h.write_iops,
+            h.bw_test,
+            h.iops_test
+        ])?;
+    }
+    Ok(())
 }

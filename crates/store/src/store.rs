@@ -584,8 +584,8 @@ fn insert_run(
     tx.execute(
         "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label,
              target, tool_version, hostname, read_bw, write_bw, read_iops, write_iops,
-             result_schema, result_json, source, interrupted)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             result_schema, result_json, source, interrupted, bw_test, iops_test)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             run.started_unix_ms as i64,
             run.finished_unix_ms as i64,
@@ -603,6 +603,8 @@ fn insert_run(
             json,
             meta.source,
             run.interrupted,
+            h.bw_test,
+            h.iops_test,
         ],
     )?;
     let id = tx.last_insert_rowid();
@@ -641,7 +643,8 @@ fn list_query(f: &RunFilter) -> (String, Vec<rusqlite::types::Value>) {
     use rusqlite::types::Value;
     let mut sql = String::from(
         "SELECT id, started_unix_ms, mode, label, source, target, tool_version, hostname,
-                read_bw, write_bw, read_iops, write_iops, interrupted FROM runs WHERE 1=1",
+                read_bw, write_bw, read_iops, write_iops, interrupted, bw_test, iops_test
+         FROM runs WHERE 1=1",
     );
     let mut args: Vec<Value> = Vec::new();
     let mut add = |cond: &str, v: Value| {
@@ -695,6 +698,8 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
             write_bw: r.get(9)?,
             read_iops: r.get(10)?,
             write_iops: r.get(11)?,
+            bw_test: r.get(13)?,
+            iops_test: r.get(14)?,
         },
         interrupted: r.get(12)?,
     })

@@ -110,6 +110,33 @@ fn interrupted_runs_are_marked_old_and_new() {
     assert_eq!(marks, [false, true, true, false], "newest first");
 }
 
+/// Version 4 names the quick tests the headline figures summarise: quick runs saved before
+/// get their figures and tests computed again by the current rule, others keep theirs.
+#[test]
+fn quick_headlines_saved_before_name_their_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    {
+        let mut c = Connection::open(&path).unwrap();
+        migrate_to(&mut c, 3).unwrap();
+        insert_v1_row(&c, "fio");
+        c.execute(
+            "INSERT INTO runs (started_unix_ms, finished_unix_ms, saved_unix_ms, mode, label,
+                 target, tool_version, read_bw, result_schema, result_json) VALUES (2000, 4000,
+                 5000, 'quick', 'q', '/mnt', 'storbench 0.1.0', 1.0, 1, ?1)",
+            params![serde_json::to_string(&common::quick_run(2_000)).unwrap()],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let listed = store.list(&RunFilter::default()).unwrap();
+    let quick = &listed[1].headline;
+    assert_eq!(quick.bw_test.as_deref(), Some("SEQ1M Q8T1"));
+    assert_eq!(quick.iops_test.as_deref(), Some("RND4K Q32T1"));
+    assert_eq!(quick.read_bw, Some(100.0 * 1048576.0), "computed again");
+    assert_eq!(listed[0].headline.bw_test, None);
+}
+
 /// A run saved before secrets were masked on the way in (CHAP password in the target and
 /// the command line) comes back masked from `list` and `load`.
 #[test]

@@ -125,7 +125,7 @@ fn list_filters_and_headline() {
 
     // fio: best group is group 1 (400 MiB in 2 s) for read; group 0 gives the only writes:
     // 2 × 2 MiB over 2 s, 2 × 512 IOs over 2 s.
-    let h = all[0].headline;
+    let h = &all[0].headline;
     assert_eq!(h.read_bw, Some((400u64 << 20) as f64 / 2.0));
     assert_eq!(h.write_bw, Some((4u64 << 20) as f64 / 2.0));
     assert_eq!(h.read_iops, Some(1024.0));
@@ -134,14 +134,17 @@ fn list_filters_and_headline() {
     // quick: MB/s from the sequential test, IOPS from the random one (though the
     // sequential test moved more bytes per second than the random one and the random
     // test more IOs).
-    let hq = all[1].headline;
+    let hq = &all[1].headline;
     assert_eq!(
         (hq.read_bw, hq.write_bw),
         (Some(100.0 * 1048576.0), Some(50.0 * 1048576.0))
     );
     assert_eq!((hq.read_iops, hq.write_iops), (Some(8000.0), Some(4000.0)));
+    assert_eq!(hq.bw_test.as_deref(), Some("SEQ1M Q8T1"));
+    assert_eq!(hq.iops_test.as_deref(), Some("RND4K Q32T1"));
+    assert_eq!((h.bw_test.as_deref(), h.iops_test.as_deref()), (None, None));
     // bonnie: block write KiB/s as bytes/s; block read was +++++; seeks/s as read IOPS.
-    let hb = all[2].headline;
+    let hb = &all[2].headline;
     assert_eq!(hb.write_bw, Some(250_784.0 * 1024.0));
     assert_eq!(hb.read_bw, None);
     assert_eq!(hb.read_iops, Some(14_015.0));
@@ -156,7 +159,9 @@ fn quick_stopped_before_the_random_tests_lists_no_iops() {
     let mut run = quick_run(2_000);
     run.groups.truncate(1);
     store.save(&run, &meta("seq-only", &[])).unwrap();
-    let h = store.list(&RunFilter::default()).unwrap()[0].headline;
+    let h = store.list(&RunFilter::default()).unwrap()[0]
+        .headline
+        .clone();
     assert_eq!(h.read_bw, Some(100.0 * 1048576.0));
     assert_eq!((h.read_iops, h.write_iops), (None, None));
 }
@@ -237,7 +242,9 @@ fn a_repeated_runs_headline_is_the_mean_of_its_rounds() {
         rounds: vec![round(100), round(300)],
     });
     store.save(&run, &meta("rep", &[])).unwrap();
-    let h = store.list(&RunFilter::default()).unwrap()[0].headline;
+    let h = store.list(&RunFilter::default()).unwrap()[0]
+        .headline
+        .clone();
     let mib_s = h.read_bw.unwrap() / f64::from(1u32 << 20);
     assert!(
         (mib_s - 100.0).abs() < 1e-6,

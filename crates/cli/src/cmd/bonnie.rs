@@ -28,7 +28,9 @@ use crate::session::Session;
     -q the table goes to stderr and stdout holds only CSV."
 )]
 pub struct BonnieArgs {
-    /// Directory for the test file and directories, or nfs://host/export[/dir] [default: .]
+    /// Directory for the test file and directories, nfs://host/export[/dir] or
+    /// smb://[user@]host/share[/dir] [default: .]; iscsi:// and nbd:// are block devices
+    /// without files: use quick or fio on them.
     #[arg(short = 'd', value_name = "DIR")]
     pub dir: Option<String>,
     /// File size in MiB (default 2 x RAM), chunk (8k), seeks (8192), seeker threads (5).

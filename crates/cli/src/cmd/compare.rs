@@ -54,25 +54,12 @@ pub fn run_compare(args: CompareArgs, store: &StoreArgs) -> anyhow::Result<ExitC
         .ok_or_else(|| anyhow::anyhow!("--format {}: not a comparison format", args.format))?;
     let style = Style {
         color: use_color(&args.color),
-        width: stdout_columns(),
+        width: crate::ui::stdout_columns(),
     };
     let mut out = std::io::stdout().lock();
     format.write_comparison(&comparison, style, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The width of the terminal stdout writes to (TIOCGWINSZ), else `COLUMNS`; None when
-/// neither says (a pipe or a file gets the wide layout).
-fn stdout_columns() -> Option<usize> {
-    if std::io::stdout().is_terminal() {
-        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-        // SAFETY: TIOCGWINSZ fills the winsize it is given and fails on anything else.
-        if unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0 && ws.ws_col > 0 {
-            return Some(usize::from(ws.ws_col));
-        }
-    }
-    std::env::var("COLUMNS").ok()?.trim().parse().ok()
 }
 
 /// `always`, `never`, or (auto) a terminal without NO_COLOR.

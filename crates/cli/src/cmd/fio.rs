@@ -98,12 +98,39 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
             .map_err(|e| anyhow::anyhow!("{e}"));
     }
     if inv.help {
-        return Ok(Some(
-            storbench_job::cmdhelp(None).map_err(|e| anyhow::anyhow!("{e}"))?,
-        ));
+        return Ok(Some(FIO_HELP.to_string()));
     }
     Ok(None)
 }
+
+/// `storbench fio --help`: storbench's own flags first, then where fio's options are.
+const FIO_HELP: &str = "\
+Usage: storbench fio [storbench flags] [fio options] [job file(s)]
+
+Runs fio's command lines and job files as fio takes them, and saves each run.
+
+storbench's own flags (anywhere among fio's arguments):
+  --label TEXT         name the saved run (history, show, compare, report take it)
+  --tag TEXT           tag the saved run (repeatable)
+  --repeat N           run the whole job set N times (1 to 100): each figure's mean with
+                       its 95% interval, saved as one run (fio's numruns=N does the same)
+  --no-save            do not save the run
+  --db PATH            results database (default: $STORBENCH_DB, else
+                       $XDG_DATA_HOME/storbench/results.db)
+  --allow-destructive  write to a device or LUN that holds a partition table or data
+  --server-stats snmp://[COMMUNITY@]HOST[:PORT]
+                       read the server's CPU, NIC and disk counters during the run
+
+Targets (filename=, directory=): a path, a block device, nfs://HOST/EXPORT/FILE,
+smb://[USER@]HOST/SHARE/FILE, iscsi://HOST/IQN/LUN, nbd://HOST[:PORT]/EXPORT.
+
+fio's options: storbench fio --cmdhelp (all of them), --cmdhelp=OPTION (one),
+--enghelp (the engines), --enghelp=ENGINE (one engine's options); docs/fio-compat.md says
+which are supported.
+
+Example: storbench fio --name=rr --rw=randread --bs=4k --size=1g --runtime=30 --time_based \\
+           --filename=/mnt/pool/f --label pool-rr
+";
 
 /// Runs the workload through the session's life cycle and writes the reports.
 fn execute(

@@ -76,15 +76,23 @@ pub fn run_history(args: HistoryArgs, store: &StoreArgs) -> anyhow::Result<ExitC
 pub const PARTIAL: &str =
     "interrupted (Ctrl-C, SIGTERM or a hang-up): its figures cover only the part that ran";
 
-/// Bandwidth in MB/s by the one number formatter (`1,412`, `48.21`); `-` when the run has
-/// no such figure.
-fn mbs(v: Option<f64>) -> String {
-    v.map_or("-".into(), |b| num(b / 1e6))
+/// Bandwidth in MB/s by the one number formatter (`1,412`, `48.21`) after the quick test it
+/// summarises (`SEQ1M-Q8T1 1,412`); `-` when the run has no such figure.
+fn mbs(v: Option<f64>, test: Option<&str>) -> String {
+    v.map_or("-".into(), |b| named(test, num(b / 1e6)))
 }
 
-/// IOPS as every other output writes them (`70,988`, not `71.0k`).
-fn iops(v: Option<f64>) -> String {
-    v.map_or("-".into(), num)
+/// IOPS as every other output writes them (`70,988`, not `71.0k`), after their quick test.
+fn iops(v: Option<f64>, test: Option<&str>) -> String {
+    v.map_or("-".into(), |v| named(test, num(v)))
+}
+
+/// `figure` after `test` written as one word (`RND4K-Q32T1 70,988`), or alone.
+fn named(test: Option<&str>, figure: String) -> String {
+    match test {
+        Some(t) => format!("{} {figure}", t.replace(' ', "-")),
+        None => figure,
+    }
 }
 
 fn table(runs: &[RunSummary]) -> String {
@@ -105,7 +113,8 @@ fn table(runs: &[RunSummary]) -> String {
     ];
     let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in runs {
-        let h = r.headline;
+        let h = &r.headline;
+        let (bw_test, iops_test) = (h.bw_test.as_deref(), h.iops_test.as_deref());
         rows.push(vec![
             r.id.to_string(),
             format_local(r.started_unix_ms),
@@ -115,10 +124,10 @@ fn table(runs: &[RunSummary]) -> String {
                 .map_or("-".into(), |l| shown(l).into_owned()),
             format!("{}{}", r.mode, if r.interrupted { "*" } else { "" }),
             r.target.clone(),
-            mbs(h.read_bw),
-            mbs(h.write_bw),
-            iops(h.read_iops),
-            iops(h.write_iops),
+            mbs(h.read_bw, bw_test),
+            mbs(h.write_bw, bw_test),
+            iops(h.read_iops, iops_test),
+            iops(h.write_iops, iops_test),
             r.meta
                 .tags
                 .iter()
@@ -180,13 +189,15 @@ fn json_row(r: &RunSummary) -> serde_json::Value {
         "write_bw_bytes": r.headline.write_bw,
         "read_iops": r.headline.read_iops,
         "write_iops": r.headline.write_iops,
+        "bw_test": r.headline.bw_test,
+        "iops_test": r.headline.iops_test,
         "interrupted": r.interrupted,
     })
 }
 
 fn csv(runs: &[RunSummary]) -> String {
     let mut out = String::from(
-        "id,started_unix_ms,label,mode,target,read_bw_bytes,write_bw_bytes,read_iops,write_iops,tags,interrupted\n",
+        "id,started_unix_ms,label,mode,target,read_bw_bytes,write_bw_bytes,read_iops,write_iops,tags,interrupted,bw_test,iops_test\n",
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let q = |s: &str| {
@@ -198,7 +209,7 @@ fn csv(runs: &[RunSummary]) -> String {
     };
     for r in runs {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             r.id,
             r.started_unix_ms,
             q(r.meta.label.as_deref().unwrap_or("")),
@@ -210,6 +221,8 @@ fn csv(runs: &[RunSummary]) -> String {
             opt(r.headline.write_iops),
             q(&r.meta.tags.join(" ")),
             u8::from(r.interrupted),
+            q(r.headline.bw_test.as_deref().unwrap_or("")),
+            q(r.headline.iops_test.as_deref().unwrap_or("")),
         ));
     }
     out

@@ -8,7 +8,10 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use storbench_core::runner::{RunRequest, run};
 use storbench_job::catalogue;
-use storbench_job::presets::quick::{QuickOptions, check_size, workload};
+use storbench_job::presets::quick::{
+    Profile, QuickOptions, TestNames, TestSet, check_size, parse_test_names, parse_threads,
+    workload,
+};
 use storbench_job::target::Target;
 use storbench_job::{JobSpec, units};
 use storbench_model::result::{Note, NoteLevel, RunMode, RunResult};
@@ -21,8 +24,9 @@ use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
 #[derive(clap::Args, Debug)]
 pub struct QuickArgs {
-    /// Directory for the test file, a block device, nfs://host/export[/dir] or
-    /// iscsi://host/iqn/lun (default: the current directory).
+    /// Directory for the test file, a block device, nfs://host/export[/dir],
+    /// smb://[user@]host/share[/dir], iscsi://host/iqn/lun or nbd://host[:port]/export
+    /// (default: the current directory).
     pub target: Option<String>,
     /// Size of the test file (fio units: 512M, 1g, 2GiB…).
     /// At least 1 MiB, in whole MiB.
@@ -40,6 +44,21 @@ pub struct QuickArgs {
     /// Write to a device or LUN even if it holds a partition table, file system or data.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// CrystalDiskMark 8's test set: default (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T16,
+    /// RND4K Q1T1), peak (SEQ1M Q8T1, RND4K Q32T16), real (SEQ1M Q1T1, RND4K Q1T1) or nvme
+    /// (SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1). Without it: classic, the
+    /// default set with RND4K at Q32T1 (CrystalDiskMark 6).
+    #[arg(long, value_name = "PROFILE", default_value = "classic", value_parser = Profile::parse, hide_default_value = true)]
+    pub profile: Profile,
+    /// Only these tests of the profile, comma-separated: SEQ1M-Q8T1,RND4K-Q1T1.
+    #[arg(long, value_name = "TEST,...", value_parser = parse_test_names)]
+    pub tests: Option<TestNames>,
+    /// Every test with N threads (1 to 64) instead of the profile's.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    pub threads: Option<u32>,
+    /// Also run each test as CrystalDiskMark's Mix: 70% reads, 30% writes.
+    #[arg(long)]
+    pub mix: bool,
     /// Run the whole set this many times (1 to 100) and report each figure's mean with
     /// its 95% interval; saved as one run with that many rounds.
     #[arg(long, default_value = "1", value_name = "N", value_parser = parse_repeat, allow_hyphen_values = true)]
@@ -52,6 +71,9 @@ pub struct QuickArgs {
     /// of fio's formats (the names `show --format` takes for a quick run).
     #[arg(long, value_name = "FORMAT", default_value = "quick", value_parser = parse_format)]
     pub format: String,
+    /// Also list each test's verdict under the notes (the Valid column shows them).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// The same as --format quick-json (kept for scripts).
     #[arg(long, hide = true)]
     pub json: bool,
@@ -98,6 +120,9 @@ fn parse_eta(s: &str) -> Result<EtaMode, String> {
 }
 
 pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let only = args.tests.as_ref().map_or(&[][..], |t| &t.0[..]);
+    let set =
+        TestSet::new(args.profile, only, args.threads, args.mix).map_err(|e| anyhow::anyhow!(e))?;
     // Before anything is created (the O_DIRECT probe file too): a Ctrl-C from here on only
     // asks for a stop, so what storbench made is still removed; and the database is open.
     let mut session = Session::begin(store)?.with_server_stats(args.server_stats.clone());
@@ -112,6 +137,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
         ioengine: plan.engine.clone(),
         file_name: format!("storbench-quick.{}.tmp", std::process::id()),
         allow_destructive: args.allow_destructive,
+        set,
     };
     if !plan.device && plan.typed.protocol().is_none() {
         refuse_existing(&std::path::Path::new(&target).join(&options.file_name))?;
@@ -137,7 +163,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     // In a multi-host run only rank 0 says what it runs.
     if !crate::multihost::secondary() {
         eprintln!(
-            "storbench quick: {} — {} {}, {} per test, {} IO",
+            "storbench quick: {} — {} {}, {} per test, {} IO{}",
             storbench_report::terminal::escape(&storbench_model::redact::text(&target)),
             human_bytes(args.size),
             if plan.device {
@@ -147,6 +173,10 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
             },
             humantime(args.runtime),
             if plan.direct { "direct" } else { "buffered" },
+            match args.profile {
+                Profile::Classic => String::new(),
+                p => format!(", profile {}", p.title()),
+            },
         );
     }
     let measure = || {
@@ -180,8 +210,19 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     } else {
         args.format.as_str()
     };
+    let table = storbench_report::registry::for_run(format, RunMode::Quick)
+        .is_some_and(|f| f.name == "quick");
+    let layout = storbench_report::notes::Layout {
+        width: crate::ui::stdout_columns(),
+        verdicts: args.verbose,
+    };
     let render = |run: &RunResult| -> anyhow::Result<()> {
-        storbench_report::registry::write_run(format, run, &mut std::io::stdout())?;
+        let mut out = std::io::stdout();
+        if table {
+            storbench_report::quick::render_for(run, layout, &mut out)?;
+        } else {
+            storbench_report::registry::write_run(format, run, &mut out)?;
+        }
         Ok(())
     };
     session.run(measure, verdicts, render)

@@ -80,18 +80,21 @@ pub fn check_label(store: &StoreArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Saves `run` in `db` with the flags' label and tags; says where on stderr. Returns the
-/// run id. The measuring subcommands reach it through [`crate::session::Session`], which
-/// opened `db` before the run.
+/// Saves `run` in `db` with the flags' label and tags. Returns the run id; [`say_saved`]
+/// tells the user. The measuring subcommands reach it through
+/// [`crate::session::Session`], which opened `db` before the run.
 pub fn save_to(db: &mut Store, store: &StoreArgs, run: &RunResult) -> anyhow::Result<i64> {
     let meta = RunMeta {
         label: store.label.clone(),
         tags: store.tags.clone(),
         source: None,
     };
-    let id = db.save(run, &meta)?;
+    Ok(db.save(run, &meta)?)
+}
+
+/// `storbench: saved as run N in PATH` on stderr, unless the flags asked for quiet.
+pub fn say_saved(db: &Store, store: &StoreArgs, id: i64) {
     if !store.quiet_save {
         eprintln!("storbench: saved as run {id} in {}", db.path().display());
     }
-    Ok(id)
 }

@@ -48,6 +48,11 @@ fn for_terminal(c: &Comparison) -> Comparison {
     let mut c = c.clone();
     for r in &mut c.runs {
         r.name = esc(&r.name);
+        r.settings = esc(&r.settings);
+        r.run_notes = r.run_notes.iter().map(esc).collect();
+        for (job, _) in &mut r.validity {
+            *job = esc(job);
+        }
     }
     for t in &mut c.tests {
         t.test = esc(&t.test);
@@ -346,6 +351,10 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out)?;
         write_preamble(c, out, "- ")?;
     }
+    writeln!(out)?;
+    for r in &c.runs {
+        writeln!(out, "- {}: {}", md_escape(&r.name), md_escape(&r.settings))?;
+    }
     for t in &c.tests {
         writeln!(out)?;
         writeln!(out, "**{}**", md_escape(&t.test))?;
@@ -361,8 +370,44 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
                 writeln!(out, "| {} |", align.join(" | "))?;
             }
         }
+        if let Some(valid) = valid_row(c, t) {
+            writeln!(out, "| {} |", valid.join(" | "))?;
+        }
     }
-    write_notes(c, out, "- ")
+    write_notes(c, out, "- ")?;
+    for r in c.runs.iter().filter(|r| !r.run_notes.is_empty()) {
+        writeln!(out, "\n**notes of {}**\n", md_escape(&r.name))?;
+        for n in &r.run_notes {
+            writeln!(out, "- {}", md_escape(n))?;
+        }
+    }
+    Ok(())
+}
+
+/// The Valid row of a test's markdown table: each run's verdict under its value, `-` where
+/// it did not judge the test; `None` when no run judged it.
+fn valid_row(c: &Comparison, t: &TestTable) -> Option<Vec<String>> {
+    let marks: Vec<&str> = c
+        .runs
+        .iter()
+        .map(|r| {
+            r.validity
+                .iter()
+                .find(|(job, _)| crate::summary::verdict_of(job, &t.test))
+                .map_or("-", |(_, v)| *v)
+        })
+        .collect();
+    if marks.iter().all(|m| *m == "-") {
+        return None;
+    }
+    let mut row = vec!["Valid".to_string()];
+    for (i, m) in marks.iter().enumerate() {
+        row.push((*m).to_string());
+        if i != t.reference {
+            row.push(String::new());
+        }
+    }
+    Some(row)
 }
 
 fn md_escape(s: &str) -> String {

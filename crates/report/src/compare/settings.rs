@@ -10,7 +10,8 @@ use storbench_model::result::{Environment, RunResult, TargetInfo};
 use super::NamedRun;
 
 /// Settings that change a result, by the name the warning gives them, in warning order.
-const SETTINGS: [&str; 9] = [
+const SETTINGS: [&str; 10] = [
+    "profile",
     "size",
     "runtime",
     "direct/buffered",
@@ -63,6 +64,9 @@ fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
     };
+    if let Some(p) = global("profile") {
+        add("profile", p);
+    }
     for job in run.groups.iter().flat_map(|g| &g.jobs) {
         let given = |keys: &[&str]| {
             keys.iter().find_map(|key| {
@@ -77,11 +81,11 @@ fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
         let h = &job.header;
         add(
             "size",
-            given(&["size", "filesize", "io_size"]).unwrap_or("-".into()),
+            given(&["size", "filesize", "io_size"]).map_or("-".into(), |v| size_text(&v)),
         );
         add(
             "runtime",
-            given(&["runtime", "timeout"]).unwrap_or("-".into()),
+            given(&["runtime", "timeout"]).map_or("-".into(), |v| runtime_text(&v)),
         );
         add(
             "direct/buffered",
@@ -106,6 +110,128 @@ fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
         add("workload", h.rw.clone());
     }
     m
+}
+
+/// A size option as people read it: `268435456` and `256m` are `256 MiB`; a percentage
+/// or range stays as written.
+fn size_text(v: &str) -> String {
+    let Some(b) = stored_size(v) else {
+        return v.to_string();
+    };
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut unit = 0;
+    let mut n = b;
+    while unit + 1 < UNITS.len() && n >= 1024 && n.is_multiple_of(1024) {
+        n /= 1024;
+        unit += 1;
+    }
+    if unit + 1 < UNITS.len() && n >= 1024 {
+        let x = b as f64 / 1024f64.powi(unit as i32 + 1);
+        let x = format!("{x:.2}");
+        return format!(
+            "{} {}",
+            x.trim_end_matches('0').trim_end_matches('.'),
+            UNITS[unit + 1]
+        );
+    }
+    format!("{n} {}", UNITS[unit])
+}
+
+/// A stored size option's bytes: digits with an optional binary unit (`k`, `m`, `g`, `t`,
+/// `p`, with or without `i`/`b`, any case), as fio writes sizes with its default base;
+/// anything else (a percentage, a range, an expression) is `None` and shown as written.
+fn stored_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (n, unit) = v.split_at(digits);
+    let n: u64 = n.parse().ok()?;
+    let unit = unit.to_ascii_lowercase();
+    let unit = unit.trim_end_matches('b').trim_end_matches('i');
+    let shift = match unit {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        "p" => 50,
+        _ => return None,
+    };
+    n.checked_mul(1u64 << shift)
+}
+
+/// A stored runtime option's microseconds: digits with an optional unit (`us`, `ms`, `s`,
+/// `m`/`min`, `h`, `d`; fio's default unit is the second); anything else is `None`.
+fn stored_runtime_us(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let digits = v.len() - v.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (n, unit) = v.split_at(digits);
+    let n: u64 = n.parse().ok()?;
+    let per: u64 = match unit.to_ascii_lowercase().as_str() {
+        "us" | "usec" => 1,
+        "ms" | "msec" => 1_000,
+        "" | "s" | "sec" => 1_000_000,
+        "m" | "min" => 60_000_000,
+        "h" | "hr" => 3_600_000_000,
+        "d" => 86_400_000_000,
+        _ => return None,
+    };
+    n.checked_mul(per)
+}
+
+/// A runtime option (fio's default unit is the second) as `5 s`, `1500 ms`, `2 min`.
+fn runtime_text(v: &str) -> String {
+    let Some(us) = stored_runtime_us(v) else {
+        return v.to_string();
+    };
+    match us {
+        0 => "0 s".into(),
+        us if us % 60_000_000 == 0 => format!("{} min", us / 60_000_000),
+        us if us % 1_000_000 == 0 => format!("{} s", us / 1_000_000),
+        us if us % 1_000 == 0 => format!("{} ms", us / 1_000),
+        us => format!("{us} µs"),
+    }
+}
+
+/// One line of a run's settings for a shared table: `size 4 MiB · runtime 5 s · direct ·
+/// engine io_uring · profile real · device Samsung SSD 980 · file system ext4`; a setting
+/// the jobs used several values of lists them with `/`.
+pub fn settings_line(run: &RunResult) -> String {
+    let m = settings_of(run);
+    let mut parts = Vec::new();
+    for (key, shown) in [
+        ("size", "size"),
+        ("runtime", "runtime"),
+        ("direct/buffered", ""),
+        ("engine", "engine"),
+        ("profile", "profile"),
+    ] {
+        let Some(values) = m.get(key) else {
+            continue;
+        };
+        let v: Vec<&str> = values
+            .iter()
+            .map(String::as_str)
+            .filter(|v| !v.is_empty() && *v != "-")
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        let v = v.join("/");
+        parts.push(if shown.is_empty() {
+            v
+        } else {
+            format!("{shown} {v}")
+        });
+    }
+    if let Some(t) = run.environment.as_ref().and_then(|e| e.targets.first()) {
+        if let Some(model) = &t.device_model {
+            parts.push(format!("device {model}"));
+        }
+        if let Some(fs) = &t.fs_type {
+            parts.push(format!("file system {fs}"));
+        }
+    }
+    parts.join(" · ")
 }
 
 /// "kernel: #1 6.1.0, #2 6.5.0", one line per recorded fact that differs between runs.
@@ -246,4 +372,27 @@ fn other_load_pct(run: &RunResult) -> Option<f64> {
     let own_pct = own_ns as f64 / wall_ns * 100.0;
     let busy = sys.user + sys.system + sys.steal;
     Some(((busy - own_pct) / f64::from(sys.ncpus)).clamp(0.0, 100.0))
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::{runtime_text, size_text};
+
+    #[test]
+    fn sizes_and_runtimes_print_with_units() {
+        assert_eq!(size_text("268435456"), "256 MiB");
+        assert_eq!(size_text("1g"), "1 GiB");
+        assert_eq!(size_text("1536k"), "1.5 MiB");
+        assert_eq!(size_text("4096"), "4 KiB");
+        assert_eq!(size_text("100"), "100 B");
+        assert_eq!(size_text("50%"), "50%");
+        assert_eq!(runtime_text("5"), "5 s");
+        assert_eq!(runtime_text("1500ms"), "1500 ms");
+        assert_eq!(runtime_text("120"), "2 min");
+        assert_eq!(size_text("256MiB"), "256 MiB");
+        assert_eq!(size_text("4k-8k"), "4k-8k");
+        assert_eq!(size_text("99999999999999999999"), "99999999999999999999");
+        assert_eq!(runtime_text("2m"), "2 min");
+        assert_eq!(runtime_text("10x"), "10x");
+    }
 }

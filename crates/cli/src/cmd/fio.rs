@@ -98,7 +98,7 @@ fn informational(inv: &FioInvocation) -> anyhow::Result<Option<String>> {
             .map_err(|e| anyhow::anyhow!("{e}"));
     }
     if inv.help {
-        return Ok(Some(FIO_HELP.to_string()));
+        return Ok(Some(fio_help()));
     }
     Ok(None)
 }
@@ -121,8 +121,7 @@ storbench's own flags (anywhere among fio's arguments):
   --server-stats snmp://[COMMUNITY@]HOST[:PORT]
                        read the server's CPU, NIC and disk counters during the run
 
-Targets (filename=, directory=): a path, a block device, nfs://HOST/EXPORT/FILE,
-smb://[USER@]HOST/SHARE/FILE, iscsi://HOST/IQN/LUN, nbd://HOST[:PORT]/EXPORT.
+Targets (filename=, directory=): a path, a block device, {targets}.
 
 fio's options: storbench fio --cmdhelp (all of them), --cmdhelp=OPTION (one),
 --enghelp (the engines), --enghelp=ENGINE (one engine's options); docs/fio-compat.md says
@@ -131,6 +130,14 @@ which are supported.
 Example: storbench fio --name=rr --rw=randread --bs=4k --size=1g --runtime=30 --time_based \\
            --filename=/mnt/pool/f --label pool-rr
 ";
+
+/// [`FIO_HELP`] with the URL forms of every protocol in the catalogue.
+fn fio_help() -> String {
+    let forms: Vec<&str> = storbench_job::catalogue::protocols()
+        .map(|p| p.form)
+        .collect();
+    FIO_HELP.replace("{targets}", &forms.join(", "))
+}
 
 /// Runs the workload through the session's life cycle and writes the reports.
 fn execute(

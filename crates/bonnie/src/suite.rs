@@ -319,6 +319,7 @@ fn result(cfg: &Config, tests: Vec<BonnieTest>, started: u64, engine: &str) -> R
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

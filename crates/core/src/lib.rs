@@ -6,7 +6,7 @@
 // The result model and the arithmetic its readers share live in storbench-model, so the
 // reporters and the store read results without compiling the runner; their old paths stay.
 pub use storbench_model::{
-    confidence, histogram, hosts, iolog, merge, redact, repeats, result, rng,
+    confidence, diagnose, histogram, hosts, iolog, merge, redact, repeats, result, rng,
 };
 
 pub mod analysis;

@@ -36,6 +36,7 @@ pub fn run_of(jobs: Vec<JobResult>) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

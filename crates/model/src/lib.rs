@@ -6,6 +6,7 @@
 //! (`storbench_core::result`, …).
 
 pub mod confidence;
+pub mod diagnose;
 /// Results to test readers with (one job, a run of jobs), for this crate's tests and, with
 /// the `fixtures` feature, other crates' tests.
 #[cfg(any(test, feature = "fixtures"))]

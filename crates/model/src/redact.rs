@@ -93,6 +93,7 @@ mod tests {
             verdicts: Vec::new(),
             hosts: None,
             server_stats: None,
+            diagnosis: None,
         };
         run(&mut r).unwrap();
         let all = serde_json::to_string(&r).unwrap();

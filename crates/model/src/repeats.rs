@@ -126,6 +126,7 @@ impl RunResult {
             verdicts: Vec::new(),
             hosts: None,
             server_stats: None,
+            diagnosis: None,
             repeats: None,
             interrupted: self.interrupted,
         }

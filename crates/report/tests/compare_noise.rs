@@ -81,6 +81,7 @@ fn round(rates: &[f64], started: u64) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

@@ -80,6 +80,7 @@ fn run(mode: RunMode, groups: Vec<Vec<JobResult>>) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

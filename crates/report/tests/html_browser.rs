@@ -118,6 +118,7 @@ fn run(scale: u64, hostname: &str) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

@@ -83,6 +83,7 @@ fn one_rank(mb: u64) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

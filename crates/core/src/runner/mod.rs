@@ -194,6 +194,7 @@ pub fn run(
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     };
     name_target_links(&mut run, &jobs);
     crate::analysis::annotate(&mut run);

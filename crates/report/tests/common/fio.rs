@@ -383,5 +383,6 @@ pub fn run_from(doc: &Value, members: &[u32]) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }

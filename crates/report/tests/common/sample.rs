@@ -266,6 +266,7 @@ pub fn run(groups: Vec<GroupResult>) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

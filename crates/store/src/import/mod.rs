@@ -195,6 +195,7 @@ pub(crate) fn empty_run(mode: RunMode, tool_version: String, unix_ms: u64) -> Ru
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

@@ -121,6 +121,7 @@ pub fn base_run(mode: RunMode, started: u64) -> RunResult {
         verdicts: Vec::new(),
         hosts: None,
         server_stats: None,
+        diagnosis: None,
     }
 }
 

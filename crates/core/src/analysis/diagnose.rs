@@ -372,6 +372,27 @@ impl<'r> Facts<'r> {
         s
     }
 
+    /// The cold reads went to the storage: locally a disk under the file read at least
+    /// half their bytes (tmpfs has none); over the network, unless the server's agent
+    /// shows its disks idle.
+    fn cold_reached_storage(&self) -> bool {
+        let Some(c) = self.cold else {
+            return false;
+        };
+        let bytes = c.dirs[0].io_bytes as f64;
+        if self.local {
+            let read: u64 = c
+                .disks
+                .iter()
+                .filter(|d| !d.below)
+                .map(|d| d.read_bytes)
+                .max()
+                .unwrap_or(0);
+            return read as f64 >= bytes * 0.5;
+        }
+        self.server_disk_share().is_none_or(|share| share >= 0.5)
+    }
+
     /// Said when the cold reads may have come from the server's memory.
     fn cache_remark(&self) -> Option<String> {
         if self.local || self.cold.is_none() {
@@ -446,6 +467,7 @@ impl<'r> Facts<'r> {
         }
         if let Some(cold) = self.cold.map(self::rate)
             && cold < rate * STORAGE_SLOWER
+            && self.cold_reached_storage()
         {
             return self.storage_limit(rate, cold);
         }
@@ -553,11 +575,12 @@ impl<'r> Facts<'r> {
     }
 
     fn no_limit(&self, rate: f64) -> Limit {
-        let memory = self.local && self.cold.is_some_and(|c| !c.settings_direct());
+        let memory = self.local && !self.cold_reached_storage();
         let text = if memory {
             format!(
-                "no stage's ceiling was met: reads ran at {} from memory (the file system \
-                 refuses O_DIRECT, so the storage stage read memory too)",
+                "no stage's ceiling was met: reads ran at {} from memory, and the storage \
+                 stage's reads reached no disk (tmpfs, or a file system that refuses \
+                 O_DIRECT): the figures are memory speed",
                 mbs(rate)
             )
         } else {

@@ -471,7 +471,8 @@ impl<'r> Facts<'r> {
         {
             return self.storage_limit(rate, cold);
         }
-        if self.still_rising() {
+        // Locally the path's reads are memory copies, whose rate says nothing of latency.
+        if !self.local && self.still_rising() {
             return self.latency_limit(rate);
         }
         self.no_limit(rate)

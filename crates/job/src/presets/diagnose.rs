@@ -117,6 +117,7 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
     let cold = cold_bytes(o);
     let mut j = timed(o, COLD, &file(o, "cold"), RwKind::Read, BIG_BS, COLD_QD, runtime);
     j.direct = o.direct;
+    j.invalidate = true;
     j.size = Some(SizeSpec::Bytes(cold));
     if o.device {
         j.offset = SizeSpec::Bytes(HOT_BYTES);
@@ -176,6 +177,8 @@ fn job(o: &DiagnoseOptions, name: &str, file: &str, kind: RwKind, bs: u64, qd: u
     // Locally the hot region is read through the page cache (the memory stage); over the
     // network there is no client cache and the server's memory serves it.
     j.direct = !o.local;
+    // The hot region stays in the page cache from one stage to the next.
+    j.invalidate = false;
     j.overwrite = true;
     j.group_reporting = true;
     j.options = vec![

@@ -17,7 +17,7 @@ use storbench_testkit::tgtd;
 
 /// Enough time and bytes for the path's reads to run a few seconds at 117 MB/s.
 const LINK_BUDGET: &str = "28s";
-const LINK_BYTES: &str = "768M";
+const LINK_BYTES: &str = "1G";
 
 const IQN: &str = "iqn.2026-12.lab.storbench:diagnose";
 
@@ -66,8 +66,13 @@ fn named_as_1_gbit_link(once: impl Fn() -> serde_json::Value) {
             );
             return;
         }
+        // At the ceiling but too short or unsteady to match it: nothing is named rather
+        // than a guess; below it, the link is not what was met.
         let path = measured(&v, "path-read").unwrap_or(0.0);
-        assert!(path < 114e6, "at the ceiling but named {stage}: {v:#}");
+        assert!(
+            path < 114e6 || stage == "none",
+            "at the ceiling but named {stage}: {v:#}"
+        );
         tries.push(format!("{stage}: {path:.0} B/s"));
     }
     panic!("the client never kept the 1 Gbit/s link full: {tries:?}");

@@ -20,8 +20,9 @@ const STORAGE_SLOWER: f64 = 0.80;
 const SATURATED: f64 = 90.0;
 /// The per-second scatter a steady rate may have (the path rule's).
 const STEADY_CV: f64 = 0.05;
-/// A one-second sample shorter than this is the partial last one.
-const WHOLE_SECOND_MS: u64 = 950;
+/// Timeline intervals at least this long count (a stage capped by its bytes ends within
+/// a second; its last interval still gives a rate, only a noisier one).
+const MIN_SPAN_MS: u64 = 500;
 
 /// What the command knows that the result does not say.
 #[derive(Clone, Debug, Default)]
@@ -123,7 +124,7 @@ impl<'r> Facts<'r> {
             .steps
             .iter()
             .filter(|(_, j)| rate(j) >= best * PLATEAU)
-            .flat_map(|(_, j)| super::verdicts::rates_over(&j.timeline, WHOLE_SECOND_MS))
+            .flat_map(|(_, j)| super::verdicts::rates_over(&j.timeline, MIN_SPAN_MS))
             .map(|(_, r)| r)
             .collect();
         let s = Summary::of(&rates)?;

@@ -96,7 +96,7 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
     let mut qd1 = timed(o, QD1, &hot, RwKind::RandRead, SMALL_BS, 1, runtime);
     qd1.number_ios = Some(share(o, 2) / SMALL_BS);
     jobs.push(qd1);
-    for ((name, qd), percent) in PATH_READS.iter().zip([8, 20, 30]) {
+    for ((name, qd), percent) in PATH_READS.iter().zip([5, 15, 40]) {
         let mut j = timed(o, name, &hot, RwKind::Read, BIG_BS, *qd, runtime);
         j.number_ios = Some((share(o, percent) / BIG_BS).max(1));
         jobs.push(j);
@@ -111,7 +111,7 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
             PATH_WRITE_QD,
             runtime,
         );
-        j.number_ios = Some((share(o, 12) / BIG_BS).max(1));
+        j.number_ios = Some((share(o, 10) / BIG_BS).max(1));
         jobs.push(j);
     }
     let cold = cold_bytes(o);

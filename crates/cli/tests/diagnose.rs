@@ -24,9 +24,16 @@ const IQN: &str = "iqn.2026-12.lab.storbench:diagnose";
 /// `diagnose --format json --no-save` with a small budget and cap on bytes, run by `c`
 /// (storbench, or a wrapper that execs it); the JSON document.
 fn diagnose_json(mut c: Command, target: &str, budget: &str, max_bytes: &str) -> serde_json::Value {
-    c.args(["diagnose", "--format", "json", "--no-save", "--eta", "never"])
-        .args(["--budget", budget, "--max-bytes", max_bytes])
-        .arg(target);
+    c.args([
+        "diagnose",
+        "--format",
+        "json",
+        "--no-save",
+        "--eta",
+        "never",
+    ])
+    .args(["--budget", budget, "--max-bytes", max_bytes])
+    .arg(target);
     let run = Run::of(&mut c);
     assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
@@ -85,7 +92,8 @@ fn an_iscsi_nas_behind_a_1_gbit_port_is_named_as_the_link() {
         return;
     }
     let ns = NetNs::create().expect("a network namespace");
-    ns.shape_egress("984mbit").expect("tbf on the namespace's end");
+    ns.shape_egress("984mbit")
+        .expect("tbf on the namespace's end");
     ns.verify_route().expect("peer reached over our veth only");
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("lun.img");
@@ -119,7 +127,9 @@ struct HostShaping(String);
 impl HostShaping {
     fn new(host_if: &str, rate: &str) -> HostShaping {
         let ok = Command::new("tc")
-            .args(["qdisc", "add", "dev", host_if, "root", "handle", "1:", "tbf"])
+            .args([
+                "qdisc", "add", "dev", host_if, "root", "handle", "1:", "tbf",
+            ])
             .args(["rate", rate, "burst", "128kb", "latency", "10ms"])
             .status()
             .unwrap()
@@ -268,9 +278,16 @@ fn a_throttled_disk_under_a_local_directory_is_named_as_the_storage() {
     };
     let dir = fs.mnt.path().to_str().unwrap().to_string();
     let mut c = throttle.command();
-    c.args(["diagnose", "--format", "json", "--no-save", "--eta", "never"])
-        .args(["--budget", "14s", "--max-bytes", "256M"])
-        .arg(&dir);
+    c.args([
+        "diagnose",
+        "--format",
+        "json",
+        "--no-save",
+        "--eta",
+        "never",
+    ])
+    .args(["--budget", "14s", "--max-bytes", "256M"])
+    .arg(&dir);
     let run = Run::of(&mut c);
     assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -279,7 +296,11 @@ fn a_throttled_disk_under_a_local_directory_is_named_as_the_storage() {
     assert!(message.contains("O_DIRECT reads"), "{message}");
     let cold = measured(&v, "storage").unwrap();
     assert!(cold < 20e6, "{v:#}");
-    assert!(common::entries(fs.mnt.path()).iter().all(|e| e == "lost+found"));
+    assert!(
+        common::entries(fs.mnt.path())
+            .iter()
+            .all(|e| e == "lost+found")
+    );
 }
 
 #[test]
@@ -294,12 +315,7 @@ fn a_clean_tmpfs_run_names_no_link_and_no_storage() {
         eprintln!("skipped: cannot mount tmpfs");
         return;
     }
-    let v = diagnose_json(
-        storbench(),
-        mnt.path().to_str().unwrap(),
-        "10s",
-        "256M",
-    );
+    let v = diagnose_json(storbench(), mnt.path().to_str().unwrap(), "10s", "256M");
     let _ = Command::new("umount").arg(mnt.path()).status();
     let (stage, message) = limit(&v);
     assert_eq!(stage, "none", "{v:#}");
@@ -346,6 +362,9 @@ fn a_bad_flag_is_one_line() {
     ] {
         let run = Run::of(storbench().args(args).arg("--no-save"));
         let line = run.one_error_line();
-        assert!(line.contains("storbench") || line.starts_with("error"), "{line}");
+        assert!(
+            line.contains("storbench") || line.starts_with("error"),
+            "{line}"
+        );
     }
 }

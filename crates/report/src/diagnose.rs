@@ -136,7 +136,12 @@ pub fn render_markdown(run: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out)?;
-    writeln!(out, "**Limit: {}.** {}", d.limit.stage.name(), cell(&d.limit.message))?;
+    writeln!(
+        out,
+        "**Limit: {}.** {}",
+        d.limit.stage.name(),
+        cell(&d.limit.message)
+    )?;
     for r in &d.remarks {
         writeln!(out, "- {}", cell(r))?;
     }

@@ -90,9 +90,7 @@ impl<'r> Facts<'r> {
             .flat_map(|j| j.engine_details.iter())
             .find(|(k, _)| k == "round trip")
             .and_then(|(_, v)| parse_duration_ns(v));
-        let nic = steps
-            .iter()
-            .find_map(|(_, j)| super::job_link(run, j));
+        let nic = steps.iter().find_map(|(_, j)| super::job_link(run, j));
         Facts {
             run,
             local: ctx.local,
@@ -167,7 +165,8 @@ impl<'r> Facts<'r> {
     /// The round trip: the protocol's no-op where the engine timed one, else the least
     /// small cached read.
     fn round_trip_ns(&self) -> Option<f64> {
-        self.noop_ns.or_else(|| self.qd1_latency().map(|(_, min)| min))
+        self.noop_ns
+            .or_else(|| self.qd1_latency().map(|(_, min)| min))
     }
 
     /// The client's thread at the best step: (CPU busy %, run delay %, CPU per IO ns).
@@ -239,7 +238,11 @@ impl<'r> Facts<'r> {
             }
             (Some(_), None) => "no-op, least of 5".into(),
             (None, Some((median, min))) => {
-                format!("4K cached read min {}, median {}", micros(min), micros(median))
+                format!(
+                    "4K cached read min {}, median {}",
+                    micros(min),
+                    micros(median)
+                )
             }
             (None, None) => String::new(),
         };
@@ -445,7 +448,9 @@ impl<'r> Facts<'r> {
         if let Some((busy, from)) = self.server_cpu().filter(|(b, _)| *b >= SATURATED) {
             return self.server_limit(rate, busy, &from);
         }
-        if let Some((cpu, wait, _)) = self.client().filter(|(c, w, _)| !self.local && c + w >= SATURATED)
+        if let Some((cpu, wait, _)) = self
+            .client()
+            .filter(|(c, w, _)| !self.local && c + w >= SATURATED)
         {
             return self.client_limit(rate, cpu, wait);
         }

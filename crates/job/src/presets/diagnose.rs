@@ -115,7 +115,15 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
         jobs.push(j);
     }
     let cold = cold_bytes(o);
-    let mut j = timed(o, COLD, &file(o, "cold"), RwKind::Read, BIG_BS, COLD_QD, runtime);
+    let mut j = timed(
+        o,
+        COLD,
+        &file(o, "cold"),
+        RwKind::Read,
+        BIG_BS,
+        COLD_QD,
+        runtime,
+    );
     j.direct = o.direct;
     j.invalidate = true;
     j.size = Some(SizeSpec::Bytes(cold));

@@ -12,12 +12,13 @@ pub(super) fn ladder_figures(d: &Diagnosis) -> Vec<TestFigures> {
         .filter_map(|s| {
             let value = s.measured?;
             let figure = match s.unit {
-                StageUnit::BytesPerSec => {
-                    fig(MetricId::BandwidthMb, "MB/s", Better::Higher, Some(value / 1e6))
-                }
-                StageUnit::Nanos => {
-                    fig(MetricId::ClatP50, "µs", Better::Lower, Some(value / 1e3))
-                }
+                StageUnit::BytesPerSec => fig(
+                    MetricId::BandwidthMb,
+                    "MB/s",
+                    Better::Higher,
+                    Some(value / 1e6),
+                ),
+                StageUnit::Nanos => fig(MetricId::ClatP50, "µs", Better::Lower, Some(value / 1e3)),
                 StageUnit::Percent => fig(MetricId::CpuPct, "%", Better::Lower, Some(value)),
             };
             Some(TestFigures {

@@ -182,6 +182,7 @@ mod tests {
             interrupted: false,
             verdicts: Vec::new(),
             hosts: None,
+            diagnosis: None,
             server_stats: Some(storbench_model::result::ServerStats {
                 source: "snmp://nas.lan:1161".into(),
                 ..Default::default()

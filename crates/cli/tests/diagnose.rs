@@ -368,3 +368,58 @@ fn a_bad_flag_is_one_line() {
         );
     }
 }
+
+#[test]
+fn a_diagnosis_is_saved_and_shown_compared_and_reported_as_its_ladder() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let data = tempfile::tempdir().unwrap();
+    let sb = |args: &[&str]| {
+        let mut c = storbench();
+        c.arg("--db").arg(&db).args(args);
+        let run = Run::of(&mut c);
+        assert!(run.success(), "{args:?}: {}\n{}", run.stdout, run.stderr);
+        run.stdout
+    };
+    for label in ["before", "after"] {
+        sb(&[
+            "diagnose",
+            "--budget",
+            "10s",
+            "--max-bytes",
+            "128M",
+            "--eta",
+            "never",
+            "--label",
+            label,
+            data.path().to_str().unwrap(),
+        ]);
+    }
+    assert!(common::entries(data.path()).is_empty());
+    let history = sb(&["history"]);
+    assert_eq!(history.matches("diagnose").count(), 2, "{history}");
+    let shown = sb(&["show", "1"]);
+    assert!(
+        shown.contains("storbench diagnose: ")
+            && shown.contains("path read")
+            && shown.contains("\nlimit: "),
+        "{shown}"
+    );
+    // Below show's own heading (which quotes the command line), 80 columns.
+    assert!(
+        shown.lines().skip(1).all(|l| l.chars().count() <= 80),
+        "{shown}"
+    );
+    let json = sb(&["show", "2", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["limit"]["stage"].is_string() && v["stages"].as_array().unwrap().len() == 7);
+    let compared = sb(&["compare", "1", "2"]);
+    assert!(
+        compared.contains("path read") && compared.contains("storage read"),
+        "{compared}"
+    );
+    let html = dir.path().join("report.html");
+    sb(&["report", "1", "2", "-o", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("class=\"diagnosis\"").count(), 2);
+}

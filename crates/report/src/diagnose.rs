@@ -27,6 +27,7 @@ pub fn figure(value: f64, unit: StageUnit) -> String {
     match unit {
         StageUnit::BytesPerSec => format!("{:.1} MB/s", value / 1e6),
         StageUnit::Nanos if value >= 1e6 => format!("{:.2} ms", value / 1e6),
+        StageUnit::Nanos if value < 1e4 => format!("{:.1} µs", value / 1e3),
         StageUnit::Nanos => format!("{:.0} µs", value / 1e3),
         StageUnit::Percent => format!("{value:.0}%"),
     }

@@ -643,3 +643,7 @@ fn parse_duration_ns(text: &str) -> Option<f64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+#[path = "diagnose_tests.rs"]
+mod tests;

@@ -423,3 +423,31 @@ fn a_diagnosis_is_saved_and_shown_compared_and_reported_as_its_ladder() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert_eq!(page.matches("class=\"diagnosis\"").count(), 2);
 }
+
+#[test]
+fn an_interrupted_diagnosis_removes_what_it_created() {
+    let Some(fs) = LoopFs::new() else {
+        return;
+    };
+    let Some(throttle) = Throttle::new(&fs.dev, 4 << 20) else {
+        return;
+    };
+    let mut c = throttle.command();
+    c.args(["diagnose", "--no-save", "--eta", "never"])
+        .args(["--budget", "60s", "--max-bytes", "256M"])
+        .arg(fs.mnt.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // The storage stage reads at 4 MiB/s for several seconds: the signal lands in the run.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    common::assert_no_panic(&stderr);
+    // Stopped (the IOs in flight in the throttle still drain), not run to the end.
+    assert!(!out.status.success(), "{stderr}");
+    let left = common::entries(fs.mnt.path());
+    assert!(left.iter().all(|e| e == "lost+found"), "{left:?}\n{stderr}");
+}

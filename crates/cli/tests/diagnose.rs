@@ -438,7 +438,7 @@ fn an_interrupted_diagnosis_removes_what_it_created() {
         .arg(fs.mnt.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
+    let child = c.spawn().unwrap();
     // The storage stage reads at 4 MiB/s for several seconds: the signal lands in the run.
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: a signal to the child this test started.

@@ -163,6 +163,8 @@ pub enum Command {
     Fio(cmd::fio::FioArgs),
     /// Sequential and random, read and write: MB/s, IOPS, latency, CPU (the main job).
     Quick(cmd::quick::QuickArgs),
+    /// Find the limit: round trip, path, storage, client and server, then what would help.
+    Diagnose(cmd::diagnose::DiagnoseArgs),
     /// bonnie++'s suite with its flags, text table and CSV (local directories and nfs://).
     Bonnie(cmd::bonnie::BonnieArgs),
     /// iSCSI tools: `discover HOST[:PORT]` lists targets and LUNs (no kernel initiator).

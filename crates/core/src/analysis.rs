@@ -342,7 +342,7 @@ fn judged_jobs(run: &RunResult) -> Vec<Cow<'_, JobResult>> {
 
 /// The interface a network job used (its engine's `interface` detail) and that
 /// interface's speed, when the run recorded one.
-fn job_link<'r>(run: &'r RunResult, job: &JobResult) -> Option<(&'r NicUsage, u64)> {
+pub(crate) fn job_link<'r>(run: &'r RunResult, job: &JobResult) -> Option<(&'r NicUsage, u64)> {
     let iface = job
         .engine_details
         .iter()
@@ -433,6 +433,7 @@ fn warn(code: &str, message: String) -> Note {
     }
 }
 
+pub mod diagnose;
 pub mod path;
 pub mod server_stats;
 mod verdicts;

@@ -2,10 +2,10 @@
 //! every reader shares (merging jobs and groups, a repeated run's rounds and their
 //! intervals, multi-host aggregates, masking of secrets). The runner (storbench-core)
 //! fills it; the reporters (storbench-report) and the store (storbench-store) read it
-//! without compiling the runner. Core re-exports each module under its old path
-//! (`storbench_model::result`, …).
+//! without compiling the runner, and the model depends on no other storbench crate.
 
 pub mod confidence;
+pub mod diagnose;
 pub mod fio;
 /// Results to test readers with (one job, a run of jobs), for this crate's tests and, with
 /// the `fixtures` feature, other crates' tests.

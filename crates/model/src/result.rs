@@ -19,6 +19,7 @@ pub enum RunMode {
     Fio,
     Quick,
     Bonnie,
+    Diagnose,
 }
 
 /// One whole invocation: one or more reporting groups (fio), the eight quick tests, or a
@@ -67,6 +68,9 @@ pub struct RunResult {
     /// None when not asked for and in results stored before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_stats: Option<ServerStats>,
+    /// `storbench diagnose`'s ladder and limit; None for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Box<crate::diagnose::Diagnosis>>,
 }
 
 impl RunResult {
@@ -99,6 +103,7 @@ impl RunResult {
             verdicts: Vec::new(),
             hosts: None,
             server_stats: None,
+            diagnosis: None,
         }
     }
 }

@@ -12,6 +12,7 @@
 //! in their recorded environments listed ([`settings`]).
 
 pub(crate) mod answer;
+mod diagnose;
 pub(crate) mod figures;
 pub(crate) mod hosts;
 pub mod noise;

@@ -9,6 +9,7 @@
 mod data;
 mod hosts;
 mod hosts_bonnie;
+mod ladder;
 mod page;
 mod server;
 

@@ -9,6 +9,7 @@ pub mod bonnie_csv;
 pub mod bonnie_table;
 pub mod card;
 pub mod compare;
+pub mod diagnose;
 pub mod fio;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -12,7 +12,7 @@ use storbench_model::result::{RunMode, RunResult};
 use crate::bonnie_csv::{self, CsvFormat};
 use crate::compare::{Comparison, Format as CompareFormat};
 use crate::fio::{FioFormat, FioOpts};
-use crate::{bonnie_table, quick};
+use crate::{bonnie_table, diagnose, quick};
 
 /// What a format reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +95,14 @@ impl Format {
 
 const FIO_SHAPED: &[RunMode] = &[RunMode::Fio, RunMode::Quick];
 const ALL_MODES: &[RunMode] = &[RunMode::Fio, RunMode::Quick, RunMode::Bonnie];
+const DIAGNOSE: &[RunMode] = &[RunMode::Diagnose];
+/// Every mode: the stored model itself shows any run.
+const EVERY_MODE: &[RunMode] = &[
+    RunMode::Fio,
+    RunMode::Quick,
+    RunMode::Bonnie,
+    RunMode::Diagnose,
+];
 
 /// An entry for one of fio's formats, named as storbench-job names it.
 const fn fio_entry(
@@ -201,10 +209,37 @@ pub static FORMATS: &[Format] = &[
         writer: Writer::Run(crate::summary::render_json),
     },
     Format {
+        name: "text",
+        aliases: &[],
+        hidden_aliases: &[],
+        reads: Reads::Run(DIAGNOSE),
+        default_for: Some(RunMode::Diagnose),
+        for_people: true,
+        writer: Writer::Run(diagnose::render),
+    },
+    Format {
+        name: "json",
+        aliases: &[],
+        hidden_aliases: &[],
+        reads: Reads::Run(DIAGNOSE),
+        default_for: None,
+        for_people: false,
+        writer: Writer::Run(diagnose::render_json),
+    },
+    Format {
+        name: "markdown",
+        aliases: &["md"],
+        hidden_aliases: &[],
+        reads: Reads::Run(DIAGNOSE),
+        default_for: None,
+        for_people: false,
+        writer: Writer::Run(diagnose::render_markdown),
+    },
+    Format {
         name: "raw",
         aliases: &[],
         hidden_aliases: &[],
-        reads: Reads::Run(ALL_MODES),
+        reads: Reads::Run(EVERY_MODE),
         default_for: None,
         for_people: false,
         writer: Writer::Run(raw),
@@ -332,7 +367,7 @@ mod tests {
 
     #[test]
     fn every_mode_has_one_default_that_reads_it() {
-        for mode in ALL_MODES {
+        for mode in EVERY_MODE {
             let defaults: Vec<_> = FORMATS
                 .iter()
                 .filter(|f| f.default_for == Some(*mode))
@@ -367,6 +402,7 @@ mod tests {
             RunMode::Fio => "fio",
             RunMode::Quick => "quick",
             RunMode::Bonnie => "bonnie",
+            RunMode::Diagnose => "diagnose",
         }
     }
 

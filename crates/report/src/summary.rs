@@ -239,6 +239,7 @@ fn title(run: &RunResult) -> String {
         RunMode::Fio => "fio",
         RunMode::Quick => "quick",
         RunMode::Bonnie => "bonnie",
+        RunMode::Diagnose => "diagnose",
     };
     let mut parts = vec![format!("**storbench {kind}**")];
     if let Some(t) = run.environment.as_ref().and_then(|e| e.targets.first()) {

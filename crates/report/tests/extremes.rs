@@ -114,7 +114,7 @@ fn render_all(r: &RunResult) -> Result<(), TestCaseError> {
                 bonnie_csv::render(r, f, &mut out).unwrap();
             }
         }
-        RunMode::Fio => {}
+        RunMode::Fio | RunMode::Diagnose => {}
     }
     let named = [
         NamedRun {

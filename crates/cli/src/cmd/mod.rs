@@ -8,6 +8,7 @@ use crate::{Cli, Command};
 pub mod bonnie;
 pub mod clean;
 pub mod compare;
+pub mod diagnose;
 pub mod export;
 pub mod fio;
 pub mod history;
@@ -31,7 +32,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // makes no run already does, so it is accepted there.
     if (early.label.is_some() || !early.tags.is_empty()) && !makes_runs(&cli.command) {
         anyhow::bail!(
-            "--label and --tag name a run being made (fio, quick, bonnie, import); {}",
+            "--label and --tag name a run being made (fio, quick, bonnie, diagnose, import); {}",
             match &cli.command {
                 Command::History(_) => "to filter, give them after `history`",
                 _ => "this subcommand makes none",
@@ -59,6 +60,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let store = store.with_run(&args.run);
             bonnie::run_bonnie(args, &store)
         }
+        Command::Diagnose(args) => {
+            let store = store.with_run(&args.run);
+            diagnose::run_diagnose(args, &store)
+        }
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
         Command::Smb(args) => smb::run(args),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
@@ -72,6 +77,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 fn makes_runs(command: &Command) -> bool {
     matches!(
         command,
-        Command::Fio(_) | Command::Quick(_) | Command::Bonnie(_) | Command::Import(_)
+        Command::Fio(_)
+            | Command::Quick(_)
+            | Command::Bonnie(_)
+            | Command::Diagnose(_)
+            | Command::Import(_)
     )
 }

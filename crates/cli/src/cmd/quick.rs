@@ -232,7 +232,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
 /// job's (fio keeps such files), and quick only ever writes and removes a file it made.
 /// Everything quick creates is removed by the runner (`always_remove_created`), on every
 /// exit path.
-fn refuse_existing(path: &std::path::Path) -> anyhow::Result<()> {
+pub(crate) fn refuse_existing(path: &std::path::Path) -> anyhow::Result<()> {
     if path.symlink_metadata().is_ok() {
         bail!(
             "{} already exists; remove it first (storbench creates only new files)",
@@ -353,7 +353,7 @@ fn check_engine(target: &Target, engine: Option<&str>) -> anyhow::Result<()> {
 
 /// The first of the catalogue's choices for quick that this kernel lets us create
 /// (io_uring, else libaio).
-fn default_local_engine() -> String {
+pub(crate) fn default_local_engine() -> String {
     let works = |name: &str| {
         let mut probe = JobSpec::new("probe");
         probe.ioengine = name.to_string();
@@ -371,7 +371,7 @@ fn default_local_engine() -> String {
 
 /// Whether a file in `dir` can be opened with O_DIRECT (creates and removes a probe file
 /// of its own, never touching anything else).
-fn probe_direct(dir: &str) -> anyhow::Result<bool> {
+pub(crate) fn probe_direct(dir: &str) -> anyhow::Result<bool> {
     use std::os::unix::fs::OpenOptionsExt;
     let path =
         std::path::Path::new(dir).join(format!(".storbench-direct-probe.{}", std::process::id()));
@@ -393,7 +393,7 @@ fn probe_direct(dir: &str) -> anyhow::Result<bool> {
     }
 }
 
-fn check_free_space(dir: &str, need: u64) -> anyhow::Result<()> {
+pub(crate) fn check_free_space(dir: &str, need: u64) -> anyhow::Result<()> {
     let fs = storbench_core::space::statfs(std::path::Path::new(dir))
         .with_context(|| format!("statfs {dir}"))?;
     if !fs.fits(need) {

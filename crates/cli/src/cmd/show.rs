@@ -79,5 +79,6 @@ fn mode_name(mode: RunMode) -> &'static str {
         RunMode::Fio => "fio",
         RunMode::Quick => "quick",
         RunMode::Bonnie => "bonnie",
+        RunMode::Diagnose => "diagnose",
     }
 }

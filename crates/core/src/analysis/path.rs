@@ -59,7 +59,7 @@ impl LinkCeiling {
     }
 
     /// "1 Gbit/s", "2.5 Gbit/s".
-    fn speed_text(&self) -> String {
+    pub fn speed_text(&self) -> String {
         let g = self.speed_mbps as f64 / 1000.0;
         if g.fract() == 0.0 {
             format!("{g:.0} Gbit/s")

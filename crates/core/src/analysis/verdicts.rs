@@ -654,7 +654,7 @@ fn micros(ns: f64) -> String {
 
 /// Per-second rates (bytes/s over all directions) of a timeline: (start ms, rate) of each
 /// interval of at least `min_span_ms`, so a short last one does not pull the series down.
-pub(super) fn rates_over(timeline: &[TimelinePoint], min_span_ms: u64) -> Vec<(u64, f64)> {
+pub(crate) fn rates_over(timeline: &[TimelinePoint], min_span_ms: u64) -> Vec<(u64, f64)> {
     let mut out = Vec::new();
     let mut prev = 0u64;
     for p in timeline {
@@ -679,6 +679,7 @@ fn steady(job: &JobResult, mode: RunMode, out: &mut Vec<Reason>) {
             RunMode::Fio => "use runtime= with time_based",
             RunMode::Quick => "use a longer --runtime",
             RunMode::Bonnie => "use a larger -s",
+            RunMode::Diagnose => "use a larger --budget",
         };
         out.push(reason("steady", Validity::Suspect, format!(
             "{name}: measured for only {runtime_ms} ms; figures from runs this short swing widely ({advice})"

@@ -156,6 +156,10 @@ pub fn figures_of(run: &RunResult) -> Vec<TestFigures> {
             None => bonnie_figures(b),
         },
         (RunMode::Quick, _) => quick_figures(run),
+        (RunMode::Diagnose, _) => match &run.diagnosis {
+            Some(d) => super::diagnose::ladder_figures(d),
+            None => job_figures(run),
+        },
         _ => job_figures(run),
     }
 }

@@ -92,6 +92,8 @@ struct Env {
     job_files: Vec<JobFile>,
     /// The server's side read over SNMP, as HTML escaped where it is built (server.rs).
     server: String,
+    /// A diagnosis's ladder, as HTML escaped where it is built (ladder.rs).
+    diagnosis: String,
     /// A multi-host run's per-rank table, as HTML escaped where it is built (hosts.rs).
     hosts: String,
 }
@@ -250,6 +252,11 @@ fn environment(r: &NamedRun<'_>) -> Env {
         server: run.server_stats.as_ref().map_or(String::new(), |st| {
             let mut html = String::new();
             super::server::section(&mut html, st);
+            html
+        }),
+        diagnosis: run.diagnosis.as_deref().map_or(String::new(), |d| {
+            let mut html = String::new();
+            super::ladder::section(&mut html, d);
             html
         }),
         hosts: run.hosts.as_deref().map_or(String::new(), |h| {

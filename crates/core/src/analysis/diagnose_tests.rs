@@ -1,0 +1,135 @@
+use super::*;
+use crate::fixtures::{job, run_of};
+use storbench_model::result::{DiskUtil, TimelinePoint};
+
+/// A battery job named `name` reading `mb` MB/s for `secs` seconds over eth0.
+fn step(name: &str, mb: f64, secs: u64) -> JobResult {
+    let mut j = job();
+    j.name = name.into();
+    let bytes = (mb * 1e6) as u64;
+    j.runtime_ms = secs * 1000;
+    j.dirs[0].io_bytes = bytes * secs;
+    j.dirs[0].total_ios = bytes * secs / (1 << 20);
+    j.dirs[0].runtime_ms = secs * 1000;
+    j.timeline = (1..=secs)
+        .map(|s| TimelinePoint {
+            t_ms: s * 1000,
+            bytes: [bytes, 0, 0],
+            ..TimelinePoint::default()
+        })
+        .collect();
+    j.engine_details = vec![("interface".into(), "eth0".into())];
+    j
+}
+
+fn battery(path: [f64; 3], cold: f64, nic_mbps: u64) -> RunResult {
+    let mut jobs: Vec<JobResult> = preset::PATH_READS
+        .iter()
+        .zip(path)
+        .map(|((name, _), mb)| step(name, mb, 4))
+        .collect();
+    jobs.push(step(preset::COLD, cold, 2));
+    let mut run = run_of(jobs);
+    run.nics = vec![NicUsage {
+        name: "eth0".into(),
+        speed_mbps: Some(nic_mbps),
+        ..NicUsage::default()
+    }];
+    run
+}
+
+fn network() -> Context {
+    Context::default()
+}
+
+#[test]
+fn reads_from_memory_at_a_slower_links_ceiling_name_that_link() {
+    let d = judge(&battery([117.5, 117.6, 117.6], 117.4, 10_000), &network());
+    assert_eq!(d.limit.stage, LimitStage::Link, "{}", d.limit.message);
+    assert!(
+        d.limit
+            .message
+            .contains("the limit is a 1 Gbit/s link on the path")
+            && d.limit.message.contains("Cold reads ran as fast"),
+        "{}",
+        d.limit.message
+    );
+    let path = &d.stages[1];
+    assert_eq!(path.ceiling_what, "1 Gbit/s link");
+    // Between standard links: nothing is named as a link.
+    let d = judge(&battery([190.0, 190.2, 190.1], 190.0, 10_000), &network());
+    assert_eq!(d.limit.stage, LimitStage::None, "{}", d.limit.message);
+}
+
+#[test]
+fn the_clients_own_full_nic_is_its_own_link() {
+    let d = judge(&battery([117.5, 117.6, 117.6], 117.4, 1_000), &network());
+    assert_eq!(d.limit.stage, LimitStage::Link);
+    assert!(
+        d.limit.message.contains("this client's own link"),
+        "{}",
+        d.limit.message
+    );
+}
+
+#[test]
+fn a_rate_still_rising_with_depth_is_latency_over_the_network_only() {
+    let run = battery([30.0, 60.0, 110.0], 110.0, 10_000);
+    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::Latency);
+    let local = Context {
+        local: true,
+        ..Context::default()
+    };
+    assert_eq!(judge(&run, &local).limit.stage, LimitStage::None);
+}
+
+#[test]
+fn a_busy_client_thread_is_the_client() {
+    let mut run = battery([50.0, 50.1, 50.0], 50.0, 10_000);
+    for j in &mut run.groups[0].jobs {
+        j.cpu.usr_ns = j.runtime_ms * 1_000_000 * 6 / 10;
+        j.cpu.wait_ns = j.runtime_ms * 1_000_000 * 35 / 100;
+    }
+    let d = judge(&run, &network());
+    assert_eq!(d.limit.stage, LimitStage::Client, "{}", d.limit.message);
+}
+
+#[test]
+fn slow_cold_reads_are_the_storage_only_when_a_disk_served_them() {
+    let local = Context {
+        local: true,
+        ..Context::default()
+    };
+    let mut run = battery([900.0, 1000.0, 1000.0], 20.0, 10_000);
+    // No disk under the file (tmpfs): memory, not storage.
+    assert_eq!(judge(&run, &local).limit.stage, LimitStage::None);
+    let cold = run.groups[0].jobs.last_mut().unwrap();
+    cold.disks = vec![DiskUtil {
+        name: "loop0".into(),
+        read_bytes: cold.dirs[0].io_bytes,
+        util: 99.0,
+        ..DiskUtil::default()
+    }];
+    let d = judge(&run, &local);
+    assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
+}
+
+#[test]
+fn skipped_stages_say_why() {
+    let ctx = Context {
+        skipped: vec![(StageKind::PathWrite, "read only".into())],
+        local: false,
+    };
+    let d = judge(&battery([117.5, 117.6, 117.6], 117.4, 10_000), &ctx);
+    let write = d
+        .stages
+        .iter()
+        .find(|s| s.stage == StageKind::PathWrite)
+        .unwrap();
+    assert_eq!(write.skipped.as_deref(), Some("read only"));
+    assert!(
+        d.remarks
+            .iter()
+            .any(|r| r == "path write skipped: read only")
+    );
+}

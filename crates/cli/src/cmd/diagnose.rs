@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use storbench_core::analysis::diagnose::{Context, judge};
-use storbench_model::diagnose::StageKind;
-use storbench_model::result::{RunMode, RunResult};
 use storbench_core::runner::{RunRequest, run};
 use storbench_job::presets::diagnose::{DiagnoseOptions, MIN_BYTES, cold_bytes, workload};
 use storbench_job::target::Target;
 use storbench_job::units;
+use storbench_model::diagnose::StageKind;
+use storbench_model::result::{RunMode, RunResult};
 use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;

@@ -121,7 +121,8 @@ storbench's own flags (anywhere among fio's arguments):
   --server-stats snmp://[COMMUNITY@]HOST[:PORT]
                        read the server's CPU, NIC and disk counters during the run
 
-Targets (filename=, directory=): a path, a block device, {targets}.
+Targets (filename=, directory=): a path, a block device, or a URL:
+{targets}
 
 fio's options: storbench fio --cmdhelp (all of them), --cmdhelp=OPTION (one),
 --enghelp (the engines), --enghelp=ENGINE (one engine's options); docs/fio-compat.md says
@@ -136,7 +137,8 @@ fn fio_help() -> String {
     let forms: Vec<&str> = storbench_job::catalogue::protocols()
         .map(|p| p.form)
         .collect();
-    FIO_HELP.replace("{targets}", &forms.join(", "))
+    let forms: Vec<String> = forms.iter().map(|f| format!("  {f}")).collect();
+    FIO_HELP.replace("{targets}", &forms.join("\n"))
 }
 
 /// Runs the workload through the session's life cycle and writes the reports.

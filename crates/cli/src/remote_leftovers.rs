@@ -197,7 +197,6 @@ pub struct Leftover {
 }
 
 /// The deepest tree removed: bonnie's file test makes two levels.
-const MAX_DEPTH: usize = 32;
 
 fn rel(name: &str) -> Result<RelPathBuf, EngineError> {
     RelPathBuf::new(name).map_err(|e| EngineError::new(storbench_core::ErrorKind::Refused, e))
@@ -293,27 +292,56 @@ impl RemoteDir {
         }
     }
 
+    /// Removes a bonnie file-test tree: only what bonnie makes there (its `NNNNN`
+    /// directories at the top, its small files) and links shown as links, so that a directory link the server
+    /// hides (Samba follows links and reports the directory it leads to) leads to no more
+    /// than files named as bonnie names them. Anything else stays, and the tree with it.
     fn remove_tree(&mut self, dir: &str, depth: usize) -> Result<(), EngineError> {
-        if depth > MAX_DEPTH {
-            return Err(EngineError::new(
-                storbench_core::ErrorKind::Refused,
-                format!("{dir} is nested deeper than {MAX_DEPTH} levels: not removed"),
-            ));
-        }
         let (root, at) = (self.root.clone(), rel(dir)?);
         let mut list = NameList::default();
         self.meta()?
             .read_dir_all(MetaPath::new(&root, &at), &mut list)?;
+        let mut kept = Vec::new();
+        let mut refused = None;
         for name in list.iter() {
             let child = format!("{dir}/{name}");
             match self.kind(&child)? {
-                EntryKind::Dir => self.remove_tree(&child, depth + 1)?,
-                // A file, or a link removed as the link it is.
-                EntryKind::File | EntryKind::Other => {
+                EntryKind::Dir if depth == 0 && is_bonnie_dir(name) => {
+                    // What a directory holds that bonnie does not make stays, and the rest
+                    // of the tree is still removed.
+                    if let Err(e) = self.remove_tree(&child, depth + 1) {
+                        if e.kind != storbench_core::ErrorKind::Refused {
+                            return Err(e);
+                        }
+                        refused.get_or_insert(e);
+                        kept.push(child);
+                    }
+                }
+                // bonnie's file, or a link the server shows as one, removed as the link
+                // it is.
+                EntryKind::Other => {
                     let c = rel(&child)?;
                     self.meta()?.unlink(MetaPath::new(&root, &c))?
                 }
+                EntryKind::File if is_bonnie_file(name) => {
+                    let c = rel(&child)?;
+                    self.meta()?.unlink(MetaPath::new(&root, &c))?
+                }
+                _ => kept.push(child),
             }
+        }
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        if let Some(first) = kept.first() {
+            return Err(EngineError::new(
+                storbench_core::ErrorKind::Refused,
+                format!(
+                    "{dir} holds {} entr{} bonnie does not make, such as {first}: left in place",
+                    kept.len(),
+                    if kept.len() == 1 { "y" } else { "ies" }
+                ),
+            ));
         }
         self.meta()?.rmdir(MetaPath::new(&root, &at))
     }
@@ -340,6 +368,22 @@ impl RemoteDir {
         let (root, rel) = (self.root.clone(), rel(&mark.name())?);
         self.meta()?.unlink(MetaPath::new(&root, &rel))
     }
+}
+
+/// A directory bonnie makes in its tree with several directories: five digits.
+fn is_bonnie_dir(name: &str) -> bool {
+    name.len() == 5 && name.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A small file's name as bonnie makes it: ten hex digits and at most twelve letters or
+/// digits before or after them.
+fn is_bonnie_file(name: &str) -> bool {
+    (10..=22).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric())
+        && (0..=name.len() - 10).any(|i| {
+            (i == 0 || i + 10 == name.len())
+                && name[i..i + 10].bytes().all(|b| b.is_ascii_hexdigit())
+        })
 }
 
 /// The directory as shown (a password masked).
@@ -449,6 +493,16 @@ mod tests {
         ] {
             assert_eq!(Mark::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_tree_holds_only_bonnies_names() {
+        assert!(is_bonnie_file("000000002aabc") && is_bonnie_file("xyZ00000000ff"));
+        assert!(is_bonnie_file("0000000001"));
+        for other in ["notes.txt", "0000000001-x", "000000001", "passwd"] {
+            assert!(!is_bonnie_file(other), "{other}");
+        }
+        assert!(is_bonnie_dir("00003") && !is_bonnie_dir("0003") && !is_bonnie_dir("etc"));
     }
 
     #[test]

@@ -303,6 +303,7 @@ const TARGET_READERS: &[&str] = &[
     "crates/cli/src/cmd/iscsi.rs",
     "crates/cli/src/cmd/smb.rs",
     "crates/cli/src/cmd/clean.rs",
+    "crates/cli/src/cmd/diagnose.rs",
     "crates/bonnie/src/target.rs",
 ];
 

@@ -105,8 +105,8 @@ fn killed_runs_are_named_and_cleaned(dir: &Path, url: &str, password: Option<&st
     let bonnie_mark = mark_here("bonnie", me, my_start() + 1);
     let tree = dir.join(format!("Bonnie.{me}"));
     std::fs::create_dir_all(tree.join("00001")).unwrap();
-    std::fs::write(tree.join("00001/0000abc"), b"x").unwrap();
-    std::fs::write(tree.join("top"), b"y").unwrap();
+    std::fs::write(tree.join("00001/000000002aabc"), b"x").unwrap();
+    std::fs::write(tree.join("0000000003top"), b"y").unwrap();
     for name in [
         &live_mark,
         &live,
@@ -180,8 +180,9 @@ fn nfs_clean_removes_a_tree_without_following_links() {
     let victim = tempfile::tempdir().unwrap();
     std::fs::write(victim.path().join("precious"), b"keep").unwrap();
     let tree = dir.join(format!("Bonnie.{me}"));
-    std::fs::create_dir_all(tree.join("sub")).unwrap();
-    std::os::unix::fs::symlink(victim.path(), tree.join("sub/link")).unwrap();
+    std::fs::create_dir_all(tree.join("00000")).unwrap();
+    std::fs::write(tree.join("00000/00000000a1xyz"), b"bonnie's").unwrap();
+    std::os::unix::fs::symlink(victim.path(), tree.join("00000/link")).unwrap();
     std::os::unix::fs::symlink(victim.path().join("precious"), tree.join("file")).unwrap();
     std::fs::write(dir.join(mark_here("bonnie", me, my_start() + 1)), b"").unwrap();
     clean(&g.url(""), &[], None).ok();
@@ -189,6 +190,34 @@ fn nfs_clean_removes_a_tree_without_following_links() {
     assert_eq!(
         std::fs::read(victim.path().join("precious")).unwrap(),
         b"keep"
+    );
+}
+
+/// Samba follows links and shows a directory link as the directory it leads to: a link
+/// planted in a killed bonnie's tree under a name bonnie uses leads `clean` to no file
+/// bonnie does not name, and the tree is left with one line saying why.
+#[test]
+fn smb_clean_removes_only_bonnies_names_behind_a_hidden_link() {
+    storbench_testkit::require!(smbd::unavailable());
+    let s = Smbd::start().expect("start smbd");
+    let url = format!("smb://{}@127.0.0.1:{}/{}/", s.user(), s.port, smbd::SHARE);
+    let dir = s.share_dir(smbd::SHARE);
+    let me = std::process::id();
+    let other = dir.join("photos");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("precious.jpg"), b"keep").unwrap();
+    let tree = dir.join(format!("Bonnie.{me}"));
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("0000000001"), b"bonnie's").unwrap();
+    std::os::unix::fs::symlink(&other, tree.join("00000")).unwrap();
+    std::fs::write(dir.join(mark_here("bonnie", me, my_start() + 1)), b"").unwrap();
+    let r = clean(&url, &[], Some(s.password()));
+    assert_ne!(r.code, Some(0), "{r:?}");
+    assert!(r.stderr.contains("bonnie does not make"), "{}", r.stderr);
+    assert_eq!(std::fs::read(other.join("precious.jpg")).unwrap(), b"keep");
+    assert!(
+        !tree.join("0000000001").exists(),
+        "bonnie's own file is removed"
     );
 }
 

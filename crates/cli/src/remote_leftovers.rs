@@ -196,8 +196,6 @@ pub struct Leftover {
     pub state: State,
 }
 
-/// The deepest tree removed: bonnie's file test makes two levels.
-
 fn rel(name: &str) -> Result<RelPathBuf, EngineError> {
     RelPathBuf::new(name).map_err(|e| EngineError::new(storbench_core::ErrorKind::Refused, e))
 }

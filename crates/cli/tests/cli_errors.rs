@@ -301,6 +301,28 @@ fn a_job_that_cannot_start_after_others_ran_keeps_their_results() {
     assert!(common::entries(&small.point).is_empty());
 }
 
+/// A share written as `mount` or Windows write it (`nas:/export`, `//nas/share`) is no
+/// path here: quick, bonnie and fio name the URL that reaches it, in one line.
+#[test]
+fn shares_written_as_mounts_take_them_get_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, url) in [
+        ("nas.invalid:/export/dir", "nfs://nas.invalid/export/dir"),
+        ("//nas.invalid/share", "smb://nas.invalid/share"),
+    ] {
+        let want = format!("did you mean {url}?");
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["quick", "--size", "1m", target, "--no-save"]);
+        assert_names(&Run::of(&mut c).one_error_line(), &[target, &want]);
+        let mut c = storbench();
+        c.current_dir(dir.path())
+            .args(["bonnie", "-d", target, "--no-save"]);
+        assert_names(&Run::of(&mut c).one_error_line(), &[target, &want]);
+    }
+    assert!(common::entries(dir.path()).is_empty());
+}
+
 /// A URL of an unknown scheme is refused as such, not taken for a local path (`target
 /// http://…: No such file or directory`); a local directory whose name merely looks like
 /// one still works.

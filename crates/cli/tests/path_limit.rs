@@ -127,7 +127,14 @@ fn a_server_behind_a_1_gbit_port_is_named_as_a_1_gbit_link_on_the_path() {
         let full = &seen.seconds[1..seen.seconds.len() - 1];
         let at_ceiling = full.iter().all(|mb| (114.0..=118.5).contains(mb));
         if !at_ceiling {
-            assert!(seen.notes.is_empty(), "{:?} {:?}", seen.seconds, seen.notes);
+            // Seconds off the ceiling may still average onto it within their scatter; a
+            // note then names this link and no other.
+            assert!(
+                seen.notes.iter().all(|n| n.contains("1 Gbit/s Ethernet")),
+                "{:?} {:?}",
+                seen.seconds,
+                seen.notes
+            );
             tries.push(format!("{:?} {}", seen.seconds, seen.all));
             continue;
         }

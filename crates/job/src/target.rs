@@ -114,14 +114,21 @@ impl Target {
         }
         let target = Target::classify(text);
         if let Target::Path(_) = target
-            && let Some(scheme) = foreign_scheme(text)
             && !Path::new(text).exists()
         {
-            let forms: Vec<&str> = catalogue::protocols().map(|p| p.form).collect();
-            return Err(format!(
-                "unsupported URL scheme {scheme:?} in {text}: use a path, {}",
-                forms.join(" or ")
-            ));
+            if let Some(url) = network_form(text) {
+                return Err(format!(
+                    "{text} is no path on this machine; did you mean {url}? storbench reaches \
+                     a NAS by URL, without a mount"
+                ));
+            }
+            if let Some(scheme) = foreign_scheme(text) {
+                let forms: Vec<&str> = catalogue::protocols().map(|p| p.form).collect();
+                return Err(format!(
+                    "unsupported URL scheme {scheme:?} in {text}: use a path, {}",
+                    forms.join(" or ")
+                ));
+            }
         }
         Ok(target)
     }
@@ -351,6 +358,33 @@ pub fn url_protocol(text: &str) -> Option<&'static Protocol> {
 }
 
 /// The scheme of `text` written as a URL (`scheme://…` or `scheme:/…`), known or not.
+/// The URL a missing path written as a network share means: `nas:/export/dir` as `mount`
+/// and scp write it (NFS), `//nas/share/dir` or `\\nas\share\dir` as Windows and
+/// `mount.cifs` write it (SMB); `None` for other text, or when the host part is a local
+/// directory.
+fn network_form(text: &str) -> Option<String> {
+    let host_like = |h: &str| {
+        !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    };
+    let unc = text
+        .strip_prefix("//")
+        .map(str::to_string)
+        .or_else(|| text.strip_prefix("\\\\").map(|r| r.replace('\\', "/")));
+    if let Some(rest) = unc {
+        let (host, share) = rest.split_once('/')?;
+        let on_disk = Path::new("/").join(host).exists();
+        return (host_like(host) && !share.is_empty() && !on_disk)
+            .then(|| format!("smb://{host}/{share}"));
+    }
+    let (host, path) = text.split_once(':')?;
+    let scp = path.starts_with('/') && !path.starts_with("//");
+    let scheme = catalogue::protocol(&host.to_ascii_lowercase()).is_some();
+    (scp && !scheme && host_like(host) && !Path::new(host).exists())
+        .then(|| format!("nfs://{host}{path}"))
+}
+
 fn foreign_scheme(text: &str) -> Option<&str> {
     let (scheme, rest) = text.split_once(':')?;
     let is_scheme = scheme
@@ -480,6 +514,33 @@ mod tests {
             Target::classify("smbx://h/s"),
             Target::Path("smbx://h/s".into())
         );
+    }
+
+    #[test]
+    fn shares_written_as_mount_and_windows_write_them_get_their_url() {
+        for (text, url) in [
+            ("nas:/export/dir", "nfs://nas/export/dir"),
+            ("nas.lan:/volume1/data", "nfs://nas.lan/volume1/data"),
+            ("//nas/share/dir", "smb://nas/share/dir"),
+            ("\\\\nas\\share", "smb://nas/share"),
+        ] {
+            let e = Target::parse(text).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "{text} is no path on this machine; did you mean {url}?"
+                )),
+                "{e}"
+            );
+        }
+        // A scheme with one slash is a mistyped URL, not a host; `//` alone names no share;
+        // a host part that is a local directory is a path.
+        assert!(
+            Target::parse("nfs:/h/e")
+                .unwrap_err()
+                .starts_with("unsupported URL scheme")
+        );
+        assert!(Target::parse("//nas").is_ok());
+        assert!(Target::parse("//etc/hostname").is_ok());
     }
 
     #[test]

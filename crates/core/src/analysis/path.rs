@@ -133,7 +133,7 @@ pub fn path_note(job: &JobResult, nic: &NicUsage, nic_mbps: u64) -> Option<Note>
              port or a cable) would explain it, and then a faster disk, more server memory \
              or a faster client would not raise it; the server's disks or CPU running at this \
              rate would give the same figure: reading data the server holds in its memory \
-             tells them apart",
+             tells them apart (`storbench diagnose TARGET` does)",
             name = job.name,
             mb = rate.mean / 1e6,
             secs = rate.seconds,

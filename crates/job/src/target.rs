@@ -357,7 +357,6 @@ pub fn url_protocol(text: &str) -> Option<&'static Protocol> {
     catalogue::protocol(scheme.strip_suffix('\\').unwrap_or(scheme))
 }
 
-/// The scheme of `text` written as a URL (`scheme://…` or `scheme:/…`), known or not.
 /// The URL a missing path written as a network share means: `nas:/export/dir` as `mount`
 /// and scp write it (NFS), `//nas/share/dir` or `\\nas\share\dir` as Windows and
 /// `mount.cifs` write it (SMB); `None` for other text, or when the host part is a local
@@ -376,15 +375,16 @@ fn network_form(text: &str) -> Option<String> {
         let (host, share) = rest.split_once('/')?;
         let on_disk = Path::new("/").join(host).exists();
         return (host_like(host) && !share.is_empty() && !on_disk)
-            .then(|| format!("smb://{host}/{share}"));
+            .then(|| format!("{}://{host}/{share}", catalogue::SMB.scheme));
     }
     let (host, path) = text.split_once(':')?;
     let scp = path.starts_with('/') && !path.starts_with("//");
     let scheme = catalogue::protocol(&host.to_ascii_lowercase()).is_some();
     (scp && !scheme && host_like(host) && !Path::new(host).exists())
-        .then(|| format!("nfs://{host}{path}"))
+        .then(|| format!("{}://{host}{path}", catalogue::NFS.scheme))
 }
 
+/// The scheme of `text` written as a URL (`scheme://…` or `scheme:/…`), known or not.
 fn foreign_scheme(text: &str) -> Option<&str> {
     let (scheme, rest) = text.split_once(':')?;
     let is_scheme = scheme

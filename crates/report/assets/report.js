@@ -50,11 +50,37 @@
     }
   }
 
+  // A line under a chart's title: what the chart cannot show as a bar.
+  function caption(box, text) {
+    var p = document.createElement("p");
+    p.className = "too-fast";
+    p.textContent = text;
+    box.appendChild(p);
+  }
+
+  // "run — test" for each cell bonnie++ marked +++++ (finished too fast to time).
+  function tooFast(chart) {
+    var cells = [];
+    chart.too_fast.forEach(function (row, r) {
+      row.forEach(function (f, t) { if (f) { cells.push(data.runs[r] + " \u2014 " + chart.tests[t]); } });
+    });
+    return cells;
+  }
+
   // Grouped bars: test t, run r sits at slot t*(R+1)+r; other runs' slots are null.
   // Rates span decades (SEQ1M next to RND4K Q1T1): those axes are logarithmic, so every
-  // bar stays visible; percentages and counts that start at zero stay linear.
+  // bar stays visible; percentages and counts that start at zero stay linear. A test
+  // finished too fast to time has no bar and is named under the chart; a chart with no
+  // bar at all says so instead of drawing empty axes.
   function barChart(chart) {
     var R = data.runs.length, T = chart.tests.length, slots = T * (R + 1);
+    var fast = tooFast(chart);
+    var any = chart.values.some(function (row) { return row.some(function (v) { return v !== null; }); });
+    if (!any) {
+      var only = panel("bar-charts", chart.title);
+      caption(only, "too fast to measure (bonnie++'s +++++): " + (fast.join(", ") || "no figure"));
+      return;
+    }
     var xs = [], cols = [];
     for (var i = 0; i < slots; i++) { xs.push(i); }
     var series = [{}];
@@ -75,19 +101,26 @@
     var yScale = log
       ? { distr: 3, range: function () { return [Math.pow(10, Math.floor(Math.log10(lo))), Math.pow(10, Math.ceil(Math.log10(hi)))]; } }
       : { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } };
+    // Slanted labels (25°, about 6.5 px a character) need room below the axis for the
+    // longest and on the right for the last, which runs past the last group of bars.
+    var longest = Math.max.apply(null, chart.tests.map(function (name) { return name.length; }));
+    var last = chart.tests[T - 1].length;
+    var below = Math.max(80, Math.ceil(longest * 6.5 * Math.sin(Math.PI * 25 / 180)) + 30);
+    var right = Math.max(70, Math.ceil(last * 6.5 * Math.cos(Math.PI * 25 / 180)) - 20);
     var box = panel("bar-charts", chart.title);
     plot(box, {
       // Room for every group of bars, and on the right for the last slanted label.
-      width: Math.max(WIDTH, Math.min(1180, 90 + slots * 16)),
-      padding: [12, 70, 0, 8],
+      width: Math.max(WIDTH, Math.min(1180, 20 + slots * 16 + right)),
+      padding: [12, right, 0, 8],
       series: series,
       scales: { x: { time: false, range: [-0.8, slots - 0.2] }, y: yScale },
       axes: [
-        { splits: function () { return centers; }, values: function () { return chart.tests; }, size: 80, rotate: -25, grid: { show: false } },
+        { splits: function () { return centers; }, values: function () { return chart.tests; }, size: below, rotate: -25, grid: { show: false } },
         { label: chart.unit + (log ? " (log scale)" : ""), size: 70 }
       ]
     }, [xs].concat(cols));
     box.setAttribute("data-scale", log ? "log" : "linear");
+    if (fast.length) { caption(box, "too fast to measure (bonnie++'s +++++), no bar: " + fast.join(", ")); }
   }
 
   // Percentile curves on a "nines" axis: x = -log10(1 - p/100), so p99.9 is 3.

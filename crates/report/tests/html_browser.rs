@@ -198,15 +198,9 @@ fn report_has_tables_and_environment_without_javascript() {
     }
 }
 
-/// bonnie runs have no latency histograms or timelines: only bar charts are drawn, and the
-/// other sections say why they are empty.
-#[test]
-fn chromium_renders_bonnie_runs() {
-    let Some(exe) = chromium() else {
-        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
-        return;
-    };
-    let runs = [bonnie(250_784.0, None), bonnie(300_000.0, Some(4990.0))];
+/// Renders `runs` (named b0, b1, …) in Chromium and returns its DOM, with no script error
+/// and nothing wrong in its log.
+fn chromium_dom_of_bonnie(exe: &Path, runs: &[RunResult]) -> String {
     let named: Vec<NamedRun> = runs
         .iter()
         .enumerate()
@@ -221,12 +215,29 @@ fn chromium_renders_bonnie_runs() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bonnie.html");
     std::fs::write(&file, html).unwrap();
-    let (dom, log) = run_chromium(&exe, dir.path(), &file, &["--dump-dom".into()]);
+    let (dom, log) = run_chromium(exe, dir.path(), &file, &["--dump-dom".into()]);
     assert_eq!(
         attr(&dom, "data-errors").as_deref(),
         Some("0"),
         "{:?}",
         attr(&dom, "data-error-text")
+    );
+    assert_eq!(log_problems(&log), Vec::<String>::new());
+    dom
+}
+
+/// bonnie runs have no latency histograms or timelines: only bar charts are drawn, and the
+/// other sections say why they are empty. A test one run finished too fast to time
+/// (`+++++`) has no bar in that run and is named under the chart.
+#[test]
+fn chromium_renders_bonnie_runs() {
+    let Some(exe) = chromium() else {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dom = chromium_dom_of_bonnie(
+        &exe,
+        &[bonnie(250_784.0, None), bonnie(300_000.0, Some(4990.0))],
     );
     // One bar chart per metric and unit: MB/s, MiB/s, seeks/s, files/s, max latency, %CP.
     assert_eq!(attr(&dom, "data-charts-expected").as_deref(), Some("6"));
@@ -241,7 +252,33 @@ fn chromium_renders_bonnie_runs() {
         dom.contains("<td class=\"num\">+++++</td>"),
         "+++++ cell in the tables"
     );
-    assert_eq!(log_problems(&log), Vec::<String>::new());
+    assert!(
+        dom.contains(
+            "too fast to measure (bonnie++'s +++++), no bar: b0 \u{2014} Sequential Create"
+        ),
+        "+++++ named under the files/s chart"
+    );
+}
+
+/// A metric whose every figure is bonnie's `+++++` says "too fast to measure" in its panel
+/// instead of drawing empty axes.
+#[test]
+fn chromium_names_a_chart_of_only_too_fast_results() {
+    let Some(exe) = chromium() else {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dom = chromium_dom_of_bonnie(&exe, &[bonnie(250_784.0, None), bonnie(300_000.0, None)]);
+    // MB/s, MiB/s, seeks/s, max latency and %CP are drawn; files/s has no figure to draw.
+    assert_eq!(attr(&dom, "data-charts-expected").as_deref(), Some("5"));
+    assert_eq!(attr(&dom, "data-charts-drawn").as_deref(), Some("5"));
+    assert!(
+        dom.contains(
+            "too fast to measure (bonnie++'s +++++): b0 \u{2014} Sequential Create, b1 \u{2014} Sequential Create"
+        ),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<canvas").count(), 5);
 }
 
 fn chromium() -> Option<PathBuf> {

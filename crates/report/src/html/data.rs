@@ -7,7 +7,7 @@ use storbench_model::merge::{merge_dir_into, merge_jobs};
 use storbench_model::result::{DirResult, LatStats, RunMode, RunResult, TimelinePoint};
 
 use crate::compare::figures::{dir_name, entries_of, unique_name};
-use crate::compare::{Comparison, MetricId, NamedRun};
+use crate::compare::{Comparison, MetricId, MetricRow, NamedRun, TestTable};
 
 /// Percentiles the latency curves are drawn through.
 pub const CURVE_PERCENTILES: [f64; 17] = [
@@ -37,13 +37,15 @@ pub struct LatHistogram {
 /// Bins per decade of the latency histograms: 0.1 µs steps near 1 µs, 1 ms near 10 ms.
 pub const HIST_BINS_PER_DECADE: u32 = 8;
 
-/// One metric across the shared tests; `values[run][test]`.
+/// One metric across the shared tests; `values[run][test]`, and `too_fast[run][test]` where
+/// the run finished the test too fast to time it (bonnie's `+++++`), which has no value.
 #[derive(Serialize)]
 pub struct BarChart {
     pub title: String,
     pub unit: &'static str,
     pub tests: Vec<String>,
     pub values: Vec<Vec<Option<f64>>>,
+    pub too_fast: Vec<Vec<bool>>,
 }
 
 /// Latency (µs) at [`CURVE_PERCENTILES`] for each run that has the test.
@@ -106,21 +108,22 @@ fn bars(c: &Comparison) -> Vec<BarChart> {
     metrics
         .into_iter()
         .map(|(metric, unit)| {
-            let tests: Vec<&crate::compare::TestTable> = c
+            let tests: Vec<&TestTable> = c
                 .tests
                 .iter()
                 .filter(|t| t.rows.iter().any(|r| r.metric == metric && r.unit == unit))
                 .collect();
+            let rows: Vec<Option<&MetricRow>> = tests
+                .iter()
+                .map(|t| t.rows.iter().find(|r| r.metric == metric && r.unit == unit))
+                .collect();
             let values = (0..c.runs.len())
+                .map(|run| rows.iter().map(|r| r.and_then(|r| r.values[run])).collect())
+                .collect();
+            let too_fast = (0..c.runs.len())
                 .map(|run| {
-                    tests
-                        .iter()
-                        .map(|t| {
-                            t.rows
-                                .iter()
-                                .find(|r| r.metric == metric && r.unit == unit)
-                                .and_then(|r| r.values[run])
-                        })
+                    rows.iter()
+                        .map(|r| r.is_some_and(|r| r.too_fast[run]))
                         .collect()
                 })
                 .collect();
@@ -133,6 +136,7 @@ fn bars(c: &Comparison) -> Vec<BarChart> {
                 unit,
                 tests: tests.iter().map(|t| t.test.clone()).collect(),
                 values,
+                too_fast,
             }
         })
         .collect()

@@ -348,6 +348,14 @@ fn compare_answers_first_and_fits_the_terminal() {
         },
     );
     insta::assert_snapshot!("compare_narrow", narrow);
+    // On a terminal every line fits, prose broken at spaces.
+    for l in narrow.lines() {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
     // The legend and the answer are prose; the tables fit: the wide layout a terminal of
     // 100 columns or more (or a pipe), the narrow one 80.
     for (text, columns) in [(&wide, 100), (&narrow, 80)] {

@@ -10,6 +10,7 @@ pub mod json;
 pub mod mpi;
 pub mod shdisk;
 pub mod system;
+pub mod tmux;
 
 use std::io::Read;
 use std::path::Path;

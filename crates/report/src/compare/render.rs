@@ -30,7 +30,12 @@ pub fn render(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result
     match format {
         Format::Text { color, width } => {
             let narrow = width.is_some_and(|w| w < NARROW_BELOW);
-            text(&for_terminal(c), color, narrow, out)
+            let Some(width) = width else {
+                return text(&for_terminal(c), color, narrow, out);
+            };
+            let mut drawn = Vec::new();
+            text(&for_terminal(c), color, narrow, &mut drawn)?;
+            out.write_all(fitted(&String::from_utf8_lossy(&drawn), width).as_bytes())
         }
         Format::Markdown => markdown(&for_terminal(c), out),
         Format::Csv => csv(c, out),
@@ -39,6 +44,23 @@ pub fn render(c: &Comparison, format: Format, out: &mut dyn Write) -> io::Result
             writeln!(out)
         }
     }
+}
+
+/// `text`'s lines broken at spaces to `width` columns (continuations indented two more
+/// than their line), so the answer, the advice and the notes do not wrap mid-word. A
+/// coloured line is a table row, whose columns the layout already fits.
+fn fitted(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.lines() {
+        if line.contains('\x1b') {
+            out.push_str(line);
+        } else {
+            let lead = line.len() - line.trim_start().len();
+            out.push_str(&crate::notes::wrap(line, width, lead + 2));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The comparison with the user's text (run names and labels, test and job names, notes)

@@ -10,7 +10,9 @@ pub mod bonnie_live;
 /// The marker of a bonnie run (the suite writes and removes it; `clean` reads it).
 pub use storbench_bonnie::marker as bonnie_marker;
 pub mod cmd;
+pub mod completion;
 pub mod live;
+pub mod manpage;
 pub mod multihost;
 pub mod outfile;
 pub mod remote_leftovers;

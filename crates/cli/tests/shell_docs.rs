@@ -102,14 +102,69 @@ fn man_dir_writes_one_page_per_subcommand() {
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
 
+/// The pages carry the README's examples (each page those of its subcommand), and
+/// storbench-fio(1) names its arguments and lists fio's options from the option table.
+#[test]
+fn man_pages_have_examples_and_fios_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let main = render(&dir.path().join("storbench.1"));
+    for needed in ["EXAMPLES", "storbench quick /mnt/pool", "storbench history"] {
+        assert!(
+            main.contains(needed),
+            "storbench(1) lacks {needed}:\n{main}"
+        );
+    }
+    let quick = render(&dir.path().join("storbench-quick.1"));
+    assert!(quick.contains("EXAMPLES"), "{quick}");
+    assert!(
+        quick.contains("storbench quick --size 4g --runtime 10s /mnt/pool --label hdd-pool"),
+        "{quick}"
+    );
+    assert!(!quick.contains("storbench bonnie -d"), "{quick}");
+    let compare = render(&dir.path().join("storbench-compare.1"));
+    assert!(
+        compare.contains("storbench compare hdd-pool ssd-pool --format markdown"),
+        "{compare}"
+    );
+    let fio = render(&dir.path().join("storbench-fio.1"));
+    assert!(!fio.contains("[ARGS]"), "{fio}");
+    assert!(fio.contains("FIO_OPTION|JOB_FILE"), "{fio}");
+    assert!(fio.contains("FIO OPTIONS"), "{fio}");
+    // As many fio options as the option table holds, each with its help.
+    for option in [
+        "--iodepth=",
+        "--rw=",
+        "--bs=",
+        "--time_based=",
+        "--ioengine=",
+    ] {
+        assert!(
+            fio.contains(option),
+            "storbench-fio(1) lacks {option}:\n{fio}"
+        );
+    }
+    assert!(fio.contains("storbench fio jobs/mixed.fio"), "{fio}");
+}
+
 /// Sources the generated bash script and asks it to complete `line` as bash would.
 fn bash_complete(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    bash_complete_with(script, words, &[])
+}
+
+/// [`bash_complete`] with `env` set for the script (the `PATH` its label lookup uses).
+fn bash_complete_with(
+    script: &std::path::Path,
+    words: &[&str],
+    env: &[(&str, &str)],
+) -> Vec<String> {
     let line = words.join(" ");
     let program = format!(
         "source {script}\n\
          complete -p storbench >/dev/null || exit 3\n\
          COMP_WORDS=({line}); COMP_CWORD={cword}; COMP_LINE='{line}'; COMP_POINT={point}\n\
-         _storbench storbench '{cur}' '{prev}'\n\
+         _storbench_with_labels storbench '{cur}' '{prev}'\n\
          printf '%s\\n' \"${{COMPREPLY[@]}}\"",
         script = script.display(),
         cword = words.len() - 1,
@@ -119,6 +174,7 @@ fn bash_complete(script: &std::path::Path, words: &[&str]) -> Vec<String> {
     );
     let out = Command::new("bash")
         .args(["--norc", "--noprofile", "-c", &program])
+        .envs(env.iter().copied())
         .output()
         .expect("bash runs");
     assert!(
@@ -126,8 +182,10 @@ fn bash_complete(script: &std::path::Path, words: &[&str]) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // printf prints one empty line for no candidates.
     String::from_utf8_lossy(&out.stdout)
         .lines()
+        .filter(|l| !l.is_empty())
         .map(str::to_string)
         .collect()
 }
@@ -146,6 +204,64 @@ fn bash_completes_subcommands_and_options() {
         bash_complete(&script, &["storbench", "quick", "--runt"]),
         ["--runtime"]
     );
+}
+
+/// bash offers the values storbench's own tables know (formats, profiles, engines) and the
+/// labels of the database the line names, where a run is named.
+#[test]
+fn bash_completes_values_and_stored_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&["completions", "bash"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let script = dir.path().join("storbench.bash");
+    std::fs::write(&script, &r.stdout).unwrap();
+    let formats = bash_complete(&script, &["storbench", "show", "--format", "mark"]);
+    assert_eq!(formats, ["markdown"]);
+    let profiles = bash_complete(&script, &["storbench", "quick", "--profile", ""]);
+    for p in ["default", "peak", "real", "nvme", "classic"] {
+        assert!(profiles.contains(&p.to_string()), "{profiles:?}");
+    }
+    let engines = bash_complete(&script, &["storbench", "quick", "--engine", "io_"]);
+    assert_eq!(engines, ["io_uring"]);
+    let db = dir.path().join("runs.db");
+    for label in ["pool-hdd", "pool-ssd", "other"] {
+        let saved = Run::of(
+            storbench()
+                .env("STORBENCH_DB", &db)
+                .current_dir(dir.path())
+                .args(["fio", "--ioengine=null", "--name=x", "--size=1m"])
+                .arg(format!("--label={label}")),
+        );
+        assert_eq!(saved.code, Some(0), "{}", saved.stderr);
+    }
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_storbench"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let db_arg = db.to_str().unwrap();
+    let labels = |words: &[&str]| {
+        let mut all = vec!["storbench", "--db", db_arg];
+        all.extend_from_slice(words);
+        bash_complete_with(&script, &all, &[("PATH", path.as_str())])
+    };
+    let mut pools = labels(&["compare", "pool-"]);
+    pools.sort();
+    assert_eq!(pools, ["pool-hdd", "pool-ssd"]);
+    assert_eq!(labels(&["compare", "pool-hdd", "ot"]), ["other"]);
+    assert_eq!(labels(&["show", "--format", "markdown", "o"]), ["other"]);
+    assert_eq!(labels(&["history", "--label", "pool-h"]), ["pool-hdd"]);
+    assert_eq!(labels(&["report", "--baseline", "oth"]), ["other"]);
+    // An option's value is still clap's: formats, not labels.
+    assert_eq!(labels(&["compare", "--format", "mark"]), ["markdown"]);
+    // No database: no labels and no error.
+    let none = bash_complete_with(
+        &script,
+        &["storbench", "--db", "/nonexistent/runs.db", "show", ""],
+        &[("PATH", path.as_str())],
+    );
+    assert!(none.is_empty(), "{none:?}");
 }
 
 #[test]

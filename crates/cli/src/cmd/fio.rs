@@ -24,7 +24,14 @@ use crate::ui::{CliObserver, EtaTiming, LiveStyle};
 #[derive(clap::Args, Debug)]
 #[command(disable_help_flag = true)]
 pub struct FioArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    /// fio's options (--NAME=VALUE, listed under FIO OPTIONS and by --cmdhelp), job files
+    /// and storbench's own flags (--label, --tag, --repeat, --no-save).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        num_args = 0..,
+        value_name = "FIO_OPTION|JOB_FILE"
+    )]
     pub args: Vec<String>,
 }
 

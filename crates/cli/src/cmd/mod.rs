@@ -67,7 +67,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Iscsi(args) => iscsi::run(args, &cli.store),
         Command::Smb(args) => smb::run(args),
         Command::Clean(args) => clean::run_clean(args, &cli.store),
-        Command::Completions(args) => shell::run_completions(args),
+        Command::Completions(args) => shell::run_completions(args, &cli.store),
         Command::Man(args) => shell::run_man(args),
     }
 }

@@ -1,7 +1,8 @@
 //! `storbench completions SHELL` and `storbench man [--dir DIR]`: shell completions and man
-//! pages generated from the clap definition itself, so they cannot drift from the options.
-//! Both are hidden from `--help`; packaging (packaging/deb.sh) and users who install by hand
-//! call them once.
+//! pages generated from the clap definition itself, so they cannot drift from the options;
+//! the pages' EXAMPLES and fio's options come from the README and the option table
+//! (`crate::manpage`). Packaging (packaging/deb.sh) and users who install by hand call them
+//! once.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,12 +10,16 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::Cli;
+use crate::{Cli, StoreArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct CompletionsArgs {
     /// bash, zsh, fish, elvish or powershell.
-    pub shell: Shell,
+    #[arg(required_unless_present = "labels")]
+    pub shell: Option<Shell>,
+    /// The labels of the stored runs, one a line (the bash script asks for them).
+    #[arg(long, hide = true, conflicts_with = "shell")]
+    pub labels: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -25,10 +30,41 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn run_completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
+pub fn run_completions(args: CompletionsArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let Some(shell) = args.shell else {
+        return print_labels(store);
+    };
     let mut out = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "storbench", &mut out);
-    crate::running::print_out(&String::from_utf8_lossy(&out))?;
+    let mut cmd = crate::completion::with_values(Cli::command());
+    clap_complete::generate(shell, &mut cmd, "storbench", &mut out);
+    let mut script = String::from_utf8_lossy(&out).into_owned();
+    if shell == Shell::Bash {
+        script.push_str(crate::completion::BASH_LABELS);
+    }
+    crate::running::print_out(&script)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stored runs' labels, newest first, each once; a label a shell cannot take as one
+/// word of a line (a control character) is left out. No database: no labels.
+fn print_labels(store: &StoreArgs) -> anyhow::Result<ExitCode> {
+    let Ok(db) = crate::cmd::save::open_store_read_only(store) else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let mut labels: Vec<String> = Vec::new();
+    for run in db.list(&Default::default())? {
+        if let Some(label) = run.meta.label
+            && !label.chars().any(char::is_control)
+            && !labels.contains(&label)
+        {
+            labels.push(label);
+        }
+    }
+    let mut text = labels.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    crate::running::print_out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -38,34 +74,41 @@ pub fn run_man(args: ManArgs) -> anyhow::Result<ExitCode> {
     match args.dir {
         Some(dir) => {
             let mut pages = Vec::new();
-            collect_pages(cmd, &mut pages)?;
+            collect_pages(cmd, &[], &mut pages)?;
             for (name, text) in pages {
                 let path = dir.join(&name);
                 crate::outfile::write(&path, text.as_bytes())?;
             }
         }
-        None => crate::running::print_out(&page(clap_mangen::Man::new(cmd))?)?,
+        None => crate::running::print_out(&page(clap_mangen::Man::new(cmd), &[])?)?,
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The page of `cmd` and of each of its visible subcommands, named as clap_mangen names
-/// them (`storbench-iscsi-discover.1`).
-fn collect_pages(cmd: clap::Command, out: &mut Vec<(String, String)>) -> anyhow::Result<()> {
+/// The page of `cmd` (subcommand `path` of storbench) and of each of its visible
+/// subcommands, named as clap_mangen names them (`storbench-iscsi-discover.1`).
+fn collect_pages(
+    cmd: clap::Command,
+    path: &[String],
+    out: &mut Vec<(String, String)>,
+) -> anyhow::Result<()> {
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
-        collect_pages(sub, out)?;
+        let mut sub_path = path.to_vec();
+        sub_path.push(sub.get_name().to_string());
+        collect_pages(sub, &sub_path, out)?;
     }
     let man = clap_mangen::Man::new(cmd);
-    out.push((man.get_filename(), page(man)?));
+    out.push((man.get_filename(), page(man, path)?));
     Ok(())
 }
 
-/// One page as roff in plain ASCII: help texts hold `—`, `…` and `µ`, which groff reads as
-/// Latin-1 unless `man` happens to run preconv first; `\[uXXXX]` is read the same by all.
-fn page(man: clap_mangen::Man) -> anyhow::Result<String> {
+/// One page, with its EXAMPLES (and fio's options) added, as roff in plain ASCII: help
+/// texts hold `—`, `…` and `µ`, which groff reads as Latin-1 unless `man` happens to run
+/// preconv first; `\[uXXXX]` is read the same by all.
+fn page(man: clap_mangen::Man, path: &[String]) -> anyhow::Result<String> {
     let mut out = Vec::new();
     man.render(&mut out)?;
-    let text = String::from_utf8(out)?;
+    let text = crate::manpage::with_sections(&String::from_utf8(out)?, path);
     let mut ascii = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_ascii() {

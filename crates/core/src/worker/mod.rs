@@ -709,6 +709,10 @@ impl<'p> Worker<'p> {
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
+        if self.job.create_only {
+            // fio's create_only: the lay-out was the job.
+            return Ok(());
+        }
         if self.verify.as_ref().is_some_and(|v| v.dry_run) {
             self.dry_run();
             return Ok(());

@@ -227,6 +227,17 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     ),
     OptDef::new(
+        "create_only",
+        K::Bool,
+        C::Files,
+        "0",
+        "Lay the files out and end the job without IO (the files are kept for later jobs)",
+        |b, v| {
+            b.spec.create_only = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
         "overwrite",
         K::Bool,
         C::Files,

@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 
+use common::system::{LoopDev, Mount, have_tool, sh};
 use common::{fio, fio_available, sb_fio};
 use serde_json::Value;
 
@@ -80,4 +81,48 @@ fn create_only_lays_files_out_and_does_no_io_like_fio() {
         "{s:?}"
     );
     assert_eq!(s.1.len(), 6, "three files per job: {:?}", s.1);
+}
+
+/// `allow_mounted_write=0` (fio's default): a write job on a mounted device is refused by
+/// both tools, and the file system is left intact; a job on a file runs as in fio.
+/// `allow_mounted_write=1` is refused in one line: storbench never writes to a mounted
+/// device. Root only (a loop device), skipped otherwise.
+#[test]
+fn allow_mounted_write_refuses_a_mounted_device_like_fio() {
+    if !fio_available() || !LoopDev::available() || !have_tool("mkfs.ext4") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let loopdev = LoopDev::new(dir.path(), 32 << 20);
+    let dev = loopdev.dev.as_str();
+    sh("mkfs.ext4", &["-q", "-F", dev]);
+    let mnt = Mount::new("ext4", dev, &dir.path().join("mnt"), "");
+    let job = format!("[w]\nfilename={dev}\nrw=randwrite\nsize=1m\nallow_mounted_write=0\n");
+    std::fs::write(dir.path().join("j.fio"), &job).unwrap();
+    // fio prints its refusal and ends with status 0, having done no IO.
+    let theirs = fio(dir.path(), &["j.fio"]);
+    assert!(
+        theirs.stderr.contains("appears mounted"),
+        "fio did not refuse: {}",
+        theirs.stderr
+    );
+    let ours = sb_fio(dir.path(), &["j.fio"]);
+    assert!(!ours.success(), "{job}");
+    assert!(
+        ours.one_error_line().contains("is mounted on"),
+        "{}",
+        ours.stderr
+    );
+    assert!(
+        mnt.point.join("lost+found").exists(),
+        "the file system is intact"
+    );
+    let on = job.replace("allow_mounted_write=0", "allow_mounted_write=1");
+    std::fs::write(dir.path().join("j.fio"), &on).unwrap();
+    let err = sb_fio(dir.path(), &["j.fio"]).one_error_line();
+    assert!(err.contains("allow_mounted_write=1 is refused"), "{err}");
+    let file = "[f]\nfilename=f\nrw=randwrite\nsize=1m\nallow_mounted_write=0\n";
+    let (f, s) = both_job(file);
+    assert_eq!(f, s, "{file}");
+    assert_eq!(s.0[0].2, 256);
 }

@@ -238,6 +238,22 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     ),
     OptDef::new(
+        "allow_mounted_write",
+        K::Bool,
+        C::Files,
+        "0",
+        "Let a job write to a mounted device (0 only: storbench refuses that in every job)",
+        |_, v| {
+            if parse_bool(val(v)?)? {
+                return Err("allow_mounted_write=1 is refused: storbench never writes to a \
+                            mounted device; unmount it first"
+                    .into());
+            }
+            Ok(())
+        },
+    )
+    .note("fio refuses a write job on a mounted device unless this is set; storbench refuses it always, so only 0 is accepted."),
+    OptDef::new(
         "overwrite",
         K::Bool,
         C::Files,

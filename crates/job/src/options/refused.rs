@@ -167,7 +167,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
             "unlink_each_loop",
             "pre_read",
             "allow_file_create",
-            "allow_mounted_write",
             "offset_align",
         ],
     ),

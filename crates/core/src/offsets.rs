@@ -13,6 +13,7 @@ mod fiomap;
 mod fiosizes;
 mod zones;
 pub use fiomap::{FioMap, MapAgain};
+pub use fiosizes::SizeDraw;
 pub use zones::ZoneIndex;
 
 /// A bijection on [0, n): a balanced Feistel network over 2^bits ≥ n, with cycle walking.
@@ -159,8 +160,8 @@ enum Draw {
 pub enum PassEnd {
     #[default]
     None,
-    /// A sequential run reached the region's end. With a block size range fio shortens the
-    /// IO that would cross it, which storbench does not: it ends the pass there instead.
+    /// A sequential run reached the region's end (with a varying block size: no size
+    /// that fio's draw allows fits before it).
     End,
     /// Too little of the region is left for the next IO of a fixed block size, and the file
     /// has no room for it past the region either: fio's `fill_io_u` fails, the file is done
@@ -422,6 +423,13 @@ impl OffsetGen {
     /// [`OffsetGen::next_mapped`] gives each IO's length.
     pub fn draws_sizes(&self) -> bool {
         matches!(&self.draw, Draw::Fio { map, .. } if map.draws_sizes())
+    }
+
+    /// Bytes from the next sequential offset to the region's end: what fio's block size
+    /// draw must fit in (`io_u_fits`).
+    #[inline]
+    pub fn seq_room(&self) -> u64 {
+        self.len.saturating_sub(self.seq_next)
     }
 
     /// Continues sequentially from `off` (for `rw=randread:N` runs between random jumps).

@@ -533,6 +533,8 @@ pub struct JobSpec {
     // --- files lifecycle ---
     pub invalidate: bool,
     pub create_on_open: bool,
+    /// fio's `create_only`: lay the files out and end the job without IO.
+    pub create_only: bool,
     /// The `filename=` names are storbench's own choice (quick's test file), not the user's:
     /// they get the rules of generated names (links never followed, created exclusively).
     pub own_filenames: bool,
@@ -698,6 +700,7 @@ impl JobSpec {
             percentage_random: [100; 3],
             invalidate: true,
             create_on_open: false,
+            create_only: false,
             own_filenames: false,
             overwrite: false,
             unlink: false,

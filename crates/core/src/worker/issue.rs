@@ -285,13 +285,13 @@ impl Worker<'_> {
         if self.fixed_bs[ddir as usize] == 0 && self.files[0].offsets.draws_sizes() {
             return self.next_mapped_io(ddir);
         }
-        let bs = self.block_size(ddir as usize);
-        let len = self.fit_to_limit(ddir as usize, bs);
         let file = self.pick_file();
+        self.files[file].offsets.aim(ddir);
+        let bs = self.block_size(ddir as usize, file);
+        let len = self.fit_to_limit(ddir as usize, bs);
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
         let len = len.min(self.files[file].offsets.len()).max(1);
-        self.files[file].offsets.aim(ddir);
         let offset = self.next_offset(file, len, random);
         self.files_done |= self.files[file].offsets.done();
         self.last_end = offset + len;
@@ -358,34 +358,33 @@ impl Worker<'_> {
     }
 
     #[inline(always)]
-    pub(super) fn block_size(&mut self, d: usize) -> u64 {
+    pub(super) fn block_size(&mut self, d: usize, file: usize) -> u64 {
         match self.fixed_bs[d] {
-            0 => self.drawn_block_size(d),
+            0 => self.drawn_block_size(d, file),
             b => b,
         }
     }
 
-    /// A block size drawn from a range or a split (bsrange, bssplit).
+    /// A block size drawn from a range or a split (bsrange, bssplit) by fio's arithmetic
+    /// and generator (see `offsets::SizeDraw`). A sequential IO's size must fit between
+    /// its offset and the region's end, as in fio; when no size fits there, the size fits
+    /// the region and the sequential run starts over, as fio does with a file that is done.
     #[inline(never)]
-    fn drawn_block_size(&mut self, d: usize) -> u64 {
-        use storbench_job::BlockSize;
-        match &self.job.bs[d] {
-            BlockSize::Fixed(b) => *b,
-            BlockSize::Range { min, max } => {
-                let steps = (max - min) / min;
-                min + self.rng.below(steps + 1) * min
-            }
-            BlockSize::Split(parts) => {
-                let mut pick = self.rng.below(100) as u32;
-                for (bs, weight) in parts {
-                    if pick < *weight {
-                        return *bs;
-                    }
-                    pick -= weight;
-                }
-                parts.last().map_or(4096, |p| p.0)
-            }
-        }
+    fn drawn_block_size(&mut self, d: usize, file: usize) -> u64 {
+        let offsets = &self.files[file].offsets;
+        let whole = offsets.len();
+        let room = if self.job.rw.kind.is_random() || self.job.rw.back > 0 {
+            whole
+        } else {
+            offsets.seq_room()
+        };
+        let Some(sizes) = self.sizes[d].as_mut() else {
+            return self.job.bs[d].min();
+        };
+        sizes
+            .draw(room)
+            .or_else(|| sizes.draw(whole))
+            .unwrap_or_else(|| self.job.bs[d].min())
     }
 
     #[inline]

@@ -34,7 +34,7 @@ use crate::engine::{
 };
 use crate::error::EngineError;
 use crate::gate::Gate;
-use crate::offsets::{FioMap, MapAgain, OffsetGen, OffsetParams, ZoneIndex};
+use crate::offsets::{FioMap, MapAgain, OffsetGen, OffsetParams, SizeDraw, ZoneIndex};
 use crate::progress::{WorkerCounters, WorkerState};
 use crate::rate::RateLimiter;
 use crate::server::ServerProcess;
@@ -278,6 +278,8 @@ struct Worker<'p> {
     /// Each direction's block size when it is fixed (0 when drawn), and the writes
     /// between fsyncs or fdatasyncs (u32::MAX for none): read before every IO.
     fixed_bs: [u64; 3],
+    /// Each direction's block size draws when its size varies (see `offsets::SizeDraw`).
+    sizes: [Option<SizeDraw>; 3],
     sync_every: u32,
     /// The job verifies, is rate-limited, thinks, searches a latency target or checks
     /// rate_min: the IO loop asks about each only when this is set (`set_extras`).
@@ -568,6 +570,10 @@ impl<'p> Worker<'p> {
                 storbench_job::BlockSize::Fixed(b) => b,
                 _ => 0,
             }),
+            sizes: {
+                let seeds = bs_seeds(plan);
+                std::array::from_fn(|d| SizeDraw::new(&job.bs[d], seeds[d]))
+            },
             extras: false,
             lat_checks: false,
             sync_every: match (job.fsync, job.fdatasync) {
@@ -703,6 +709,10 @@ impl<'p> Worker<'p> {
     }
 
     fn io_loop(&mut self) -> Result<(), EngineError> {
+        if self.job.create_only {
+            // fio's create_only: the lay-out was the job.
+            return Ok(());
+        }
         if self.verify.as_ref().is_some_and(|v| v.dry_run) {
             self.dry_run();
             return Ok(());

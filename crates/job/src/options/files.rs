@@ -227,6 +227,33 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     ),
     OptDef::new(
+        "create_only",
+        K::Bool,
+        C::Files,
+        "0",
+        "Lay the files out and end the job without IO (the files are kept for later jobs)",
+        |b, v| {
+            b.spec.create_only = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "allow_mounted_write",
+        K::Bool,
+        C::Files,
+        "0",
+        "Let a job write to a mounted device (0 only: storbench refuses that in every job)",
+        |_, v| {
+            if parse_bool(val(v)?)? {
+                return Err("allow_mounted_write=1 is refused: storbench never writes to a \
+                            mounted device; unmount it first"
+                    .into());
+            }
+            Ok(())
+        },
+    )
+    .note("fio refuses a write job on a mounted device unless this is set; storbench refuses it always, so only 0 is accepted."),
+    OptDef::new(
         "overwrite",
         K::Bool,
         C::Files,

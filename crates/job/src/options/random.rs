@@ -99,7 +99,10 @@ pub(super) const DEFS: &[OptDef] = &[
          file early (about 12.7 MB of IO over 16 MiB), and random IO whose block size varies \
          (bsrange, bssplit), where fio's map shortens blocks that run into blocks already \
          done; a pass of loops= or io_size= repeats the first one's draws, as fio seeds its \
-         generators again for each",
+         generators again for each. Block sizes of a range or split are drawn by fio's \
+         arithmetic from its generators and seeds in every job, a sequential IO's size \
+         drawn again until it fits before the region's end, so sequential jobs with bsrange \
+         or bssplit issue fio's IOs",
     ),
     OptDef::new(
         "random_distribution",

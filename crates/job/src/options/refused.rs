@@ -156,7 +156,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
          once before the run, checked against the free space, and removes only what it \
          created.",
         &[
-            "create_only",
             "create_fsync",
             "create_serialize",
             "fill_device",
@@ -168,7 +167,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
             "unlink_each_loop",
             "pre_read",
             "allow_file_create",
-            "allow_mounted_write",
             "offset_align",
         ],
     ),

@@ -304,6 +304,21 @@ impl Client4 {
         &mut self.nfs
     }
 
+    /// Session slots free for another request.
+    pub fn free_slots(&self) -> u32 {
+        self.slots.free()
+    }
+
+    /// The server's address as the connection reached it.
+    pub fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.peer_addr()
+    }
+
+    /// This end of that connection.
+    pub fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.local_addr()
+    }
+
     /// The server path of `rel`, for messages.
     pub(crate) fn full(&self, rel: &str) -> String {
         let base = self.url.path.trim_end_matches('/');

@@ -269,3 +269,41 @@ fn a_bad_version_is_one_line() {
     let line = common::Run::of(&mut fio).one_error_line();
     assert!(line.contains("version=5") && line.contains("4.1"), "{line}");
 }
+
+/// Trim is 4.2's DEALLOCATE: the punched range reads zeros on the export (or the server
+/// says it has no DEALLOCATE); over 4.1 it is refused in one line naming version=4.2.
+#[test]
+fn trim_over_v42_deallocates_and_over_v41_is_refused() {
+    let Some(g) = v4_only() else { return };
+    fs::write(g.export_dir().join("t.dat"), vec![0x5au8; 1 << 20]).unwrap();
+    let run = |version: &str| {
+        let mut c = common::storbench();
+        c.args([
+            "--no-save",
+            "fio",
+            "--name=t",
+            "--ioengine=nfs",
+            "--rw=trim",
+        ])
+        .args(["--bs=64k", "--size=256k", "--output-format=json"])
+        .arg(format!("--filename={}", url4(&g, "t.dat", version)));
+        common::Run::of(&mut c)
+    };
+    let r = run("4.2");
+    if r.success() {
+        let data = fs::read(g.export_dir().join("t.dat")).unwrap();
+        assert!(
+            data[..256 << 10].iter().all(|&b| b == 0),
+            "trimmed range reads zeros"
+        );
+        assert!(
+            data[256 << 10..].iter().all(|&b| b == 0x5a),
+            "the rest is kept"
+        );
+    } else {
+        let line = r.one_error_line();
+        assert!(line.contains("not supported by the server"), "{line}");
+    }
+    let line = run("4.1").one_error_line();
+    assert!(line.contains("version=4.2"), "{line}");
+}

@@ -213,7 +213,10 @@ fn a_v3_server_without_version_keeps_v3_and_says_so() {
     );
     let text = details(&doc);
     assert!(text.contains("NFSv3") && !text.contains("NFSv4"), "{doc}");
-    assert!(text.contains("the server offers NFSv3"), "{doc}");
+    assert!(
+        text.contains("version= names none; the server offers NFSv3"),
+        "{doc}"
+    );
 }
 
 /// Without version=, a server without v3 is reached over v4.1, said in the details and in

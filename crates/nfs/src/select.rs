@@ -1,8 +1,9 @@
 //! Which protocol a URL reaches: the version its `version=` asks for, or, without one,
 //! NFSv3 where the server offers it and NFSv4.1 where it does not. The server is asked
 //! once, by a NULL call of NFS version 3 on its NFS port (the URL's, or the one the
-//! portmapper gives): an answer keeps v3; PROG_MISMATCH or PROG_UNAVAIL, or no v3 with
-//! the portmapper, means the server has no v3.
+//! portmapper gives): PROG_MISMATCH or PROG_UNAVAIL, no v3 with the portmapper, or no
+//! portmapper (and no `mountport=`) means the server has no v3; anything else keeps v3,
+//! whose client then reports what failed.
 
 use crate::error::{NfsError, Result};
 use crate::mount::{getport, machine_name, one_shot, resolve};
@@ -22,15 +23,21 @@ pub fn choose(url: &NfsUrl) -> Result<NfsVersion> {
         Some(p) => p,
         None => match getport(url, &addrs, &auth, PROG_NFS, proto::NFS_V3, "NFS") {
             Ok(p) => p,
-            // No portmapper, or no v3 registered with it: the v4 port is tried.
-            Err(_) => return Ok(NfsVersion::V4_1),
+            // The portmapper has no NFSv3: a v4 server.
+            Err(NfsError::Rpc { .. }) => return Ok(NfsVersion::V4_1),
+            // No portmapper: a v4 server, unless the URL gives a MOUNT port (v3's).
+            Err(_) if url.mount_port.is_none() => return Ok(NfsVersion::V4_1),
+            Err(_) => return Ok(NfsVersion::V3),
         },
     };
-    let mut t = one_shot(url, &addrs, port, &auth, "NFS NULL", url.timeout)?;
+    // A server that cannot be reached is left to the v3 client, whose errors name what
+    // failed (MOUNT, the portmapper) as a v3 user expects.
+    let Ok(mut t) = one_shot(url, &addrs, port, &auth, "NFS NULL", url.timeout) else {
+        return Ok(NfsVersion::V3);
+    };
     match t.call("NULL", PROG_NFS, proto::NFS_V3, 0, &[]) {
-        Ok(_) => Ok(NfsVersion::V3),
         Err(NfsError::Rpc { reason, .. }) if no_such_version(&reason) => Ok(NfsVersion::V4_1),
-        Err(e) => Err(e),
+        _ => Ok(NfsVersion::V3),
     }
 }
 

@@ -151,15 +151,17 @@ impl Engine for Nfs {
     fn info(&mut self) -> EngineInfo {
         let mut info = self.active().info();
         if let Some(v) = self.chosen {
-            let (version, why) = match v {
-                NfsVersion::V3 => ("3", "the server offers NFSv3, kept as version= names none"),
-                _ => (
-                    "4.1",
-                    "the server offers no NFSv3 and version= names none: NFSv4.1 used",
-                ),
+            let version = match v {
+                NfsVersion::V3 => "3 (version= names none; the server offers NFSv3)",
+                _ => {
+                    info.notes.push(
+                        "nfs: NFSv4.1 used: the server offers no NFSv3 and version= names none"
+                            .into(),
+                    );
+                    "4.1 (version= names none; the server offers no NFSv3)"
+                }
             };
             info.details.push(("nfs version".into(), version.into()));
-            info.notes.push(format!("nfs: {why}"));
         }
         info
     }

@@ -101,12 +101,17 @@ fn fio_over_v4_writes_verifies_and_reads_back() {
                 "--bs=4k",
             ])
             .args(["--size=4M", "--iodepth=16", "--output-format=json"])
-            .arg(format!("--nfs_url={}", url4(&g, "", "4.2")))
+            .arg(format!("--nfs_url={}&nconnect=2", url4(&g, "", "4.2")))
             .arg("--filename=pattern.dat"),
     );
     assert_eq!(doc["jobs"][0]["read"]["io_bytes"], 4 << 20);
     assert_eq!(doc["jobs"][0]["error"], 0);
-    assert!(details(&doc).contains("NFSv4.2"), "{doc}");
+    let text = details(&doc);
+    assert!(text.contains("NFSv4.2"), "{doc}");
+    assert!(
+        text.contains("\"nconnect\":\"2\""),
+        "one session over two connections: {doc}"
+    );
 }
 
 #[test]

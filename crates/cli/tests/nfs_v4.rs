@@ -315,3 +315,23 @@ fn trim_over_v42_deallocates_and_over_v41_is_refused() {
     let line = run("4.1").one_error_line();
     assert!(line.contains("version=4.2"), "{line}");
 }
+
+/// The free-space check before lay-out reads the export's file system over v4 (not the
+/// pseudo-root's): files larger than it are refused in one line, and nothing is made.
+#[test]
+fn a_layout_larger_than_the_export_is_refused_over_v4() {
+    let Some(g) = v4_only() else { return };
+    let mut c = common::storbench();
+    c.args([
+        "--no-save",
+        "fio",
+        "--name=big",
+        "--ioengine=nfs",
+        "--rw=read",
+    ])
+    .args(["--bs=1M", "--size=900T"])
+    .arg(format!("--filename={}", url4(&g, "big.dat", "4.1")));
+    let line = common::Run::of(&mut c).one_error_line();
+    assert!(line.contains("not enough space"), "{line}");
+    assert!(!g.export_dir().join("big.dat").exists());
+}

@@ -351,10 +351,16 @@ impl Engine for Nfs4Engine {
     }
 
     fn free_space(&mut self, spec: &FileSpec) -> Result<Option<FsSpace>, EngineError> {
+        // The file system of the directory the file is (or will be) in: the pseudo-root's
+        // is not the export's.
         let mut rel = std::mem::take(&mut self.path);
-        self.target_rel(spec, &mut rel)?;
+        let found = self.target_rel(spec, &mut rel).and_then(|()| {
+            let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            let (fh, _) = self.client.lookup(dir).map_err(to_engine)?;
+            self.client.free_space_of(&fh).map_err(to_engine)
+        });
         self.path = rel;
-        let (avail, _free, total) = self.client.free_space().map_err(to_engine)?;
+        let (avail, _free, total) = found?;
         Ok(Some(FsSpace::capacity(total, avail)))
     }
 

@@ -593,6 +593,12 @@ impl Client4 {
     /// Bytes available to us, free, and in total on the file system of the URL's directory.
     pub fn free_space(&mut self) -> Result<(u64, u64, u64)> {
         let root = self.root;
+        self.free_space_of(&root)
+    }
+
+    /// [`free_space`](Self::free_space) of the file system holding `fh`.
+    pub fn free_space_of(&mut self, fh: &Fh4) -> Result<(u64, u64, u64)> {
+        let root = *fh;
         let a = self.run(
             "GETATTR",
             "",

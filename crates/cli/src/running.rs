@@ -9,7 +9,7 @@ use storbench_job::JobSpec;
 use storbench_job::target::Target;
 use storbench_model::redact;
 use storbench_model::result::{Note, RunResult};
-use storbench_nfs::{Client, NfsUrl};
+use storbench_nfs::NfsUrl;
 
 /// Builds one engine for a worker (the runner's factory).
 pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
@@ -25,12 +25,12 @@ pub fn check_scheme(target: &str) -> anyhow::Result<()> {
 
 /// Checks an NFS target, parsed already, before storbench joins its own file names to it,
 /// so that errors quote the URL as typed (`text`) and name the export asked for: the text
-/// must name an export, and a directory (where storbench creates files) must mount, which
-/// is tried once here (MOUNT, then UMNT).
+/// must name an export, and a directory (where storbench creates files) must be reached,
+/// which is tried once here (MOUNT and UMNT over v3, a session over v4).
 pub fn check_nfs(text: &str, url: &NfsUrl, directory: bool) -> anyhow::Result<()> {
     NfsUrl::require_export(text).map_err(anyhow::Error::msg)?;
     if directory {
-        Client::mount(url).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
+        storbench_nfs::select::check(url).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
     }
     Ok(())
 }

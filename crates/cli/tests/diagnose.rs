@@ -339,6 +339,24 @@ fn a_clean_nfs_run_over_loopback_names_no_link() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// diagnose over NFSv4.1 (a v4-only server, no version= given): it runs, times the round
+/// trip by SEQUENCE-only COMPOUNDs, and leaves nothing on the export.
+#[test]
+fn a_v4_only_nfs_server_is_diagnosed_over_v41() {
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let nas = Ganesha::start_v4_only().expect("ganesha");
+    let v = diagnose_json(storbench(), &nas.url4(""), "10s", "128M");
+    // The server speaks no NFSv3, so every stage went over v4.1; QD1 latency is set
+    // against the round trip the engine timed.
+    let text = v.to_string();
+    assert!(text.contains("\"ceiling_what\":\"round trip\""), "{v:#}");
+    let left: Vec<_> = std::fs::read_dir(nas.export_dir()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn an_unreachable_server_is_one_line_in_bounded_time() {
     let port = tgtd::free_port().unwrap();

@@ -318,7 +318,6 @@ const STILL_PARSING_TARGETS: &[&str] = &[
     "crates/core/src/runner/inventory.rs",
     "crates/core/src/runner/prepare.rs",
     "crates/engines/src/nbd.rs",
-    "crates/engines/src/nfs.rs",
     "crates/engines/src/smb.rs",
 ];
 

@@ -1,5 +1,8 @@
-//! `nfs`: fio's libnfs engine, done in Rust with storbench's own NFSv3 client
-//! (`storbench-nfs`): no mount, no root, no kernel client and no page cache.
+//! `nfs`: fio's libnfs engine, done in Rust with storbench's own NFS client
+//! (`storbench-nfs`): no mount, no root, no kernel client and no page cache. This file is
+//! the NFSv3 engine; `nfs/v4.rs` the NFSv4.1/4.2 one, and `nfs/pick.rs` chooses between
+//! them when the job first reaches its server (the URL's `version=`, else v3 where the
+//! server offers it, else v4.1).
 //!
 //! Targets are `nfs://host[:port]/export/path?options` URLs (see docs/nfs.md), given as the
 //! file name, as the directory of generated names, or as fio's `nfs_url` option with plain
@@ -22,6 +25,8 @@ use storbench_nfs::{Client, DurabilityStats, Fh, NfsError, NfsStat, NfsUrl, Stab
 use crate::dirtable::DirTable;
 
 mod meta;
+mod pick;
+mod v4;
 
 /// Modes of the files and directories storbench creates, before the umask.
 const FILE_MODE: u32 = 0o644;
@@ -50,7 +55,7 @@ pub const NAME: &str = "nfs";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let base = job.engine_options.nfs_url.as_ref().map(|b| b.url.clone());
-    Ok(Box::new(NfsEngine {
+    let v3 = NfsEngine {
         base,
         client: None,
         files: Vec::new(),
@@ -67,7 +72,8 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         link_source: None,
         link_source_path: String::new(),
         modes: Modes::masked(crate::umask::current()),
-    }))
+    };
+    Ok(Box::new(pick::Nfs::new(v3, job.iodepth)))
 }
 
 /// A name refused as a `RelPath` below its root, as an engine error.
@@ -172,8 +178,6 @@ impl NfsEngine {
     ) -> Result<String, EngineError> {
         let url = if let Some(url) = typed {
             Some(url.clone())
-        } else if NfsUrl::is_nfs(path) {
-            Some(NfsUrl::parse(path).map_err(to_engine)?)
         } else if let Some(base) = &self.base {
             let rel = RelPath::under(&base.path, path).map_err(refused)?;
             Some(base.join(rel.as_str()).map_err(to_engine)?)
@@ -409,7 +413,7 @@ impl Engine for NfsEngine {
             }
             IoKind::Trim => {
                 return Err(EngineError::unsupported(
-                    "nfs: NFSv3 has no trim (DEALLOCATE is NFSv4.2)",
+                    "nfs: NFSv3 has no trim (it is NFSv4.2's DEALLOCATE: ask for version=4.2)",
                 ));
             }
         }

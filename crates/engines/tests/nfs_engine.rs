@@ -413,8 +413,14 @@ fn errors_name_the_server_and_the_operation() {
         "{m}"
     );
 
-    let m = msg(g.url("f") + "&version=4");
-    assert!(m.contains("NFSv3"), "{m}");
+    // Over NFSv4.1 as well: the server, the operation and the status in one line.
+    let m = msg(g.url("nodir/f") + "&version=4.1");
+    assert!(
+        m.contains(&format!("127.0.0.1:{}", g.nfs_port))
+            && m.contains("NFS4ERR_NOENT")
+            && !m.contains('\n'),
+        "{m}"
+    );
 
     // A stale handle: another client removes the file while this one has it open.
     let mut d = nfs_driver(4, &[]);

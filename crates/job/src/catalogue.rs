@@ -114,7 +114,7 @@ impl EngineInfo {
     }
 }
 
-/// NFSv3 through storbench's own client (crates/nfs).
+/// NFSv3 and NFSv4.1/4.2 through storbench's own client (crates/nfs).
 pub const NFS: Protocol = Protocol {
     scheme: "nfs",
     form: "nfs://host/export[/dir]",
@@ -301,7 +301,7 @@ pub static ENGINES: &[EngineInfo] = &[
     EngineInfo {
         name: "nfs",
         aliases: &[],
-        about: "User-space NFSv3 client: nfs://host/export/path, no mount needed",
+        about: "User-space NFSv3 and NFSv4.1/4.2 client: nfs://host/export/path, no mount needed",
         synchronous: false,
         helper_threads: false,
         process_per_clone: false,

@@ -85,7 +85,7 @@ impl Client {
     pub fn mount(url: &NfsUrl) -> Result<Client> {
         if url.version.is_some_and(crate::url::NfsVersion::is_v4) {
             return Err(NfsError::Unsupported(format!(
-                "{url}: NFSv4 (version=4, 4.1, 4.2) is not yet available here; storbench speaks NFSv3 (version=3) for this"
+                "{url}: this is the NFSv3 client (MOUNT, NFSv3); NFSv4 (version=4, 4.1, 4.2) is spoken by v4::Client4"
             )));
         }
         let auth = Auth::sys(&machine_name(), url.uid, url.gid);

@@ -12,6 +12,7 @@ mod mount;
 pub mod proto;
 mod reply;
 pub mod rpc;
+pub mod select;
 pub mod transport;
 pub mod url;
 pub mod v4;

@@ -591,3 +591,29 @@ fn latency_units_follow_the_values() {
         ["latency", "p50", "ns", "50.00", "25.00", "-50.0%"]
     );
 }
+
+/// The same job over NFSv3 and over NFSv4.1 measures two protocols: the comparison says so.
+#[test]
+fn nfs_versions_are_a_setting_in_which_runs_differ() {
+    let over = |protocol: &str| {
+        let mut j = job("seq", 40_000, 100, 1.0, &[(100, 10)]);
+        j.engine_details = vec![("protocol".into(), protocol.into())];
+        run(RunMode::Fio, vec![vec![j]])
+    };
+    let runs = [(1, "v3", over("NFSv3")), (2, "v4", over("NFSv4.1"))];
+    let c = compare(&named(&runs), 0);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w == "runs differ in protocol: v3 NFSv3, v4 NFSv4.1"),
+        "{:?}",
+        c.warnings
+    );
+    let same = [(1, "a", over("NFSv3")), (2, "b", over("NFSv3"))];
+    let c = compare(&named(&same), 0);
+    assert!(
+        c.warnings.iter().all(|w| !w.contains("protocol")),
+        "{:?}",
+        c.warnings
+    );
+}

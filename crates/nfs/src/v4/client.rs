@@ -304,6 +304,21 @@ impl Client4 {
         &mut self.nfs
     }
 
+    /// Session slots free for another request.
+    pub fn free_slots(&self) -> u32 {
+        self.slots.free()
+    }
+
+    /// The server's address as the connection reached it.
+    pub fn server_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.peer_addr()
+    }
+
+    /// This end of that connection.
+    pub fn client_addr(&self) -> Option<std::net::SocketAddr> {
+        self.nfs.local_addr()
+    }
+
     /// The server path of `rel`, for messages.
     pub(crate) fn full(&self, rel: &str) -> String {
         let base = self.url.path.trim_end_matches('/');
@@ -578,6 +593,12 @@ impl Client4 {
     /// Bytes available to us, free, and in total on the file system of the URL's directory.
     pub fn free_space(&mut self) -> Result<(u64, u64, u64)> {
         let root = self.root;
+        self.free_space_of(&root)
+    }
+
+    /// [`free_space`](Self::free_space) of the file system holding `fh`.
+    pub fn free_space_of(&mut self, fh: &Fh4) -> Result<(u64, u64, u64)> {
+        let root = *fh;
         let a = self.run(
             "GETATTR",
             "",

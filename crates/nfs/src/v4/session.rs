@@ -22,6 +22,10 @@ impl Slots {
         self.seq.len() as u32
     }
 
+    pub(crate) fn free(&self) -> u32 {
+        self.free.len() as u32
+    }
+
     /// The highest slot id, as SEQUENCE states it.
     pub(crate) fn highest(&self) -> u32 {
         self.width() - 1

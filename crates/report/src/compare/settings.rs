@@ -10,12 +10,13 @@ use storbench_model::result::{Environment, RunResult, TargetInfo};
 use super::NamedRun;
 
 /// Settings that change a result, by the name the warning gives them, in warning order.
-const SETTINGS: [&str; 10] = [
+const SETTINGS: [&str; 11] = [
     "profile",
     "size",
     "runtime",
     "direct/buffered",
     "engine",
+    "protocol",
     "block size",
     "queue depth",
     "jobs",
@@ -92,6 +93,10 @@ fn settings_of(run: &RunResult) -> BTreeMap<&'static str, BTreeSet<String>> {
             if h.direct { "direct" } else { "buffered" }.into(),
         );
         add("engine", h.ioengine.clone());
+        // A network engine's protocol and version (NFSv3 against NFSv4.1).
+        if let Some((_, p)) = job.engine_details.iter().find(|(k, _)| k == "protocol") {
+            add("protocol", p.clone());
+        }
         for (d, dir) in job.dirs.iter().enumerate() {
             if dir.total_ios > 0 {
                 let (lo, hi) = h.bs[d];

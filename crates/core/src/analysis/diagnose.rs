@@ -430,8 +430,8 @@ impl<'r> Facts<'r> {
     }
 
     /// The cold reads went to the storage: locally a disk under the file read at least
-    /// half their bytes (tmpfs has none); over the network, unless the server's agent
-    /// shows its disks idle.
+    /// half their bytes (tmpfs has none); over the network, the server's agent shows its
+    /// disks reading at least half of them (without it, its cache cannot be ruled out).
     fn cold_reached_storage(&self) -> bool {
         let Some(c) = self.cold else {
             return false;
@@ -447,7 +447,7 @@ impl<'r> Facts<'r> {
                 .unwrap_or(0);
             return read as f64 >= bytes * 0.5;
         }
-        self.server_disk_share().is_none_or(|share| share >= 0.5)
+        self.server_disk_share().is_some_and(|share| share >= 0.5)
     }
 
     /// Said when the cold reads may have come from the server's memory.
@@ -662,6 +662,20 @@ impl<'r> Facts<'r> {
                  stage's reads reached no disk (tmpfs, or a file system that refuses \
                  O_DIRECT): the figures are memory speed",
                 mbs(rate)
+            )
+        } else if let Some(cold) = self
+            .cold
+            .map(self::rate)
+            .filter(|c| *c < rate * STORAGE_SLOWER)
+        {
+            format!(
+                "no stage's ceiling was met: reads from the server's memory reached {}; \
+                 reads of a region read once ran at {} ({:.0}% of it), which slower \
+                 storage would explain, but without the server's disk counters \
+                 (--server-stats) its cache or a busy moment cannot be ruled out",
+                mbs(rate),
+                mbs(cold),
+                cold / rate * 100.0
             )
         } else {
             format!(

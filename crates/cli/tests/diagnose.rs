@@ -13,6 +13,7 @@ use std::process::Command;
 use common::{Run, storbench};
 use storbench_testkit::ganesha::{self, Ganesha};
 use storbench_testkit::netns::{self, NetNs};
+use storbench_testkit::snmpd;
 use storbench_testkit::tgtd;
 
 /// Enough time and bytes for the path's reads to run a few seconds at 117 MB/s.
@@ -23,7 +24,12 @@ const IQN: &str = "iqn.2026-12.lab.storbench:diagnose";
 
 /// `diagnose --format json --no-save` with a small budget and cap on bytes, run by `c`
 /// (storbench, or a wrapper that execs it); the JSON document.
-fn diagnose_json(mut c: Command, target: &str, budget: &str, max_bytes: &str) -> serde_json::Value {
+fn diagnose_json(c: Command, target: &str, budget: &str, max_bytes: &str) -> serde_json::Value {
+    diagnose_json_with(c, target, &["--budget", budget, "--max-bytes", max_bytes])
+}
+
+/// As [`diagnose_json`], with the diagnose flags `flags`.
+fn diagnose_json_with(mut c: Command, target: &str, flags: &[&str]) -> serde_json::Value {
     c.args([
         "diagnose",
         "--format",
@@ -32,7 +38,7 @@ fn diagnose_json(mut c: Command, target: &str, budget: &str, max_bytes: &str) ->
         "--eta",
         "never",
     ])
-    .args(["--budget", budget, "--max-bytes", max_bytes])
+    .args(flags)
     .arg(target);
     let run = Run::of(&mut c);
     assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
@@ -468,4 +474,163 @@ fn an_interrupted_diagnosis_removes_what_it_created() {
     assert!(!out.status.success(), "{stderr}");
     let left = common::entries(fs.mnt.path());
     assert!(left.iter().all(|e| e == "lost+found"), "{left:?}\n{stderr}");
+}
+
+const CPU_CGROUPS: &str = "/sys/fs/cgroup/cpu";
+
+/// A cgroup v1 CPU quota holding a process (all its threads) to `percent` of one CPU; the
+/// process is moved back to the root group and the group removed on drop.
+struct CpuQuota(PathBuf);
+
+impl CpuQuota {
+    fn hold(pid: u32, percent: u32) -> Option<CpuQuota> {
+        if !Path::new(CPU_CGROUPS).join("cpu.cfs_quota_us").exists() {
+            eprintln!("skipped: no cgroup v1 cpu controller at {CPU_CGROUPS}");
+            return None;
+        }
+        let dir = Path::new(CPU_CGROUPS).join(format!("storbench-diagnose-{}", std::process::id()));
+        std::fs::create_dir(&dir).expect("make the cpu cgroup");
+        let q = CpuQuota(dir);
+        std::fs::write(q.0.join("cpu.cfs_period_us"), "100000").unwrap();
+        std::fs::write(q.0.join("cpu.cfs_quota_us"), (percent * 1000).to_string()).unwrap();
+        std::fs::write(q.0.join("cgroup.procs"), pid.to_string()).unwrap();
+        Some(q)
+    }
+}
+
+impl Drop for CpuQuota {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.0.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.lines() {
+            let _ = std::fs::write(Path::new(CPU_CGROUPS).join("cgroup.procs"), pid);
+        }
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The iSCSI NAS of the link test, its tgtd held to 3% of one CPU by a cgroup quota (it
+/// needs about 10% to fill the link),
+/// with snmpd beside it in the namespace: the server's CPU, not the 1 Gbit/s link, bounds
+/// the reads, and the verdict gives the measured CPU, its quota and the agent's figure.
+#[test]
+fn an_iscsi_nas_held_to_a_small_cpu_share_is_named_as_the_server() {
+    if let Some(why) = netns::unavailable()
+        .or_else(tgtd::unavailable)
+        .or_else(snmpd::unavailable)
+    {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ns = NetNs::create().expect("a network namespace");
+    ns.shape_egress("984mbit")
+        .expect("tbf on the namespace's end");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("lun.img");
+    tgtd::sparse_file(&backing, 256 << 20).unwrap();
+    let addr = ns.ns_addr.to_string();
+    let port = tgtd::free_port().unwrap();
+    let mut tgtd = tgtd::Tgtd::start_at(&addr, port, Some(&ns.name)).expect("tgtd in the ns");
+    tgtd.add_target(1, IQN).unwrap();
+    tgtd.add_lun(1, 1, &backing).unwrap();
+    let agent_port = storbench_testkit::ports::free_port().unwrap();
+    let agent = snmpd::Snmpd::start_at(&addr, agent_port, Some(&ns.name)).expect("snmpd");
+    // A fresh snmpd answers CPU ticks it has not refreshed yet (net-snmp refreshes them
+    // every 5 s); a NAS's agent has been up for long.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    let Some(_quota) = CpuQuota::hold(tgtd.pid().unwrap(), 3) else {
+        return;
+    };
+    let url = format!("iscsi://{addr}:{port}/{IQN}/1");
+    let stats = agent.url();
+    let v = diagnose_json_with(
+        storbench(),
+        &url,
+        &[
+            "--budget",
+            "16s",
+            "--max-bytes",
+            "384M",
+            "--server-stats",
+            &stats,
+        ],
+    );
+    let (stage, message) = limit(&v);
+    assert_eq!(stage, "server", "{v:#}");
+    assert!(
+        message.contains("the limit is the server's CPU")
+            && message.contains("of its cgroup's CPU quota used")
+            && message.contains("tgtd on this host")
+            && message.contains("its cgroup's quota 3.0%")
+            && message.contains("its agent: the server's CPUs"),
+        "{message}"
+    );
+    // Held well below the link's ceiling: the link is not what was met.
+    let path = measured(&v, "path-read").unwrap();
+    assert!(path < 100e6, "{v:#}");
+}
+
+/// Busy loops pinned to one CPU, stopped by PID on drop.
+struct BusyLoops(Vec<std::process::Child>);
+
+impl BusyLoops {
+    fn on_cpu(cpu: u32, n: usize) -> BusyLoops {
+        let spawn = || {
+            Command::new("taskset")
+                .args(["-c", &cpu.to_string(), "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset")
+        };
+        BusyLoops((0..n).map(|_| spawn()).collect())
+    }
+}
+
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// storbench pinned to `cpu` (taskset execs it).
+fn pinned_storbench(cpu: u32) -> Command {
+    let base = storbench();
+    let mut c = Command::new("taskset");
+    c.envs(base.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .args(["-c", &cpu.to_string()])
+        .arg(base.get_program());
+    c
+}
+
+/// The iSCSI NAS of the link test read by a client pinned to one CPU that 24 busy loops
+/// share (the client needs about 6% of a CPU to fill the link; it gets a 25th): the
+/// client's IO thread runs or waits for its CPU all the time, and it, not the 1 Gbit/s
+/// link, is named.
+#[test]
+fn a_client_pinned_to_a_cpu_shared_with_busy_loops_is_named_as_the_client() {
+    if let Some(why) = netns::unavailable().or_else(tgtd::unavailable) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ns = NetNs::create().expect("a network namespace");
+    ns.shape_egress("984mbit")
+        .expect("tbf on the namespace's end");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("lun.img");
+    tgtd::sparse_file(&backing, 256 << 20).unwrap();
+    let addr = ns.ns_addr.to_string();
+    let port = tgtd::free_port().unwrap();
+    let mut tgtd = tgtd::Tgtd::start_at(&addr, port, Some(&ns.name)).expect("tgtd in the ns");
+    tgtd.add_target(1, IQN).unwrap();
+    tgtd.add_lun(1, 1, &backing).unwrap();
+    let url = format!("iscsi://{addr}:{port}/{IQN}/1");
+    let _busy = BusyLoops::on_cpu(0, 24);
+    let v = diagnose_json(pinned_storbench(0), &url, "16s", "384M");
+    let (stage, message) = limit(&v);
+    assert_eq!(stage, "client", "{v:#}");
+    assert!(
+        message.contains("the limit is this client") && message.contains("waited for a CPU"),
+        "{message}"
+    );
 }

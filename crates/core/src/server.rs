@@ -1,6 +1,8 @@
 //! The CPU of a network target's server when it runs on this host (NFS or iSCSI over
-//! 127.0.0.1, or over an address of this machine): there the server shares the client's
-//! CPUs, and it is often what limits the figures.
+//! 127.0.0.1, or over an address of this machine, or in another network namespace of it,
+//! as a container is): there the server shares the client's CPUs, and it is often what
+//! limits the figures. A server held to a CPU quota by its control group is measured
+//! against that quota, with the periods the quota throttled it in.
 //!
 //! The server is the process owning the server's end of the client's own connection (its
 //! inode comes from /proc/net/tcp and tcp6, its owner from the `socket:[inode]` links in
@@ -33,6 +35,69 @@ pub struct ServerProcess {
     /// When the process started (clock ticks since boot): tells a restarted server, or a
     /// reused pid, from the one first found.
     starttime: u64,
+    /// The CPU quota of its control group, if it has one.
+    quota: Option<CpuQuota>,
+}
+
+/// A control group's CPU bandwidth limit (cgroup v1 `cpu.cfs_quota_us` over
+/// `cpu.cfs_period_us`, or v2 `cpu.max`) and where its throttling is counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuQuota {
+    /// The CPU the group may use, in hundredths of a percent of one CPU.
+    pub basis_points: u64,
+    /// Its `cpu.stat`.
+    stat: std::path::PathBuf,
+}
+
+impl CpuQuota {
+    /// The quota of `pid`'s control group, or None when it has none (or it is unreadable).
+    pub fn of(pid: u32) -> Option<CpuQuota> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+        text.lines().find_map(|line| {
+            // `ID:CONTROLLERS:PATH`; v2's line is `0::PATH`.
+            let mut f = line.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            let rel = path.trim_start_matches('/');
+            if controllers.split(',').any(|c| c == "cpu") {
+                let dir = std::path::Path::new("/sys/fs/cgroup/cpu").join(rel);
+                let quota: i64 = read_trimmed(&dir.join("cpu.cfs_quota_us"))?.parse().ok()?;
+                let period: u64 = read_trimmed(&dir.join("cpu.cfs_period_us"))?.parse().ok()?;
+                Self::new(quota, period, dir)
+            } else if controllers.is_empty() {
+                let dir = std::path::Path::new("/sys/fs/cgroup").join(rel);
+                let max = read_trimmed(&dir.join("cpu.max"))?;
+                let (quota, period) = max.split_once(' ')?;
+                Self::new(quota.parse().ok()?, period.parse().ok()?, dir)
+            } else {
+                None
+            }
+        })
+    }
+
+    fn new(quota_us: i64, period_us: u64, dir: std::path::PathBuf) -> Option<CpuQuota> {
+        let quota_us = u64::try_from(quota_us).ok().filter(|&q| q > 0)?;
+        (period_us > 0).then(|| CpuQuota {
+            basis_points: quota_us * 10_000 / period_us,
+            stat: dir.join("cpu.stat"),
+        })
+    }
+
+    /// The group's CFS periods so far and how many of them it was throttled in
+    /// (`nr_periods`, `nr_throttled`, in v1 and v2 alike).
+    fn periods(&self) -> Option<(u64, u64)> {
+        let text = std::fs::read_to_string(&self.stat).ok()?;
+        let field = |name: &str| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once(' ')?;
+                (k == name).then(|| v.trim().parse().ok())?
+            })
+        };
+        Some((field("nr_periods")?, field("nr_throttled")?))
+    }
+}
+
+fn read_trimmed(path: &std::path::Path) -> Option<String> {
+    Some(std::fs::read_to_string(path).ok()?.trim().to_string())
 }
 
 impl ServerProcess {
@@ -42,7 +107,7 @@ impl ServerProcess {
     /// socket listening on `server`.
     pub fn find(server: SocketAddr, client: Option<SocketAddr>) -> Option<ServerProcess> {
         if !is_local(server.ip()) {
-            return None;
+            return client.and_then(|c| Self::in_other_namespace(server, c));
         }
         let tables: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
             .iter()
@@ -55,12 +120,48 @@ impl ServerProcess {
             client.map_or_else(Vec::new, |c| inodes(&|t| established_inodes(t, server, c)));
         let pid = socket_owner(&connection)
             .or_else(|| socket_owner(&inodes(&|t| listening_inodes(t, server))))?;
+        Self::of_pid(pid, server)
+    }
+
+    /// A server in another network namespace of this host (a container, or a namespace
+    /// standing in for a NAS): the owner of the connection's server end, found in the
+    /// socket table of each other namespace (socket inodes are unique across them).
+    fn in_other_namespace(server: SocketAddr, client: SocketAddr) -> Option<ServerProcess> {
+        let mine = std::fs::read_link("/proc/self/ns/net").ok()?;
+        let mut seen = vec![mine];
+        let pids: Vec<u32> = std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .collect();
+        for pid in pids {
+            let Ok(ns) = std::fs::read_link(format!("/proc/{pid}/ns/net")) else {
+                continue;
+            };
+            if seen.contains(&ns) {
+                continue;
+            }
+            seen.push(ns);
+            let inodes: Vec<u64> = ["tcp", "tcp6"]
+                .iter()
+                .filter_map(|t| std::fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
+                .flat_map(|t| established_inodes(&t, server, client))
+                .collect();
+            if let Some(owner) = socket_owner(&inodes) {
+                return Self::of_pid(owner, server);
+            }
+        }
+        None
+    }
+
+    fn of_pid(pid: u32, server: SocketAddr) -> Option<ServerProcess> {
         let stat = ProcStat::read(pid)?;
         Some(ServerProcess {
             pid,
             name: stat.comm,
             addr: server,
             starttime: stat.starttime,
+            quota: CpuQuota::of(pid),
         })
     }
 
@@ -72,6 +173,7 @@ impl ServerProcess {
             usr_ns: ticks_to_ns(stat.utime),
             sys_ns: ticks_to_ns(stat.stime),
             threads: thread_times(self.pid),
+            periods: self.quota.as_ref().and_then(CpuQuota::periods),
             at: Instant::now(),
         })
     }
@@ -99,6 +201,9 @@ pub struct ServerSample {
     pub sys_ns: u64,
     /// (thread id, CPU ns) of each of its threads.
     pub threads: Vec<(u32, u64)>,
+    /// Its control group's CFS periods so far and those it was throttled in, when it has
+    /// a CPU quota.
+    pub periods: Option<(u64, u64)>,
     pub at: Instant,
 }
 
@@ -115,6 +220,11 @@ impl ServerSample {
             sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
             duration_ms: self.at.saturating_duration_since(earlier.at).as_millis() as u64,
             busiest_thread_ns: self.busiest_thread_since(earlier),
+            quota_basis_points: server.quota.as_ref().map(|q| q.basis_points),
+            throttled_periods: self
+                .periods
+                .zip(earlier.periods)
+                .map(|((n, t), (n0, t0))| [n.saturating_sub(n0), t.saturating_sub(t0)]),
         }
     }
 

@@ -604,9 +604,28 @@ pub struct ServerCpu {
     /// the limit. Absent in results stored before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busiest_thread_ns: Option<u64>,
+    /// The CPU its control group may use (a cgroup CPU quota), in hundredths of a percent
+    /// of one CPU; absent when it has no quota.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota_basis_points: Option<u64>,
+    /// Its control group's CFS periods over the same time, and how many of them the quota
+    /// throttled it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_periods: Option<[u64; 2]>,
 }
 
 impl ServerCpu {
+    /// Its cgroup quota in percent of one CPU, if it has one.
+    pub fn quota_percent(&self) -> Option<f64> {
+        self.quota_basis_points.map(|b| b as f64 / 100.0)
+    }
+
+    /// The share of its control group's CFS periods the quota throttled, in percent.
+    pub fn throttled_percent(&self) -> Option<f64> {
+        let [periods, throttled] = self.throttled_periods?;
+        (periods > 0).then(|| throttled as f64 / periods as f64 * 100.0)
+    }
+
     pub fn cpu_ns(&self) -> u64 {
         self.usr_ns + self.sys_ns
     }

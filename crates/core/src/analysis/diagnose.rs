@@ -18,6 +18,11 @@ const RISING: f64 = 1.10;
 const STORAGE_SLOWER: f64 = 0.80;
 /// A CPU this busy (its time running plus waiting to run) is saturated.
 const SATURATED: f64 = 90.0;
+/// A client thread waiting for a CPU this share of its time (or more) is held back by it
+/// (the shared-CPU rule's threshold).
+const CPU_WAIT: f64 = 50.0;
+/// A server whose CPU quota held it back this share of the time (or more) is at its ceiling.
+const THROTTLED: f64 = 50.0;
 /// The per-second scatter a steady rate may have (the path rule's).
 const STEADY_CV: f64 = 0.05;
 /// Timeline intervals at least this long count (a stage capped by its bytes ends within
@@ -185,30 +190,78 @@ impl<'r> Facts<'r> {
         ))
     }
 
-    /// The server's CPU at the best step: from its agent over that step's seconds, else
-    /// a server on this host. (busy %, where it came from).
-    fn server_cpu(&self) -> Option<(f64, String)> {
-        let j = self.best()?;
-        if let Some(stats) = &self.run.server_stats {
-            let first_ms = self.run.finished_unix_ms.saturating_sub(stats.duration_ms);
-            let from = j.end_unix_ms.saturating_sub(j.runtime_ms);
-            let inside = |t_ms: u64| {
-                let at = first_ms + t_ms;
-                at > from + 500 && at <= j.end_unix_ms + 500
+    /// The server's CPU at the best step: a server on this host measured by its process
+    /// (against its cgroup's CPU quota when it has one), else its agent's figure.
+    fn server_cpu(&self) -> Option<ServerCpuShare> {
+        let host = self
+            .best()?
+            .server_cpu
+            .first()
+            .filter(|s| s.duration_ms > 0);
+        let agent = self.agent_cpu();
+        if let Some(s) = host {
+            let throttled = s.throttled_percent();
+            let (busy, of) = match s.quota_percent() {
+                Some(q) if q > 0.0 => {
+                    let share = s.percent() / q * 100.0;
+                    // Throttled in most of its periods: at its ceiling, whatever
+                    // the accounting's rounding says of the share.
+                    let held = throttled.is_some_and(|t| t >= THROTTLED);
+                    let share = if held { share.max(SATURATED) } else { share };
+                    (share, "its cgroup's CPU quota")
+                }
+                _ => (s.percent(), "one CPU"),
             };
-            let busy: Vec<f64> = stats
-                .samples
-                .iter()
-                .filter(|s| inside(s.t_ms))
-                .filter_map(|s| s.cpu_busy_percent)
-                .collect();
-            if !busy.is_empty() {
-                let mean = busy.iter().sum::<f64>() / busy.len() as f64;
-                return Some((mean, format!("its agent, {} s", busy.len())));
+            let mut text = format!(
+                "{} on this host: {} of one CPU",
+                s.process,
+                percent(s.percent())
+            );
+            if let Some(q) = s.quota_percent() {
+                text.push_str(&format!(", its cgroup's quota {}", percent(q)));
             }
+            if let Some(t) = throttled {
+                text.push_str(&format!(", throttled in {t:.0}% of its periods"));
+            }
+            if let Some((a, n)) = agent {
+                text.push_str(&format!(
+                    "; its agent: the server's CPUs {a:.0}% busy ({n})"
+                ));
+            }
+            return Some(ServerCpuShare { busy, of, text });
         }
-        let s = j.server_cpu.first()?;
-        Some((s.percent(), format!("{} on this host", s.process)))
+        let (busy, over) = agent?;
+        Some(ServerCpuShare {
+            busy,
+            of: "its CPUs",
+            text: format!("its agent: the server's CPUs {busy:.0}% busy ({over})"),
+        })
+    }
+
+    /// The agent's CPU busy share over the best step's seconds (else over the whole
+    /// battery), and over what.
+    fn agent_cpu(&self) -> Option<(f64, String)> {
+        let j = self.best()?;
+        let stats = self.run.server_stats.as_ref()?;
+        let first_ms = self.run.finished_unix_ms.saturating_sub(stats.duration_ms);
+        let from = j.end_unix_ms.saturating_sub(j.runtime_ms);
+        let inside = |t_ms: u64| {
+            let at = first_ms + t_ms;
+            at > from + 500 && at <= j.end_unix_ms + 500
+        };
+        let busy: Vec<f64> = stats
+            .samples
+            .iter()
+            .filter(|s| inside(s.t_ms))
+            .filter_map(|s| s.cpu_busy_percent)
+            .collect();
+        if busy.is_empty() {
+            // An agent refreshes its CPU ticks every few seconds: a short step may see none.
+            let whole = stats.cpu_busy_percent?;
+            return Some((whole, "over the battery".into()));
+        }
+        let mean = busy.iter().sum::<f64>() / busy.len() as f64;
+        Some((mean, format!("{} s", busy.len())))
     }
 
     fn ladder(&self, ctx: &Context) -> Vec<Stage> {
@@ -350,11 +403,11 @@ impl<'r> Facts<'r> {
     fn server_stage(&self) -> Stage {
         let mut s = Stage::new(StageKind::Server, StageUnit::Percent);
         match self.server_cpu() {
-            Some((busy, from)) => {
-                s.measured = Some(busy);
+            Some(cpu) => {
+                s.measured = Some(cpu.busy);
                 s.ceiling = Some(100.0);
-                s.ceiling_what = "its CPUs".into();
-                s.note = format!("CPU at the best read step ({from})");
+                s.ceiling_what = cpu.of.into();
+                s.note = cpu.text;
             }
             None => {
                 s.skipped = Some("no agent (--server-stats snmp://…)".into());
@@ -377,8 +430,8 @@ impl<'r> Facts<'r> {
     }
 
     /// The cold reads went to the storage: locally a disk under the file read at least
-    /// half their bytes (tmpfs has none); over the network, unless the server's agent
-    /// shows its disks idle.
+    /// half their bytes (tmpfs has none); over the network, the server's agent shows its
+    /// disks reading at least half of them (without it, its cache cannot be ruled out).
     fn cold_reached_storage(&self) -> bool {
         let Some(c) = self.cold else {
             return false;
@@ -394,7 +447,7 @@ impl<'r> Facts<'r> {
                 .unwrap_or(0);
             return read as f64 >= bytes * 0.5;
         }
-        self.server_disk_share().is_none_or(|share| share >= 0.5)
+        self.server_disk_share().is_some_and(|share| share >= 0.5)
     }
 
     /// Said when the cold reads may have come from the server's memory.
@@ -445,8 +498,8 @@ impl<'r> Facts<'r> {
             };
         };
         let rate = rate(best);
-        if let Some((busy, from)) = self.server_cpu().filter(|(b, _)| *b >= SATURATED) {
-            return self.server_limit(rate, busy, &from);
+        if let Some(cpu) = self.server_cpu().filter(|c| c.busy >= SATURATED) {
+            return self.server_limit(rate, &cpu);
         }
         if let Some((cpu, wait, _)) = self
             .client()
@@ -470,6 +523,14 @@ impl<'r> Facts<'r> {
                     speed_text(speed)
                 ),
             };
+        }
+        // Waiting for a CPU most of the time holds the thread back even when its work
+        // and its waits fall short of a whole CPU (the rest it sleeps on the network).
+        if let Some((cpu, wait, _)) = self
+            .client()
+            .filter(|(_, w, _)| !self.local && *w >= CPU_WAIT)
+        {
+            return self.client_limit(rate, cpu, wait);
         }
         if let Some(cold) = self.cold.map(self::rate)
             && cold < rate * STORAGE_SLOWER
@@ -541,13 +602,25 @@ impl<'r> Facts<'r> {
         }
     }
 
-    fn server_limit(&self, rate: f64, busy: f64, from: &str) -> Limit {
+    fn server_limit(&self, rate: f64, cpu: &ServerCpuShare) -> Limit {
+        let link = match self.nic_ceiling() {
+            Some(c) => format!(
+                ", {:.0}% of this client's NIC's payload ceiling",
+                rate / c * 100.0
+            ),
+            None => String::new(),
+        };
         Limit {
             stage: LimitStage::Server,
             message: format!(
-                "the limit is the server's CPU: {busy:.0}% busy ({from}) while reads from \
-                 its memory ran at {}. A faster or less busy server would raise this; a \
-                 faster link, disk or client would not.",
+                "the limit is the server's CPU: {:.0}% of {} used at the best read step \
+                 ({}) while reads from its memory ran at {}{link}. A link or disk running \
+                 at exactly this rate would give the same rate, not the busy CPU. A faster \
+                 or less busy server would raise this; a faster link, disk or client would \
+                 not.",
+                cpu.busy,
+                cpu.of,
+                cpu.text,
                 mbs(rate)
             ),
         }
@@ -590,6 +663,20 @@ impl<'r> Facts<'r> {
                  O_DIRECT): the figures are memory speed",
                 mbs(rate)
             )
+        } else if let Some(cold) = self
+            .cold
+            .map(self::rate)
+            .filter(|c| *c < rate * STORAGE_SLOWER)
+        {
+            format!(
+                "no stage's ceiling was met: reads from the server's memory reached {}; \
+                 reads of a region read once ran at {} ({:.0}% of it), which slower \
+                 storage would explain, but without the server's disk counters \
+                 (--server-stats) its cache or a busy moment cannot be ruled out",
+                mbs(rate),
+                mbs(cold),
+                cold / rate * 100.0
+            )
         } else {
             format!(
                 "no stage's ceiling was met: reads reached {} and stopped rising without \
@@ -604,6 +691,14 @@ impl<'r> Facts<'r> {
     }
 }
 
+/// The server's CPU at the best read step: its busy share of what it may use, what that
+/// is, and the figures behind it.
+struct ServerCpuShare {
+    busy: f64,
+    of: &'static str,
+    text: String,
+}
+
 trait Direct {
     fn settings_direct(&self) -> bool;
 }
@@ -612,6 +707,15 @@ impl Direct for JobResult {
     /// Whether the job asked for O_DIRECT (its options as given).
     fn settings_direct(&self) -> bool {
         self.options.iter().any(|(k, v)| k == "direct" && v == "1")
+    }
+}
+
+/// "3.2%", "41%": a small share keeps a decimal.
+fn percent(p: f64) -> String {
+    if p < 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.0}%")
     }
 }
 

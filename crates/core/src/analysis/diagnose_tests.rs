@@ -112,6 +112,17 @@ fn slow_cold_reads_are_the_storage_only_when_a_disk_served_them() {
     }];
     let d = judge(&run, &local);
     assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
+    // Over the network with no agent to show the server's disks: not named, but said.
+    let run = battery([150.0, 200.0, 205.0], 120.0, 10_000);
+    let d = judge(&run, &network());
+    assert_eq!(d.limit.stage, LimitStage::None, "{}", d.limit.message);
+    assert!(
+        d.limit
+            .message
+            .contains("its cache or a busy moment cannot be ruled out"),
+        "{}",
+        d.limit.message
+    );
 }
 
 #[test]
@@ -132,4 +143,62 @@ fn skipped_stages_say_why() {
             .iter()
             .any(|r| r == "path write skipped: read only")
     );
+}
+
+/// Each read step's server figure: `used` % of one CPU against a cgroup quota of `quota` %,
+/// throttled `throttled` % of the time.
+fn with_server_quota(run: &mut RunResult, used: u64, quota: u64, throttled: u64) {
+    for j in &mut run.groups[0].jobs {
+        let ms = j.runtime_ms;
+        j.server_cpu = vec![storbench_model::result::ServerCpu {
+            process: "tgtd".into(),
+            pid: 4242,
+            addr: "10.0.0.2:3260".into(),
+            same_host: true,
+            usr_ns: ms * 10_000 * used,
+            sys_ns: 0,
+            duration_ms: ms,
+            busiest_thread_ns: None,
+            quota_basis_points: Some(quota * 100),
+            throttled_periods: Some([ms / 100, ms / 100 * throttled / 100]),
+        }];
+    }
+}
+
+#[test]
+fn a_server_at_its_cpu_quota_is_the_server_even_below_a_link() {
+    let mut run = battery([33.0, 33.1, 33.0], 33.0, 10_000);
+    with_server_quota(&mut run, 3, 3, 92);
+    let d = judge(&run, &network());
+    assert_eq!(d.limit.stage, LimitStage::Server, "{}", d.limit.message);
+    assert!(
+        d.limit
+            .message
+            .contains("tgtd on this host: 3.0% of one CPU, its cgroup's quota 3.0%"),
+        "{}",
+        d.limit.message
+    );
+    // A link's ceiling with the same server far from its quota: the link.
+    let mut run = battery([117.5, 117.6, 117.6], 117.4, 10_000);
+    with_server_quota(&mut run, 10, 20, 0);
+    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::Link);
+}
+
+#[test]
+fn a_client_thread_waiting_for_its_cpu_is_the_client_below_a_link_only() {
+    let mut run = battery([24.0, 26.0, 30.0], 21.0, 10_000);
+    for j in &mut run.groups[0].jobs {
+        j.cpu.usr_ns = j.runtime_ms * 1_000_000 / 100;
+        j.cpu.wait_ns = j.runtime_ms * 1_000_000 * 79 / 100;
+    }
+    let d = judge(&run, &network());
+    assert_eq!(d.limit.stage, LimitStage::Client, "{}", d.limit.message);
+    assert!(d.limit.message.contains("waited for a CPU 79%"));
+    // The same waits at a slower link's ceiling: the link was met first.
+    let mut run = battery([117.5, 117.6, 117.6], 117.4, 10_000);
+    for j in &mut run.groups[0].jobs {
+        j.cpu.usr_ns = j.runtime_ms * 1_000_000 * 6 / 100;
+        j.cpu.wait_ns = j.runtime_ms * 1_000_000 * 55 / 100;
+    }
+    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::Link);
 }

@@ -238,6 +238,8 @@ fn loopback_job(name: &str, server_ms: u64, client_ms: u64) -> JobResult {
         sys_ns: server_ms * 700_000,
         duration_ms: 2000,
         busiest_thread_ns: Some(server_ms * 1_000_000),
+        quota_basis_points: None,
+        throttled_periods: None,
     }];
     j
 }

@@ -177,12 +177,14 @@ fn the_address_is_named_canonically() {
         name: "s".into(),
         addr: addr("[::ffff:127.0.0.1]:2049"),
         starttime: 0,
+        quota: None,
     };
     let at = Instant::now();
     let sample = ServerSample {
         usr_ns: 0,
         sys_ns: 0,
         threads: vec![(1, 5), (2, 0)],
+        periods: None,
         at,
     };
     let later = ServerSample {

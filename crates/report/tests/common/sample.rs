@@ -340,6 +340,8 @@ pub fn loopback_quick_run() -> RunResult {
             duration_ms: 5000,
             // tgtd: one event loop thread does all the work.
             busiest_thread_ns: Some(busy_ms * 1_000_000),
+            quota_basis_points: None,
+            throttled_periods: None,
         }];
     }
     // One test whose server could not be seen (the column says so).

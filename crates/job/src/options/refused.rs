@@ -135,21 +135,9 @@ pub const UNSUPPORTED: Refused = Refused(&[
         &["mem", "iomem", "mem_align", "hugepage-size", "lockmem"],
     ),
     (
-        "Coordination between jobs and with other programs beyond stonewall, exitall and \
-         the exec engine: not implemented.",
-        &[
-            "flow",
-            "flow_id",
-            "flow_sleep",
-            "wait_for",
-            "exec_prerun",
-            "exec_postrun",
-            "lockfile",
-            "serialize_overlap",
-            "io_submit_mode",
-            "iodepth_low",
-            "rw_sequencer",
-        ],
+        "Ordering the IOs of several jobs on the same blocks (fio's file locks, \
+         `serialize_overlap`) and `rw_sequencer`: not implemented.",
+        &["lockfile", "serialize_overlap", "rw_sequencer"],
     ),
     (
         "File lay-out and life cycle variants: not implemented; storbench lays files out \

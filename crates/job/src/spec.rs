@@ -430,6 +430,9 @@ pub struct JobSpec {
     /// each clone's IO priority, set as it starts when either is given.
     pub prioclass: Option<u8>,
     pub prio: Option<u8>,
+    /// fio's `numa_cpu_nodes` (empty: all nodes) and `numa_mem_policy`.
+    pub numa_cpu_nodes: Option<Vec<u32>>,
+    pub numa_mem: Option<NumaMem>,
     /// fio's flow, wait_for, exec_prerun/exec_postrun and io_submit_mode.
     pub coord: Coordination,
     /// Wait for all earlier jobs before starting.
@@ -637,6 +640,8 @@ impl JobSpec {
             nice: 0,
             prioclass: None,
             prio: None,
+            numa_cpu_nodes: None,
+            numa_mem: None,
             coord: Coordination::default(),
             stonewall: false,
             thread: false,
@@ -746,6 +751,23 @@ pub struct Workload {
     pub global_options: Vec<(String, String)>,
     /// Job files read, as (path, contents).
     pub job_files: Vec<(String, String)>,
+}
+
+/// fio's `numa_mem_policy` modes (Linux's MPOL_* in this order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaMode {
+    Default = 0,
+    Prefer = 1,
+    Bind = 2,
+    Interleave = 3,
+    Local = 4,
+}
+
+/// A memory policy and its nodes (None: all the host's nodes, or none needed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumaMem {
+    pub mode: NumaMode,
+    pub nodes: Option<Vec<u32>>,
 }
 
 /// How a job goes along with other jobs and programs (fio's names).

@@ -175,7 +175,15 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         None => Ok(()),
     }
     .and_then(|()| crate::cpu::add_nice(plan.job.nice))
-    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio));
+    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio))
+    .and_then(|()| match &plan.job.numa_cpu_nodes {
+        Some(nodes) => crate::numa::run_on_nodes(nodes),
+        None => Ok(()),
+    })
+    .and_then(|()| match &plan.job.numa_mem {
+        Some(policy) => crate::numa::set_mem_policy(policy),
+        None => Ok(()),
+    });
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(mut w) => {
             w.logging = log.map(|l| logging::Logging::new(l, &plan.job));

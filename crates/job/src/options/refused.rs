@@ -78,7 +78,7 @@ pub const UNSUPPORTED: Refused = Refused(&[
     (
         "Process priority, scheduling and placement: they need privileges or change the \
          host's state (cgroups, the I/O scheduler, another user), which a benchmark should \
-         not do behind the user's back; use `ionice`, `numactl` or `systemd-run` around \
+         not do behind the user's back; use `ionice` or `systemd-run` around \
          storbench.",
         &[
             "ioscheduler",
@@ -87,8 +87,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
             "cgroup_weight",
             "uid",
             "gid",
-            "numa_cpu_nodes",
-            "numa_mem_policy",
             "gtod_cpu",
             "clocksource",
             "write_hint",

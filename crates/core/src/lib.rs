@@ -24,6 +24,7 @@ pub mod layout;
 pub mod metapath;
 pub mod names;
 pub mod nic;
+pub mod numa;
 pub mod observer;
 pub mod offsets;
 pub mod plan;

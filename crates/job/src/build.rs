@@ -80,6 +80,9 @@ impl JobBuilder {
         if s.iodepth_batch_submit == 0 || s.iodepth_batch_submit > s.iodepth {
             s.iodepth_batch_submit = s.iodepth;
         }
+        if s.iodepth_low == 0 || s.iodepth_low > s.iodepth {
+            s.iodepth_low = s.iodepth;
+        }
         if s.iodepth_batch_complete_max < s.iodepth_batch_complete_min {
             s.iodepth_batch_complete_max = s.iodepth_batch_complete_min;
         }

@@ -229,6 +229,7 @@ fn finish_all(
             )));
         }
         warn_depth(&spec, warnings);
+        check_waitee(&spec, &jobs).map_err(invalid)?;
         if (spec.stonewall || new_group) && in_group > 0 {
             group += 1;
             in_group = 0;
@@ -238,6 +239,23 @@ fn finish_all(
         jobs.push(spec);
     }
     Ok(jobs)
+}
+
+/// fio's checks of `wait_for`: the waitee is one earlier job, not the job itself.
+fn check_waitee(spec: &JobSpec, earlier: &[JobSpec]) -> Result<(), String> {
+    let Some(waitee) = &spec.coord.wait_for else {
+        return Ok(());
+    };
+    if *waitee == spec.name {
+        return Err(format!("a job cannot wait for itself (wait_for={waitee})"));
+    }
+    match earlier.iter().filter(|j| j.name == *waitee).count() {
+        0 => Err(format!("wait_for={waitee}: no earlier job has that name")),
+        1 => Ok(()),
+        _ => Err(format!(
+            "wait_for={waitee}: several earlier jobs have that name; give the waitee a name of its own"
+        )),
+    }
 }
 
 /// A queue depth a synchronous engine cannot use is a classic silent mistake.

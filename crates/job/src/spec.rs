@@ -430,6 +430,11 @@ pub struct JobSpec {
     /// each clone's IO priority, set as it starts when either is given.
     pub prioclass: Option<u8>,
     pub prio: Option<u8>,
+    /// fio's `numa_cpu_nodes` (empty: all nodes) and `numa_mem_policy`.
+    pub numa_cpu_nodes: Option<Vec<u32>>,
+    pub numa_mem: Option<NumaMem>,
+    /// fio's flow, wait_for, exec_prerun/exec_postrun and io_submit_mode.
+    pub coord: Coordination,
     /// Wait for all earlier jobs before starting.
     pub stonewall: bool,
     /// fio's `thread`: clones run as threads. Without it fio forks a process per clone;
@@ -474,6 +479,9 @@ pub struct JobSpec {
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
+    /// fio's `iodepth_low`: once the queue is full it drains to this depth before it is
+    /// filled again (1 to iodepth; iodepth keeps it full).
+    pub iodepth_low: u32,
     pub direct: bool,
     /// O_SYNC writes (fio's `sync=1`).
     pub sync: bool,
@@ -634,6 +642,9 @@ impl JobSpec {
             nice: 0,
             prioclass: None,
             prio: None,
+            numa_cpu_nodes: None,
+            numa_mem: None,
+            coord: Coordination::default(),
             stonewall: false,
             thread: false,
             exitall: false,
@@ -667,6 +678,7 @@ impl JobSpec {
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
+            iodepth_low: 0,
             iodepth_batch_complete_max: 0,
             direct: false,
             sync: false,
@@ -742,6 +754,40 @@ pub struct Workload {
     pub global_options: Vec<(String, String)>,
     /// Job files read, as (path, contents).
     pub job_files: Vec<(String, String)>,
+}
+
+/// fio's `numa_mem_policy` modes (Linux's MPOL_* in this order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaMode {
+    Default = 0,
+    Prefer = 1,
+    Bind = 2,
+    Interleave = 3,
+    Local = 4,
+}
+
+/// A memory policy and its nodes (None: all the host's nodes, or none needed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumaMem {
+    pub mode: NumaMode,
+    pub nodes: Option<Vec<u32>>,
+}
+
+/// How a job goes along with other jobs and programs (fio's names).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Coordination {
+    /// `flow`: the job's weight in its `flow_id`'s shared counter (0: no flow control).
+    pub flow: u32,
+    pub flow_id: u32,
+    /// `flow_sleep`: microseconds to wait when the job is above its share.
+    pub flow_sleep_us: u32,
+    /// `wait_for`: the earlier job whose clones must all end before this one starts.
+    pub wait_for: Option<String>,
+    /// `exec_prerun`/`exec_postrun`: shell commands each clone runs around its IO.
+    pub exec_prerun: Option<String>,
+    pub exec_postrun: Option<String>,
+    /// `io_submit_mode=offload`.
+    pub offload: bool,
 }
 
 /// What fio's steady state watches: IOPS or bandwidth, by the largest deviation from

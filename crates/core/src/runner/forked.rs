@@ -57,9 +57,10 @@ fn per_process(job: &JobSpec) -> bool {
 }
 
 /// Whether `job`'s clones want processes of their own: posixaio's, unless `thread` (fio's
-/// default) or per-IO logs (their writer is a thread of this process).
+/// default), per-IO logs (their writer is a thread of this process) or a `flow` (its
+/// shared counter is in this process's memory).
 fn forks(job: &JobSpec) -> bool {
-    per_process(job) && !job.thread && !job.logs.streamed()
+    per_process(job) && !job.thread && !job.logs.streamed() && job.coord.flow == 0
 }
 
 /// Which of `batches`' jobs, in the run's order, will run their clones in processes, as

@@ -19,7 +19,9 @@ use crate::plan;
 use crate::progress::WorkerCounters;
 use crate::sampler::WorkerSamples;
 use crate::stop;
-use crate::worker::{EngineFactory, WorkerFile, WorkerOutput, WorkerPlan, run_worker};
+use crate::worker::{
+    EngineFactory, Flow, Together, WorkerFile, WorkerOutput, WorkerPlan, run_worker,
+};
 use storbench_model::iolog::{IoLogger, LogPipes, LogWriter};
 use storbench_model::result::{
     DiskUtil, GroupResult, JobResult, Note, NoteLevel, RunMode, RunResult,
@@ -252,7 +254,7 @@ impl RunError {
 
 /// How a clone of a batch starts: as a thread, or in the process forked for it.
 enum Start {
-    Thread(WorkerPlan),
+    Thread(Box<WorkerPlan>),
     Process(forked::Child),
     Failed(EngineError),
 }
@@ -271,7 +273,7 @@ fn start_clones(
         .into_iter()
         .map(|plan| {
             if !(fork && forked::is_per_process(&plan)) {
-                return Start::Thread(plan);
+                return Start::Thread(Box::new(plan));
             }
             match forked::start(plan, factory) {
                 Ok(child) => Start::Process(child),
@@ -421,6 +423,7 @@ fn run_batch(
             });
         }
     }
+    let together = together_of(&clones, batch);
     let (loggers, log_writer) = log_pipes(&clones, batch, observer);
     let mut steady = SteadyWatch::new(&clones, batch, clock.now_ns());
     let gate = StartGate::new(clones.len(), clock);
@@ -433,18 +436,23 @@ fn run_batch(
     let finished = Finished::new(clones.len());
     let mut log_report = None;
     // By value: a logger left behind by a failed spawn is dropped, which ends it.
-    let plans = clones.iter().zip(loggers).map(|(c, log)| WorkerPlan {
-        job: batch[c.job_index].clone(),
-        clone: c.clone,
-        thread: c.thread,
-        seed: c.seed,
-        files: c.files.clone(),
-        io_limit: c.io_limit,
-        counters: c.counters.clone(),
-        own_process: false,
-        clock,
-        log,
-    });
+    let plans = clones
+        .iter()
+        .zip(loggers)
+        .zip(together)
+        .map(|((c, log), together)| WorkerPlan {
+            job: batch[c.job_index].clone(),
+            clone: c.clone,
+            thread: c.thread,
+            seed: c.seed,
+            files: c.files.clone(),
+            io_limit: c.io_limit,
+            counters: c.counters.clone(),
+            own_process: false,
+            clock,
+            log,
+            together,
+        });
     let starts = start_clones(plans, batch, factory);
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let writer = log_writer.map(|w| s.spawn(move || w.run()));
@@ -456,7 +464,7 @@ fn run_batch(
                 .spawn_scoped(s, move || {
                     let _tell = finished.on_exit();
                     match start {
-                        Start::Thread(plan) => run_worker(plan, factory, gate),
+                        Start::Thread(plan) => run_worker(*plan, factory, gate),
                         Start::Process(child) => child.serve(gate),
                         Start::Failed(e) => {
                             gate.abandon();
@@ -799,6 +807,42 @@ fn failed_output(error: EngineError) -> WorkerOutput {
         helper_ns: None,
         pid: None,
     }
+}
+
+/// What each clone shares with the rest of its batch: the counters of the clones of its
+/// `wait_for` job when that runs in the batch (an earlier batch has ended already), and
+/// its `flow_id`'s flow, weighed by the batch's jobs of that flow.
+fn together_of(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> Vec<Together> {
+    let mut flows: Vec<(u32, Arc<Flow>)> = Vec::new();
+    for job in batch.iter().filter(|j| j.coord.flow > 0) {
+        if flows.iter().all(|(id, _)| *id != job.coord.flow_id) {
+            let weight = batch
+                .iter()
+                .filter(|j| j.coord.flow > 0 && j.coord.flow_id == job.coord.flow_id)
+                .map(|j| u64::from(j.coord.flow))
+                .sum();
+            flows.push((job.coord.flow_id, Arc::new(Flow::new(weight))));
+        }
+    }
+    clones
+        .iter()
+        .map(|c| {
+            let job = &batch[c.job_index];
+            let waitees = match &job.coord.wait_for {
+                Some(name) => clones
+                    .iter()
+                    .filter(|w| batch[w.job_index].name == *name)
+                    .map(|w| w.counters.clone())
+                    .collect(),
+                None => Vec::new(),
+            };
+            let flow = (job.coord.flow > 0)
+                .then(|| flows.iter().find(|(id, _)| *id == job.coord.flow_id))
+                .flatten()
+                .map(|(_, f)| f.clone());
+            Together { waitees, flow }
+        })
+        .collect()
 }
 
 /// Splits jobs into batches that run together: a job with `stonewall` starts a new batch.

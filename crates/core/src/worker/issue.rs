@@ -12,13 +12,24 @@ impl Worker<'_> {
     /// Queues IOs until the depth is reached. False if the rate limiter holds us back.
     pub(super) fn fill_queue(&mut self) -> Result<bool, EngineError> {
         let batch = self.job.iodepth_batch_submit.max(1) as usize;
+        if self.draining {
+            if self.inflight > self.depth_low {
+                return Ok(true);
+            }
+            self.draining = false;
+        }
         // At most one queue's worth per call, so the stop rules run between IOs even when
         // a synchronous engine completes each IO at once.
         for _ in 0..self.depth {
             if self.inflight + (self.queued.len() as u32) >= self.depth_now() {
+                // fio's iodepth_low: a full queue drains to it before it is filled again.
+                self.draining = self.depth_low < self.depth;
                 break;
             }
             if self.limit_reached() {
+                return Ok(true);
+            }
+            if self.extras && self.flow_held()? {
                 return Ok(true);
             }
             // A round ends between IOs, never between a held IO or a trim and its write.
@@ -103,6 +114,23 @@ impl Worker<'_> {
             if self.extras && self.think.is_some() && self.think_due() {
                 break;
             }
+        }
+        Ok(true)
+    }
+
+    /// fio's flow: whether this clone is above its share of its flow and waits (after its
+    /// IOs in flight complete and its `flow_sleep`), else one IO counted into the flow.
+    fn flow_held(&mut self) -> Result<bool, EngineError> {
+        let Some(flow) = &mut self.flow else {
+            return Ok(false);
+        };
+        if !flow.exceeded() {
+            return Ok(false);
+        }
+        let sleep = flow.sleep();
+        if !sleep.is_zero() {
+            self.drain()?;
+            std::thread::sleep(sleep);
         }
         Ok(true)
     }

@@ -15,6 +15,7 @@ mod minrate;
 mod passes;
 mod pseudo;
 mod think;
+mod together;
 mod verifying;
 
 pub(crate) use passes::region_pass;
@@ -42,6 +43,7 @@ use crate::stats::{Measure, WorkerStats};
 use crate::stop;
 use latency::LatStep;
 use storbench_model::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
+pub use together::{Flow, Together};
 
 /// Builds one engine for one worker.
 pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
@@ -79,6 +81,8 @@ pub struct WorkerPlan {
     /// The worker runs in a process of its own (`runner/forked.rs`): its process's other
     /// threads (glibc's AIO helpers) are its own, measured with it.
     pub own_process: bool,
+    /// What the clone shares with the other jobs of its batch (`wait_for`, `flow`).
+    pub together: Together,
 }
 
 /// What a worker hands back when it ends.
@@ -171,7 +175,15 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         None => Ok(()),
     }
     .and_then(|()| crate::cpu::add_nice(plan.job.nice))
-    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio));
+    .and_then(|()| crate::cpu::set_ioprio(plan.job.prioclass, plan.job.prio))
+    .and_then(|()| match &plan.job.numa_cpu_nodes {
+        Some(nodes) => crate::numa::run_on_nodes(nodes),
+        None => Ok(()),
+    })
+    .and_then(|()| match &plan.job.numa_mem {
+        Some(policy) => crate::numa::set_mem_policy(policy),
+        None => Ok(()),
+    });
     let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
         Ok(mut w) => {
             w.logging = log.map(|l| logging::Logging::new(l, &plan.job));
@@ -201,6 +213,10 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
     };
     let result = worker.run(start_ns, waiting_from);
     let close = worker.finish();
+    if let Some(cmd) = &plan.job.coord.exec_postrun {
+        // fio ignores how the command ends.
+        let _ = together::exec(&plan.job, cmd, "postrun");
+    }
     out.error = result.err().or(close.err());
     out.stats = std::mem::take(&mut worker.stats);
     out.cpu = worker.cpu;
@@ -330,6 +346,12 @@ struct Worker<'p> {
     think: Option<think::Think>,
     /// fio's rate_min and rate_iops_min (`minrate.rs`), when the job has them.
     min_rate: Option<minrate::MinRate>,
+    /// The clone's share of its `flow` (`together.rs`), when the job has one.
+    flow: Option<together::FlowShare>,
+    /// fio's `iodepth_low`: the queue filled up and drains to this depth before more IO
+    /// is queued (`draining`).
+    depth_low: u32,
+    draining: bool,
     /// fio's per-IO and histogram logs (`logging.rs`), when the job writes them.
     logging: Option<logging::Logging>,
 }
@@ -607,6 +629,9 @@ impl<'p> Worker<'p> {
             lat_done: false,
             think: think::Think::new(&job.think),
             min_rate: minrate::MinRate::new(job),
+            flow: together::FlowShare::new(&plan.together, job),
+            depth_low: job.iodepth_low.clamp(1, depth),
+            draining: false,
             logging: None,
         }
         .with_flags())
@@ -618,7 +643,8 @@ impl<'p> Worker<'p> {
             || self.rate.iter().any(Option::is_some)
             || self.think.is_some()
             || self.lat.is_some()
-            || self.min_rate.is_some();
+            || self.min_rate.is_some()
+            || self.flow.is_some();
         self.lat_checks = self.lat.is_some() || self.job.max_latency_us.iter().any(Option::is_some);
         self.set_marks();
         self
@@ -646,6 +672,16 @@ impl<'p> Worker<'p> {
         let job = self.job;
         let (lo, hi) = job.startdelay;
         let mut start = start_ns;
+        if !self.plan.together.waitees.is_empty() {
+            // fio's wait_for: the job starts when its waitee's clones have all ended.
+            together::wait_for(&self.plan.together.waitees);
+            start = self.clock();
+        }
+        if let Some(cmd) = &job.coord.exec_prerun {
+            // As fio's, once the clone has started and before its IO; a failure ends it.
+            together::exec(job, cmd, "prerun")?;
+            start = self.clock();
+        }
         if hi > Duration::ZERO {
             let extra = if hi > lo {
                 self.rng.below((hi - lo).as_nanos() as u64)
@@ -771,7 +807,9 @@ impl<'p> Worker<'p> {
             self.commit()?;
             if self.inflight > 0 {
                 let full = self.inflight >= self.depth_now() || self.free.is_empty();
-                let min = if full {
+                let min = if self.draining {
+                    (self.inflight - self.depth_low.min(self.inflight)).max(1) as usize
+                } else if full {
                     job.iodepth_batch_complete_min.max(1) as usize
                 } else {
                     0

@@ -182,6 +182,7 @@ mod tests {
             clock: Clock::new(Instant::now()),
             log: None,
             own_process: false,
+            together: Default::default(),
         };
         let ended = Arc::new(AtomicBool::new(false));
         let seen = ended.clone();

@@ -86,6 +86,7 @@ fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) 
         clock: Clock::new(Instant::now()),
         log: None,
         own_process: false,
+        together: Default::default(),
     };
     let engine_log = log.clone();
     let (queued, in_flight, log_ios) = (setup.queued, setup.in_flight, setup.log_ios);

@@ -26,7 +26,75 @@ fn parse_small(v: &str, max: u8) -> Result<u8, String> {
     }
 }
 
+/// A NUMA node list (`0`, `0-1`, `0,2`, `all`); which nodes exist is checked as each
+/// clone starts, on the host that runs it.
+fn parse_nodes(text: &str) -> Result<Option<Vec<u32>>, String> {
+    if text.trim() == "all" {
+        return Ok(None);
+    }
+    parse_cpu_list(text, MAX_NODES)
+        .map(Some)
+        .map_err(|e| e.replace("CPU", "node"))
+}
+
+/// Linux's largest node number plus one (MAX_NUMNODES with NODES_SHIFT 10).
+const MAX_NODES: u32 = 1024;
+
+/// fio's `numa_mem_policy`: `mode[:nodes]`.
+fn parse_mem_policy(text: &str) -> Result<crate::spec::NumaMem, String> {
+    use crate::spec::NumaMode as M;
+    let (mode, nodes) = match text.split_once(':') {
+        Some((m, n)) => (m.trim(), Some(n)),
+        None => (text.trim(), None),
+    };
+    let mode = match mode {
+        "default" => M::Default,
+        "prefer" => M::Prefer,
+        "bind" => M::Bind,
+        "interleave" => M::Interleave,
+        "local" => M::Local,
+        other => {
+            return Err(format!(
+                "'{other}' is not a memory policy (default, prefer, bind, interleave, local)"
+            ));
+        }
+    };
+    let nodes = match (mode, nodes) {
+        (M::Default | M::Local, _) => None,
+        (_, None) => return Err(format!("{text}: the policy needs a node list")),
+        (_, Some(n)) => parse_nodes(n)?,
+    };
+    if mode == M::Prefer && nodes.as_ref().is_none_or(|n| n.len() != 1) {
+        return Err(format!("{text}: prefer takes one node"));
+    }
+    Ok(crate::spec::NumaMem { mode, nodes })
+}
+
 pub(super) const DEFS: &[OptDef] = &[
+    OptDef::new(
+        "numa_cpu_nodes",
+        K::Str,
+        C::Job,
+        "",
+        "Run each clone on the CPUs of these NUMA nodes (0,2 or 0-1 or all)",
+        |b, v| {
+            b.spec.numa_cpu_nodes = Some(parse_nodes(val(v)?)?.unwrap_or_default());
+            Ok(())
+        },
+    )
+    .note("Set with sched_setaffinity from the nodes' CPUs in /sys as each clone starts; a node the host does not have ends the job with that reason before any IO."),
+    OptDef::new(
+        "numa_mem_policy",
+        K::Str,
+        C::Job,
+        "",
+        "Memory policy of each clone: default, prefer:N, bind:NODES, interleave:NODES or local",
+        |b, v| {
+            b.spec.numa_mem = Some(parse_mem_policy(val(v)?)?);
+            Ok(())
+        },
+    )
+    .note("Set with set_mempolicy on each clone's thread as it starts, before its buffers are allocated; a node the host does not have ends the job with that reason."),
     OptDef::new(
         "prio",
         K::Int,

@@ -4,6 +4,7 @@
 //! this table, so they cannot disagree.
 
 mod buffers;
+mod coord;
 mod cpus;
 mod engine;
 mod files;
@@ -278,6 +279,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
     [
         io::JOB,
         cpus::DEFS,
+        coord::DEFS,
         files::DEFS,
         io::DEFS,
         io::BLOCK_SIZES,

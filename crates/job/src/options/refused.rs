@@ -78,7 +78,7 @@ pub const UNSUPPORTED: Refused = Refused(&[
     (
         "Process priority, scheduling and placement: they need privileges or change the \
          host's state (cgroups, the I/O scheduler, another user), which a benchmark should \
-         not do behind the user's back; use `ionice`, `numactl` or `systemd-run` around \
+         not do behind the user's back; use `ionice` or `systemd-run` around \
          storbench.",
         &[
             "ioscheduler",
@@ -87,8 +87,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
             "cgroup_weight",
             "uid",
             "gid",
-            "numa_cpu_nodes",
-            "numa_mem_policy",
             "gtod_cpu",
             "clocksource",
             "write_hint",
@@ -135,21 +133,9 @@ pub const UNSUPPORTED: Refused = Refused(&[
         &["mem", "iomem", "mem_align", "hugepage-size", "lockmem"],
     ),
     (
-        "Coordination between jobs and with other programs beyond stonewall, exitall and \
-         the exec engine: not implemented.",
-        &[
-            "flow",
-            "flow_id",
-            "flow_sleep",
-            "wait_for",
-            "exec_prerun",
-            "exec_postrun",
-            "lockfile",
-            "serialize_overlap",
-            "io_submit_mode",
-            "iodepth_low",
-            "rw_sequencer",
-        ],
+        "Ordering the IOs of several jobs on the same blocks (fio's file locks, \
+         `serialize_overlap`) and `rw_sequencer`: not implemented.",
+        &["lockfile", "serialize_overlap", "rw_sequencer"],
     ),
     (
         "File lay-out and life cycle variants: not implemented; storbench lays files out \

@@ -79,6 +79,23 @@ pub fn find(name: &str) -> Option<EngineDef> {
     Some(EngineDef { info, create })
 }
 
+/// Checks `target` before a run as its protocol needs (the `prepare` beside its engine's
+/// `create`); nothing for a local target or an engine without checks. `directory` when
+/// storbench creates files in it.
+pub fn prepare(
+    target: &storbench_job::target::Target,
+    directory: bool,
+    ask: &dyn storbench_core::ask::Ask,
+) -> Result<(), EngineError> {
+    let Some(engine) = target.engine() else {
+        return Ok(());
+    };
+    match PREPARERS.iter().find(|(n, _)| *n == engine.name) {
+        Some((_, prepare)) => prepare(target, directory, ask),
+        None => Ok(()),
+    }
+}
+
 /// Builds the engine a job asks for, with a one-line error for unknown names.
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let def = find(&job.ioengine).ok_or_else(|| {

@@ -31,7 +31,10 @@ impl Target {
     pub fn resolve(dir: &str) -> Result<Target, FlagError> {
         if let Some(p) = url_protocol(dir).filter(|p| p.metadata) {
             if dir.len() <= p.scheme.len() + "://".len() {
-                return Err(FlagError::bad("-d", dir, format!("expected {}", p.form)));
+                let why = Typed::parse(dir)
+                    .err()
+                    .unwrap_or_else(|| format!("expected {}", p.form));
+                return Err(FlagError::bad("-d", dir, why));
             }
             let (path, query) = dir.split_once('?').unwrap_or((dir, ""));
             // Trailing slashes go, but the one naming the export `/` (`nfs://host/`).

@@ -2,8 +2,10 @@
 //! the catalogue (`storbench_job::catalogue::ENGINES`), with no list to keep beside them.
 //!
 //! An engine file is a `src/*.rs` file with a line `pub const NAME: &str = "…";` (its
-//! catalogue name) and a `pub fn create`. This script writes `engines.rs` into `OUT_DIR`:
-//! one module per such file and the table of their constructors, which `lib.rs` includes.
+//! catalogue name) and a `pub fn create`; one whose protocol needs checks before a run has a
+//! `pub fn prepare` beside it. This script writes `engines.rs` into `OUT_DIR`: one module
+//! per such file, the table of their constructors and the table of their pre-run checks,
+//! which `lib.rs` includes.
 //! The test `every_catalogue_entry_has_one_constructor` ties the table to the catalogue.
 
 use std::fmt::Write as _;
@@ -13,6 +15,7 @@ fn main() {
     let src = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("src");
     println!("cargo:rerun-if-changed=src");
     let mut engines = Vec::new();
+    let mut preparers = Vec::new();
     for entry in std::fs::read_dir(&src).expect("src/ is readable") {
         let path = entry.expect("src/ is readable").path();
         let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
@@ -28,9 +31,13 @@ fn main() {
             .any(|l| l.starts_with("pub const NAME: &str = "))
         {
             engines.push(stem.to_string());
+            if text.lines().any(|l| l.starts_with("pub fn prepare(")) {
+                preparers.push(stem.to_string());
+            }
         }
     }
     engines.sort();
+    preparers.sort();
     let mut out = String::new();
     // Modules under a `#[path]`-ed inline module resolve their own sub-modules
     // (`nfs/meta.rs`) as if declared in `lib.rs`; the re-export keeps `crate::nfs`.
@@ -45,6 +52,11 @@ fn main() {
     out.push_str("pub static CONSTRUCTORS: &[(&str, Constructor)] = &[\n");
     for e in &engines {
         writeln!(out, "    ({e}::NAME, {e}::create),").unwrap();
+    }
+    out.push_str("];\n\n/// Every engine's checks before a run, by its catalogue name.\n");
+    out.push_str("pub static PREPARERS: &[(&str, storbench_core::ask::Prepare)] = &[\n");
+    for e in &preparers {
+        writeln!(out, "    ({e}::NAME, {e}::prepare),").unwrap();
     }
     out.push_str("];\n");
     let dest = Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("engines.rs");

@@ -45,8 +45,12 @@ impl Io {
         self.engine.info()
     }
 
-    pub fn open(&mut self, path: &str, open: OpenOptions) -> Result<FileId, EngineError> {
-        self.engine.open(&FileSpec::new(path.to_owned(), open))
+    pub fn open(
+        &mut self,
+        target: &storbench_job::target::Target,
+        open: OpenOptions,
+    ) -> Result<FileId, EngineError> {
+        self.engine.open(&FileSpec::new(target.clone(), open))
     }
 
     pub fn meta(&mut self) -> &mut dyn MetaOps {

@@ -182,7 +182,7 @@ impl Phase for Rewrite {
     type Ready = FileId;
 
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
-        Ok(w.io.open(&w.file_path, self.0.open(true))?)
+        Ok(w.io.open(&w.file, self.0.open(true))?)
     }
 
     fn run(&self, w: &mut Worker, file: FileId, lat: &mut MaxLatency) -> Result<Option<Span>> {
@@ -210,7 +210,7 @@ impl Phase for GetChar {
     type Ready = FileId;
 
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
-        Ok(w.io.open(&w.file_path, self.0.open(false))?)
+        Ok(w.io.open(&w.file, self.0.open(false))?)
     }
 
     fn run(&self, w: &mut Worker, file: FileId, lat: &mut MaxLatency) -> Result<Option<Span>> {
@@ -242,7 +242,7 @@ impl Phase for GetBlock {
     type Ready = FileId;
 
     fn prepare(&self, w: &mut Worker) -> Result<FileId> {
-        Ok(w.io.open(&w.file_path, self.0.open(true))?)
+        Ok(w.io.open(&w.file, self.0.open(true))?)
     }
 
     fn run(&self, w: &mut Worker, file: FileId, lat: &mut MaxLatency) -> Result<Option<Span>> {

@@ -6,6 +6,7 @@
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+use storbench_job::target::Target;
 
 use storbench_core::{FileId, IoKind, OpenOptions};
 use storbench_job::JobSpec;
@@ -68,6 +69,7 @@ impl Phase for Seeks<'_> {
         let next = AtomicU64::new(0);
         let barrier = Barrier::new(ready.seekers.len());
         let path = w.file_path.as_str();
+        let file = &w.file;
         let seed = ready.seed;
         let outcomes: Vec<Result<(Span, MaxLatency)>> = std::thread::scope(|s| {
             let handles: Vec<_> = ready
@@ -75,7 +77,7 @@ impl Phase for Seeks<'_> {
                 .into_iter()
                 .map(|seeker| {
                     let (next, barrier) = (&next, &barrier);
-                    s.spawn(move || self.seek(seeker, path, seed, next, barrier))
+                    s.spawn(move || self.seek(seeker, (file, path), seed, next, barrier))
                 })
                 .collect();
             handles
@@ -103,7 +105,7 @@ impl Seeks<'_> {
     fn seek(
         &self,
         mut s: Seeker,
-        path: &str,
+        (target, path): (&Target, &str),
         seed: u64,
         next: &AtomicU64,
         barrier: &Barrier,
@@ -115,7 +117,7 @@ impl Seeks<'_> {
             direct: p.direct,
             ..OpenOptions::default()
         };
-        let file = s.io.open(path, open);
+        let file = s.io.open(target, open);
         barrier.wait();
         let file = file?;
         let mut lat = MaxLatency::default();

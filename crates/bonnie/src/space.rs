@@ -53,7 +53,7 @@ pub(crate) fn check_space(cfg: &Config, factory: &Factory) -> Result<()> {
 /// files are counted in blocks of 4 KiB, as a server reports no block size.
 fn check_remote(cfg: &Config, factory: &Factory, target: &Typed) -> Result<()> {
     let mut engine = factory(&cfg.target.job(cfg.direct))?;
-    let spec = FileSpec::new(target.expose().to_owned(), OpenOptions::default());
+    let spec = FileSpec::new(target.clone(), OpenOptions::default());
     let Some(fs) = engine.free_space(&spec)? else {
         return Ok(());
     };

@@ -31,10 +31,20 @@ impl Target {
     pub fn resolve(dir: &str) -> Result<Target, FlagError> {
         if let Some(p) = url_protocol(dir).filter(|p| p.metadata) {
             if dir.len() <= p.scheme.len() + "://".len() {
-                return Err(FlagError::bad("-d", dir, format!("expected {}", p.form)));
+                let why = Typed::parse(dir)
+                    .err()
+                    .unwrap_or_else(|| format!("expected {}", p.form));
+                return Err(FlagError::bad("-d", dir, why));
             }
             let (path, query) = dir.split_once('?').unwrap_or((dir, ""));
-            let path = path.trim_end_matches('/');
+            // Trailing slashes go, but the one naming the export `/` (`nfs://host/`).
+            let trimmed = path.trim_end_matches('/');
+            let after_host = trimmed.get(p.scheme.len() + "://".len()..);
+            let path = if after_host.is_some_and(|r| r.contains('/')) {
+                trimmed
+            } else {
+                &path[..(trimmed.len() + 1).min(path.len())]
+            };
             let url = if query.is_empty() {
                 path.to_owned()
             } else {
@@ -45,8 +55,11 @@ impl Target {
             return Ok(Target::Remote(Box::new(typed)));
         }
         // Any other URL (a protocol without files, or a scheme storbench does not reach),
-        // told by the one classifier rather than by its spelling: no place for files.
-        if !Typed::parse(dir).is_ok_and(|t| t.protocol().is_none()) {
+        // told by the one parser rather than by its spelling: no place for files. A share
+        // written as a mount writes it, or a URL of a scheme storbench does not reach, is
+        // the parser's one line.
+        let typed = Typed::parse(dir).map_err(|e| FlagError::bad("-d", dir, e))?;
+        if typed.protocol().is_some() {
             let urls: Vec<String> = catalogue::protocols()
                 .filter(|p| p.metadata)
                 .map(|p| format!("{}://", p.scheme))
@@ -82,8 +95,8 @@ impl Target {
             Target::Local(dir) => dir.join(name).display().to_string(),
             Target::Cwd(_) => name.to_owned(),
             Target::Remote(t) => match t.expose().split_once('?') {
-                Some((path, query)) => format!("{path}/{name}?{query}"),
-                None => format!("{}/{name}", t.expose()),
+                Some((path, query)) => format!("{}/{name}?{query}", path.trim_end_matches('/')),
+                None => format!("{}/{name}", t.expose().trim_end_matches('/')),
             },
         }
     }
@@ -128,13 +141,12 @@ impl Target {
         match self {
             Target::Local(dir) | Target::Cwd(dir) => {
                 job.ioengine = DEFAULT_ENGINE.into();
-                job.directories = vec![dir.display().to_string()];
+                job.directories = vec![Typed::Path(dir.display().to_string())];
             }
             Target::Remote(t) => {
-                let url = t.expose().to_string();
                 let engine = t.engine();
                 job.ioengine = engine.map_or(DEFAULT_ENGINE, |e| e.name).into();
-                job.directories = vec![url.clone()];
+                job.directories = vec![(**t).clone()];
                 if let Typed::Nfs(base) = &**t {
                     job.engine_options.set_nfs_url(base.clone());
                 }
@@ -185,9 +197,15 @@ mod tests {
             "nfs://127.0.0.1:2049/export/Bonnie.1?mountport=20048"
         );
         assert!(Target::resolve("iscsi://h/iqn/1").is_err());
-        for url in ["nbd://h/e", "http://h/x", "iscsi://h:0/bad"] {
+        let e = Target::resolve("nbd://h/e").unwrap_err().to_string();
+        assert!(e.contains("can hold bonnie's files"), "{e}");
+        // Text the parser refuses is its one line.
+        for (url, why) in [
+            ("http://h/x", "unsupported URL scheme \"http\""),
+            ("iscsi://h:0/bad", "iscsi://h:0/bad"),
+        ] {
             let e = Target::resolve(url).unwrap_err().to_string();
-            assert!(e.contains("can hold bonnie's files"), "{url}: {e}");
+            assert!(e.contains(why) && !e.contains('\n'), "{url}: {e}");
         }
         assert!(Target::resolve("nfs://").is_err());
         assert!(n.typed().caps().network && !Target::Local("/tmp".into()).typed().caps().network);

@@ -21,6 +21,8 @@ pub(crate) struct Worker {
     /// The IO tests' file, `<dir>/Bonnie.<pid>[.r<rank>][.<copy>]`, as the engine opens
     /// it for IO and messages name it.
     pub file_path: String,
+    /// The same file, typed, as the engine opens it.
+    pub file: Target,
     /// The file tests' directory: the same name, as in bonnie++ (for messages).
     pub dir_path: String,
     /// The `-d` directory both are in, typed (the root of every metadata call, and what
@@ -65,6 +67,9 @@ impl Worker {
             io,
             buf,
             file_path: base.to_owned(),
+            file: root
+                .join(&name)
+                .unwrap_or_else(|_| Target::Path(base.to_owned())),
             dir_path: base.to_owned(),
             rel: String::with_capacity(name.as_str().len() + 64),
             root,

@@ -1,9 +1,8 @@
-//! What every measuring subcommand does around the runner: check URL targets, build
-//! engines, install the stop handlers, decide the exit code.
+//! What every measuring subcommand does around the runner: check URL targets through
+//! their engines, build engines, install the stop handlers, decide the exit code.
 
 use std::process::ExitCode;
 
-use anyhow::bail;
 use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
@@ -16,76 +15,42 @@ pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     storbench_engines::create(job)
 }
 
-/// Refuses a target written as a URL (`scheme://…` or `scheme:/…`) of a kind storbench
-/// cannot reach, instead of taking it for a local path; a local path that exists (a
-/// directory named `foo:`) is still a path.
-pub fn check_scheme(target: &str) -> anyhow::Result<()> {
-    Target::parse(target).map(drop).map_err(anyhow::Error::msg)
-}
-
-/// Checks an NFS target, parsed already, before storbench joins its own file names to it,
-/// so that errors quote the URL as typed (`text`) and name the export asked for: the text
-/// must name an export, and a directory (where storbench creates files) must be reached,
+/// Checks an NFS target before storbench joins its own file names to it, so that errors
+/// name the export asked for: a directory (where storbench creates files) must be reached,
 /// which is tried once here (MOUNT and UMNT over v3, a session over v4).
-pub fn check_nfs(text: &str, url: &NfsUrl, directory: bool) -> anyhow::Result<()> {
-    NfsUrl::require_export(text).map_err(anyhow::Error::msg)?;
+fn check_nfs(url: &NfsUrl, directory: bool) -> anyhow::Result<()> {
     if directory {
         storbench_nfs::select::check(url).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
     }
     Ok(())
 }
 
-/// Checks an SMB target, parsed already, before the run: a password in the URL as typed
-/// (`text`) draws one warning, a user without one gets it from `STORBENCH_SMB_PASSWORD` or
-/// a prompt, and a directory (where storbench creates files) must be reachable: one login,
-/// tree connect and stat, so bad credentials or a missing share are one line before any
-/// banner.
-pub fn check_smb(text: &str, url: &storbench_smb::SmbUrl, directory: bool) -> anyhow::Result<()> {
-    crate::secrets::prepare_smb([text])?;
-    if directory {
-        let pw = storbench_smb::url::password_from_env();
-        let cfg = storbench_smb::ClientConfig::from_url(url, pw)?;
-        let mut c =
-            storbench_smb::Client::connect(&cfg).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
-        if !url.path.is_empty() {
-            let info = c.stat(&url.path).map_err(|e| anyhow::anyhow!("smb: {e}"))?;
-            if !info.is_dir() {
-                bail!("smb: {} is not a directory", url.display());
-            }
-        }
-        let _ = c.logoff();
+/// Checks `target`, parsed where it was read, before a run as its protocol needs: the
+/// `prepare` beside its engine's `create` (a share's login, a LUN's secrets), asking on the
+/// terminal for a missing secret; `directory` when storbench creates files in it.
+pub fn prepare_target(target: &Target, directory: bool) -> anyhow::Result<()> {
+    if let Target::Nfs(typed) = target {
+        check_nfs(&typed.url, directory)?;
     }
-    Ok(())
+    storbench_engines::prepare(target, directory, &crate::secrets::Terminal)
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// Parses every target a fio job names (a malformed URL of any protocol, or one of a
-/// scheme storbench does not reach, is one line before the run), then [`check_nfs`] or
-/// [`check_smb`] for every NFS or SMB URL (each checked once); the names a job puts under
-/// a URL target must stay below it (`plan::check_names`).
-pub fn check_nfs_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
-    let mut checked: Vec<(&str, bool)> = Vec::new();
+/// [`prepare_target`] for every target a fio job names (each once; the nfs engine's
+/// `nfs_url` is the job's directory); the names a job puts under a URL target must stay
+/// below it (`plan::check_names`).
+pub fn prepare_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
+    let mut checked: Vec<(&Target, bool)> = Vec::new();
     for job in jobs {
         storbench_core::plan::check_names(job).map_err(anyhow::Error::msg)?;
-        let files = job.filenames.iter().map(|f| (f.as_str(), false));
-        let dirs = job.directories.iter().map(|d| (d.as_str(), true));
-        for (url, dir) in files.chain(dirs) {
-            let target = Target::parse(url).map_err(anyhow::Error::msg)?;
-            if checked.contains(&(url, dir)) {
+        let files = job.filenames.iter().map(|f| (f, false));
+        let dirs = job.directories.iter().map(|d| (d, true));
+        for (target, dir) in files.chain(dirs) {
+            if target.protocol().is_none() || checked.contains(&(target, dir)) {
                 continue;
             }
-            match &target {
-                Target::Nfs(typed) => check_nfs(url, &typed.url, dir)?,
-                Target::Smb(typed) => check_smb(url, &typed.url, dir)?,
-                _ => continue,
-            }
-            checked.push((url, dir));
-        }
-        if let Some(base) = &job.engine_options.nfs_url {
-            let url = base.text.expose();
-            if !checked.contains(&(url, true)) {
-                check_nfs(url, &base.url, true)?;
-                checked.push((url, true));
-            }
+            prepare_target(target, dir)?;
+            checked.push((target, dir));
         }
     }
     Ok(())

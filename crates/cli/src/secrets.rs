@@ -1,113 +1,28 @@
-//! CHAP secrets for `iscsi://` targets, kept out of the command line: before a run, each
-//! iSCSI URL is checked once here. A secret typed in the URL draws one warning (every user
-//! of the machine can read it in `ps` and /proc/PID/cmdline for the whole run); a user
-//! without a secret gets it from `?secret-file=`, the environment, or — only when standard
-//! input is a terminal — a prompt without echo, whose answer the engines then use
-//! ([`storbench_iscsi::url::set_prompted`]).
+//! How storbench asks the person running it for a secret a protocol needs before a run
+//! (`storbench_core::ask::Ask`, which each engine file's `prepare` uses): on standard
+//! input, only when it is a terminal, with echo off; warnings go to stderr.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::Once;
 
-use storbench_iscsi::Url;
-use storbench_iscsi::url::{MUTUAL_SECRET_ENV, SECRET_ENV, set_prompted};
-use storbench_job::catalogue;
-use storbench_job::target::url_protocol;
+use storbench_core::EngineError;
+use storbench_core::ask::Ask;
 
-static WARNED: Once = Once::new();
+/// The terminal on standard input and stderr.
+pub struct Terminal;
 
-/// Checks every `iscsi://` target among `targets`: warns about secrets in URLs, asks for
-/// missing ones on a terminal, and fails (one line) when one cannot be found.
-pub fn prepare_iscsi<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
-    let urls: Vec<Url> = targets
-        .into_iter()
-        .filter(|t| url_protocol(t) == Some(&catalogue::ISCSI))
-        .map(Url::parse)
-        .collect::<Result<_, _>>()?;
-    if urls.iter().any(|u| u.secrets.in_url) {
-        WARNED.call_once(|| {
-            eprintln!(
-                "storbench: warning: a CHAP secret in the URL can be read by every user of \
-                 this machine (ps, /proc) while storbench runs; give it in {SECRET_ENV} \
-                 ({MUTUAL_SECRET_ENV} for mutual CHAP) or ?secret-file=PATH instead"
-            )
-        });
+impl Ask for Terminal {
+    fn secret(&self, question: &str, what: &str) -> Result<Option<String>, EngineError> {
+        if !std::io::stdin().is_terminal() {
+            return Ok(None);
+        }
+        prompt(question, what)
+            .map(Some)
+            .map_err(|e| EngineError::new(storbench_core::ErrorKind::Refused, e.to_string()))
     }
-    let unset = |var: &str| std::env::var(var).map_or(true, |v| v.is_empty());
-    let ask = |u: &Url| {
-        let (need, need_mutual) = u.needs_secret();
-        (
-            need && u.secrets.file.is_none() && unset(SECRET_ENV),
-            need_mutual && u.secrets.target_file.is_none() && unset(MUTUAL_SECRET_ENV),
-        )
-    };
-    let ask_ours = urls.iter().find(|u| ask(u).0);
-    let ask_mutual = urls.iter().find(|u| ask(u).1);
-    if (ask_ours.is_some() || ask_mutual.is_some()) && std::io::stdin().is_terminal() {
-        let ours = ask_ours
-            .map(|u| prompt(&format!("CHAP secret for {u}: "), "CHAP secret"))
-            .transpose()?;
-        let mutual = ask_mutual
-            .map(|u| {
-                prompt(
-                    &format!("target's CHAP secret (mutual) for {u}: "),
-                    "CHAP secret",
-                )
-            })
-            .transpose()?;
-        set_prompted(ours, mutual);
-    }
-    for mut u in urls {
-        u.resolve_secrets()?;
-    }
-    Ok(())
-}
 
-static WARNED_SMB: Once = Once::new();
-
-/// Checks every `smb://` target among `targets` as `prepare_iscsi` does: a password in the
-/// URL draws one warning; a user named without one gets it from `STORBENCH_SMB_PASSWORD`
-/// or, only on a terminal, a prompt without echo, and is refused in one line before any
-/// connection when neither is there. No user means a guest login.
-pub fn prepare_smb<'a>(targets: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
-    use storbench_smb::url::{PASSWORD_ENV, password_from_env, set_prompted};
-    let urls: Vec<storbench_smb::SmbUrl> = targets
-        .into_iter()
-        .filter(|t| url_protocol(t) == Some(&catalogue::SMB))
-        .map(storbench_smb::SmbUrl::parse)
-        .collect::<Result<_, _>>()?;
-    if urls.iter().any(|u| u.password_in_url()) {
-        WARNED_SMB.call_once(|| {
-            eprintln!(
-                "storbench: warning: a password in an {}:// URL can be read by every user of \
-                 this machine (ps, /proc) while storbench runs; give it in {PASSWORD_ENV} instead",
-                catalogue::SMB.scheme
-            )
-        });
+    fn warn(&self, message: &str) {
+        eprintln!("storbench: warning: {message}");
     }
-    let needs = urls
-        .iter()
-        .find(|u| u.user.is_some() && !u.password_in_url());
-    let Some(u) = needs else {
-        return Ok(());
-    };
-    if password_from_env().is_some() {
-        return Ok(());
-    }
-    if !std::io::stdin().is_terminal() {
-        // Logging in with an empty password would be a failed login that may count
-        // toward the account's lockout.
-        anyhow::bail!(
-            "smb: {} names a user but no password, and standard input is not a terminal to \
-             ask on: set {PASSWORD_ENV} (or run on a terminal to be asked); leave the user out \
-             of the URL for a guest login",
-            u.display()
-        );
-    }
-    set_prompted(prompt(
-        &format!("SMB password for {}: ", u.display()),
-        "SMB password",
-    )?);
-    Ok(())
 }
 
 /// Reads one line from the terminal on standard input with echo off (restored after).

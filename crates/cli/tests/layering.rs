@@ -307,19 +307,9 @@ const TARGET_READERS: &[&str] = &[
     "crates/bonnie/src/target.rs",
 ];
 
-/// Files past the readers that still parse or classify target text (the job carries
-/// `filename`/`directory` as text): each leaves this list when it reads typed targets.
-/// The goal is at most two.
-const STILL_PARSING_TARGETS: &[&str] = &[
-    "crates/cli/src/running.rs",
-    "crates/cli/src/secrets.rs",
-    "crates/core/src/engine.rs",
-    "crates/core/src/plan.rs",
-    "crates/core/src/runner/inventory.rs",
-    "crates/core/src/runner/prepare.rs",
-    "crates/engines/src/nbd.rs",
-    "crates/engines/src/smb.rs",
-];
+/// Files past the readers that still parse or classify target text: each leaves this list
+/// when it reads typed targets. The goal is at most two.
+const STILL_PARSING_TARGETS: &[&str] = &[];
 
 /// Whether a code line of `file` parses or classifies target text, or reads the nfs
 /// engine's `nfs_url` option (the nfs engine itself reads its typed field).

@@ -137,12 +137,11 @@ impl std::fmt::Debug for FileSpec {
 }
 
 impl FileSpec {
-    /// The spec for `path`, classified here (for files not in a plan: probes, lay-out,
-    /// bonnie's files).
-    pub fn new(path: String, open: OpenOptions) -> FileSpec {
+    /// The spec for `target`, parsed already (a plan's file, a probe, bonnie's file).
+    pub fn new(target: storbench_job::target::Target, open: OpenOptions) -> FileSpec {
         FileSpec {
-            target: storbench_job::target::Target::classify(&path),
-            path,
+            path: target.expose().to_string(),
+            target,
             open,
         }
     }

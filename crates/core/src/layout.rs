@@ -45,10 +45,10 @@ pub struct Prepared {
 }
 
 /// Size of an existing file or device, or None if it cannot be opened for reading.
-pub fn probe(engine: &mut dyn Engine, path: &str) -> Option<u64> {
+pub fn probe(engine: &mut dyn Engine, target: &Target) -> Option<u64> {
     let id = engine
         .open(&FileSpec::new(
-            path.to_string(),
+            target.clone(),
             OpenOptions {
                 read: true,
                 ..Default::default()
@@ -72,7 +72,6 @@ pub fn prepare_file(
     seed: u64,
     on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<Prepared, LayoutError> {
-    let path = target.expose();
     if crate::plan::is_char_device(target) {
         // /dev/null, /dev/zero, /dev/full: no end and nothing to lay out.
         return Ok(Prepared {
@@ -81,7 +80,7 @@ pub fn prepare_file(
             written: 0,
         });
     }
-    let existing = probe(engine, path);
+    let existing = probe(engine, target);
     match lay_out(engine, job, target, (existing, need), seed, on_layout) {
         // A file the job named was created by someone else between the probe and the
         // exclusive open: in a multi-host run, another rank laying out the same shared file
@@ -94,7 +93,7 @@ pub fn prepare_file(
                 && e.error.errno == Some(libc::EEXIST)
                 && !job.names_generated() =>
         {
-            match probe(engine, path) {
+            match probe(engine, target) {
                 Some(now) => lay_out(engine, job, target, (Some(now), need), seed, on_layout),
                 None => Err(e),
             }
@@ -114,7 +113,7 @@ fn lay_out(
 ) -> Result<Prepared, LayoutError> {
     let path = target.expose();
     if target.caps().device_like {
-        let size = existing.ok_or_else(|| open_error(engine, path))?;
+        let size = existing.ok_or_else(|| open_error(engine, target))?;
         if need > size {
             return Err(EngineError::new(
                 ErrorKind::Refused,
@@ -154,14 +153,14 @@ fn lay_out(
         nofollow: job.names_generated(),
         ..Default::default()
     };
-    let id = match engine.open(&FileSpec::new(path.to_string(), open)) {
+    let id = match engine.open(&FileSpec::new(target.clone(), open)) {
         Ok(id) => id,
         Err(error) => {
             // The open was exclusive: a file there now, after any error but EEXIST, was
             // made by it (O_DIRECT refused after the create, as on tmpfs).
             let created = existing.is_none()
                 && error.errno != Some(libc::EEXIST)
-                && probe(engine, path).is_some();
+                && probe(engine, target).is_some();
             return Err(LayoutError { error, created });
         }
     };
@@ -211,10 +210,10 @@ pub fn refuse_symlink(job: &str, target: &Target) -> Result<(), EngineError> {
     }
 }
 
-/// The error opening `path` gives (for a target that could not be probed).
-pub fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
+/// The error opening `target` gives (for a target that could not be probed).
+pub fn open_error(engine: &mut dyn Engine, target: &Target) -> EngineError {
     let spec = FileSpec::new(
-        path.to_string(),
+        target.clone(),
         OpenOptions {
             read: true,
             ..Default::default()
@@ -224,7 +223,7 @@ pub fn open_error(engine: &mut dyn Engine, path: &str) -> EngineError {
         Err(e) => e,
         Ok(id) => {
             let _ = engine.close(id);
-            EngineError::new(ErrorKind::Os, format!("{path}: cannot read its size"))
+            EngineError::new(ErrorKind::Os, format!("{target}: cannot read its size"))
         }
     }
 }
@@ -402,7 +401,7 @@ pub fn check_device_before_write(
         Arena::new(2, probe).map_err(|e| EngineError::os("allocate probe buffer for", path, e))?;
     let id = engine
         .open(&FileSpec::new(
-            path.to_string(),
+            target.clone(),
             OpenOptions {
                 read: true,
                 direct: true,
@@ -411,7 +410,7 @@ pub fn check_device_before_write(
         ))
         .or_else(|_| {
             engine.open(&FileSpec::new(
-                path.to_string(),
+                target.clone(),
                 OpenOptions {
                     read: true,
                     ..Default::default()
@@ -548,7 +547,7 @@ mod tests {
         };
         let mut job = JobSpec::new("w");
         if named {
-            job.filenames = vec!["shared".into()];
+            job.filenames = vec![Target::Path("shared".into())];
         }
         let target = Target::Path("shared".into());
         prepare_file(&mut engine, &job, &target, 1 << 20, 1, &mut |_| {})

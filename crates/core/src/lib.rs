@@ -5,6 +5,7 @@
 //! This crate depends on no protocol, UI, template or SQLite crate.
 
 pub mod analysis;
+pub mod ask;
 pub mod buffers;
 pub mod clock;
 pub mod collect;

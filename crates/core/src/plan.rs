@@ -45,8 +45,8 @@ pub fn expand_name(format: &str, job: &str, jobnum: u32, filenum: u32) -> String
 }
 
 /// The files clone `jobnum` of `job` uses, with the size of each when the job states one.
-/// Explicit `filename`s are shared by all clones (a plain one below `directory=` or
-/// `nfs_url`); generated names are per clone, with
+/// Explicit `filename`s are shared by all clones (a plain one below `directory=`, which the
+/// nfs engine's `nfs_url` gives when the job names none); generated names are per clone, with
 /// directories handed out round-robin to clones as fio does. A job whose engine does no IO
 /// on a file (cpuio, exec) has none, whatever `filename` says: fio never opens it either.
 pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
@@ -56,7 +56,7 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
     let targets: Vec<Target> = if job.filenames.is_empty() {
         let dir = match job.directories.len() {
             0 => Target::Path(".".into()),
-            n => Target::classify(&job.directories[jobnum as usize % n]),
+            n => job.directories[jobnum as usize % n].clone(),
         };
         let format = crate::coord::file_format(&job.filename_format);
         (0..job.nrfiles.max(1))
@@ -68,17 +68,8 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             })
             .collect()
     } else {
-        // Plain names are below `directory=`, else below the nfs engine's `nfs_url`.
-        let base = job.engine_options.nfs_url.clone().map(Target::Nfs);
-        let dir = job
-            .directories
-            .first()
-            .map(|d| Target::classify(d))
-            .or(base);
-        job.filenames
-            .iter()
-            .map(|f| explicit(dir.as_ref(), f))
-            .collect()
+        let dir = job.directories.first();
+        job.filenames.iter().map(|f| explicit(dir, f)).collect()
     };
     let per_file = match (job.filesize, job.size) {
         (Some((lo, _)), _) => Some(lo),
@@ -98,30 +89,25 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
 /// The target of an explicit `filename=`: a URL of its own as it is; a plain name under
 /// `directory=` when one is given, except an absolute name under a local directory (fio
 /// opens it as written); else the name alone.
-fn explicit(dir: Option<&Target>, name: &str) -> Target {
-    let own = Target::classify(name);
+fn explicit(dir: Option<&Target>, own: &Target) -> Target {
+    let name = own.expose();
     match dir {
-        _ if own.protocol().is_some() => own,
-        Some(d) if d.protocol().is_some() => below(d, name).unwrap_or(own),
-        Some(d) if !name.starts_with('/') => below(d, name).unwrap_or(own),
-        _ => own,
+        _ if own.protocol().is_some() => own.clone(),
+        Some(d) if d.protocol().is_some() || !name.starts_with('/') => {
+            below(d, name).unwrap_or_else(|_| own.clone())
+        }
+        _ => own.clone(),
     }
 }
 
 /// Checks the names the plan puts under a URL target (an export or share given as
-/// `directory=`, or the nfs engine's `nfs_url`): each generated name and each plain
+/// `directory=`, which the nfs engine's `nfs_url` gives): each generated name and each plain
 /// `filename=` must be a [`RelPath`](storbench_job::relpath::RelPath) below that root (an absolute one is a path on the
 /// server inside the root's path, made relative to it), so `..` or a name outside cannot
 /// reach beyond it; the error is one line before the run. A local directory keeps fio's
 /// rule (the name is joined as written: `../x` and `/abs` reach where they say).
 pub fn check_names(job: &JobSpec) -> Result<(), String> {
-    let base = job.engine_options.nfs_url.clone().map(Target::Nfs);
-    let dirs = job
-        .directories
-        .iter()
-        .map(|d| Target::classify(d))
-        .chain(base);
-    let Some(root) = dirs.into_iter().find(|t| t.protocol().is_some()) else {
+    let Some(root) = job.directories.iter().find(|t| t.protocol().is_some()) else {
         return Ok(());
     };
     let bad = |what: &str, e: String| format!("{}: {what} {e} (under {root})", job.name);
@@ -130,15 +116,13 @@ pub fn check_names(job: &JobSpec) -> Result<(), String> {
         for jobnum in 0..job.numjobs.max(1) {
             for f in 0..job.nrfiles.max(1) {
                 let name = expand_name(&format, &job.name, jobnum, f);
-                below(&root, &name).map_err(|e| bad("filename_format gives", e))?;
+                below(root, &name).map_err(|e| bad("filename_format gives", e))?;
             }
         }
         return Ok(());
     }
-    for f in &job.filenames {
-        if Target::classify(f).protocol().is_none() {
-            below(&root, f).map_err(|e| bad("filename", e))?;
-        }
+    for f in job.filenames.iter().filter(|f| f.protocol().is_none()) {
+        below(root, f.expose()).map_err(|e| bad("filename", e))?;
     }
     Ok(())
 }
@@ -189,11 +173,15 @@ pub fn start_offset(job: &JobSpec, jobnum: u32, file_size: Option<u64>, align: u
 mod tests {
     use super::*;
 
+    fn t(text: &str) -> Target {
+        Target::classify(text)
+    }
+
     #[test]
     fn generated_names_per_clone_and_file() {
         let mut job = JobSpec::new("nf");
         job.nrfiles = 2;
-        job.directories = vec!["/a".into(), "/b/".into()];
+        job.directories = vec![t("/a"), t("/b/")];
         job.size = Some(SizeSpec::Bytes(8192));
         let c0 = files_for_clone(&job, 0);
         let c1 = files_for_clone(&job, 1);
@@ -206,11 +194,11 @@ mod tests {
     #[test]
     fn explicit_filenames_are_shared_and_url_queries_kept() {
         let mut job = JobSpec::new("j");
-        job.filenames = vec!["/dev/sdx".into()];
+        job.filenames = vec![t("/dev/sdx")];
         assert_eq!(files_for_clone(&job, 3)[0].path, "/dev/sdx");
         assert_eq!(files_for_clone(&job, 3)[0].len, None);
-        job.directories = vec!["nfs://h/export/d?version=3".into()];
-        job.filenames = vec!["f.0.0".into(), "/export/d/sub/f".into()];
+        job.directories = vec![t("nfs://h/export/d?version=3")];
+        job.filenames = vec![t("f.0.0"), t("/export/d/sub/f")];
         let files = files_for_clone(&job, 0);
         assert_eq!(files[0].path, "nfs://h/export/d/f.0.0?version=3");
         assert_eq!(files[1].path, "nfs://h/export/d/sub/f?version=3");
@@ -218,18 +206,13 @@ mod tests {
             panic!("{:?}", files[1].target)
         };
         assert_eq!(u.url.path, "/export/d/sub/f");
-        job.directories.clear();
-        job.engine_options
-            .set("nfs_url", "nfs://h/export?uid=0")
-            .unwrap();
-        job.filenames = vec!["/export/sub/f".into(), "g".into()];
+        job.directories = vec![t("nfs://h/export?uid=0")];
+        job.filenames = vec![t("/export/sub/f"), t("g")];
         let files = files_for_clone(&job, 0);
         assert_eq!(files[0].path, "nfs://h/export/sub/f?uid=0");
         assert_eq!(files[1].path, "nfs://h/export/g?uid=0");
-        job.engine_options.nfs_url = None;
         job.filenames.clear();
-        job.filenames.clear();
-        job.directories = vec!["smb://u:pw@h/share/dir?seal=1".into()];
+        job.directories = vec![t("smb://u:pw@h/share/dir?seal=1")];
         let files = files_for_clone(&job, 2);
         assert_eq!(files[0].path, "smb://u:pw@h/share/dir/j.2.0?seal=1");
         let Target::Smb(u) = &files[0].target else {
@@ -263,12 +246,8 @@ mod tests {
     #[test]
     fn names_under_a_url_target_stay_below_it() {
         let mut job = JobSpec::new("j");
-        job.directories = vec!["nfs://h/export/d".into()];
-        job.filenames = vec![
-            "ok/f".into(),
-            "nfs://h/export/other".into(),
-            "/export/d/sub/f".into(),
-        ];
+        job.directories = vec![t("nfs://h/export/d")];
+        job.filenames = vec![t("ok/f"), t("nfs://h/export/other"), t("/export/d/sub/f")];
         assert_eq!(check_names(&job), Ok(()));
         for bad in [
             "../x",
@@ -277,7 +256,7 @@ mod tests {
             "/export/d/../x",
             "/export/e/f",
         ] {
-            job.filenames = vec![bad.into()];
+            job.filenames = vec![t(bad)];
             let e = check_names(&job).unwrap_err();
             assert!(
                 e.starts_with(&format!("j: filename {bad:?} cannot name")),
@@ -296,15 +275,14 @@ mod tests {
                 .contains("filename_format gives")
         );
         // Locally fio's rule stands: the name is joined as written.
-        job.directories = vec!["/tmp/d".into()];
-        job.filenames = vec!["../x".into()];
+        job.directories = vec![t("/tmp/d")];
+        job.filenames = vec![t("../x")];
         assert_eq!(check_names(&job), Ok(()));
         assert_eq!(files_for_clone(&job, 0)[0].path, "/tmp/d/../x");
     }
 
     #[test]
     fn devices_and_urls() {
-        let t = Target::classify;
         assert!(is_char_device(&t("/dev/null")));
         assert!(!is_char_device(&t("/etc/hostname")));
         assert!(t("iscsi://h/iqn.x/1").caps().device_like);

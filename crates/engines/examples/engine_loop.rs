@@ -84,7 +84,10 @@ fn run(
         direct,
         ..OpenOptions::default()
     };
-    let file = engine.open(&FileSpec::new(path.to_string(), open))?;
+    let file = engine.open(&FileSpec::new(
+        storbench_job::target::Target::classify(path),
+        open,
+    ))?;
     let blocks = (size / bs as u64).max(1);
     let mut free: Vec<u32> = (0..depth).collect();
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);

@@ -18,8 +18,20 @@ use storbench_job::target::Target;
 use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
 use storbench_job::JobSpec;
 
+mod prepare;
+pub use prepare::secrets;
+
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "libiscsi";
+
+/// Before a run: a LUN named and its CHAP secrets found (see [`secrets`]).
+pub fn prepare(
+    target: &Target,
+    directory: bool,
+    ask: &dyn storbench_core::ask::Ask,
+) -> Result<(), EngineError> {
+    prepare::check(target, directory, ask)
+}
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     Ok(Box::new(IscsiEngine {

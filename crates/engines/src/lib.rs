@@ -79,6 +79,23 @@ pub fn find(name: &str) -> Option<EngineDef> {
     Some(EngineDef { info, create })
 }
 
+/// Checks `target` before a run as its protocol needs (the `prepare` beside its engine's
+/// `create`); nothing for a local target or an engine without checks. `directory` when
+/// storbench creates files in it.
+pub fn prepare(
+    target: &storbench_job::target::Target,
+    directory: bool,
+    ask: &dyn storbench_core::ask::Ask,
+) -> Result<(), EngineError> {
+    let Some(engine) = target.engine() else {
+        return Ok(());
+    };
+    match PREPARERS.iter().find(|(n, _)| *n == engine.name) {
+        Some((_, prepare)) => prepare(target, directory, ask),
+        None => Ok(()),
+    }
+}
+
 /// Builds the engine a job asks for, with a one-line error for unknown names.
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let def = find(&job.ioengine).ok_or_else(|| {
@@ -95,6 +112,39 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storbench_job::target::Target;
+
+    /// No terminal to ask on, as under a test runner.
+    struct NoTerminal;
+
+    impl storbench_core::ask::Ask for NoTerminal {
+        fn secret(&self, _: &str, _: &str) -> Result<Option<String>, EngineError> {
+            Ok(None)
+        }
+        fn warn(&self, _: &str) {}
+    }
+
+    /// A target's checks before a run are the `prepare` beside its engine's `create`: a
+    /// LUN-less iSCSI URL and an SMB user without a password are refused in one line
+    /// before any connection (the ports are closed); a local target has none.
+    #[test]
+    fn a_targets_checks_before_a_run_are_its_engines() {
+        let names: Vec<&str> = PREPARERS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, [iscsi::NAME, smb::NAME]);
+        let local = Target::Path("/nonexistent/storbench".into());
+        assert!(prepare(&local, true, &NoTerminal).is_ok());
+        let no_lun = Target::parse("iscsi://127.0.0.1:1/iqn.2026-12.x:y").unwrap();
+        let e = prepare(&no_lun, false, &NoTerminal).unwrap_err();
+        assert!(
+            e.message.contains("a target and a LUN") && !e.message.contains('\n'),
+            "{e}"
+        );
+        if std::env::var_os(storbench_smb::url::PASSWORD_ENV).is_none() {
+            let user = Target::parse("smb://u@127.0.0.1:1/share").unwrap();
+            let e = prepare(&user, true, &NoTerminal).unwrap_err();
+            assert!(e.message.contains("names a user but no password"), "{e}");
+        }
+    }
 
     /// The catalogue and the engine files agree: one constructor per entry, one entry per
     /// constructor.

@@ -721,7 +721,7 @@ mod tests {
             let dir = tempfile::tempdir_in(base).unwrap();
             let path = dir.path().join("f");
             let spec = FileSpec::new(
-                path.to_str().unwrap().into(),
+                storbench_job::target::Target::classify(path.to_str().unwrap()),
                 OpenOptions {
                     read: true,
                     write: true,

@@ -15,7 +15,7 @@ use storbench_core::{
 };
 use storbench_job::JobSpec;
 use storbench_job::catalogue::{self, Protocol};
-use storbench_job::target::{Target, url_protocol};
+use storbench_job::target::Target;
 
 use crate::options;
 
@@ -61,7 +61,7 @@ fn target_protocol(job: &JobSpec) -> Option<&'static Protocol> {
     job.filenames
         .iter()
         .chain(&job.directories)
-        .find_map(|p| url_protocol(p))
+        .find_map(Target::protocol)
 }
 
 /// The engine whose [`MetaOps`] do the work: the one serving the protocol of the job's URL

@@ -240,7 +240,7 @@ mod tests {
             file_size: None,
             advice: libc::MADV_NORMAL,
         };
-        let spec = FileSpec::new(path.display().to_string(), OpenOptions {
+        let spec = FileSpec::new(storbench_job::target::Target::classify(&path.display().to_string()), OpenOptions {
                 read: true,
                 ..OpenOptions::default()
             });

@@ -16,7 +16,7 @@ use storbench_core::{
 };
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
-use storbench_nbd::{Client, Cmd, Config, NbdError, NbdUrl, proto};
+use storbench_nbd::{Client, Cmd, Config, NbdError, proto};
 
 /// Bounds the connect, the handshake and every wait for a reply (fio's nbd engine, through
 /// libnbd, waits forever).
@@ -90,10 +90,14 @@ impl Engine for NbdEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        // The plan's parsed URL; the parser runs here only to say why a text is not one.
         let url = match &spec.target {
             Target::Nbd(typed) => typed.url.clone(),
-            _ => NbdUrl::parse(&spec.path).map_err(to_engine)?,
+            other => {
+                return Err(EngineError::unsupported(format!(
+                    "nbd: {other} is not an NBD export (expected {})",
+                    storbench_job::catalogue::NBD.form
+                )));
+            }
         };
         if let Some(c) = &self.client {
             if c.url() == &url {

@@ -35,7 +35,9 @@ use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
 use crate::dirtable::DirTable;
 
+mod prepare;
 mod recover;
+pub use prepare::password;
 use recover::{InFlight, Outage};
 
 /// The catalogue entry (`storbench_job::catalogue::ENGINES`).
@@ -46,6 +48,16 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         depth: job.iodepth.max(1),
         ..SmbEngine::default()
     }))
+}
+
+/// Before a run: the share's password found (see [`password`]), and a directory
+/// reachable (one login, tree connect and stat).
+pub fn prepare(
+    target: &Target,
+    directory: bool,
+    ask: &dyn storbench_core::ask::Ask,
+) -> Result<(), EngineError> {
+    prepare::check(target, directory, ask)
 }
 
 /// An SMB client error as an engine error: one line naming the server and the operation.
@@ -138,29 +150,19 @@ pub struct SmbEngine {
 
 impl SmbEngine {
     /// Logs in on first use and returns the path inside the share that a file the runner
-    /// opens names: an `smb://` URL on the same share (parsed by the plan when `typed`),
-    /// or a `RelPath` below its root.
-    fn target_typed(
-        &mut self,
-        path: &str,
-        typed: Option<&SmbUrl>,
-    ) -> Result<String, EngineError> {
-        if !path.starts_with("smb://") {
-            if self.client.is_none() {
+    /// opens names: an `smb://` URL on the same share (parsed where it was read), or a
+    /// `RelPath` below its root.
+    fn target_typed(&mut self, target: &Target) -> Result<String, EngineError> {
+        let url = match target {
+            Target::Smb(u) => &u.url,
+            Target::Path(path) | Target::Device(path) => return self.below_root(path),
+            other => {
                 return Err(EngineError::unsupported(format!(
-                    "smb: {path} is not an smb:// URL"
+                    "smb: {other} is not an smb:// URL"
                 )));
             }
-            // A name below the share's root (an absolute one as smbclient takes it, from
-            // the share's root): checked, never taken apart here.
-            return RelPath::under("", path)
-                .map(|rel| rel.as_str().to_string())
-                .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")));
-        }
-        let url = match typed {
-            Some(url) => url.clone(),
-            None => SmbUrl::parse(path).map_err(to_engine)?,
         };
+        let url = url.clone();
         match (&self.client, &self.url) {
             (Some(_), Some(have)) if same_share(have, &url) => Ok(url.path),
             (Some(_), Some(have)) => Err(EngineError::unsupported(format!(
@@ -181,6 +183,19 @@ impl SmbEngine {
                 Ok(rel)
             }
         }
+    }
+
+    /// A name below the share's root (an absolute one as smbclient takes it, from the
+    /// share's root), once a share is logged in to: checked, never taken apart here.
+    fn below_root(&self, path: &str) -> Result<String, EngineError> {
+        if self.client.is_none() {
+            return Err(EngineError::unsupported(format!(
+                "smb: {path} is not an smb:// URL"
+            )));
+        }
+        RelPath::under("", path)
+            .map(|rel| rel.as_str().to_string())
+            .map_err(|e| EngineError::new(ErrorKind::Refused, format!("smb: {e}")))
     }
 
     fn client(&mut self) -> Result<&mut Client, EngineError> {
@@ -510,20 +525,12 @@ impl Engine for SmbEngine {
     }
 
     fn open(&mut self, spec: &FileSpec) -> Result<FileId, EngineError> {
-        let typed = match &spec.target {
-            Target::Smb(t) => Some(&t.url),
-            _ => None,
-        };
-        let rel = self.target_typed(&spec.path, typed)?;
+        let rel = self.target_typed(&spec.target)?;
         self.open_rel(&rel, &spec.path, &spec.open, true)
     }
 
     fn free_space(&mut self, spec: &FileSpec) -> Result<Option<FsSpace>, EngineError> {
-        let typed = match &spec.target {
-            Target::Smb(t) => Some(&t.url),
-            _ => None,
-        };
-        self.target_typed(&spec.path, typed)?;
+        self.target_typed(&spec.target)?;
         let fs = self.retry(|c| c.fs_size())?;
         Ok(Some(FsSpace::capacity(fs.total, fs.caller_available)))
     }
@@ -810,7 +817,7 @@ impl SmbEngine {
                 let on_share = self.client.is_some()
                     && matches!(&self.url, Some(have) if same_share(have, &u.url));
                 if !on_share {
-                    self.target_typed(u.text.expose(), Some(&u.url))?;
+                    self.target_typed(path.root)?;
                 }
                 out.push_str(&u.url.path);
             }

@@ -87,7 +87,10 @@ fn steady_state_io_does_not_allocate() {
     let mut engine = storbench_engines::create(&spec).unwrap();
     let arena = Arena::new(DEPTH, SLOT);
     engine.setup(&arena.setup(DEPTH)).unwrap();
-    let file = FileSpec::new(lab.url(), rw_open(false));
+    let file = FileSpec::new(
+        storbench_job::target::Target::classify(&lab.url()),
+        rw_open(false),
+    );
     engine.open(&file).expect("open the LUN");
     let mut done = Vec::with_capacity(DEPTH as usize);
     let cases = [

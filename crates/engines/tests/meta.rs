@@ -221,7 +221,9 @@ fn filecreate_filestat_filedelete() {
 #[test]
 fn metadata_engines_refuse_a_protocol_without_files() {
     let mut spec = job("filecreate", 1, &[]);
-    spec.filenames = vec!["iscsi://127.0.0.1/iqn.2026-12.x:y/1".into()];
+    spec.filenames = vec![storbench_job::target::Target::classify(
+        "iscsi://127.0.0.1/iqn.2026-12.x:y/1",
+    )];
     let err = storbench_engines::create(&spec).err().unwrap();
     assert_eq!(
         err.message,

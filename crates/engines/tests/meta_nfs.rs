@@ -18,7 +18,7 @@ fn server() -> Option<Ganesha> {
 /// One IO per file through metadata engine `engine`, with the job aimed at the export.
 fn one_io_per_file(g: &Ganesha, engine: &str, urls: &[String]) -> Vec<i64> {
     let mut spec = job(engine, 1, &[]);
-    spec.directories = vec![g.url("")];
+    spec.directories = vec![storbench_job::target::Target::classify(&g.url(""))];
     let mut d = Driver::new(&spec, 4096).unwrap_or_else(|e| panic!("{engine}: {e}"));
     let open = OpenOptions {
         read: true,

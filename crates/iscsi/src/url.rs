@@ -34,6 +34,11 @@ pub fn set_prompted(secret: Option<String>, mutual: Option<String>) {
     let _ = PROMPTED.set((secret, mutual));
 }
 
+/// Whether secrets were read from a terminal already (a second prompt would not count).
+pub fn prompted() -> bool {
+    PROMPTED.get().is_some()
+}
+
 /// Where a URL's secrets come from: set by [`Url::parse`] from what the URL says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SecretSources {

@@ -284,7 +284,10 @@ mod tests {
         b.randseed_set = true;
         b.spec.loops = 0;
         b.spec.disable_clat = true;
-        b.spec.filenames = vec!["a".into(), "b".into()];
+        b.spec.filenames = vec![
+            crate::target::Target::Path("a".into()),
+            crate::target::Target::Path("b".into()),
+        ];
         b.spec.nrfiles = 5;
         let s = finish(b).0.unwrap();
         assert!(!s.overwrite);

@@ -449,10 +449,12 @@ pub struct JobSpec {
     pub numjobs: u32,
 
     // --- files ---
-    /// Explicit file names (fio's `filename`, split on unescaped `:`); empty: generated.
-    pub filenames: Vec<String>,
-    /// Directories for generated names (fio's `directory`, split on `:`).
-    pub directories: Vec<String>,
+    /// Explicit file names (fio's `filename`, split on unescaped `:`), parsed where they
+    /// are read; empty: generated.
+    pub filenames: Vec<crate::target::Target>,
+    /// Directories for generated names (fio's `directory`, split on `:`), parsed where they
+    /// are read; the nfs engine's `nfs_url` when the job names none.
+    pub directories: Vec<crate::target::Target>,
     pub filename_format: String,
     pub nrfiles: u32,
     pub size: Option<SizeSpec>,

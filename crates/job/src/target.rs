@@ -332,7 +332,10 @@ fn parse_url(protocol: &'static Protocol, text: &str) -> Result<Target, String> 
         .map_err(|e| redact::text(&e.to_string()).into_owned())
     }
     if *protocol == catalogue::NFS {
-        typed(text, storbench_nfs::NfsUrl::parse(text)).map(Target::Nfs)
+        let url = typed(text, storbench_nfs::NfsUrl::parse(text))?;
+        // `nfs://host` parses as the export `/`: a user who means `/` writes it.
+        storbench_nfs::NfsUrl::require_export(text).map_err(|e| redact::text(&e).into_owned())?;
+        Ok(Target::Nfs(url))
     } else if *protocol == catalogue::ISCSI {
         typed(text, storbench_iscsi::Url::parse(text)).map(Target::Iscsi)
     } else if *protocol == catalogue::SMB {

@@ -69,8 +69,11 @@ const NAMED: &[(&str, &str)] = &[
     ("fn client_addr", "crates/core/src/engine.rs"),
     ("STORBENCH_TEST_PORTS", "crates/testkit/src/ports.rs"),
     ("PACKAGES=", "test.sh"),
-    ("pub fn check_nfs_targets", "crates/cli/src/running.rs"),
-    ("pub fn prepare_iscsi", "crates/cli/src/secrets.rs"),
+    ("pub fn prepare_targets", "crates/cli/src/running.rs"),
+    ("pub fn prepare(", "crates/engines/src/smb.rs"),
+    ("pub fn prepare(", "crates/engines/src/lib.rs"),
+    ("pub trait Ask", "crates/core/src/ask.rs"),
+    ("PREPARERS", "crates/engines/build.rs"),
     ("const PREFIXES", "crates/cli/tests/layering.rs"),
     (
         "fn targets_are_parsed_where_they_are_read",

@@ -30,7 +30,7 @@ fn the_article_command_line_is_twelve_jobs_in_one_group() {
         ]
     );
     assert!(j.direct);
-    assert_eq!(j.directories, ["/mnt/pool/bench"]);
+    assert_eq!(j.directories[0].expose(), "/mnt/pool/bench");
     assert!(j.disable_lat && j.disable_clat && j.disable_slat && j.disable_bw);
     assert!(!j.clat_percentiles);
     assert_eq!(j.ioengine, "posixaio");

@@ -6,7 +6,6 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, Target, run_once, start_message};
-use storbench_job::target::Target as Typed;
 use storbench_model::result::RunResult;
 use storbench_report::bonnie_csv::{self, CsvFormat};
 use storbench_report::bonnie_table;
@@ -144,18 +143,10 @@ impl BonnieArgs {
 
 pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
     args.refuse_unsupported()?;
-    if let Some(dir) = &args.dir {
-        crate::running::check_scheme(dir)?;
-    }
     let mut cfg = Config::from_flags(&args.flags(), &Host::detect())?;
     check_label(store)?;
-    // As typed (the target has lost a trailing slash: nfs://host/ names the export /).
-    if let (Target::Remote(remote), Some(dir)) = (&cfg.target, &args.dir) {
-        match &**remote {
-            Typed::Nfs(t) => crate::running::check_nfs(dir, &t.url, true)?,
-            Typed::Smb(t) => crate::running::check_smb(dir, &t.url, true)?,
-            _ => {}
-        }
+    if let Target::Remote(remote) = &cfg.target {
+        crate::running::prepare_target(remote, true)?;
     }
     warn_of_killed_runs(&cfg);
     let _mark = owner_only_files(|| mark_remote(&cfg))?;

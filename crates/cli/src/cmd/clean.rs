@@ -281,11 +281,7 @@ fn remote_dir(dir: &Path) -> anyhow::Result<Option<Typed>> {
             p.scheme
         );
     }
-    match &target {
-        Typed::Nfs(t) => crate::running::check_nfs(text, &t.url, true)?,
-        Typed::Smb(t) => crate::running::check_smb(text, &t.url, true)?,
-        _ => {}
-    }
+    crate::running::prepare_target(&target, true)?;
     match storbench_bonnie::target::Target::resolve(text) {
         Ok(storbench_bonnie::target::Target::Remote(t)) => Ok(Some(*t)),
         Ok(_) => Ok(None),

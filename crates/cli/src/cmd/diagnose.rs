@@ -178,15 +178,7 @@ struct TargetPlan {
 fn plan_target(text: &str) -> anyhow::Result<TargetPlan> {
     let typed = Target::parse(text).map_err(anyhow::Error::msg)?;
     if let Some(engine) = typed.engine() {
-        match &typed {
-            Target::Nfs(nfs) => crate::running::check_nfs(text, &nfs.url, true)?,
-            Target::Smb(smb) => crate::running::check_smb(text, &smb.url, true)?,
-            Target::Iscsi(iscsi) => {
-                iscsi.url.require_lun()?;
-                crate::secrets::prepare_iscsi([text])?;
-            }
-            _ => {}
-        }
+        crate::running::prepare_target(&typed, true)?;
         return Ok(TargetPlan {
             device: typed.caps().device_like,
             typed,

@@ -70,13 +70,7 @@ pub fn run_fio(args: FioArgs, store: &StoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     check_log_directories(&inv.workload.jobs)?;
-    crate::running::check_nfs_targets(&inv.workload.jobs)?;
-    crate::secrets::prepare_iscsi(
-        inv.workload
-            .jobs
-            .iter()
-            .flat_map(|j| j.filenames.iter().map(String::as_str)),
-    )?;
+    crate::running::prepare_targets(&inv.workload.jobs)?;
     let rounds = own.repeat.unwrap_or_else(|| {
         inv.workload
             .jobs

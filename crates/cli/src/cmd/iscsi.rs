@@ -64,12 +64,12 @@ fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!("iscsi://{}", args.portal)
     };
-    crate::secrets::prepare_iscsi([raw.as_str()])?;
     // The same parse as every target: a portal is an iSCSI URL without a target or LUN.
     let mut url = match Target::parse(&raw).map_err(anyhow::Error::msg)? {
         Target::Iscsi(typed) => typed.url,
         other => anyhow::bail!("{other} is not an iSCSI portal"),
     };
+    storbench_engines::iscsi::secrets(&url, &crate::secrets::Terminal)?;
     url.resolve_secrets()?;
     if let Some(iqn) = args.initiator {
         url.initiator = iqn;

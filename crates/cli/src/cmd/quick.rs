@@ -258,15 +258,7 @@ fn plan_target(target: &str, args: &QuickArgs) -> anyhow::Result<TargetPlan> {
     check_engine(&typed, args.engine.as_deref())?;
     if let Some(engine) = typed.engine() {
         // Parsed above; what is left to check before the run is each protocol's own.
-        match &typed {
-            Target::Nfs(nfs) => crate::running::check_nfs(target, &nfs.url, true)?,
-            Target::Smb(smb) => crate::running::check_smb(target, &smb.url, true)?,
-            Target::Iscsi(iscsi) => {
-                iscsi.url.require_lun()?;
-                crate::secrets::prepare_iscsi([target])?;
-            }
-            _ => {}
-        }
+        crate::running::prepare_target(&typed, true)?;
         return Ok(TargetPlan {
             device: typed.caps().device_like,
             typed,

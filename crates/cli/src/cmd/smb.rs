@@ -52,12 +52,12 @@ fn shares(args: SharesArgs) -> anyhow::Result<ExitCode> {
         Some(_) => raw.clone(),
         None => format!("{raw}/IPC$"),
     };
-    crate::secrets::prepare_smb([with_share.as_str()])?;
     // The same parse as every target.
     let url = match Target::parse(&with_share).map_err(anyhow::Error::msg)? {
         Target::Smb(typed) => typed.url,
         other => anyhow::bail!("{other} is not an SMB server"),
     };
+    storbench_engines::smb::password(&url, &crate::secrets::Terminal)?;
     let cfg = ClientConfig::from_url(&url, storbench_smb::url::password_from_env())?;
     let shares =
         Client::list_shares(&cfg).with_context(|| format!("shares of {}", url.server()))?;

@@ -22,12 +22,12 @@ pub(super) fn name_hash(s: &str) -> u64 {
 }
 
 /// Each job's target (its first file, else its first directory, else the working
-/// directory), classified once, without repeats.
+/// directory), without repeats.
 pub(super) fn targets_of(jobs: &[Arc<JobSpec>]) -> Vec<Target> {
     let mut out: Vec<Target> = Vec::new();
     for job in jobs.iter().filter(|j| !j.has_no_file()) {
         let t = match job.filenames.first().or(job.directories.first()) {
-            Some(text) => Target::classify(text),
+            Some(t) => t.clone(),
             None => Target::Path(".".into()),
         };
         if !out.contains(&t) {

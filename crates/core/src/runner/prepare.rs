@@ -114,7 +114,7 @@ pub(super) fn prepare_job(
             }
             let basis = match known {
                 Some(p) => p.basis,
-                None => layout::probe(engine.as_mut(), &f.path),
+                None => layout::probe(engine.as_mut(), &f.target),
             };
             let (len, need) = extent(job, clone, f, basis, nfiles)?;
             if known.is_some_and(|p| p.size >= need || f.len.is_none()) {
@@ -166,7 +166,7 @@ pub(super) fn prepare_job(
             // cache and opening one costs a login.
             if job.invalidate
                 && f.target.caps().page_cache
-                && let Err(e) = invalidate(engine.as_mut(), &f.path)
+                && let Err(e) = invalidate(engine.as_mut(), &f.target)
                 && !job.direct
             {
                 // Not fatal, as in fio; but buffered reads may now come from memory.
@@ -235,7 +235,7 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
             }
             let basis = match sizes.get(&f.path) {
                 Some(&(_, basis, _)) => basis,
-                None => layout::probe(engine, &f.path),
+                None => layout::probe(engine, &f.target),
             };
             let Ok((_, need)) = extent(job, *clone, f, basis, files.len()) else {
                 return Ok(()); // The lay-out says why.
@@ -245,19 +245,19 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
         }
     }
     // By file system: where it is, bytes still to be written, and one of its files.
-    let mut by_fs: HashMap<SpaceKey, (String, u64, String)> = HashMap::new();
+    let mut by_fs: HashMap<SpaceKey, (String, u64, &Target)> = HashMap::new();
     for (path, (need, have, target)) in sizes {
         let Some((key, shown)) = space_key(&path, target) else {
             continue;
         };
-        let e = by_fs.entry(key).or_insert((shown, 0, path));
+        let e = by_fs.entry(key).or_insert((shown, 0, target));
         e.1 = e.1.saturating_add(need.saturating_sub(have.unwrap_or(0)));
     }
-    for (key, (shown, extra, path)) in by_fs {
+    for (key, (shown, extra, target)) in by_fs {
         let fs = match key {
-            SpaceKey::Local(_) => crate::space::statfs(&parent_dir(&path)).ok(),
+            SpaceKey::Local(_) => crate::space::statfs(&parent_dir(target.expose())).ok(),
             SpaceKey::Remote(_) => {
-                let spec = crate::engine::FileSpec::new(path, Default::default());
+                let spec = crate::engine::FileSpec::new(target.clone(), Default::default());
                 engine.free_space(&spec)?
             }
         };
@@ -318,14 +318,14 @@ fn parent_dir(path: &str) -> std::path::PathBuf {
     }
 }
 
-/// Drops the page cache of `path`. A file that cannot be opened is no error here: the job
-/// opening it says why.
+/// Drops the page cache of `target`. A file that cannot be opened is no error here: the
+/// job opening it says why.
 pub(super) fn invalidate(
     engine: &mut dyn crate::engine::Engine,
-    path: &str,
+    target: &Target,
 ) -> Result<(), EngineError> {
     let spec = crate::engine::FileSpec::new(
-        path.to_string(),
+        target.clone(),
         crate::engine::OpenOptions {
             read: true,
             ..Default::default()
@@ -361,8 +361,8 @@ pub(super) fn check_devices(
                 // Never posixaio's engine, so this process has issued no POSIX AIO when it
                 // forks clones (`forked.rs`).
                 let mut engine = factory(&super::forked::layout_job(job))?;
-                let Some(size) = layout::probe(engine.as_mut(), &f.path) else {
-                    return Err(layout::open_error(engine.as_mut(), &f.path));
+                let Some(size) = layout::probe(engine.as_mut(), &f.target) else {
+                    return Err(layout::open_error(engine.as_mut(), &f.target));
                 };
                 // The bytes this clone writes, as the lay-out computes them.
                 let start = plan::start_offset(job, clone, Some(size), align).min(size);
@@ -393,10 +393,11 @@ pub(super) fn check_directories(jobs: &[Arc<JobSpec>]) -> Result<(), EngineError
         if !job.filenames.is_empty() {
             continue;
         }
-        for dir in &job.directories {
-            if Target::classify(dir).caps().network {
+        for target in &job.directories {
+            if target.caps().network {
                 continue;
             }
+            let dir = target.expose();
             match std::fs::metadata(dir) {
                 Ok(m) if m.is_dir() => {}
                 Ok(_) => {

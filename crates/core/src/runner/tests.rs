@@ -1,5 +1,6 @@
 use std::sync::Mutex;
 
+use storbench_job::target::Target;
 use storbench_job::{FadviseHint, SizeSpec};
 
 use super::*;
@@ -42,7 +43,7 @@ fn block_devices_are_invalidated_before_the_job_like_files() {
         return;
     };
     let mut job = JobSpec::new("d");
-    job.filenames = vec![dev];
+    job.filenames = vec![Target::classify(&dev)];
     job.size = Some(SizeSpec::Bytes(16384));
     job.fadvise_hint = FadviseHint::None;
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -60,7 +61,7 @@ fn block_devices_are_invalidated_before_the_job_like_files() {
 fn a_refused_cache_drop_warns_buffered_jobs() {
     for direct in [false, true] {
         let mut job = JobSpec::new("d");
-        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+        job.filenames = vec![Target::classify("/nonexistent/storbench-recorder-only")];
         job.size = Some(SizeSpec::Bytes(16384));
         job.direct = direct;
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -94,7 +95,7 @@ fn a_refused_cache_drop_warns_buffered_jobs() {
 fn a_skip_wraps_silently_only_where_the_region_ends_the_file() {
     for (file_size, drops) in [(16384, 0), (1 << 20, 3)] {
         let mut job = JobSpec::new("s");
-        job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+        job.filenames = vec![Target::classify("/nonexistent/storbench-recorder-only")];
         job.size = Some(SizeSpec::Bytes(16384));
         job.rw.hole = 4096;
         job.time_based = true;
@@ -135,7 +136,7 @@ fn run_jobs(jobs: Vec<JobSpec>, engine: impl Fn() -> Recorder + Sync + 'static) 
 /// A time-based job `name` of `runtime_ms` on the recorder's pretend file.
 fn timed_job(name: &str, runtime_ms: u64) -> JobSpec {
     let mut job = JobSpec::new(name);
-    job.filenames = vec!["/nonexistent/storbench-recorder-only".into()];
+    job.filenames = vec![Target::classify("/nonexistent/storbench-recorder-only")];
     job.size = Some(SizeSpec::Bytes(1 << 20));
     job.time_based = true;
     job.runtime = Some(Duration::from_millis(runtime_ms));
@@ -284,7 +285,7 @@ fn finished_workers_are_counted_also_when_they_panic() {
 fn network_directories_are_told_from_local_ones_by_their_typed_target() {
     let networked = |text: &str| {
         let job = Arc::new(JobSpec {
-            directories: vec![text.into()],
+            directories: vec![Target::classify(text)],
             ..JobSpec::new("n")
         });
         let targets = targets_of(&[job]);
@@ -297,12 +298,12 @@ fn network_directories_are_told_from_local_ones_by_their_typed_target() {
     assert!(!networked("relative/dir"));
 
     let mut remote = JobSpec::new("r");
-    remote.directories = vec!["nfs://127.0.0.1/export/absent".into()];
+    remote.directories = vec![Target::classify("nfs://127.0.0.1/export/absent")];
     assert!(check_directories(&[Arc::new(remote.clone())]).is_ok());
     assert!(local_devices(&[Arc::new(remote)]).is_empty());
 
     let mut local = JobSpec::new("l");
-    local.directories = vec!["/nonexistent/storbench-dir".into()];
+    local.directories = vec![Target::classify("/nonexistent/storbench-dir")];
     let err = check_directories(&[Arc::new(local)]).unwrap_err();
     assert!(
         err.message.contains("directory=") && !err.message.contains('\n'),

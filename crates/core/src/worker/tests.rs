@@ -66,7 +66,10 @@ impl Default for Setup {
 fn run_on(job: JobSpec, setup: &Setup, ios: u64) -> (Vec<String>, WorkerOutput) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let file = |start: &u64| WorkerFile {
-        spec: FileSpec::new("f".into(), OpenOptions::default()),
+        spec: FileSpec::new(
+            storbench_job::target::Target::Path("f".into()),
+            OpenOptions::default(),
+        ),
         start: *start,
         len: BLOCKS * 4096,
         size: *start + BLOCKS * 4096 + if setup.ends_file { 0 } else { 1 << 20 },

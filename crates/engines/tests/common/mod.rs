@@ -121,7 +121,10 @@ impl Driver {
     }
 
     pub fn open(&mut self, path: &str, open: OpenOptions) -> Result<FileId, EngineError> {
-        self.engine.open(&FileSpec::new(path.to_string(), open))
+        self.engine.open(&FileSpec::new(
+            storbench_job::target::Target::classify(path),
+            open,
+        ))
     }
 
     /// Runs `ios` (kind, offset, len) with up to iodepth in flight. `fill` prepares the

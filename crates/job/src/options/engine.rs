@@ -162,16 +162,18 @@ pub(super) const DEFS: &[OptDef] = &[
 /// Makes a job that names a network URL use the engine that reaches it, before anything
 /// considers the job's engine (the nbd export, the queue-depth warning): an engine left at
 /// its default is switched (a copied command line just works); a local engine chosen
-/// explicitly is refused. The nfs engine's base URL (`nfs_url=`) names its directory.
+/// explicitly is refused. The nfs engine's base URL (`nfs_url=`) is the job's directory
+/// when it names none: plain file names go below it.
 pub(crate) fn route_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
-    if job.filenames.is_empty()
-        && job.directories.is_empty()
+    if job.directories.is_empty()
         && let Some(url) = &job.engine_options.nfs_url
     {
-        job.directories = vec![url.text.expose().to_owned()];
+        job.directories = vec![crate::target::Target::Nfs(url.clone())];
     }
     let first = job.filenames.first().or(job.directories.first());
-    let target = crate::target::Target::classify(first.map_or("", String::as_str));
+    let Some(target) = first.cloned() else {
+        return Ok(());
+    };
     let Some(wanted) = target.engine() else {
         return Ok(());
     };
@@ -204,7 +206,7 @@ pub(crate) fn nbd_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
     let is_uri = |f: &str| f.starts_with("nbd://") || f.starts_with("nbd+unix://");
     match uri {
         Some(u) if is_uri(&u) => {
-            job.filenames = vec![u];
+            job.filenames = vec![crate::target::Target::parse(&u)?];
             job.nrfiles = 1;
             Ok(())
         }
@@ -215,7 +217,11 @@ pub(crate) fn nbd_target(job: &mut crate::spec::JobSpec) -> Result<(), String> {
         Some(u) => Err(format!(
             "uri={u}: expected nbd://host[:port][/export] or nbd+unix:///export?socket=PATH"
         )),
-        None if job.filenames.len() == 1 && is_uri(&job.filenames[0]) => Ok(()),
+        None if job.filenames.len() == 1
+            && matches!(job.filenames[0], crate::target::Target::Nbd(_)) =>
+        {
+            Ok(())
+        }
         None => Err("the nbd engine needs uri=nbd://host[:port][/export]".into()),
     }
 }

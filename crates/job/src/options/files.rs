@@ -40,7 +40,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "File, block device or URL (see --enghelp) to use; ':' separates several, '\\:' is a literal colon",
         |b, v| {
-            b.spec.filenames = split_paths(val(v)?)?;
+            b.spec.filenames = split_targets(val(v)?)?;
             Ok(())
         },
     )
@@ -52,7 +52,7 @@ pub(super) const DEFS: &[OptDef] = &[
         "",
         "Directory (or URL of a file server) for generated file names; ':' separates several, handed out to clones in turn",
         |b, v| {
-            b.spec.directories = split_paths(val(v)?)?;
+            b.spec.directories = split_targets(val(v)?)?;
             Ok(())
         },
     ),
@@ -301,6 +301,15 @@ pub(super) const DEFS: &[OptDef] = &[
 
 /// Splits fio's `:`-separated list. `\:` is a literal colon. In a URL (`scheme://…`) a
 /// colon belongs to the URL (port, IQN) unless another `scheme://` follows it.
+/// fio's `filename`/`directory` list, each entry parsed as a [`Target`] here, where it is
+/// read: a malformed URL, or one of a scheme storbench does not reach, is one line.
+fn split_targets(s: &str) -> Result<Vec<crate::target::Target>, String> {
+    split_paths(s)?
+        .iter()
+        .map(|t| crate::target::Target::parse(t))
+        .collect()
+}
+
 pub(crate) fn split_paths(s: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut cur = String::new();

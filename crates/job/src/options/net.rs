@@ -178,7 +178,7 @@ pub(crate) fn check_net(job: &mut JobSpec) -> Result<(), String> {
         return Ok(());
     };
     if job.engine_options.net.hostname.is_none() && !job.filenames.is_empty() {
-        job.engine_options.net.hostname = Some(job.filenames[0].clone());
+        job.engine_options.net.hostname = Some(job.filenames[0].expose().to_string());
     }
     job.filenames.clear();
     job.nrfiles = 1;

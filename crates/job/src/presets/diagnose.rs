@@ -152,7 +152,7 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
 fn timed(
     o: &DiagnoseOptions,
     name: &str,
-    file: &str,
+    file: &Target,
     kind: RwKind,
     bs: u64,
     qd: u32,
@@ -164,9 +164,9 @@ fn timed(
     j
 }
 
-fn job(o: &DiagnoseOptions, name: &str, file: &str, kind: RwKind, bs: u64, qd: u32) -> JobSpec {
+fn job(o: &DiagnoseOptions, name: &str, file: &Target, kind: RwKind, bs: u64, qd: u32) -> JobSpec {
     let mut j = JobSpec::new(name);
-    j.filenames = vec![file.to_string()];
+    j.filenames = vec![file.clone()];
     j.size = Some(SizeSpec::Bytes(HOT_BYTES));
     j.bs = [
         BlockSize::Fixed(bs),
@@ -198,16 +198,14 @@ fn job(o: &DiagnoseOptions, name: &str, file: &str, kind: RwKind, bs: u64, qd: u
 }
 
 /// PREFIX.`which` in the target directory, or the device itself.
-fn file(o: &DiagnoseOptions, which: &str) -> String {
+fn file(o: &DiagnoseOptions, which: &str) -> Target {
     if o.device {
-        return o.target.expose().to_string();
+        return o.target.clone();
     }
     let name = format!("{}.{which}", o.file_prefix);
     RelPath::new(&name)
         .and_then(|n| o.target.join(n))
         .unwrap_or_else(|_| Target::local_join(o.target.expose(), &name))
-        .expose()
-        .to_string()
 }
 
 #[cfg(test)]
@@ -258,7 +256,11 @@ mod tests {
         o.device = true;
         o.target = Target::Path("/dev/loop9".into());
         let w = workload(&o);
-        assert!(w.jobs.iter().all(|j| j.filenames == vec!["/dev/loop9"]));
+        assert!(
+            w.jobs
+                .iter()
+                .all(|j| j.filenames == vec![Target::Path("/dev/loop9".into())])
+        );
         assert!(w.jobs.iter().all(|j| !j.rw.kind.writes()));
         let cold = w.jobs.last().unwrap();
         assert_eq!(cold.offset, SizeSpec::Bytes(HOT_BYTES));

@@ -308,15 +308,13 @@ impl Pass {
 /// joined by the target's own rule (a URL keeps its query at the end). The name is
 /// storbench's own (`storbench-quick.PID.tmp`), one plain component: the local join is
 /// only the fallback a malformed name would take.
-fn test_file(o: &QuickOptions) -> String {
+fn test_file(o: &QuickOptions) -> Target {
     if o.device {
-        return o.target.expose().to_string();
+        return o.target.clone();
     }
     RelPath::new(&o.file_name)
         .and_then(|name| o.target.join(name))
         .unwrap_or_else(|_| Target::local_join(o.target.expose(), &o.file_name))
-        .expose()
-        .to_string()
 }
 
 #[cfg(test)]
@@ -484,7 +482,7 @@ mod tests {
         assert!(
             w.jobs
                 .iter()
-                .all(|j| j.filenames == vec!["/tmp/storbench-quick.1.tmp".to_string()])
+                .all(|j| j.filenames == vec![Target::Path("/tmp/storbench-quick.1.tmp".into())])
         );
         assert_eq!(
             w.jobs.iter().map(|j| j.group).collect::<Vec<_>>(),
@@ -512,12 +510,15 @@ mod tests {
         let mut o = opts();
         o.target = Target::parse("nfs://h/export?version=3").unwrap();
         assert_eq!(
-            workload(&o).jobs[0].filenames[0],
+            workload(&o).jobs[0].filenames[0].expose(),
             "nfs://h/export/storbench-quick.1.tmp?version=3"
         );
         o.device = true;
         o.target = Target::parse("iscsi://h/iqn.x/1").unwrap();
-        assert_eq!(workload(&o).jobs[0].filenames[0], "iscsi://h/iqn.x/1");
+        assert_eq!(
+            workload(&o).jobs[0].filenames[0].expose(),
+            "iscsi://h/iqn.x/1"
+        );
         assert!(!workload(&o).jobs[0].names_generated());
     }
 

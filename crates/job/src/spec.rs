@@ -482,7 +482,7 @@ pub struct JobSpec {
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
     /// fio's `iodepth_low`: once the queue is full it drains to this depth before it is
-    /// filled again (1 to iodepth; iodepth keeps it full).
+    /// filled again (1 to iodepth; iodepth, or 0, keeps it full).
     pub iodepth_low: u32,
     pub direct: bool,
     /// O_SYNC writes (fio's `sync=1`).

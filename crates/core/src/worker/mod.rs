@@ -630,7 +630,7 @@ impl<'p> Worker<'p> {
             think: think::Think::new(&job.think),
             min_rate: minrate::MinRate::new(job),
             flow: together::FlowShare::new(&plan.together, job),
-            depth_low: job.iodepth_low.clamp(1, depth),
+            depth_low: low_mark(job.iodepth_low, depth),
             draining: false,
             logging: None,
         }
@@ -1027,3 +1027,23 @@ pub fn sleep_interruptible(d: Duration) {
 
 #[cfg(test)]
 mod tests;
+
+/// The depth a full queue drains to before it is filled again (fio's `iodepth_low`): 0, as
+/// a job built in code (quick's, bonnie's, diagnose's) leaves it, keeps the queue full, as
+/// fio's default (the depth itself) does.
+fn low_mark(iodepth_low: u32, depth: u32) -> u32 {
+    match iodepth_low {
+        0 => depth,
+        low => low.clamp(1, depth),
+    }
+}
+
+#[cfg(test)]
+mod low_mark_tests {
+    #[test]
+    fn an_unset_low_mark_keeps_the_queue_full() {
+        assert_eq!(super::low_mark(0, 8), 8);
+        assert_eq!(super::low_mark(2, 8), 2);
+        assert_eq!(super::low_mark(16, 8), 8);
+    }
+}

@@ -167,6 +167,10 @@ pub enum SmbError {
          reconnect={secs} s; not trying again"
     )]
     Lost { server: String, secs: u64 },
+    /// A [`Session`](crate::session::Session) gave up reconnecting: the cause, and why no
+    /// new connection took its place. Every later call of that session fails with it.
+    #[error("{0}")]
+    GaveUp(String),
 }
 
 impl SmbError {

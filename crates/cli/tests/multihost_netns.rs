@@ -296,3 +296,59 @@ fn bonnie_runs_on_every_host_against_the_nas_and_rank_0_reports_them() {
         assert!((rate - work * 1e9 / last).abs() <= rate * 1e-6, "{t:#}");
     }
 }
+
+/// Three hosts on a v4-only NAS over NFSv4.1 (`version=4.1`): each rank writes its own
+/// file with a pattern, then reads it back; rank 0 reports each run as one whose aggregate
+/// is the ranks' bytes, the run names NFSv4.1, and every file on the export holds what
+/// its rank wrote.
+#[test]
+fn three_hosts_write_and_read_back_their_files_over_nfsv41_on_a_v4_only_nas() {
+    require!(no_mpirun());
+    let Some(lan) = lan(1000) else {
+        return;
+    };
+    let nas = Ganesha::start_v4_only_at(lan.switch.host_addr).expect("ganesha on the uplink");
+    let dir = tempfile::tempdir().unwrap();
+    let size: u64 = 2 << 20;
+    let run = |rw: &str| {
+        let args: Vec<String> = [
+            "fio",
+            "--name=w",
+            &format!("--rw={rw}"),
+            "--bs=256k",
+            "--iodepth=4",
+            &format!("--size={size}"),
+            "--buffer_pattern=0xdeadbeef",
+            &format!("--directory={}?version=4.1", nas.url4("")),
+            "--no-save",
+            "--output-format=json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let run = launch(&lan, dir.path(), &args);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+        assert!(doc.to_string().contains("NFSv4.1"), "{doc:#}");
+        doc["storbench"]["hosts"].clone()
+    };
+    let ddir = |hosts: &serde_json::Value, d: usize| {
+        assert_eq!(hosts["ranks"].as_array().unwrap().len(), RANKS, "{hosts:#}");
+        let g = &hosts["groups"][0];
+        assert_eq!(g["per_rank"].as_array().unwrap().len(), RANKS, "{g:#}");
+        assert_eq!(g["bytes"][d].as_u64(), Some(size * RANKS as u64), "{g:#}");
+        assert!(g["aggregate_bw"][d].as_f64().unwrap() > 0.0, "{g:#}");
+    };
+    ddir(&run("write"), 1);
+    let files = common::entries(&nas.export_dir());
+    assert_eq!(files.len(), RANKS, "a file per rank: {files:?}");
+    for f in &files {
+        let data = std::fs::read(nas.export_dir().join(f)).unwrap();
+        assert_eq!(data.len() as u64, size, "{f}");
+        assert!(
+            data.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]),
+            "{f} holds other bytes"
+        );
+    }
+    ddir(&run("read"), 0);
+}

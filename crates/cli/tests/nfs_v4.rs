@@ -21,6 +21,13 @@ fn storbench() -> Command {
     c
 }
 
+/// `storbench` keeping its runs in `db`.
+fn saving(db: &std::path::Path) -> Command {
+    let mut c = Command::cargo_bin("storbench").unwrap();
+    c.arg("--db").arg(db).timeout(Duration::from_secs(120));
+    c
+}
+
 /// A URL of the v4-only server asking for `version`.
 fn url4(g: &Ganesha, rel: &str, version: &str) -> String {
     format!("{}?version={version}", g.url4(rel))
@@ -334,4 +341,124 @@ fn a_layout_larger_than_the_export_is_refused_over_v4() {
     let line = common::Run::of(&mut c).one_error_line();
     assert!(line.contains("not enough space"), "{line}");
     assert!(!g.export_dir().join("big.dat").exists());
+}
+
+/// The reasons of `check` in the verdict on job `z` of a fio JSON document.
+fn zeros_reasons(doc: &serde_json::Value) -> Vec<String> {
+    let verdicts = doc["storbench"]["verdicts"].as_array().expect("verdicts");
+    let v = verdicts.iter().find(|v| v["job"] == "z").expect("job z");
+    v["reasons"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|r| r["check"] == "zeros")
+                .filter_map(|r| r["message"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The zeros verdict over 4.2 asks the server for the holes of the file read (SEEK), as a
+/// local run asks SEEK_HOLE: written zeros are data and no sparse file, a sparse file is
+/// named, and the holes counted are the file's. Over 4.1, which has no SEEK, written
+/// zeros cannot be told from holes and are named, as over v3.
+#[test]
+fn the_zeros_verdict_over_v42_reads_the_holes_with_seek() {
+    use std::io::Write;
+    let Some(g) = v4_only() else { return };
+    let exp = g.export_dir();
+    fs::write(exp.join("zeros.dat"), vec![0u8; 8 << 20]).unwrap();
+    let mut half = fs::File::create(exp.join("half.dat")).unwrap();
+    half.write_all(&vec![0x5au8; 4 << 20]).unwrap();
+    half.set_len(8 << 20).unwrap();
+    half.sync_all().unwrap();
+    fs::File::create(exp.join("sparse.dat"))
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let db = cwd.path().join("runs.db");
+    let mut runs = 0;
+    let mut read = |name: &str, version: &str| {
+        let doc = json_of(
+            saving(&db)
+                .current_dir(cwd.path())
+                .args(["fio", "--name=z"])
+                .args(["--ioengine=nfs", "--rw=read", "--bs=4k", "--size=8M"])
+                .arg("--output-format=json")
+                .arg(format!("--filename={}", url4(&g, name, version))),
+        );
+        runs += 1;
+        let raw = json_of(saving(&db).args(["show", &runs.to_string(), "--format", "raw"]));
+        let holes = raw["groups"][0]["jobs"][0]["measured"]["hole_bytes"].as_u64();
+        (zeros_reasons(&doc), holes)
+    };
+    let (reasons, holes) = read("zeros.dat", "4.2");
+    assert!(reasons.is_empty(), "written zeros are data: {reasons:?}");
+    assert_eq!(holes, Some(0));
+    let (reasons, holes) = read("half.dat", "4.2");
+    assert_eq!(holes, Some(4 << 20), "the unwritten half");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    let (reasons, holes) = read("sparse.dat", "4.2");
+    assert_eq!(holes, Some(8 << 20));
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(reasons[0].contains("sparse file"), "{reasons:?}");
+    let (reasons, holes) = read("zeros.dat", "4.1");
+    assert_eq!(holes, None, "4.1 has no SEEK");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+}
+
+/// Blocks the export's file holds, in bytes (st_blocks).
+fn allocated(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(path).unwrap().blocks() * 512
+}
+
+/// fio's `fallocate=` over 4.2 reserves the laid-out file's blocks with ALLOCATE before a
+/// job that writes only part of it; `none` leaves the rest unallocated. Over 4.1, which has
+/// no ALLOCATE, each mode does what fio's does where fallocate(2) is not supported:
+/// `native` goes on without reserving, `posix` writes zeros (as posix_fallocate(3)
+/// does), `keep` ends the job in one line.
+#[test]
+fn fallocate_over_v42_reserves_with_allocate_and_over_v41_falls_back_as_fio() {
+    let Some(g) = v4_only() else { return };
+    let size: u64 = 8 << 20;
+    let run = |name: &str, version: &str, mode: &str| {
+        let mut c = common::storbench();
+        c.args(["--no-save", "fio", "--name=f", "--ioengine=nfs"])
+            .args(["--rw=write", "--bs=64k", "--size=8M", "--io_size=64k"])
+            .arg(format!("--fallocate={mode}"))
+            .arg(format!("--filename={}", url4(&g, name, version)));
+        common::Run::of(&mut c)
+    };
+    let file = |name: &str| g.export_dir().join(name);
+    run("native42.dat", "4.2", "native").ok();
+    assert_eq!(fs::metadata(file("native42.dat")).unwrap().len(), size);
+    assert!(
+        allocated(&file("native42.dat")) >= size,
+        "{} bytes allocated",
+        allocated(&file("native42.dat"))
+    );
+    run("keep42.dat", "4.2", "keep").ok();
+    assert!(allocated(&file("keep42.dat")) >= size);
+    run("none42.dat", "4.2", "none").ok();
+    assert_eq!(fs::metadata(file("none42.dat")).unwrap().len(), size);
+    assert!(
+        allocated(&file("none42.dat")) < size / 2,
+        "{} bytes allocated",
+        allocated(&file("none42.dat"))
+    );
+
+    run("native41.dat", "4.1", "native").ok();
+    assert_eq!(fs::metadata(file("native41.dat")).unwrap().len(), size);
+    assert!(allocated(&file("native41.dat")) < size / 2);
+    run("posix41.dat", "4.1", "posix").ok();
+    let data = fs::read(file("posix41.dat")).unwrap();
+    assert_eq!(data.len() as u64, size);
+    assert!(allocated(&file("posix41.dat")) >= size, "zeros written");
+    let line = run("keep41.dat", "4.1", "keep").one_error_line();
+    assert!(
+        line.contains("fallocate=keep") && line.contains("version=4.2"),
+        "{line}"
+    );
 }

@@ -176,7 +176,7 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
         ..Default::default()
     };
     if out.stats.dirs[0].io_bytes > 0 && job.ioengine != "null" {
-        m.hole_bytes = crate::holes::hole_bytes(files);
+        m.hole_bytes = crate::holes::hole_bytes(files).or(out.stats.hole_bytes);
     }
     if out.stats.dirs[1].io_bytes > 0 && job.ioengine != "null" {
         m.compressible = crate::compress::compressible(&job.buffers);

@@ -456,6 +456,17 @@ pub fn refuse_create_in_open(
     Ok(())
 }
 
+/// What [`Engine::preallocate`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reserved {
+    /// The blocks are reserved.
+    Yes,
+    /// The file system or server cannot reserve blocks, for the reason given (fallocate's
+    /// EOPNOTSUPP, NFSv3, NFSv4.1, a 4.2 server without ALLOCATE): the lay-out does what
+    /// fio does for the job's `fallocate=` mode.
+    Unsupported(String),
+}
+
 /// Protocol and path details a result should carry, stated by the engine after opening.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EngineInfo {
@@ -508,6 +519,27 @@ pub trait Engine: Send {
     /// (posix_fadvise); engines without a local page cache keep the default no-op.
     fn advise(&mut self, _file: FileId, _access: Access) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// fio's `fallocate=`: reserves the blocks of the open `file`'s first `size` bytes
+    /// before lay-out, growing the file to `size` unless `keep_size`. `target` is what
+    /// `file` was opened as. The default reserves a local file's blocks with fallocate(2)
+    /// by its path; other targets answer `Unsupported`.
+    fn preallocate(
+        &mut self,
+        file: FileId,
+        target: &storbench_job::target::Target,
+        size: u64,
+        keep_size: bool,
+    ) -> Result<Reserved, EngineError> {
+        let _ = file;
+        crate::layout::fallocate_path(target, size, keep_size)
+    }
+    /// Bytes of `[start, end)` of the open `file` that are holes, as its server tells
+    /// (NFSv4.2 SEEK): asked once after a job that read, never on the IO path. `None`
+    /// where the engine cannot ask; local files are measured by the runner (`holes.rs`).
+    fn hole_bytes(&mut self, file: FileId, start: u64, end: u64) -> Option<u64> {
+        let _ = (file, start, end);
+        None
     }
     /// The capacity of the file system on the server that holds `file` (which need not
     /// exist yet), for engines whose files live on a server; `None` where the runner

@@ -8,7 +8,7 @@ use storbench_job::target::Target;
 use storbench_job::{Fallocate, JobSpec};
 
 use crate::buffers::{Arena, BufferFiller};
-use crate::engine::{Engine, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued};
+use crate::engine::{Engine, FileId, FileSpec, IoKind, IoUnit, OpenOptions, Queued, Reserved};
 use crate::error::{EngineError, ErrorKind};
 use crate::safety;
 use crate::stop;
@@ -167,11 +167,19 @@ fn lay_out(
     let created = existing.is_none();
     let failed = |error| LayoutError { error, created };
     let result = if write_data {
-        write_range(engine, id, path, (current, need), job, seed, on_layout)
+        let mut filler = BufferFiller::new(job.buffers.clone(), seed);
+        write_range(
+            engine,
+            id,
+            path,
+            (current, need),
+            Some(&mut filler),
+            on_layout,
+        )
     } else {
-        preallocate(target, need, job.fallocate)
-            .and_then(|_| extend(engine, id, need))
-            .map(|_| 0)
+        let range = (id, current, need);
+        preallocate(engine, target, range, job.fallocate, on_layout)
+            .and_then(|written| extend(engine, id, need).map(|()| written))
     };
     let close = engine.close(id);
     let written = result.map_err(failed)?;
@@ -228,22 +236,61 @@ pub fn open_error(engine: &mut dyn Engine, target: &Target) -> EngineError {
     }
 }
 
-/// fio's `fallocate=` for local files: reserve the blocks before the job writes them.
-/// `native` quietly does nothing where the file system cannot (as fio); network files are
-/// left to the server.
-fn preallocate(target: &Target, size: u64, mode: Fallocate) -> Result<(), EngineError> {
+/// fio's `fallocate=`: reserves the blocks of `[0, need)` of the open file `id` through
+/// the engine (local fallocate(2), NFSv4.2 ALLOCATE) and returns the bytes written. Where
+/// blocks cannot be reserved, each mode does what fio's does: `native` goes on silently,
+/// `posix` writes zeros over `[current, need)` as posix_fallocate(3) does where the file
+/// system has no fallocate, and `keep` ends the job in one line.
+fn preallocate(
+    engine: &mut dyn Engine,
+    target: &Target,
+    (id, current, need): (FileId, u64, u64),
+    mode: Fallocate,
+    on_layout: &mut dyn FnMut(Option<u64>),
+) -> Result<u64, EngineError> {
+    let keep_size = match mode {
+        Fallocate::None | Fallocate::Truncate => return Ok(0),
+        Fallocate::Keep => true,
+        Fallocate::Native | Fallocate::Posix => false,
+    };
+    let why = match engine.preallocate(id, target, need, keep_size)? {
+        Reserved::Yes => return Ok(0),
+        Reserved::Unsupported(why) => why,
+    };
+    match mode {
+        Fallocate::Posix => write_range(
+            engine,
+            id,
+            target.expose(),
+            (current, need),
+            None,
+            on_layout,
+        ),
+        Fallocate::Keep => Err(EngineError::unsupported(format!(
+            "fallocate=keep: {target}: {why}"
+        ))),
+        _ => Ok(0),
+    }
+}
+
+/// fallocate(2) of a local file's `[0, size)` by its path: the default of
+/// [`Engine::preallocate`]. Any other target answers `Unsupported`.
+pub fn fallocate_path(
+    target: &Target,
+    size: u64,
+    keep_size: bool,
+) -> Result<Reserved, EngineError> {
     use std::os::fd::AsRawFd;
     let Target::Path(path) = target else {
-        return Ok(());
+        return Ok(Reserved::Unsupported(
+            "this engine cannot reserve blocks".into(),
+        ));
     };
-    if matches!(mode, Fallocate::None | Fallocate::Truncate) {
-        return Ok(());
-    }
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|e| EngineError::os("open for fallocate", path, e))?;
-    let flags = if mode == Fallocate::Keep {
+    let flags = if keep_size {
         libc::FALLOC_FL_KEEP_SIZE
     } else {
         0
@@ -251,11 +298,13 @@ fn preallocate(target: &Target, size: u64, mode: Fallocate) -> Result<(), Engine
     // SAFETY: plain syscall on an open descriptor.
     let rc = unsafe { libc::fallocate(file.as_raw_fd(), flags, 0, size as libc::off_t) };
     if rc == 0 {
-        return Ok(());
+        return Ok(Reserved::Yes);
     }
     let err = std::io::Error::last_os_error();
-    match (mode, err.raw_os_error()) {
-        (Fallocate::Native, Some(libc::EOPNOTSUPP)) => Ok(()),
+    match err.raw_os_error() {
+        Some(libc::EOPNOTSUPP) => Ok(Reserved::Unsupported(
+            "the file system cannot reserve blocks (fallocate: operation not supported)".into(),
+        )),
         _ => Err(EngineError::os("fallocate", path, err)),
     }
 }
@@ -269,20 +318,21 @@ fn extend(engine: &mut dyn Engine, id: FileId, size: u64) -> Result<(), EngineEr
     }
 }
 
-/// Writes [from, to) sequentially with 1 MiB IOs and flushes, through the engine.
+/// Writes [from, to) sequentially with 1 MiB IOs and flushes, through the engine: the
+/// job's buffer contents from `filler`, or zeros without one.
 fn write_range(
     engine: &mut dyn Engine,
     id: FileId,
     path: &str,
     (from, to): (u64, u64),
-    job: &JobSpec,
-    seed: u64,
+    mut filler: Option<&mut BufferFiller>,
     on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<u64, EngineError> {
     let mut arena = Arena::new(1, LAYOUT_BS)
         .map_err(|e| EngineError::os("allocate lay-out buffer for", path, e))?;
-    let mut filler = BufferFiller::new(job.buffers.clone(), seed);
-    filler.fill(arena.slot_mut(0));
+    if let Some(f) = filler.as_deref_mut() {
+        f.fill(arena.slot_mut(0));
+    }
     let mut off = from;
     while off < to {
         if stop::requested() {
@@ -292,7 +342,9 @@ fn write_range(
             ));
         }
         let len = (to - off).min(LAYOUT_BS as u64) as u32;
-        filler.before_write(&mut arena.slot_mut(0)[..len as usize], off);
+        if let Some(f) = filler.as_deref_mut() {
+            f.before_write(&mut arena.slot_mut(0)[..len as usize], off);
+        }
         let n = io_sync(
             engine,
             IoUnit {

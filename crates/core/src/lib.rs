@@ -47,8 +47,8 @@ pub mod zeros;
 
 pub use engine::{
     Access, Attr, Caps, Completion, DirRef, Engine, EngineInfo, EngineSetup, EntryKind, FileId,
-    FileSpec, IoKind, IoUnit, Listed, MetaOps, MetaPath, OpenOptions, Queued, checked_name,
-    each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
+    FileSpec, IoKind, IoUnit, Listed, MetaOps, MetaPath, OpenOptions, Queued, Reserved,
+    checked_name, each_listed_by_name, refuse_create_in_open, stat_named, unlink_named,
 };
 pub use error::{EngineError, ErrorKind};
 pub use names::{DirCursor, NameList};

@@ -41,6 +41,10 @@ pub struct WorkerStats {
     /// Completed reads checked for never-written data, and those that were all zeros.
     pub sampled_reads: u64,
     pub zero_reads: u64,
+    /// Bytes of the files' regions that are holes as their server tells (NFSv4.2 SEEK),
+    /// asked once after the job read; None for local files (measured by `holes.rs`) and
+    /// where the server cannot tell.
+    pub hole_bytes: Option<u64>,
     /// Errors gone past (`continue_on_error`); counted on the error path only.
     pub errors: storbench_model::result::ErrorCount,
 }

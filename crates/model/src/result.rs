@@ -268,8 +268,9 @@ pub struct Measured {
     /// may go past any: its figures then include IOs that moved nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorCount>,
-    /// Bytes of the job's file regions that are holes (SEEK_DATA/SEEK_HOLE after the job,
-    /// local regular files only): reads there return zeros without a disk moving them.
+    /// Bytes of the job's file regions that are holes, asked after the job (local regular
+    /// files: SEEK_DATA/SEEK_HOLE; NFSv4.2 files: SEEK): reads there return zeros without
+    /// a disk moving them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hole_bytes: Option<u64>,
     /// Bytes the job caused to be read from block devices (/proc/thread-self/io

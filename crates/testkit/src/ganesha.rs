@@ -93,6 +93,12 @@ impl Ganesha {
         Self::launch(false, bind)
     }
 
+    /// [`start_v4_only`](Self::start_v4_only) listening on `bind` only, as
+    /// [`start_at`](Self::start_at).
+    pub fn start_v4_only_at(bind: Ipv4Addr) -> Result<Ganesha, String> {
+        Self::launch_with(false, bind, true, None)
+    }
+
     /// Starts an instance that may be found through the portmapper (serialised machine-wide).
     pub fn start_registered() -> Result<Ganesha, String> {
         Self::launch(true, Ipv4Addr::LOCALHOST)

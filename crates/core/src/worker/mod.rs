@@ -984,10 +984,14 @@ impl<'p> Worker<'p> {
         self.measuring && self.last_ns >= self.deadline_ns
     }
 
-    /// End of job: fsync_on_close, then close every file.
+    /// End of job: fsync_on_close, the holes a server tells of, then close every file.
     fn finish(&mut self) -> Result<(), EngineError> {
         self.closing = true;
         let mut first_err = None;
+        if self.stats.dirs[0].io_bytes > 0 && self.job.ioengine != "null" {
+            let _ = self.drain();
+            self.stats.hole_bytes = self.server_holes();
+        }
         if self.job.fsync_on_close
             && self.files.iter().any(|f| f.written)
             && let Err(e) = self.drain().and_then(|_| self.sync_all(IoKind::Fsync))
@@ -998,6 +1002,24 @@ impl<'p> Worker<'p> {
             first_err.get_or_insert(e);
         }
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// Bytes in holes over the regions of files on a server that can tell them, asked
+    /// through the engine; None when a file is local (`holes.rs` reads those) or its
+    /// server cannot tell.
+    fn server_holes(&mut self) -> Option<u64> {
+        if self.files.len() != self.plan.files.len() {
+            return None;
+        }
+        let mut total = 0u64;
+        for (open, f) in self.files.iter().zip(&self.plan.files) {
+            if matches!(f.spec.target, storbench_job::target::Target::Path(_)) {
+                return None;
+            }
+            let end = f.start.saturating_add(f.len);
+            total += self.engine.hole_bytes(open.id, f.start, end)?;
+        }
+        Some(total)
     }
 
     fn close_all(&mut self) -> Result<(), EngineError> {

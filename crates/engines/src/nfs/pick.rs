@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use storbench_core::space::FsSpace;
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, EntryKind,
-    FileId, FileSpec, IoUnit, Listed, MetaOps, MetaPath, NameList, OpenOptions, Queued,
+    FileId, FileSpec, IoUnit, Listed, MetaOps, MetaPath, NameList, OpenOptions, Queued, Reserved,
 };
 use storbench_job::target::Target;
 use storbench_nfs::{NfsUrl, NfsVersion, select};
@@ -103,6 +103,25 @@ impl Engine for Nfs {
 
     fn size(&mut self, file: FileId) -> Result<u64, EngineError> {
         self.active().size(file)
+    }
+
+    fn preallocate(
+        &mut self,
+        file: FileId,
+        target: &Target,
+        size: u64,
+        keep_size: bool,
+    ) -> Result<Reserved, EngineError> {
+        match self.v4.as_deref_mut() {
+            Some(v4) => v4.preallocate(file, target, size, keep_size),
+            None => Ok(Reserved::Unsupported(
+                "NFSv3 cannot reserve blocks (ALLOCATE is NFSv4.2's; ask for version=4.2)".into(),
+            )),
+        }
+    }
+
+    fn hole_bytes(&mut self, file: FileId, start: u64, end: u64) -> Option<u64> {
+        self.active().hole_bytes(file, start, end)
     }
 
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {

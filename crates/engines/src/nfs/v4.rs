@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 use storbench_core::space::FsSpace;
 use storbench_core::{
     Caps, Completion, Engine, EngineError, MetaOps, EngineInfo, ErrorKind, FileId, FileSpec, IoKind, IoUnit,
-    OpenOptions, Queued, RelPath,
+    OpenOptions, Queued, RelPath, Reserved,
 };
 use storbench_job::target::Target;
 use storbench_nfs::v4::{
-    Client4, Create, Nfs4Stat, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE, Stable4,
+    Client4, Content, Create, Nfs4Stat, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE, Stable4,
 };
 use storbench_nfs::{NfsError, NfsUrl};
 
@@ -314,6 +314,14 @@ fn done_part(parts: &mut [Parts], out: &mut Vec<Completion>, user: u64, bytes: u
     }
 }
 
+/// The server does not have the operation (NFS4ERR_NOTSUPP, or an operation a 4.1-only
+/// server does not know).
+fn unsupported(e: &NfsError) -> bool {
+    const OP_ILLEGAL: u32 = 10044;
+    const UNION_NOTSUPP: u32 = 10090;
+    matches!(status(e), Some(s) if s == Nfs4Stat::NOTSUPP || s.0 == OP_ILLEGAL || s.0 == UNION_NOTSUPP)
+}
+
 /// An NFSv4 status of an error, if it is one.
 fn status(e: &NfsError) -> Option<Nfs4Stat> {
     match e {
@@ -348,6 +356,63 @@ impl Engine for Nfs4Engine {
             .and_then(|()| self.open_rel(&rel, &spec.open, &spec.target));
         self.path = rel;
         r
+    }
+
+    /// 4.2's ALLOCATE of `[0, size)`; NFSv4.1, and a server that has no ALLOCATE, answer
+    /// `Unsupported`. ALLOCATE has no keep-size form: the lay-out sets the size after it
+    /// either way.
+    fn preallocate(
+        &mut self,
+        file: FileId,
+        _target: &Target,
+        size: u64,
+        _keep_size: bool,
+    ) -> Result<Reserved, EngineError> {
+        let label = self.file(file)?.label;
+        if self.client.minor_version() < 2 {
+            return Ok(Reserved::Unsupported(
+                "NFSv4.1 cannot reserve blocks (ALLOCATE is NFSv4.2's; ask for version=4.2)"
+                    .into(),
+            ));
+        }
+        self.quiesce()?;
+        match self.client.allocate(label, 0, size, false) {
+            Ok(()) => Ok(Reserved::Yes),
+            Err(e) if unsupported(&e) => Ok(Reserved::Unsupported(
+                "the NFSv4.2 server has no ALLOCATE".into(),
+            )),
+            Err(e) => Err(to_engine(e)),
+        }
+    }
+
+    /// 4.2's SEEK for data, then for the hole after it, over the region up to the file's
+    /// size, as `holes.rs` does locally with SEEK_DATA/SEEK_HOLE.
+    fn hole_bytes(&mut self, file: FileId, start: u64, end: u64) -> Option<u64> {
+        if self.client.minor_version() < 2 {
+            return None;
+        }
+        let label = self.file(file).ok()?.label;
+        self.quiesce().ok()?;
+        let end = end.min(self.size(file).ok()?);
+        let (mut at, mut holes) = (start, 0u64);
+        while at < end {
+            let Some(data) = self.client.seek(label, at, Content::Data).ok()? else {
+                // No data from here to the end of the file.
+                return Some(holes + (end - at));
+            };
+            let data = data.min(end);
+            holes += data.saturating_sub(at);
+            if data >= end {
+                break;
+            }
+            // The end of the file counts as a hole: past it, the region ends.
+            let hole = self.client.seek(label, data, Content::Hole).ok()?;
+            at = match hole {
+                Some(h) if h > data => h,
+                _ => end,
+            };
+        }
+        Some(holes)
     }
 
     fn free_space(&mut self, spec: &FileSpec) -> Result<Option<FsSpace>, EngineError> {

@@ -585,6 +585,12 @@ pub trait Engine: Send {
     fn dropped_reads(&self) -> u64 {
         0
     }
+    /// The worker waits with nothing in flight (thinktime, a rate limit, a start delay):
+    /// an engine whose server keeps its state on a lease (NFSv4) renews it here when it is
+    /// due. Called at least once a second while waiting, never per IO.
+    fn idle(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// The job is over (its runtime, a stop, an error): ends what the engine started
     /// (exec's program), before `info` is asked for the result.
     fn end(&mut self) -> Result<(), EngineError> {

@@ -21,7 +21,7 @@ use crate::rpc::Auth;
 mod durable;
 mod receive;
 mod recovery;
-mod retain;
+pub(crate) mod retain;
 mod submit;
 
 use durable::Durability;

@@ -1,6 +1,7 @@
 //! NFSv4.1 faults against a real v4-only nfs-ganesha: a restart mid-session (a new session,
-//! opens reclaimed, requests in flight sent again, lost UNSTABLE data named) and a stopped
-//! server (bounded by timeout and reconnect window, one line).
+//! opens reclaimed, requests in flight sent again, UNSTABLE data written again or, when it
+//! was not kept, named) and a stopped server (bounded by timeout and reconnect window, one
+//! line).
 
 use std::fs;
 use std::time::{Duration, Instant};
@@ -31,7 +32,8 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 #[test]
 fn v4_restart_reclaims_the_session_and_names_lost_unstable_data() {
     let Some(mut g) = server() else { return };
-    let mut c = connect(&g, "timeout=5&reconnect=30", 8);
+    // uncommitted=0: no copy is kept, so the UNSTABLE write below cannot be sent again.
+    let mut c = connect(&g, "timeout=5&reconnect=30&uncommitted=0", 8);
     let f = c
         .open(
             "r.bin",
@@ -87,6 +89,51 @@ fn v4_restart_reclaims_the_session_and_names_lost_unstable_data() {
     assert_eq!(
         &fs::read(g.export_dir().join("r.bin")).unwrap()[..5],
         b"after"
+    );
+}
+
+/// UNSTABLE data acknowledged before a restart and lost by it (the test zeroes it in the
+/// export while the server is down, as a server that crashed before writing its cache back
+/// would have) is written again from the client's copy when COMMIT's verifier differs.
+#[test]
+fn v4_unstable_data_lost_in_a_restart_is_written_again() {
+    let Some(mut g) = server() else { return };
+    let mut c = connect(&g, "timeout=5&reconnect=30", 8);
+    let f = c
+        .open(
+            "k.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
+        .unwrap();
+    let data = pattern(1 << 20, 3);
+    for (i, part) in data.chunks(128 << 10).enumerate() {
+        let w = c
+            .write(f, (i * (128 << 10)) as u64, part, Stable4::Unstable)
+            .unwrap();
+        assert_eq!(
+            w.committed,
+            Stable4::Unstable as u32,
+            "ganesha answers UNSTABLE"
+        );
+    }
+    let old_session = c.session_id();
+
+    g.stop();
+    fs::write(g.export_dir().join("k.bin"), vec![0u8; 1 << 20]).unwrap();
+    g.start_again().unwrap();
+
+    c.commit(f)
+        .expect("COMMIT after the restart writes the kept data again");
+    assert_ne!(c.session_id(), old_session);
+    let d = c.durability();
+    assert_eq!(d.verifier_changes, 1, "{d:?}");
+    assert_eq!(d.rewritten_bytes, 1 << 20, "{d:?}");
+    assert_eq!(d.unprotected_bytes, 0, "{d:?}");
+    c.close(f).unwrap();
+    assert!(
+        fs::read(g.export_dir().join("k.bin")).unwrap() == data,
+        "the export holds the data written before the restart"
     );
 }
 
@@ -161,4 +208,64 @@ fn v4_idle_renewal_keeps_the_session_and_an_expired_lease_is_recovered() {
     assert_eq!(&buf[..n], b"kept");
     assert!(c.recoveries() >= 1, "the expired lease was noticed");
     c.close(f).unwrap();
+}
+
+/// A server restarted with a grace period: a client it knew reclaims its open with
+/// CLAIM_PREVIOUS and RECLAIM_COMPLETE at once (an open by handle would wait out the
+/// period), while a new client's OPEN is answered NFS4ERR_GRACE until the period ends and
+/// is retried until it succeeds.
+#[test]
+fn v4_opens_are_reclaimed_in_the_grace_period_and_new_ones_wait_for_its_end() {
+    const GRACE: u64 = 8;
+    if let Some(why) = ganesha::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let mut g = Ganesha::start_v4_only_grace(5, GRACE as u32).expect("start ganesha");
+    let mut held = connect(&g, "timeout=5&reconnect=30", 2);
+    let f = held
+        .open(
+            "held.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
+        .unwrap();
+    held.write(f, 0, b"held", Stable4::FileSync).unwrap();
+    let mut buf = [0u8; 4];
+
+    g.crash();
+    g.start_again().unwrap();
+    let t = Instant::now();
+    held.read(f, 0, &mut buf)
+        .expect("read after reclaiming in the grace period");
+    let took = t.elapsed();
+    assert_eq!(&buf, b"held");
+    assert_eq!(held.recoveries(), 1);
+    assert!(
+        took < Duration::from_secs(GRACE - 2),
+        "the open was not reclaimed in the grace period: {took:?}"
+    );
+
+    g.crash();
+    g.start_again().unwrap();
+    let t = Instant::now();
+    let mut c = connect(&g, "timeout=5&reconnect=30", 2);
+    let n = c
+        .open(
+            "new.bin",
+            SHARE_ACCESS_BOTH,
+            Some(Create::Guarded { mode: 0o644 }),
+        )
+        .expect("OPEN retried through the grace period");
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_secs(GRACE / 2),
+        "no grace period seen: {waited:?}"
+    );
+    c.close(n).unwrap();
+    // After the period the old client's open is had again by handle.
+    held.read(f, 0, &mut buf).unwrap();
+    assert_eq!(&buf, b"held");
+    assert_eq!(held.recoveries(), 2);
+    held.close(f).unwrap();
 }

@@ -68,6 +68,8 @@ pub struct Ganesha {
     v4_only: bool,
     /// NFSv4 lease time in seconds, when not ganesha's default.
     lease: Option<u32>,
+    /// NFSv4 grace period after a start in seconds (`None`: no grace period at all).
+    grace: Option<u32>,
 }
 
 impl Ganesha {
@@ -78,13 +80,20 @@ impl Ganesha {
 
     /// Starts an instance that serves NFSv4.1 and 4.2 only (no NFSv3, no MOUNT).
     pub fn start_v4_only() -> Result<Ganesha, String> {
-        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, None)
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, None, None)
     }
 
     /// [`start_v4_only`](Self::start_v4_only) with a lease of `secs` seconds (so tests can
     /// outlast it).
     pub fn start_v4_only_lease(secs: u32) -> Result<Ganesha, String> {
-        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, Some(secs))
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, Some(secs), None)
+    }
+
+    /// [`start_v4_only_lease`](Self::start_v4_only_lease) with a grace period of `grace`
+    /// seconds after each start (clients it knew reclaim their state; new OPENs get
+    /// NFS4ERR_GRACE until it ends), which the other instances do without.
+    pub fn start_v4_only_grace(lease: u32, grace: u32) -> Result<Ganesha, String> {
+        Self::launch_with(false, Ipv4Addr::LOCALHOST, true, Some(lease), Some(grace))
     }
 
     /// Starts an instance listening on `bind` only (an address of this host, such as the
@@ -105,7 +114,7 @@ impl Ganesha {
     }
 
     fn launch(registered: bool, bind: Ipv4Addr) -> Result<Ganesha, String> {
-        Self::launch_with(registered, bind, false, None)
+        Self::launch_with(registered, bind, false, None, None)
     }
 
     fn launch_with(
@@ -113,6 +122,7 @@ impl Ganesha {
         bind: Ipv4Addr,
         v4_only: bool,
         lease: Option<u32>,
+        grace: Option<u32>,
     ) -> Result<Ganesha, String> {
         if let Some(why) = unavailable() {
             return Err(why);
@@ -142,6 +152,7 @@ impl Ganesha {
             started_secs: 0,
             v4_only,
             lease,
+            grace,
         };
         g.write_config()?;
         g.spawn()?;
@@ -192,10 +203,13 @@ impl Ganesha {
         let lease = self
             .lease
             .map_or(String::new(), |s| format!(" Lease_Lifetime = {s};"));
+        let grace = self.grace.map_or(" Graceless = true;".to_string(), |s| {
+            format!(" Graceless = false; Grace_Period = {s};")
+        });
         let conf = format!(
             "NFS_CORE_PARAM {{ Protocols = {protocols}; NFS_Port = {}; MNT_Port = {}; Bind_addr = {}; \
              Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false; Mount_Path_Pseudo = true; }}\n\
-             NFSV4 {{ Graceless = true; RecoveryRoot = {};{minors}{lease} }}\n\
+             NFSV4 {{{grace} RecoveryRoot = {};{minors}{lease} }}\n\
              EXPORT {{ Export_Id = 1; Path = {}; Pseudo = {PSEUDO}; Access_Type = RW; Squash = No_Root_Squash; \
              Protocols = {protocols}; Transports = TCP; SecType = sys; FSAL {{ Name = VFS; }} }}\n\
              EXPORT {{ Export_Id = 2; Path = {}; Pseudo = /private; Access_Type = None; \

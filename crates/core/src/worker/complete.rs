@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use super::latency::LatStep;
-use super::{Slot, Worker, sleep_interruptible};
+use super::{Slot, Worker};
 use crate::engine::{IoKind, IoUnit, Queued};
 use crate::error::EngineError;
 use crate::stop;
@@ -260,7 +260,7 @@ impl Worker<'_> {
             return Ok(());
         }
         if wait > 0 {
-            sleep_interruptible(Duration::from_nanos(wait.min(50_000_000)));
+            self.idle_sleep(Duration::from_nanos(wait.min(50_000_000)))?;
         }
         Ok(())
     }

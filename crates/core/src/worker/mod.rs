@@ -690,7 +690,7 @@ impl<'p> Worker<'p> {
             };
             start += (lo + Duration::from_nanos(extra)).as_nanos() as u64;
             let now = self.clock();
-            sleep_interruptible(Duration::from_nanos(start.saturating_sub(now)));
+            self.idle_sleep(Duration::from_nanos(start.saturating_sub(now)))?;
         }
         self.job_start = self.clock.epoch() + Duration::from_nanos(start);
         self.ramp_end_ns = start + job.ramp_time.as_nanos() as u64;
@@ -886,13 +886,27 @@ impl<'p> Worker<'p> {
             std::hint::spin_loop();
         }
         let left = self.deadline_ns.saturating_sub(self.last_ns);
-        sleep_interruptible(Duration::from_nanos(sleep.min(left)));
+        self.idle_sleep(Duration::from_nanos(sleep.min(left)))?;
         let now = self.clock();
         let (issued, done) = (self.issued_ios, self.completed_ios());
         if let Some(t) = &mut self.think {
             t.paused(issued, done, now);
         }
         Ok(())
+    }
+
+    /// Sleeps `d` with nothing in flight (waking early on a stop), letting the engine keep
+    /// its server's state alive at least every [`IDLE_STEP`].
+    pub(super) fn idle_sleep(&mut self, d: Duration) -> Result<(), EngineError> {
+        let end = Instant::now() + d;
+        loop {
+            self.engine.idle()?;
+            let now = Instant::now();
+            if now >= end || stop::requested() {
+                return Ok(());
+            }
+            sleep_interruptible((end - now).min(IDLE_STEP));
+        }
     }
 
     /// The queue depth in use: the job's, or where a latency-target search is.
@@ -1034,6 +1048,9 @@ impl<'p> Worker<'p> {
         first_err.map_or(Ok(()), Err)
     }
 }
+
+/// Longest sleep between two [`Engine::idle`] calls while a worker waits.
+const IDLE_STEP: Duration = Duration::from_secs(1);
 
 /// Sleeps, waking early if a stop is requested.
 pub fn sleep_interruptible(d: Duration) {

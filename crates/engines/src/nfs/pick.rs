@@ -149,6 +149,10 @@ impl Engine for Nfs {
         self.active().close(file)
     }
 
+    fn idle(&mut self) -> Result<(), EngineError> {
+        self.active().idle()
+    }
+
     fn meta(&mut self) -> Option<&mut dyn MetaOps> {
         Some(self)
     }

@@ -3,7 +3,10 @@
 //! job names on that server is reached from one handle. Data IOs are pipelined READ and
 //! WRITE COMPOUNDs (an IO larger than the session's rsize/wsize goes as several, and
 //! completes when all have); COMMIT serves fsync, DEALLOCATE (4.2) trim. Files are
-//! OPENed with a share reservation and CLOSEd when the job closes them.
+//! OPENed with a share reservation and CLOSEd when the job closes them. UNSTABLE writes
+//! are kept by the client until a COMMIT with their verifier; when half of `uncommitted=`
+//! is kept, the next write waits for what is in flight and COMMITs first. While the worker
+//! waits (`idle`) the lease is renewed.
 
 use std::time::{Duration, Instant};
 
@@ -205,11 +208,13 @@ impl Nfs4Engine {
     }
 
     fn add_file(&mut self, label: u32, o: &OpenOptions) -> FileId {
-        let stable = match o.sync {
+        // uncommitted=0 keeps no copy to write again after a restart: FILE_SYNC, as v3.
+        let sync = o.sync || self.client.durability().limit == 0;
+        let stable = match sync {
             true => Stable4::FileSync,
             false => Stable4::Unstable,
         };
-        self.file_sync |= o.sync;
+        self.file_sync |= sync;
         let file = File4 {
             label,
             stable,
@@ -240,9 +245,13 @@ impl Nfs4Engine {
 
     /// Queues the READs or WRITEs of one IO, or `Busy` while too few slots are free.
     fn submit(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {
+        let read = io.kind == IoKind::Read;
+        if !read && self.client.wants_commit() {
+            self.quiesce()?;
+            self.client.commit_kept().map_err(to_engine)?;
+        }
         let f = self.file(io.file)?;
         let (label, stable) = (f.label, f.stable);
-        let read = io.kind == IoKind::Read;
         let max = if read {
             self.client.rsize()
         } else {
@@ -505,6 +514,13 @@ impl Engine for Nfs4Engine {
         self.client.close(label).map_err(to_engine)
     }
 
+    fn idle(&mut self) -> Result<(), EngineError> {
+        if self.client.in_flight() == 0 {
+            self.client.renew_if_idle().map_err(to_engine)?;
+        }
+        Ok(())
+    }
+
     fn server_addr(&self) -> Option<std::net::SocketAddr> {
         self.client.server_addr()
     }
@@ -521,6 +537,7 @@ impl Engine for Nfs4Engine {
             false => "unstable+commit",
         };
         let server = c.server().to_string();
+        let dur = c.durability();
         let mut details = vec![
             ("protocol".to_string(), protocol.to_string()),
             ("server".to_string(), server.clone()),
@@ -532,6 +549,8 @@ impl Engine for Nfs4Engine {
                 c.transport().connections().to_string(),
             ),
             ("stable".to_string(), stable.to_string()),
+            ("uncommitted_max".to_string(), dur.limit.to_string()),
+            ("auto_commits".to_string(), dur.auto_commits.to_string()),
             ("uid".to_string(), c.url().uid.to_string()),
         ];
         details.extend(self.round_trip.map(crate::round_trip::detail));
@@ -545,6 +564,7 @@ impl Engine for Nfs4Engine {
                 o.resent
             ));
         }
+        notes.extend(super::durability_notes(&dur));
         if c.recoveries() > 0 {
             notes.push(format!(
                 "the NFSv4 server lost the session {} time(s) (restart or expired lease); a new one was set up and the open files reclaimed",

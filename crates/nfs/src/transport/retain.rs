@@ -7,7 +7,8 @@
 //! prefix, remembered as a sequence number); entries become durable when a COMMIT with their
 //! verifier answers for them, or when they are written again with FILE_SYNC. Space is
 //! reclaimed from the front once the oldest entries are durable. The ring's memory is
-//! allocated on first use and never grows.
+//! allocated on first use and never grows. Entries carry the protocol's file handle `H`
+//! (NFSv3's `Fh`; NFSv4 addresses files by their open label and keeps `()`).
 
 use std::collections::VecDeque;
 
@@ -25,8 +26,8 @@ pub(crate) enum State {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Entry {
-    pub(crate) fh: Fh,
+pub(crate) struct Entry<H = Fh> {
+    pub(crate) fh: H,
     pub(crate) label: u32,
     pub(crate) offset: u64,
     pub(crate) len: u32,
@@ -36,12 +37,12 @@ pub(crate) struct Entry {
     pub(crate) state: State,
 }
 
-pub(crate) struct Retained {
+pub(crate) struct Retained<H = Fh> {
     buf: Vec<u8>,
     cap: usize,
     /// Next free byte (monotonic).
     head: u64,
-    entries: VecDeque<Entry>,
+    entries: VecDeque<Entry<H>>,
     /// Sequence number of `entries[0]`.
     first_seq: u64,
     /// Entries that are not durable yet, in all and by file label.
@@ -49,8 +50,8 @@ pub(crate) struct Retained {
     live_by_label: Vec<u32>,
 }
 
-impl Retained {
-    pub(crate) fn new(cap: usize) -> Retained {
+impl<H: Copy> Retained<H> {
+    pub(crate) fn new(cap: usize) -> Retained<H> {
         Retained {
             buf: Vec::new(),
             cap,
@@ -115,7 +116,7 @@ impl Retained {
     /// Copies `data` in as the newest entry; `None` if there is no room now.
     pub(crate) fn keep(
         &mut self,
-        fh: &Fh,
+        fh: &H,
         label: u32,
         offset: u64,
         data: &[u8],
@@ -155,7 +156,7 @@ impl Retained {
         Some(self.next_seq() - 1)
     }
 
-    pub(crate) fn get(&self, seq: u64) -> Option<&Entry> {
+    pub(crate) fn get(&self, seq: u64) -> Option<&Entry<H>> {
         let i = seq.checked_sub(self.first_seq)?;
         self.entries.get(usize::try_from(i).ok()?)
     }
@@ -239,7 +240,7 @@ impl Retained {
 
     /// Labels of files with entries that a COMMIT could make durable (acknowledged, not
     /// being rewritten), each once.
-    pub(crate) fn labels_to_commit(&self, out: &mut Vec<(u32, Fh)>) {
+    pub(crate) fn labels_to_commit(&self, out: &mut Vec<(u32, H)>) {
         out.clear();
         for e in &self.entries {
             if e.state == State::Acked && !out.iter().any(|(l, _)| *l == e.label) {

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::uncommitted_limit;
 use crate::error::{NfsError, Result};
 use crate::mount::{machine_name, resolve, with_port};
 use crate::rpc::{Auth, PROG_NFS};
@@ -12,6 +13,7 @@ use crate::transport::{Transport, TransportConfig};
 use crate::url::{MAX_WSIZE, NfsUrl};
 
 use super::decode::{OpenRes, Reply, V4Error, V4Result, WriteRes};
+use super::kept::Kept;
 use super::session::Slots;
 use super::stat::Nfs4Stat;
 use super::types::{Attrs4, Fh4, SessionId, Stateid, Verifier};
@@ -50,6 +52,8 @@ pub(crate) struct OpenFile {
     /// Bytes written UNSTABLE since the last COMMIT, and the verifier they were written under.
     pub(crate) unstable: u64,
     pub(crate) verf: Option<Verifier>,
+    /// Of those, bytes the retained-write ring had no room for.
+    pub(crate) unkept: u64,
 }
 
 impl OpenFile {
@@ -90,6 +94,8 @@ pub struct Client4 {
     pub(crate) files: Vec<OpenFile>,
     pub(crate) args: Vec<u8>,
     pub(crate) pending: Vec<super::pipe::Pending>,
+    /// Copies of UNSTABLE writes until a COMMIT with their verifier (`kept.rs`).
+    pub(crate) kept: Kept,
     /// Session re-establishments, for the run's notes.
     recoveries: u32,
     closed: bool,
@@ -162,10 +168,12 @@ impl Client4 {
             files: Vec::new(),
             args: Vec::with_capacity(64 << 10),
             pending: Vec::new(),
+            kept: Kept::new(0),
             recoveries: 0,
             closed: false,
         };
         c.establish()?;
+        c.kept = Kept::new(uncommitted_limit(url.uncommitted, c.wsize));
         c.reclaim_complete()?;
         c.find_root()?;
         Ok(c)
@@ -663,6 +671,7 @@ impl Client4 {
             open: true,
             unstable: 0,
             verf: None,
+            unkept: 0,
         };
         match self.files.iter().position(|f| !f.open) {
             Some(i) => {
@@ -753,12 +762,13 @@ impl Client4 {
                 r.write()
             },
         )?;
-        self.files[label as usize].note_write(&w);
+        self.acked(label, offset, data, &w);
         Ok(w)
     }
 
-    /// COMMIT of the whole file. Fails, naming the bytes, if the server restarted since
-    /// UNSTABLE data was written (its verifier changed): that data is lost.
+    /// COMMIT of the whole file. If the server restarted since UNSTABLE data was written
+    /// (its verifier changed), the kept copies are written again (`kept.rs`); fails,
+    /// naming the bytes, if some of that data was not kept.
     pub fn commit(&mut self, label: u32) -> Result<()> {
         let (fh, _, path) = self.ids(label)?;
         let verf = self.run(
@@ -773,17 +783,7 @@ impl Client4 {
                 r.commit()
             },
         )?;
-        let f = &mut self.files[label as usize];
-        let (lost, written) = (f.verf.is_some_and(|v| v != verf), f.unstable);
-        f.verf = None;
-        f.unstable = 0;
-        if lost {
-            return Err(NfsError::GaveUp(format!(
-                "{}: {written} bytes written UNSTABLE to {path} since the last COMMIT may be lost: the server restarted before committing them (its write verifier changed)",
-                self.server()
-            )));
-        }
-        Ok(())
+        self.committed(label, verf.0, &path)
     }
 
     fn ids(&self, label: u32) -> Result<(Fh4, Stateid, String)> {

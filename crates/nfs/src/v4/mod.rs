@@ -5,6 +5,7 @@
 
 mod client;
 mod decode;
+mod kept;
 mod pipe;
 mod session;
 mod stat;

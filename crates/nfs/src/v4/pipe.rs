@@ -228,7 +228,15 @@ impl Client4 {
                 }
             }
             Ok(Done::Write(w)) => {
-                self.files[p.file as usize].note_write(&w);
+                if let Kind::Write(buf, _) = p.kind {
+                    // SAFETY: the submitter keeps the request's `len` bytes at `buf` valid
+                    // until it completes; the server acknowledged `w.count <= left` of them
+                    // from byte `done` on.
+                    let data = unsafe {
+                        std::slice::from_raw_parts(buf.add(p.done as usize), w.count as usize)
+                    };
+                    self.acked(p.file, p.offset + u64::from(p.done), data, &w);
+                }
                 p.done += w.count;
                 if p.done == p.len {
                     return Ok(Some(u64::from(p.done)));

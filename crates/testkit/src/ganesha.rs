@@ -105,7 +105,7 @@ impl Ganesha {
     /// [`start_v4_only`](Self::start_v4_only) listening on `bind` only, as
     /// [`start_at`](Self::start_at).
     pub fn start_v4_only_at(bind: Ipv4Addr) -> Result<Ganesha, String> {
-        Self::launch_with(false, bind, true, None)
+        Self::launch_with(false, bind, true, None, None)
     }
 
     /// Starts an instance that may be found through the portmapper (serialised machine-wide).

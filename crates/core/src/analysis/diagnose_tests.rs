@@ -112,6 +112,11 @@ fn slow_cold_reads_are_the_storage_only_when_a_disk_served_them() {
     }];
     let d = judge(&run, &local);
     assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
+    // Whatever bounded the reads from memory (here a server at its CPU quota), the cold
+    // reads' lower ceiling is the one named.
+    with_server_quota(&mut run, 3, 3, 92);
+    let d = judge(&run, &local);
+    assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
     // Over the network with no agent to show the server's disks: not named, but said.
     let run = battery([150.0, 200.0, 205.0], 120.0, 10_000);
     let d = judge(&run, &network());

@@ -21,6 +21,7 @@
 
 use std::time::Instant;
 
+use storbench_core::space::FsSpace;
 use storbench_core::{
     Attr, Caps, Completion, DirCursor, DirRef, Engine, EngineError, EngineInfo, EntryKind,
     ErrorKind, FileId, FileSpec, IoKind, IoUnit, MetaOps, MetaPath, NameList, OpenOptions, Queued,
@@ -29,7 +30,6 @@ use storbench_core::{
 use storbench_job::JobSpec;
 use storbench_job::relpath::{join_into, push_below};
 use storbench_job::target::Target;
-use storbench_core::space::FsSpace;
 use storbench_smb::url::PASSWORD_ENV;
 use storbench_smb::{Client, ClientConfig, DirEntry, SmbError, SmbUrl, Submit};
 
@@ -110,6 +110,8 @@ pub struct SmbEngine {
     client: Option<Client>,
     /// When the first connection was made (outages are reported from it).
     connected_at: Option<Instant>,
+    /// The least of a few ECHOs, timed at the first login.
+    round_trip: Option<std::time::Duration>,
     /// The data IOs in flight by tag, to send again on a new connection.
     in_flight: Vec<Option<InFlight>>,
     /// Completions received on a connection that was then lost, for the next `reap`.
@@ -174,7 +176,9 @@ impl SmbEngine {
                 let pw = storbench_smb::url::password_from_env();
                 let mut cfg = ClientConfig::from_url(&url, pw).map_err(to_engine)?;
                 cfg.conn.abort = storbench_core::stop::requested;
-                self.client = Some(self.first_login(&cfg, url.reconnect)?);
+                let mut client = self.first_login(&cfg, url.reconnect)?;
+                self.round_trip = crate::round_trip::measure(|| client.echo().is_ok());
+                self.client = Some(client);
                 self.cfg = Some(cfg);
                 self.connected_at = Some(Instant::now());
                 self.cpu_at_connect = storbench_core::cpu::Usage::thread();
@@ -707,6 +711,7 @@ impl Engine for SmbEngine {
         details.push(("files_reopened".into(), reopened.to_string()));
         details.push(("max_in_flight".into(), self.peak_in_flight.to_string()));
         details.push(("mean_in_flight".into(), format!("{mean:.1}")));
+        details.extend(self.round_trip.map(crate::round_trip::detail));
         if let Some(note) = starvation(self.credit_waits, mean, self.depth, c.credits_granted()) {
             notes.push(note);
         }
@@ -725,7 +730,10 @@ impl Engine for SmbEngine {
                 wall_ns: at.elapsed().as_nanos() as u64,
             };
             details.push(("crypto_ms".into(), (cost.crypto_ns / 1_000_000).to_string()));
-            details.push(("client_cpu_ms".into(), (cost.cpu_ns / 1_000_000).to_string()));
+            details.push((
+                "client_cpu_ms".into(),
+                (cost.cpu_ns / 1_000_000).to_string(),
+            ));
             details.push((
                 "client_busy_ms".into(),
                 ((cost.cpu_ns + cost.wait_ns) / 1_000_000).to_string(),
@@ -752,7 +760,11 @@ impl Engine for SmbEngine {
 impl SmbEngine {
     /// One QUERY_DIRECTORY batch of the listing into `entries`; a lost connection is
     /// recovered (which reopens the directory) and the batch asked for again.
-    fn dir_batch(&mut self, path: MetaPath<'_>, entries: &mut Vec<DirEntry>) -> Result<bool, EngineError> {
+    fn dir_batch(
+        &mut self,
+        path: MetaPath<'_>,
+        entries: &mut Vec<DirEntry>,
+    ) -> Result<bool, EngineError> {
         loop {
             self.given_up()?;
             let Some(l) = self.listing.as_ref() else {
@@ -967,7 +979,9 @@ impl MetaOps for SmbEngine {
                 cursor.done = true;
                 let l = self.listing.take();
                 let c = match l {
-                    Some(l) if self.gave_up.is_none() => self.client()?.close(l.id).map_err(to_engine),
+                    Some(l) if self.gave_up.is_none() => {
+                        self.client()?.close(l.id).map_err(to_engine)
+                    }
                     _ => Ok(()),
                 };
                 more?;
@@ -1066,7 +1080,10 @@ mod tests {
             "{n}"
         );
         assert!(super::starvation(0, 16.3, 64, 80).is_none(), "no waits");
-        assert!(super::starvation(5, 60.0, 64, 80).is_none(), "near full depth");
+        assert!(
+            super::starvation(5, 60.0, 64, 80).is_none(),
+            "near full depth"
+        );
     }
 
     #[test]

@@ -86,9 +86,7 @@ impl SmbEngine {
         let budget = url.reconnect;
         let server = url.server();
         if budget.is_zero() {
-            return Err(self.give_up(format!(
-                "smb: {cause}; not reconnecting (reconnect=0)"
-            )));
+            return Err(self.give_up(format!("smb: {cause}; not reconnecting (reconnect=0)")));
         }
         let started = Instant::now();
         let lost = *self.lost_since.get_or_insert(started);

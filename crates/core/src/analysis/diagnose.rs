@@ -15,6 +15,8 @@ use storbench_model::result::{JobResult, NicUsage, RunResult};
 const PLATEAU: f64 = 0.95;
 /// The ladder still rises when its last step beats the one before by more than this.
 const RISING: f64 = 1.10;
+/// A round trip at least this share of a QD1 read's time: the ladder's rise is latency.
+const ROUND_TRIP_SHARE: f64 = 0.25;
 /// Cold reads this much slower than the path's ceiling: the storage bounds them.
 const STORAGE_SLOWER: f64 = 0.80;
 /// A CPU this busy (its time running plus waiting to run) is saturated.
@@ -145,6 +147,16 @@ impl<'r> Facts<'r> {
             [.., (_, a), (_, b)] => rate(b) > rate(a) * RISING,
             _ => false,
         }
+    }
+
+    /// The round trip is a large share of what one read of the ladder's first step took at
+    /// QD1: the wait a deeper queue hides is the network's, not the server's or its disks'.
+    fn round_trip_bound(&self) -> bool {
+        let (Some(rtt), Some((_, q1))) = (self.round_trip_ns(), self.steps.first()) else {
+            return false;
+        };
+        let r = rate(q1);
+        r > 0.0 && rtt >= preset::BIG_BS as f64 / r * 1e9 * ROUND_TRIP_SHARE
     }
 
     /// A standard link slower than this client's NIC whose ceiling the plateau meets.
@@ -523,7 +535,7 @@ impl<'r> Facts<'r> {
             return self.client_limit(rate, cpu, wait);
         }
         // Locally the path's reads are memory copies, whose rate says nothing of latency.
-        if !self.local && self.still_rising() {
+        if !self.local && self.still_rising() && self.round_trip_bound() {
             return self.latency_limit(rate);
         }
         self.no_limit(rate)

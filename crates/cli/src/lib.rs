@@ -15,6 +15,7 @@ pub mod live;
 pub mod manpage;
 pub mod multihost;
 pub mod outfile;
+pub mod read_only;
 pub mod remote_leftovers;
 pub mod repeat;
 pub mod running;

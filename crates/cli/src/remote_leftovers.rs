@@ -11,6 +11,9 @@
 //! that PID and start time; a mark of another machine cannot say, and its files are only
 //! listed, removed on request. Nothing of another name is touched, a link is never
 //! followed (NFS LOOKUP without following; SMB opens with OPEN_REPARSE_POINT).
+//!
+//! [`RemoteDir`] is also how diagnose asks whether such a directory takes a new file and
+//! which files it holds (`crate::read_only`).
 
 use storbench_core::{Engine, EngineError, EntryKind, MetaPath, NameList, OpenOptions};
 use storbench_job::relpath::RelPathBuf;
@@ -218,7 +221,7 @@ impl RemoteDir {
         })
     }
 
-    fn names(&mut self) -> Result<Vec<String>, EngineError> {
+    pub(crate) fn names(&mut self) -> Result<Vec<String>, EngineError> {
         let root = self.root.clone();
         let mut list = NameList::default();
         self.meta()?
@@ -228,7 +231,7 @@ impl RemoteDir {
         Ok(names)
     }
 
-    fn kind(&mut self, name: &str) -> Result<EntryKind, EngineError> {
+    pub(crate) fn kind(&mut self, name: &str) -> Result<EntryKind, EngineError> {
         let (root, rel) = (self.root.clone(), rel(name)?);
         self.meta()?.kind_nofollow(MetaPath::new(&root, &rel))
     }
@@ -273,7 +276,7 @@ impl RemoteDir {
         Ok(out)
     }
 
-    fn size(&mut self, name: &str) -> Result<u64, EngineError> {
+    pub(crate) fn size(&mut self, name: &str) -> Result<u64, EngineError> {
         let (root, rel) = (self.root.clone(), rel(name)?);
         Ok(self.meta()?.stat(MetaPath::new(&root, &rel))?.size)
     }
@@ -346,7 +349,12 @@ impl RemoteDir {
 
     /// Creates `mark` (empty, exclusively: an existing name is an error).
     pub fn create_mark(&mut self, mark: &Mark) -> Result<(), EngineError> {
-        let (root, rel) = (self.root.clone(), rel(&mark.name())?);
+        self.create_empty(&mark.name())
+    }
+
+    /// Creates an empty file `name` (exclusively: an existing name is an error).
+    pub(crate) fn create_empty(&mut self, name: &str) -> Result<(), EngineError> {
+        let (root, rel) = (self.root.clone(), rel(name)?);
         let open = OpenOptions {
             write: true,
             create: true,
@@ -363,7 +371,12 @@ impl RemoteDir {
         if self.names()?.iter().any(|n| mark.owns(n)) {
             return Ok(());
         }
-        let (root, rel) = (self.root.clone(), rel(&mark.name())?);
+        self.unlink(&mark.name())
+    }
+
+    /// Removes the file `name`.
+    pub(crate) fn unlink(&mut self, name: &str) -> Result<(), EngineError> {
+        let (root, rel) = (self.root.clone(), rel(name)?);
         self.meta()?.unlink(MetaPath::new(&root, &rel))
     }
 }

@@ -1,18 +1,24 @@
 //! `storbench diagnose` against real servers and devices: a NAS whose own port is 1 Gbit/s
 //! (tgtd in a network namespace, or ganesha reached from one, the NAS's egress shaped to
-//! 984 Mbit/s and the client's end unshaped) is named as a 1 Gbit/s link; a local directory
-//! on a loop device whose reads a blkio cgroup throttles is named as the storage; clean
-//! runs on tmpfs and on NFS over 127.0.0.1 name no link; bad input is one line.
+//! 984 Mbit/s and the client's end unshaped) is named as a 1 Gbit/s link; held to a small
+//! CPU quota, as the server; read by a client pinned beside busy loops, as the client; a
+//! local directory on a loop device whose reads a blkio cgroup throttles, and an SMB NAS
+//! whose disk reads are throttled and page cache held small, as the storage; a LUN behind
+//! a delaying relay, as latency; clean runs of each protocol over 127.0.0.1 name no false
+//! limit; a read-only share runs the read stages; bad input is one line. docs/diagnose.md
+//! lists each scenario with its rule.
 
 mod common;
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{Run, storbench};
+use storbench_testkit::cgroup::Cgroup;
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::nbdkit::{self, Nbdkit};
 use storbench_testkit::netns::{self, NetNs};
+use storbench_testkit::smbd::{self, GUEST_SHARE, READ_ONLY_SHARE, Smbd};
 use storbench_testkit::snmpd;
 use storbench_testkit::tgtd;
 
@@ -234,43 +240,21 @@ impl Drop for LoopFs {
     }
 }
 
-const BLKIO: &str = "/sys/fs/cgroup/blkio";
-
-/// A blkio cgroup capping reads of one device; removed on drop.
-struct Throttle(PathBuf);
+/// A blkio cgroup capping reads of one device.
+struct Throttle(Cgroup);
 
 impl Throttle {
     fn new(dev: &str, read_bps: u64) -> Option<Throttle> {
-        if !Path::new(BLKIO)
-            .join("blkio.throttle.read_bps_device")
-            .exists()
-        {
-            eprintln!("skipped: no cgroup v1 blkio throttling at {BLKIO}");
-            return None;
-        }
-        let dir = Path::new(BLKIO).join(format!("storbench-diagnose-{}", std::process::id()));
-        std::fs::create_dir(&dir).expect("make the blkio cgroup");
+        let g = Cgroup::create("blkio", "diagnose", "blkio.throttle.read_bps_device")?;
         let rdev = std::fs::metadata(dev).unwrap().rdev();
         let rule = format!("{}:{} {read_bps}", libc::major(rdev), libc::minor(rdev));
-        std::fs::write(dir.join("blkio.throttle.read_bps_device"), rule).unwrap();
-        Some(Throttle(dir))
+        g.set("blkio.throttle.read_bps_device", &rule);
+        Some(Throttle(g))
     }
 
     /// storbench started inside the cgroup.
     fn command(&self) -> Command {
-        let base = storbench();
-        let mut sh = Command::new("sh");
-        sh.envs(base.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
-            .env("PROCS", self.0.join("cgroup.procs"))
-            .args(["-c", r#"echo $$ > "$PROCS" && exec "$0" "$@""#])
-            .arg(base.get_program());
-        sh
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
+        self.0.command(&storbench())
     }
 }
 
@@ -343,6 +327,113 @@ fn a_clean_nfs_run_over_loopback_names_no_link() {
     assert!(remarks.contains("cache cannot be ruled out"), "{v:#}");
     let left: Vec<_> = std::fs::read_dir(nas.export_dir()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// A clean run over 127.0.0.1 names no false limit: no link (loopback has none to fill),
+/// no storage (no agent reports the server's disks) and no latency (the ladder stops
+/// rising); the server's own CPU, on this host, may be what it met. The round trip is the
+/// protocol's no-op the engine timed (SMB ECHO, iSCSI NOP-Out, NBD a small read of
+/// a cached block), with QD1 latency set against it.
+fn clean_over_loopback(url: &str) -> serde_json::Value {
+    let v = diagnose_json(storbench(), url, "10s", "128M");
+    let (stage, message) = limit(&v);
+    assert!(
+        matches!(stage, "none" | "server" | "client"),
+        "{stage}: {message}\n{v:#}"
+    );
+    let text = v.to_string();
+    assert!(text.contains("no-op, least of 5"), "{v:#}");
+    assert!(text.contains("\"ceiling_what\":\"round trip\""), "{v:#}");
+    assert!(
+        measured(&v, "round-trip").is_some_and(|ns| ns > 0.0),
+        "{v:#}"
+    );
+    v
+}
+
+#[test]
+fn a_clean_smb_run_over_loopback_names_no_false_limit() {
+    if let Some(why) = smbd::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let s = Smbd::start().expect("smbd");
+    clean_over_loopback(&format!("smb://127.0.0.1:{}/{GUEST_SHARE}", s.port));
+    let left = common::entries(&s.share_dir(GUEST_SHARE));
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_clean_nbd_run_over_loopback_names_no_false_limit() {
+    if let Some(why) = nbdkit::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let srv = Nbdkit::memory("64M").expect("nbdkit");
+    let v = clean_over_loopback(&srv.uri());
+    // An export is a device: only read.
+    assert!(v.to_string().contains("never written"), "{v:#}");
+}
+
+#[test]
+fn a_clean_iscsi_run_over_loopback_names_no_false_limit() {
+    let Some(lab) = tgtd::OneLun::start(IQN, 64 << 20) else {
+        return;
+    };
+    clean_over_loopback(&lab.url());
+    lab.assert_no_session_left();
+}
+
+/// A share smbd serves with `read only = yes`, holding one 48 MiB file: the probe file is
+/// refused, the read stages read that file in place, and the write stage says why it was
+/// skipped, in the ladder and in the text; nothing is left on the share.
+#[test]
+fn a_read_only_smb_share_runs_the_read_stages_and_says_what_was_skipped() {
+    if let Some(why) = smbd::unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let s = Smbd::start().expect("smbd");
+    let dir = s.share_dir(READ_ONLY_SHARE);
+    let data: Vec<u8> = (0..48u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(dir.join("media.bin"), &data).unwrap();
+    let url = format!("smb://127.0.0.1:{}/{READ_ONLY_SHARE}", s.port);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("results.db");
+    let mut c = storbench();
+    c.arg("--db").arg(&db);
+    c.args([
+        "diagnose", "--format", "json", "--eta", "never", "--budget", "10s",
+    ])
+    .args(["--max-bytes", "128M", &url]);
+    let run = Run::of(&mut c);
+    assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let write = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "path-write")
+        .unwrap();
+    let why = write["skipped"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("refuses new files") && why.contains("media.bin"),
+        "{v:#}"
+    );
+    assert!(measured(&v, "path-read").is_some_and(|r| r > 0.0), "{v:#}");
+    assert!(measured(&v, "storage").is_some_and(|r| r > 0.0), "{v:#}");
+    // The text says it too.
+    let mut c = storbench();
+    c.arg("--db").arg(&db).args(["show", "1"]);
+    let shown = Run::of(&mut c);
+    assert!(
+        shown
+            .stdout
+            .contains("path write skipped: the directory refuses new files"),
+        "{}",
+        shown.stdout
+    );
+    assert_eq!(common::entries(&dir), ["media.bin"]);
 }
 
 /// diagnose over NFSv4.1 (a v4-only server, no version= given): it runs, times the round
@@ -476,36 +567,13 @@ fn an_interrupted_diagnosis_removes_what_it_created() {
     assert!(left.iter().all(|e| e == "lost+found"), "{left:?}\n{stderr}");
 }
 
-const CPU_CGROUPS: &str = "/sys/fs/cgroup/cpu";
-
-/// A cgroup v1 CPU quota holding a process (all its threads) to `percent` of one CPU; the
-/// process is moved back to the root group and the group removed on drop.
-struct CpuQuota(PathBuf);
-
-impl CpuQuota {
-    fn hold(pid: u32, percent: u32) -> Option<CpuQuota> {
-        if !Path::new(CPU_CGROUPS).join("cpu.cfs_quota_us").exists() {
-            eprintln!("skipped: no cgroup v1 cpu controller at {CPU_CGROUPS}");
-            return None;
-        }
-        let dir = Path::new(CPU_CGROUPS).join(format!("storbench-diagnose-{}", std::process::id()));
-        std::fs::create_dir(&dir).expect("make the cpu cgroup");
-        let q = CpuQuota(dir);
-        std::fs::write(q.0.join("cpu.cfs_period_us"), "100000").unwrap();
-        std::fs::write(q.0.join("cpu.cfs_quota_us"), (percent * 1000).to_string()).unwrap();
-        std::fs::write(q.0.join("cgroup.procs"), pid.to_string()).unwrap();
-        Some(q)
-    }
-}
-
-impl Drop for CpuQuota {
-    fn drop(&mut self) {
-        let procs = std::fs::read_to_string(self.0.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.lines() {
-            let _ = std::fs::write(Path::new(CPU_CGROUPS).join("cgroup.procs"), pid);
-        }
-        let _ = std::fs::remove_dir(&self.0);
-    }
+/// A cgroup v1 CPU quota holding a process (all its threads) to `percent` of one CPU.
+fn cpu_quota(pid: u32, percent: u32) -> Option<Cgroup> {
+    let g = Cgroup::create("cpu", "diagnose", "cpu.cfs_quota_us")?;
+    g.set("cpu.cfs_period_us", "100000")
+        .set("cpu.cfs_quota_us", &(percent * 1000).to_string())
+        .hold(pid);
+    Some(g)
 }
 
 /// The iSCSI NAS of the link test, its tgtd held to 3% of one CPU by a cgroup quota (it
@@ -537,7 +605,7 @@ fn an_iscsi_nas_held_to_a_small_cpu_share_is_named_as_the_server() {
     // A fresh snmpd answers CPU ticks it has not refreshed yet (net-snmp refreshes them
     // every 5 s); a NAS's agent has been up for long.
     std::thread::sleep(std::time::Duration::from_secs(6));
-    let Some(_quota) = CpuQuota::hold(tgtd.pid().unwrap(), 3) else {
+    let Some(_quota) = cpu_quota(tgtd.pid().unwrap(), 3) else {
         return;
     };
     let url = format!("iscsi://{addr}:{port}/{IQN}/1");
@@ -632,5 +700,165 @@ fn a_client_pinned_to_a_cpu_shared_with_busy_loops_is_named_as_the_client() {
     assert!(
         message.contains("the limit is this client") && message.contains("waited for a CPU"),
         "{message}"
+    );
+}
+
+/// An ordinary fio run (not diagnose) against tgtd on this host held to 3% of one CPU by a
+/// cgroup v1 quota: the server rule reads the quota as diagnose does, and names the server
+/// with the share of its quota it used, though no CPU of the machine was busy.
+#[test]
+fn an_ordinary_run_against_tgtd_held_to_a_small_cpu_share_names_the_server() {
+    let Some(lab) = tgtd::OneLun::start(IQN, 64 << 20) else {
+        return;
+    };
+    let Some(_quota) = cpu_quota(lab.tgtd.pid().unwrap(), 3) else {
+        return;
+    };
+    // fio's filename takes ':' escaped.
+    let filename = format!("--filename={}", lab.url().replace(':', "\\:"));
+    let run = Run::of(
+        storbench()
+            .args([
+                "fio",
+                "--name=held",
+                "--ioengine=libiscsi",
+                "--rw=read",
+                "--bs=1m",
+                "--iodepth=4",
+                "--size=32M",
+                "--time_based",
+                "--runtime=2",
+                "--no-save",
+                "--output-format=json",
+            ])
+            .arg(&filename),
+    );
+    assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let notes: Vec<&str> = doc["storbench"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["code"] == "limit.server-cpu")
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|m| m.starts_with("held: tgtd on this host used ")
+                && m.contains("of its cgroup's CPU quota (")
+                && m.contains("its cgroup's quota 3.0%")),
+        "{notes:?}\n{}",
+        run.stdout
+    );
+}
+
+/// tgtd reached through a relay that holds every byte 20 ms in each direction (a long
+/// path; the kernel here has no `netem`): each request waits at least 40 ms, so the read
+/// ladder still rises at its deepest step, and the limit is named as latency with the
+/// round trip the engine measured.
+#[test]
+fn a_lun_behind_a_40_ms_round_trip_is_named_as_latency_with_it() {
+    let Some(lab) = tgtd::OneLun::start(IQN, 256 << 20) else {
+        return;
+    };
+    let relay = storbench_testkit::tcpcut::CutProxy::start_delayed(
+        std::net::SocketAddr::from(([127, 0, 0, 1], lab.tgtd.port())),
+        std::time::Duration::from_millis(20),
+    )
+    .expect("relay");
+    let url = format!("iscsi://127.0.0.1:{}/{IQN}/1", relay.port);
+    let v = diagnose_json(storbench(), &url, "10s", "256M");
+    let (stage, message) = limit(&v);
+    assert_eq!(stage, "latency", "{v:#}");
+    let rtt = measured(&v, "round-trip").unwrap();
+    assert!((40e6..200e6).contains(&rtt), "{v:#}");
+    // The message gives the round trip the ladder shows.
+    let shown = format!("with a round trip of {:.2} ms", rtt / 1e6);
+    assert!(message.contains(&shown), "{shown}: {message}");
+    // Each QD1 read waited on it (the median as the latency histogram's bins give it).
+    assert!(measured(&v, "qd1").unwrap() >= rtt * 0.95, "{v:#}");
+}
+
+/// `from` mounted over `to` (a bind mount), undone on drop.
+struct BindMount(std::path::PathBuf);
+
+impl BindMount {
+    fn new(from: &std::path::Path, to: &std::path::Path) -> BindMount {
+        let ok = Command::new("mount")
+            .arg("--bind")
+            .arg(from)
+            .arg(to)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "bind {} over {}", from.display(), to.display());
+        BindMount(to.to_path_buf())
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A NAS whose disk is slow: smbd serves an ext4 file system on a loop device, its reads
+/// of that device throttled to 32 MiB/s by a blkio cgroup and its page cache held to
+/// 56 MiB by a memory cgroup (the hot region, 32 MiB, fits; the cold one, 80 MiB, does
+/// not), with snmpd reporting the machine's disks. Reads from its memory run at loopback
+/// speed, the cold reads at the disk's; its agent shows the disks reading them, so the
+/// storage is named with both figures.
+#[test]
+fn an_smb_nas_whose_disk_reads_are_throttled_is_named_as_the_storage() {
+    if let Some(why) = smbd::unavailable().or_else(snmpd::unavailable) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let Some(fs) = LoopFs::new() else {
+        return;
+    };
+    let Some(throttle) = Throttle::new(&fs.dev, 32 << 20) else {
+        return;
+    };
+    let Some(memory) = Cgroup::create("memory", "diagnose", "memory.limit_in_bytes") else {
+        return;
+    };
+    memory.set("memory.limit_in_bytes", &(56u64 << 20).to_string());
+    let s = Smbd::start().expect("smbd");
+    // smbd serves each client from a process it forks: forked inside both groups.
+    let pid = s.pid().unwrap();
+    throttle.0.hold(pid);
+    memory.hold(pid);
+    let _disk = BindMount::new(fs.mnt.path(), &s.share_dir(GUEST_SHARE));
+    let agent_port = storbench_testkit::ports::free_port().unwrap();
+    let agent = snmpd::Snmpd::start_at("127.0.0.1", agent_port, None).expect("snmpd");
+    let url = format!("smb://127.0.0.1:{}/{GUEST_SHARE}", s.port);
+    let stats = agent.url();
+    let v = diagnose_json_with(
+        storbench(),
+        &url,
+        &[
+            "--budget",
+            "21s",
+            "--max-bytes",
+            "640M",
+            "--server-stats",
+            &stats,
+        ],
+    );
+    let (stage, message) = limit(&v);
+    assert_eq!(stage, "storage", "{v:#}");
+    assert!(
+        message.contains("the limit is the storage: reads of a region read once ran at")
+            && message.contains("the path carries from memory"),
+        "{message}"
+    );
+    let cold = measured(&v, "storage").unwrap();
+    let path = measured(&v, "path-read").unwrap();
+    assert!(cold < 40e6 && path > 2.0 * cold, "{v:#}");
+    assert!(
+        common::entries(fs.mnt.path())
+            .iter()
+            .all(|e| e == "lost+found")
     );
 }

@@ -189,12 +189,14 @@ fn link_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<
 }
 
 /// A server on this host (an NFS or iSCSI target on 127.0.0.1) shares the client's CPUs:
-/// it is named as the limit when its busiest thread kept a CPU busy (one thread cannot use
-/// more, so a single event loop such as tgtd's is then the limit; a many-threaded server
-/// such as ganesha using 90% of one CPU in all is not), or when it and the client together
-/// kept all of the machine's CPUs busy (judged only when the number of CPUs is known). The
-/// client's share counts every job clone measured against the same server figure (one
-/// batch), so a many-threaded test is judged on all its threads, not one clone's.
+/// it is named as the limit when its control group's CPU quota held it (90% of the quota
+/// used, or throttled in most of its periods: `server_quota`), when its busiest thread
+/// kept a CPU busy (one thread cannot use more, so a single event loop such as tgtd's is
+/// then the limit; a many-threaded server such as ganesha using 90% of one CPU in all is
+/// not), or when it and the client together kept all of the machine's CPUs busy (judged
+/// only when the number of CPUs is known). The client's share counts every job clone
+/// measured against the same server figure (one batch), so a many-threaded test is judged
+/// on all its threads, not one clone's.
 fn server_limits(run: &RunResult, entries: &[Cow<'_, JobResult>], notes: &mut Vec<Note>) {
     let ncpus = machine_cpus(run);
     for job in entries {
@@ -298,6 +300,14 @@ fn server_limit(run: &RunResult, job: &str, s: &ServerCpu, ncpus: Option<u32>) -
         Some(n) => format!(", sharing this machine's {n} CPUs,"),
         None => String::new(),
     };
+    if let Some(q) = server_quota::quota_use(s).filter(|q| q.at_ceiling()) {
+        return Some(format!(
+            "{job}: {} on this host used {:.0}% of its cgroup's CPU quota ({}): the server's CPU share is the limit, not the storage",
+            s.process,
+            q.share,
+            server_quota::figures(s)
+        ));
+    }
     if let Some(thread) = s.busiest_thread_percent().filter(|&t| t >= BUSY) {
         return Some(format!(
             "{job}: {process} on this host used {server:.0}% CPU, {thread:.0}% in its busiest thread: the server{sharing} is the limit, not the storage"
@@ -435,6 +445,7 @@ fn warn(code: &str, message: String) -> Note {
 
 pub mod diagnose;
 pub mod path;
+mod server_quota;
 pub mod server_stats;
 mod verdicts;
 

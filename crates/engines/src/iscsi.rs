@@ -14,9 +14,9 @@ use storbench_core::{
     Caps, Completion, Engine, EngineError, EngineInfo, EngineSetup, ErrorKind, FileId, FileSpec,
     IoKind, IoUnit, Queued,
 };
-use storbench_job::target::Target;
 use storbench_iscsi::{Capacity, Config, Dir, Error, Outcome, Session, Url, scsi};
 use storbench_job::JobSpec;
+use storbench_job::target::Target;
 
 mod prepare;
 pub use prepare::secrets;
@@ -340,7 +340,7 @@ impl Engine for IscsiEngine {
         }
         let capacity = session.read_capacity().map_err(to_engine)?;
         session.fua = spec.open.sync;
-        let round_trip = crate::round_trip::measure(|| session.test_unit_ready().is_ok());
+        let round_trip = crate::round_trip::measure(|| session.nop().is_ok());
         self.lun = Some(Lun {
             session,
             url,

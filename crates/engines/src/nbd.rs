@@ -31,6 +31,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
         client: None,
         fua: false,
         closed_info: None,
+        round_trip: None,
     }))
 }
 
@@ -56,7 +57,13 @@ pub struct NbdEngine {
     fua: bool,
     /// What [`Engine::info`] said just before the export was closed.
     closed_info: Option<EngineInfo>,
+    /// NBD has no no-op: the least of a few small reads of the export's first block, which
+    /// the first of them leaves in the server's cache.
+    round_trip: Option<Duration>,
 }
+
+/// The small read the round trip is timed by.
+const PROBE_BYTES: usize = 4096;
 
 impl NbdEngine {
     fn client(&mut self, file: FileId) -> Result<&mut Client, EngineError> {
@@ -119,6 +126,14 @@ impl Engine for NbdEngine {
             return Err(EngineError::unsupported(format!(
                 "{url}: sync=1 needs FUA, which this server does not offer"
             )));
+        }
+        if client.export().size >= PROBE_BYTES as u64 {
+            let mut block = [0u8; PROBE_BYTES];
+            self.round_trip = crate::round_trip::measure(|| {
+                client
+                    .call(Cmd::Read, 0, &mut block, false)
+                    .is_ok_and(|r| r >= 0)
+            });
         }
         self.client = Some(client);
         Ok(0)
@@ -244,6 +259,7 @@ impl Engine for NbdEngine {
             details: details
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
+                .chain(self.round_trip.map(crate::round_trip::detail))
                 .collect(),
             notes: Vec::new(),
             interface,

@@ -1,5 +1,7 @@
 //! The network round trip of a remote target, timed when a job opens it (before the run):
-//! the least of a few calls that do no work (an NFS NULL call, an iSCSI TEST UNIT READY).
+//! the least of a few calls that do no work (an NFS NULL call, an SMB ECHO, an iSCSI
+//! NOP-Out; NBD, which has no such call, a small read of a block the first read left in
+//! the server's cache).
 //! The latency verdict sets it against the IOs' own latency.
 
 use std::time::{Duration, Instant};

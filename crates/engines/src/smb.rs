@@ -91,6 +91,8 @@ pub struct SmbEngine {
     /// The path inside the share of the last name-relative call (reused: no allocation
     /// per file).
     name_rel: String,
+    /// The least of a few ECHOs, timed at the first login.
+    round_trip: Option<std::time::Duration>,
 }
 
 impl SmbEngine {
@@ -125,6 +127,7 @@ impl SmbEngine {
         cfg.conn.abort = storbench_core::stop::requested;
         let mut session = Session::login(cfg, url.reconnect).map_err(to_engine)?;
         session.set_slots(self.slots);
+        self.round_trip = crate::round_trip::measure(|| session.call(|c| c.echo()).is_ok());
         self.session = Some(session);
         self.cpu_at_connect = storbench_core::cpu::Usage::thread();
         let rel = url.path.clone();

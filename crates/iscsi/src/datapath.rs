@@ -153,21 +153,47 @@ impl Session {
                 Err(self.wire.timeout("NOP-Out ping", t.nop_timeout))
             }
             None if now.duration_since(self.wire.last_rx) > t.nop_interval => {
-                let itt = self.session_itt();
-                let mut bhs = Bhs::default();
-                pdu::nop_out(
-                    &mut bhs,
-                    itt,
-                    RESERVED_TAG,
-                    self.cmd_sn,
-                    self.exp_stat_sn,
-                    0,
-                );
-                self.wire.queue_copy(&bhs, &[]);
-                self.ping = Some((itt, now));
+                self.send_ping(now);
                 Ok(())
             }
             _ => Ok(()),
+        }
+    }
+
+    /// Queues a NOP-Out ping of ours (a fresh ITT, immediate): the target answers with a
+    /// NOP-In of the same ITT, which clears `ping`.
+    fn send_ping(&mut self, now: Instant) {
+        let itt = self.session_itt();
+        let mut bhs = Bhs::default();
+        pdu::nop_out(
+            &mut bhs,
+            itt,
+            RESERVED_TAG,
+            self.cmd_sn,
+            self.exp_stat_sn,
+            0,
+        );
+        self.wire.queue_copy(&bhs, &[]);
+        self.ping = Some((itt, now));
+    }
+
+    /// A NOP-Out ping, waited for: iSCSI's no-op, which the target answers without a SCSI
+    /// task (the round trip is timed by it). Tasks in flight go on meanwhile.
+    pub fn nop(&mut self) -> Result<()> {
+        let since = Instant::now();
+        if self.ping.is_none() {
+            self.send_ping(since);
+        }
+        loop {
+            self.wire.flush()?;
+            self.pump()?;
+            if self.ping.is_none() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            self.check_liveness(now, since)?;
+            let wake = self.next_wakeup(now, since);
+            self.wait_input(wake)?;
         }
     }
 

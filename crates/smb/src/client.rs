@@ -399,6 +399,13 @@ impl Client {
         self.check(h.status, "CLOSE", "file")
     }
 
+    /// An ECHO: the protocol's no-op, which the server answers without touching a file
+    /// (what the round trip is timed by).
+    pub fn echo(&mut self) -> Result<()> {
+        let h = self.conn.call(Command::Echo, &proto::echo_body(), false)?;
+        self.check(h.status, "ECHO", "server")
+    }
+
     pub fn flush(&mut self, id: FileId) -> Result<()> {
         let h = self
             .conn

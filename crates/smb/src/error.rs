@@ -83,6 +83,7 @@ impl NtStatus {
             0xC000_0034 | 0xC000_003A | 0xC000_0056 => libc::ENOENT,
             0xC000_0035 => libc::EEXIST,
             0xC000_0022 => libc::EACCES,
+            0xC000_00A2 => libc::EROFS,
             0xC000_007F => libc::ENOSPC,
             0xC000_0101 => libc::ENOTEMPTY,
             0xC000_00BA => libc::EISDIR,
@@ -99,6 +100,7 @@ impl NtStatus {
         Some(match self.0 {
             0xC000_006D => "bad user name or password",
             0xC000_0022 => "access denied",
+            0xC000_00A2 => "the share is read-only",
             0xC000_00CC => "share not found",
             0xC000_0034 | 0xC000_003A => "no such file or directory",
             0xC000_0035 => "file exists",

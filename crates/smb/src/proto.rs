@@ -383,6 +383,11 @@ pub fn flush_body(id: FileId) -> Vec<u8> {
     close_body(id) // same layout: size 24, reserved, file id
 }
 
+/// An ECHO request (and its reply): StructureSize 4, two reserved bytes.
+pub fn echo_body() -> [u8; 4] {
+    [4, 0, 0, 0]
+}
+
 /// The fixed part of a READ request (49 bytes with its one-byte buffer).
 pub const READ_BODY_LEN: usize = 49;
 /// The fixed part of a WRITE request before the data.

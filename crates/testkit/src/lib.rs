@@ -1,6 +1,7 @@
 //! storbench-testkit
 
 pub mod alloc;
+pub mod cgroup;
 pub mod fuzz;
 pub mod ganesha;
 pub mod nbdkit;

@@ -9,6 +9,8 @@
 //!   running the tests, as Samba needs one);
 //! - `guest`: read-write for guests (any name, no password);
 //! - `private`: nobody may use it (for "access denied" tests);
+//! - `readonly`: guests may read (`read only = yes`); a test puts files in its directory
+//!   ([`Smbd::share_dir`]) beforehand;
 //! - `sealed`, with [`SmbdOptions::sealed_share`]: as `share`, with `smb encrypt = required`
 //!   on the share alone (the session is not asked to encrypt; the share flags say so).
 //!
@@ -27,6 +29,7 @@ use std::time::{Duration, Instant};
 pub const SHARE: &str = "share";
 pub const GUEST_SHARE: &str = "guest";
 pub const PRIVATE_SHARE: &str = "private";
+pub const READ_ONLY_SHARE: &str = "readonly";
 /// Served with [`SmbdOptions::sealed_share`].
 pub const SEALED_SHARE: &str = "sealed";
 
@@ -89,8 +92,8 @@ impl Smbd {
             .tempdir()
             .map_err(|e| format!("temp dir: {e}"))?;
         for sub in [
-            "share", "guest", "private", "sealed", "priv", "lock", "state", "cache", "pid", "log",
-            "ncalrpc",
+            "share", "guest", "private", "readonly", "sealed", "priv", "lock", "state", "cache",
+            "pid", "log", "ncalrpc",
         ] {
             fs::create_dir(dir.path().join(sub)).map_err(|e| format!("create {sub} dir: {e}"))?;
         }
@@ -230,12 +233,15 @@ impl Smbd {
         conf += &format!(
             "[{SHARE}]\npath = {}\nread only = no\nguest ok = no\nvalid users = {}\n\
              [{GUEST_SHARE}]\npath = {}\nread only = no\nguest ok = yes\nforce user = {}\n\
-             [{PRIVATE_SHARE}]\npath = {}\nread only = no\nvalid users = nobody-at-all\n",
+             [{PRIVATE_SHARE}]\npath = {}\nread only = no\nvalid users = nobody-at-all\n\
+             [{READ_ONLY_SHARE}]\npath = {}\nread only = yes\nguest ok = yes\nforce user = {}\n",
             p("share"),
             self.user,
             p("guest"),
             self.user,
             p("private"),
+            p("readonly"),
+            self.user,
         );
         if self.opts.sealed_share {
             conf += &format!(

@@ -7,13 +7,28 @@
 //! A paced relay ([`CutProxy::start_paced`]) hands the server's bytes to the client a
 //! chunk at a time with a pause between: a slow link on loopback, where a reply is seen
 //! partly arrived (the SMB pipelining tests need that).
+//!
+//! A delaying relay ([`CutProxy::start_delayed`]) holds every byte for a fixed time in each
+//! direction before passing it on, without limiting the rate: a long path on loopback (the
+//! kernel here has no `netem` qdisc), so each request's round trip grows by twice the delay.
 
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How a relayed connection passes bytes on.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// As they come.
+    Copy,
+    /// The server's bytes at most `chunk` at a time, `pause` apart.
+    Paced(usize, Duration),
+    /// Every byte, both ways, held for this long.
+    Delayed(Duration),
+}
 
 /// A relay from `127.0.0.1:port` to a target; stopped (and every relayed connection
 /// closed) on drop.
@@ -37,6 +52,20 @@ impl CutProxy {
         target: SocketAddr,
         pace: Option<(usize, Duration)>,
     ) -> io::Result<CutProxy> {
+        let shape = match pace {
+            Some((chunk, pause)) => Shape::Paced(chunk, pause),
+            None => Shape::Copy,
+        };
+        CutProxy::start_shaped(target, shape)
+    }
+
+    /// As [`CutProxy::start`], each direction's bytes held for `one_way` before they are
+    /// passed on.
+    pub fn start_delayed(target: SocketAddr, one_way: Duration) -> io::Result<CutProxy> {
+        CutProxy::start_shaped(target, Shape::Delayed(one_way))
+    }
+
+    fn start_shaped(target: SocketAddr, shape: Shape) -> io::Result<CutProxy> {
         let port = crate::ports::free_port()?;
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         listener.set_nonblocking(true)?;
@@ -44,7 +73,7 @@ impl CutProxy {
         let stop = Arc::new(AtomicBool::new(false));
         let accepted = Arc::new(AtomicUsize::new(0));
         let (o, s, a) = (open.clone(), stop.clone(), accepted.clone());
-        let thread = std::thread::spawn(move || accept_loop(listener, target, pace, o, s, a));
+        let thread = std::thread::spawn(move || accept_loop(listener, target, shape, o, s, a));
         Ok(CutProxy {
             port,
             open,
@@ -83,7 +112,7 @@ impl Drop for CutProxy {
 fn accept_loop(
     listener: TcpListener,
     target: SocketAddr,
-    pace: Option<(usize, Duration)>,
+    shape: Shape,
     open: Arc<Mutex<Vec<TcpStream>>>,
     stop: Arc<AtomicBool>,
     accepted: Arc<AtomicUsize>,
@@ -110,20 +139,24 @@ fn accept_loop(
             o.push(client.try_clone().expect("clone a relayed socket"));
             o.push(server.try_clone().expect("clone a relayed socket"));
         }
-        pump(client, s2, None);
-        pump(server, c2, pace);
+        let upstream = match shape {
+            Shape::Delayed(_) => shape,
+            Shape::Copy | Shape::Paced(..) => Shape::Copy,
+        };
+        pump(client, s2, upstream);
+        pump(server, c2, shape);
     }
 }
 
-/// Copies `from` into `to` until either closes (`pace`: a chunk at a time, a pause
-/// after each), then closes both.
-fn pump(mut from: TcpStream, mut to: TcpStream, pace: Option<(usize, Duration)>) {
+/// Copies `from` into `to` as `shape` says until either closes, then closes both.
+fn pump(mut from: TcpStream, mut to: TcpStream, shape: Shape) {
     std::thread::spawn(move || {
-        match pace {
-            None => {
+        match shape {
+            Shape::Copy => {
                 let _ = io::copy(&mut from, &mut to);
             }
-            Some((chunk, pause)) => paced_copy(&mut from, &mut to, chunk, pause),
+            Shape::Paced(chunk, pause) => paced_copy(&mut from, &mut to, chunk, pause),
+            Shape::Delayed(by) => delayed_copy(&mut from, &mut to, by),
         }
         let _ = from.shutdown(Shutdown::Both);
         let _ = to.shutdown(Shutdown::Both);
@@ -142,6 +175,68 @@ fn paced_copy(from: &mut TcpStream, to: &mut TcpStream, chunk: usize, pause: Dur
                 }
                 std::thread::sleep(pause);
             }
+        }
+    }
+}
+
+/// Reads as fast as `from` gives and hands each read to a writer thread, which passes it
+/// to `to` once `by` has passed since it arrived: a delay line, not a rate limit.
+fn delayed_copy(from: &mut TcpStream, to: &mut TcpStream, by: Duration) {
+    use std::io::{Read, Write};
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let Ok(mut out) = to.try_clone() else {
+        return;
+    };
+    let writer = std::thread::spawn(move || {
+        for (due, bytes) in rx {
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            if out.write_all(&bytes).is_err() {
+                return;
+            }
+        }
+    });
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if tx.send((Instant::now() + by, buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(tx);
+    let _ = writer.join();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// An echo server behind a relay delaying 30 ms each way: a reply takes at least 60 ms.
+    #[test]
+    fn a_delayed_relay_adds_its_delay_both_ways() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut b = [0u8; 4];
+            while s.read_exact(&mut b).is_ok() && s.write_all(&b).is_ok() {}
+        });
+        let relay = CutProxy::start_delayed(target, Duration::from_millis(30)).unwrap();
+        let mut c = TcpStream::connect(("127.0.0.1", relay.port)).unwrap();
+        c.set_nodelay(true).unwrap();
+        let mut b = [0u8; 4];
+        for _ in 0..3 {
+            let t = Instant::now();
+            c.write_all(b"ping").unwrap();
+            c.read_exact(&mut b).unwrap();
+            let rtt = t.elapsed();
+            assert_eq!(&b, b"ping");
+            assert!(rtt >= Duration::from_millis(60), "{rtt:?}");
+            assert!(rtt < Duration::from_millis(1000), "{rtt:?}");
         }
     }
 }

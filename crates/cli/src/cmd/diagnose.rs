@@ -10,7 +10,9 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use storbench_core::analysis::diagnose::{Context, judge};
 use storbench_core::runner::{RunRequest, run};
-use storbench_job::presets::diagnose::{DiagnoseOptions, MIN_BYTES, cold_bytes, workload};
+use storbench_job::presets::diagnose::{
+    BIG_BS, DiagnoseOptions, HOT_BYTES, MIN_BYTES, cold_bytes, workload,
+};
 use storbench_job::target::Target;
 use storbench_job::units;
 use storbench_model::diagnose::StageKind;
@@ -18,6 +20,7 @@ use storbench_model::result::{RunMode, RunResult};
 use storbench_report::live::status::EtaMode;
 
 use crate::StoreArgs;
+use crate::read_only::{InPlace, read_in_place};
 use crate::session::Session;
 use crate::ui::{CliObserver, LiveStyle, human_bytes};
 
@@ -88,15 +91,17 @@ pub fn run_diagnose(args: DiagnoseArgs, store: &StoreArgs) -> anyhow::Result<Exi
     // battery made is still removed by the runner.
     let mut session = Session::begin(store)?.with_server_stats(args.server_stats.clone());
     let text = args.target.clone().unwrap_or_else(|| ".".into());
-    let plan = plan_target(&text)?;
+    let file_prefix = format!("storbench-diagnose.{}", std::process::id());
+    let plan = plan_target(&text, &file_prefix)?;
     let options = DiagnoseOptions {
         target: plan.typed.clone(),
-        device: plan.device,
+        in_place: plan.device || plan.read_only.is_some(),
+        in_place_bytes: plan.read_only.as_ref().map(|r| r.size),
         local: plan.local,
         direct: plan.direct,
-        writable: !plan.device,
+        writable: !plan.device && plan.read_only.is_none(),
         ioengine: plan.engine.clone(),
-        file_prefix: format!("storbench-diagnose.{}", std::process::id()),
+        file_prefix,
         budget: args.budget,
         max_bytes: args.max_bytes,
     };
@@ -105,10 +110,7 @@ pub fn run_diagnose(args: DiagnoseArgs, store: &StoreArgs) -> anyhow::Result<Exi
             let path = std::path::Path::new(&text).join(format!("{}.{which}", options.file_prefix));
             crate::cmd::quick::refuse_existing(&path)?;
         }
-        crate::cmd::quick::check_free_space(
-            &text,
-            storbench_job::presets::diagnose::HOT_BYTES + cold_bytes(&options),
-        )?;
+        crate::cmd::quick::check_free_space(&text, HOT_BYTES + cold_bytes(&options))?;
     }
     let context = Context {
         skipped: skipped(&plan),
@@ -126,10 +128,13 @@ pub fn run_diagnose(args: DiagnoseArgs, store: &StoreArgs) -> anyhow::Result<Exi
         storbench_report::terminal::escape(&storbench_model::redact::text(&text)),
         human_bytes(args.max_bytes),
         args.budget.as_secs(),
-        if plan.device {
-            "read only (a device or LUN is never written)"
-        } else {
-            "test files removed afterwards"
+        match (&plan.read_only, plan.device) {
+            (Some(r), _) => format!(
+                "read only (the directory refuses new files: {} is read in place)",
+                storbench_report::terminal::escape(&r.name)
+            ),
+            (None, true) => "read only (a device or LUN is never written)".into(),
+            (None, false) => "test files removed afterwards".into(),
         },
     );
     let measure = || {
@@ -162,6 +167,17 @@ fn skipped(plan: &TargetPlan) -> Vec<(StageKind, String)> {
             "a device or LUN is never written by diagnose".to_string(),
         ));
     }
+    if let Some(r) = &plan.read_only {
+        out.push((
+            StageKind::PathWrite,
+            format!(
+                "the directory refuses new files ({}); the read stages read {} ({} MiB) in place",
+                r.refusal,
+                r.name,
+                r.size >> 20
+            ),
+        ));
+    }
     out
 }
 
@@ -173,18 +189,27 @@ struct TargetPlan {
     engine: String,
     /// The storage stage can use O_DIRECT.
     direct: bool,
+    /// A directory that refuses new files, and the file on it read in place.
+    read_only: Option<InPlace>,
 }
 
-fn plan_target(text: &str) -> anyhow::Result<TargetPlan> {
+fn plan_target(text: &str, file_prefix: &str) -> anyhow::Result<TargetPlan> {
     let typed = Target::parse(text).map_err(anyhow::Error::msg)?;
     if let Some(engine) = typed.engine() {
+        let device = typed.caps().device_like;
         crate::running::prepare_target(&typed, true)?;
+        let probe = format!("{file_prefix}.probe");
+        let read_only = match device {
+            true => None,
+            false => read_in_place(&typed, &probe, HOT_BYTES + BIG_BS)?,
+        };
         return Ok(TargetPlan {
-            device: typed.caps().device_like,
-            typed,
+            device,
+            typed: read_only.as_ref().map_or(typed, |r| r.file.clone()),
             local: false,
             engine: engine.name.into(),
             direct: true,
+            read_only,
         });
     }
     let meta = std::fs::metadata(text).with_context(|| format!("target {text}"))?;
@@ -199,5 +224,6 @@ fn plan_target(text: &str) -> anyhow::Result<TargetPlan> {
         local: true,
         engine: crate::cmd::quick::default_local_engine(),
         direct,
+        read_only: None,
     })
 }

@@ -6,6 +6,7 @@
 use storbench_job::presets::diagnose as preset;
 
 use super::path::{self, LinkCeiling, SteadyRate};
+use super::server_quota::{self, quota_use};
 use storbench_model::confidence::Summary;
 use storbench_model::diagnose::{Diagnosis, Limit, LimitStage, Stage, StageKind, StageUnit};
 use storbench_model::result::{JobResult, NicUsage, RunResult};
@@ -14,6 +15,8 @@ use storbench_model::result::{JobResult, NicUsage, RunResult};
 const PLATEAU: f64 = 0.95;
 /// The ladder still rises when its last step beats the one before by more than this.
 const RISING: f64 = 1.10;
+/// A round trip at least this share of a QD1 read's time: the ladder's rise is latency.
+const ROUND_TRIP_SHARE: f64 = 0.25;
 /// Cold reads this much slower than the path's ceiling: the storage bounds them.
 const STORAGE_SLOWER: f64 = 0.80;
 /// A CPU this busy (its time running plus waiting to run) is saturated.
@@ -21,8 +24,6 @@ const SATURATED: f64 = 90.0;
 /// A client thread waiting for a CPU this share of its time (or more) is held back by it
 /// (the shared-CPU rule's threshold).
 const CPU_WAIT: f64 = 50.0;
-/// A server whose CPU quota held it back this share of the time (or more) is at its ceiling.
-const THROTTLED: f64 = 50.0;
 /// The per-second scatter a steady rate may have (the path rule's).
 const STEADY_CV: f64 = 0.05;
 /// Timeline intervals at least this long count (a stage capped by its bytes ends within
@@ -76,7 +77,8 @@ struct Facts<'r> {
     steps: Vec<(u32, &'r JobResult)>,
     write: Option<&'r JobResult>,
     cold: Option<&'r JobResult>,
-    /// The no-op round trip the engine timed (NFS NULL, iSCSI TEST UNIT READY), ns.
+    /// The no-op round trip the engine timed (NFS NULL, SMB ECHO, iSCSI NOP-Out; NBD a
+    /// small cached read), ns.
     noop_ns: Option<f64>,
     /// This client's NIC the network jobs used, and its speed.
     nic: Option<(&'r NicUsage, u64)>,
@@ -147,6 +149,16 @@ impl<'r> Facts<'r> {
         }
     }
 
+    /// The round trip is a large share of what one read of the ladder's first step took at
+    /// QD1: the wait a deeper queue hides is the network's, not the server's or its disks'.
+    fn round_trip_bound(&self) -> bool {
+        let (Some(rtt), Some((_, q1))) = (self.round_trip_ns(), self.steps.first()) else {
+            return false;
+        };
+        let r = rate(q1);
+        r > 0.0 && rtt >= preset::BIG_BS as f64 / r * 1e9 * ROUND_TRIP_SHARE
+    }
+
     /// A standard link slower than this client's NIC whose ceiling the plateau meets.
     fn path_link(&self) -> Option<LinkCeiling> {
         let (_, speed) = self.nic?;
@@ -200,29 +212,11 @@ impl<'r> Facts<'r> {
             .filter(|s| s.duration_ms > 0);
         let agent = self.agent_cpu();
         if let Some(s) = host {
-            let throttled = s.throttled_percent();
-            let (busy, of) = match s.quota_percent() {
-                Some(q) if q > 0.0 => {
-                    let share = s.percent() / q * 100.0;
-                    // Throttled in most of its periods: at its ceiling, whatever
-                    // the accounting's rounding says of the share.
-                    let held = throttled.is_some_and(|t| t >= THROTTLED);
-                    let share = if held { share.max(SATURATED) } else { share };
-                    (share, "its cgroup's CPU quota")
-                }
-                _ => (s.percent(), "one CPU"),
+            let (busy, of) = match quota_use(s) {
+                Some(q) => (q.share, "its cgroup's CPU quota"),
+                None => (s.percent(), "one CPU"),
             };
-            let mut text = format!(
-                "{} on this host: {} of one CPU",
-                s.process,
-                percent(s.percent())
-            );
-            if let Some(q) = s.quota_percent() {
-                text.push_str(&format!(", its cgroup's quota {}", percent(q)));
-            }
-            if let Some(t) = throttled {
-                text.push_str(&format!(", throttled in {t:.0}% of its periods"));
-            }
+            let mut text = format!("{} on this host: {}", s.process, server_quota::figures(s));
             if let Some((a, n)) = agent {
                 text.push_str(&format!(
                     "; its agent: the server's CPUs {a:.0}% busy ({n})"
@@ -498,6 +492,14 @@ impl<'r> Facts<'r> {
             };
         };
         let rate = rate(best);
+        // Cold reads well below the reads from memory, served by a disk: the storage's
+        // ceiling is the lower one, whatever bounded the reads from memory.
+        if let Some(cold) = self.cold.map(self::rate)
+            && cold < rate * STORAGE_SLOWER
+            && self.cold_reached_storage()
+        {
+            return self.storage_limit(rate, cold);
+        }
         if let Some(cpu) = self.server_cpu().filter(|c| c.busy >= SATURATED) {
             return self.server_limit(rate, &cpu);
         }
@@ -532,14 +534,8 @@ impl<'r> Facts<'r> {
         {
             return self.client_limit(rate, cpu, wait);
         }
-        if let Some(cold) = self.cold.map(self::rate)
-            && cold < rate * STORAGE_SLOWER
-            && self.cold_reached_storage()
-        {
-            return self.storage_limit(rate, cold);
-        }
         // Locally the path's reads are memory copies, whose rate says nothing of latency.
-        if !self.local && self.still_rising() {
+        if !self.local && self.still_rising() && self.round_trip_bound() {
             return self.latency_limit(rate);
         }
         self.no_limit(rate)
@@ -707,15 +703,6 @@ impl Direct for JobResult {
     /// Whether the job asked for O_DIRECT (its options as given).
     fn settings_direct(&self) -> bool {
         self.options.iter().any(|(k, v)| k == "direct" && v == "1")
-    }
-}
-
-/// "3.2%", "41%": a small share keeps a decimal.
-fn percent(p: f64) -> String {
-    if p < 10.0 {
-        format!("{p:.1}%")
-    } else {
-        format!("{p:.0}%")
     }
 }
 

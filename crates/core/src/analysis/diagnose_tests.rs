@@ -74,8 +74,19 @@ fn the_clients_own_full_nic_is_its_own_link() {
 
 #[test]
 fn a_rate_still_rising_with_depth_is_latency_over_the_network_only() {
-    let run = battery([30.0, 60.0, 110.0], 110.0, 10_000);
-    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::Latency);
+    let mut run = battery([30.0, 60.0, 110.0], 110.0, 10_000);
+    // Without a round trip to account for the wait, latency is not guessed.
+    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::None);
+    // A 20 µs round trip is no part of the 35 ms a 1 MiB read took at QD1: not latency.
+    let rtt = |text: &str| ("round trip".to_string(), text.to_string());
+    run.groups[0].jobs[0].engine_details.push(rtt("20 µs"));
+    assert_eq!(judge(&run, &network()).limit.stage, LimitStage::None);
+    // A 30 ms one is most of it.
+    run.groups[0].jobs[0].engine_details.pop();
+    run.groups[0].jobs[0].engine_details.push(rtt("30.00 ms"));
+    let d = judge(&run, &network());
+    assert_eq!(d.limit.stage, LimitStage::Latency, "{}", d.limit.message);
+    assert!(d.limit.message.contains("with a round trip of 30.00 ms"));
     let local = Context {
         local: true,
         ..Context::default()
@@ -110,6 +121,11 @@ fn slow_cold_reads_are_the_storage_only_when_a_disk_served_them() {
         util: 99.0,
         ..DiskUtil::default()
     }];
+    let d = judge(&run, &local);
+    assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
+    // Whatever bounded the reads from memory (here a server at its CPU quota), the cold
+    // reads' lower ceiling is the one named.
+    with_server_quota(&mut run, 3, 3, 92);
     let d = judge(&run, &local);
     assert_eq!(d.limit.stage, LimitStage::Storage, "{}", d.limit.message);
     // Over the network with no agent to show the server's disks: not named, but said.

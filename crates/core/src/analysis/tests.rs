@@ -336,6 +336,30 @@ fn a_quiet_server_or_none_measured_gives_no_note() {
     );
 }
 
+/// A server held by its cgroup's CPU quota is named with the share of the quota it used,
+/// though no CPU of the machine was busy; the same server far from its quota is not.
+#[test]
+fn a_server_at_its_cgroup_cpu_quota_is_the_limit() {
+    // 2.9% of one CPU under a 3% quota.
+    let mut j = loopback_job("j", 58, 100);
+    j.server_cpu[0].quota_basis_points = Some(300);
+    j.server_cpu[0].throttled_periods = Some([20, 17]);
+    let mut run = on_cpus(j.clone(), 2);
+    annotate(&mut run);
+    assert_eq!(
+        server_notes(&run),
+        [
+            "j: tgtd on this host used 97% of its cgroup's CPU quota (2.9% of one CPU, its cgroup's quota 3.0%, throttled in 85% of its periods): the server's CPU share is the limit, not the storage"
+        ]
+    );
+    // 2.9% under a 10% quota, rarely throttled: no limit of its own.
+    j.server_cpu[0].quota_basis_points = Some(1000);
+    j.server_cpu[0].throttled_periods = Some([20, 1]);
+    let mut run = on_cpus(j, 2);
+    annotate(&mut run);
+    assert!(server_notes(&run).is_empty(), "{:?}", run.notes);
+}
+
 /// ganesha spreads its work over many threads; 97% of one CPU in all, on a
 /// machine with CPUs to spare, is no limit when no thread of it came near a full CPU.
 #[test]

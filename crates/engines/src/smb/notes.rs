@@ -55,6 +55,7 @@ impl SmbEngine {
         details.push(("files_reopened".into(), reopened.to_string()));
         details.push(("max_in_flight".into(), q.peak_in_flight.to_string()));
         details.push(("mean_in_flight".into(), format!("{mean:.1}")));
+        details.extend(self.round_trip.map(crate::round_trip::detail));
         if let Some(note) = starvation(q.credit_waits, mean, self.depth, c.credits_granted()) {
             notes.push(note);
         }

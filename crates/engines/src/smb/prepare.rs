@@ -22,9 +22,8 @@ pub(super) fn check(target: &Target, directory: bool, ask: &dyn Ask) -> Result<(
     let url = &typed.url;
     password(url, ask)?;
     if directory {
-        let smb = |e: storbench_smb::SmbError| {
-            EngineError::new(ErrorKind::Refused, format!("smb: {e}"))
-        };
+        let smb =
+            |e: storbench_smb::SmbError| EngineError::new(ErrorKind::Refused, format!("smb: {e}"));
         let cfg = storbench_smb::ClientConfig::from_url(url, password_from_env())
             .map_err(|e| EngineError::new(ErrorKind::Refused, e.to_string()))?;
         let mut c = storbench_smb::Client::connect(&cfg).map_err(smb)?;

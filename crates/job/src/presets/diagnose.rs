@@ -5,7 +5,8 @@
 //!
 //! Two regions: a small "hot" one the server holds in its memory after a warming read (the
 //! path's ceiling: network, protocol and server processing without the disks), and a "cold"
-//! one read once (the storage's ceiling; O_DIRECT locally). A device or LUN is only read.
+//! one read once (the storage's ceiling; O_DIRECT locally). A device, a LUN or a file on a
+//! directory that refuses new files is only read, in place.
 
 use std::time::Duration;
 
@@ -37,10 +38,12 @@ const COLD_QD: u32 = 8;
 /// What the user chose and what the target allows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiagnoseOptions {
-    /// The directory the test files go in, or the device or LUN read in place.
+    /// The directory the test files go in, or the device, LUN or file read in place.
     pub target: Target,
-    /// A device or LUN: read only, the regions at its start.
-    pub device: bool,
+    /// A device, a LUN or a file on a read-only share: read only, the regions at its start.
+    pub in_place: bool,
+    /// The size of what is read in place, when known: the cold region ends within it.
+    pub in_place_bytes: Option<u64>,
     /// A local directory or device: the hot region is read through the page cache.
     pub local: bool,
     /// The storage stage reads with O_DIRECT (false where the file system refuses it).
@@ -70,7 +73,10 @@ pub fn stage_runtime(o: &DiagnoseOptions) -> Duration {
 
 /// The cold region: one read of it is the storage stage's share of the bytes.
 pub fn cold_bytes(o: &DiagnoseOptions) -> u64 {
-    round_down(share(o, 14), BIG_BS).max(BIG_BS)
+    let room = o
+        .in_place_bytes
+        .map_or(u64::MAX, |n| n.saturating_sub(HOT_BYTES));
+    round_down(share(o, 14).min(room), BIG_BS).max(BIG_BS)
 }
 
 /// `percent` of the bytes left after the hot region's lay-out and warming.
@@ -127,7 +133,7 @@ pub fn workload(o: &DiagnoseOptions) -> Workload {
     j.direct = o.direct;
     j.invalidate = true;
     j.size = Some(SizeSpec::Bytes(cold));
-    if o.device {
+    if o.in_place {
         j.offset = SizeSpec::Bytes(HOT_BYTES);
     }
     // One pass: a second would be served from the cache the first filled.
@@ -197,9 +203,9 @@ fn job(o: &DiagnoseOptions, name: &str, file: &Target, kind: RwKind, bs: u64, qd
     j
 }
 
-/// PREFIX.`which` in the target directory, or the device itself.
+/// PREFIX.`which` in the target directory, or what is read in place.
 fn file(o: &DiagnoseOptions, which: &str) -> Target {
-    if o.device {
+    if o.in_place {
         return o.target.clone();
     }
     let name = format!("{}.{which}", o.file_prefix);
@@ -215,7 +221,8 @@ mod tests {
     fn opts(writable: bool) -> DiagnoseOptions {
         DiagnoseOptions {
             target: Target::Path("/tmp".into()),
-            device: false,
+            in_place: false,
+            in_place_bytes: None,
             local: true,
             direct: true,
             writable,
@@ -253,7 +260,7 @@ mod tests {
     #[test]
     fn a_device_is_read_in_place_and_never_written() {
         let mut o = opts(false);
-        o.device = true;
+        o.in_place = true;
         o.target = Target::Path("/dev/loop9".into());
         let w = workload(&o);
         assert!(
@@ -265,5 +272,8 @@ mod tests {
         let cold = w.jobs.last().unwrap();
         assert_eq!(cold.offset, SizeSpec::Bytes(HOT_BYTES));
         assert_eq!(cold.name, COLD);
+        // A file of known size read in place: the cold region ends within it.
+        o.in_place_bytes = Some(HOT_BYTES + 5 * BIG_BS + 10);
+        assert_eq!(cold_bytes(&o), 5 * BIG_BS);
     }
 }

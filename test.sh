@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(fio bonnie++ tgt libiscsi-bin nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils nbdkit samba smbclient
           iproute2 e2fsprogs xfsprogs btrfs-progs util-linux python3-six python3-venv chromium
-          groff-base tmux openmpi-bin libopenmpi-dev libclang-dev clang snmpd strace python3-pandas
+          groff-base tmux zsh fish openmpi-bin libopenmpi-dev libclang-dev clang snmpd strace python3-pandas
           slurmd slurmctld slurm-client munge)
 
 missing=()

@@ -1,10 +1,12 @@
 //! What `storbench completions` offers beyond clap's definition: the values of options that
 //! are parsed by storbench's own tables (formats from the reporter registry, profiles,
-//! quick's engines from the catalogue, the live-progress modes), and for bash the labels
-//! of the results database, which the script asks `storbench completions --labels` for as
-//! it completes.
+//! quick's engines from the catalogue, the live-progress modes), and the labels of the
+//! results database where a run is named, which each shell's script asks
+//! `storbench completions --labels` for as it completes (bash through a wrapper of clap's
+//! function, zsh and fish through a marker value clap writes where the labels go).
 
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap_complete::Shell;
 use storbench_job::catalogue;
 use storbench_model::profile::Profile;
 use storbench_model::result::RunMode;
@@ -70,10 +72,114 @@ pub fn with_values(cmd: clap::Command) -> clap::Command {
     })
 }
 
+/// The one value clap's zsh and fish scripts offer where a run is named, replaced in the
+/// script by the shell's call of [`ZSH_LABELS`] or [`FISH_LABELS`].
+const LABELS_MARKER: &str = "__storbench_labels__";
+
+/// Where a run is named: each subcommand's run arguments and options naming a run.
+const NAMES_A_RUN: [(&str, &[&str]); 5] = [
+    ("show", &["run"]),
+    ("compare", &["runs", "baseline"]),
+    ("report", &["runs", "baseline"]),
+    ("export", &["runs"]),
+    ("history", &["label"]),
+];
+
+/// `cmd` with the labels marker as the one value of every argument that names a run, for
+/// the zsh and fish scripts. The hidden `--label` before a subcommand gets it too: zsh's
+/// outer `_arguments` claims a `--label` anywhere on the line (`history --label`).
+fn with_label_marker(cmd: clap::Command) -> clap::Command {
+    let mut cmd = cmd.mut_arg("label", |a| a.value_parser(values([LABELS_MARKER])));
+    for (sub, args) in NAMES_A_RUN {
+        cmd = cmd.mut_subcommand(sub, |mut s| {
+            for arg in args {
+                s = s.mut_arg(*arg, |a| a.value_parser(values([LABELS_MARKER])));
+            }
+            s
+        });
+    }
+    cmd
+}
+
+/// The completion script of `shell` for `cmd` (storbench's definition with its values),
+/// completing stored labels where a run is named in bash, zsh and fish.
+pub fn script(shell: Shell, cmd: clap::Command) -> String {
+    let mut cmd = with_values(cmd);
+    if matches!(shell, Shell::Zsh | Shell::Fish) {
+        cmd = with_label_marker(cmd);
+    }
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "storbench", &mut out);
+    let script = String::from_utf8_lossy(&out).into_owned();
+    match shell {
+        Shell::Bash => script + BASH_LABELS,
+        Shell::Zsh => {
+            let call = script.replace(&format!("({LABELS_MARKER})"), "_storbench_labels");
+            // Defined before clap's last lines, which run `_storbench` when autoloaded.
+            match call.rfind("\nif [ \"$funcstack[1]\" = \"_storbench\" ]") {
+                Some(at) => format!("{}{ZSH_LABELS}{}", &call[..at], &call[at..]),
+                None => call + ZSH_LABELS,
+            }
+        }
+        Shell::Fish => {
+            let mut s = script.replace(
+                &format!("\"{LABELS_MARKER}\\t''\""),
+                "\"(__storbench_labels)\"",
+            );
+            s.push_str(FISH_LABELS);
+            for (sub, args) in NAMES_A_RUN {
+                if args.contains(&"run") || args.contains(&"runs") {
+                    s.push_str(&format!(
+                        "complete -c storbench -n \"__fish_storbench_using_subcommand {sub}\" -f -a \"(__storbench_labels)\"\n"
+                    ));
+                }
+            }
+            s
+        }
+        _ => script,
+    }
+}
+
+/// zsh: the labels of the database the command line names (`--db`, else `STORBENCH_DB` or
+/// the default), read from the whole line, which `_arguments` narrows `words` below.
+const ZSH_LABELS: &str = r#"
+_storbench_labels() {
+    local -a all db labels
+    local i
+    all=(${(z)LBUFFER})
+    for ((i = 2; i <= $#all; i++)); do
+        case $all[i] in
+            --db) (( i < $#all )) && db=(--db ${(Q)all[i+1]}) ;;
+            --db=*) db=(${(Q)all[i]}) ;;
+        esac
+    done
+    labels=(${(f)"$(storbench $db completions --labels 2>/dev/null)"})
+    compadd -a labels
+}
+"#;
+
+/// fish: the same, from the tokens before the cursor; the script adds it to the options
+/// that name a run and to the run arguments of `show`, `compare`, `report` and `export`.
+const FISH_LABELS: &str = r#"
+function __storbench_labels
+    set -l words (commandline -opc)
+    set -l db
+    for i in (seq 2 (count $words))
+        switch $words[$i]
+            case --db
+                test $i -lt (count $words); and set db --db $words[(math $i + 1)]
+            case '--db=*'
+                set db $words[$i]
+        end
+    end
+    storbench $db completions --labels 2>/dev/null
+end
+"#;
+
 /// Appended to clap's bash script: where a run is named (`show`, `compare`, `report`,
 /// `export`, `--baseline`, `history --label`), the labels of the database the command line
 /// names (`--db`, else `STORBENCH_DB` or the default); clap's completion everywhere else.
-pub const BASH_LABELS: &str = r#"
+const BASH_LABELS: &str = r#"
 _storbench_with_labels() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local sub="" i db=()

@@ -119,7 +119,7 @@ fn man_pages_have_examples_and_fios_options() {
     let quick = render(&dir.path().join("storbench-quick.1"));
     assert!(quick.contains("EXAMPLES"), "{quick}");
     assert!(
-        quick.contains("storbench quick --size 4g --runtime 10s /mnt/pool --label hdd-pool"),
+        quick.contains("storbench quick --size 512m --runtime 2s /mnt/pool --label hdd-pool"),
         "{quick}"
     );
     assert!(!quick.contains("storbench bonnie -d"), "{quick}");
@@ -311,5 +311,163 @@ fn measuring_help_names_every_target_kind() {
                 r.stdout
             );
         }
+    }
+}
+
+/// A database with runs labelled `pool-hdd`, `pool-ssd` and `other` (null-engine runs), and
+/// `PATH` with the storbench under test first, as the completion scripts call it.
+fn labelled_db(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    let db = dir.join("runs.db");
+    for label in ["pool-hdd", "pool-ssd", "other"] {
+        let saved = Run::of(
+            storbench()
+                .env("STORBENCH_DB", &db)
+                .current_dir(dir)
+                .args(["fio", "--ioengine=null", "--name=x", "--size=1m"])
+                .arg(format!("--label={label}")),
+        );
+        assert_eq!(saved.code, Some(0), "{}", saved.stderr);
+    }
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_storbench"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (db, path)
+}
+
+/// What zsh offers for `line` when TAB is typed after it: an interactive zsh under zpty,
+/// with compinit loading the generated `_storbench` and `compadd` recording each candidate
+/// it is given into a file.
+fn zsh_complete(script: &std::path::Path, line: &str, path: &str) -> Vec<String> {
+    let dir = script.parent().unwrap();
+    let fpath = dir.join("fpath");
+    std::fs::create_dir_all(&fpath).unwrap();
+    std::fs::copy(script, fpath.join("_storbench")).unwrap();
+    let capture = dir.join("capture");
+    let _ = std::fs::remove_file(&capture);
+    let init = dir.join("init.zsh");
+    std::fs::write(
+        &init,
+        format!(
+            "fpath=({fpath} $fpath)\n\
+             autoload -U compinit && compinit -u -D\n\
+             bindkey '^I' complete-word\n\
+             comppostfuncs=(exit)\n\
+             compadd() {{\n\
+                 if [[ ${{@[1,(i)(-|--)]}} == *-(O|A|D)\\ * ]]; then builtin compadd \"$@\"; return $?; fi\n\
+                 local -a hits\n\
+                 builtin compadd -A hits \"$@\"\n\
+                 (( $#hits )) && print -rl -- $hits >> {capture}\n\
+                 builtin compadd \"$@\"\n\
+             }}\n",
+            fpath = fpath.display(),
+            capture = capture.display(),
+        ),
+    )
+    .unwrap();
+    let driver = format!(
+        "zmodload zsh/zpty\n\
+         zpty z zsh -f -i\n\
+         zpty -w z 'source {init}'\n\
+         zpty -w -n z '{line}'$'\\t'\n\
+         while zpty -r z chunk; do :; done\n",
+        init = init.display(),
+    );
+    let out = Command::new("timeout")
+        .args(["30", "zsh", "-f", "-c", &driver])
+        .env("PATH", path)
+        .output()
+        .expect("zsh runs");
+    assert_ne!(out.status.code(), Some(124), "zsh did not finish: {line}");
+    let mut offered: Vec<String> = std::fs::read_to_string(&capture)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    offered.sort();
+    offered.dedup();
+    offered
+}
+
+/// What fish offers for `line` (`complete -C`), the generated script sourced first.
+fn fish_complete(script: &std::path::Path, line: &str, path: &str) -> Vec<String> {
+    let out = Command::new("fish")
+        .args(["--no-config", "-c"])
+        .arg(format!("source {}; complete -C '{line}'", script.display()))
+        .env("PATH", path)
+        .output()
+        .expect("fish runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut offered: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    offered.sort();
+    offered
+}
+
+/// zsh and fish offer the stored labels where a run is named, as bash does, and the
+/// values of options elsewhere; without a database they offer no label and no error.
+#[test]
+fn zsh_and_fish_complete_stored_labels() {
+    type Complete = fn(&std::path::Path, &str, &str) -> Vec<String>;
+    let shells: [(&str, Complete); 2] = [("zsh", zsh_complete), ("fish", fish_complete)];
+    for (shell, _) in &shells {
+        storbench_testkit::require!(
+            common::system::have_tool(shell),
+            format!("{shell} not installed (Debian package {shell})")
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (db, path) = labelled_db(dir.path());
+    let db = db.display();
+    for (shell, complete) in shells {
+        let r = run(&["completions", shell]);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let shell_dir = dir.path().join(shell);
+        std::fs::create_dir(&shell_dir).unwrap();
+        let script = shell_dir.join(format!("storbench.{shell}"));
+        std::fs::write(&script, &r.stdout).unwrap();
+        let offered = |line: &str| complete(&script, line, &path);
+        assert_eq!(
+            offered(&format!("storbench --db {db} compare pool-")),
+            ["pool-hdd", "pool-ssd"],
+            "{shell}"
+        );
+        assert_eq!(
+            offered(&format!("storbench --db {db} show ot")),
+            ["other"],
+            "{shell}"
+        );
+        assert_eq!(
+            offered(&format!("storbench --db {db} export pool-s")),
+            ["pool-ssd"],
+            "{shell}"
+        );
+        assert_eq!(
+            offered(&format!("storbench --db {db} report --baseline oth")),
+            ["other"],
+            "{shell}"
+        );
+        assert_eq!(
+            offered(&format!("storbench --db {db} history --label pool-h")),
+            ["pool-hdd"],
+            "{shell}"
+        );
+        // An option's value is still its own: formats, not labels.
+        assert_eq!(
+            offered(&format!("storbench --db {db} show --format mark")),
+            ["markdown"],
+            "{shell}"
+        );
+        let none = offered("storbench --db /nonexistent/runs.db show pool-");
+        assert!(none.is_empty(), "{shell}: {none:?}");
     }
 }

@@ -669,3 +669,40 @@ fn a_local_ganeshas_page_cache_is_measured_on_this_machines_disks() {
     assert!(read_pct < 50.0, "{m}");
     assert_eq!(v["validity"], "invalid", "{v:#}");
 }
+
+/// quick's buffered RND4K Q1T1 writes land in the page cache within microseconds: the
+/// write gets the write side's cache reason with its median latency and the figure it is
+/// judged against (the disk's share of the bytes, or its own time per write while it
+/// flushed the dirty pages), whatever else the disk did meanwhile.
+#[test]
+fn quicks_buffered_writes_get_the_write_side_cache_reason() {
+    let dir = disk_dir();
+    let run = Run::of(
+        common::storbench()
+            .current_dir(dir.path())
+            .args(["quick", "--buffered", "--tests", "RND4K-Q1T1"])
+            .args(["--size", "64m", "--runtime", "2s", "--no-save", "--json"])
+            .arg(dir.path()),
+    );
+    let doc = run.json();
+    let tests = doc["tests"].as_array().unwrap();
+    let write = tests
+        .iter()
+        .find(|t| t["direction"] == "write")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    let p50_ns = write["latency_ns"]["p50"].as_f64().unwrap_or(f64::MAX);
+    assert!(p50_ns < 100_000.0, "not at memory speed: {write:#}");
+    let verdict = &write["verdict"];
+    let cache = reasons(verdict, "cache");
+    assert_eq!(cache.len(), 1, "{verdict:#}");
+    let text = message(cache[0]);
+    assert!(
+        text.contains("page cache") && text.contains("absorbed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wrote") || text.contains("(p50)"),
+        "no figure: {text}"
+    );
+    assert_eq!(verdict["validity"], "suspect", "{verdict:#}");
+}

@@ -17,7 +17,7 @@ pub struct CompletionsArgs {
     /// bash, zsh, fish, elvish or powershell.
     #[arg(required_unless_present = "labels")]
     pub shell: Option<Shell>,
-    /// The labels of the stored runs, one a line (the bash script asks for them).
+    /// The labels of the stored runs, one a line (the completion scripts ask for them).
     #[arg(long, hide = true, conflicts_with = "shell")]
     pub labels: bool,
 }
@@ -34,13 +34,7 @@ pub fn run_completions(args: CompletionsArgs, store: &StoreArgs) -> anyhow::Resu
     let Some(shell) = args.shell else {
         return print_labels(store);
     };
-    let mut out = Vec::new();
-    let mut cmd = crate::completion::with_values(Cli::command());
-    clap_complete::generate(shell, &mut cmd, "storbench", &mut out);
-    let mut script = String::from_utf8_lossy(&out).into_owned();
-    if shell == Shell::Bash {
-        script.push_str(crate::completion::BASH_LABELS);
-    }
+    let script = crate::completion::script(shell, Cli::command());
     crate::running::print_out(&script)?;
     Ok(ExitCode::SUCCESS)
 }

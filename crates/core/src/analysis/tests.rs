@@ -41,6 +41,91 @@ fn writes_the_disk_did_not_see_are_a_cache_reason_with_the_share() {
     assert!(!codes(&run).contains(&"verdict.cache"), "{:?}", run.notes);
 }
 
+/// Buffered 4 KiB writes at 9 µs while the disk flushed earlier dirty pages (it wrote more
+/// than half the bytes reported, so the share rule stays quiet) at 2 ms per write: the
+/// write side's cache reason names both figures. At 30% of the disk's time, none.
+#[test]
+fn buffered_writes_far_faster_than_the_disk_name_the_page_cache() {
+    let mut j = job();
+    j.name = "RND4K Q1T1 write".into();
+    j.header.direct = false;
+    j.dirs[1].io_bytes = 64 << 20;
+    for _ in 0..100 {
+        j.dirs[1].lat.record(9_000);
+    }
+    j.disks.push(DiskUtil {
+        name: "vda".into(),
+        write_bytes: 60 << 20,
+        write_ios: 100,
+        write_ticks: 200,
+        leaf: true,
+        ..Default::default()
+    });
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    let v = &run.verdicts[0];
+    assert_eq!(v.validity, Validity::Suspect, "{v:?}");
+    let cache: Vec<&str> = v
+        .reasons
+        .iter()
+        .filter(|r| r.check == "cache")
+        .map(|r| r.message.as_str())
+        .collect();
+    assert_eq!(cache.len(), 1, "{v:?}");
+    for figure in [
+        "writes completed in 9 µs (p50)",
+        "(vda) took 2.00 ms per write",
+        "page cache absorbed",
+    ] {
+        assert!(cache[0].contains(figure), "{figure}: {}", cache[0]);
+    }
+    // Just under the threshold: the median at 30% of the disk's time per write.
+    j.dirs[1].lat = LatStats::default();
+    for _ in 0..100 {
+        j.dirs[1].lat.record(600_000);
+    }
+    let mut run = run_with(j.clone());
+    annotate(&mut run);
+    assert!(
+        run.verdicts[0].reasons.iter().all(|r| r.check != "cache"),
+        "{:?}",
+        run.verdicts
+    );
+    // Direct writes are never blamed on the page cache.
+    j.header.direct = true;
+    j.dirs[1].lat = LatStats::default();
+    j.dirs[1].lat.record(9_000);
+    let mut run = run_with(j);
+    annotate(&mut run);
+    assert!(
+        run.verdicts[0].reasons.iter().all(|r| r.check != "cache"),
+        "{:?}",
+        run.verdicts
+    );
+}
+
+/// With no block device below the target, buffered writes say so with their median.
+#[test]
+fn buffered_writes_without_a_disk_name_the_write_side() {
+    let mut j = job();
+    j.header.direct = false;
+    j.dirs[1].io_bytes = 64 << 20;
+    j.dirs[1].lat.record(9_000);
+    let mut run = run_with(j);
+    annotate(&mut run);
+    let msgs: Vec<&str> = run.verdicts[0]
+        .reasons
+        .iter()
+        .filter(|r| r.check == "cache")
+        .map(|r| r.message.as_str())
+        .collect();
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("write cache unknown: buffered writes completed in 9 µs (p50)")),
+        "{msgs:?}"
+    );
+}
+
 #[test]
 fn busy_device_and_cpu_are_limits() {
     let mut j = job();

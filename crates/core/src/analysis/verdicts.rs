@@ -18,6 +18,9 @@ const CACHE_INVALID: f64 = 0.5;
 /// Fewer bytes than this are not judged on device counters (metadata and read-ahead
 /// would dominate).
 const CACHE_MIN_BYTES: u64 = 1 << 20;
+/// Buffered writes whose median completes in under this share of the disk's own time per
+/// write never waited on the disk.
+const ABSORBED_WRITE: f64 = 0.25;
 /// Sampled reads needed before zeros are judged, and the shares that make them suspect
 /// and invalid.
 const ZERO_MIN_SAMPLES: u64 = 4;
@@ -205,13 +208,44 @@ fn cache(run: &RunResult, entries: &[Cow<'_, JobResult>], job: &JobResult, out: 
                 "{name}: the disk ({names}) wrote {:.0}% of the bytes reported ({} of {}) during the run: {advice}",
                 pct(moved as f64, reported as f64), human(moved), human(reported)
             )));
+        } else if !job.header.direct {
+            out.extend(absorbed_writes(job, &disks, &names));
         }
     }
 }
 
+/// The median write latency of a job (total latency where measured, else completion).
+fn write_p50_ns(job: &JobResult) -> f64 {
+    let d = &job.dirs[1];
+    let lat = if d.lat.samples > 0 || d.clat.samples == 0 {
+        &d.lat
+    } else {
+        &d.clat
+    };
+    lat.percentiles(&[50.0])[0] as f64
+}
+
+/// Buffered writes whose median took a fraction of the disk's own time per write never
+/// waited on the disk: the page cache absorbed them, even when the disk was busy writing
+/// meanwhile (dirty pages of earlier jobs flushed during this one).
+fn absorbed_writes(job: &JobResult, disks: &[&DiskUtil], names: &str) -> Option<Reason> {
+    let p50 = write_p50_ns(job);
+    let ios: u64 = disks.iter().map(|d| d.write_ios).sum();
+    let ticks_ms: u64 = disks.iter().map(|d| d.write_ticks).sum();
+    if p50 <= 0.0 || ios == 0 || ticks_ms == 0 {
+        return None;
+    }
+    let per_write = ticks_ms as f64 * 1e6 / ios as f64;
+    (p50 < per_write * ABSORBED_WRITE).then(|| reason("cache", Validity::Suspect, format!(
+        "{}: buffered writes completed in {} (p50) while the disk ({names}) took {} per write: the page cache absorbed them, so writes ran at memory speed (use --direct=1 or --end_fsync=1)",
+        job.name, micros(p50), micros(per_write)
+    )))
+}
+
 /// A target with no block device below it: on tmpfs the data lives in memory; elsewhere
-/// what reached a disk cannot be measured.
-fn no_disk(run: &RunResult, job: &JobResult) -> Option<Reason> {
+/// what reached a disk cannot be measured, for reads and for buffered writes (with their
+/// median latency).
+fn no_disk(run: &RunResult, job: &JobResult) -> Vec<Reason> {
     let name = &job.name;
     let in_memory = run.environment.as_ref().is_some_and(|env| {
         env.targets.iter().any(|t| {
@@ -220,17 +254,27 @@ fn no_disk(run: &RunResult, job: &JobResult) -> Option<Reason> {
         })
     });
     if in_memory && job.dirs[0].io_bytes + job.dirs[1].io_bytes > 0 {
-        return Some(reason(
+        return vec![reason(
             "cache",
             Validity::Valid,
             format!(
                 "{name}: the target is on tmpfs: the data lives in memory, so the figure is memory's, not a disk's"
             ),
-        ));
+        )];
     }
-    (job.dirs[0].io_bytes > 0).then(|| reason("cache", Validity::Valid, format!(
-        "{name}: cache unknown: no block device was found under the target, so what reached a disk cannot be measured"
-    )))
+    let mut out = Vec::new();
+    if job.dirs[0].io_bytes > 0 {
+        out.push(reason("cache", Validity::Valid, format!(
+            "{name}: cache unknown: no block device was found under the target, so what reached a disk cannot be measured"
+        )));
+    }
+    if job.dirs[1].io_bytes > 0 && !job.header.direct {
+        out.push(reason("cache", Validity::Valid, format!(
+            "{name}: write cache unknown: buffered writes completed in {} (p50) and no block device was found under the target, so whether the page cache absorbed them cannot be measured (use --direct=1 or --end_fsync=1)",
+            micros(write_p50_ns(job))
+        )));
+    }
+    out
 }
 
 /// The reads a job's disks moved against those they had to move.

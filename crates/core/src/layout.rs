@@ -136,6 +136,15 @@ fn lay_out(
             written: 0,
         });
     }
+    // fio neither truncates nor preallocates a file it fills: the writes make it.
+    let fills = job.fill_device && !write_data;
+    if fills && existing.is_some() {
+        return Ok(Prepared {
+            size: need,
+            created: false,
+            written: 0,
+        });
+    }
     if job.create_on_open && existing.is_none() && !write_data {
         return Ok(Prepared {
             size: 0,
@@ -176,6 +185,8 @@ fn lay_out(
             Some(&mut filler),
             on_layout,
         )
+    } else if fills {
+        Ok(0)
     } else {
         let range = (id, current, need);
         preallocate(engine, target, range, job.fallocate, on_layout)

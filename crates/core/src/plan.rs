@@ -58,7 +58,7 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             0 => Target::Path(".".into()),
             n => job.directories[jobnum as usize % n].clone(),
         };
-        let format = crate::coord::file_format(&job.filename_format);
+        let format = crate::coord::file_format(&job.filename_format, job.unique_filename);
         (0..job.nrfiles.max(1))
             .map(|f| {
                 let name = expand_name(&format, &job.name, jobnum, f);
@@ -112,7 +112,7 @@ pub fn check_names(job: &JobSpec) -> Result<(), String> {
     };
     let bad = |what: &str, e: String| format!("{}: {what} {e} (under {root})", job.name);
     if job.filenames.is_empty() {
-        let format = crate::coord::file_format(&job.filename_format);
+        let format = crate::coord::file_format(&job.filename_format, job.unique_filename);
         for jobnum in 0..job.numjobs.max(1) {
             for f in 0..job.nrfiles.max(1) {
                 let name = expand_name(&format, &job.name, jobnum, f);
@@ -126,6 +126,10 @@ pub fn check_names(job: &JobSpec) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The region of a file that `fill_device` fills without a size: no end the storage
+/// reaches first (fio's size of -1), and far from overflowing an offset.
+pub const FILL_LEN: u64 = 1 << 62;
 
 /// Resolves a size that may be a percentage against the existing size of the target.
 pub fn resolve_len(

@@ -210,8 +210,8 @@ mod tests {
             "--output-fromat: unknown option 'output-fromat'; did you mean 'output-format'?"
         );
         assert_eq!(
-            e("--verify_dump=1"),
-            "--verify_dump: fio option 'verify_dump' is not supported by storbench (see docs/fio-compat.md)"
+            e("--lockfile=1"),
+            "--lockfile: fio option 'lockfile' is not supported by storbench (see docs/fio-compat.md)"
         );
         assert!(e("--client=host").contains("not supported by storbench"));
         assert_eq!(e("--bs"), "--bs needs a value");

@@ -130,6 +130,7 @@ impl JobBuilder {
             s.nrfiles = u32::try_from(s.filenames.len()).unwrap_or(u32::MAX);
         }
         check_sizes(s)?;
+        fix_files(s)?;
         crate::options::fix_logs(s, self.avgtime_set)?;
         crate::options::fix_verify(s, self.verify_set, &self.verify_given)?;
         Ok(self.spec)
@@ -148,6 +149,40 @@ impl JobBuilder {
             };
         }
     }
+}
+
+/// fio's file options that depend on others: `openfiles` at or above `nrfiles` is all of
+/// them, `pre_read` clears `invalidate` (the cache it filled would be dropped) and reads
+/// local files only, `fill_device` fills with writes alone.
+fn fix_files(s: &mut JobSpec) -> Result<(), String> {
+    if s.openfiles.is_some_and(|n| n >= s.nrfiles) {
+        s.openfiles = None;
+    }
+    if s.openfiles.is_some() && s.verify.active() {
+        return Err(
+            "openfiles below nrfiles with verify is not supported: the verify reads \
+             every file back"
+                .into(),
+        );
+    }
+    if s.pre_read {
+        s.invalidate = false;
+        if s.filenames
+            .iter()
+            .chain(&s.directories)
+            .any(|t| t.protocol().is_some())
+        {
+            return Err("pre_read reads local files and devices only, not a URL target".into());
+        }
+    }
+    if s.fill_device && s.rw.kind.reads() {
+        return Err(
+            "fill_device with a job that reads is not supported: fill with a write job, \
+             then read in a job of its own"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 /// fio: 100% compressible buffers are simply zeroed; partly compressible ones are refilled

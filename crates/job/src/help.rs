@@ -216,8 +216,8 @@ mod tests {
     #[test]
     fn unknown_and_unsupported() {
         assert_eq!(
-            cmdhelp(Some("verify_dump")).unwrap_err().to_string(),
-            "--cmdhelp=verify_dump: fio option 'verify_dump' is not supported by storbench (see docs/fio-compat.md)"
+            cmdhelp(Some("lockfile")).unwrap_err().to_string(),
+            "--cmdhelp=lockfile: fio option 'lockfile' is not supported by storbench (see docs/fio-compat.md)"
         );
         assert!(
             cmdhelp(Some("runtme"))

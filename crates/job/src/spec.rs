@@ -338,6 +338,8 @@ pub struct VerifySpec {
     pub pattern_offsets: Vec<usize>,
     /// `verify_fatal`.
     pub fatal: bool,
+    /// `verify_dump`: a block that fails is written to files beside the run (fio's names).
+    pub dump: bool,
     /// `verify_only`: a write job reads and checks instead of writing.
     pub only: bool,
     /// `verify_backlog`: verify written blocks during the writes, every this many (0: off).
@@ -393,6 +395,7 @@ impl Default for VerifySpec {
             pattern: Vec::new(),
             pattern_offsets: Vec::new(),
             fatal: false,
+            dump: false,
             only: false,
             backlog: 0,
             backlog_batch: 0,
@@ -545,6 +548,15 @@ pub struct JobSpec {
     pub create_on_open: bool,
     /// fio's `create_only`: lay the files out and end the job without IO.
     pub create_only: bool,
+    /// fio's `fill_device`/`fill_fs`: write until the storage is full; ENOSPC or EDQUOT
+    /// ends the job without an error.
+    pub fill_device: bool,
+    /// fio's `pre_read`: the files are read into the page cache before the job's IO.
+    pub pre_read: bool,
+    /// fio's `openfiles`: at most this many of a clone's files open at once (None: all).
+    pub openfiles: Option<u32>,
+    /// fio's `unique_filename`: a multi-host run's generated names carry the rank.
+    pub unique_filename: bool,
     /// The `filename=` names are storbench's own choice (quick's test file), not the user's:
     /// they get the rules of generated names (links never followed, created exclusively).
     pub own_filenames: bool,
@@ -715,6 +727,10 @@ impl JobSpec {
             invalidate: true,
             create_on_open: false,
             create_only: false,
+            fill_device: false,
+            pre_read: false,
+            openfiles: None,
+            unique_filename: true,
             own_filenames: false,
             overwrite: false,
             unlink: false,

@@ -62,7 +62,8 @@ pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
     crate::engine::OpenOptions {
         read: true,
         write: job.rw.kind.writes(),
-        create: job.create_on_open,
+        // A file being filled is written from nothing, never laid out.
+        create: job.create_on_open || job.fill_device,
         exclusive: false,
         direct: job.direct,
         sync: job.sync,
@@ -95,7 +96,8 @@ pub(super) fn prepare_job(
     }
     let no_data = engine.caps().no_data;
     let mut files: std::collections::HashMap<String, PreparedFile> = Default::default();
-    if !no_data {
+    // A job that fills the storage writes until it is full, by design.
+    if !no_data && !job.fill_device {
         check_space(job, engine.as_mut())?;
     }
     for clone in 0..job.numjobs.max(1) {
@@ -195,7 +197,13 @@ fn extent(
     basis: Option<u64>,
     nfiles: usize,
 ) -> Result<(u64, u64), EngineError> {
-    let Some(len) = plan::resolve_len(job, f.len, basis, nfiles) else {
+    let unbounded = job.fill_device && f.len.is_none() && !f.target.caps().device_like;
+    let len = if unbounded {
+        Some(plan::FILL_LEN)
+    } else {
+        plan::resolve_len(job, f.len, basis, nfiles)
+    };
+    let Some(len) = len else {
         return Err(EngineError::new(
             ErrorKind::Refused,
             format!(
@@ -208,6 +216,7 @@ fn extent(
     let start = plan::start_offset(job, clone, basis, align);
     // Without size=, a clone's slice runs from its offset to the end (fio's io_size).
     let slice = match (f.len, job.size) {
+        _ if unbounded => len,
         (None, Some(SizeSpec::Percent(_))) | (Some(_), _) => len,
         (None, _) => len.min(basis.unwrap_or(len).saturating_sub(start)),
     };

@@ -49,6 +49,8 @@ pub struct Verifier {
     pattern: Vec<u8>,
     pattern_offsets: Vec<usize>,
     thread: u16,
+    /// The interval the last failed check stopped at, and whether its header was bad.
+    failed: Option<(usize, bool)>,
 }
 
 impl Verifier {
@@ -61,6 +63,7 @@ impl Verifier {
             pattern: spec.pattern.clone(),
             pattern_offsets: spec.pattern_offsets.clone(),
             thread,
+            failed: None,
         })
     }
 
@@ -138,7 +141,9 @@ impl Verifier {
                 step,
             };
             let media = if self.kind.has_header() {
-                self.check_header(chunk, e, &where_)?
+                self.check_header(chunk, e, &where_).inspect_err(|_| {
+                    self.failed = Some((n, true));
+                })?
             } else {
                 self.kind
             };
@@ -150,6 +155,7 @@ impl Verifier {
                 kind => check_digest(kind, media, chunk, &where_),
             };
             if let Err(msg) = result {
+                self.failed = Some((n, false));
                 if media != self.kind {
                     return Err(format!(
                         "{msg}; fio: verify type mismatch ({} media, {} given)",
@@ -243,6 +249,51 @@ impl Verifier {
             }
         }
         Ok(())
+    }
+}
+
+/// One file `verify_dump` writes: fio's name for it and its bytes.
+pub struct Dump<'a> {
+    pub name: String,
+    pub bytes: std::borrow::Cow<'a, [u8]>,
+}
+
+impl Verifier {
+    /// What fio's `verify_dump` writes for the interval the last check of `buf` (read at
+    /// `offset` from `file`) failed at: the block received, as `FILE.OFFSET.received`, or
+    /// `.hdr_fail` when its header was bad; and the block expected, `.expected`, where the
+    /// data can be rebuilt: a pattern without a header. FILE is the file's base name.
+    pub fn dumps<'a>(&mut self, buf: &'a [u8], offset: u64, file: &str) -> Vec<Dump<'a>> {
+        let Some((n, header)) = self.failed.take() else {
+            return Vec::new();
+        };
+        let step = self.step(buf.len());
+        let from = (n * step).min(buf.len());
+        let chunk = &buf[from..(from + step).min(buf.len())];
+        let base = std::path::Path::new(file)
+            .file_name()
+            .map_or_else(|| file.to_string(), |b| b.to_string_lossy().into_owned());
+        let at = offset + from as u64;
+        let name = |kind: &str| format!("{base}.{at}.{kind}");
+        if header {
+            return vec![Dump {
+                name: name("hdr_fail"),
+                bytes: chunk.into(),
+            }];
+        }
+        let mut out = vec![Dump {
+            name: name("received"),
+            bytes: chunk.into(),
+        }];
+        if matches!(self.kind, VerifyKind::Pattern) && !self.pattern.is_empty() {
+            let p = &self.pattern;
+            let expected = (0..chunk.len()).map(|i| p[(from + i) % p.len()]).collect();
+            out.push(Dump {
+                name: name("expected"),
+                bytes: std::borrow::Cow::Owned(expected),
+            });
+        }
+        out
     }
 }
 

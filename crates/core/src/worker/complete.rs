@@ -114,6 +114,10 @@ impl Worker<'_> {
         if result < 0 {
             return self.io_failed(&s, (-result) as i32);
         }
+        if self.job.fill_device && s.ddir == 1 && (result as u64) < u64::from(s.len) {
+            self.short_fill();
+            return Ok(());
+        }
         if result == 0 && s.len > 0 && s.ddir == 0 {
             return Err(EngineError::new(
                 crate::error::ErrorKind::Os,

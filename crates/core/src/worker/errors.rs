@@ -15,6 +15,9 @@ impl Worker<'_> {
     /// An IO that completed with `errno`.
     #[cold]
     pub(super) fn io_failed(&mut self, s: &Slot, errno: i32) -> Result<(), EngineError> {
+        if self.storage_full(errno, s.ddir as usize) {
+            return Ok(());
+        }
         let path = &self.plan.files[s.file as usize].spec.path;
         let op = OPS[s.ddir as usize];
         let kind = ErrorPolicy::kind_of(s.ddir as usize, errno);
@@ -41,6 +44,13 @@ impl Worker<'_> {
     #[cold]
     pub(super) fn queue_failed(&mut self, slot: u32, e: EngineError) -> Result<bool, EngineError> {
         let s = self.slots[slot as usize];
+        if e.errno
+            .is_some_and(|n| self.storage_full(n, s.ddir as usize))
+        {
+            self.free.push(slot);
+            self.issued_failed();
+            return Ok(true);
+        }
         let errno = match e.errno {
             Some(n) if self.job.errors.counts() => n,
             _ => return Err(e),
@@ -65,6 +75,28 @@ impl Worker<'_> {
             .errors
             .count(errno, || keep.then(|| e.message.clone()));
         Ok(())
+    }
+
+    /// fio's `fill_device`: a write that found the storage full (ENOSPC, EDQUOT) is the
+    /// end the job wrote towards. It ends the job's IO without an error and, as in fio,
+    /// counts as an IO issued that moved nothing.
+    fn storage_full(&mut self, errno: i32, d: usize) -> bool {
+        let full = self.job.fill_device && matches!(errno, libc::ENOSPC | libc::EDQUOT);
+        if full {
+            self.files_done = true;
+            self.count_failed(d);
+        }
+        full
+    }
+
+    /// fio's `fill_device` on a write the storage took only in part: fio issues the rest
+    /// again, which finds the storage full, so the write and its rest count as two IOs
+    /// whose bytes are not counted, and the job's IO ends.
+    #[cold]
+    pub(super) fn short_fill(&mut self) {
+        self.count_failed(1);
+        self.count_failed(1);
+        self.files_done = true;
     }
 
     /// A failed IO counts as issued (fio's `total_ios`), with no bytes and no latency.

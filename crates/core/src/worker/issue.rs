@@ -51,6 +51,9 @@ impl Worker<'_> {
                 })?;
                 self.writes_since_sync = 0;
             }
+            if self.rotate && self.held.is_none() && self.trim_then_write.is_none() {
+                self.rotate_files()?;
+            }
             let Some(slot) = self.free.pop() else { break };
             if self.extras
                 && self.held.is_none()
@@ -321,6 +324,9 @@ impl Worker<'_> {
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
         let len = len.min(self.files[file].offsets.len()).max(1);
         let offset = self.next_offset(file, len, random);
+        if self.limited_open {
+            self.count_open_file(file, len);
+        }
         self.files_done |= self.files[file].offsets.done();
         self.last_end = offset + len;
         if matches!(job.rw.kind, RwKind::TrimWrite | RwKind::RandTrimWrite) {
@@ -420,6 +426,9 @@ impl Worker<'_> {
         let n = self.files.len();
         if n == 1 {
             return 0;
+        }
+        if self.limited_open {
+            return self.pick_open_file();
         }
         match self.job.file_service {
             FileService::RoundRobin => {

@@ -12,7 +12,9 @@ mod issue;
 mod latency;
 mod logging;
 mod minrate;
+mod openfiles;
 mod passes;
+mod preread;
 mod pseudo;
 mod think;
 mod together;
@@ -127,6 +129,12 @@ struct OpenFile {
     written: bool,
     ends_file: bool,
     skip_wraps: bool,
+    /// With fio's `openfiles` (`openfiles.rs`): whether the file is open now, whether its
+    /// region was issued, the bytes issued to it and its region's bytes.
+    open: bool,
+    done: bool,
+    issued: u64,
+    pass: u64,
 }
 
 /// The access pattern announced for the job's files: fio's `fadvise_hint`, whose default
@@ -309,6 +317,10 @@ struct Worker<'p> {
     /// fio's random map found no place for the next IO (`offsets::FioMap`): the job's
     /// file is done and it ends, as fio's does.
     files_done: bool,
+    /// The clone keeps fewer files open than it has (`openfiles.rs`), and a file is done
+    /// and waits to be closed before the next IO.
+    limited_open: bool,
+    rotate: bool,
     // Issue accounting for stop rules.
     issued_bytes: u64,
     issued_ios: u64,
@@ -370,9 +382,12 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
         .unwrap_or(4096);
     let fixed = passes::job_block(job).1;
     let mut files = Vec::with_capacity(plan.files.len());
+    let opened = job.openfiles.map_or(usize::MAX, |n| n as usize);
     for (i, f) in plan.files.iter().enumerate() {
-        let id = engine.open(&f.spec)?;
-        if let Some(access) = access_hint(job) {
+        let open = i < opened;
+        // A file beyond `openfiles` opens when its turn comes (`openfiles.rs`).
+        let id = if open { engine.open(&f.spec)? } else { 0 };
+        if let Some(access) = access_hint(job).filter(|_| open) {
             // As in fio, a refused hint is no reason to fail the job.
             let _ = engine.advise(id, access);
         }
@@ -406,6 +421,10 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
             written: false,
             ends_file: f.ends_file,
             skip_wraps: f.skip_wraps,
+            open,
+            done: false,
+            issued: 0,
+            pass: region_pass(job, f.start, f.len, f.size).bytes.max(1),
         });
     }
     Ok(files)
@@ -604,6 +623,8 @@ impl<'p> Worker<'p> {
             },
             inflight: 0,
             files_done: false,
+            limited_open: job.openfiles.is_some(),
+            rotate: false,
             issued_bytes: 0,
             issued_ios: 0,
             writes_since_sync: 0,
@@ -680,6 +701,11 @@ impl<'p> Worker<'p> {
         if let Some(cmd) = &job.coord.exec_prerun {
             // As fio's, once the clone has started and before its IO; a failure ends it.
             together::exec(job, cmd, "prerun")?;
+            start = self.clock();
+        }
+        if job.pre_read {
+            // As fio's, after the prerun command and before the IO, outside the times.
+            preread::pre_read(self.plan)?;
             start = self.clock();
         }
         if hi > Duration::ZERO {
@@ -1039,7 +1065,7 @@ impl<'p> Worker<'p> {
     fn close_all(&mut self) -> Result<(), EngineError> {
         let mut first_err = None;
         let _ = self.drain();
-        for f in &self.files {
+        for f in self.files.iter().filter(|f| f.open) {
             if let Err(e) = self.engine.close(f.id) {
                 first_err.get_or_insert(e);
             }

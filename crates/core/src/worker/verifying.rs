@@ -320,7 +320,11 @@ impl Worker<'_> {
         let buf = unsafe {
             std::slice::from_raw_parts_mut(self.arena.slot_ptr(slot).as_ptr(), s.len as usize)
         };
-        v.verifier.check(buf, &expect, path).map_err(eilseq)
+        let checked = v.verifier.check(buf, &expect, path);
+        if checked.is_err() && self.job.verify.dump {
+            dump(&mut v.verifier, buf, s.offset, path);
+        }
+        checked.map_err(eilseq)
     }
 
     /// fio's `verify_backlog`: when a check is due, `slot` reads back the oldest logged
@@ -424,7 +428,7 @@ impl Worker<'_> {
             self.drain()?;
             self.closing = true;
             self.sync_all(crate::engine::IoKind::Fsync)?;
-            for f in &self.files {
+            for f in self.files.iter().filter(|f| f.open) {
                 let _ = self.engine.invalidate(f.id);
             }
             self.closing = false;
@@ -463,6 +467,20 @@ impl Worker<'_> {
             }
         }
         self.drain()
+    }
+}
+
+/// fio's `verify_dump`: the failed interval's blocks to files in the working directory,
+/// each announced on stderr as fio announces it; a file that cannot be written is said
+/// and the job goes on to its verify error.
+#[cold]
+fn dump(verifier: &mut crate::verify::Verifier, buf: &[u8], offset: u64, path: &str) {
+    for d in verifier.dumps(buf, offset, path) {
+        let kind = d.name.rsplit('.').next().unwrap_or("");
+        match std::fs::write(&d.name, &d.bytes) {
+            Ok(()) => eprintln!("       {kind} data dumped as {}", d.name),
+            Err(e) => eprintln!("verify_dump: cannot write {}: {e}", d.name),
+        }
     }
 }
 

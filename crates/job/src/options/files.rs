@@ -238,6 +238,69 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     ),
     OptDef::new(
+        "fill_device",
+        K::Bool,
+        C::Files,
+        "0",
+        "Write until the file system or device is full (ENOSPC or EDQUOT ends the job without an error)",
+        |b, v| {
+            b.spec.fill_device = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .aliases(&["fill_fs"])
+    .note("Without size= a file's region has no end: the job writes until ENOSPC; a device's region is the device, whose data is checked before any write as in every job. Only for jobs that write and do not read (fio lays a reading job's file out until ENOSPC first; storbench refuses that)."),
+    OptDef::new(
+        "pre_read",
+        K::Bool,
+        C::Files,
+        "0",
+        "Read the files into the page cache before the job starts (not timed); clears invalidate",
+        |b, v| {
+            b.spec.pre_read = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("Local files and devices only, as fio reads them with read(2); a URL target is refused."),
+    OptDef::new(
+        "openfiles",
+        K::Int,
+        C::Files,
+        "nrfiles",
+        "Files a clone keeps open at once: the others wait until an open one is done",
+        |b, v| {
+            b.spec.openfiles = match parse_u32(val(v)?, b.spec.kb_base)? {
+                0 => None,
+                n => Some(n),
+            };
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "unique_filename",
+        K::Bool,
+        C::Files,
+        "1",
+        "In a multi-host run, generated file names carry the host's rank so hosts never share a file; 0 lets them share",
+        |b, v| {
+            b.spec.unique_filename = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("fio prefixes the names of a client's files with its address in --client mode; storbench's multi-host runs put the rank into fio's default name instead (docs/multihost.md). A single-host run is the same either way."),
+    OptDef::new(
+        "create_serialize",
+        K::Bool,
+        C::Files,
+        "1",
+        "Lay the files of a job's clones out one after the other (storbench always does, before the run)",
+        |_, v| {
+            parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("fio 0 lets each clone lay its own files out in parallel; the files and the measurement are the same, so both values are accepted."),
+    OptDef::new(
         "allow_mounted_write",
         K::Bool,
         C::Files,

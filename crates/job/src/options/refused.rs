@@ -143,15 +143,9 @@ pub const UNSUPPORTED: Refused = Refused(&[
          created.",
         &[
             "create_fsync",
-            "create_serialize",
-            "fill_device",
-            "fill_fs",
             "file_append",
             "opendir",
-            "openfiles",
-            "unique_filename",
             "unlink_each_loop",
-            "pre_read",
             "allow_file_create",
             "offset_align",
         ],
@@ -185,7 +179,7 @@ pub const UNSUPPORTED: Refused = Refused(&[
     (
         "Statistics and log options storbench's result model does not have: it always \
          keeps its statistics and disk counters, writes logs uncompressed with times since \
-         the job started, and reports verify failures without dump files.",
+         the job started.",
         &[
             "stats",
             "disk_util",
@@ -194,7 +188,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
             "log_compression_cpus",
             "log_alternate_epoch",
             "log_alternate_epoch_clock_id",
-            "verify_dump",
         ],
     ),
     (

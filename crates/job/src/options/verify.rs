@@ -155,6 +155,18 @@ pub(super) const DEFS: &[OptDef] = &[
     )
     .note("storbench reports the first bad interval of a block either way; the job stops there, as fio's does."),
     OptDef::new(
+        "verify_dump",
+        K::Bool,
+        C::Verify,
+        "0",
+        "On a verify failure, write the block read and the block expected to files in the working directory",
+        |b, v| {
+            b.spec.verify.dump = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("Named as fio names them: FILE.OFFSET.received, FILE.OFFSET.expected (FILE the basename of the job's file, OFFSET the failed interval's), FILE.OFFSET.hdr_fail for a bad header. The expected block is written where storbench can rebuild it: a pattern, with or without fio's header; a checksum's data is random and is not kept, so those failures dump the received block only."),
+    OptDef::new(
         "verify_async",
         K::Int,
         C::Verify,

@@ -303,6 +303,7 @@ fn write_range(
                 buf: arena.slot_ptr(0),
                 buf_index: 0,
                 tag: 0,
+                ioprio: 0,
             },
             path,
         )?;
@@ -325,6 +326,7 @@ fn write_range(
             buf: arena.slot_ptr(0),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         },
         path,
     )?;
@@ -455,6 +457,7 @@ fn scan_device(
                 buf: arena.slot_ptr(slot),
                 buf_index: slot,
                 tag: slot,
+                ioprio: 0,
             },
             path,
         )

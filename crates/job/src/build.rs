@@ -130,6 +130,9 @@ impl JobBuilder {
             s.nrfiles = u32::try_from(s.filenames.len()).unwrap_or(u32::MAX);
         }
         check_sizes(s)?;
+        crate::options::fix_dedupe(s)?;
+        crate::options::fix_zoning(s)?;
+        s.engine_options.cmdprio.check()?;
         crate::options::fix_logs(s, self.avgtime_set)?;
         crate::options::fix_verify(s, self.verify_set, &self.verify_given)?;
         Ok(self.spec)

@@ -9,6 +9,9 @@ use storbench_model::rng::Rng;
 
 use crate::error::EngineError;
 
+/// Per direction, the priorities of the per-priority latencies, in entry order.
+pub(super) type Entries = [Vec<u16>; 2];
+
 pub(super) struct PrioDraw {
     /// Per direction: the choices, each priority with its entry in the latencies.
     choices: [Vec<(PrioChoice, Vec<u8>)>; 2],
@@ -22,7 +25,7 @@ impl PrioDraw {
     pub(super) fn new(
         job: &JobSpec,
         seed: u64,
-    ) -> Result<Option<(PrioDraw, [Vec<u16>; 2])>, EngineError> {
+    ) -> Result<Option<(PrioDraw, Entries)>, EngineError> {
         let c = &job.engine_options.cmdprio;
         if !c.active() {
             return Ok(None);
@@ -59,7 +62,7 @@ impl PrioDraw {
         }
         let draw = PrioDraw {
             choices,
-            rng: Rng::seeded(seed ^ 0x434d_4450_5249_4f),
+            rng: Rng::seeded(seed ^ 0x0043_4d44_5052_494f),
         };
         Ok(Some((draw, lists)))
     }

@@ -48,7 +48,7 @@ impl Strided {
                 self.at = self.first;
             }
             offsets.move_to(self.at);
-        } else if self.bytes % self.range == 0 {
+        } else if self.bytes.is_multiple_of(self.range) {
             offsets.restart();
         }
     }

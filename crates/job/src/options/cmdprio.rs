@@ -35,8 +35,8 @@ pub(super) const DEFS: &[OptDef] = &[
         |b, v| {
             let p = per_dir(val(v)?, parse_percent)?;
             let c = given(b, "cmdprio_percentage");
-            for d in 0..2 {
-                c.percentage[d] = p[d].unwrap_or(c.percentage[d]);
+            for (have, new) in c.percentage.iter_mut().zip(p) {
+                *have = new.unwrap_or(*have);
             }
             Ok(())
         },
@@ -59,8 +59,8 @@ pub(super) const DEFS: &[OptDef] = &[
                 c => Ok(c),
             })?;
             let c = given(b, "cmdprio_class");
-            for d in 0..2 {
-                c.class[d] = p[d].or(c.class[d]);
+            for (have, new) in c.class.iter_mut().zip(p) {
+                *have = new.or(*have);
             }
             Ok(())
         },
@@ -75,8 +75,8 @@ pub(super) const DEFS: &[OptDef] = &[
         |b, v| {
             let p = per_dir(val(v)?, |s| parse_small(s, 7))?;
             let c = given(b, "cmdprio");
-            for d in 0..2 {
-                c.level[d] = p[d].or(c.level[d]);
+            for (have, new) in c.level.iter_mut().zip(p) {
+                *have = new.or(*have);
             }
             Ok(())
         },

@@ -15,9 +15,12 @@ use common::{Run, fio_available, storbench, words};
 
 const MIB: usize = 1 << 20;
 
+/// A priority (`prioclass`, `prio`) and its share of the IOs, percent.
+type Share = ((u64, u64), f64);
+
 /// Each `(prioclass, prio)` of a direction's `prios` with its share of the IOs (percent),
 /// and the IOs they add up to.
-fn prio_shares(doc: &serde_json::Value, dir: &str) -> (Vec<((u64, u64), f64)>, u64) {
+fn prio_shares(doc: &serde_json::Value, dir: &str) -> (Vec<Share>, u64) {
     let d = &doc["jobs"][0][dir];
     let prios = d["prios"]
         .as_array()
@@ -40,7 +43,7 @@ fn prio_shares(doc: &serde_json::Value, dir: &str) -> (Vec<((u64, u64), f64)>, u
 /// Runs `job` with fio and storbench over a 16 MiB file and checks that the reads'
 /// priorities are `want` ((class, level), percent), each within 6 points in both tools,
 /// with every read counted in one of them; with `same_count`, the same reads in both.
-fn same_prios(job: &str, want: &[((u64, u64), f64)], same_count: bool) {
+fn same_prios(job: &str, want: &[Share], same_count: bool) {
     if !fio_available() {
         return;
     }

@@ -78,6 +78,7 @@ impl Io {
             buf,
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         };
         loop {
             match self.engine.queue(&io)? {

@@ -1,7 +1,8 @@
-//! fio's `zoned` and `zoned_abs` random distributions, cross-checked against
-//! fio 3.33: both tools run the same job through the psync engine under strace, and the
-//! offsets of their `pread64`/`pwrite64` calls, counted per zone and direction, must agree
-//! with each other and with the zones' shares. Skipped with a reason when fio 3.33 or
+//! fio's `zoned` and `zoned_abs` random distributions and its strided zones
+//! (`zonemode=strided`), cross-checked against fio 3.33: both tools run the same job
+//! through the psync engine under strace, and the offsets of their `pread64`/`pwrite64`
+//! calls, counted per zone and direction, must agree with each other and with the zones'
+//! shares; strided zones visit the same offsets in the same order. Skipped with a reason when fio 3.33 or
 //! strace is missing, or tracing is not allowed here.
 
 mod common;
@@ -99,17 +100,7 @@ fn zone_shares(
     want: [&[f64]; 2],
 ) {
     for (program, ours) in runs {
-        let ours = *ours;
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("zf"), vec![7u8; 16 * MIB as usize]).unwrap();
-        let mut args = if ours {
-            vec!["fio", "--no-save"]
-        } else {
-            vec![]
-        };
-        args.extend(words(job));
-        args.extend(["--filename=zf", "--ioengine=psync", "--output-format=terse"]);
-        let got = traced(dir.path(), program, &args, bs);
+        let got = run_traced(program, *ours, job, bs);
         for (d, offs) in got.iter().enumerate() {
             if want[d].is_empty() {
                 assert!(
@@ -129,6 +120,21 @@ fn zone_shares(
             }
         }
     }
+}
+
+/// The offsets of the `bs`-byte reads and writes of `job` run by `program` (storbench when
+/// `ours`) through the psync engine over a 16 MiB file made beforehand.
+fn run_traced(program: &Path, ours: bool, job: &str, bs: u64) -> [Vec<u64>; 2] {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("zf"), vec![7u8; 16 * MIB as usize]).unwrap();
+    let mut args = if ours {
+        vec!["fio", "--no-save"]
+    } else {
+        vec![]
+    };
+    args.extend(words(job));
+    args.extend(["--filename=zf", "--ioengine=psync", "--output-format=terse"]);
+    traced(dir.path(), program, &args, bs)
 }
 
 fn which(program: &str) -> std::path::PathBuf {
@@ -200,5 +206,86 @@ fn absolute_zones_past_the_file_are_refused() {
         run.stderr.contains("zoned_abs sizes exceed"),
         "{}",
         run.stderr
+    );
+}
+
+/// Runs `job` (strided zones) with fio and storbench and checks the offsets: sequential
+/// jobs in the same order; random ones zone visit by zone visit (`per_visit` IOs each),
+/// the same zone and the same set of blocks, in any order.
+fn same_strides(job: &str, bs: u64, per_visit: usize) {
+    if !fio_available() || !tracing_works() {
+        return;
+    }
+    let theirs = run_traced(&which("fio"), false, job, bs);
+    let ours = run_traced(&assert_cmd::cargo::cargo_bin("storbench"), true, job, bs);
+    for d in 0..2 {
+        assert_eq!(ours[d].len(), theirs[d].len(), "{job}: direction {d}");
+        if per_visit == 0 {
+            assert_eq!(ours[d], theirs[d], "{job}: direction {d}");
+            continue;
+        }
+        for (i, (a, b)) in ours[d]
+            .chunks(per_visit)
+            .zip(theirs[d].chunks(per_visit))
+            .enumerate()
+        {
+            let (mut a, mut b) = (a.to_vec(), b.to_vec());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "{job}: visit {i}");
+        }
+    }
+}
+
+/// fio's examples/disk-zone-profile.fio, scaled to a 16 MiB file: 1 MiB read in each
+/// zone, 2 MiB skipped, back to the start past the end, until `size` bytes were read.
+#[test]
+fn strided_zones_read_where_fio_reads() {
+    same_strides(
+        "--name=s --rw=read --bs=256k --zonemode=strided --zonesize=1m --zoneskip=2m",
+        256 << 10,
+        0,
+    );
+}
+
+/// A `zonesize` above `zonerange` goes through the zone again before moving on, and a
+/// smaller one leaves the rest of the zone untouched; `offset` is where the zones start.
+#[test]
+fn strided_zone_ranges_and_offsets_as_fios() {
+    for (job, bs) in [
+        (
+            "--name=s --rw=read --bs=256k --zonemode=strided --zonesize=1m --zonerange=512k --zoneskip=2m",
+            256 << 10,
+        ),
+        (
+            "--name=s --rw=read --bs=256k --zonemode=strided --zonesize=1m --zonerange=2m",
+            256 << 10,
+        ),
+        (
+            "--name=s --rw=write --bs=256k --zonemode=strided --zonesize=1m --zoneskip=2m --offset=1m",
+            256 << 10,
+        ),
+        (
+            "--name=s --rw=read --bs=64k --zonemode=strided --zonesize=256k --zoneskip=64k --size=4m",
+            64 << 10,
+        ),
+    ] {
+        same_strides(job, bs, 0);
+    }
+}
+
+/// Random IO stays in the zone, each visit covering its blocks once (fio's random map
+/// starts over with each zone).
+#[test]
+fn strided_random_io_covers_each_zone_as_fios() {
+    same_strides(
+        "--name=s --rw=randread --bs=256k --zonemode=strided --zonesize=1m --zoneskip=2m",
+        256 << 10,
+        4,
+    );
+    same_strides(
+        "--name=s --rw=randread --bs=256k --zonemode=strided --zonesize=1m --zonerange=512k --zoneskip=2m",
+        256 << 10,
+        2,
     );
 }

@@ -56,6 +56,9 @@ pub struct IoUnit {
     pub buf_index: u32,
     /// The worker's in-flight slot; echoed back in the [`Completion`].
     pub tag: u32,
+    /// The IO's priority (`class << 13 | level`), 0 for none: io_uring and libaio pass it
+    /// to the kernel (fio's `cmdprio*`); other engines ignore it.
+    pub ioprio: u16,
 }
 
 // SAFETY: the buffer pointer refers to the owning worker's arena and is only used by the

@@ -366,6 +366,7 @@ fn write_range(
                 buf: arena.slot_ptr(0),
                 buf_index: 0,
                 tag: 0,
+                ioprio: 0,
             },
             path,
         )?;
@@ -388,6 +389,7 @@ fn write_range(
             buf: arena.slot_ptr(0),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         },
         path,
     )?;
@@ -518,6 +520,7 @@ fn scan_device(
                 buf: arena.slot_ptr(slot),
                 buf_index: slot,
                 tag: slot,
+                ioprio: 0,
             },
             path,
         )

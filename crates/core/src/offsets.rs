@@ -402,6 +402,13 @@ impl OffsetGen {
         }
     }
 
+    /// Moves the region to `start` and starts over there (a strided zone's move).
+    #[cold]
+    pub fn move_to(&mut self, start: u64) {
+        self.start = start;
+        self.restart();
+    }
+
     /// The offset and length of the next IO from fio's own map (see [`FioMap`]); when
     /// there is none the file is done (`done`), unless the job goes on and the map
     /// starts over.

@@ -1,7 +1,7 @@
 //! Per-worker statistics filled on the IO path: plain fields owned by one thread, merged and
 //! turned into a [`JobResult`](storbench_model::result::JobResult) when the job ends.
 
-use storbench_model::result::{DepthStats, DirResult, LatBuckets, SyncResult};
+use storbench_model::result::{DepthStats, DirResult, LatBuckets, LatStats, SyncResult};
 
 /// Which latencies to record (gtod_reduce / disable_* switch them off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +74,33 @@ impl WorkerStats {
         }
         if let Some(l) = lat_ns {
             dir.lat.record(l);
+        }
+    }
+
+    /// Starts the per-priority latencies of reads and writes: one entry per priority an
+    /// IO may carry (see `worker/cmdprio.rs`); a direction without priorities keeps none.
+    pub fn set_prios(&mut self, prios: &[Vec<u16>; 2]) {
+        for (dir, list) in self.dirs.iter_mut().zip(prios) {
+            dir.prios = list
+                .iter()
+                .map(|&ioprio| storbench_model::result::PrioLat {
+                    ioprio,
+                    lat: LatStats::default(),
+                })
+                .collect();
+        }
+    }
+
+    /// The priorities of [`WorkerStats::set_prios`], to start them over.
+    pub fn prio_values(&self) -> [Vec<u16>; 2] {
+        std::array::from_fn(|d| self.dirs[d].prios.iter().map(|p| p.ioprio).collect())
+    }
+
+    /// One latency of an IO of direction `d` whose priority is entry `i`.
+    #[inline]
+    pub fn prio_sample(&mut self, d: usize, i: u8, ns: u64) {
+        if let Some(p) = self.dirs[d].prios.get_mut(usize::from(i)) {
+            p.lat.record(ns);
         }
     }
 

@@ -94,6 +94,7 @@ impl Bench {
             buf: NonNull::new(self.buf.as_mut_ptr()).unwrap(),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         };
         match self.engine.queue(&io).unwrap() {
             Queued::Done(n) => assert_eq!(n, u64::from(self.sizes[i])),

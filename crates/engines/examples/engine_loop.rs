@@ -116,6 +116,7 @@ fn run(
                 buf,
                 buf_index: tag,
                 tag,
+                ioprio: 0,
             };
             match engine.queue(&io)? {
                 Queued::Done(_) => {

@@ -170,6 +170,7 @@ mod tests {
             buf: std::ptr::NonNull::dangling(),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         };
         let t = Instant::now();
         assert_eq!(e.queue(&io).unwrap(), Queued::Done(0));

@@ -283,18 +283,22 @@ impl IoUringEngine {
             (IoKind::Read, false) => opcode::Read::new(target, buf, len)
                 .offset(off)
                 .rw_flags(rw_flags)
+                .ioprio(io.ioprio)
                 .build(),
             (IoKind::Read, true) => opcode::ReadFixed::new(target, buf, len, io.buf_index as u16)
                 .offset(off)
                 .rw_flags(rw_flags)
+                .ioprio(io.ioprio)
                 .build(),
             (IoKind::Write, false) => opcode::Write::new(target, buf, len)
                 .offset(off)
                 .rw_flags(rw_flags)
+                .ioprio(io.ioprio)
                 .build(),
             (IoKind::Write, true) => opcode::WriteFixed::new(target, buf, len, io.buf_index as u16)
                 .offset(off)
                 .rw_flags(rw_flags)
+                .ioprio(io.ioprio)
                 .build(),
             (IoKind::Fdatasync, _) => opcode::Fsync::new(target)
                 .flags(types::FsyncFlags::DATASYNC)

@@ -13,6 +13,8 @@ const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
+/// `reqprio` holds the IO's priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 /// The kernel's `struct iocb` (little-endian layout: `aio_key` before `aio_rw_flags`).
 #[repr(C)]
@@ -226,6 +228,8 @@ impl Engine for Libaio {
                 buf: io.buf.as_ptr() as u64,
                 nbytes: u64::from(io.len),
                 offset: io.offset as i64,
+                reqprio: io.ioprio as i16,
+                flags: if io.ioprio != 0 { IOCB_FLAG_IOPRIO } else { 0 },
                 ..Iocb::default()
             }
         } else {

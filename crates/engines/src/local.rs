@@ -654,6 +654,7 @@ mod tests {
             buf: NonNull::new(addr as *mut u8).unwrap(),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         }
     }
 

@@ -40,6 +40,7 @@ fn misaligned_direct_io_is_a_clear_error() {
                 buf,
                 buf_index: 0,
                 tag: 0,
+                ioprio: 0,
             };
             let err = d
                 .engine
@@ -207,6 +208,7 @@ fn libaio_refused_iocb_completes_with_its_errno() {
             buf: d.arena.slot(tag),
             buf_index: tag,
             tag,
+            ioprio: 0,
         };
         assert_eq!(
             d.engine.queue(&io).unwrap(),

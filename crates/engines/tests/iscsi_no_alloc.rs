@@ -46,6 +46,7 @@ fn run(
                 buf: arena.slot(tag),
                 buf_index: tag,
                 tag,
+                ioprio: 0,
             };
             match engine.queue(&io).unwrap() {
                 Queued::Pending => {

@@ -48,6 +48,7 @@ fn iodepth_32_completes_everything_with_the_right_tags() {
             buf,
             buf_index: 0,
             tag,
+            ioprio: 0,
         };
         assert_eq!(d.engine.queue(&io).unwrap(), Queued::Pending);
     }
@@ -59,6 +60,7 @@ fn iodepth_32_completes_everything_with_the_right_tags() {
         buf,
         buf_index: 0,
         tag: 99,
+        ioprio: 0,
     };
     assert_eq!(d.engine.queue(&extra).unwrap(), Queued::Busy);
     let mut out = Vec::new();
@@ -84,6 +86,7 @@ fn iodepth_1_is_synchronous() {
         buf: d.arena.slot(0),
         buf_index: 0,
         tag: 0,
+        ioprio: 0,
     };
     assert_eq!(d.engine.queue(&io).unwrap(), Queued::Done(8192));
     let err = d.engine.size(id).unwrap_err();

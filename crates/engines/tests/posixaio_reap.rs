@@ -39,6 +39,7 @@ fn a_waiting_reap_sleeps_until_an_eighth_of_the_queue_is_done() {
             buf: d.arena.slot(tag),
             buf_index: tag,
             tag,
+            ioprio: 0,
         };
         d.engine.queue(&io).unwrap();
     }

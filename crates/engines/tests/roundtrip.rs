@@ -220,6 +220,7 @@ fn dropping_an_engine_with_ios_in_flight_is_safe() {
                 buf: d.arena.slot(tag),
                 buf_index: tag,
                 tag,
+                ioprio: 0,
             };
             d.engine.queue(&io).unwrap();
         }
@@ -298,6 +299,7 @@ fn posixaio_waits_for_every_descriptor() {
             buf: d.arena.slot(tag),
             buf_index: tag,
             tag,
+            ioprio: 0,
         };
         d.engine.queue(&io).unwrap();
     }

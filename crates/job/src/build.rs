@@ -131,6 +131,9 @@ impl JobBuilder {
         }
         check_sizes(s)?;
         fix_files(s)?;
+        crate::options::fix_dedupe(s)?;
+        crate::options::fix_zoning(s)?;
+        s.engine_options.cmdprio.check()?;
         crate::options::fix_logs(s, self.avgtime_set)?;
         crate::options::fix_verify(s, self.verify_set, &self.verify_given)?;
         Ok(self.spec)

@@ -154,6 +154,18 @@ const IO_URING_OPTIONS: &[&str] = &[
     "registerfiles",
     "fixedbufs",
     "nowait",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+];
+
+const LIBAIO_OPTIONS: &[&str] = &[
+    "nowait",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
 ];
 
 const fn local(
@@ -267,7 +279,7 @@ pub static ENGINES: &[EngineInfo] = &[
     local(
         "libaio",
         false,
-        &["nowait"],
+        LIBAIO_OPTIONS,
         "Linux native AIO (kernel syscalls, no libaio.so needed)",
     ),
     EngineInfo {

@@ -49,6 +49,8 @@ pub struct EngineOptions {
     pub std_redirect: Option<bool>,
     /// net, netsplice: the socket options (`options/net.rs`).
     pub net: NetOptions,
+    /// io_uring, libaio: per-IO priorities (`cmdprio.rs`).
+    pub cmdprio: crate::cmdprio::CmdPrio,
 }
 
 /// fio's `protocol=` of the net engines.

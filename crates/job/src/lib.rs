@@ -9,6 +9,7 @@
 mod argv;
 mod build;
 pub mod catalogue;
+pub mod cmdprio;
 mod docs;
 pub mod engine_options;
 mod error;

@@ -204,6 +204,45 @@ pub struct BufferSpec {
     /// Fixed pattern used instead of zeros in the compressible part.
     pub pattern: Vec<u8>,
     pub dedupe_percentage: u32,
+    /// Where a deduplicated write's data comes from.
+    pub dedupe_mode: DedupeMode,
+    /// fio's `dedupe_working_set_percentage`: share of `size` whose first unique buffers
+    /// the working set holds.
+    pub dedupe_working_set_percentage: u32,
+    /// The working set's buffers, `size * percentage / 100 / bs` (set when the job is
+    /// finished, for `working_set`).
+    pub dedupe_working_set_pages: u64,
+    /// `dedupe_global`: the working set spreads over every clone of the batch that has it.
+    pub dedupe_global: bool,
+}
+
+/// fio's `zonemode`, `zonesize`, `zonerange` and `zoneskip`: with `Strided`, IO stays in a
+/// zone of `range` bytes from the zone's start until `size` bytes were transferred, then
+/// moves `range + skip` bytes on, back to the region's start past the file's end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Zoning {
+    pub mode: ZoneMode,
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+/// fio's `zonemode` (`zbd`, zoned block devices, is refused where it is read).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZoneMode {
+    #[default]
+    None,
+    Strided,
+}
+
+/// fio's `dedupe_mode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// A deduplicated write repeats the previous unique one.
+    #[default]
+    Repeat,
+    /// A deduplicated write repeats one of the job's first unique writes, drawn uniformly.
+    WorkingSet,
 }
 
 impl Default for BufferSpec {
@@ -216,6 +255,10 @@ impl Default for BufferSpec {
             compress_chunk: 512,
             pattern: Vec::new(),
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
+            dedupe_working_set_pages: 0,
+            dedupe_global: false,
         }
     }
 }
@@ -540,6 +583,8 @@ pub struct JobSpec {
     pub random_distribution: RandomDistribution,
     /// The zones of a `zoned`/`zoned_abs` distribution, read, write, trim (empty: uniform).
     pub zones: [Vec<Zone>; 3],
+    /// fio's `zonemode=strided` over ordinary files.
+    pub zoning: Zoning,
     /// Percent of random offsets per direction (100 = fully random for rand* modes).
     pub percentage_random: [u32; 3],
 
@@ -723,6 +768,7 @@ impl JobSpec {
             random_generator: RandomGenerator::Tausworthe,
             random_distribution: RandomDistribution::Random,
             zones: Default::default(),
+            zoning: Zoning::default(),
             percentage_random: [100; 3],
             invalidate: true,
             create_on_open: false,

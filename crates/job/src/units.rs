@@ -240,6 +240,14 @@ pub fn parse_u32(s: &str, kb_base: u32) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{v} is too large (at most {})", u32::MAX))
 }
 
+/// A whole number from 0 to `max`.
+pub fn parse_small(v: &str, max: u8) -> Result<u8, String> {
+    match v.trim().parse::<u8>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("'{v}' is not a whole number from 0 to {max}")),
+    }
+}
+
 /// A whole percentage, 0 to 100.
 pub fn parse_percent(s: &str) -> Result<u32, String> {
     let p = parse_u32(s, 1024)?;

@@ -124,6 +124,8 @@ pub struct IoRecord {
     pub ddir: u8,
     /// Whether the engine measured a submission latency for this IO.
     pub slat: bool,
+    /// The IO's priority (`class << 13 | level`): its own (`cmdprio*`) or the job's.
+    pub ioprio: u16,
 }
 
 /// One line of the histogram log: the bins of direction `ddir` that completed since its

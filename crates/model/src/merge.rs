@@ -90,6 +90,12 @@ pub fn merge_dir_into(dst: &mut DirResult, src: &DirResult) {
     dst.lat.merge(&src.lat);
     sum_samples(&mut dst.bw_samples, &src.bw_samples);
     sum_samples(&mut dst.iops_samples, &src.iops_samples);
+    for p in &src.prios {
+        match dst.prios.iter_mut().find(|q| q.ioprio == p.ioprio) {
+            Some(q) => q.lat.merge(&p.lat),
+            None => dst.prios.push(p.clone()),
+        }
+    }
 }
 
 /// All directions of a job folded into one, for unified_rw_reporting (fio's `mixed`).

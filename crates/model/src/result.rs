@@ -662,6 +662,19 @@ pub struct DirResult {
     pub bw_samples: SampleStats,
     /// IOPS samples over `iopsavgtime` windows.
     pub iops_samples: SampleStats,
+    /// Completion latency per IO priority, when the job gives IOs priorities of their own
+    /// (fio's `cmdprio*`): the job's own priority first (total latency with
+    /// `lat_percentiles`, as fio's `clat_prio`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prios: Vec<PrioLat>,
+}
+
+/// The latency of the IOs of one priority.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrioLat {
+    /// The kernel's value: class << 13 | level.
+    pub ioprio: u16,
+    pub lat: LatStats,
 }
 
 impl DirResult {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use storbench_job::{JobSpec, Workload};
+use storbench_job::{DedupeMode, JobSpec, Workload};
 
 use crate::clock::Clock;
 use crate::cpu::{StatSample, Usage};
@@ -824,10 +824,24 @@ fn together_of(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> Vec<Together> {
             flows.push((job.coord.flow_id, Arc::new(Flow::new(weight))));
         }
     }
+    let shares_dedupe = |j: &JobSpec| {
+        let b = &j.buffers;
+        b.dedupe_global && b.dedupe_percentage > 0 && b.dedupe_mode == DedupeMode::WorkingSet
+    };
+    let dedupe_peers: Vec<u32> = clones
+        .iter()
+        .filter(|c| shares_dedupe(&batch[c.job_index]))
+        .map(|c| c.thread)
+        .collect();
     clones
         .iter()
         .map(|c| {
             let job = &batch[c.job_index];
+            let dedupe_peers = if shares_dedupe(job) {
+                dedupe_peers.clone()
+            } else {
+                Vec::new()
+            };
             let waitees = match &job.coord.wait_for {
                 Some(name) => clones
                     .iter()
@@ -840,7 +854,11 @@ fn together_of(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> Vec<Together> {
                 .then(|| flows.iter().find(|(id, _)| *id == job.coord.flow_id))
                 .flatten()
                 .map(|(_, f)| f.clone());
-            Together { waitees, flow }
+            Together {
+                waitees,
+                flow,
+                dedupe_peers,
+            }
         })
         .collect()
 }

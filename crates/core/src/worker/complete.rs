@@ -140,6 +140,13 @@ impl Worker<'_> {
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
+        if self.cmdprio.is_some() && d < 2 {
+            // fio's clat_prio: total latency with lat_percentiles, else completion latency.
+            let ns = if self.job.lat_percentiles { lat } else { clat };
+            if let Some(ns) = ns {
+                self.stats.prio_sample(d, s.prio, ns);
+            }
+        }
         if self.logging.is_some() {
             self.log_io(&s, result as u64, t_done);
         }
@@ -305,6 +312,7 @@ impl Worker<'_> {
                 t_issue: t,
                 verify: false,
                 piece: 0,
+                ..Slot::default()
             };
             let io = IoUnit {
                 file: self.files[f].id,
@@ -314,6 +322,7 @@ impl Worker<'_> {
                 buf: self.arena.slot_ptr(slot),
                 buf_index: slot,
                 tag: slot,
+                ioprio: 0,
             };
             match self.engine.queue(&io)? {
                 Queued::Done(_) => {

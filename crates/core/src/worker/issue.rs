@@ -94,6 +94,7 @@ impl Worker<'_> {
                 t_issue: 0,
                 verify: false,
                 piece: 0,
+                ..Slot::default()
             };
             if !self.issue(slot)? {
                 break;
@@ -170,6 +171,12 @@ impl Worker<'_> {
         // the storage's time.
         let t_start = if self.measure.any() { self.clock() } else { 0 };
         self.slots[slot as usize].t_start = t_start;
+        let (ioprio, prio) = match &mut self.cmdprio {
+            Some(c) if s.ddir < 2 && !s.sync => c.draw(s.ddir, s.len),
+            _ => (0, 0),
+        };
+        self.slots[slot as usize].prio = prio;
+        self.slots[slot as usize].ioprio = if ioprio != 0 { ioprio } else { self.own_ioprio };
         let io = IoUnit {
             file: self.files[s.file as usize].id,
             kind,
@@ -178,6 +185,7 @@ impl Worker<'_> {
             buf,
             buf_index: slot,
             tag: slot,
+            ioprio,
         };
         if self.synchronous {
             self.slots[slot as usize].t_issue = t_start;
@@ -313,6 +321,9 @@ impl Worker<'_> {
         if let Some((file, offset, len)) = self.trim_then_write.take() {
             return (1, file, offset, len);
         }
+        if let Some(z) = &mut self.strided {
+            z.before_io(&mut self.files[0].offsets);
+        }
         if self.fixed_bs[ddir as usize] == 0 && self.files[0].offsets.draws_sizes() {
             return self.next_mapped_io(ddir);
         }
@@ -323,6 +334,9 @@ impl Worker<'_> {
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
         let len = len.min(self.files[file].offsets.len()).max(1);
+        if let Some(z) = &mut self.strided {
+            z.placed(len);
+        }
         let offset = self.next_offset(file, len, random);
         if self.limited_open {
             self.count_open_file(file, len);
@@ -342,6 +356,9 @@ impl Worker<'_> {
         let offsets = &mut self.files[0].offsets;
         offsets.aim(ddir);
         let (offset, len) = offsets.next_mapped();
+        if let Some(z) = &mut self.strided {
+            z.placed(len);
+        }
         self.files_done |= offsets.done();
         self.last_end = offset + len;
         (ddir, 0, offset, len.max(1) as u32)

@@ -98,6 +98,7 @@ impl Worker<'_> {
                 bytes: bytes as u32,
                 ddir: s.ddir,
                 slat: self.measure.slat,
+                ioprio: s.ioprio,
             });
         }
         if l.hist_msec > 0 && self.measure.clat {

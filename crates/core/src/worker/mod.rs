@@ -6,6 +6,7 @@
 //! `issue.rs` decides and queues the next IOs, `complete.rs` submits, reaps and accounts,
 //! `passes.rs` decides, as fio does, when the end of a pass over a file drops its page cache.
 
+mod cmdprio;
 mod complete;
 mod errors;
 mod issue;
@@ -16,6 +17,7 @@ mod openfiles;
 mod passes;
 mod preread;
 mod pseudo;
+mod strided;
 mod think;
 mod together;
 mod verifying;
@@ -26,10 +28,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use storbench_job::{
-    FadviseHint, JobSpec, RandomDistribution, RandomGenerator, RwKind, VerifyKind,
+    FadviseHint, JobSpec, RandomDistribution, RandomGenerator, RwKind, VerifyKind, ZoneMode,
 };
 
-use crate::buffers::{Arena, BufferFiller};
+use crate::buffers::{Arena, BufferFiller, unique_base};
 use crate::clock::Clock;
 use crate::cpu::Usage;
 use crate::engine::{
@@ -121,6 +123,10 @@ struct Slot {
     /// A read of the verify phase: `piece` is its entry in the write log.
     verify: bool,
     piece: u32,
+    /// Its entry in the per-priority latencies (`cmdprio.rs`), and its priority as fio
+    /// logs it: its own, else the job's.
+    prio: u8,
+    ioprio: u16,
 }
 
 struct OpenFile {
@@ -366,6 +372,12 @@ struct Worker<'p> {
     draining: bool,
     /// fio's per-IO and histogram logs (`logging.rs`), when the job writes them.
     logging: Option<logging::Logging>,
+    /// fio's strided zones over the job's one file (`strided.rs`).
+    strided: Option<strided::Strided>,
+    /// fio's per-IO priorities (`cmdprio.rs`), when the job gives them, and the job's own
+    /// priority (0: none).
+    cmdprio: Option<Box<cmdprio::PrioDraw>>,
+    own_ioprio: u16,
 }
 
 /// Opens the plan's files, advises them as fio does and sets up their offsets.
@@ -381,10 +393,17 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
         .min()
         .unwrap_or(4096);
     let fixed = passes::job_block(job).1;
+    let strided = job.zoning.mode == ZoneMode::Strided;
     let mut files = Vec::with_capacity(plan.files.len());
     let opened = job.openfiles.map_or(usize::MAX, |n| n as usize);
     for (i, f) in plan.files.iter().enumerate() {
         let open = i < opened;
+        // Strided zones draw the offsets over one zone, never past it.
+        let len = if strided {
+            strided::Strided::zone_len(&job.zoning, f.len)
+        } else {
+            f.len
+        };
         // A file beyond `openfiles` opens when its turn comes (`openfiles.rs`).
         let id = if open { engine.open(&f.spec)? } else { 0 };
         if let Some(access) = access_hint(job).filter(|_| open) {
@@ -393,25 +412,25 @@ fn open_files(plan: &WorkerPlan, engine: &mut dyn Engine) -> Result<Vec<OpenFile
         }
         let offsets = OffsetGen::new(OffsetParams {
             start: f.start,
-            len: f.len,
+            len,
             block,
             hole: job.rw.hole,
             back: job.rw.back,
-            cross_room: if fixed {
+            cross_room: if fixed && !strided {
                 f.size.saturating_sub(f.start)
             } else {
                 0
             },
             random_map: !job.norandommap,
             distribution: job.random_distribution,
-            zones: zone_index(job, f.len, block)?,
+            zones: zone_index(job, len, block)?,
             // A target without a size (the null engine's) has room for its region.
             fio_map: fio_map(
                 plan,
-                f.len,
+                len,
                 Some(f.size.saturating_sub(f.start))
-                    .filter(|&r| r > 0)
-                    .unwrap_or(f.len),
+                    .filter(|&r| r > 0 && !strided)
+                    .unwrap_or(len),
             ),
             seed: plan.seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
         });
@@ -511,7 +530,22 @@ fn zone_index(job: &JobSpec, len: u64, block: u64) -> Result<Option<ZoneIndex>, 
 /// The buffer filler of the job, with every slot of `arena` filled once (engines that
 /// move data only).
 fn fill_buffers(plan: &WorkerPlan, arena: &mut Arena, no_data: bool) -> BufferFiller {
-    let mut filler = BufferFiller::new(plan.job.buffers.clone(), plan.seed.rotate_left(17));
+    let peers = &plan.together.dedupe_peers;
+    let mut filler = match peers.iter().position(|&t| t == plan.thread) {
+        Some(me) => {
+            let bases = peers
+                .iter()
+                .map(|&t| unique_base(plan.job.randseed, t))
+                .collect();
+            let mut f = BufferFiller::new(
+                plan.job.buffers.clone(),
+                unique_base(plan.job.randseed, plan.thread),
+            );
+            f.share_working_set(bases, me);
+            f
+        }
+        None => BufferFiller::new(plan.job.buffers.clone(), plan.seed.rotate_left(17)),
+    };
     if !no_data {
         for i in 0..arena.slots() {
             filler.fill(arena.slot_mut(i));
@@ -541,6 +575,11 @@ impl<'p> Worker<'p> {
         })?;
         let files = open_files(plan, engine.as_mut())?;
         let filler = fill_buffers(plan, &mut arena, caps.no_data);
+        let mut stats = WorkerStats::default();
+        let prio_draw = cmdprio::PrioDraw::new(job, plan.seed)?.map(|(draw, lists)| {
+            stats.set_prios(&lists);
+            Box::new(draw)
+        });
         let measure = Measure::new(
             !job.disable_slat && caps.has_slat,
             !job.disable_clat,
@@ -588,7 +627,7 @@ impl<'p> Worker<'p> {
                     plan.seed ^ d as u64,
                 )
             }),
-            stats: WorkerStats::default(),
+            stats,
             measure,
             depth,
             synchronous: caps.synchronous,
@@ -654,6 +693,12 @@ impl<'p> Worker<'p> {
             depth_low: low_mark(job.iodepth_low, depth),
             draining: false,
             logging: None,
+            strided: (job.zoning.mode == ZoneMode::Strided)
+                .then(|| plan.files.first())
+                .flatten()
+                .map(|f| strided::Strided::new(&job.zoning, f.start, f.size.max(f.start + 1))),
+            cmdprio: prio_draw,
+            own_ioprio: cmdprio::own_ioprio(job),
         }
         .with_flags())
     }
@@ -983,7 +1028,9 @@ impl<'p> Worker<'p> {
     /// the end of its ramp, which a thread still waiting for a CPU may already have passed.
     fn begin_measuring_at(&mut self, now: u64) {
         self.measuring = true;
+        let prios = self.stats.prio_values();
         self.stats = WorkerStats::default();
+        self.stats.set_prios(&prios);
         // fio's reset_all_stats: the rwmix rule counts issues from here, and a latency
         // search starts over (unless in its final window).
         self.dir_issues = [0; 2];

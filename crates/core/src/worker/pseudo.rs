@@ -36,6 +36,7 @@ impl Worker<'_> {
             buf: self.arena.slot_ptr(0),
             buf_index: 0,
             tag: 0,
+            ioprio: 0,
         };
         while !self.pseudo_over() {
             let t_start = self.clock();

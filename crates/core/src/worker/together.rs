@@ -1,6 +1,7 @@
 //! How a clone goes along with other jobs and programs: fio's `flow` (a counter shared by
 //! the jobs of one `flow_id`), `wait_for` (another job's clones end first) and the
-//! `exec_prerun`/`exec_postrun` commands around its IO.
+//! `exec_prerun`/`exec_postrun` commands around its IO, and the clones whose buffers its
+//! deduplicated writes repeat (`dedupe_global`).
 
 use std::fs::File;
 use std::process::{Command, Stdio};
@@ -39,6 +40,9 @@ pub struct Together {
     pub waitees: Vec<Arc<WorkerCounters>>,
     /// The flow of its `flow_id`, when the job has a `flow` weight.
     pub flow: Option<Arc<Flow>>,
+    /// The thread numbers of the batch's clones that share a dedupe working set
+    /// (`dedupe_global`), in order, when this clone is one of them.
+    pub dedupe_peers: Vec<u32>,
 }
 
 /// One clone's place in its flow: fio's `flow_threshold_exceeded`.

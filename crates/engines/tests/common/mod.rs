@@ -156,6 +156,7 @@ impl Driver {
                     buf: self.arena.slot(slot),
                     buf_index: slot,
                     tag: slot,
+                    ioprio: 0,
                 };
                 match self.engine.queue(&io)? {
                     Queued::Done(n) => {

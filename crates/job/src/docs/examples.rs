@@ -9,14 +9,6 @@ pub const FIO_PARSES: usize = 67;
 /// a home lab lacks, or fio features storbench does not have yet.
 pub const REFUSED: &[(&str, &str)] = &[
     (
-        "cmdprio-bssplit.fio",
-        "per-IO priorities (`cmdprio_bssplit`): storbench's io_uring and libaio engines set no priority per IO, only per clone (`prio`, `prioclass`)",
-    ),
-    (
-        "cmdprio-percentage.fio",
-        "per-IO priorities (`cmdprio_percentage`): storbench's io_uring and libaio engines set no priority per IO, only per clone (`prio`, `prioclass`)",
-    ),
-    (
         "cpp_null.fio",
         "`cpp_null` is fio's example of an external engine built from C++, not an engine of fio itself",
     ),
@@ -24,18 +16,10 @@ pub const REFUSED: &[(&str, &str)] = &[
         "cross-stripe-verify.fio",
         "`io_size` with `loops=2`: storbench refuses io_size with more than one loop (fio counts them against each other by engine and file ends); it also needs an NVMe device of about 3.7 TB",
     ),
-    (
-        "dedupe-global.fio",
-        "`dedupe_mode=working_set`: not implemented",
-    ),
     ("dev-dax.fio", "device DAX (persistent memory hardware)"),
     (
-        "disk-zone-profile.fio",
-        "`zonemode=strided` (IO over `zonesize` bytes, then a skip of `zoneskip`): storbench's offsets do not skip between zones",
-    ),
-    (
         "e4defrag.fio",
-        "fio's e4defrag engine moves a file's blocks into a donor file with ext4's EXT4_IOC_MOVE_EXT ioctl: it needs an ext4 file system and measures ext4's defragmenter rather than the storage, and storbench has no such engine",
+        "fio's e4defrag engine drives ext4's online defragmenter (EXT4_IOC_MOVE_EXT, exchanging a file's blocks with a donor file it names): a feature of the ext4 file system rather than IO to the storage, and one that rewrites the donor file, which storbench does not do to a file it did not create",
     ),
     (
         "e4defrag2.fio",

@@ -2,6 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef, flag, val};
 use crate::build::JobBuilder;
+use crate::spec::{DedupeMode, JobSpec, SizeSpec};
 use crate::units::{parse_bool, parse_percent, parse_size};
 
 /// The longest pattern fio accepts.
@@ -85,7 +86,83 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     ),
+    OptDef::new(
+        "dedupe_mode",
+        K::Choice(DEDUPE_MODES),
+        C::Buffers,
+        "repeat",
+        "Where a deduplicated write's data comes from",
+        |b, v| {
+            b.spec.buffers.dedupe_mode = match val(v)? {
+                "repeat" => DedupeMode::Repeat,
+                "working_set" => DedupeMode::WorkingSet,
+                other => return Err(format!("'{other}' is not one of repeat, working_set")),
+            };
+            Ok(())
+        },
+    )
+    .note("`working_set` needs `size`, one file per job, and `dedupe_percentage` plus `dedupe_working_set_percentage` at most 100, as fio checks."),
+    OptDef::new(
+        "dedupe_working_set_percentage",
+        K::Percent,
+        C::Buffers,
+        "5",
+        "Share of size whose first unique writes are the dedupe working set",
+        |b, v| {
+            b.spec.buffers.dedupe_working_set_percentage = parse_percent(val(v)?)?;
+            Ok(())
+        },
+    ),
+    OptDef::new(
+        "dedupe_global",
+        K::Bool,
+        C::Buffers,
+        "0",
+        "Share the dedupe working set among the jobs that set this",
+        |b, v| {
+            b.spec.buffers.dedupe_global = parse_bool(val(v)?)?;
+            Ok(())
+        },
+    )
+    .note("The working set is spread evenly over the clones of the stonewall group that set it, as fio spreads it over its jobs."),
 ];
+
+const DEDUPE_MODES: &[(&str, &str)] = &[
+    ("repeat", "Repeat the previous unique write"),
+    (
+        "working_set",
+        "Repeat one of the first unique writes, drawn uniformly",
+    ),
+];
+
+/// fio's checks of the dedupe working set, and its size in buffers of the smallest write
+/// block size.
+pub(crate) fn fix_dedupe(s: &mut JobSpec) -> Result<(), String> {
+    let b = &s.buffers;
+    if b.dedupe_percentage == 0 || b.dedupe_mode != DedupeMode::WorkingSet {
+        return Ok(());
+    }
+    let Some(SizeSpec::Bytes(size)) = s.size else {
+        return Err("dedupe_mode=working_set needs size= set to a number of bytes".into());
+    };
+    if s.nrfiles != 1 {
+        return Err(format!(
+            "dedupe_mode=working_set supports one file per job, not {}",
+            s.nrfiles
+        ));
+    }
+    if b.dedupe_percentage + b.dedupe_working_set_percentage > 100 {
+        return Err(format!(
+            "dedupe_percentage={} cannot be reached with {}% of size reserved as the \
+             dedupe working set",
+            b.dedupe_percentage, b.dedupe_working_set_percentage
+        ));
+    }
+    let bs = s.bs[1].min().max(1);
+    s.buffers.dedupe_working_set_pages =
+        size * u64::from(b.dedupe_working_set_percentage) / 100 / bs;
+    Ok(())
+}
 
 /// fio's rules at parse time: a pattern replaces scrambling and zeros, and buffers are
 /// refilled when reads or compression would otherwise spoil the pattern.

@@ -2,7 +2,7 @@
 //! `cpumask`, `cpus_allowed_policy`, `nice`, and the IO priority `prio`/`prioclass`.
 
 use super::{Category as C, Kind as K, OptDef, val};
-use crate::units::parse_u64;
+use crate::units::{parse_small, parse_u64};
 
 /// fio's range of `nice`.
 const NICE: std::ops::RangeInclusive<i32> = -20..=19;
@@ -16,14 +16,6 @@ fn parse_nice(v: &str) -> Result<i32, String> {
         return Err(format!("{n} is out of range (-20 to 19)"));
     }
     Ok(n)
-}
-
-/// A whole number from 0 to `max`.
-fn parse_small(v: &str, max: u8) -> Result<u8, String> {
-    match v.trim().parse::<u8>() {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(format!("'{v}' is not a whole number from 0 to {max}")),
-    }
 }
 
 /// A NUMA node list (`0`, `0-1`, `0,2`, `all`); which nodes exist is checked as each

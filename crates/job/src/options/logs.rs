@@ -128,7 +128,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("The last column becomes the priority value in hex: `0x0000`, as storbench sets no IO priority (prio and prioclass are refused) and fio's averaged entries carry none."),
+    .note("The last column becomes each IO's priority in hex (`class << 13 | level`: its own from `cmdprio*`, else the job's `prioclass`/`prio`, else `0x0000`); averaged entries carry `0x0000`, as fio's."),
     OptDef::new(
         "log_hist_msec",
         K::Int,

@@ -4,6 +4,7 @@
 //! this table, so they cannot disagree.
 
 mod buffers;
+mod cmdprio;
 mod coord;
 mod cpus;
 mod engine;
@@ -15,17 +16,20 @@ mod pseudo;
 mod random;
 mod refused;
 mod stats;
+mod strided;
 mod timing;
 mod verify;
 mod zoned;
 
 use crate::build::JobBuilder;
 
+pub(crate) use buffers::fix_dedupe;
 pub(crate) use engine::{check_engine_options, check_pseudo, nbd_target, route_target};
 pub(crate) use logs::fix_logs;
 pub(crate) use net::check_net;
 pub use net::is_multicast;
 pub use refused::{Refused, UNSUPPORTED, UNSUPPORTED_ENGINES};
+pub(crate) use strided::fix_zoning;
 pub(crate) use verify::fix_verify;
 
 /// How an option's value is written (for help, docs, and the readers: flags may stand
@@ -284,6 +288,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         io::DEFS,
         io::BLOCK_SIZES,
         engine::DEFS,
+        cmdprio::DEFS,
         net::DEFS,
         pseudo::DEFS,
         timing::DEFS,
@@ -291,6 +296,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         timing::THINK,
         timing::LATENCY,
         random::DEFS,
+        strided::DEFS,
         buffers::DEFS,
         verify::DEFS,
         timing::SYNC,

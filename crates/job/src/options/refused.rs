@@ -56,16 +56,11 @@ pub const UNSUPPORTED: Refused = Refused(&[
         ],
     ),
     (
-        "Features of engines storbench has that its engines do not implement: I/O priority \
-         commands (`cmdprio*`), io_uring's `nonvectored`/`force_async`, libaio's \
+        "Features of engines storbench has that its engines do not implement: io_uring's `nonvectored`/`force_async`, libaio's \
          `userspace_reap`, pvsync2's `hipri_percentage`, mmap's transparent huge pages, \
          filestat's `stat_type` (storbench's filestat calls stat), libiscsi's `initiator` \
          (storbench's initiator names itself).",
         &[
-            "cmdprio_percentage",
-            "cmdprio_class",
-            "cmdprio",
-            "cmdprio_bssplit",
             "nonvectored",
             "force_async",
             "userspace_reap",
@@ -111,13 +106,10 @@ pub const UNSUPPORTED: Refused = Refused(&[
         ],
     ),
     (
-        "Zoned block devices: not implemented (no zone reports, resets or write pointers).",
+        "Zoned block devices (`zonemode=zbd`): they need SMR or ZNS hardware, with zone \
+         reports, resets and write pointers.",
         &[
-            "zonemode",
-            "zonesize",
             "zonecapacity",
-            "zonerange",
-            "zoneskip",
             "read_beyond_wp",
             "max_open_zones",
             "job_max_open_zones",
@@ -167,14 +159,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
         "Write semantics with no portable system call behind them (`atomic`, \
          `write_barrier`) or not implemented (`sync_file_range`).",
         &["atomic", "write_barrier", "sync_file_range"],
-    ),
-    (
-        "Deduplication modes beyond `dedupe_percentage`: not implemented.",
-        &[
-            "dedupe_mode",
-            "dedupe_working_set_percentage",
-            "dedupe_global",
-        ],
     ),
     (
         "Statistics and log options storbench's result model does not have: it always \

@@ -286,6 +286,23 @@ fn dir(j: &JobResult, d: &DirResult, agg_bw: u64, plus: bool, extra_short: u64) 
     o.insert("slat_ns".into(), lat(&d.slat, slat_on, &list, plus));
     o.insert("clat_ns".into(), lat(&d.clat, clat_on, &list, plus));
     o.insert("lat_ns".into(), lat(&d.lat, lat_on, &list, plus));
+    // As fio: only when at least two priorities have samples.
+    if d.prios.iter().filter(|p| p.lat.samples > 0).count() >= 2 {
+        let name = if lat_on { "lat_ns" } else { "clat_ns" };
+        let prios: Vec<Value> = d
+            .prios
+            .iter()
+            .filter(|p| p.lat.samples > 0)
+            .map(|p| {
+                let mut e = Map::new();
+                e.insert("prioclass".into(), json!(p.ioprio >> 13));
+                e.insert("prio".into(), json!(p.ioprio & 7));
+                e.insert(name.into(), lat(&p.lat, clat_on || lat_on, &list, plus));
+                Value::Object(e)
+            })
+            .collect();
+        o.insert("prios".into(), Value::Array(prios));
+    }
     let bw = &d.bw_samples;
     let has_bw = bw.samples > 0;
     let per = if has_bw {

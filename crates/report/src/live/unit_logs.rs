@@ -19,7 +19,7 @@ use std::io::{self, Write};
 use storbench_model::histogram::PLAT_NR;
 use storbench_model::iolog::{HistLine, IoLogSink, IoRecord, LogJob};
 
-use super::logs::{LogKind, file_name, open_log, tail, wanted_files};
+use super::logs::{LogKind, file_name, open_log, wanted_files};
 
 /// Bytes of lines gathered before a write: whole lines only, so clones appending to one
 /// shared file (`per_job_logs=0`) never split one another's lines.
@@ -65,8 +65,9 @@ fn named(name: &str, e: io::Error) -> io::Error {
 #[derive(Clone, Copy)]
 struct Columns {
     offset: bool,
-    /// The priority column: `0`, or `0x0000` under `log_prio`.
-    prio: &'static str,
+    /// The priority column is the IO's priority in hex (`log_prio`), else 1 for the
+    /// real-time class and 0 for the others.
+    hex_prio: bool,
     bw: bool,
     iops: bool,
     coarseness: u32,
@@ -101,11 +102,6 @@ impl UnitLogs {
             let name = file_name(p, LogKind::Hist, thread_number, l.per_job);
             opened(name, LogKind::Hist)
         });
-        let prio = if tail(l).ends_with("0x0000") {
-            "0x0000"
-        } else {
-            "0"
-        };
         // gtod_reduce switches every latency and the bandwidth off: fio's `no_reduce`.
         let reduced = job.disable_lat && job.disable_clat && job.disable_slat && job.disable_bw;
         let logs = UnitLogs {
@@ -113,7 +109,7 @@ impl UnitLogs {
             hist,
             cols: Columns {
                 offset: l.offset,
-                prio,
+                hex_prio: l.prio,
                 bw: !job.disable_bw,
                 iops: !reduced,
                 coarseness: l.hist_coarseness,
@@ -147,8 +143,11 @@ fn line(out: &mut Vec<u8>, t: u64, v: u64, r: &IoRecord, c: &Columns) {
     if c.offset {
         let _ = write!(out, "{}, ", r.offset);
     }
-    out.extend_from_slice(c.prio.as_bytes());
-    out.push(b'\n');
+    let _ = if c.hex_prio {
+        writeln!(out, "0x{:04x}", r.ioprio)
+    } else {
+        writeln!(out, "{}", u8::from(r.ioprio >> 13 == 1))
+    };
 }
 
 /// Appends fio's histogram line, `1 << coarseness` bins summed per column.
@@ -201,7 +200,7 @@ mod tests {
     fn cols() -> Columns {
         Columns {
             offset: false,
-            prio: "0",
+            hex_prio: false,
             bw: true,
             iops: true,
             coarseness: 0,
@@ -218,6 +217,7 @@ mod tests {
             bytes: 4096,
             ddir: 0,
             slat: false,
+            ioprio: 0,
         }
     }
 
@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(text(LogKind::Slat, &r, &c), "", "no slat measured");
         let mut c = cols();
         c.offset = true;
-        c.prio = "0x0000";
+        c.hex_prio = true;
         let mut r = rec();
         r.slat = true;
         r.slat_ns = 2500;

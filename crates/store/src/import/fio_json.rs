@@ -10,7 +10,7 @@ use storbench_model::histogram::bucket_of;
 use storbench_model::hosts::{RankRun, merge};
 use storbench_model::result::{
     CpuUsage, DepthStats, DirResult, DiskUtil, GroupResult, JobHeader, JobResult, LatBuckets,
-    LatStats, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
+    LatStats, PrioLat, ReportSettings, RunMode, RunResult, SampleStats, SyncResult, UnifiedRw,
 };
 
 use super::{ImportError, empty_run, info_note, json_start};
@@ -336,7 +336,29 @@ fn convert_dir(v: &Value) -> Result<DirResult, String> {
             mean: f(obj, "iops_mean"),
             stddev: f(obj, "iops_stddev"),
         },
+        prios: prios_of(obj)?,
     })
+}
+
+/// fio's per-priority latencies (`prios`: `prioclass`, `prio` and `clat_ns` or `lat_ns`).
+fn prios_of(obj: &Map<String, Value>) -> Result<Vec<PrioLat>, String> {
+    let Some(list) = obj.get("prios").and_then(Value::as_array) else {
+        return Ok(Vec::new());
+    };
+    list.iter()
+        .map(|p| {
+            let p = p.as_object().ok_or("prios: an entry is not an object")?;
+            let key = if p.contains_key("lat_ns") {
+                "lat_ns"
+            } else {
+                "clat_ns"
+            };
+            Ok(PrioLat {
+                ioprio: ((u(p, "prioclass") as u16) << 13) | (u(p, "prio") as u16 & 7),
+                lat: lat_of(p, key)?,
+            })
+        })
+        .collect()
 }
 
 fn lat_of(obj: &Map<String, Value>, key: &str) -> Result<LatStats, String> {

@@ -8,7 +8,7 @@
 //! `-c` running real concurrent copies.
 //!
 //! ```text
-//! Flags --Config::from_flags--> Config --run_once(factory)--> RunResult (mode Bonnie)
+//! Flags --Config::from_flags--> Config --run_once--> RunResult (mode Bonnie)
 //! ```
 
 use storbench_core::{Engine, EngineError};
@@ -37,13 +37,14 @@ mod worker;
 pub use config::{Config, Host};
 pub use error::{BonnieError, FlagError};
 pub use flags::Flags;
-pub use suite::{MIN_TIME_NS, run_once};
+pub use suite::{MIN_TIME_NS, run_once, run_once_with};
 pub use target::Target;
 
 /// The version bonnie results carry (the CSV's `bonnie_version` field).
 pub const VERSION: &str = concat!("storbench-", env!("CARGO_PKG_VERSION"));
 
-/// Builds one engine for one thread; called for every concurrent copy and every seeker.
+/// Builds one engine for one thread; called for every concurrent copy and every seeker
+/// (the engines' table in [`run_once`], a test's own engines in [`run_once_with`]).
 pub type Factory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
 
 /// Progress of a run, for the live display.

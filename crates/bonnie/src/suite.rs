@@ -25,8 +25,14 @@ use storbench_model::rng::mix64 as mix;
 /// bonnie++'s MinTime: a test shorter than this prints `+++++`.
 pub const MIN_TIME_NS: u64 = storbench_model::hosts::bonnie::MIN_TIME_NS;
 
-/// Runs the suite once and returns its result (mode Bonnie, command line left empty).
-pub fn run_once(
+/// Runs the suite once and returns its result (mode Bonnie, command line left empty),
+/// each thread's engine built through the engines' one table.
+pub fn run_once(cfg: &Config, observe: &mut dyn FnMut(Event)) -> Result<RunResult> {
+    run_once_with(cfg, &storbench_engines::create, observe)
+}
+
+/// [`run_once`] with the engines `factory` builds: a test's engines that fail on cue.
+pub fn run_once_with(
     cfg: &Config,
     factory: &Factory,
     observe: &mut dyn FnMut(Event),

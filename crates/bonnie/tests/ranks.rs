@@ -7,7 +7,7 @@ mod support;
 
 use std::cell::RefCell;
 
-use storbench_bonnie::{Config, Flags, Host, run_once};
+use storbench_bonnie::{Config, Flags, Host, run_once_with};
 use storbench_core::coord::{self, Coordinator, Point};
 use support::{FailAfter, factory};
 
@@ -110,7 +110,7 @@ fn every_test_starts_after_an_agreement_and_the_suite_ends_with_one() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&dir, None, 1);
     assert_eq!(cfg.base_name, "Bonnie.301.r0", "names carry the rank");
-    let run = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+    let run = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
     let points: Vec<String> = agreements()
         .into_iter()
         .map(|(p, ready)| {
@@ -143,7 +143,7 @@ fn others_that_cannot_go_on_end_this_rank_before_the_test_with_its_files_removed
     ] {
         let dir = tempfile::tempdir().unwrap();
         let cfg = config(&dir, Some(at), 2);
-        let err = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
+        let err = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
         assert!(
             err.to_string()
                 .contains(&format!("rank 1 could not go on at {point}")),
@@ -159,7 +159,7 @@ fn a_failure_here_is_told_to_the_others_once_at_their_next_agreement() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&dir, None, 2);
     // Fails among the sequential creates, in a test's timed part.
-    let err = run_once(&cfg, &factory(FailAfter::creates(500)), &mut |_| {}).unwrap_err();
+    let err = run_once_with(&cfg, &factory(FailAfter::creates(500)), &mut |_| {}).unwrap_err();
     assert!(err.to_string().contains("injected failure"), "{err}");
     let all = agreements();
     let (last, before) = all.split_last().unwrap();
@@ -176,7 +176,7 @@ fn a_failure_here_is_told_to_the_others_once_at_their_next_agreement() {
 fn the_marker_is_written_before_the_first_agreement_and_removed_with_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&dir, None, 1);
-    run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+    run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
     let seen = seen();
     assert_eq!(seen[0], [marker()], "before anything else: {seen:#?}");
     assert!(seen.iter().all(|s| s.contains(&marker())), "{seen:#?}");
@@ -196,7 +196,7 @@ fn after_a_stop_files_and_marker_are_removed_before_the_others_are_told() {
             storbench_core::stop::request();
         }
     };
-    let err = run_once(&cfg, &factory(FailAfter::default()), &mut observe).unwrap_err();
+    let err = run_once_with(&cfg, &factory(FailAfter::default()), &mut observe).unwrap_err();
     assert!(err.to_string().contains("interrupted"), "{err}");
     let (all, seen) = (agreements(), seen());
     let (last, _) = all.split_last().unwrap();

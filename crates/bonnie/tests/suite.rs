@@ -3,7 +3,7 @@
 
 mod support;
 
-use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once};
+use storbench_bonnie::{BonnieError, Config, Event, Flags, Host, run_once_with};
 use storbench_model::result::{BonnieTestId, RunMode};
 use support::{FailAfter, Log, factory, factory_logged, factory_slow_listing};
 
@@ -42,7 +42,7 @@ fn full_suite_runs_every_test_in_order_and_cleans_up() {
         f.char_io = Some(Some("1".into()));
     });
     let mut events = Vec::new();
-    let r = run_once(&cfg, &factory(FailAfter::default()), &mut |e| {
+    let r = run_once_with(&cfg, &factory(FailAfter::default()), &mut |e| {
         events.push(e)
     })
     .unwrap();
@@ -84,7 +84,7 @@ fn rates_follow_bonnie_formulas() {
         f.files = Some("1".into());
         f.fsync_each = true;
     });
-    let r = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+    let r = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
     for t in &r.bonnie.unwrap().tests {
         if let Some(rate) = t.rate {
             let expect = 1024.0 / (t.elapsed_ns as f64 / 1e9);
@@ -105,7 +105,7 @@ fn file_sizes_directories_and_links() {
             f.size = Some("0".into());
             f.files = Some(files.into());
         });
-        let r = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {});
+        let r = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {});
         let r = r.unwrap_or_else(|e| panic!("-n {files}: {e}"));
         assert_eq!(r.bonnie.unwrap().tests.len(), 6, "-n {files}");
         assert!(
@@ -125,7 +125,7 @@ fn concurrent_copies_use_their_own_files() {
         f.concurrency = Some("3".into());
         f.char_io = Some(None);
     });
-    let r = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+    let r = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
     let b = r.bonnie.unwrap();
     assert_eq!(b.concurrency, 3);
     assert_eq!(b.tests.len(), 10, "no per-char tests with -f");
@@ -141,7 +141,7 @@ fn an_error_mid_run_removes_everything_created() {
             f.files = Some("1:4k:0:4".into());
             f.char_io = Some(None);
         });
-        let err = run_once(&cfg, &factory(FailAfter::creates(fail_at)), &mut |_| {})
+        let err = run_once_with(&cfg, &factory(FailAfter::creates(fail_at)), &mut |_| {})
             .expect_err("the injected failure must surface");
         assert!(err.to_string().contains("injected failure"), "{err}");
         assert!(
@@ -162,7 +162,7 @@ fn refuses_a_directory_it_did_not_create_and_leaves_it_alone() {
         f.size = Some("0".into());
         f.files = Some("1".into());
     });
-    let err = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
+    let err = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
     assert!(matches!(err, BonnieError::Refused(_)), "{err}");
     assert_eq!(std::fs::read(theirs.join("keep")).unwrap(), b"data");
 }
@@ -175,7 +175,7 @@ fn refuses_a_test_file_it_did_not_create() {
         f.size = Some("1".into());
         f.files = Some("0".into());
     });
-    let err = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
+    let err = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap_err();
     assert!(err.to_string().contains("Bonnie.107"), "{err}");
     assert_eq!(
         std::fs::read(dir.path().join("Bonnie.107")).unwrap(),
@@ -195,7 +195,7 @@ fn the_buffer_choice_is_stated_in_the_result() {
             f.char_io = Some(None);
             f.compressible = compressible;
         });
-        let r = run_once(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
+        let r = run_once_with(&cfg, &factory(FailAfter::default()), &mut |_| {}).unwrap();
         let code = if compressible {
             "bonnie.compressible"
         } else {
@@ -210,7 +210,7 @@ fn logged_run(set: impl FnOnce(&mut Flags)) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(&dir, 109, set);
     let log = Log::default();
-    run_once(
+    run_once_with(
         &cfg,
         &factory_logged(FailAfter::default(), Some(log.clone())),
         &mut |_| {},
@@ -294,7 +294,7 @@ fn listing_batches_count_in_latency_except_the_first() {
             f.size = Some("0".into());
             f.files = Some("1".into());
         });
-        let r = run_once(&cfg, &factory_slow_listing(batch, delay), &mut |_| {}).unwrap();
+        let r = run_once_with(&cfg, &factory_slow_listing(batch, delay), &mut |_| {}).unwrap();
         assert!(leftovers(&dir).is_empty());
         let b = r.bonnie.unwrap();
         let lat = |id| {

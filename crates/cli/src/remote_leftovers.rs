@@ -207,7 +207,7 @@ impl RemoteDir {
     /// Connects to the directory `dir` (an NFS or SMB URL) with the engine of its protocol.
     pub fn open(dir: &Typed) -> Result<RemoteDir, EngineError> {
         let target = storbench_bonnie::target::Target::Remote(Box::new(dir.clone()));
-        let engine = crate::running::engine_for(&target.job(false))?;
+        let engine = storbench_engines::create(&target.job(false))?;
         Ok(RemoteDir {
             engine,
             root: dir.clone(),

@@ -1,37 +1,17 @@
 //! What every measuring subcommand does around the runner: check URL targets through
-//! their engines, build engines, install the stop handlers, decide the exit code.
+//! their engines, report what a run left behind, decide the exit code.
 
 use std::process::ExitCode;
 
-use storbench_core::{Engine, EngineError};
 use storbench_job::JobSpec;
 use storbench_job::target::Target;
 use storbench_model::redact;
 use storbench_model::result::{Note, RunResult};
-use storbench_nfs::NfsUrl;
-
-/// Builds one engine for a worker (the runner's factory).
-pub fn engine_for(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
-    storbench_engines::create(job)
-}
-
-/// Checks an NFS target before storbench joins its own file names to it, so that errors
-/// name the export asked for: a directory (where storbench creates files) must be reached,
-/// which is tried once here (MOUNT and UMNT over v3, a session over v4).
-fn check_nfs(url: &NfsUrl, directory: bool) -> anyhow::Result<()> {
-    if directory {
-        storbench_nfs::select::check(url).map_err(|e| anyhow::anyhow!("nfs: {e}"))?;
-    }
-    Ok(())
-}
 
 /// Checks `target`, parsed where it was read, before a run as its protocol needs: the
 /// `prepare` beside its engine's `create` (a share's login, a LUN's secrets), asking on the
 /// terminal for a missing secret; `directory` when storbench creates files in it.
 pub fn prepare_target(target: &Target, directory: bool) -> anyhow::Result<()> {
-    if let Target::Nfs(typed) = target {
-        check_nfs(&typed.url, directory)?;
-    }
     storbench_engines::prepare(target, directory, &crate::secrets::Terminal)
         .map_err(|e| anyhow::anyhow!("{e}"))
 }
@@ -58,9 +38,7 @@ pub fn prepare_targets(jobs: &[JobSpec]) -> anyhow::Result<()> {
 
 /// The run's result, or its error with the warnings about what it left behind printed
 /// first (a set-up error may come after a file was created that could not be removed).
-pub fn finished(
-    result: Result<RunResult, storbench_core::runner::RunError>,
-) -> anyhow::Result<RunResult> {
+pub fn finished(result: Result<RunResult, storbench_run::RunError>) -> anyhow::Result<RunResult> {
     match result {
         Ok(run) => Ok(run),
         Err(e) => {

@@ -263,7 +263,9 @@ fn normal_closure(krate: &str) -> Vec<String> {
 /// the runner.
 #[test]
 fn the_readers_of_results_stand_on_the_model_alone() {
-    const BELOW_THE_FLOOR: &[&str] = &["job", "core", "nfs", "iscsi", "smb", "nbd", "snmp"];
+    const BELOW_THE_FLOOR: &[&str] = &[
+        "job", "core", "run", "engines", "nfs", "iscsi", "smb", "nbd", "snmp",
+    ];
     for krate in ["model", "store", "report"] {
         let deps = normal_closure(krate);
         let wrong: Vec<&String> = deps
@@ -371,4 +373,83 @@ fn targets_are_parsed_where_they_are_read() {
         done.is_empty(),
         "{done:?} no longer parse targets: take them out of STILL_PARSING_TARGETS"
     );
+}
+
+/// The protocols a target may name: its `Target` variant, its client crate and its
+/// catalogue constant.
+const PROTOCOL_NAMES: &[(&str, &str, &str)] = &[
+    ("Target::Nfs", "storbench_nfs::", "catalogue::NFS"),
+    ("Target::Iscsi", "storbench_iscsi::", "catalogue::ISCSI"),
+    ("Target::Smb", "storbench_smb::", "catalogue::SMB"),
+    ("Target::Nbd", "storbench_nbd::", "catalogue::NBD"),
+];
+
+/// A protocol's own subcommand (`storbench iscsi`, `storbench smb`) speaks to its server
+/// and may name it.
+fn own_subcommand(file: &str, client: &str) -> bool {
+    let krate = client
+        .trim_start_matches("storbench_")
+        .trim_end_matches("::");
+    file == format!("crates/cli/src/cmd/{krate}.rs")
+}
+
+/// Whether a CLI line hands an engine constructor down instead of letting the runner
+/// (storbench-run) and bonnie build engines through the engines' table.
+fn hands_down_an_engine(line: &str) -> bool {
+    line.contains("EngineFactory")
+        || line.contains("bonnie::Factory")
+        || line.contains("engine_for")
+        || line
+            .match_indices("storbench_engines::create")
+            .any(|(i, m)| !line[i + m.len()..].starts_with('('))
+}
+
+/// What a protocol needs before a run is its engine's `prepare`, run by
+/// `running::prepare_target` for any target, and the engines are built by the runner: the
+/// CLI names no protocol (its target variant, client crate or catalogue entry) but in that
+/// protocol's own subcommand, and hands no engine constructor down.
+#[test]
+fn the_cli_dispatches_no_protocol_by_name() {
+    let cli: Vec<String> = product_files()
+        .into_iter()
+        .filter(|f| f.starts_with("crates/cli/src/"))
+        .collect();
+    let mut found = Vec::new();
+    let mut seen_in_own = Vec::new();
+    for f in &cli {
+        for (n, line) in code_lines(f) {
+            for (variant, client, constant) in PROTOCOL_NAMES {
+                let named = [variant, client, constant]
+                    .iter()
+                    .any(|w| line.contains(**w));
+                if !named {
+                    continue;
+                }
+                if own_subcommand(f, client) {
+                    seen_in_own.push(*variant);
+                } else {
+                    found.push(format!("{f}:{n}: {}", line.trim()));
+                }
+            }
+            if hands_down_an_engine(&line) {
+                found.push(format!("{f}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "protocols dispatched by name, or an engine constructor handed down, in the CLI \
+         (put a protocol's checks in its engine file's `prepare`):\n{}",
+        found.join("\n")
+    );
+    // The matcher finds what it looks for: the protocol subcommands name their own.
+    for variant in ["Target::Iscsi", "Target::Smb"] {
+        assert!(seen_in_own.contains(&variant), "{variant}: {seen_in_own:?}");
+    }
+    assert!(hands_down_an_engine(
+        "run(req, &storbench_engines::create, obs)"
+    ));
+    assert!(!hands_down_an_engine(
+        "let e = storbench_engines::create(&job)?;"
+    ));
 }

@@ -40,7 +40,7 @@ pub struct StartGate {
 
 /// What a worker waits at before its group starts: the run's [`StartGate`], or, for a
 /// worker in a process of its own, its side of the pipes to the thread that waits at the
-/// gate for it (`runner/forked.rs`).
+/// gate for it (`crates/run/src/forked.rs`).
 pub trait Gate {
     /// Waits for all workers; the group's start (ns since the run epoch), or None if the
     /// gate was abandoned.

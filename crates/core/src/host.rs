@@ -150,7 +150,7 @@ pub fn cpuinfo_mhz(text: &str) -> Option<f64> {
 }
 
 /// This process's CPU and that of its children it has waited for: the clones that ran in
-/// processes of their own (`runner/forked.rs`), reaped before the batch's figures are
+/// processes of their own (`crates/run/src/forked.rs`), reaped before the batch's figures are
 /// read. (/proc/self/io counts reaped children's bytes too.)
 fn own_usage() -> Usage {
     let (me, children) = (Usage::process(), Usage::children());

@@ -1,6 +1,6 @@
-//! storbench's measurement core: the engine interface, the runner and worker loop, latency
+//! storbench's measurement core: the engine interface, the worker loop, latency
 //! histograms, CPU/disk/NIC accounting; it fills the result model (storbench-model) every
-//! consumer reads.
+//! consumer reads. The runner that drives the workers over the engines is storbench-run.
 //!
 //! This crate depends on no protocol, UI, template or SQLite crate.
 
@@ -31,7 +31,6 @@ pub mod offsets;
 pub mod plan;
 pub mod progress;
 pub mod rate;
-pub mod runner;
 pub mod safety;
 pub mod sampler;
 pub mod server;
@@ -39,8 +38,8 @@ pub mod space;
 pub mod stats;
 pub mod steady;
 pub mod stop;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod verify;
 pub mod worker;
 pub mod zeros;

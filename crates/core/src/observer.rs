@@ -19,7 +19,7 @@ pub struct JobHeaderLine {
     /// The job does no IO on a file (cpuio, exec): fio prints no job line for it, and its
     /// engine's own lines come after the `Starting` line (`Observer::engine_lines`).
     pub no_file: bool,
-    /// Its clones run in processes of their own (`runner/forked.rs`); set by the runner.
+    /// Its clones run in processes of their own (`crates/run/src/forked.rs`); set by the runner.
     pub processes: bool,
 }
 

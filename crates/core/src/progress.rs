@@ -44,7 +44,7 @@ pub use storbench_model::live::CounterSnapshot;
 /// started measuring; the sampler computes deltas.
 ///
 /// The counters themselves ([`Cells`]) live in a page mapped shared, so a worker that runs
-/// in a process of its own (`runner/forked.rs`) publishes to the same memory the sampler
+/// in a process of its own (`crates/run/src/forked.rs`) publishes to the same memory the sampler
 /// reads: the child inherits this handle, and with it the mapping, across `fork`.
 pub struct WorkerCounters {
     cells: SharedCells,

@@ -38,7 +38,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
-/// A stop in a process forked to run one clone (`runner/forked.rs`): only the flag, however
+/// A stop in a process forked to run one clone (`crates/run/src/forked.rs`): only the flag, however
 /// often it comes. The parent counts the signals and leaves at the third, and its end kills
 /// the clone's process (`PR_SET_PDEATHSIG`).
 extern "C" fn on_signal_in_clone(sig: libc::c_int) {

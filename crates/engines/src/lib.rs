@@ -126,17 +126,27 @@ mod tests {
 
     /// A target's checks before a run are the `prepare` beside its engine's `create`: a
     /// LUN-less iSCSI URL and an SMB user without a password are refused in one line
-    /// before any connection (the ports are closed); a local target has none.
+    /// before any connection, an NFS directory whose server is not there in one line
+    /// after trying it (the ports are closed); a local target has none.
     #[test]
     fn a_targets_checks_before_a_run_are_its_engines() {
         let names: Vec<&str> = PREPARERS.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, [iscsi::NAME, smb::NAME]);
+        assert_eq!(names, [iscsi::NAME, nfs::NAME, smb::NAME]);
         let local = Target::Path("/nonexistent/storbench".into());
         assert!(prepare(&local, true, &NoTerminal).is_ok());
         let no_lun = Target::parse("iscsi://127.0.0.1:1/iqn.2026-12.x:y").unwrap();
         let e = prepare(&no_lun, false, &NoTerminal).unwrap_err();
         assert!(
             e.message.contains("a target and a LUN") && !e.message.contains('\n'),
+            "{e}"
+        );
+        // A directory is reached once (port 1 is closed: MOUNT is refused); a file is
+        // left to the engine's `open`.
+        let export = Target::parse("nfs://127.0.0.1:1/export?version=3&mountport=1").unwrap();
+        assert!(prepare(&export, false, &NoTerminal).is_ok());
+        let e = prepare(&export, true, &NoTerminal).unwrap_err();
+        assert!(
+            e.message.starts_with("nfs: ") && !e.message.contains('\n'),
             "{e}"
         );
         if std::env::var_os(storbench_smb::url::PASSWORD_ENV).is_none() {

@@ -26,6 +26,7 @@ use crate::dirtable::DirTable;
 
 mod meta;
 mod pick;
+mod prepare;
 mod v4;
 
 /// Modes of the files and directories storbench creates, before the umask.
@@ -52,6 +53,15 @@ impl Modes {
 
 /// This engine's entry in the catalogue (`storbench_job::catalogue::ENGINES`).
 pub const NAME: &str = "nfs";
+
+/// Before a run: a directory target reached once over the version the run will use.
+pub fn prepare(
+    target: &Target,
+    directory: bool,
+    _ask: &dyn storbench_core::ask::Ask,
+) -> Result<(), EngineError> {
+    prepare::check(target, directory)
+}
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
     let base = job.engine_options.nfs_url.as_ref().map(|b| b.url.clone());

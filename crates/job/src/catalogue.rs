@@ -61,7 +61,7 @@ pub struct EngineInfo {
     pub helper_threads: bool,
     /// Its clones run in processes of their own unless the job says `thread`, as fio runs
     /// every clone: its helpers are per process (glibc's one POSIX AIO pool), so clones
-    /// sharing a process share them (`storbench-core`'s `runner/forked.rs`).
+    /// sharing a process share them (`crates/run/src/forked.rs`).
     pub process_per_clone: bool,
     pub serves: Serves,
     /// Its own options, by name: each is an option of the table (`options::find`) in the

@@ -64,7 +64,7 @@ const NAMED: &[(&str, &str)] = &[
     ("pub fn under", "crates/job/src/relpath.rs"),
     ("pub fn join_into", "crates/job/src/relpath.rs"),
     ("pub fn target_info", "crates/core/src/env.rs"),
-    ("fn targets_of", "crates/core/src/runner/inventory.rs"),
+    ("fn targets_of", "crates/run/src/inventory.rs"),
     ("fn server_addr", "crates/core/src/engine.rs"),
     ("fn client_addr", "crates/core/src/engine.rs"),
     ("STORBENCH_TEST_PORTS", "crates/testkit/src/ports.rs"),
@@ -75,6 +75,12 @@ const NAMED: &[(&str, &str)] = &[
     ("pub trait Ask", "crates/core/src/ask.rs"),
     ("PREPARERS", "crates/engines/build.rs"),
     ("const PREFIXES", "crates/cli/tests/layering.rs"),
+    ("const PROTOCOL_NAMES", "crates/cli/tests/layering.rs"),
+    (
+        "fn the_cli_dispatches_no_protocol_by_name",
+        "crates/cli/tests/layering.rs",
+    ),
+    ("pub fn prepare(", "crates/engines/src/nfs.rs"),
     (
         "fn targets_are_parsed_where_they_are_read",
         "crates/cli/tests/layering.rs",

@@ -13,7 +13,6 @@ use storbench_report::bonnie_table;
 use crate::StoreArgs;
 use crate::bonnie_live::BonnieLive;
 use crate::cmd::save::check_label;
-use crate::running::engine_for;
 use crate::session::Session;
 
 /// bonnie++'s flags, taken as given; storbench-bonnie checks them with bonnie++'s rules.
@@ -173,7 +172,7 @@ pub fn run_bonnie(args: BonnieArgs, store: &StoreArgs) -> anyhow::Result<ExitCod
                 None if !secondary => show_progress(&cfg, e),
                 None => {}
             };
-            let outcome = owner_only_files(|| run_once(&cfg, &engine_for, &mut progress));
+            let outcome = owner_only_files(|| run_once(&cfg, &mut progress));
             if let Some(bar) = live {
                 bar.finish();
             }

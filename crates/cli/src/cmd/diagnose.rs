@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use storbench_core::analysis::diagnose::{Context, judge};
-use storbench_core::runner::{RunRequest, run};
 use storbench_job::presets::diagnose::{
     BIG_BS, DiagnoseOptions, HOT_BYTES, MIN_BYTES, cold_bytes, workload,
 };
@@ -18,6 +17,7 @@ use storbench_job::units;
 use storbench_model::diagnose::StageKind;
 use storbench_model::result::{RunMode, RunResult};
 use storbench_report::live::status::EtaMode;
+use storbench_run::{RunRequest, run};
 
 use crate::StoreArgs;
 use crate::read_only::{InPlace, read_in_place};
@@ -139,7 +139,7 @@ pub fn run_diagnose(args: DiagnoseArgs, store: &StoreArgs) -> anyhow::Result<Exi
     );
     let measure = || {
         let mut observer = CliObserver::new(None, args.eta, LiveStyle::Quick);
-        let r = run(req.clone(), &crate::running::engine_for, &mut observer);
+        let r = run(req.clone(), &mut observer);
         observer.finish();
         crate::running::finished(r)
     };

@@ -7,12 +7,12 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use storbench_core::runner::{RunRequest, run};
 use storbench_job::{Eta, FioInvocation, HostFacts, parse_fio_args};
 use storbench_model::result::{RunMode, RunResult};
 use storbench_report::fio::FioFormat;
 use storbench_report::live::status::EtaMode;
 use storbench_report::registry;
+use storbench_run::{RunRequest, run};
 
 use crate::StoreArgs;
 use crate::session::Session;
@@ -183,7 +183,7 @@ fn execute(
                 interval: inv.eta_interval.unwrap_or(EtaTiming::default().interval),
                 newline: inv.eta_newline,
             });
-            let r = run(req.clone(), &crate::running::engine_for, &mut observer);
+            let r = run(req.clone(), &mut observer);
             observer.finish();
             crate::running::finished(r)
         })

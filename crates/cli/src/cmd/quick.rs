@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use storbench_core::runner::{RunRequest, run};
 use storbench_job::catalogue;
 use storbench_job::presets::quick::{
     Profile, QuickOptions, TestNames, TestSet, check_size, parse_test_names, parse_threads,
@@ -16,6 +15,7 @@ use storbench_job::target::Target;
 use storbench_job::{JobSpec, units};
 use storbench_model::result::{Note, NoteLevel, RunMode, RunResult};
 use storbench_report::live::status::EtaMode;
+use storbench_run::{RunRequest, run};
 
 use crate::StoreArgs;
 use crate::remote_leftovers::{Kind, RunMark};
@@ -182,7 +182,7 @@ pub fn run_quick(args: QuickArgs, store: &StoreArgs) -> anyhow::Result<ExitCode>
     let measure = || {
         crate::repeat::measure_rounds(args.repeat, |_| {
             let mut observer = CliObserver::new(None, args.eta, LiveStyle::Quick);
-            let r = run(req.clone(), &crate::running::engine_for, &mut observer);
+            let r = run(req.clone(), &mut observer);
             observer.finish();
             crate::running::finished(r)
         })

@@ -22,7 +22,7 @@ mod think;
 mod together;
 mod verifying;
 
-pub(crate) use passes::region_pass;
+pub use passes::region_pass;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,7 +49,8 @@ use latency::LatStep;
 use storbench_model::rng::{FIO_RAND_MIX_OFF, FioRand, Rng};
 pub use together::{Flow, Together};
 
-/// Builds one engine for one worker.
+/// Builds one worker's engine in the worker's own thread, after it is pinned: the runner's
+/// `storbench_engines::create` (storbench-run), a test's recording engine here.
 pub type EngineFactory = dyn Fn(&JobSpec) -> Result<Box<dyn Engine>, EngineError> + Sync;
 
 /// A file as one worker uses it: how to open it and which byte range to do IO in.
@@ -82,7 +83,7 @@ pub struct WorkerPlan {
     pub clock: Clock,
     /// Where per-IO log records and histogram lines go, when the job writes such logs.
     pub log: Option<storbench_model::iolog::IoLogger>,
-    /// The worker runs in a process of its own (`runner/forked.rs`): its process's other
+    /// The worker runs in a process of its own (`crates/run/src/forked.rs`): its process's other
     /// threads (glibc's AIO helpers) are its own, measured with it.
     pub own_process: bool,
     /// What the clone shares with the other jobs of its batch (`wait_for`, `flow`).

@@ -151,6 +151,7 @@ fn dir_from(v: &Value) -> DirResult {
         lat: lat_from(&v["lat_ns"]),
         bw_samples: samples_from(v, "bw", "bw_dev", 1024.0),
         iops_samples: samples_from(v, "iops", "iops_stddev", 1.0),
+        prios: Vec::new(),
     }
 }
 

@@ -31,13 +31,13 @@ use std::time::Duration;
 
 use storbench_job::{JobSpec, catalogue};
 
-use crate::cpu::Usage;
-use crate::engine::EngineInfo;
-use crate::error::{EngineError, ErrorKind};
-use crate::gate::{Gate, StartGate};
-use crate::stats::WorkerStats;
-use crate::stop;
-use crate::worker::{EngineFactory, WorkerOutput, WorkerPlan, run_worker};
+use storbench_core::cpu::Usage;
+use storbench_core::engine::EngineInfo;
+use storbench_core::error::{EngineError, ErrorKind};
+use storbench_core::gate::{Gate, StartGate};
+use storbench_core::stats::WorkerStats;
+use storbench_core::stop;
+use storbench_core::worker::{EngineFactory, WorkerOutput, WorkerPlan, run_worker};
 
 /// Set once a posixaio clone ran as a thread of this process: glibc's pool is in use here.
 static AIO_IN_THIS_PROCESS: AtomicBool = AtomicBool::new(false);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use storbench_job::JobSpec;
 
 use super::*;
-use crate::buffers::Arena;
-use crate::space::{MemoryRoom, human, memory_room};
+use storbench_core::buffers::Arena;
+use storbench_core::space::{MemoryRoom, human, memory_room};
 
 /// Memory one clone takes besides its IO buffers: its histograms (slat, clat and lat per
 /// direction), counters, sampler series and thread stack. Measured with the null engine:

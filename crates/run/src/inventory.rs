@@ -49,7 +49,7 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
         if t.caps().network {
             continue;
         }
-        if let Some(dev) = crate::disk::device_of(std::path::Path::new(t.expose()))
+        if let Some(dev) = storbench_core::disk::device_of(std::path::Path::new(t.expose()))
             && !out.contains(&dev)
         {
             out.push(dev);
@@ -61,11 +61,11 @@ pub(super) fn local_devices(jobs: &[Arc<JobSpec>]) -> Vec<String> {
 /// A device under a job's files: (name, holds the data, found below the file's device).
 pub(super) type TreeDevice = (String, bool, bool);
 
-/// The jobs' devices and the disks below them (see [`crate::disk::underlying`]), each once.
+/// The jobs' devices and the disks below them (see [`storbench_core::disk::underlying`]), each once.
 pub(super) fn device_tree(jobs: &[Arc<JobSpec>]) -> Vec<TreeDevice> {
     let mut out: Vec<TreeDevice> = Vec::new();
     for top in local_devices(jobs) {
-        let leaves = crate::disk::underlying(&top);
+        let leaves = storbench_core::disk::underlying(&top);
         let top_is_leaf = leaves.contains(&top);
         let below: Vec<TreeDevice> = leaves
             .into_iter()

@@ -7,8 +7,8 @@
 //! The workers find the server processes before the start (see
 //! [`WorkerCounters::server_process`]): here only their own /proc entries are read.
 
-use crate::progress::{WorkerCounters, WorkerState};
-use crate::server::{ServerProcess, ServerSample};
+use storbench_core::progress::{WorkerCounters, WorkerState};
+use storbench_core::server::{ServerProcess, ServerSample};
 use storbench_model::result::ServerCpu;
 
 use super::CloneSlot;

@@ -4,8 +4,8 @@ use storbench_job::target::Target;
 use storbench_job::{FadviseHint, SizeSpec};
 
 use super::*;
-use crate::engine::Engine;
-use crate::testing::Recorder;
+use storbench_core::engine::Engine;
+use storbench_core::testing::Recorder;
 
 fn ran(start_ms: u64, elapsed_ms: u64) -> WorkerOutput {
     let mut out = panic_output();
@@ -130,7 +130,7 @@ fn run_jobs(jobs: Vec<JobSpec>, engine: impl Fn() -> Recorder + Sync + 'static) 
         command_line: vec![],
         always_remove_created: false,
     };
-    run(req, &factory, &mut NoObserver).unwrap()
+    run_with(req, &factory, &mut NoObserver).unwrap()
 }
 
 /// A time-based job `name` of `runtime_ms` on the recorder's pretend file.
@@ -152,7 +152,7 @@ fn a_server_on_this_host_has_its_cpu_measured_around_the_job() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
-    let mut server = crate::testing::child_holding(fd, "while :; do :; done");
+    let mut server = storbench_core::testing::child_holding(fd, "while :; do :; done");
     drop(listener);
     let log = Arc::new(Mutex::new(Vec::new()));
     let result = std::panic::catch_unwind(|| {

@@ -1,6 +1,6 @@
 //! The sampler's side of fio's steady state: once a second it turns the published
 //! counters of each watched job clone (or, under group_reporting, of its whole group) into
-//! the last second's IOPS and bandwidth, feeds them to the window (`crate::steady`) and,
+//! the last second's IOPS and bandwidth, feeds them to the window (`storbench_core::steady`) and,
 //! when the window meets its criterion, ends those jobs as fio's `steadystate_check` does.
 //! `exitall` and `exitall_on_error` end a batch's jobs the same way, and `exit_on_io_done`
 //! a cpuio job once the IO jobs beside it have ended.
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use storbench_job::JobSpec;
 
 use super::CloneSlot;
-use crate::steady::{SAMPLE_MS, SteadyWindow};
+use storbench_core::steady::{SAMPLE_MS, SteadyWindow};
 use storbench_model::result::SteadyResult;
 
 /// One window and the clones whose IO feeds it.
@@ -85,7 +85,7 @@ impl SteadyWatch {
 /// clone of the batch, or (`all`) the batch and the run's later batches, for which this
 /// returns true.
 pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> bool {
-    use crate::progress::WorkerState::{Done, Error};
+    use storbench_core::progress::WorkerState::{Done, Error};
     use storbench_job::errors::ExitWhat;
     let trigger = clones
         .iter()
@@ -112,7 +112,7 @@ pub(super) fn exit_all(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) -> bool {
 /// with files) has ended, the clones that asked for it are ended too. A batch of such jobs
 /// alone ends by their runtime, as fio's.
 pub(super) fn exit_on_io_done(clones: &[CloneSlot], batch: &[Arc<JobSpec>]) {
-    use crate::progress::WorkerState::{Done, Error};
+    use storbench_core::progress::WorkerState::{Done, Error};
     let job = |c: &CloneSlot| &batch[c.job_index];
     if !clones.iter().any(|c| job(c).engine_options.exit_on_io_done) {
         return;

@@ -6,7 +6,7 @@ use storbench_job::target::Target;
 use storbench_job::{JobSpec, SizeSpec};
 
 use super::*;
-use crate::worker::region_pass;
+use storbench_core::worker::region_pass;
 /// Files of one job after lay-out: per-clone regions.
 pub(super) struct PreparedJob {
     /// By path: shared by clones for explicit files, one per clone otherwise.
@@ -36,7 +36,7 @@ impl PreparedJob {
                 let start = plan::start_offset(job, clone, p.basis, align);
                 let len = p.len.min(p.size.saturating_sub(start));
                 WorkerFile {
-                    spec: crate::engine::FileSpec {
+                    spec: storbench_core::engine::FileSpec {
                         path: f.path,
                         target: f.target,
                         open: open.clone(),
@@ -58,8 +58,8 @@ pub(super) fn pass_bytes(job: &JobSpec, file: &WorkerFile) -> u64 {
     region_pass(job, file.start, file.len, file.size).bytes
 }
 
-pub(super) fn open_options(job: &JobSpec) -> crate::engine::OpenOptions {
-    crate::engine::OpenOptions {
+pub(super) fn open_options(job: &JobSpec) -> storbench_core::engine::OpenOptions {
+    storbench_core::engine::OpenOptions {
         read: true,
         write: job.rw.kind.writes(),
         // A file being filled is written from nothing, never laid out.
@@ -140,7 +140,7 @@ pub(super) fn prepare_job(
             let remove = job.unlink || req.always_remove_created;
             if remove && known.is_none() && basis.is_none() {
                 // Named before the lay-out, the likeliest time for a third Ctrl-C.
-                crate::stop::name_leftovers(&f.path);
+                storbench_core::stop::name_leftovers(&f.path);
             }
             let laid_out = layout::prepare_file(
                 engine.as_mut(),
@@ -230,7 +230,10 @@ fn extent(
 /// (`Engine::free_space`). Existing files count with the size they have; the job's own
 /// writes fill the rest, so jobs that only write are counted too. Device
 /// targets are bounded by their capacity, which the lay-out and device checks enforce.
-fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<(), EngineError> {
+fn check_space(
+    job: &JobSpec,
+    engine: &mut dyn storbench_core::engine::Engine,
+) -> Result<(), EngineError> {
     use std::collections::HashMap;
     // By path: the largest size any clone needs, the size the file has, and its target.
     let mut sizes: HashMap<String, (u64, Option<u64>, &Target)> = HashMap::new();
@@ -264,16 +267,17 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
     }
     for (key, (shown, extra, target)) in by_fs {
         let fs = match key {
-            SpaceKey::Local(_) => crate::space::statfs(&parent_dir(target.expose())).ok(),
+            SpaceKey::Local(_) => storbench_core::space::statfs(&parent_dir(target.expose())).ok(),
             SpaceKey::Remote(_) => {
-                let spec = crate::engine::FileSpec::new(target.clone(), Default::default());
+                let spec =
+                    storbench_core::engine::FileSpec::new(target.clone(), Default::default());
                 engine.free_space(&spec)?
             }
         };
         let Some(fs) = fs else {
             continue;
         };
-        let memory = crate::space::mem_and_swap_available().filter(|_| fs.tmpfs);
+        let memory = storbench_core::space::mem_and_swap_available().filter(|_| fs.tmpfs);
         let (have, what) = match memory {
             Some(m) if m < extra && m < fs.free => {
                 (m, "available in memory (tmpfs keeps its files in RAM)")
@@ -287,8 +291,8 @@ fn check_space(job: &JobSpec, engine: &mut dyn crate::engine::Engine) -> Result<
                 "{}: not enough space in {shown}: the files need {} more but only {} is {what} \
                  (use a smaller size=)",
                 job.name,
-                crate::space::human(extra),
-                crate::space::human(have),
+                storbench_core::space::human(extra),
+                storbench_core::space::human(have),
             ),
         ));
     }
@@ -330,12 +334,12 @@ fn parent_dir(path: &str) -> std::path::PathBuf {
 /// Drops the page cache of `target`. A file that cannot be opened is no error here: the
 /// job opening it says why.
 pub(super) fn invalidate(
-    engine: &mut dyn crate::engine::Engine,
+    engine: &mut dyn storbench_core::engine::Engine,
     target: &Target,
 ) -> Result<(), EngineError> {
-    let spec = crate::engine::FileSpec::new(
+    let spec = storbench_core::engine::FileSpec::new(
         target.clone(),
-        crate::engine::OpenOptions {
+        storbench_core::engine::OpenOptions {
             read: true,
             ..Default::default()
         },

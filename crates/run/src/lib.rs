@@ -1,6 +1,11 @@
 //! Runs a whole workload: jobs in order, stonewalls between batches, `numjobs` worker threads
 //! per job, lay-out and safety checks before, cleanup after, and one sampler (this thread)
 //! while workers run. Produces the one [`RunResult`].
+//!
+//! The runner stands above the engines: it builds each job's engine through the engines'
+//! one table (`storbench_engines::create`, which the catalogue names), so the front ends
+//! hand it the workload only. Each worker makes its own engine in its own thread, after
+//! it is pinned; the unit tests give the runner their recording engine instead.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,18 +13,18 @@ use std::time::{Duration, Instant};
 
 use storbench_job::{DedupeMode, JobSpec, Workload};
 
-use crate::clock::Clock;
-use crate::cpu::{StatSample, Usage};
-use crate::disk::DiskSample;
-use crate::error::{EngineError, ErrorKind};
-use crate::gate::StartGate;
-use crate::layout;
-use crate::nic::NicSample;
-use crate::plan;
-use crate::progress::WorkerCounters;
-use crate::sampler::WorkerSamples;
-use crate::stop;
-use crate::worker::{
+use storbench_core::clock::Clock;
+use storbench_core::cpu::{StatSample, Usage};
+use storbench_core::disk::DiskSample;
+use storbench_core::error::{EngineError, ErrorKind};
+use storbench_core::gate::StartGate;
+use storbench_core::layout;
+use storbench_core::nic::NicSample;
+use storbench_core::plan;
+use storbench_core::progress::WorkerCounters;
+use storbench_core::sampler::WorkerSamples;
+use storbench_core::stop;
+use storbench_core::worker::{
     EngineFactory, Flow, Together, WorkerFile, WorkerOutput, WorkerPlan, run_worker,
 };
 use storbench_model::iolog::{IoLogger, LogPipes, LogWriter};
@@ -41,7 +46,7 @@ use prepare::*;
 use servers::ServerWatch;
 use steady::SteadyWatch;
 
-pub use crate::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
+pub use storbench_core::observer::{JobHeaderLine, NoObserver, Observer, Progress, Totals};
 
 /// Who is running and how it was asked for: goes into the result as is.
 #[derive(Clone)]
@@ -73,7 +78,12 @@ impl std::error::Error for RunError {}
 /// job ran (missing directory, refused device, engine unavailable) return `Err`; errors
 /// during IO end up in the jobs' `error` fields, and a later batch that cannot start (its
 /// server gone) ends the run there: either way the run is returned with what finished.
-pub fn run(
+pub fn run(req: RunRequest, observer: &mut dyn Observer) -> Result<RunResult, RunError> {
+    run_with(req, &storbench_engines::create, observer)
+}
+
+/// [`run`] with the engines `factory` builds (the engines' table, or a test's recorder).
+fn run_with(
     req: RunRequest,
     factory: &EngineFactory,
     observer: &mut dyn Observer,
@@ -85,7 +95,7 @@ pub fn run(
     // In a multi-host run every check's outcome goes into the agreement below, so a rank
     // whose check fails ends the run on every rank there, not after the others' timeout.
     let directories = check_directories(&jobs);
-    if !crate::coord::active() {
+    if !storbench_core::coord::active() {
         directories.clone().map_err(RunError::alone)?;
     }
     observer.starting(
@@ -117,7 +127,8 @@ pub fn run(
         .and_then(|()| budget::check_memory(&all_batches))
         .and_then(|()| check_devices(&jobs, factory));
     // In a multi-host run no rank lays out before every rank passed its checks.
-    let agreed = crate::coord::agree(crate::coord::Point::BeforeLayout, checked.is_ok());
+    let agreed =
+        storbench_core::coord::agree(storbench_core::coord::Point::BeforeLayout, checked.is_ok());
     checked.and(agreed).map_err(RunError::alone)?;
     let mut first_thread = 0u32;
     for (i, batch) in all_batches.iter().enumerate() {
@@ -162,7 +173,7 @@ pub fn run(
     }
     let wall_ms = epoch.elapsed().as_millis() as u64;
     // Before cleanup: the file system of a relative target is found from files that exist.
-    let environment = crate::env::collect(&targets_of(&jobs));
+    let environment = storbench_core::env::collect(&targets_of(&jobs));
     cleanup.run();
     notes.append(&mut cleanup.notes);
 
@@ -194,7 +205,7 @@ pub fn run(
         )
     };
     name_target_links(&mut run, &jobs);
-    crate::analysis::annotate(&mut run);
+    storbench_core::analysis::annotate(&mut run);
     Ok(run)
 }
 
@@ -288,7 +299,7 @@ fn start_clones(
 /// matching its next collective (the results) against their group start, which MPI takes
 /// for a truncated message and which never completes. A no-op in a single-host run.
 fn not_ready_for_the_group() {
-    let _ = crate::coord::agree(crate::coord::Point::GroupStart, false);
+    let _ = storbench_core::coord::agree(storbench_core::coord::Point::GroupStart, false);
 }
 
 /// A batch that could not start after earlier ones ran (the server went away, the disk
@@ -305,7 +316,7 @@ fn not_started(batch: &[Arc<JobSpec>], error: EngineError, later: usize) -> Batc
             let counters = Arc::new(WorkerCounters::default());
             let mut samples = WorkerSamples::new(counters, job.bwavgtime_ms, job.iopsavgtime_ms);
             let out = failed_output(error.clone());
-            let r = crate::collect::job_result(job, 0, out, &mut samples, 0, &[]);
+            let r = storbench_core::collect::job_result(job, 0, out, &mut samples, 0, &[]);
             (job.group, r)
         })
         .collect();
@@ -428,7 +439,7 @@ fn run_batch(
     let mut steady = SteadyWatch::new(&clones, batch, clock.now_ns());
     let gate = StartGate::new(clones.len(), clock);
     let disks = BatchDisks::start(batch);
-    let mut host = crate::host::HostWatch::start();
+    let mut host = storbench_core::host::HostWatch::start();
     let sampler_start = Usage::thread();
     let proc_start = Usage::process();
     let mut servers = ServerWatch::default();
@@ -543,13 +554,14 @@ fn run_batch(
         // Each timeline ends with its own worker's measurement (the sampler has mostly
         // closed it already), not with another's or after closing the files.
         c.samples.finish(out.measure_end.as_nanos() as u64);
-        let result = crate::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
+        let result =
+            storbench_core::collect::job_result(job, c.clone, out, &mut c.samples, share, &c.files);
         results.push((job.group, result));
     }
     let batch_disks = disks.finish(active_ms);
     let machine_disks = disks.machine(active_ms);
     let host = host.finish();
-    crate::collect::apportion_reads(&mut results, host.own_read_bytes);
+    storbench_core::collect::apportion_reads(&mut results, host.own_read_bytes);
     // Results are in the clones' order.
     for (i, ((_, r), c)) in results.iter_mut().zip(&clones).enumerate() {
         r.steadystate = steady.result_for(i);
@@ -586,7 +598,7 @@ fn run_batch(
 struct BatchDisks {
     start: Vec<DiskSample>,
     /// This machine's disks, when a job reaches a network target: a server on this host
-    /// reads and writes them (see [`crate::disk::machine_disks`]).
+    /// reads and writes them (see [`storbench_core::disk::machine_disks`]).
     machine: Vec<DiskSample>,
     at: Instant,
 }
@@ -600,7 +612,7 @@ impl BatchDisks {
                 .filter_map(|(d, _, _)| DiskSample::read(d))
                 .collect(),
             machine: if remote {
-                crate::disk::machine_disks()
+                storbench_core::disk::machine_disks()
                     .iter()
                     .filter_map(|d| DiskSample::read(d))
                     .collect()
@@ -662,7 +674,7 @@ fn sample_until_done(
     (clock, place): (Clock, BatchPlace),
     observer: &mut dyn Observer,
     (servers, steady): (&mut ServerWatch, &mut SteadyWatch),
-    host: &mut crate::host::HostWatch,
+    host: &mut storbench_core::host::HostWatch,
 ) -> bool {
     let epoch = clock.epoch();
     let mut exit_run = false;

@@ -35,7 +35,7 @@ fn smb_shares_lists_as_guest_and_user_without_showing_the_password() {
         .stdout
         .clone();
     let text = String::from_utf8_lossy(&out);
-    for name in ["share ", "guest ", "private ", "IPC$ "] {
+    for name in ["share ", "guest ", "private ", "readonly ", "IPC$ "] {
         assert!(text.contains(name), "{name} missing: {text}");
     }
     let out = storbench()
@@ -49,7 +49,7 @@ fn smb_shares_lists_as_guest_and_user_without_showing_the_password() {
         .stdout
         .clone();
     let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(doc["shares"].as_array().unwrap().len(), 4, "{doc}");
+    assert_eq!(doc["shares"].as_array().unwrap().len(), 5, "{doc}");
     // A password in the URL works, draws a warning, and is never printed.
     let out = storbench()
         .args(["smb", "shares"])

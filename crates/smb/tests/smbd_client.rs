@@ -4,7 +4,9 @@
 use std::fs;
 
 use storbench_smb::{Client, ClientConfig, NtStatus, SmbUrl, Submit};
-use storbench_testkit::smbd::{self, GUEST_SHARE, PRIVATE_SHARE, SHARE, Smbd, SmbdOptions};
+use storbench_testkit::smbd::{
+    self, GUEST_SHARE, PRIVATE_SHARE, READ_ONLY_SHARE, SHARE, Smbd, SmbdOptions,
+};
 
 fn server(opts: SmbdOptions) -> Option<Smbd> {
     if let Some(why) = smbd::unavailable() {
@@ -306,6 +308,7 @@ fn smb_share_list_names_every_share() {
                 ("IPC$", "IPC"),
                 (GUEST_SHARE, "disk"),
                 (PRIVATE_SHARE, "disk"),
+                (READ_ONLY_SHARE, "disk"),
                 (SHARE, "disk")
             ],
             "{who}"

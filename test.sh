@@ -53,17 +53,15 @@ step() {
 
 step machete cargo machete
 step fmt cargo fmt --all -- --check
-step clippy cargo clippy --workspace --all-targets --locked -- -D warnings
-# Multi-host runs are the cli's `mpi` feature (docs/multihost.md): built, linted and tested
-# on their own, since default builds leave MPI out.
-step clippy-mpi cargo clippy -p storbench --features mpi --all-targets --locked -- -D warnings
+# Multi-host runs are the cli's `mpi` feature (docs/multihost.md): the workspace is linted,
+# built and tested once, with it. A build without it (the self-contained binary below) is
+# what the tests of a refused launcher start run (static_binary.rs).
+FEATURES=(--features storbench/mpi)
+step clippy cargo clippy --workspace --all-targets "${FEATURES[@]}" --locked -- -D warnings
 # The self-contained binary, built once here (unoptimised: packaging/static.sh): the
 # install tests (static_binary.rs) call the same script and find it up to date.
 export STORBENCH_STATIC_PROFILE=static-test
 step static-binary packaging/static.sh >/dev/null
 export STORBENCH_REQUIRE_BROWSER=1
-step tests cargo nextest run --workspace --locked --no-fail-fast "$@"
-step tests-mpi cargo nextest run -p storbench --features mpi --locked --no-fail-fast \
-    --test multihost --test multihost_netns --test multihost_fio_client --test multihost_srun \
-    --test multihost_bonnie
+step tests cargo nextest run --workspace "${FEATURES[@]}" --locked --no-fail-fast "$@"
 FUZZ_SECONDS=${FUZZ_SECONDS:-10} step fuzz fuzz/run.sh

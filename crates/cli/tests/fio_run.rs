@@ -253,6 +253,35 @@ fn io_error_is_reported_on_stderr_and_in_the_exit_code() {
     );
 }
 
+/// A report that cannot be written (standard output or `--output` on a full device) is one
+/// line naming where it went, with a non-zero exit, in every output format.
+#[test]
+fn a_report_to_a_full_device_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["normal", "json", "json+", "terse"] {
+        let job = format!("--name=x --ioengine=null --size=1m --output-format={format} --no-save");
+        let run = common::Run::of(
+            std::process::Command::new("sh")
+                .current_dir(dir.path())
+                .args(["-c", &format!("exec \"$0\" fio {job} > /dev/full")])
+                .arg(assert_cmd::cargo::cargo_bin("storbench")),
+        );
+        assert_eq!(run.code, Some(1), "{format}: {run:?}");
+        assert_eq!(
+            run.one_error_line(),
+            "storbench: writing the report to standard output: No space left on device (os error 28)",
+            "{format}"
+        );
+        let run = sb_fio(dir.path(), &words(&format!("{job} --output=/dev/full")));
+        assert_eq!(run.code, Some(1), "{format}: {run:?}");
+        assert_eq!(
+            run.one_error_line(),
+            "storbench: writing the report to --output=/dev/full: No space left on device (os error 28)",
+            "{format}"
+        );
+    }
+}
+
 /// On a terminal (a pty from util-linux `script`) the live bar is on by default, and
 /// --eta=never turns it off.
 #[test]

@@ -1,72 +1,18 @@
-//! Multi-host runs under a real `mpirun` (docs/multihost.md): three ranks on this machine.
-//! Without the `mpi` feature a start under a launcher is refused; with it the ranks run
-//! together and rank 0 reports them as one run.
+//! Multi-host runs under a real `mpirun` (docs/multihost.md): three ranks on this machine
+//! run together and rank 0 reports them as one run. A build without the `mpi` feature
+//! refusing a start under a launcher is tested with such a build, the self-contained
+//! binary (static_binary.rs).
+
+#![cfg(feature = "mpi")]
 
 mod common;
 
-#[cfg(feature = "mpi")]
 use std::time::Duration;
 
 use common::entries;
-#[cfg(feature = "mpi")]
-use common::mpi::{Launched, mpirun_with};
-use common::mpi::{mpirun, no_mpirun, run_mpi};
-#[cfg(not(feature = "mpi"))]
-use common::{Run, storbench};
+use common::mpi::{Launched, mpirun, mpirun_with, no_mpirun, run_mpi};
 use storbench_testkit::require;
 
-#[cfg(not(feature = "mpi"))]
-#[test]
-fn a_launcher_start_is_refused_without_the_mpi_feature() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = Run::of(
-        storbench()
-            .current_dir(dir.path())
-            .env("OMPI_COMM_WORLD_SIZE", "3")
-            .args(["fio", "--name=a", "--size=1m", "--no-save"]),
-    );
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let line = run.one_error_line();
-    assert!(line.contains("started by mpirun as 3 processes"), "{line}");
-    assert!(line.contains("--features mpi"), "{line}");
-    assert!(
-        entries(dir.path()).is_empty(),
-        "nothing may run: {:?}",
-        entries(dir.path())
-    );
-    // One process started by a launcher is just a run.
-    let run = Run::of(
-        storbench()
-            .current_dir(dir.path())
-            .env("OMPI_COMM_WORLD_SIZE", "1")
-            .args([
-                "fio",
-                "--name=a",
-                "--size=1m",
-                "--ioengine=null",
-                "--no-save",
-            ]),
-    );
-    assert_eq!(run.code, Some(0), "{run:?}");
-}
-
-#[cfg(not(feature = "mpi"))]
-#[test]
-fn real_mpirun_without_the_mpi_feature_is_refused_on_every_rank() {
-    require!(no_mpirun());
-    let dir = tempfile::tempdir().unwrap();
-    let run = run_mpi(mpirun(2).current_dir(dir.path()).args([
-        "fio",
-        "--name=a",
-        "--size=1m",
-        "--no-save",
-    ]));
-    assert_ne!(run.code, Some(0), "{run:?}");
-    assert!(run.stderr.contains("built without MPI"), "{}", run.stderr);
-    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
-}
-
-#[cfg(feature = "mpi")]
 mod with_mpi {
     use super::*;
     use std::path::Path;

@@ -15,9 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::Run;
+use common::entries;
+use common::mpi::{mpirun_of, no_mpirun, run_mpi};
 use common::system::{have_tool, root_or_skip};
 use storbench_testkit::ganesha::{self, Ganesha};
 use storbench_testkit::nbdkit::{self, Nbdkit};
+use storbench_testkit::require;
 use storbench_testkit::smbd::{self, Smbd};
 
 /// The host name the jail's /etc/hosts gives the test's servers.
@@ -297,4 +300,52 @@ fn deb_installs_binary_man_pages_and_completions() {
             "{text}"
         );
     }
+}
+
+/// The self-contained binary is built without MPI: started by a launcher as several
+/// processes it refuses to run, since each would run the whole benchmark alone against the
+/// same target; one process started by a launcher is just a run.
+#[test]
+fn a_build_without_mpi_refuses_a_launcher_start() {
+    let bin = static_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let fio = |size: &str| {
+        let mut c = Command::new(&bin);
+        c.current_dir(dir.path())
+            .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
+            .args([
+                "fio",
+                "--name=a",
+                "--size=1m",
+                "--ioengine=null",
+                "--no-save",
+            ])
+            .env("OMPI_COMM_WORLD_SIZE", size);
+        c
+    };
+    let run = Run::of(&mut fio("3"));
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let line = run.one_error_line();
+    assert!(line.contains("started by mpirun as 3 processes"), "{line}");
+    assert!(line.contains("--features mpi"), "{line}");
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    let run = Run::of(&mut fio("1"));
+    assert_eq!(run.code, Some(0), "{run:?}");
+}
+
+/// Under a real `mpirun`, every rank of a build without MPI refuses, and nothing is laid out.
+#[test]
+fn a_build_without_mpi_refuses_on_every_rank_of_a_real_mpirun() {
+    require!(no_mpirun());
+    let bin = static_binary();
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_mpi(mpirun_of(&bin, 2, &[]).current_dir(dir.path()).args([
+        "fio",
+        "--name=a",
+        "--size=1m",
+        "--no-save",
+    ]));
+    assert_ne!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("built without MPI"), "{}", run.stderr);
+    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
 }

@@ -188,11 +188,15 @@ fn execute(
             crate::running::finished(r)
         })
     };
+    let dest = inv.output.as_ref().map_or_else(
+        || "standard output".to_string(),
+        |p| format!("--output={}", p.display()),
+    );
     let render = |run: &RunResult| -> anyhow::Result<()> {
         let mut out = out.borrow_mut();
-        registry::write_fio(run, &formats, out.as_mut())?;
-        out.flush()?;
-        Ok(())
+        registry::write_fio(run, &formats, out.as_mut())
+            .and_then(|()| out.flush())
+            .with_context(|| format!("writing the report to {dest}"))
     };
     session.run(measure, |_| {}, render)
 }

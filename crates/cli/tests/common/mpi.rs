@@ -21,6 +21,11 @@ pub fn mpirun(ranks: u32) -> Command {
 /// [`mpirun`] with launch options of the test's own (`--host`, `--mca …`) before the
 /// program.
 pub fn mpirun_with(ranks: u32, launch: &[String]) -> Command {
+    mpirun_of(&assert_cmd::cargo::cargo_bin("storbench"), ranks, launch)
+}
+
+/// [`mpirun_with`] for another storbench binary (the self-contained one, built without MPI).
+pub fn mpirun_of(bin: &std::path::Path, ranks: u32, launch: &[String]) -> Command {
     let mut c = Command::new("mpirun");
     c.args(["--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(ranks.to_string())
@@ -31,7 +36,7 @@ pub fn mpirun_with(ranks: u32, launch: &[String]) -> Command {
         .env("RUST_BACKTRACE", "1")
         .env("NO_COLOR", "1")
         .env("STORBENCH_DB", "/dev/null/storbench-tests-must-not-save.db")
-        .arg(assert_cmd::cargo::cargo_bin("storbench"));
+        .arg(bin);
     c
 }
 

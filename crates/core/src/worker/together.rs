@@ -7,7 +7,7 @@ use std::fs::File;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use storbench_job::JobSpec;
 
@@ -89,13 +89,25 @@ impl FlowShare {
 /// How often a waiting clone looks at its waitee's clones.
 const WAIT_POLL: Duration = Duration::from_millis(1);
 
-/// Waits until every clone in `waitees` has ended, or a stop is requested.
-pub(super) fn wait_for(waitees: &[Arc<WorkerCounters>]) {
+/// Waits until every clone in `waitees` has ended, or a stop is requested, calling `idle`
+/// (the engine's [`Engine::idle`](crate::Engine::idle), which keeps a server's lease) at
+/// the start and then every `idle_every`.
+pub(super) fn wait_for(
+    waitees: &[Arc<WorkerCounters>],
+    idle_every: Duration,
+    idle: &mut dyn FnMut() -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
     let ended =
         |c: &Arc<WorkerCounters>| matches!(c.state(), WorkerState::Done | WorkerState::Error);
+    let mut next_idle = Instant::now();
     while !waitees.iter().all(ended) && !stop::requested() {
+        if Instant::now() >= next_idle {
+            idle()?;
+            next_idle = Instant::now() + idle_every;
+        }
         std::thread::sleep(WAIT_POLL);
     }
+    Ok(())
 }
 
 /// Runs `command` with `sh -c` (fio's system(3)) in the current directory, its output in

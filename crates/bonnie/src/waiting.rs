@@ -66,10 +66,15 @@ impl Waiting {
     /// (at once, then at least every [`IDLE_STEP`]); an idle call that fails ends the wait
     /// with its error.
     pub(crate) fn wait_idle(&self, io: &mut Io) -> Result<()> {
+        self.wait_calling(IDLE_STEP, &mut || io.idle().map_err(Into::into))
+    }
+
+    /// Waits until every thread has arrived, calling `idle` at once and then every `step`.
+    fn wait_calling(&self, step: Duration, idle: &mut dyn FnMut() -> Result<()>) -> Result<()> {
         let mut wait = Duration::ZERO;
         while !self.arrived_within(wait) {
-            io.idle()?;
-            wait = IDLE_STEP;
+            idle()?;
+            wait = step;
         }
         Ok(())
     }
@@ -108,5 +113,39 @@ mod tests {
             assert!(failing.join().is_err());
         });
         assert!(t.elapsed() >= Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_waiting_thread_is_idle_at_once_and_every_step_until_the_others_arrive() {
+        let w = Waiting::new(1);
+        let mut calls = 0;
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(290));
+                w.arrive();
+            });
+            w.wait_calling(Duration::from_millis(100), &mut || {
+                calls += 1;
+                Ok(())
+            })
+            .unwrap();
+        });
+        // At 0, 100 and 200 ms: one at once, then one a step (never more often).
+        let steps = (t.elapsed().as_millis() / 100) as u32;
+        assert!(
+            calls >= 2 && calls <= steps + 1,
+            "{calls} idle calls in {steps} steps"
+        );
+        // Nobody to wait for: no call at all.
+        let none = Waiting::new(0);
+        none.wait_calling(Duration::from_millis(100), &mut || panic!("idle called"))
+            .unwrap();
+        // A failing idle call ends the wait with its error.
+        let stuck = Waiting::new(1);
+        let e = stuck.wait_calling(Duration::from_millis(10), &mut || {
+            Err(crate::BonnieError::Check("server lost".into()))
+        });
+        assert!(e.is_err());
     }
 }

@@ -138,3 +138,44 @@ pub(super) fn exec(job: &JobSpec, command: &str, when: &str) -> Result<(), Engin
         format!("exec_{when} {why} (its output is in {out_name})"),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_waiting_for_another_is_idle_at_once_and_every_step_until_it_ends() {
+        let waitee = Arc::new(WorkerCounters::default());
+        waitee.set_state(WorkerState::Running);
+        let mut calls = 0u32;
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(290));
+                waitee.set_state(WorkerState::Done);
+            });
+            wait_for(
+                std::slice::from_ref(&waitee),
+                Duration::from_millis(100),
+                &mut || {
+                    calls += 1;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        });
+        let steps = (t.elapsed().as_millis() / 100) as u32;
+        assert!(
+            calls >= 2 && calls <= steps + 1,
+            "{calls} idle calls in {steps} steps"
+        );
+        // An idle call that fails (the server is gone) ends the wait with its error.
+        waitee.set_state(WorkerState::Running);
+        let e = wait_for(
+            std::slice::from_ref(&waitee),
+            Duration::from_millis(10),
+            &mut || Err(EngineError::protocol("server lost")),
+        );
+        assert!(e.is_err());
+    }
+}

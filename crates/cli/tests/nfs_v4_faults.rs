@@ -349,9 +349,9 @@ fn v4_a_wait_for_longer_than_the_lease_keeps_the_session() {
 }
 
 /// bonnie over NFSv4 with a seek test longer than the lease (a relay adds 5 ms each way,
-/// so each seek takes over 10 ms): the copy's own session, unused while its seekers work
-/// on sessions of their own, is kept alive, and its next call (removing the test file)
-/// needs no new session.
+/// so each seek takes over 10 ms), two copies at once: each copy's own session, unused
+/// while its seekers work on sessions of their own and while it waits for the other copy,
+/// is kept alive, and its next call (removing the test file) needs no new session.
 #[test]
 fn v4_bonnie_with_a_seek_test_longer_than_the_lease_keeps_the_session() {
     let Some(g) = short_lease() else { return };
@@ -378,6 +378,8 @@ fn v4_bonnie_with_a_seek_test_longer_than_the_lease_keeps_the_session() {
             "0",
             "-n",
             "0",
+            "-c",
+            "2",
         ],
     )
     .wait_output(Duration::from_secs(120));

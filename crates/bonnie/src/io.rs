@@ -53,6 +53,11 @@ impl Io {
         self.engine.open(&FileSpec::new(target.clone(), open))
     }
 
+    /// Lets the engine keep its server's state while this copy waits (`waiting.rs`).
+    pub fn idle(&mut self) -> Result<(), EngineError> {
+        self.engine.idle()
+    }
+
     pub fn meta(&mut self) -> &mut dyn MetaOps {
         self.engine
             .meta()

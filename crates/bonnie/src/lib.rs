@@ -32,6 +32,7 @@ mod space;
 mod suite;
 pub mod target;
 mod timing;
+mod waiting;
 mod worker;
 
 pub use config::{Config, Host};

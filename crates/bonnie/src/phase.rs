@@ -1,14 +1,15 @@
 //! Running one test on every concurrent copy: each copy prepares untimed (opens its file),
-//! all start together at a barrier (and, in a multi-host run, after the ranks agree), and
-//! the test's time runs from the first copy's start to the last copy's end, with process
-//! CPU over the same stretch.
+//! all start together once every copy has prepared (and, in a multi-host run, after the
+//! ranks agree), and the test's time runs from the first copy's start to the last copy's
+//! end, with process CPU over the same stretch. A copy that waits for the others, before
+//! the start or after its own end, keeps its engine's server state alive (`waiting.rs`).
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::error::{BonnieError, Result};
 use crate::timing::{MaxLatency, Measured, Span, process_cpu_ns};
+use crate::waiting::Waiting;
 use crate::worker::Worker;
 
 /// One bonnie++ test.
@@ -37,35 +38,34 @@ pub(crate) fn run_phase<P: Phase>(
     if let [w] = workers {
         return run_inline(w, phase, start);
     }
-    let barrier = Barrier::new(workers.len() + 1);
-    let prepared = AtomicBool::new(true);
+    let n = workers.len();
+    let prepared_ok = AtomicBool::new(true);
     let go = AtomicBool::new(false);
     let shared = Shared {
-        barrier: &barrier,
-        prepared: &prepared,
+        prepared: &Waiting::new(n),
+        prepared_ok: &prepared_ok,
+        decided: &Waiting::new(1),
         go: &go,
+        running: &Waiting::new(n),
     };
-    let (outcomes, started, cpu_ns) = std::thread::scope(|s| {
+    let (outcomes, started, cpu_start) = std::thread::scope(|s| {
         let handles: Vec<_> = workers
             .iter_mut()
             .map(|w| s.spawn(|| run_one(w, phase, &shared)))
             .collect();
         // Every copy has prepared; then the start is agreed; then the clocks run.
-        barrier.wait();
-        let started = start(prepared.load(Ordering::SeqCst));
+        shared.prepared.wait();
+        let started = start(prepared_ok.load(Ordering::SeqCst));
         go.store(started.is_ok(), Ordering::SeqCst);
-        barrier.wait();
         let cpu_start = process_cpu_ns();
+        shared.decided.arrive();
         let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
             .collect();
-        (
-            outcomes,
-            started,
-            process_cpu_ns().saturating_sub(cpu_start),
-        )
+        (outcomes, started, cpu_start)
     });
+    let cpu_ns = process_cpu_ns().saturating_sub(cpu_start);
     let mut span: Option<Span> = None;
     let mut lat = MaxLatency::default();
     // A copy's own error first (it says more than a start that was called off for it).
@@ -86,11 +86,16 @@ pub(crate) fn run_phase<P: Phase>(
 
 /// What the copies of one test share with the thread that starts them.
 struct Shared<'a> {
-    barrier: &'a Barrier,
+    /// Copies still preparing.
+    prepared: &'a Waiting,
     /// Every copy prepared without an error.
-    prepared: &'a AtomicBool,
+    prepared_ok: &'a AtomicBool,
+    /// The start is not decided yet.
+    decided: &'a Waiting,
     /// The start was agreed: the copies run.
     go: &'a AtomicBool,
+    /// Copies not through with the test yet.
+    running: &'a Waiting,
 }
 
 /// One copy runs on the calling thread: no thread is started before bonnie++ would start
@@ -112,24 +117,32 @@ fn run_inline<P: Phase>(w: &mut Worker, phase: &P, start: Start) -> Result<Measu
 }
 
 /// One copy: prepares, waits for the others and the agreed start, then runs timed; None
-/// when the start was called off.
+/// when the start was called off. It then waits for the copies still running, so that
+/// its engine is kept alive until the test ends.
 fn run_one<P: Phase>(
     w: &mut Worker,
     phase: &P,
     shared: &Shared,
 ) -> Result<Option<(Span, MaxLatency)>> {
-    // Every worker reaches the barriers, even one whose set-up failed, so none waits forever.
-    let ready = phase.prepare(w);
-    if ready.is_err() {
-        shared.prepared.store(false, Ordering::SeqCst);
-    }
-    shared.barrier.wait();
-    shared.barrier.wait();
-    let ready = ready?;
-    if !shared.go.load(Ordering::SeqCst) {
-        return Ok(None);
-    }
-    timed(w, phase, ready).map(Some)
+    let outcome = {
+        // Counted as through on every path, a panic too, so no copy waits forever.
+        let _through = shared.running.arrival();
+        let prepared = shared.prepared.arrival();
+        let ready = phase.prepare(w);
+        if ready.is_err() {
+            shared.prepared_ok.store(false, Ordering::SeqCst);
+        }
+        drop(prepared);
+        let decided = shared.decided.wait_idle(&mut w.io);
+        match (decided, ready) {
+            (Err(e), _) | (_, Err(e)) => Err(e),
+            (Ok(()), Ok(_)) if !shared.go.load(Ordering::SeqCst) => Ok(None),
+            (Ok(()), Ok(ready)) => timed(w, phase, ready).map(Some),
+        }
+    };
+    let kept = shared.running.wait_idle(&mut w.io);
+    let outcome = outcome?;
+    kept.map(|()| outcome)
 }
 
 /// The timed part of one copy: its span and its longest operation.

@@ -17,6 +17,7 @@ use crate::io::{Io, short};
 use crate::io_tests::IoParams;
 use crate::phase::Phase;
 use crate::timing::{MaxLatency, Span};
+use crate::waiting::Waiting;
 use crate::worker::{Worker, check_stop};
 use storbench_core::buffers::Arena;
 use storbench_model::rng::mix64 as mix;
@@ -65,29 +66,38 @@ impl Phase for Seeks<'_> {
         Ok(Ready { seed, seekers })
     }
 
+    /// The seekers run in threads of their own, each with its own engine; meanwhile this
+    /// copy's engine, unused, is kept alive (an NFSv4 lease outlasted by a long test).
     fn run(&self, w: &mut Worker, ready: Ready, lat: &mut MaxLatency) -> Result<Option<Span>> {
         let next = AtomicU64::new(0);
         let barrier = Barrier::new(ready.seekers.len());
+        let seeking = Waiting::new(ready.seekers.len());
         let path = w.file_path.as_str();
         let file = &w.file;
+        let io = &mut w.io;
         let seed = ready.seed;
-        let outcomes: Vec<Result<(Span, MaxLatency)>> = std::thread::scope(|s| {
+        let (outcomes, kept): (Vec<Result<(Span, MaxLatency)>>, _) = std::thread::scope(|s| {
             let handles: Vec<_> = ready
                 .seekers
                 .into_iter()
                 .map(|seeker| {
-                    let (next, barrier) = (&next, &barrier);
-                    s.spawn(move || self.seek(seeker, (file, path), seed, next, barrier))
+                    let (next, barrier, seeking) = (&next, &barrier, &seeking);
+                    s.spawn(move || {
+                        let _done = seeking.arrival();
+                        self.seek(seeker, (file, path), seed, next, barrier)
+                    })
                 })
                 .collect();
-            handles
+            let kept = seeking.wait_idle(io);
+            let outcomes = handles
                 .into_iter()
                 .map(|h| {
                     h.join().unwrap_or_else(|_| {
                         Err(BonnieError::Check("a seeker thread panicked".into()))
                     })
                 })
-                .collect()
+                .collect();
+            (outcomes, kept)
         });
         let mut span: Option<Span> = None;
         for outcome in outcomes {
@@ -95,6 +105,7 @@ impl Phase for Seeks<'_> {
             span = Some(span.map_or(s, |u| u.union(s)));
             lat.merge(l);
         }
+        kept?;
         Ok(span)
     }
 }

@@ -16,6 +16,7 @@ use std::process::Command;
 use common::{Run, storbench};
 use storbench_testkit::cgroup::Cgroup;
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::mount::Mount;
 use storbench_testkit::nbdkit::{self, Nbdkit};
 use storbench_testkit::netns::{self, NetNs};
 use storbench_testkit::smbd::{self, GUEST_SHARE, READ_ONLY_SHARE, Smbd};
@@ -780,28 +781,6 @@ fn a_lun_behind_a_40_ms_round_trip_is_named_as_latency_with_it() {
     assert!(measured(&v, "qd1").unwrap() >= rtt * 0.95, "{v:#}");
 }
 
-/// `from` mounted over `to` (a bind mount), undone on drop.
-struct BindMount(std::path::PathBuf);
-
-impl BindMount {
-    fn new(from: &std::path::Path, to: &std::path::Path) -> BindMount {
-        let ok = Command::new("mount")
-            .arg("--bind")
-            .arg(from)
-            .arg(to)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "bind {} over {}", from.display(), to.display());
-        BindMount(to.to_path_buf())
-    }
-}
-
-impl Drop for BindMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// A NAS whose disk is slow: smbd serves an ext4 file system on a loop device, its reads
 /// of that device throttled to 32 MiB/s by a blkio cgroup and its page cache held to
 /// 56 MiB by a memory cgroup (the hot region, 32 MiB, fits; the cold one, 80 MiB, does
@@ -829,7 +808,7 @@ fn an_smb_nas_whose_disk_reads_are_throttled_is_named_as_the_storage() {
     let pid = s.pid().unwrap();
     throttle.0.hold(pid);
     memory.hold(pid);
-    let _disk = BindMount::new(fs.mnt.path(), &s.share_dir(GUEST_SHARE));
+    let _disk = Mount::bind(fs.mnt.path(), &s.share_dir(GUEST_SHARE));
     let agent_port = storbench_testkit::ports::free_port().unwrap();
     let agent = snmpd::Snmpd::start_at("127.0.0.1", agent_port, None).expect("snmpd");
     let url = format!("smb://127.0.0.1:{}/{GUEST_SHARE}", s.port);

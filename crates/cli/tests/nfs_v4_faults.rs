@@ -1,8 +1,9 @@
 //! Faults of `storbench fio` over NFSv4.1, against a real v4-only nfs-ganesha started by
 //! the test (skipped with a printed reason when ganesha is missing): a restart mid-run
 //! (session and opens reclaimed, UNSTABLE writes written again and verified after it), a
-//! stopped server (bounded by `timeout` + `reconnect`, or resumed after SIGCONT), a lease
-//! that expires while storbench is stopped, and idle pauses longer than the lease.
+//! stopped server (bounded by `timeout` + `reconnect`, or resumed after SIGCONT), a restart
+//! with a grace period (the open reclaimed in it), a lease that expires while storbench is
+//! stopped, and waits longer than the lease (thinktime, `wait_for`, bonnie's seek test).
 
 mod common;
 
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::system::{ChildGuard, spawn, wait_for};
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::tcpcut::CutProxy;
 
 /// The lease of the servers whose lease the tests outlast, in seconds.
 const LEASE: u32 = 3;
@@ -255,4 +257,147 @@ fn v4_thinktime_longer_than_the_lease_keeps_the_session() {
         !text.contains("lost the session"),
         "the lease lapsed while the job thought: {text}"
     );
+}
+
+/// ganesha killed and started again with a grace period while a job writes with checksums:
+/// the job's client is one the server knew, so it reclaims its open with CLAIM_PREVIOUS
+/// inside the period and sends RECLAIM_COMPLETE, and the job goes on at once rather than
+/// waiting the period out (which a new OPEN would have to); the kept UNSTABLE writes are
+/// written again and every block verifies after the restart.
+#[test]
+fn v4_a_restart_with_a_grace_period_reclaims_the_open_and_the_data_verifies() {
+    const GRACE: u64 = 40;
+    storbench_testkit::require!(ganesha::unavailable());
+    let mut g = Ganesha::start_v4_only_grace(10, GRACE as u32).expect("start ganesha");
+    let cwd = tempfile::tempdir().unwrap();
+    let child = fio(
+        cwd.path(),
+        &[
+            "--name=g",
+            "--rw=write",
+            "--bs=64k",
+            "--size=16M",
+            "--iodepth=8",
+            "--rate=4m",
+            "--verify=crc32c",
+            "--do_verify=1",
+            &url(&g, "grace.dat", "timeout=5&reconnect=30"),
+        ],
+    );
+    written(&g, "grace.dat", 16 << 20);
+    std::thread::sleep(Duration::from_millis(1500));
+    g.crash();
+    std::thread::sleep(Duration::from_millis(700));
+    g.start_again().expect("restart ganesha");
+    let restarted = Instant::now();
+    let (doc, text) = succeeded(&child.wait_output(Duration::from_secs(120)));
+    let after = restarted.elapsed();
+    assert_eq!(doc["jobs"][0]["write"]["io_bytes"], 16 << 20, "{doc}");
+    assert_eq!(
+        doc["jobs"][0]["read"]["io_bytes"],
+        16 << 20,
+        "verified: {doc}"
+    );
+    assert!(
+        text.contains("1 reclaimed in its grace period, 0 opened again by handle"),
+        "the open was not reclaimed with CLAIM_PREVIOUS: {text}"
+    );
+    assert!(
+        text.contains("written again with FILE_SYNC"),
+        "no rewrite note: {text}"
+    );
+    assert!(
+        after < Duration::from_secs(GRACE - 10),
+        "the job waited for the grace period to end ({after:?} after the restart)"
+    );
+}
+
+/// A job that waits for another (`wait_for`) longer than the lease holds its session and
+/// open file all the while: the worker renews the lease as it waits, so when its turn
+/// comes its first IO goes through on the same session.
+#[test]
+fn v4_a_wait_for_longer_than_the_lease_keeps_the_session() {
+    let Some(g) = short_lease() else { return };
+    let cwd = tempfile::tempdir().unwrap();
+    let first = format!("--runtime={}", 4 * LEASE + 3);
+    let child = fio(
+        cwd.path(),
+        &[
+            "--name=first",
+            "--rw=randread",
+            "--bs=64k",
+            "--size=1M",
+            "--rate_iops=20",
+            &first,
+            "--time_based",
+            &url(&g, "first.dat", "timeout=5&reconnect=30"),
+            "--name=second",
+            "--wait_for=first",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1M",
+            &url(&g, "second.dat", "timeout=5&reconnect=30"),
+        ],
+    );
+    let (doc, text) = succeeded(&child.wait_output(Duration::from_secs(60)));
+    assert_eq!(doc["jobs"][1]["jobname"], "second", "{doc}");
+    assert_eq!(doc["jobs"][1]["write"]["io_bytes"], 1 << 20, "{doc}");
+    assert!(
+        !text.contains("lost the session"),
+        "the waiting job's lease lapsed: {text}"
+    );
+}
+
+/// bonnie over NFSv4 with a seek test longer than the lease (a relay adds 5 ms each way,
+/// so each seek takes over 10 ms), two copies at once: each copy's own session, unused
+/// while its seekers work on sessions of their own and while it waits for the other copy,
+/// is kept alive, and its next call (removing the test file) needs no new session.
+#[test]
+fn v4_bonnie_with_a_seek_test_longer_than_the_lease_keeps_the_session() {
+    let Some(g) = short_lease() else { return };
+    fs::create_dir(g.export_dir().join("b")).unwrap();
+    let server = std::net::SocketAddr::from((g.bind, g.nfs_port));
+    let relay = CutProxy::start_delayed(server, Duration::from_millis(5)).expect("relay");
+    let url = format!(
+        "nfs://127.0.0.1:{}/export/b?version=4.1&timeout=5&reconnect=30",
+        relay.port
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let run = spawn(
+        cwd.path(),
+        &[
+            "--no-save",
+            "bonnie",
+            "-q",
+            "-d",
+            &url,
+            "-s",
+            "4:64k:1600:1",
+            "-r",
+            "0",
+            "-n",
+            "0",
+            "-c",
+            "2",
+        ],
+    )
+    .wait_output(Duration::from_secs(120));
+    let took = t.elapsed();
+    assert!(run.success(), "{}\n{}", run.stdout, run.stderr);
+    common::assert_no_panic(&run.stderr);
+    let csv = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        took > Duration::from_secs(u64::from(5 * LEASE)),
+        "the run was not longer than the lease, so it shows nothing: {took:?}"
+    );
+    assert!(
+        !run.stderr.contains("lost the session") && !run.stdout.contains("lost the session"),
+        "the lease lapsed during the seeks: {}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(csv.split(',').count(), 50, "{}", run.stdout);
+    let left: Vec<_> = fs::read_dir(g.export_dir().join("b")).unwrap().collect();
+    assert!(left.is_empty(), "left on the export: {left:?}");
 }

@@ -588,8 +588,9 @@ pub trait Engine: Send {
     fn dropped_reads(&self) -> u64 {
         0
     }
-    /// The worker waits with nothing in flight (thinktime, a rate limit, a start delay):
-    /// an engine whose server keeps its state on a lease (NFSv4) renews it here when it is
+    /// The worker waits with nothing in flight (thinktime, a rate limit, a start delay,
+    /// another job's end for `wait_for`; in bonnie, the other copies or the seekers): an
+    /// engine whose server keeps its state on a lease (NFSv4) renews it here when it is
     /// due. Called at least once a second while waiting, never per IO.
     fn idle(&mut self) -> Result<(), EngineError> {
         Ok(())

@@ -116,6 +116,20 @@ pub enum NfsError {
         path: String,
         status: crate::v4::Nfs4Stat,
     },
+    /// NFS4ERR_DELAY or NFS4ERR_GRACE still answered when the request's retries reached
+    /// their limit (`limit` says which, in words).
+    #[error(
+        "{server}: {op} {path}: {status} after {tries} retries over {secs:.1} s (retried for {limit})"
+    )]
+    Busy4 {
+        server: String,
+        op: &'static str,
+        path: String,
+        status: crate::v4::Nfs4Stat,
+        tries: u32,
+        secs: f64,
+        limit: String,
+    },
     /// Calls outstanding with no complete reply past the timeout and then the whole
     /// reconnect window, although the server accepted connections (or never closed one).
     #[error(
@@ -158,6 +172,23 @@ impl NfsError {
                 path,
                 status,
             },
+            NfsError::Busy4 {
+                server,
+                op,
+                status,
+                tries,
+                secs,
+                limit,
+                ..
+            } => NfsError::Busy4 {
+                server,
+                op,
+                path,
+                status,
+                tries,
+                secs,
+                limit,
+            },
             other => other,
         }
     }
@@ -166,7 +197,9 @@ impl NfsError {
     pub fn errno(&self) -> Option<i32> {
         match self {
             NfsError::Status { status, .. } => Some(status.errno()),
-            NfsError::Status4 { status, .. } => Some(status.errno()),
+            NfsError::Status4 { status, .. } | NfsError::Busy4 { status, .. } => {
+                Some(status.errno())
+            }
             NfsError::Connect { source, .. } | NfsError::Io { source, .. } => source.raw_os_error(),
             _ => None,
         }

@@ -269,3 +269,49 @@ fn v4_opens_are_reclaimed_in_the_grace_period_and_new_ones_wait_for_its_end() {
     assert_eq!(held.recoveries(), 2);
     held.close(f).unwrap();
 }
+
+/// NFS4ERR_DELAY from a real ganesha: a directory of the export that is a mount point
+/// (a bind mount) cannot be removed (rmdir(2) gives EBUSY, which ganesha answers as
+/// NFS4ERR_DELAY). REMOVE is retried until `timeout` + `reconnect` have passed, then
+/// fails in one line naming the status, the tries and the limit; a REMOVE retried while
+/// the mount goes away succeeds.
+#[test]
+fn v4_delay_is_retried_for_timeout_plus_reconnect_then_named_in_one_line() {
+    let Some(g) = server() else { return };
+    let export = g.export_dir();
+    let (src, busy) = (export.join("src"), export.join("busy"));
+    fs::create_dir(&src).unwrap();
+    fs::create_dir(&busy).unwrap();
+    let mounted = storbench_testkit::mount::Mount::bind(&src, &busy);
+    let mut c = connect(&g, "timeout=1&reconnect=2", 2);
+
+    let t = Instant::now();
+    let e = c.remove("busy").unwrap_err().to_string();
+    let took = t.elapsed();
+    assert!(
+        e.contains("REMOVE /export/busy: NFS4ERR_DELAY")
+            && e.contains("timeout=1 s + reconnect=2 s"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    assert!(
+        took >= Duration::from_secs(3),
+        "gave up after {took:?}: {e}"
+    );
+    assert!(took < Duration::from_secs(6), "gave up after {took:?}: {e}");
+    assert!(busy.is_dir(), "the mount point stays");
+
+    // The session is fine after it; the mount goes away 1.5 s into the next REMOVE.
+    let mut c = connect(&g, "timeout=5&reconnect=30", 2);
+    let unmount = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        drop(mounted);
+    });
+    let t = Instant::now();
+    c.remove("busy")
+        .expect("REMOVE retried until the mount is gone");
+    let took = t.elapsed();
+    unmount.join().unwrap();
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    assert!(!busy.exists(), "removed on the server");
+}

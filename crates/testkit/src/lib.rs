@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod cgroup;
 pub mod fuzz;
 pub mod ganesha;
+pub mod mount;
 pub mod nbdkit;
 pub mod netns;
 pub mod ports;

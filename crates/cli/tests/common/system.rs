@@ -139,39 +139,8 @@ impl Drop for LoopDev {
     }
 }
 
-/// A mount made by a test, unmounted on drop.
-pub struct Mount {
-    pub point: PathBuf,
-}
-
-impl Mount {
-    /// Mounts `source` of `fstype` on `point` (created if missing) with `options`.
-    pub fn new(fstype: &str, source: &str, point: &Path, options: &str) -> Mount {
-        std::fs::create_dir_all(point).unwrap();
-        let mut args = vec!["-t", fstype];
-        if !options.is_empty() {
-            args.extend(["-o", options]);
-        }
-        args.extend([source, point.to_str().unwrap()]);
-        sh("mount", &args);
-        Mount {
-            point: point.to_path_buf(),
-        }
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let p = self.point.to_str().unwrap().to_string();
-        let ok = Command::new("umount")
-            .arg(&p)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            let _ = Command::new("umount").args(["-l", &p]).status();
-        }
-    }
-}
+#[allow(unused_imports)]
+pub use storbench_testkit::mount::Mount;
 
 /// A child process killed (by its PID) and reaped on drop.
 pub struct ChildGuard(pub Option<Child>);

@@ -741,7 +741,10 @@ impl<'p> Worker<'p> {
         let mut start = start_ns;
         if !self.plan.together.waitees.is_empty() {
             // fio's wait_for: the job starts when its waitee's clones have all ended.
-            together::wait_for(&self.plan.together.waitees);
+            let engine = &mut self.engine;
+            together::wait_for(&self.plan.together.waitees, IDLE_STEP, &mut || {
+                engine.idle()
+            })?;
             start = self.clock();
         }
         if let Some(cmd) = &job.coord.exec_prerun {

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use storbench_job::JobSpec;
 
@@ -89,13 +89,25 @@ impl FlowShare {
 /// How often a waiting clone looks at its waitee's clones.
 const WAIT_POLL: Duration = Duration::from_millis(1);
 
-/// Waits until every clone in `waitees` has ended, or a stop is requested.
-pub(super) fn wait_for(waitees: &[Arc<WorkerCounters>]) {
+/// Waits until every clone in `waitees` has ended, or a stop is requested, calling `idle`
+/// (the engine's [`Engine::idle`](crate::Engine::idle), which keeps a server's lease) at
+/// the start and then every `idle_every`.
+pub(super) fn wait_for(
+    waitees: &[Arc<WorkerCounters>],
+    idle_every: Duration,
+    idle: &mut dyn FnMut() -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
     let ended =
         |c: &Arc<WorkerCounters>| matches!(c.state(), WorkerState::Done | WorkerState::Error);
+    let mut next_idle = Instant::now();
     while !waitees.iter().all(ended) && !stop::requested() {
+        if Instant::now() >= next_idle {
+            idle()?;
+            next_idle = Instant::now() + idle_every;
+        }
         std::thread::sleep(WAIT_POLL);
     }
+    Ok(())
 }
 
 /// Runs `command` with `sh -c` (fio's system(3)) in the current directory, its output in
@@ -125,4 +137,45 @@ pub(super) fn exec(job: &JobSpec, command: &str, when: &str) -> Result<(), Engin
         ErrorKind::Os,
         format!("exec_{when} {why} (its output is in {out_name})"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_waiting_for_another_is_idle_at_once_and_every_step_until_it_ends() {
+        let waitee = Arc::new(WorkerCounters::default());
+        waitee.set_state(WorkerState::Running);
+        let mut calls = 0u32;
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(Duration::from_millis(290));
+                waitee.set_state(WorkerState::Done);
+            });
+            wait_for(
+                std::slice::from_ref(&waitee),
+                Duration::from_millis(100),
+                &mut || {
+                    calls += 1;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        });
+        let steps = (t.elapsed().as_millis() / 100) as u32;
+        assert!(
+            calls >= 2 && calls <= steps + 1,
+            "{calls} idle calls in {steps} steps"
+        );
+        // An idle call that fails (the server is gone) ends the wait with its error.
+        waitee.set_state(WorkerState::Running);
+        let e = wait_for(
+            std::slice::from_ref(&waitee),
+            Duration::from_millis(10),
+            &mut || Err(EngineError::protocol("server lost")),
+        );
+        assert!(e.is_err());
+    }
 }

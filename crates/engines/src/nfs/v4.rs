@@ -566,8 +566,9 @@ impl Engine for Nfs4Engine {
         }
         notes.extend(super::durability_notes(&dur));
         if c.recoveries() > 0 {
+            let (reclaimed, reopened) = c.reclaims();
             notes.push(format!(
-                "the NFSv4 server lost the session {} time(s) (restart or expired lease); a new one was set up and the open files reclaimed",
+                "the NFSv4 server lost the session {} time(s) (restart or expired lease); a new one was set up and the open files had again ({reclaimed} reclaimed in its grace period, {reopened} opened again by handle)",
                 c.recoveries()
             ));
         }

@@ -14,6 +14,7 @@ use crate::url::{MAX_WSIZE, NfsUrl};
 
 use super::decode::{OpenRes, Reply, V4Error, V4Result, WriteRes};
 use super::kept::Kept;
+use super::retry::{Limits, Retries};
 use super::session::Slots;
 use super::stat::Nfs4Stat;
 use super::types::{Attrs4, Fh4, SessionId, Stateid, Verifier};
@@ -24,12 +25,6 @@ use super::wire::{
 
 /// The NFSv4 port: v4 has no portmapper or MOUNT.
 pub const NFS4_PORT: u16 = 2049;
-/// How long NFS4ERR_DELAY and NFS4ERR_GRACE are retried before the call fails (longer than
-/// the 90 s grace period servers default to).
-pub const RETRY_FOR: Duration = Duration::from_secs(120);
-/// First and longest wait between those retries.
-const RETRY_FIRST: Duration = Duration::from_millis(50);
-const RETRY_MAX: Duration = Duration::from_secs(1);
 /// Session re-establishments one call may go through before it fails.
 const RECOVERIES_PER_CALL: u32 = 2;
 /// Bytes of a COMPOUND beyond the data of its READ or WRITE.
@@ -84,6 +79,8 @@ pub struct Client4 {
     pub(crate) slots: Slots,
     depth: u32,
     lease: Duration,
+    /// How long NFS4ERR_DELAY and NFS4ERR_GRACE are retried (`retry.rs`).
+    pub(crate) limits: Limits,
     pub(crate) last_sent: Instant,
     /// Sessions established so far (a request sent under an older one is re-sent).
     pub(crate) generation: u32,
@@ -98,16 +95,14 @@ pub struct Client4 {
     pub(crate) kept: Kept,
     /// Session re-establishments, for the run's notes.
     recoveries: u32,
+    /// Opens had again after those: reclaimed in a grace period, and opened again by handle.
+    reclaimed: u32,
+    reopened: u32,
     closed: bool,
 }
 
 /// Builds the operations after SEQUENCE.
 pub(crate) type Build<'b> = &'b mut dyn FnMut(&mut Compound<'_>, &[OpenFile]);
-
-/// How long to wait before retry `n` of a DELAY or GRACE.
-pub(crate) fn backoff(n: u32) -> Duration {
-    RETRY_FIRST.saturating_mul(1 << n.min(5)).min(RETRY_MAX)
-}
 
 impl Client4 {
     /// Sets up a session for `url`'s version: 4.1 or 4.2 as asked, otherwise (`version=4`
@@ -159,6 +154,7 @@ impl Client4 {
             slots: Slots::new(1),
             depth: depth.max(1),
             lease: Duration::from_secs(90),
+            limits: Limits::of(url),
             last_sent: Instant::now(),
             generation: 0,
             root: Fh4::new(&[]).map_err(|d| garbage_err(url, "PUTROOTFH", d))?,
@@ -170,6 +166,8 @@ impl Client4 {
             pending: Vec::new(),
             kept: Kept::new(0),
             recoveries: 0,
+            reclaimed: 0,
+            reopened: 0,
             closed: false,
         };
         c.establish()?;
@@ -308,6 +306,12 @@ impl Client4 {
         self.recoveries
     }
 
+    /// Opens had again after lost sessions: reclaimed with CLAIM_PREVIOUS in the server's
+    /// grace period, and opened again by handle (no grace period, or it had ended).
+    pub fn reclaims(&self) -> (u32, u32) {
+        (self.reclaimed, self.reopened)
+    }
+
     pub fn transport(&mut self) -> &mut Transport {
         &mut self.nfs
     }
@@ -434,29 +438,28 @@ impl Client4 {
         Ok(res)
     }
 
-    /// [`once`](Self::once) with DELAY/GRACE retried for [`RETRY_FOR`] and a new session
-    /// when the server lost ours.
+    /// [`once`](Self::once) with DELAY/GRACE retried within their limits (`retry.rs`) and
+    /// a new session when the server lost ours. A DELAY or GRACE still answered at its
+    /// limit is an error ([`NfsError::Busy4`], its path named by the caller).
     pub(crate) fn try_run<T>(
         &mut self,
         name: &'static str,
         build: Build<'_>,
         decode: &mut dyn for<'r> FnMut(&mut Reply<'r>) -> V4Result<T>,
     ) -> Result<V4Result<T>> {
-        let start = Instant::now();
-        let (mut delays, mut recoveries) = (0, 0);
+        let mut retries = Retries::default();
+        let mut recoveries = 0;
         loop {
             match self.once(name, build, decode)? {
-                Err(V4Error::Status { status, .. })
-                    if status.retry_later() && start.elapsed() < RETRY_FOR =>
-                {
-                    std::thread::sleep(backoff(delays));
-                    delays += 1;
-                }
+                Err(V4Error::Status { status, .. }) if retries.again(status, &self.limits) => {}
                 Err(V4Error::Status { status, .. })
                     if status.session_lost() && recoveries < RECOVERIES_PER_CALL =>
                 {
                     recoveries += 1;
                     self.recover()?;
+                }
+                Err(V4Error::Status { op, status }) if status.retry_later() => {
+                    return Err(self.busy(op, "", status, &retries));
                 }
                 other => return Ok(other),
             }
@@ -471,8 +474,32 @@ impl Client4 {
         build: Build<'_>,
         decode: &mut dyn for<'r> FnMut(&mut Reply<'r>) -> V4Result<T>,
     ) -> Result<T> {
-        let got = self.try_run(name, build, decode)?;
+        let got = match self.try_run(name, build, decode) {
+            Ok(got) => got,
+            Err(e @ NfsError::Busy4 { .. }) => return Err(e.with_path(self.full(rel))),
+            Err(e) => return Err(e),
+        };
         got.map_err(|e| self.error(name, rel, e))
+    }
+
+    /// A DELAY or GRACE of `op` on `rel` answered past its retries' limit, in one line.
+    #[cold]
+    pub(crate) fn busy(
+        &self,
+        op: &'static str,
+        rel: &str,
+        status: Nfs4Stat,
+        retries: &Retries,
+    ) -> NfsError {
+        NfsError::Busy4 {
+            server: self.server().to_string(),
+            op,
+            path: self.full(rel),
+            status,
+            tries: retries.tries(),
+            secs: retries.waited().as_secs_f64(),
+            limit: self.limits.stated(status),
+        }
     }
 
     /// A new session after the server lost ours, then the opens reclaimed: CLAIM_PREVIOUS
@@ -487,7 +514,7 @@ impl Client4 {
                 continue;
             }
             match self.reopen(i, Claim::Previous)? {
-                Ok(()) => {}
+                Ok(()) => self.reclaimed += 1,
                 Err(V4Error::Status { status, .. }) if status == Nfs4Stat::NO_GRACE => {
                     again.push(i);
                 }
@@ -496,17 +523,14 @@ impl Client4 {
         }
         self.reclaim_complete()?;
         for i in again {
-            let start = Instant::now();
-            let mut delays = 0;
+            let mut retries = Retries::default();
             loop {
                 match self.reopen(i, Claim::Fh)? {
-                    Ok(()) => break,
-                    Err(V4Error::Status { status, .. })
-                        if status.retry_later() && start.elapsed() < RETRY_FOR =>
-                    {
-                        std::thread::sleep(backoff(delays));
-                        delays += 1;
+                    Ok(()) => {
+                        self.reopened += 1;
+                        break;
                     }
+                    Err(V4Error::Status { status, .. }) if retries.again(status, &self.limits) => {}
                     Err(e) => return Err(self.lost(i, e)),
                 }
             }
@@ -839,17 +863,19 @@ impl Client4 {
         let (fh, _, path) = self.ids(label)?;
         let i = label as usize;
         const NXIO: u32 = 6;
-        let got = self.try_run(
-            "SEEK",
-            &mut |c, _f| {
-                c.putfh(&fh);
-                c.seek(&_f[i].stateid, offset, what);
-            },
-            &mut |r| {
-                r.status_only(op::PUTFH, "PUTFH")?;
-                r.seek()
-            },
-        )?;
+        let got = self
+            .try_run(
+                "SEEK",
+                &mut |c, _f| {
+                    c.putfh(&fh);
+                    c.seek(&_f[i].stateid, offset, what);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.seek()
+                },
+            )
+            .map_err(|e| e.with_path(path.clone()))?;
         match got {
             Ok((true, _)) => Ok(None),
             Ok((false, at)) => Ok(Some(at)),

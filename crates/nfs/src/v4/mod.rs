@@ -7,6 +7,7 @@ mod client;
 mod decode;
 mod kept;
 mod pipe;
+mod retry;
 mod session;
 mod stat;
 mod types;
@@ -15,11 +16,10 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-pub use client::{
-    Client4, NFS4_PORT, RETRY_FOR, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE,
-};
+pub use client::{Client4, NFS4_PORT, SHARE_ACCESS_BOTH, SHARE_ACCESS_READ, SHARE_ACCESS_WRITE};
 pub(crate) use decode::locate_read;
 pub use decode::{Reply, V4Error, WriteRes, walk};
+pub use retry::RETRY_FOR;
 pub use stat::Nfs4Stat;
 pub use types::{Attrs4, Fh4, FileType4, SessionId, Stateid, Verifier};
 pub use wire::{Content, Create, Stable4};

@@ -10,8 +10,9 @@ use crate::error::{DecodeError, NfsError, Result};
 use crate::rpc::PROG_NFS;
 use crate::transport::Sink;
 
-use super::client::{Client4, RETRY_FOR, backoff};
+use super::client::Client4;
 use super::decode::{Reply, V4Error, V4Result, locate_read};
+use super::retry::Retries;
 use super::wire::{Compound, NFS_V4, PROC_COMPOUND, Stable4, op};
 
 /// Session re-establishments one request may go through before it fails.
@@ -36,8 +37,8 @@ pub(crate) struct Pending {
     len: u32,
     /// Bytes already transferred (by earlier short replies).
     done: u32,
-    delayed_since: Option<Instant>,
-    delays: u32,
+    /// DELAY/GRACE answered so far.
+    retries: Retries,
     recoveries: u8,
     kind: Kind,
 }
@@ -242,13 +243,7 @@ impl Client4 {
                     return Ok(Some(u64::from(p.done)));
                 }
             }
-            Err(V4Error::Status { status, .. })
-                if status.retry_later()
-                    && p.delayed_since.get_or_insert_with(Instant::now).elapsed() < RETRY_FOR =>
-            {
-                std::thread::sleep(backoff(p.delays));
-                p.delays += 1;
-            }
+            Err(V4Error::Status { status, .. }) if p.retries.again(status, &self.limits) => {}
             Err(V4Error::Status { status, .. })
                 if status.session_lost() && p.recoveries < RECOVERIES_PER_REQUEST =>
             {
@@ -257,7 +252,13 @@ impl Client4 {
             }
             Err(e) => {
                 let path = self.files[p.file as usize].path.clone();
-                return Err(self.error(p.name(), "", e).with_path(path));
+                let e = match e {
+                    V4Error::Status { status, .. } if status.retry_later() => {
+                        self.busy(p.name(), "", status, &p.retries)
+                    }
+                    e => self.error(p.name(), "", e),
+                };
+                return Err(e.with_path(path));
             }
         }
         self.send(p).map(|()| None)
@@ -337,8 +338,7 @@ fn new_pending(file: u32, offset: u64, len: u32, user: u64, kind: Kind) -> Pendi
         offset,
         len,
         done: 0,
-        delayed_since: None,
-        delays: 0,
+        retries: Retries::default(),
         recoveries: 0,
         kind,
     }

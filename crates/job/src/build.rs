@@ -116,15 +116,6 @@ impl JobBuilder {
         if s.loops == 0 {
             s.loops = 1;
         }
-        if s.io_size.is_some() && s.loops > 1 && !s.time_based {
-            // fio then counts loops and io_size against each other in ways that depend on
-            // the engine and on when files end; rather than guess, say so.
-            return Err(
-                "io_size with loops > 1 is not supported by storbench; give the \
-                        total as io_size with loops=1"
-                    .into(),
-            );
-        }
         fix_percentiles(s);
         if !s.filenames.is_empty() {
             s.nrfiles = u32::try_from(s.filenames.len()).unwrap_or(u32::MAX);

@@ -80,8 +80,8 @@ pub(super) const DEFS: &[OptDef] = &[
          verifies in the other (a random mix's offsets are each tool's own). Trims (trimwrite, \
          randtrimwrite) work as fio's: written blocks are checked, trimmed ones too with \
          trim_verify_zero. Refused with verify, for now: write jobs with time_based or \
-         loops > 1 (fio verifies after every pass; verify_backlog checks a time_based \
-         job's blocks as it goes), and verify_dump.",
+         loops > 1 without verify_backlog (fio verifies after every pass; verify_backlog \
+         checks each pass's blocks as it goes).",
     ),
     OptDef::new(
         "do_verify",
@@ -393,7 +393,7 @@ pub(crate) fn fix_verify(
                 .into(),
         );
     }
-    if rw.writes() && v.do_verify && (s.time_based && v.backlog == 0 || s.loops > 1) && !v.only {
+    if rw.writes() && v.do_verify && (s.time_based || s.loops > 1) && v.backlog == 0 && !v.only {
         return Err(
             "verify of a write job with time_based or loops > 1 is not supported by storbench \
              yet (fio verifies after every pass)"

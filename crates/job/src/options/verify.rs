@@ -165,7 +165,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("Named as fio names them: FILE.OFFSET.received, FILE.OFFSET.expected (FILE the basename of the job's file, OFFSET the failed interval's), FILE.OFFSET.hdr_fail for a bad header. The expected block is written where storbench can rebuild it: a pattern, with or without fio's header; a checksum's data is random and is not kept, so those failures dump the received block only."),
+    .note("Named as fio names them: FILE.OFFSET.received, FILE.OFFSET.expected (FILE the basename of the job's file, OFFSET the failed interval's), FILE.OFFSET.hdr_fail for a bad header. The expected block is rebuilt as fio rebuilds it: a pattern, with or without fio's header; for a checksum kind (crc*, md5, sha*, xxhash, meta), fio's random data from the seed in the block's header, then the headers (timed at the read) and checksums. With verify_dump a write job writes fio's random data, as fio does, so either tool rebuilds the other's blocks; with buffer_compress_percentage the data is not fio's and only the received block is dumped."),
     OptDef::new(
         "verify_async",
         K::Int,

@@ -434,3 +434,48 @@ fn verify_dump_rebuilds_a_checksummed_block_like_fio() {
         );
     });
 }
+
+/// `openfiles` below `nrfiles` with `verify`: the writes keep that many files open, the
+/// verify after them opens each file again as it reaches its blocks, as fio's does: the
+/// same reads and writes as fio for sequential, random and queued writers. A block spoilt
+/// in the last file, closed when the writes ended, is found by a verifying read job of
+/// each tool, each ending with fio's EILSEQ.
+#[test]
+fn openfiles_with_verify_checks_every_file_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = "[global]\nbs=4k\nsize=256k\nnrfiles=4\nopenfiles=2\nverify=crc32c\n\
+               [a]\nrw=write\n\
+               [b]\nstonewall\nrw=randwrite\nfile_service_type=sequential\n\
+               [c]\nstonewall\nrw=write\nopenfiles=1\nioengine=libaio\niodepth=4\n";
+    let (f, s) = both_in((fd.path(), sd.path()), job);
+    assert_eq!(f, s, "{job}");
+    assert_eq!(s.len(), 3);
+    assert!(
+        s.iter().all(|j| j.1 == 64 && j.2 == 64 && j.3 == 0),
+        "{s:?}"
+    );
+    let read = "[r]\nrw=read\nbs=4k\nsize=256k\nnrfiles=4\nopenfiles=2\nverify=crc32c\n\
+                filename_format=a.0.$filenum\n";
+    for d in [&fd, &sd] {
+        let last = d.path().join("a.0.3");
+        let mut data = std::fs::read(&last).unwrap();
+        data[3 * 4096 + 500] ^= 0x40;
+        std::fs::write(&last, &data).unwrap();
+        std::fs::write(d.path().join("r.fio"), read).unwrap();
+    }
+    let args = ["r.fio", "--output-format=json"];
+    let theirs = fio(fd.path(), &args);
+    let ours = sb_fio(sd.path(), &args);
+    assert!(!ours.success(), "the spoilt block ends the job");
+    for doc in [theirs.json_any(), ours.json_any()] {
+        assert_eq!(jobs(&doc)[0].3, libc::EILSEQ as i64, "{}", ours.stderr);
+    }
+    assert!(
+        ours.stderr.contains("a.0.3 offset 12288"),
+        "{}",
+        ours.stderr
+    );
+}

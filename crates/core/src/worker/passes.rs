@@ -146,7 +146,7 @@ pub(super) struct CacheRule {
     map_in_place: bool,
     random_job: bool,
     /// `invalidate=1`: what reopening a file drops.
-    invalidate: bool,
+    pub(super) invalidate: bool,
     /// `invalidate=1` and buffered: what `loop_cache_invalidate` drops.
     in_place_drops: bool,
 }
@@ -278,7 +278,7 @@ impl Worker<'_> {
 
     /// Drops the cached pages of this worker's region of `file` only: fio's range, and
     /// the whole file would also drop readahead past the region and other clones' regions.
-    fn drop_cache(&mut self, file: usize) {
+    pub(super) fn drop_cache(&mut self, file: usize) {
         let f = &self.files[file];
         let (start, len) = (f.offsets.start(), f.offsets.len());
         // Best effort, like fio's: a failed drop only makes the next pass faster.

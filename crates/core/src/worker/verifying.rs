@@ -461,6 +461,9 @@ impl Worker<'_> {
                     self.free.push(slot);
                     return self.drain();
                 }
+                if self.limited_open && !self.files[p.file as usize].open {
+                    self.open_for_verify(p.file as usize)?;
+                }
                 self.slots[slot as usize] = p.read_back(next);
                 if !self.issue(slot)? {
                     break;

@@ -275,7 +275,8 @@ pub(super) const DEFS: &[OptDef] = &[
             };
             Ok(())
         },
-    ),
+    )
+    .note("With verify, as fio: the verify after the writes opens each file again as it reaches its blocks and keeps it open to the job's end. With verify_backlog it is refused: fio then opens a checked block's file past openfiles while the writes go on."),
     OptDef::new(
         "unique_filename",
         K::Bool,

@@ -171,6 +171,54 @@ fn fill_device_writes_a_file_until_the_file_system_is_full_like_fio() {
     }
 }
 
+/// `fill_device=1` in a job that reads: the file is laid out until the file system (a
+/// tmpfs of 8 MiB each) is full, or to size= where there is room, and the job reads what
+/// it holds, as fio does (random or sequential, a size larger than the room, a mix within
+/// it). A mix without size= is refused in one line: fio 3.33 reads past the filled file's
+/// end. Root only (the mounts).
+#[test]
+fn fill_device_in_a_reading_job_reads_what_was_filled_like_fio() {
+    if !fio_available() || !root_or_skip("tmpfs mounts") {
+        return;
+    }
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _mounts =
+        [fd.path(), sd.path()].map(|d| Mount::new("tmpfs", "tmpfs", &d.join("fs"), "size=8m"));
+    for (opts, reads) in [
+        ("rw=read\n", 128),
+        ("rw=randread\n", 128),
+        ("rw=read\nsize=16m\n", 128),
+        ("rw=randrw\nsize=4m\n", 29),
+    ] {
+        let job = format!("[fill]\nfilename=fs/f\nbs=64k\nfill_device=1\n{opts}");
+        let (f, s) = both_in((fd.path(), sd.path()), &job);
+        assert_eq!(f, s, "{job}");
+        assert_eq!((s[0].1, s[0].3), (reads, 0), "{job}: {s:?}");
+        assert_eq!(files(&fd.path().join("fs")), files(&sd.path().join("fs")));
+        for d in [&fd, &sd] {
+            std::fs::remove_file(d.path().join("fs/f")).unwrap();
+        }
+    }
+    std::fs::write(
+        sd.path().join("j.fio"),
+        "[fill]\nfilename=fs/f\nbs=64k\nfill_device=1\nrw=rw\n",
+    )
+    .unwrap();
+    let refused = sb_fio(sd.path(), &["j.fio"]);
+    assert!(!refused.success());
+    assert!(
+        refused
+            .one_error_line()
+            .contains("fill_device without size= in a mixed job"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        files(&sd.path().join("fs")).is_empty(),
+        "nothing was written"
+    );
+}
+
 /// `fill_device=1` on a device: the region is the whole device, written to its end as
 /// fio writes it; a device that holds a file system is refused before any write, as in
 /// every storbench job that writes, and keeps its data. Root only (a loop device).

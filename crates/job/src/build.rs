@@ -169,12 +169,14 @@ fn fix_files(s: &mut JobSpec) -> Result<(), String> {
             return Err("pre_read reads local files and devices only, not a URL target".into());
         }
     }
-    if s.fill_device && s.rw.kind.reads() {
-        return Err(
-            "fill_device with a job that reads is not supported: fill with a write job, \
-             then read in a job of its own"
-                .into(),
-        );
+    let unsized_fill = s.fill_device && s.size.is_none() && s.filesize.is_none();
+    if unsized_fill && s.rw.kind.reads() && s.rw.kind.writes() {
+        return Err(format!(
+            "fill_device without size= in a mixed job (rw={}) is refused: fio 3.33 fills the \
+             file, then reads past its end (rw ends with EIO, randrw does no IO); give size=, \
+             or fill with a write job and read in a job of its own",
+            s.rw.kind.fio_name()
+        ));
     }
     Ok(())
 }

@@ -201,6 +201,7 @@ const REFUSED_COMBINATIONS: &[&str] = &[
     "`experimental_verify` with `rw=trimwrite` or `randtrimwrite`: fio 3.33 replays each trim as a check for zeros after the block's write, so its verify fails on the first block.",
     "`trim_percentage` with `trim_backlog` in a job whose `rw` does not trim: fio 3.33 aborts on it.",
     "`openfiles` below `nrfiles` with `verify_backlog`: fio opens the file of each block it checks past `openfiles` while the writes go on, which storbench does not reproduce.",
+    "`fill_device` without `size=` in a mixed job (`rw=rw`, `randrw`): fio 3.33 fills the file, then reads past its end (rw ends with EIO, randrw does no IO).",
     "`verify_state_load` with a read job: give the write job with `verify_only`, as the state file belongs to it.",
     "`io_size` as a percentage, `sync=dsync` (O_DSYNC), `file_service_type` of `zipf`, `pareto`, `normal` or `gauss` and a `:N` switch count other than 1, `random_distribution`'s `:center` parameter, `buffer_pattern` read from a file: not implemented.",
     "`log_compression` other than 0, `log_store_compressed=1`, `log_unix_epoch=1`, and `log_max_value=1` with `write_lat_log`: storbench writes plain-text logs timed from the job's start, and its latency logs hold means.",

@@ -344,4 +344,22 @@ mod tests {
         let err = finish(b).0.unwrap_err();
         assert!(err.contains("verify_backlog"), "{err}");
     }
+
+    #[test]
+    fn verify_after_several_passes_of_io_size_needs_a_backlog() {
+        let mut b = JobBuilder::new();
+        b.spec.rw.kind = RwKind::Write;
+        b.spec.size = Some(SizeSpec::Bytes(1 << 20));
+        b.spec.io_size = Some(2 << 20);
+        b.spec.verify.kind = crate::spec::VerifyKind::Crc32c;
+        b.verify_set = true;
+        let err = finish(b.clone()).0.unwrap_err();
+        assert!(err.contains("io_size above size"), "{err}");
+        let mut random = b.clone();
+        random.spec.rw.kind = RwKind::RandWrite;
+        random.spec.norandommap = true;
+        assert!(finish(random).0.is_ok(), "one pass: no map ends it");
+        b.spec.verify.backlog = 4;
+        assert!(finish(b).0.is_ok());
+    }
 }

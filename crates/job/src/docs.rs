@@ -197,7 +197,7 @@ fn flags_section(out: &mut String) {
 /// (fio 3.33 runs them, or misreads them).
 const REFUSED_COMBINATIONS: &[&str] = &[
     "`verify_backlog` or `trim_backlog` in a random write job without fio's random map (`norandommap`, a non-uniform `random_distribution`, `random_generator=lfsr`): fio then takes the backlog in offset order and drops blocks written again, which storbench's write log (kept in write order) does not reproduce yet.",
-    "Verify of a write job with `time_based` or `loops` above 1 without `verify_backlog`: fio verifies after every pass over the file; storbench verifies once, after the writes.",
+    "Verify of a write job with `time_based`, `loops` above 1 or `io_size` above `size` without `verify_backlog`: fio verifies after every pass over the file; storbench verifies once, after the writes.",
     "`experimental_verify` with `rw=trimwrite` or `randtrimwrite`: fio 3.33 replays each trim as a check for zeros after the block's write, so its verify fails on the first block.",
     "`trim_percentage` with `trim_backlog` in a job whose `rw` does not trim: fio 3.33 aborts on it.",
     "`openfiles` below `nrfiles` with `verify_backlog`: fio opens the file of each block it checks past `openfiles` while the writes go on, which storbench does not reproduce.",

@@ -41,7 +41,6 @@ fn bad_options_and_values() {
             "--io_size=50%",
             &["--io_size=50%", "percentage is not supported"],
         ),
-        ("--io_size=2m --loops=2", &["io_size with loops > 1"]),
         (
             "--cpus_allowed=0-4096",
             &["--cpus_allowed=0-4096", "is not on this machine"],

@@ -171,6 +171,54 @@ fn fill_device_writes_a_file_until_the_file_system_is_full_like_fio() {
     }
 }
 
+/// `fill_device=1` in a job that reads: the file is laid out until the file system (a
+/// tmpfs of 8 MiB each) is full, or to size= where there is room, and the job reads what
+/// it holds, as fio does (random or sequential, a size larger than the room, a mix within
+/// it). A mix without size= is refused in one line: fio 3.33 reads past the filled file's
+/// end. Root only (the mounts).
+#[test]
+fn fill_device_in_a_reading_job_reads_what_was_filled_like_fio() {
+    if !fio_available() || !root_or_skip("tmpfs mounts") {
+        return;
+    }
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let _mounts =
+        [fd.path(), sd.path()].map(|d| Mount::new("tmpfs", "tmpfs", &d.join("fs"), "size=8m"));
+    for (opts, reads) in [
+        ("rw=read\n", 128),
+        ("rw=randread\n", 128),
+        ("rw=read\nsize=16m\n", 128),
+        ("rw=randrw\nsize=4m\n", 29),
+    ] {
+        let job = format!("[fill]\nfilename=fs/f\nbs=64k\nfill_device=1\n{opts}");
+        let (f, s) = both_in((fd.path(), sd.path()), &job);
+        assert_eq!(f, s, "{job}");
+        assert_eq!((s[0].1, s[0].3), (reads, 0), "{job}: {s:?}");
+        assert_eq!(files(&fd.path().join("fs")), files(&sd.path().join("fs")));
+        for d in [&fd, &sd] {
+            std::fs::remove_file(d.path().join("fs/f")).unwrap();
+        }
+    }
+    std::fs::write(
+        sd.path().join("j.fio"),
+        "[fill]\nfilename=fs/f\nbs=64k\nfill_device=1\nrw=rw\n",
+    )
+    .unwrap();
+    let refused = sb_fio(sd.path(), &["j.fio"]);
+    assert!(!refused.success());
+    assert!(
+        refused
+            .one_error_line()
+            .contains("fill_device without size= in a mixed job"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        files(&sd.path().join("fs")).is_empty(),
+        "nothing was written"
+    );
+}
+
 /// `fill_device=1` on a device: the region is the whole device, written to its end as
 /// fio writes it; a device that holds a file system is refused before any write, as in
 /// every storbench job that writes, and keeps its data. Root only (a loop device).
@@ -369,6 +417,112 @@ fn verify_dump_writes_the_received_and_expected_blocks_like_fio() {
     assert!(
         ours.stderr
             .contains("received data dumped as f.20480.received"),
+        "{}",
+        ours.stderr
+    );
+}
+
+/// `verify_dump=1` with checksums: the block expected is rebuilt from the seed in the bad
+/// block's header, fio's random data with its headers and checksum, so both tools dump
+/// the same `.received` and `.expected` bytes for a file either wrote (but the header's
+/// time of the read and its crc). A data byte of the second block is flipped; the
+/// expected block is the one written, but for the time and sequence number of the read.
+#[test]
+fn verify_dump_rebuilds_a_checksummed_block_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let checks: Vec<(&str, bool)> = ["crc32c", "md5", "sha256", "xxhash"]
+        .into_iter()
+        .flat_map(|kind| [(kind, true), (kind, false)])
+        .collect();
+    common::par_each(&checks, |&(kind, fio_writes)| {
+        let w = tempfile::tempdir().unwrap();
+        let write = format!(
+            "[w]\nfilename=f\nsize=64k\nbs=16k\nrw=write\nverify={kind}\ndo_verify=0\n\
+             verify_state_save=0\nverify_dump=1\n"
+        );
+        std::fs::write(w.path().join("w.fio"), &write).unwrap();
+        let wrote = if fio_writes {
+            fio(w.path(), &["w.fio"])
+        } else {
+            sb_fio(w.path(), &["w.fio"])
+        };
+        assert!(wrote.success(), "{write}: {}", wrote.stderr);
+        let written = std::fs::read(w.path().join("f")).unwrap();
+        let mut data = written.clone();
+        data[16384 + 1000] ^= 0xff;
+        let job =
+            format!("[r]\nfilename=f\nsize=64k\nbs=16k\nrw=read\nverify={kind}\nverify_dump=1\n");
+        let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        for d in [&fd, &sd] {
+            std::fs::write(d.path().join("f"), &data).unwrap();
+            std::fs::write(d.path().join("j.fio"), &job).unwrap();
+        }
+        let theirs = fio(fd.path(), &["j.fio"]);
+        let ours = sb_fio(sd.path(), &["j.fio"]);
+        assert!(
+            !theirs.success() && !ours.success(),
+            "{kind}: a bad block ends the job"
+        );
+        let dump = |d: &Path, what: &str| std::fs::read(d.join(format!("f.16384.{what}")));
+        let (f_got, s_got) = (dump(fd.path(), "received"), dump(sd.path(), "received"));
+        assert_eq!(f_got.unwrap(), s_got.unwrap(), "{kind}: {}", ours.stderr);
+        let (f_want, s_want) = (dump(fd.path(), "expected"), dump(sd.path(), "expected"));
+        let (mut f_want, mut s_want) = (f_want.unwrap(), s_want.unwrap());
+        let mut original = written[16384..32768].to_vec();
+        // The read's time and sequence number, and so the header's crc.
+        for b in [&mut f_want, &mut s_want, &mut original] {
+            b[24..40].fill(0);
+        }
+        assert_eq!(f_want, s_want, "{kind}, written by fio: {fio_writes}");
+        assert_eq!(
+            s_want, original,
+            "{kind}: the expected block is the one written"
+        );
+    });
+}
+
+/// `openfiles` below `nrfiles` with `verify`: the writes keep that many files open, the
+/// verify after them opens each file again as it reaches its blocks, as fio's does: the
+/// same reads and writes as fio for sequential, random and queued writers. A block spoilt
+/// in the last file, closed when the writes ended, is found by a verifying read job of
+/// each tool, each ending with fio's EILSEQ.
+#[test]
+fn openfiles_with_verify_checks_every_file_like_fio() {
+    if !fio_available() {
+        return;
+    }
+    let (fd, sd) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = "[global]\nbs=4k\nsize=256k\nnrfiles=4\nopenfiles=2\nverify=crc32c\n\
+               [a]\nrw=write\n\
+               [b]\nstonewall\nrw=randwrite\nfile_service_type=sequential\n\
+               [c]\nstonewall\nrw=write\nopenfiles=1\nioengine=libaio\niodepth=4\n";
+    let (f, s) = both_in((fd.path(), sd.path()), job);
+    assert_eq!(f, s, "{job}");
+    assert_eq!(s.len(), 3);
+    assert!(
+        s.iter().all(|j| j.1 == 64 && j.2 == 64 && j.3 == 0),
+        "{s:?}"
+    );
+    let read = "[r]\nrw=read\nbs=4k\nsize=256k\nnrfiles=4\nopenfiles=2\nverify=crc32c\n\
+                filename_format=a.0.$filenum\n";
+    for d in [&fd, &sd] {
+        let last = d.path().join("a.0.3");
+        let mut data = std::fs::read(&last).unwrap();
+        data[3 * 4096 + 500] ^= 0x40;
+        std::fs::write(&last, &data).unwrap();
+        std::fs::write(d.path().join("r.fio"), read).unwrap();
+    }
+    let args = ["r.fio", "--output-format=json"];
+    let theirs = fio(fd.path(), &args);
+    let ours = sb_fio(sd.path(), &args);
+    assert!(!ours.success(), "the spoilt block ends the job");
+    for doc in [theirs.json_any(), ours.json_any()] {
+        assert_eq!(jobs(&doc)[0].3, libc::EILSEQ as i64, "{}", ours.stderr);
+    }
+    assert!(
+        ours.stderr.contains("a.0.3 offset 12288"),
         "{}",
         ours.stderr
     );

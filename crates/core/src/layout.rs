@@ -183,6 +183,7 @@ fn lay_out(
             path,
             (current, need),
             Some(&mut filler),
+            fills_for_reads(job),
             on_layout,
         )
     } else if fills {
@@ -195,11 +196,24 @@ fn lay_out(
     let close = engine.close(id);
     let written = result.map_err(failed)?;
     close.map_err(failed)?;
+    // A file filled for a reading job is as large as the storage let it grow.
+    let size = if fills_for_reads(job) {
+        current + written
+    } else {
+        need.max(current)
+    };
     Ok(Prepared {
-        size: need.max(current),
+        size,
         created,
         written,
     })
+}
+
+/// fio's `fill_device` in a job that reads and does not write: its files are laid out
+/// until the storage is full (without size=) or size= is reached, and it reads what they
+/// hold then (`extend_file` stops at ENOSPC and reads the file's size again).
+pub fn fills_for_reads(job: &JobSpec) -> bool {
+    job.fill_device && !job.rw.kind.writes()
 }
 
 /// Whether lay-out of [`from`, `to`) can go with O_DIRECT: both ends on 4 KiB, the
@@ -275,6 +289,7 @@ fn preallocate(
             target.expose(),
             (current, need),
             None,
+            false,
             on_layout,
         ),
         Fallocate::Keep => Err(EngineError::unsupported(format!(
@@ -337,6 +352,7 @@ fn write_range(
     path: &str,
     (from, to): (u64, u64),
     mut filler: Option<&mut BufferFiller>,
+    until_full: bool,
     on_layout: &mut dyn FnMut(Option<u64>),
 ) -> Result<u64, EngineError> {
     let mut arena = Arena::new(1, LAYOUT_BS)
@@ -356,7 +372,7 @@ fn write_range(
         if let Some(f) = filler.as_deref_mut() {
             f.before_write(&mut arena.slot_mut(0)[..len as usize], off);
         }
-        let n = io_sync(
+        let written = io_sync(
             engine,
             IoUnit {
                 file: id,
@@ -369,7 +385,14 @@ fn write_range(
                 ioprio: 0,
             },
             path,
-        )?;
+        );
+        let n = match written {
+            // fio's lay-out for a reading job that fills the storage ends where it is full.
+            Err(e) if until_full && matches!(e.errno, Some(libc::ENOSPC | libc::EDQUOT)) => {
+                break;
+            }
+            other => other?,
+        };
         if n == 0 {
             return Err(EngineError::new(
                 ErrorKind::Os,
@@ -393,7 +416,7 @@ fn write_range(
         },
         path,
     )?;
-    Ok(to - from)
+    Ok(off - from)
 }
 
 /// Runs one IO to completion on any engine (synchronous or queued).

@@ -419,6 +419,9 @@ impl OffsetGen {
         };
         let mut next = map.next(self.dir);
         if next.is_none() && again.go_on(map) {
+            if matches!(again, MapAgain::Reopen { .. }) {
+                self.pass_end = PassEnd::MapFull;
+            }
             next = map.next(self.dir);
         }
         self.done |= next.is_none();

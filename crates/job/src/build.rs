@@ -116,15 +116,6 @@ impl JobBuilder {
         if s.loops == 0 {
             s.loops = 1;
         }
-        if s.io_size.is_some() && s.loops > 1 && !s.time_based {
-            // fio then counts loops and io_size against each other in ways that depend on
-            // the engine and on when files end; rather than guess, say so.
-            return Err(
-                "io_size with loops > 1 is not supported by storbench; give the \
-                        total as io_size with loops=1"
-                    .into(),
-            );
-        }
         fix_percentiles(s);
         if !s.filenames.is_empty() {
             s.nrfiles = u32::try_from(s.filenames.len()).unwrap_or(u32::MAX);
@@ -161,10 +152,10 @@ fn fix_files(s: &mut JobSpec) -> Result<(), String> {
     if s.openfiles.is_some_and(|n| n >= s.nrfiles) {
         s.openfiles = None;
     }
-    if s.openfiles.is_some() && s.verify.active() {
+    if s.openfiles.is_some() && s.verify.active() && s.verify.backlog > 0 {
         return Err(
-            "openfiles below nrfiles with verify is not supported: the verify reads \
-             every file back"
+            "openfiles below nrfiles with verify_backlog is not supported by storbench: \
+             fio opens a checked block's file past openfiles while the writes go on"
                 .into(),
         );
     }
@@ -178,12 +169,14 @@ fn fix_files(s: &mut JobSpec) -> Result<(), String> {
             return Err("pre_read reads local files and devices only, not a URL target".into());
         }
     }
-    if s.fill_device && s.rw.kind.reads() {
-        return Err(
-            "fill_device with a job that reads is not supported: fill with a write job, \
-             then read in a job of its own"
-                .into(),
-        );
+    let unsized_fill = s.fill_device && s.size.is_none() && s.filesize.is_none();
+    if unsized_fill && s.rw.kind.reads() && s.rw.kind.writes() {
+        return Err(format!(
+            "fill_device without size= in a mixed job (rw={}) is refused: fio 3.33 fills the \
+             file, then reads past its end (rw ends with EIO, randrw does no IO); give size=, \
+             or fill with a write job and read in a job of its own",
+            s.rw.kind.fio_name()
+        ));
     }
     Ok(())
 }
@@ -337,5 +330,36 @@ mod tests {
         assert_eq!(s.loops, 1);
         assert!(!s.clat_percentiles);
         assert_eq!(s.nrfiles, 2);
+    }
+
+    #[test]
+    fn openfiles_verifies_without_a_backlog_only() {
+        let mut b = JobBuilder::new();
+        b.spec.rw.kind = RwKind::Write;
+        b.spec.nrfiles = 4;
+        b.spec.openfiles = Some(2);
+        b.spec.verify.kind = crate::spec::VerifyKind::Crc32c;
+        assert_eq!(finish(b.clone()).0.unwrap().openfiles, Some(2));
+        b.spec.verify.backlog = 8;
+        let err = finish(b).0.unwrap_err();
+        assert!(err.contains("verify_backlog"), "{err}");
+    }
+
+    #[test]
+    fn verify_after_several_passes_of_io_size_needs_a_backlog() {
+        let mut b = JobBuilder::new();
+        b.spec.rw.kind = RwKind::Write;
+        b.spec.size = Some(SizeSpec::Bytes(1 << 20));
+        b.spec.io_size = Some(2 << 20);
+        b.spec.verify.kind = crate::spec::VerifyKind::Crc32c;
+        b.verify_set = true;
+        let err = finish(b.clone()).0.unwrap_err();
+        assert!(err.contains("io_size above size"), "{err}");
+        let mut random = b.clone();
+        random.spec.rw.kind = RwKind::RandWrite;
+        random.spec.norandommap = true;
+        assert!(finish(random).0.is_ok(), "one pass: no map ends it");
+        b.spec.verify.backlog = 4;
+        assert!(finish(b).0.is_ok());
     }
 }

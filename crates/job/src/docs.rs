@@ -197,11 +197,12 @@ fn flags_section(out: &mut String) {
 /// (fio 3.33 runs them, or misreads them).
 const REFUSED_COMBINATIONS: &[&str] = &[
     "`verify_backlog` or `trim_backlog` in a random write job without fio's random map (`norandommap`, a non-uniform `random_distribution`, `random_generator=lfsr`): fio then takes the backlog in offset order and drops blocks written again, which storbench's write log (kept in write order) does not reproduce yet.",
-    "Verify of a write job with `time_based` or `loops` above 1 without `verify_backlog`: fio verifies after every pass over the file; storbench verifies once, after the writes.",
+    "Verify of a write job with `time_based`, `loops` above 1 or `io_size` above `size` without `verify_backlog`: fio verifies after every pass over the file; storbench verifies once, after the writes.",
     "`experimental_verify` with `rw=trimwrite` or `randtrimwrite`: fio 3.33 replays each trim as a check for zeros after the block's write, so its verify fails on the first block.",
     "`trim_percentage` with `trim_backlog` in a job whose `rw` does not trim: fio 3.33 aborts on it.",
+    "`openfiles` below `nrfiles` with `verify_backlog`: fio opens the file of each block it checks past `openfiles` while the writes go on, which storbench does not reproduce.",
+    "`fill_device` without `size=` in a mixed job (`rw=rw`, `randrw`): fio 3.33 fills the file, then reads past its end (rw ends with EIO, randrw does no IO).",
     "`verify_state_load` with a read job: give the write job with `verify_only`, as the state file belongs to it.",
-    "`io_size` with `loops` above 1 (not time-based): fio counts the two against each other in ways that depend on the engine and on when files end; give the total as `io_size` with `loops=1`.",
     "`io_size` as a percentage, `sync=dsync` (O_DSYNC), `file_service_type` of `zipf`, `pareto`, `normal` or `gauss` and a `:N` switch count other than 1, `random_distribution`'s `:center` parameter, `buffer_pattern` read from a file: not implemented.",
     "`log_compression` other than 0, `log_store_compressed=1`, `log_unix_epoch=1`, and `log_max_value=1` with `write_lat_log`: storbench writes plain-text logs timed from the job's start, and its latency logs hold means.",
     "`cpuload` of 0 or above 100 and `cpuchunks=0` (fio takes 0 as an error, above 100 as 100, and spins without pause at 0), a cpuio job without `cpuload` and an exec job without `program` (fio fails them when they start): refused before the run. An exec `program` that cannot be found or run is one line before any job starts (fio's forked job runs on as a copy of fio).",

@@ -183,6 +183,12 @@ pub(super) fn prepare_job(
             }
             laid += prepared.written;
             let size = prepared.size;
+            // A reading job's file filled until the storage was full is read to its end.
+            let len = if layout::fills_for_reads(job) {
+                len.min(size)
+            } else {
+                len
+            };
             files.insert(f.path.clone(), PreparedFile { size, len, basis });
         }
     }

@@ -51,6 +51,10 @@ pub struct Verifier {
     thread: u16,
     /// The interval the last failed check stopped at, and whether its header was bad.
     failed: Option<(usize, bool)>,
+    /// A block's data is fio's random data from the seed in its headers (`fio_random_fill`),
+    /// so `verify_dump` can rebuild the block expected: set for `verify_dump` when fio's
+    /// data would be random all through (no `buffer_compress_percentage`).
+    seeded_data: bool,
 }
 
 impl Verifier {
@@ -64,7 +68,15 @@ impl Verifier {
             pattern_offsets: spec.pattern_offsets.clone(),
             thread,
             failed: None,
+            seeded_data: false,
         })
+    }
+
+    /// Writes fio's random data from each block's seed, and rebuilds the block expected
+    /// on a failure, when `on` (see `seeded_data`).
+    pub fn with_seeded_data(mut self, on: bool) -> Verifier {
+        self.seeded_data = on && self.kind.has_header() && self.pattern.is_empty();
+        self
     }
 
     /// Bytes one header covers in an IO of `len` bytes (fio's `get_hdr_inc`).
@@ -88,6 +100,9 @@ impl Verifier {
     /// Makes `buf`, about to be written at `offset`, a verifiable block: the pattern (when
     /// given) over the data, then each interval's header and checksum.
     pub fn fill(&mut self, buf: &mut [u8], offset: u64, numberio: u64, seed: u64, now: (u32, u32)) {
+        if self.seeded_data {
+            fio_random_fill(buf, seed);
+        }
         if !self.pattern.is_empty() {
             self.paste_offset(offset);
             for chunk in buf.chunks_mut(self.pattern.len()) {
@@ -252,6 +267,14 @@ impl Verifier {
     }
 }
 
+/// What fio's rebuilt block takes from the read that failed: its time (s, ns) and
+/// sequence number.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadStamp {
+    pub time: (u32, u32),
+    pub numberio: u64,
+}
+
 /// One file `verify_dump` writes: fio's name for it and its bytes.
 pub struct Dump<'a> {
     pub name: String,
@@ -262,8 +285,18 @@ impl Verifier {
     /// What fio's `verify_dump` writes for the interval the last check of `buf` (read at
     /// `offset` from `file`) failed at: the block received, as `FILE.OFFSET.received`, or
     /// `.hdr_fail` when its header was bad; and the block expected, `.expected`, where the
-    /// data can be rebuilt: a pattern without a header. FILE is the file's base name.
-    pub fn dumps<'a>(&mut self, buf: &'a [u8], offset: u64, file: &str) -> Vec<Dump<'a>> {
+    /// data can be rebuilt: a pattern without a header, or a block with headers whose
+    /// data is fio's random data from the seed in its header (`seeded_data`), rebuilt as
+    /// fio rebuilds it: the data from that seed over the whole IO, then each interval's
+    /// header as of the read (`read`: its time and sequence number, the logged write's for
+    /// a verify read, 0 for a read job's) and its checksum. FILE is the file's base name.
+    pub fn dumps<'a>(
+        &mut self,
+        buf: &'a [u8],
+        offset: u64,
+        file: &str,
+        read: ReadStamp,
+    ) -> Vec<Dump<'a>> {
         let Some((n, header)) = self.failed.take() else {
             return Vec::new();
         };
@@ -292,9 +325,47 @@ impl Verifier {
                 name: name("expected"),
                 bytes: std::borrow::Cow::Owned(expected),
             });
+        } else if self.seeded_data {
+            let seed = u64::from_le_bytes(chunk[8..16].try_into().unwrap_or_default());
+            let mut block = vec![0u8; buf.len()];
+            let swap = std::mem::take(&mut self.swap);
+            self.fill(&mut block, offset, read.numberio, seed, read.time);
+            self.swap = swap;
+            out.push(Dump {
+                name: name("expected"),
+                bytes: std::borrow::Cow::Owned(block[from..from + chunk.len()].to_vec()),
+            });
         }
         out
     }
+}
+
+/// fio 3.33's random data from `seed` (`__fill_random_buf`, lib/rand.c, with its default
+/// of 4 seed buckets): 64-bit words from four streams, each word the stream's last one
+/// times fio's golden ratio, the first of stream `p` the seed times the `p`-th prime; the
+/// words past the last whole group of four from the first stream, a last partial word
+/// as its low bytes.
+pub fn fio_random_fill(buf: &mut [u8], seed: u64) {
+    const BUCKETS: usize = 4;
+    const PRIMES: [u64; BUCKETS] = [1, 2, 3, 5];
+    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+    let mut s = PRIMES.map(|p| seed.wrapping_mul(p));
+    let whole = buf.len() / 8 / BUCKETS * BUCKETS * 8;
+    let (groups, rest) = buf.split_at_mut(whole);
+    for group in groups.chunks_exact_mut(8 * BUCKETS) {
+        for (word, st) in group.chunks_exact_mut(8).zip(s.iter_mut()) {
+            word.copy_from_slice(&st.to_le_bytes());
+            *st = st.wrapping_mul(GOLDEN_RATIO_64);
+        }
+    }
+    let mut seed = s[0];
+    let mut words = rest.chunks_exact_mut(8);
+    for word in &mut words {
+        word.copy_from_slice(&seed.to_le_bytes());
+        seed = seed.wrapping_mul(GOLDEN_RATIO_64);
+    }
+    let tail = words.into_remainder();
+    tail.copy_from_slice(&seed.to_le_bytes()[..tail.len()]);
 }
 
 /// fio's check of a trimmed block (`trim_verify_zero`): it must read back as zeros; else
@@ -477,6 +548,18 @@ mod tests {
             err.starts_with("verify: bad header numberio 5, wanted 4"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn fios_random_data_takes_four_streams_then_the_first_for_the_rest() {
+        const G: u64 = 0x61C8_8646_80B5_83EB;
+        let mut buf = vec![0u8; 32 + 8 + 3];
+        fio_random_fill(&mut buf, 7);
+        let word = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!([word(0), word(1), word(2), word(3)], [7, 14, 21, 35]);
+        assert_eq!(word(4), 7u64.wrapping_mul(G), "the first stream goes on");
+        let last = 7u64.wrapping_mul(G).wrapping_mul(G).to_le_bytes();
+        assert_eq!(&buf[40..], &last[..3]);
     }
 
     #[test]

@@ -109,6 +109,7 @@ impl Worker<'_> {
                 *n += 1;
             }
             if ddir == 1 {
+                self.written_bytes += len as u64;
                 self.files[file as usize].written = true;
                 self.writes_since_sync += 1;
             }
@@ -356,10 +357,14 @@ impl Worker<'_> {
         let offsets = &mut self.files[0].offsets;
         offsets.aim(ddir);
         let (offset, len) = offsets.next_mapped();
+        let reopened = offsets.take_pass_end() == PassEnd::MapFull;
         if let Some(z) = &mut self.strided {
             z.placed(len);
         }
-        self.files_done |= offsets.done();
+        self.files_done |= self.files[0].offsets.done();
+        if reopened {
+            self.file_pass_over();
+        }
         self.last_end = offset + len;
         (ddir, 0, offset, len.max(1) as u32)
     }

@@ -10,6 +10,7 @@ mod cmdprio;
 mod complete;
 mod errors;
 mod issue;
+mod keeprun;
 mod latency;
 mod logging;
 mod minrate;
@@ -331,6 +332,11 @@ struct Worker<'p> {
     // Issue accounting for stop rules.
     issued_bytes: u64,
     issued_ios: u64,
+    /// Bytes written, for fio's rule on another pass (`keeprun.rs`), which counts a
+    /// verifying job's writes again as their reads.
+    written_bytes: u64,
+    /// fio's rule on another pass for a job with io_size (`keeprun.rs`).
+    keep: Option<keeprun::KeepRunning>,
     writes_since_sync: u32,
     seq_run: u64,
     last_end: u64,
@@ -667,6 +673,8 @@ impl<'p> Worker<'p> {
             rotate: false,
             issued_bytes: 0,
             issued_ios: 0,
+            written_bytes: 0,
+            keep: keeprun::KeepRunning::new(job, plan.files.len()),
             writes_since_sync: 0,
             seq_run: 0,
             last_end: 0,

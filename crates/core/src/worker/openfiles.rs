@@ -4,7 +4,8 @@
 //! robin and sequential service walk the open files in order, random service draws among
 //! them (fio's `get_next_file_rr`/`_rand` skip a file they may not open). When every file
 //! is done and the job goes on (time_based, loops), they start over from the first.
-//! Nothing here runs unless the job limits its open files.
+//! The verify after the writes opens each file as it reaches its blocks and keeps it
+//! open, as fio's does. Nothing here runs unless the job limits its open files.
 
 use super::Worker;
 use crate::error::EngineError;
@@ -86,6 +87,19 @@ impl Worker<'_> {
                 self.files[i].open = true;
                 open += 1;
             }
+        }
+        Ok(())
+    }
+
+    /// fio's verify opens the file of a logged block when it is closed and keeps it open
+    /// to the end of the job, whatever `openfiles` says (`get_next_verify`), its cache
+    /// dropped as every open of fio's drops it.
+    #[cold]
+    pub(super) fn open_for_verify(&mut self, i: usize) -> Result<(), EngineError> {
+        self.files[i].id = self.engine.open(&self.plan.files[i].spec)?;
+        self.files[i].open = true;
+        if self.cache.invalidate {
+            self.drop_cache(i);
         }
         Ok(())
     }

@@ -146,7 +146,7 @@ pub(super) struct CacheRule {
     map_in_place: bool,
     random_job: bool,
     /// `invalidate=1`: what reopening a file drops.
-    invalidate: bool,
+    pub(super) invalidate: bool,
     /// `invalidate=1` and buffered: what `loop_cache_invalidate` drops.
     in_place_drops: bool,
 }
@@ -217,10 +217,11 @@ impl Worker<'_> {
             if self.cache.drops(action) {
                 self.drop_cache(file);
             }
-            let offsets = &mut self.files[file].offsets;
             match action {
                 OnPassEnd::Wrap | OnPassEnd::DropInPlace => return offset,
                 OnPassEnd::Reopen => {
+                    self.file_pass_over();
+                    let offsets = &mut self.files[file].offsets;
                     // fio's fio_file_reset: the position and the random map start over. A
                     // full map has just started over, with this IO's block drawn from it.
                     if end != PassEnd::MapFull {
@@ -230,6 +231,7 @@ impl Worker<'_> {
                     return offset;
                 }
                 OnPassEnd::Jump => {
+                    let offsets = &mut self.files[file].offsets;
                     let jump = offsets.next_random(&mut self.rng, len);
                     offsets.continue_from(jump);
                     offset = offsets.next_sequential(len);
@@ -249,6 +251,11 @@ impl Worker<'_> {
     pub(super) fn new_round(&mut self) -> Result<(), EngineError> {
         self.drain()?;
         self.round_end = self.round_end.saturating_add(self.round_bytes);
+        if let Some(keep) = &mut self.keep
+            && !keep.job_pass_over(self.issued_bytes, self.written_bytes)
+        {
+            self.files_done = true;
+        }
         for file in 0..self.files.len() {
             self.files[file].offsets.restart();
             if self.cache.invalidate {
@@ -258,9 +265,20 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// A pass over one file ended (it is done and opens again): with io_size, fio's rule
+    /// (`keeprun.rs`) decides whether the job goes on, and the next pass's round starts.
+    #[cold]
+    pub(super) fn file_pass_over(&mut self) {
+        let Some(keep) = &mut self.keep else { return };
+        if let Some(go_on) = keep.file_pass_over(self.issued_bytes, self.written_bytes) {
+            self.round_end = self.issued_bytes.saturating_add(self.round_bytes);
+            self.files_done |= !go_on;
+        }
+    }
+
     /// Drops the cached pages of this worker's region of `file` only: fio's range, and
     /// the whole file would also drop readahead past the region and other clones' regions.
-    fn drop_cache(&mut self, file: usize) {
+    pub(super) fn drop_cache(&mut self, file: usize) {
         let f = &self.files[file];
         let (start, len) = (f.offsets.start(), f.offsets.len());
         // Best effort, like fio's: a failed drop only makes the next pass faster.

@@ -116,6 +116,7 @@ impl VerifyState {
         let Some(verifier) = Verifier::new(v, thread).filter(|_| !no_data) else {
             return Ok(None);
         };
+        let verifier = verifier.with_seeded_data(v.dump && job.buffers.compress_percentage == 0);
         let writes = job.rw.kind.writes();
         let dry_run = writes && v.only;
         let log_writes = writes && (v.do_verify || v.only);
@@ -322,7 +323,16 @@ impl Worker<'_> {
         };
         let checked = v.verifier.check(buf, &expect, path);
         if checked.is_err() && self.job.verify.dump {
-            dump(&mut v.verifier, buf, s.offset, path);
+            let now = self.clock.now_ns();
+            let read = crate::verify::ReadStamp {
+                time: ((now / 1_000_000_000) as u32, (now % 1_000_000_000) as u32),
+                numberio: if s.verify {
+                    v.log[s.piece as usize].numberio
+                } else {
+                    0
+                },
+            };
+            dump(&mut v.verifier, buf, s.offset, path, read);
         }
         checked.map_err(eilseq)
     }
@@ -451,6 +461,9 @@ impl Worker<'_> {
                     self.free.push(slot);
                     return self.drain();
                 }
+                if self.limited_open && !self.files[p.file as usize].open {
+                    self.open_for_verify(p.file as usize)?;
+                }
                 self.slots[slot as usize] = p.read_back(next);
                 if !self.issue(slot)? {
                     break;
@@ -474,8 +487,14 @@ impl Worker<'_> {
 /// each announced on stderr as fio announces it; a file that cannot be written is said
 /// and the job goes on to its verify error.
 #[cold]
-fn dump(verifier: &mut crate::verify::Verifier, buf: &[u8], offset: u64, path: &str) {
-    for d in verifier.dumps(buf, offset, path) {
+fn dump(
+    verifier: &mut crate::verify::Verifier,
+    buf: &[u8],
+    offset: u64,
+    path: &str,
+    read: crate::verify::ReadStamp,
+) {
+    for d in verifier.dumps(buf, offset, path, read) {
         let kind = d.name.rsplit('.').next().unwrap_or("");
         match std::fs::write(&d.name, &d.bytes) {
             Ok(()) => eprintln!("       {kind} data dumped as {}", d.name),

@@ -12,10 +12,6 @@ pub const REFUSED: &[(&str, &str)] = &[
         "cpp_null.fio",
         "`cpp_null` is fio's example of an external engine built from C++, not an engine of fio itself",
     ),
-    (
-        "cross-stripe-verify.fio",
-        "`io_size` with `loops=2`: storbench refuses io_size with more than one loop (fio counts them against each other by engine and file ends); it also needs an NVMe device of about 3.7 TB",
-    ),
     ("dev-dax.fio", "device DAX (persistent memory hardware)"),
     (
         "e4defrag.fio",

@@ -249,7 +249,7 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     )
     .aliases(&["fill_fs"])
-    .note("Without size= a file's region has no end: the job writes until ENOSPC; a device's region is the device, whose data is checked before any write as in every job. Only for jobs that write and do not read (fio lays a reading job's file out until ENOSPC first; storbench refuses that)."),
+    .note("Without size= a file's region has no end: the job writes until ENOSPC; a device's region is the device, whose data is checked before any write as in every job. In a job that reads and does not write, as fio: the file is laid out until the storage is full (or to size= where there is room) and the job reads what it holds. A mix (rw, randrw) without size= is refused: fio 3.33 reads past the end of the file it filled (rw ends with EIO, randrw does no IO)."),
     OptDef::new(
         "pre_read",
         K::Bool,
@@ -275,7 +275,8 @@ pub(super) const DEFS: &[OptDef] = &[
             };
             Ok(())
         },
-    ),
+    )
+    .note("With verify, as fio: the verify after the writes opens each file again as it reaches its blocks and keeps it open to the job's end. With verify_backlog it is refused: fio then opens a checked block's file past openfiles while the writes go on."),
     OptDef::new(
         "unique_filename",
         K::Bool,

@@ -121,7 +121,7 @@ pub(super) const DEFS: &[OptDef] = &[
         },
     )
     .aliases(&["io_limit"])
-    .note("Bytes only; fio's N% form is not supported."),
+    .note("Bytes only; fio's N% form is not supported. With loops, as fio: each of the `loops` passes goes to the end of the files or until the job has done io_size times loops bytes, and more passes follow while the bytes moved, a verifying job's reads included, are short of io_size by a block or more (size=1m io_size=4m loops=2 writes 4 MiB)."),
     OptDef::new(
         "steadystate",
         K::Choice(STEADY),

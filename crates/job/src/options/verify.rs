@@ -79,9 +79,9 @@ pub(super) const DEFS: &[OptDef] = &[
          seeds, which fio checks in a mix, so a sequential mix written by either tool \
          verifies in the other (a random mix's offsets are each tool's own). Trims (trimwrite, \
          randtrimwrite) work as fio's: written blocks are checked, trimmed ones too with \
-         trim_verify_zero. Refused with verify, for now: write jobs with time_based or \
-         loops > 1 (fio verifies after every pass; verify_backlog checks a time_based \
-         job's blocks as it goes), and verify_dump.",
+         trim_verify_zero. Refused with verify, for now: write jobs with time_based, \
+         loops > 1 or io_size above size without verify_backlog (fio verifies after every \
+         pass; verify_backlog checks each pass's blocks as it goes).",
     ),
     OptDef::new(
         "do_verify",
@@ -165,7 +165,7 @@ pub(super) const DEFS: &[OptDef] = &[
             Ok(())
         },
     )
-    .note("Named as fio names them: FILE.OFFSET.received, FILE.OFFSET.expected (FILE the basename of the job's file, OFFSET the failed interval's), FILE.OFFSET.hdr_fail for a bad header. The expected block is written where storbench can rebuild it: a pattern, with or without fio's header; a checksum's data is random and is not kept, so those failures dump the received block only."),
+    .note("Named as fio names them: FILE.OFFSET.received, FILE.OFFSET.expected (FILE the basename of the job's file, OFFSET the failed interval's), FILE.OFFSET.hdr_fail for a bad header. The expected block is rebuilt as fio rebuilds it: a pattern, with or without fio's header; for a checksum kind (crc*, md5, sha*, xxhash, meta), fio's random data from the seed in the block's header, then the headers (timed at the read) and checksums. With verify_dump a write job writes fio's random data, as fio does, so either tool rebuilds the other's blocks; with buffer_compress_percentage the data is not fio's and only the received block is dumped."),
     OptDef::new(
         "verify_async",
         K::Int,
@@ -393,10 +393,23 @@ pub(crate) fn fix_verify(
                 .into(),
         );
     }
-    if rw.writes() && v.do_verify && (s.time_based && v.backlog == 0 || s.loops > 1) && !v.only {
+    // io_size above size= makes several passes too, but where random writes without a
+    // random map never end a pass: fio then writes io_size in one.
+    let passes = match (s.io_size, s.size) {
+        (Some(io), Some(crate::spec::SizeSpec::Bytes(size))) => {
+            io > size && !(rw.is_random() && s.norandommap)
+        }
+        _ => false,
+    };
+    if rw.writes()
+        && v.do_verify
+        && (s.time_based || s.loops > 1 || passes)
+        && v.backlog == 0
+        && !v.only
+    {
         return Err(
-            "verify of a write job with time_based or loops > 1 is not supported by storbench \
-             yet (fio verifies after every pass)"
+            "verify of a write job with time_based, loops > 1 or io_size above size is not \
+             supported by storbench yet (fio verifies after every pass)"
                 .into(),
         );
     }

@@ -179,6 +179,77 @@ fn v4_metadata_operations() {
     );
 }
 
+/// Operations one call sent.
+fn ops_of<T>(c: &mut Client4, call: impl FnOnce(&mut Client4) -> T) -> (T, u64) {
+    let before = c.ops_sent();
+    let got = call(c);
+    (got, c.ops_sent() - before)
+}
+
+/// A directory is walked once: afterwards a create, stat or remove three levels down costs
+/// the operations of one at the top (SEQUENCE, PUTFH of the kept handle, the operation),
+/// and a handle made stale by another client is walked again instead of failing the call.
+#[test]
+fn v4_metadata_calls_start_at_kept_directory_handles() {
+    let Some(g) = server() else { return };
+    let mut c = connect(&g, 1, 4);
+    for d in ["a", "a/b", "a/b/c"] {
+        c.mkdir(d, 0o755).unwrap();
+    }
+    let create = |path: &'static str| {
+        move |c: &mut Client4| {
+            let mode = 0o644;
+            let f = c.open(path, SHARE_ACCESS_BOTH, Some(Create::Guarded { mode }));
+            c.close(f.unwrap()).unwrap();
+        }
+    };
+    let (_, top) = ops_of(&mut c, create("f0"));
+    // SEQUENCE, PUTFH, OPEN, GETFH; then SEQUENCE, PUTFH, CLOSE.
+    assert_eq!(top, 7);
+    for i in 0..20 {
+        let name = format!("a/b/c/f{i}");
+        let (_, deep) = ops_of(&mut c, |c| {
+            let mode = 0o644;
+            let f = c.open(&name, SHARE_ACCESS_BOTH, Some(Create::Guarded { mode }));
+            c.close(f.unwrap()).unwrap();
+        });
+        assert_eq!(deep, top, "create of {name}");
+        let (found, stat) = ops_of(&mut c, |c| c.lookup(&name).unwrap());
+        assert_eq!(found.1.ftype, storbench_nfs::v4::FileType4::Regular);
+        // SEQUENCE, PUTFH, LOOKUP of the name only, GETFH, GETATTR.
+        assert_eq!(stat, 5, "stat of {name}");
+        let (_, gone) = ops_of(&mut c, |c| c.remove(&name).unwrap());
+        assert_eq!(gone, 3, "remove of {name}");
+    }
+    // A directory this client did not make is walked once, in one COMPOUND (SEQUENCE,
+    // PUTFH, two LOOKUPs, GETFH, GETATTR), when it is first named.
+    fs::create_dir_all(g.export_dir().join("x/y")).unwrap();
+    let (_, walked) = ops_of(&mut c, |c| c.lookup("x/y/f").unwrap_err());
+    assert_eq!(walked, 6 + 5, "the walk to x/y, then the LOOKUP of f");
+    let (_, known) = ops_of(&mut c, |c| c.lookup("x/y/f").unwrap_err());
+    assert_eq!(known, 5, "x/y is kept");
+
+    // Another client removes a/b/c and makes it again: the kept handle is stale.
+    let mut other = connect(&g, 1, 1);
+    other.remove("a/b/c").unwrap();
+    other.mkdir("a/b/c", 0o755).unwrap();
+    let (_, again) = ops_of(&mut c, create("a/b/c/g"));
+    // The OPEN at the stale handle (SEQUENCE, PUTFH, OPEN, GETFH), the walk to a/b/c
+    // (SEQUENCE, PUTFH, three LOOKUPs, GETFH, GETATTR), then the create as before.
+    assert_eq!(again, 4 + 7 + top, "the stale handle was walked again");
+    assert!(g.export_dir().join("a/b/c/g").is_file());
+    let (_, after) = ops_of(&mut c, create("a/b/c/h"));
+    assert_eq!(after, top, "the new handle is kept");
+
+    // A directory removed by this client is forgotten with what is below it.
+    for p in ["a/b/c/g", "a/b/c/h", "a/b/c", "a/b", "a", "f0", "x/y", "x"] {
+        c.remove(p).unwrap();
+    }
+    let e = c.lookup("a/b/c/x").unwrap_err().to_string();
+    assert!(e.contains("NFS4ERR_NOENT") && e.contains("/a"), "{e}");
+    assert_eq!(c.dirs_kept(), 0);
+}
+
 #[test]
 fn v4_free_space_matches_the_export() {
     let Some(g) = server() else { return };

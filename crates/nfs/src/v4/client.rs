@@ -1,7 +1,8 @@
 //! An NFSv4.1/4.2 client for one directory tree: session set-up and teardown, COMPOUNDs
 //! headed by SEQUENCE, retries of NFS4ERR_DELAY/GRACE, and a new session (with opens
 //! reclaimed) when the server lost the old one. The operations take paths relative to the
-//! directory the URL names; data requests can also be pipelined (`pipe.rs`).
+//! directory the URL names and start at the kept handle of the directory holding the name
+//! (`dirs.rs`); data requests can also be pipelined (`pipe.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,7 @@ use crate::transport::{Transport, TransportConfig};
 use crate::url::{MAX_WSIZE, NfsUrl};
 
 use super::decode::{OpenRes, Reply, V4Error, V4Result, WriteRes};
+use super::dirs::Dirs;
 use super::kept::Kept;
 use super::retry::{Limits, Retries};
 use super::session::Slots;
@@ -91,6 +93,10 @@ pub struct Client4 {
     pub(crate) files: Vec<OpenFile>,
     pub(crate) args: Vec<u8>,
     pub(crate) pending: Vec<super::pipe::Pending>,
+    /// Directory handles by path (`dirs.rs`).
+    pub(crate) dirs: Dirs,
+    /// Operations sent in COMPOUNDs, SEQUENCE included.
+    pub(crate) ops_sent: u64,
     /// Copies of UNSTABLE writes until a COMMIT with their verifier (`kept.rs`).
     pub(crate) kept: Kept,
     /// Session re-establishments, for the run's notes.
@@ -164,6 +170,8 @@ impl Client4 {
             files: Vec::new(),
             args: Vec::with_capacity(64 << 10),
             pending: Vec::new(),
+            dirs: Dirs::default(),
+            ops_sent: 0,
             kept: Kept::new(0),
             recoveries: 0,
             reclaimed: 0,
@@ -357,7 +365,7 @@ impl Client4 {
         }
     }
 
-    fn check_ops(&self, lookups: usize, path: &str) -> Result<()> {
+    pub(crate) fn check_ops(&self, lookups: usize, path: &str) -> Result<()> {
         if lookups as u32 + WALK_EXTRA > self.max_ops {
             return Err(NfsError::Unsupported(format!(
                 "{}: {path} is {lookups} levels deep; the session allows {} operations per request",
@@ -410,6 +418,7 @@ impl Client4 {
         let mut c = Compound::new(&mut args, self.minor);
         c.sequence(&self.sid, seq, slot, self.slots.highest());
         build(&mut c, &self.files);
+        self.ops_sent += u64::from(c.ops());
         let sid = self.sid;
         let got = self
             .nfs
@@ -582,28 +591,30 @@ impl Client4 {
         Ok(())
     }
 
-    /// Handle and attributes of `rel` (no symbolic link followed).
+    /// Handle and attributes of `rel` (no symbolic link followed): LOOKUP of its last
+    /// component in its directory's kept handle.
     pub fn lookup(&mut self, rel: &str) -> Result<(Fh4, Attrs4)> {
-        let root = self.root;
-        let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
-        self.check_ops(parts.len(), rel)?;
-        self.run(
-            "LOOKUP",
-            rel,
-            &mut |c, _f| {
-                c.putfh(&root);
-                parts.iter().for_each(|p| c.lookup(p));
-                c.getfh();
-                c.getattr(FILE_ATTRS);
-            },
-            &mut |r| {
-                r.status_only(op::PUTFH, "PUTFH")?;
-                for _ in &parts {
-                    r.status_only(op::LOOKUP, "LOOKUP")?;
-                }
-                Ok((r.getfh()?, r.getattr()?))
-            },
-        )
+        self.fresh("LOOKUP", rel, |me| {
+            let (dir, name) = me.parent(rel)?;
+            me.try_run(
+                "LOOKUP",
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    if !name.is_empty() {
+                        c.lookup(name);
+                    }
+                    c.getfh();
+                    c.getattr(FILE_ATTRS);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    if !name.is_empty() {
+                        r.status_only(op::LOOKUP, "LOOKUP")?;
+                    }
+                    Ok((r.getfh()?, r.getattr()?))
+                },
+            )
+        })
     }
 
     pub fn getattr(&mut self, fh: &Fh4) -> Result<Attrs4> {
@@ -646,33 +657,26 @@ impl Client4 {
         Ok((a.space_avail, a.space_free, a.space_total))
     }
 
-    fn parent_results(r: &mut Reply<'_>, rel: &str) -> V4Result<()> {
-        r.status_only(op::PUTFH, "PUTFH")?;
-        for _ in split(rel).0.split('/').filter(|p| !p.is_empty()) {
-            r.status_only(op::LOOKUP, "LOOKUP")?;
-        }
-        Ok(())
-    }
-
     /// OPEN of `rel` for `access` (`wire::SHARE_ACCESS_*`), creating it as `create` says;
     /// returns the file's label for reads, writes and CLOSE.
     pub fn open(&mut self, rel: &str, access: u32, create: Option<Create>) -> Result<u32> {
         let cid = self.clientid;
-        let root = self.root;
-        let (res, fh): (OpenRes, Fh4) = self.run(
-            "OPEN",
-            rel,
-            &mut |c, _f| {
-                let name = in_parent(&root, rel, c);
-                c.open(access, cid, OPEN_OWNER, create, Claim::Name(name));
-                c.getfh();
-            },
-            &mut |r| {
-                Self::parent_results(r, rel)?;
-                let o = r.open()?;
-                Ok((o, r.getfh()?))
-            },
-        )?;
+        let (res, fh): (OpenRes, Fh4) = self.fresh("OPEN", rel, |me| {
+            let (dir, name) = me.parent(rel)?;
+            me.try_run(
+                "OPEN",
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    c.open(access, cid, OPEN_OWNER, create, Claim::Name(name));
+                    c.getfh();
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    let o = r.open()?;
+                    Ok((o, r.getfh()?))
+                },
+            )
+        })?;
         if let Some(deleg) = res.delegation {
             self.run(
                 "DELEGRETURN",
@@ -884,57 +888,63 @@ impl Client4 {
         }
     }
 
-    /// REMOVE of a file, link or empty directory.
+    /// REMOVE of a file, link or empty directory (a kept handle of it is forgotten).
     pub fn remove(&mut self, rel: &str) -> Result<()> {
-        let root = self.root;
-        self.run(
-            "REMOVE",
-            rel,
-            &mut |c, _f| {
-                let name = in_parent(&root, rel, c);
-                c.remove(name);
-            },
-            &mut |r| {
-                Self::parent_results(r, rel)?;
-                r.remove()
-            },
-        )
+        self.dirs.forget(rel.trim_matches('/'));
+        self.fresh("REMOVE", rel, |me| {
+            let (dir, name) = me.parent(rel)?;
+            me.try_run(
+                "REMOVE",
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    c.remove(name);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.remove()
+                },
+            )
+        })
     }
 
-    /// CREATE of a directory; returns its handle.
+    /// CREATE of a directory; returns its handle, which is kept.
     pub fn mkdir(&mut self, rel: &str, mode: u32) -> Result<Fh4> {
-        let root = self.root;
-        self.run(
-            "CREATE",
-            rel,
-            &mut |c, _f| {
-                let name = in_parent(&root, rel, c);
-                c.mkdir(name, mode);
-                c.getfh();
-            },
-            &mut |r| {
-                Self::parent_results(r, rel)?;
-                r.create("CREATE")?;
-                r.getfh()
-            },
-        )
+        let fh = self.fresh("CREATE", rel, |me| {
+            let (dir, name) = me.parent(rel)?;
+            me.try_run(
+                "CREATE",
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    c.mkdir(name, mode);
+                    c.getfh();
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.create("CREATE")?;
+                    r.getfh()
+                },
+            )
+        })?;
+        self.dirs.insert(rel.trim_matches('/'), fh);
+        Ok(fh)
     }
 
     /// CREATE of a symbolic link at `rel` holding `target`.
     pub fn symlink(&mut self, rel: &str, target: &str) -> Result<()> {
-        let root = self.root;
-        self.run(
-            "CREATE",
-            rel,
-            &mut |c, _f| {
-                let name = in_parent(&root, rel, c);
-                c.symlink(name, target);
-            },
-            &mut |r| {
-                Self::parent_results(r, rel)?;
-                r.create("CREATE")
-            },
-        )
+        self.fresh("CREATE", rel, |me| {
+            let (dir, name) = me.parent(rel)?;
+            me.try_run(
+                "CREATE",
+                &mut |c, _f| {
+                    c.putfh(&dir);
+                    c.symlink(name, target);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.create("CREATE")
+                },
+            )
+        })
     }
 
     /// READLINK of the symbolic link at `rel`.
@@ -957,78 +967,89 @@ impl Client4 {
     /// LINK: a new name `to` for the file at `from`.
     pub fn link(&mut self, from: &str, to: &str) -> Result<()> {
         let (fh, _) = self.lookup(from)?;
-        let root = self.root;
-        self.run(
-            "LINK",
-            to,
-            &mut |c, _f| {
-                c.putfh(&fh);
-                c.savefh();
-                let name = in_parent(&root, to, c);
-                c.link(name);
-            },
-            &mut |r| {
-                r.status_only(op::PUTFH, "PUTFH")?;
-                r.status_only(op::SAVEFH, "SAVEFH")?;
-                Self::parent_results(r, to)?;
-                r.link()
-            },
-        )
-    }
-
-    /// RENAME of `from` to `to` (both relative to the URL's directory).
-    pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
-        let root = self.root;
-        self.run(
-            "RENAME",
-            from,
-            &mut |c, _f| {
-                let old = in_parent(&root, from, c);
-                c.savefh();
-                let new = in_parent(&root, to, c);
-                c.rename(old, new);
-            },
-            &mut |r| {
-                Self::parent_results(r, from)?;
-                r.status_only(op::SAVEFH, "SAVEFH")?;
-                Self::parent_results(r, to)?;
-                r.rename()
-            },
-        )
-    }
-
-    /// The names in the directory `rel` with their attributes (READDIR until eof).
-    pub fn readdir(&mut self, rel: &str) -> Result<Vec<(String, Attrs4)>> {
-        let (dir, attrs) = self.lookup(rel)?;
-        if !attrs.is_dir() {
-            return Err(self.error("READDIR", rel, status_err("READDIR", Nfs4Stat::NOTDIR)));
-        }
-        let mut out = Vec::new();
-        let (mut cookie, mut verf) = (0u64, Verifier::default());
-        loop {
-            let before = out.len();
-            let (start, sent_verf) = (cookie, verf);
-            let (v, eof) = self.run(
-                "READDIR",
-                rel,
+        self.fresh("LINK", to, |me| {
+            let (dir, name) = me.parent(to)?;
+            me.try_run(
+                "LINK",
                 &mut |c, _f| {
+                    c.putfh(&fh);
+                    c.savefh();
                     c.putfh(&dir);
-                    c.readdir(start, &sent_verf, READDIR_MAX, FILE_ATTRS);
+                    c.link(name);
                 },
                 &mut |r| {
-                    out.truncate(before);
                     r.status_only(op::PUTFH, "PUTFH")?;
-                    r.readdir(|ck, name, a| {
-                        cookie = ck;
-                        out.push((String::from_utf8_lossy(name).into_owned(), a));
-                    })
+                    r.status_only(op::SAVEFH, "SAVEFH")?;
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.link()
                 },
-            )?;
-            verf = v;
-            if eof || out.len() == before {
-                return Ok(out);
+            )
+        })
+    }
+
+    /// RENAME of `from` to `to` (both relative to the URL's directory); kept handles at
+    /// or below either are forgotten.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
+        self.dirs.forget(from.trim_matches('/'));
+        self.dirs.forget(to.trim_matches('/'));
+        self.fresh("RENAME", from, |me| {
+            let (old_dir, old) = me.parent(from)?;
+            let (new_dir, new) = me.parent(to)?;
+            me.try_run(
+                "RENAME",
+                &mut |c, _f| {
+                    c.putfh(&old_dir);
+                    c.savefh();
+                    c.putfh(&new_dir);
+                    c.rename(old, new);
+                },
+                &mut |r| {
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.status_only(op::SAVEFH, "SAVEFH")?;
+                    r.status_only(op::PUTFH, "PUTFH")?;
+                    r.rename()
+                },
+            )
+        })
+    }
+
+    /// The names in the directory `rel` with their attributes (READDIR until eof, by the
+    /// directory's kept handle).
+    pub fn readdir(&mut self, rel: &str) -> Result<Vec<(String, Attrs4)>> {
+        let mut out = Vec::new();
+        self.fresh("READDIR", rel, |me| {
+            out.clear();
+            let dir = me.dir(rel, rel)?;
+            let (mut cookie, mut verf) = (0u64, Verifier::default());
+            loop {
+                let before = out.len();
+                let (start, sent_verf) = (cookie, verf);
+                let page = me.try_run(
+                    "READDIR",
+                    &mut |c, _f| {
+                        c.putfh(&dir);
+                        c.readdir(start, &sent_verf, READDIR_MAX, FILE_ATTRS);
+                    },
+                    &mut |r| {
+                        out.truncate(before);
+                        r.status_only(op::PUTFH, "PUTFH")?;
+                        r.readdir(|ck, name, a| {
+                            cookie = ck;
+                            out.push((String::from_utf8_lossy(name).into_owned(), a));
+                        })
+                    },
+                )?;
+                let (v, eof) = match page {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(e)),
+                };
+                verf = v;
+                if eof || out.len() == before {
+                    return Ok(Ok(()));
+                }
             }
-        }
+        })?;
+        Ok(out)
     }
 
     /// DESTROY_SESSION and DESTROY_CLIENTID (after closing what is open). Best effort on
@@ -1070,18 +1091,8 @@ impl Drop for Client4 {
     }
 }
 
-/// Starts in the parent directory of `rel` (walked from `root`); returns the name in it.
-fn in_parent<'p>(root: &Fh4, rel: &'p str, c: &mut Compound<'_>) -> &'p str {
-    let (dir, name) = split(rel);
-    c.putfh(root);
-    dir.split('/')
-        .filter(|p| !p.is_empty())
-        .for_each(|p| c.lookup(p));
-    name
-}
-
 /// `dir/name` split at the last `/` (`""` for a name in the URL's directory).
-fn split(rel: &str) -> (&str, &str) {
+pub(crate) fn split(rel: &str) -> (&str, &str) {
     let rel = rel.trim_matches('/');
     rel.rsplit_once('/').unwrap_or(("", rel))
 }

@@ -5,6 +5,7 @@
 
 mod client;
 mod decode;
+mod dirs;
 mod kept;
 mod pipe;
 mod retry;

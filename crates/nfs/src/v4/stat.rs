@@ -12,10 +12,12 @@ impl Nfs4Stat {
     pub const NOTDIR: Nfs4Stat = Nfs4Stat(20);
     pub const NOTEMPTY: Nfs4Stat = Nfs4Stat(66);
     pub const STALE: Nfs4Stat = Nfs4Stat(70);
+    pub const BADHANDLE: Nfs4Stat = Nfs4Stat(10001);
     pub const NOTSUPP: Nfs4Stat = Nfs4Stat(10004);
     pub const DELAY: Nfs4Stat = Nfs4Stat(10008);
     pub const EXPIRED: Nfs4Stat = Nfs4Stat(10011);
     pub const GRACE: Nfs4Stat = Nfs4Stat(10013);
+    pub const FHEXPIRED: Nfs4Stat = Nfs4Stat(10014);
     pub const STALE_CLIENTID: Nfs4Stat = Nfs4Stat(10022);
     pub const STALE_STATEID: Nfs4Stat = Nfs4Stat(10023);
     pub const BAD_STATEID: Nfs4Stat = Nfs4Stat(10025);
@@ -40,6 +42,15 @@ impl Nfs4Stat {
     /// Busy or in its grace period: the same request may succeed later.
     pub fn retry_later(self) -> bool {
         matches!(self, Nfs4Stat::DELAY | Nfs4Stat::GRACE)
+    }
+
+    /// A file handle the server no longer knows (the object is gone, or the server cannot
+    /// tell it any more): found again by name, it may still be there.
+    pub fn handle_gone(self) -> bool {
+        matches!(
+            self,
+            Nfs4Stat::STALE | Nfs4Stat::BADHANDLE | Nfs4Stat::FHEXPIRED
+        )
     }
 
     /// An errno that fits, for callers that report errno values.

@@ -1,6 +1,7 @@
 //! The metadata operations of the `nfs` engine over NFSv4.1/4.2, by path below the
-//! server's pseudo-root: each is one COMPOUND that walks from the root handle (PUTFH,
-//! LOOKUP per component) to the operation (CREATE, OPEN, REMOVE, LINK, READDIR).
+//! server's pseudo-root: each is one COMPOUND that starts at the client's kept handle of
+//! the directory holding the name (PUTFH, then CREATE, OPEN, REMOVE, LINK or READDIR), so
+//! a directory is walked once, not per call.
 
 use storbench_core::{
     Attr, DirCursor, DirRef, EngineError, EntryKind, ErrorKind, FileId, MetaOps, MetaPath,

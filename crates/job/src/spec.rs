@@ -657,6 +657,23 @@ impl JobSpec {
         }
     }
 
+    /// Files the job's engine writes besides the job's own: e4defrag's donor, under the
+    /// first `directory=` as fio puts it. The runner creates each before the job (one that
+    /// exists and was not made by this run is refused, as the engine rewrites it) and
+    /// removes it after the run. With the option naming it, for messages.
+    pub fn scratch_files(&self) -> Vec<(crate::target::Target, &'static str)> {
+        let Some(name) = self.engine_options.donorname.as_deref() else {
+            return Vec::new();
+        };
+        let donor = match self.directories.first() {
+            Some(dir) if dir.protocol().is_none() => {
+                crate::target::Target::local_join(dir.expose(), name)
+            }
+            _ => crate::target::Target::classify(name),
+        };
+        vec![(donor, "donorname")]
+    }
+
     /// Whether the job's engine does no IO on any file (cpuio, exec): no file is planned,
     /// laid out or opened, and the worker runs its pseudo-IO loop instead of the IO loop.
     pub fn has_no_file(&self) -> bool {

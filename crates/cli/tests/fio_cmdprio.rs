@@ -228,3 +228,68 @@ fn bad_cmdprio_values_are_one_line_errors() {
         assert!(line.contains(msg), "{extra}: {line}");
     }
 }
+
+/// The lines of fio's normal output about one priority (`clat prio 3/5 (usec): ...` and
+/// `clat prio 3/5 (29.80% of IOs) percentiles (usec):`), each as its label (the words
+/// before the figures) and the share of the IOs it states, if any.
+fn prio_lines(text: &str) -> Vec<(String, Option<f64>)> {
+    text.lines()
+        .filter(|l| {
+            l.trim_start().starts_with("clat prio ") || l.trim_start().starts_with("lat prio ")
+        })
+        .map(|l| {
+            let l = l.trim_start();
+            let label: String = l.split(" (").next().unwrap().to_string();
+            let share = l
+                .split_once(" (")
+                .and_then(|(_, rest)| rest.split_once("% of IOs)"))
+                .map(|(pct, _)| pct.parse::<f64>().unwrap());
+            let unit_form = l.ends_with("):") || l.contains("): min=");
+            assert!(unit_form, "not fio's form: {l}");
+            (label, share)
+        })
+        .collect()
+}
+
+/// fio's normal output shows each priority's latency apart when at least two priorities
+/// have IOs: a `clat prio CLASS/LEVEL` line with min, max, avg and stdev after the job's
+/// own latency lines, and a percentile block `clat prio CLASS/LEVEL (N% of IOs)` after the
+/// job's; with `lat_percentiles` they are `lat prio`. storbench prints the same lines in
+/// the same order, with shares of the IOs within 6 points of fio's.
+#[test]
+fn the_normal_output_shows_each_prioritys_latency_as_fios() {
+    if !fio_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pf"), vec![1u8; 16 * MIB]).unwrap();
+    for extra in ["", " --lat_percentiles=1"] {
+        let job = format!(
+            "--name=p --filename=pf --size=16m --rw=randread --bs=4k --iodepth=8 \
+             --ioengine=libaio --cmdprio_percentage=30 --cmdprio_class=3 --cmdprio=5{extra}"
+        );
+        let args = words(&job);
+        let theirs = prio_lines(&common::fio(dir.path(), &args).stdout);
+        let ours = prio_lines(&common::sb_fio(dir.path(), &args).stdout);
+        let kind = if extra.is_empty() { "clat" } else { "lat" };
+        let labels =
+            |v: &[(String, Option<f64>)]| v.iter().map(|(l, _)| l.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            labels(&theirs),
+            [0, 1, 0, 1].map(|i| format!("{kind} prio {}", ["0/0", "3/5"][i])),
+            "fio: {theirs:?}"
+        );
+        assert_eq!(labels(&ours), labels(&theirs), "{job}");
+        for ((_, a), (_, b)) in theirs.iter().zip(&ours) {
+            match (a, b) {
+                (None, None) => {}
+                (Some(a), Some(b)) => assert!((a - b).abs() < 6.0, "{theirs:?} {ours:?}"),
+                _ => panic!("{theirs:?} against {ours:?}"),
+            }
+        }
+    }
+    // One priority only (no cmdprio): no such lines, in either tool.
+    let plain = words("--name=p --filename=pf --size=4m --rw=randread --bs=4k --ioengine=libaio");
+    assert!(prio_lines(&common::fio(dir.path(), &plain).stdout).is_empty());
+    assert!(prio_lines(&common::sb_fio(dir.path(), &plain).stdout).is_empty());
+}

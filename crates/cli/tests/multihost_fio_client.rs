@@ -198,3 +198,94 @@ fn imported_fio_client_output_is_one_multi_host_run(
     let text = cmp.to_string();
     assert!(text.contains("All clients write"), "{cmp:#}");
 }
+
+/// The names of the files in `dir`, with the host's id in front (fio's server address
+/// `127.0.0.1.`, storbench's rank `N.`) taken off, sorted and without repeats.
+fn names_without(dir: &Path, prefix: fn(&str) -> Option<&str>) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|n| prefix(&n).unwrap_or(&n).to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// `N.rest` → `rest` for a whole number `N` (a rank in front of a name).
+fn without_rank(n: &str) -> Option<&str> {
+    let (r, rest) = n.split_once('.')?;
+    r.parse::<u32>().is_ok().then_some(rest)
+}
+
+/// fio's `unique_filename` in client mode: each `fio --server` puts its own address in
+/// front of every file name under `directory=`, generated or given (`DIR/127.0.0.1.w.0.0`,
+/// `DIR/127.0.0.1.shared`); storbench's ranks put their rank there (`DIR/2.w.0.0`), one file
+/// per rank. With `unique_filename=0` both keep the names as written.
+#[test]
+fn unique_filename_puts_the_hosts_id_in_front_of_names_under_the_directory_as_fio() {
+    require!(no_mpirun());
+    if !common::fio_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for unique in [1, 0] {
+        let (fd, sd) = (
+            dir.path().join(format!("fio{unique}")),
+            dir.path().join(format!("sb{unique}")),
+        );
+        let job_in = |d: &Path| {
+            let text = format!(
+                "[global]\nioengine=psync\nrw=write\nbs=64k\nsize=256k\ndirectory={}\n\
+                 unique_filename={unique}\n[w]\n[s]\nfilename=shared\n",
+                d.display()
+            );
+            std::fs::create_dir_all(d).unwrap();
+            let job = d.with_extension("fio");
+            std::fs::write(&job, text).unwrap();
+            job.to_str().unwrap().to_string()
+        };
+        let (fio_job, our_job) = (job_in(&fd), job_in(&sd));
+        let servers = Servers::start(3);
+        let mut fio = Command::new("fio");
+        fio.current_dir(dir.path()).arg("--output-format=json");
+        for (_, port) in &servers.0 {
+            fio.arg(format!("--client=ip:127.0.0.1,{port}"))
+                .arg(&fio_job);
+        }
+        let out = fio.output().expect("fio --client runs");
+        assert!(out.status.success(), "{out:?}");
+        drop(servers);
+        let run = run_mpi(
+            mpirun(3)
+                .current_dir(dir.path())
+                .args(["fio", &our_job, "--no-save"]),
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+
+        let theirs = names_without(&fd, |n| n.strip_prefix("127.0.0.1."));
+        let ours = names_without(&sd, without_rank);
+        assert_eq!(theirs, ["shared", "w.0.0"], "fio");
+        assert_eq!(ours, theirs, "unique_filename={unique}");
+        let all = std::fs::read_dir(&sd).unwrap().count();
+        let prefixed = std::fs::read_dir(&fd).unwrap().all(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("127.0.0.1.")
+        });
+        if unique == 1 {
+            assert!(prefixed, "fio puts its address in front");
+            assert_eq!(all, 6, "one file of each name per rank");
+            for r in 0..3 {
+                assert!(
+                    sd.join(format!("{r}.w.0.0")).exists()
+                        && sd.join(format!("{r}.shared")).exists()
+                );
+            }
+        } else {
+            assert!(!prefixed);
+            assert_eq!(all, 2, "the ranks share the files");
+        }
+    }
+}

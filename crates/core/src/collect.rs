@@ -175,10 +175,10 @@ fn measured_of(job: &JobSpec, out: &WorkerOutput, files: &[WorkerFile]) -> Measu
             }),
         ..Default::default()
     };
-    if out.stats.dirs[0].io_bytes > 0 && job.ioengine != "null" {
+    if out.stats.dirs[0].io_bytes > 0 && !storbench_job::catalogue::fakes_io(&job.ioengine) {
         m.hole_bytes = crate::holes::hole_bytes(files).or(out.stats.hole_bytes);
     }
-    if out.stats.dirs[1].io_bytes > 0 && job.ioengine != "null" {
+    if out.stats.dirs[1].io_bytes > 0 && !storbench_job::catalogue::fakes_io(&job.ioengine) {
         m.compressible = crate::compress::compressible(&job.buffers);
     }
     if m.compressible.is_some() {

@@ -9,6 +9,8 @@ use crate::options;
 
 #[derive(Debug)]
 pub struct Null {
+    /// The catalogue name the job asked for (`null`, or fio's `cpp_null` build of it).
+    name: &'static str,
     /// Queued IOs in order; the first `committed` are complete and wait for `reap`.
     pending: Vec<Completion>,
     committed: usize,
@@ -22,19 +24,25 @@ pub struct Null {
 pub const NAME: &str = "null";
 
 pub fn create(job: &JobSpec) -> Result<Box<dyn Engine>, EngineError> {
+    Ok(named(job, NAME))
+}
+
+/// The null engine answering to `name` in job headers.
+pub(crate) fn named(job: &JobSpec, name: &'static str) -> Box<dyn Engine> {
     let depth = job.iodepth.max(1) as usize;
-    Ok(Box::new(Null {
+    Box::new(Null {
+        name,
         pending: Vec::with_capacity(depth),
         committed: 0,
         depth,
         file_size: options::file_size(job),
         open_files: 0,
-    }))
+    })
 }
 
 impl Engine for Null {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
 
     fn caps(&self) -> Caps {

@@ -22,6 +22,10 @@ pub trait SysCall: fmt::Debug + Send + 'static {
     /// when the descriptor already sits at the offset, as fio does).
     const SEEKS: bool = false;
     const CAPS: Caps = SYNC_CAPS;
+    /// Once per worker, before any file is opened (e4defrag opens its donor here).
+    fn setup(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
     fn read(&self, fd: RawFd, buf: *mut u8, len: usize, offset: i64) -> isize;
     fn write(&self, fd: RawFd, buf: *const u8, len: usize, offset: i64) -> isize;
 }
@@ -66,6 +70,10 @@ impl<S: SysCall> Engine for SyncEngine<S> {
     }
 
     delegate_local_files!();
+
+    fn setup(&mut self, _setup: &storbench_core::EngineSetup) -> Result<(), EngineError> {
+        self.calls.setup()
+    }
 
     #[inline]
     fn queue(&mut self, io: &IoUnit) -> Result<Queued, EngineError> {

@@ -75,6 +75,12 @@ impl EngineInfo {
         self.name == name || self.aliases.contains(&name)
     }
 
+    /// Whether its IOs complete without touching anything (`null`, `cpp_null`): no file,
+    /// no socket, so no figure of it says anything of storage.
+    pub fn fakes_io(&self) -> bool {
+        self.serves == Serves::Nothing && !self.is_net()
+    }
+
     /// Whether it does no IO at all (`null`, cpuio, exec): nothing to lay out, no device
     /// to judge.
     pub fn does_no_io(&self) -> bool {
@@ -216,6 +222,20 @@ const fn pseudo(
     }
 }
 
+/// An engine whose IOs complete at once and do nothing (fio's `FIO_FAKEIO` engines).
+const fn fake(name: &'static str, about: &'static str) -> EngineInfo {
+    EngineInfo {
+        name,
+        aliases: &[],
+        about,
+        synchronous: false,
+        helper_threads: false,
+        process_per_clone: false,
+        serves: Serves::Nothing,
+        options: &[],
+    }
+}
+
 /// The options of fio's net and netsplice engines.
 const NET_OPTIONS: &[&str] = &[
     "hostname",
@@ -295,21 +315,25 @@ pub static ENGINES: &[EngineInfo] = &[
         "fallocate() per write and read, a punched hole per trim",
     ),
     local(
+        "e4defrag",
+        true,
+        &["donorname", "inplace"],
+        "ext4's online defragmenter: each write moves its blocks to a donor file's (EXT4_IOC_MOVE_EXT)",
+    ),
+    local(
         "ftruncate",
         true,
         &[],
         "ftruncate() to the offset of each write",
     ),
-    EngineInfo {
-        name: "null",
-        aliases: &[],
-        about: "Completes every IO at once without doing anything (overhead baseline)",
-        synchronous: false,
-        helper_threads: false,
-        process_per_clone: false,
-        serves: Serves::Nothing,
-        options: &[],
-    },
+    fake(
+        "null",
+        "Completes every IO at once without doing anything (overhead baseline)",
+    ),
+    fake(
+        "cpp_null",
+        "fio's null engine built from C++ (its external-engine example): the same engine",
+    ),
     EngineInfo {
         name: "nfs",
         aliases: &[],
@@ -381,6 +405,11 @@ pub const QUICK_LOCAL_ENGINES: &[&str] = &["io_uring", "libaio"];
 /// The engine answering to `name` (its name or an alias).
 pub fn find(name: &str) -> Option<&'static EngineInfo> {
     ENGINES.iter().find(|e| e.answers_to(name))
+}
+
+/// Whether the engine named `name` fakes its IOs ([`EngineInfo::fakes_io`]).
+pub fn fakes_io(name: &str) -> bool {
+    find(name).is_some_and(EngineInfo::fakes_io)
 }
 
 /// The engine serving URLs of `protocol`.

@@ -47,6 +47,11 @@ pub struct EngineOptions {
     /// exec: the program's stdout and stderr go to `<job>.stdout` and `<job>.stderr`
     /// (true when not given), else to storbench's own.
     pub std_redirect: Option<bool>,
+    /// e4defrag: the donor file's name (required), under the job's `directory=`.
+    pub donorname: Option<String>,
+    /// e4defrag: the donor's blocks are allocated before each move and freed after it,
+    /// instead of once over the whole file before the job.
+    pub inplace: bool,
     /// net, netsplice: the socket options (`options/net.rs`).
     pub net: NetOptions,
     /// io_uring, libaio: per-IO priorities (`cmdprio.rs`).

@@ -600,7 +600,8 @@ pub struct JobSpec {
     pub pre_read: bool,
     /// fio's `openfiles`: at most this many of a clone's files open at once (None: all).
     pub openfiles: Option<u32>,
-    /// fio's `unique_filename`: a multi-host run's generated names carry the rank.
+    /// fio's `unique_filename`: in a multi-host run, names under `directory=` start with
+    /// the rank (`DIR/RANK.NAME`), where fio's server puts its address.
     pub unique_filename: bool,
     /// The `filename=` names are storbench's own choice (quick's test file), not the user's:
     /// they get the rules of generated names (links never followed, created exclusively).
@@ -655,6 +656,23 @@ impl JobSpec {
             disable_clat: self.disable_clat,
             disable_bw: self.disable_bw,
         }
+    }
+
+    /// Files the job's engine writes besides the job's own: e4defrag's donor, under the
+    /// first `directory=` as fio puts it. The runner creates each before the job (one that
+    /// exists and was not made by this run is refused, as the engine rewrites it) and
+    /// removes it after the run. With the option naming it, for messages.
+    pub fn scratch_files(&self) -> Vec<(crate::target::Target, &'static str)> {
+        let Some(name) = self.engine_options.donorname.as_deref() else {
+            return Vec::new();
+        };
+        let donor = match self.directories.first() {
+            Some(dir) if dir.protocol().is_none() => {
+                crate::target::Target::local_join(dir.expose(), name)
+            }
+            _ => crate::target::Target::classify(name),
+        };
+        vec![(donor, "donorname")]
     }
 
     /// Whether the job's engine does no IO on any file (cpuio, exec): no file is planned,

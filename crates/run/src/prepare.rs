@@ -100,6 +100,7 @@ pub(super) fn prepare_job(
     if !no_data && !job.fill_device {
         check_space(job, engine.as_mut())?;
     }
+    create_scratch(job, cleanup)?;
     for clone in 0..job.numjobs.max(1) {
         // fio says "Laying out IO file" once for every clone that lays files out.
         let mut announced = false;
@@ -193,6 +194,53 @@ pub(super) fn prepare_job(
         }
     }
     Ok(PreparedJob { files })
+}
+
+/// Creates the files the job's engine writes besides the job's own (e4defrag's donor),
+/// each once per run and removed after it. One that exists and was not made by this run
+/// is refused: the engine would rewrite it.
+fn create_scratch(job: &Arc<JobSpec>, cleanup: &mut Cleanup) -> Result<(), EngineError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    for (target, option) in job.scratch_files() {
+        if cleanup.files.iter().any(|c| c.target == target) {
+            continue;
+        }
+        let refused = |why: String| EngineError::new(ErrorKind::Refused, why);
+        let Target::Path(path) = &target else {
+            return Err(refused(format!(
+                "{}: {option}={target}: storbench makes it only as a local file",
+                job.name
+            )));
+        };
+        let made = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path);
+        match made {
+            Ok(_) => cleanup.files.push(Created {
+                job: job.clone(),
+                target,
+                remove: true,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(refused(format!(
+                    "{}: {path} ({option}=) exists and was not made by this run; storbench \
+                     writes it only when it creates it (remove it, or name another)",
+                    job.name
+                )));
+            }
+            Err(e) => {
+                return Err(EngineError::os(
+                    &format!("{}: {option}=", job.name),
+                    path,
+                    e,
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The bytes clone `clone` does IO over in `f` and the size the file must have for it.

@@ -64,7 +64,7 @@ pub(super) fn judge(run: &RunResult, entries: &[Cow<'_, JobResult>]) -> Vec<Verd
         .iter()
         .map(|e| {
             let mut reasons = Vec::new();
-            if e.header.ioengine != "null" {
+            if !storbench_job::catalogue::fakes_io(&e.header.ioengine) {
                 cache(run, entries, e, &mut reasons);
                 zeros(run, e, &mut reasons);
                 compressible(entries, e, &mut reasons);

@@ -1087,7 +1087,9 @@ impl<'p> Worker<'p> {
     fn finish(&mut self) -> Result<(), EngineError> {
         self.closing = true;
         let mut first_err = None;
-        if self.stats.dirs[0].io_bytes > 0 && self.job.ioengine != "null" {
+        if self.stats.dirs[0].io_bytes > 0
+            && !storbench_job::catalogue::fakes_io(&self.job.ioengine)
+        {
             let _ = self.drain();
             self.stats.hole_bytes = self.server_holes();
         }

@@ -8,18 +8,10 @@ pub const FIO_PARSES: usize = 67;
 /// The refused examples, each with the reason of its first refusal: hardware or services
 /// a home lab lacks, or fio features storbench does not have yet.
 pub const REFUSED: &[(&str, &str)] = &[
-    (
-        "cpp_null.fio",
-        "`cpp_null` is fio's example of an external engine built from C++, not an engine of fio itself",
-    ),
     ("dev-dax.fio", "device DAX (persistent memory hardware)"),
     (
-        "e4defrag.fio",
-        "fio's e4defrag engine drives ext4's online defragmenter (EXT4_IOC_MOVE_EXT, exchanging a file's blocks with a donor file it names): a feature of the ext4 file system rather than IO to the storage, and one that rewrites the donor file, which storbench does not do to a file it did not create",
-    ),
-    (
         "e4defrag2.fio",
-        "the e4defrag engine's `donorname` (ext4's EXT4_IOC_MOVE_EXT defragmenter, as `e4defrag.fio`)",
+        "its libaio jobs verify (`verify=md5`) while writing with `time_based`: storbench verifies once after the writes, fio after every pass",
     ),
     (
         "gfapi.fio",

@@ -26,9 +26,18 @@ pub(super) fn parse_engine(v: &str) -> Result<&'static str, String> {
     }
 }
 
-/// Checks that every engine option given belongs to the job's final engine.
+/// Checks that every engine option given belongs to the job's final engine. When the
+/// job's own section names its engine, the options a `[global]` gave are left unused
+/// instead, as fio drops the options of an engine a job replaces.
 pub(crate) fn check_engine_options(job: &crate::spec::JobSpec) -> Result<(), String> {
-    for name in job.engine_options.given() {
+    let own = |name: &str| job.options.iter().any(|(k, _)| k == name);
+    let replaced = own("ioengine");
+    for name in job
+        .engine_options
+        .given()
+        .iter()
+        .filter(|n| !replaced || own(n))
+    {
         let Some(def) = super::find(name) else {
             continue;
         };
@@ -246,6 +255,7 @@ pub(crate) fn check_pseudo(
             check_cpu(o)
         }
         "cpuio" => check_cpu(o),
+        "e4defrag" => super::e4defrag::check(job),
         "exec" => match o.program.as_deref().map(str::trim) {
             None | Some("") => Err("the exec engine needs program= (the program to run)".into()),
             _ => Ok(()),
@@ -297,6 +307,12 @@ mod tests {
     fn engine_options_must_match_the_engine() {
         let mut j = crate::spec::JobSpec::new("t");
         j.engine_options.set("hipri", "1").unwrap();
+        assert!(check_engine_options(&j).is_err());
+        // Given by a [global] before the job's own section replaced its engine: left
+        // unused, as fio drops it.
+        j.options.push(("ioengine".into(), "psync".into()));
+        assert!(check_engine_options(&j).is_ok());
+        j.options.push(("hipri".into(), "1".into()));
         assert_eq!(
             check_engine_options(&j).unwrap_err(),
             "hipri is an option of the io_uring and pvsync2 engines, not of ioengine=psync"

@@ -7,6 +7,7 @@ mod buffers;
 mod cmdprio;
 mod coord;
 mod cpus;
+mod e4defrag;
 mod engine;
 mod files;
 mod io;
@@ -288,6 +289,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         io::DEFS,
         io::BLOCK_SIZES,
         engine::DEFS,
+        e4defrag::DEFS,
         cmdprio::DEFS,
         net::DEFS,
         pseudo::DEFS,

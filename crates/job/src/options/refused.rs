@@ -33,8 +33,6 @@ pub const UNSUPPORTED: Refused = Refused(&[
         "Options of fio engines storbench does not have (below): they mean nothing without \
          their engine.",
         &[
-            "donorname",
-            "inplace",
             "volume",
             "brick",
             "single-instance",
@@ -218,7 +216,7 @@ pub const UNSUPPORTED_ENGINES: Refused = Refused(&[
     ),
     (
         "Device-specific kernel interfaces (SCSI generic, NVMe pass-through, zoned, MTD, \
-         persistent memory, ext4 defragmentation, splice): not implemented.",
+         persistent memory, splice): not implemented.",
         &[
             "sg",
             "io_uring_cmd",
@@ -229,7 +227,6 @@ pub const UNSUPPORTED_ENGINES: Refused = Refused(&[
             "pmemblk",
             "dev-dax",
             "libpmem",
-            "e4defrag",
             "splice",
         ],
     ),

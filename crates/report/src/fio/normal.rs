@@ -11,7 +11,7 @@ use storbench_model::merge::saturating_sum;
 
 use storbench_model::merge::GroupRunStats;
 use storbench_model::result::{
-    DirResult, DiskUtil, JobResult, LatBuckets, LatStats, RunResult, UnifiedRw,
+    DirResult, DiskUtil, JobResult, LatBuckets, LatStats, PrioLat, RunResult, UnifiedRw,
 };
 
 use super::FioOpts;
@@ -131,6 +131,12 @@ fn write_dir(
     let list = view::sorted_percentiles(s);
     let prec = percentile_precision(&list);
     let (slat_on, clat_on, lat_on) = view::percentile_flags(s);
+    let prio_kind = if lat_on { "lat" } else { "clat" };
+    let prios = prios_shown(dir);
+    for p in &prios {
+        let (class, level) = (p.ioprio >> 13, p.ioprio & 7);
+        write_lat_line(&format!("{prio_kind} prio {class}/{level}"), &p.lat, out)?;
+    }
     for (on, name, stats) in [
         (slat_on, "slat", &dir.slat),
         (clat_on, "clat", &dir.clat),
@@ -140,7 +146,23 @@ fn write_dir(
             write_percentiles(name, stats, &list, prec, out)?;
         }
     }
+    if clat_on || lat_on {
+        let all = if lat_on { &dir.lat } else { &dir.clat }.samples;
+        for p in &prios {
+            let (class, level) = (p.ioprio >> 13, p.ioprio & 7);
+            let of_ios = 100.0 * p.lat.samples as f64 / all as f64;
+            let name = format!("{prio_kind} prio {class}/{level} ({of_ios:.2}% of IOs)");
+            write_percentiles(&name, &p.lat, &list, prec, out)?;
+        }
+    }
     write_samples(dir, s.kb_base, agg_bw, out)
+}
+
+/// The priorities whose latency fio prints apart (`clat prio 2/0` lines and percentiles):
+/// each with samples, only when at least two have them.
+fn prios_shown(dir: &DirResult) -> Vec<&PrioLat> {
+    let with: Vec<&PrioLat> = dir.prios.iter().filter(|p| p.lat.samples > 0).collect();
+    if with.len() >= 2 { with } else { Vec::new() }
 }
 
 /// `    clat (usec): min=…, max=…, avg=…, stdev=…` (nothing when there are no samples).

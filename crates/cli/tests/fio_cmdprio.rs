@@ -111,6 +111,44 @@ fn cmdprio_bssplit_gives_each_block_size_its_priorities_as_fios() {
     );
 }
 
+/// The per-IO log's priority column (`log_prio=1`) holds each IO's own priority, else the
+/// job's, with eight IOs in flight at once: in both tools every 4k read of this split is
+/// at idle 1 and every 64k read at the job's own best-effort 7.
+#[test]
+fn the_io_log_gives_each_io_its_own_priority_as_fio() {
+    if !fio_available() {
+        return;
+    }
+    let args = words(
+        "--name=p --filename=pf --size=16m --rw=randread --bssplit=4k/50:64k/50 \
+         --norandommap --ioengine=libaio --iodepth=8 --prioclass=2 --prio=7 \
+         --cmdprio_bssplit=4k/100/3/1 --write_lat_log=p --log_offset=1 --log_prio=1 \
+         --output-format=json",
+    );
+    for tool in ["fio", "storbench"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pf"), vec![1u8; 16 * MIB]).unwrap();
+        if tool == "fio" {
+            common::fio(dir.path(), &args).fio_json();
+        } else {
+            common::sb_fio(dir.path(), &args).json();
+        }
+        let log = std::fs::read_to_string(dir.path().join("p_lat.1.log")).unwrap();
+        let mut per_size = [0u32; 2];
+        for line in log.lines() {
+            let cols: Vec<&str> = line.split(", ").collect();
+            let (big, want) = match cols.get(3) {
+                Some(&"4096") => (0, "0x6001"),
+                Some(&"65536") => (1, "0x4007"),
+                _ => panic!("{tool}: {line}"),
+            };
+            assert_eq!(cols.get(5), Some(&want), "{tool}: {line}");
+            per_size[big] += 1;
+        }
+        assert!(per_size.iter().all(|&n| n > 50), "{tool}: {per_size:?}");
+    }
+}
+
 /// The IOs' priorities reach the kernel: storbench's io_submit calls carry the idle class
 /// at level 5 in `aio_reqprio` (with IOCB_FLAG_IOPRIO) for the share asked for.
 #[test]

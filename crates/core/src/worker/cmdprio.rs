@@ -16,6 +16,8 @@ pub(super) struct PrioDraw {
     /// Per direction: the choices, each priority with its entry in the latencies.
     choices: [Vec<(PrioChoice, Vec<u8>)>; 2],
     rng: Rng,
+    /// Per IO slot, the priority drawn for its IO (0: none of its own) and its entry.
+    drawn: Vec<(u16, u8)>,
 }
 
 impl PrioDraw {
@@ -25,6 +27,7 @@ impl PrioDraw {
     pub(super) fn new(
         job: &JobSpec,
         seed: u64,
+        slots: u32,
     ) -> Result<Option<(PrioDraw, Entries)>, EngineError> {
         let c = &job.engine_options.cmdprio;
         if !c.active() {
@@ -63,14 +66,38 @@ impl PrioDraw {
         let draw = PrioDraw {
             choices,
             rng: Rng::seeded(seed ^ 0x0043_4d44_5052_494f),
+            drawn: vec![(0, 0); slots as usize],
         };
         Ok(Some((draw, lists)))
     }
 
-    /// The priority of the next IO of direction `d` and `len` bytes (0: none of its own)
-    /// and its entry in the latencies.
-    #[inline]
-    pub(super) fn draw(&mut self, d: u8, len: u32) -> (u16, u8) {
+    /// Draws the priority of the IO in `slot` of direction `d` and `len` bytes (0: none
+    /// of its own; syncs and trims have none), kept with its entry in the latencies until
+    /// the IO completes.
+    #[inline(never)]
+    pub(super) fn draw(&mut self, slot: u32, d: u8, len: u32, sync: bool) -> u16 {
+        let drawn = if d < 2 && !sync {
+            self.pick(d, len)
+        } else {
+            (0, 0)
+        };
+        self.drawn[slot as usize] = drawn;
+        drawn.0
+    }
+
+    /// The priority drawn for the IO in `slot` (0: none of its own).
+    pub(super) fn ioprio(&self, slot: u32) -> u16 {
+        self.drawn[slot as usize].0
+    }
+
+    /// The entry in the per-priority latencies of the IO in `slot`.
+    pub(super) fn entry(&self, slot: u32) -> u8 {
+        self.drawn[slot as usize].1
+    }
+
+    /// The priority of an IO of direction `d` and `len` bytes (0: none of its own) and
+    /// its entry in the latencies.
+    fn pick(&mut self, d: u8, len: u32) -> (u16, u8) {
         let Some(choices) = self.choices.get(usize::from(d)) else {
             return (0, 0);
         };

@@ -114,18 +114,10 @@ impl Worker<'_> {
         if result < 0 {
             return self.io_failed(&s, (-result) as i32);
         }
-        if self.job.fill_device && s.ddir == 1 && (result as u64) < u64::from(s.len) {
-            self.short_fill();
-            return Ok(());
-        }
-        if result == 0 && s.len > 0 && s.ddir == 0 {
-            return Err(EngineError::new(
-                crate::error::ErrorKind::Os,
-                format!(
-                    "read {} at offset {}: unexpected end of file",
-                    self.plan.files[s.file as usize].spec.path, s.offset
-                ),
-            ));
+        if result as u64 != u64::from(s.len)
+            && let Some(end) = self.short_io(&s, result)
+        {
+            return end;
         }
         // A bad block is still a read done: counted, then the job stops on it (as fio).
         let checked = if result as u64 == s.len as u64 {
@@ -140,15 +132,8 @@ impl Worker<'_> {
         let lat = self.measure.lat.then(|| t_done.saturating_sub(s.t_start));
         self.stats
             .complete(d, result as u64, (result as u64) < s.len as u64, clat, lat);
-        if self.cmdprio.is_some() && d < 2 {
-            // fio's clat_prio: total latency with lat_percentiles, else completion latency.
-            let ns = if self.job.lat_percentiles { lat } else { clat };
-            if let Some(ns) = ns {
-                self.stats.prio_sample(d, s.prio, ns);
-            }
-        }
-        if self.logging.is_some() {
-            self.log_io(&s, result as u64, t_done);
+        if self.io_records {
+            self.record_io(&s, slot, result as u64, t_done, [clat, lat]);
         }
         if d == 0 {
             self.sample_zeros(slot, result as usize);
@@ -167,6 +152,44 @@ impl Worker<'_> {
         match checked {
             Ok(()) => Ok(()),
             Err(e) => self.verify_failed(e),
+        }
+    }
+
+    /// An IO that moved fewer bytes than asked: with `fill_device` a write that found
+    /// the storage full ends the job's IO, and a read that found the end of its file is
+    /// the job's error; None for other short IOs, which are counted as such.
+    #[cold]
+    fn short_io(&mut self, s: &Slot, result: i64) -> Option<Result<(), EngineError>> {
+        if self.job.fill_device && s.ddir == 1 && (result as u64) < u64::from(s.len) {
+            self.short_fill();
+            return Some(Ok(()));
+        }
+        if result == 0 && s.len > 0 && s.ddir == 0 {
+            return Some(Err(EngineError::new(
+                crate::error::ErrorKind::Os,
+                format!(
+                    "read {} at offset {}: unexpected end of file",
+                    self.plan.files[s.file as usize].spec.path, s.offset
+                ),
+            )));
+        }
+        None
+    }
+
+    /// The per-priority latency (fio's `clat_prio`: total latency with
+    /// `lat_percentiles`, else completion latency) and the IO log of one completed IO in
+    /// `slot`, for a job that keeps them.
+    #[inline(never)]
+    fn record_io(&mut self, s: &Slot, slot: u32, bytes: u64, t_done: u64, lats: [Option<u64>; 2]) {
+        let d = s.ddir as usize;
+        if let Some(c) = &self.cmdprio
+            && d < 2
+            && let Some(ns) = lats[usize::from(self.job.lat_percentiles)]
+        {
+            self.stats.prio_sample(d, c.entry(slot), ns);
+        }
+        if self.logging.is_some() {
+            self.log_io(s, slot, bytes, t_done);
         }
     }
 
@@ -312,7 +335,6 @@ impl Worker<'_> {
                 t_issue: t,
                 verify: false,
                 piece: 0,
-                ..Slot::default()
             };
             let io = IoUnit {
                 file: self.files[f].id,

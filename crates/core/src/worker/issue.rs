@@ -51,15 +51,8 @@ impl Worker<'_> {
                 })?;
                 self.writes_since_sync = 0;
             }
-            if self.rotate && self.held.is_none() && self.trim_then_write.is_none() {
-                self.rotate_files()?;
-            }
             let Some(slot) = self.free.pop() else { break };
-            if self.extras
-                && self.held.is_none()
-                && self.verify.is_some()
-                && (self.backlog_read(slot)? || self.backlog_trim(slot)?)
-            {
+            if self.extras && self.held.is_none() && self.before_io(slot)? {
                 continue;
             }
             let io = match self.held.take() {
@@ -94,7 +87,6 @@ impl Worker<'_> {
                 t_issue: 0,
                 verify: false,
                 piece: 0,
-                ..Slot::default()
             };
             if !self.issue(slot)? {
                 break;
@@ -121,6 +113,17 @@ impl Worker<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// The per-job extras before an IO that the rate limiter did not hold back: done
+    /// files are closed and the next ones opened (`openfiles.rs`; never between a trim and
+    /// its write), then a due verify backlog read or trim takes `slot` (true).
+    #[inline(never)]
+    fn before_io(&mut self, slot: u32) -> Result<bool, EngineError> {
+        if self.rotate && self.trim_then_write.is_none() {
+            self.rotate_files()?;
+        }
+        Ok(self.verify.is_some() && (self.backlog_read(slot)? || self.backlog_trim(slot)?))
     }
 
     /// fio's flow: whether this clone is above its share of its flow and waits (after its
@@ -172,12 +175,10 @@ impl Worker<'_> {
         // the storage's time.
         let t_start = if self.measure.any() { self.clock() } else { 0 };
         self.slots[slot as usize].t_start = t_start;
-        let (ioprio, prio) = match &mut self.cmdprio {
-            Some(c) if s.ddir < 2 && !s.sync => c.draw(s.ddir, s.len),
-            _ => (0, 0),
+        let ioprio = match &mut self.cmdprio {
+            Some(c) => c.draw(slot, s.ddir, s.len, s.sync),
+            None => 0,
         };
-        self.slots[slot as usize].prio = prio;
-        self.slots[slot as usize].ioprio = if ioprio != 0 { ioprio } else { self.own_ioprio };
         let io = IoUnit {
             file: self.files[s.file as usize].id,
             kind,
@@ -318,11 +319,27 @@ impl Worker<'_> {
     /// Picks file, offset and length of the next IO in direction `ddir`.
     #[inline]
     pub(super) fn next_io(&mut self, ddir: u8) -> (u8, u32, u64, u32) {
+        if self.shaped {
+            return self.next_shaped_io(ddir);
+        }
+        self.place_io::<false>(ddir)
+    }
+
+    /// The next IO of a job whose strided zones or limited open files follow each IO's
+    /// placement, out of line so that other jobs' IO path asks once.
+    #[inline(never)]
+    fn next_shaped_io(&mut self, ddir: u8) -> (u8, u32, u64, u32) {
+        self.place_io::<true>(ddir)
+    }
+
+    /// `next_io`'s work; `SHAPED` keeps strided zones and open files' accounting in step.
+    #[inline(always)]
+    fn place_io<const SHAPED: bool>(&mut self, ddir: u8) -> (u8, u32, u64, u32) {
         let job = self.job;
         if let Some((file, offset, len)) = self.trim_then_write.take() {
             return (1, file, offset, len);
         }
-        if let Some(z) = &mut self.strided {
+        if SHAPED && let Some(z) = &mut self.strided {
             z.before_io(&mut self.files[0].offsets);
         }
         if self.fixed_bs[ddir as usize] == 0 && self.files[0].offsets.draws_sizes() {
@@ -335,11 +352,11 @@ impl Worker<'_> {
         let random =
             job.rw.kind.is_random() && self.rng.percent(job.percentage_random[ddir as usize]);
         let len = len.min(self.files[file].offsets.len()).max(1);
-        if let Some(z) = &mut self.strided {
+        if SHAPED && let Some(z) = &mut self.strided {
             z.placed(len);
         }
         let offset = self.next_offset(file, len, random);
-        if self.limited_open {
+        if SHAPED && self.limited_open {
             self.count_open_file(file, len);
         }
         self.files_done |= self.files[file].offsets.done();
@@ -371,7 +388,7 @@ impl Worker<'_> {
 
     /// The offset of the next IO of `len` bytes in `file`; where a pass over the file
     /// ends, fio's rule decides about its page cache (and may move the offset).
-    #[inline]
+    #[inline(always)]
     fn next_offset(&mut self, file: usize, len: u64, random: bool) -> u64 {
         let offsets = &mut self.files[file].offsets;
         let offset = if !random {
@@ -443,7 +460,7 @@ impl Worker<'_> {
             .unwrap_or_else(|| self.job.bs[d].min())
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn pick_file(&mut self) -> usize {
         let n = self.files.len();
         if n == 1 {

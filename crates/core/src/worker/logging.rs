@@ -77,9 +77,14 @@ impl Logging {
 }
 
 impl Worker<'_> {
-    /// Logs one completed read, write or trim of `bytes` (after the ramp only).
+    /// Logs one completed read, write or trim of `bytes` in `slot` (after the ramp only).
     #[inline]
-    pub(super) fn log_io(&mut self, s: &Slot, bytes: u64, t_done: u64) {
+    pub(super) fn log_io(&mut self, s: &Slot, slot: u32, bytes: u64, t_done: u64) {
+        // fio logs an IO's own priority, else the job's.
+        let ioprio = match self.cmdprio.as_ref().map_or(0, |c| c.ioprio(slot)) {
+            0 => self.own_ioprio,
+            p => p,
+        };
         let Some(l) = self.logging.as_mut() else {
             return;
         };
@@ -98,7 +103,7 @@ impl Worker<'_> {
                 bytes: bytes as u32,
                 ddir: s.ddir,
                 slat: self.measure.slat,
-                ioprio: s.ioprio,
+                ioprio,
             });
         }
         if l.hist_msec > 0 && self.measure.clat {

@@ -125,10 +125,6 @@ struct Slot {
     /// A read of the verify phase: `piece` is its entry in the write log.
     verify: bool,
     piece: u32,
-    /// Its entry in the per-priority latencies (`cmdprio.rs`), and its priority as fio
-    /// logs it: its own, else the job's.
-    prio: u8,
-    ioprio: u16,
 }
 
 struct OpenFile {
@@ -200,11 +196,8 @@ pub fn run_worker(mut plan: WorkerPlan, factory: &EngineFactory, gate: &dyn Gate
         Some(policy) => crate::numa::set_mem_policy(policy),
         None => Ok(()),
     });
-    let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory)) {
-        Ok(mut w) => {
-            w.logging = log.map(|l| logging::Logging::new(l, &plan.job));
-            w
-        }
+    let mut worker = match pinned.and_then(|()| Worker::set_up(&plan, factory, log)) {
+        Ok(w) => w,
         Err(e) => {
             gate.abandon();
             plan.counters.set_state(WorkerState::Error);
@@ -313,11 +306,18 @@ struct Worker<'p> {
     /// Each direction's block size draws when its size varies (see `offsets::SizeDraw`).
     sizes: [Option<SizeDraw>; 3],
     sync_every: u32,
-    /// The job verifies, is rate-limited, thinks, searches a latency target or checks
-    /// rate_min: the IO loop asks about each only when this is set (`set_extras`).
+    /// The job verifies, is rate-limited, thinks, searches a latency target, checks
+    /// rate_min, has a flow or limits its open files: the IO loop asks about each only
+    /// when this is set (`with_flags`).
     extras: bool,
     /// max_latency or a latency target is checked on each completed read or write.
     lat_checks: bool,
+    /// The job logs each IO or keeps per-priority latencies: `record_io` runs on each
+    /// completed IO only when this is set.
+    io_records: bool,
+    /// Strided zones or a limited number of open files follow each IO's placement: the
+    /// IO path asks about them only when this is set (`issue.rs`, `next_io`).
+    shaped: bool,
     /// The job's IO is over and only its closing syncs run: fio times them into the
     /// runtime but does not count them as sync IOs.
     closing: bool,
@@ -382,7 +382,7 @@ struct Worker<'p> {
     /// fio's strided zones over the job's one file (`strided.rs`).
     strided: Option<strided::Strided>,
     /// fio's per-IO priorities (`cmdprio.rs`), when the job gives them, and the job's own
-    /// priority (0: none).
+    /// priority (0: none), which the IO log shows for an IO without one of its own.
     cmdprio: Option<Box<cmdprio::PrioDraw>>,
     own_ioprio: u16,
 }
@@ -562,7 +562,11 @@ fn fill_buffers(plan: &WorkerPlan, arena: &mut Arena, no_data: bool) -> BufferFi
 }
 
 impl<'p> Worker<'p> {
-    fn set_up(plan: &'p WorkerPlan, factory: &EngineFactory) -> Result<Self, EngineError> {
+    fn set_up(
+        plan: &'p WorkerPlan,
+        factory: &EngineFactory,
+        log: Option<storbench_model::iolog::IoLogger>,
+    ) -> Result<Self, EngineError> {
         let job = &*plan.job;
         let mut engine = factory(job)?;
         let caps = engine.caps();
@@ -583,7 +587,7 @@ impl<'p> Worker<'p> {
         let files = open_files(plan, engine.as_mut())?;
         let filler = fill_buffers(plan, &mut arena, caps.no_data);
         let mut stats = WorkerStats::default();
-        let prio_draw = cmdprio::PrioDraw::new(job, plan.seed)?.map(|(draw, lists)| {
+        let prio_draw = cmdprio::PrioDraw::new(job, plan.seed, depth)?.map(|(draw, lists)| {
             stats.set_prios(&lists);
             Box::new(draw)
         });
@@ -663,6 +667,8 @@ impl<'p> Worker<'p> {
             },
             extras: false,
             lat_checks: false,
+            io_records: false,
+            shaped: false,
             sync_every: match (job.fsync, job.fdatasync) {
                 (0, 0) => u32::MAX,
                 (0, n) | (n, _) => n,
@@ -701,7 +707,7 @@ impl<'p> Worker<'p> {
             flow: together::FlowShare::new(&plan.together, job),
             depth_low: low_mark(job.iodepth_low, depth),
             draining: false,
-            logging: None,
+            logging: log.map(|l| logging::Logging::new(l, job)),
             strided: (job.zoning.mode == ZoneMode::Strided)
                 .then(|| plan.files.first())
                 .flatten()
@@ -719,8 +725,11 @@ impl<'p> Worker<'p> {
             || self.think.is_some()
             || self.lat.is_some()
             || self.min_rate.is_some()
-            || self.flow.is_some();
+            || self.flow.is_some()
+            || self.limited_open;
         self.lat_checks = self.lat.is_some() || self.job.max_latency_us.iter().any(Option::is_some);
+        self.io_records = self.logging.is_some() || self.cmdprio.is_some();
+        self.shaped = self.strided.is_some() || self.limited_open;
         self.set_marks();
         self
     }

@@ -483,12 +483,8 @@ impl Client4 {
         build: Build<'_>,
         decode: &mut dyn for<'r> FnMut(&mut Reply<'r>) -> V4Result<T>,
     ) -> Result<T> {
-        let got = match self.try_run(name, build, decode) {
-            Ok(got) => got,
-            Err(e @ NfsError::Busy4 { .. }) => return Err(e.with_path(self.full(rel))),
-            Err(e) => return Err(e),
-        };
-        got.map_err(|e| self.error(name, rel, e))
+        let got = self.try_run(name, build, decode);
+        self.naming(rel, got)?.map_err(|e| self.error(name, rel, e))
     }
 
     /// A DELAY or GRACE of `op` on `rel` answered past its retries' limit, in one line.

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::error::Result;
+use crate::error::{NfsError, Result};
 
 use super::client::{Client4, split};
 use super::decode::{V4Error, V4Result};
@@ -108,15 +108,25 @@ impl Client4 {
         rel: &str,
         mut call: impl FnMut(&mut Self) -> Result<V4Result<T>>,
     ) -> Result<T> {
-        let mut got = call(self)?;
+        let first = call(self);
+        let mut got = self.naming(rel, first)?;
         if let Err(V4Error::Status { status, .. }) = &got
             && status.handle_gone()
             && !self.dirs.is_empty()
         {
             self.dirs.clear();
-            got = call(self)?;
+            let again = call(self);
+            got = self.naming(rel, again)?;
         }
         got.map_err(|e| self.error(name, rel, e))
+    }
+
+    /// A DELAY or GRACE answered past its limit names `rel`, the file the call was for.
+    pub(crate) fn naming<T>(&self, rel: &str, got: Result<T>) -> Result<T> {
+        match got {
+            Err(e @ NfsError::Busy4 { .. }) => Err(e.with_path(self.full(rel))),
+            other => other,
+        }
     }
 
     /// Operations sent so far in the COMPOUNDs made one at a time (metadata calls, OPEN,

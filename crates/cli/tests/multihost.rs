@@ -141,11 +141,11 @@ mod with_mpi {
         // second later (at once when one of them exits); far below the collective timeout
         // (10 s here).
         let run = launched.failed_within(Duration::from_secs(6));
-        // The killed rank could not remove its file (`RANK.w.0.0`); the others removed
+        // The killed rank could not remove its file (`w.RANK.0.0`); the others removed
         // theirs before any wait, and stayed until the slowest of them could.
         let left = entries(dir.path());
         assert!(
-            left.iter().all(|f| f == &format!("{rank}.w.0.0")),
+            left.iter().all(|f| f == &format!("w.{rank}.0.0")),
             "{left:?} (victim rank {rank}): {run:?}"
         );
     }

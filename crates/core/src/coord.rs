@@ -60,13 +60,26 @@ pub fn rank() -> u32 {
     INSTALLED.get().map_or(0, |c| c.rank())
 }
 
-/// fio's `unique_filename`: in a multi-host run, a file name under the job's `directory=`
-/// gets this host's id and a dot in front, as fio's server puts its address in front
-/// (`DIR/ADDR.NAME`); storbench's id is the rank, as ranks may share a host. `None` in a
-/// single-host run or with `unique_filename=0`.
-pub fn unique_prefix(unique: bool) -> Option<u32> {
-    (unique && active()).then(rank)
+/// The file name format a job's generated names follow: fio's default gains the rank
+/// (`$clientuid`) in a multi-host run when the job keeps fio's `unique_filename`, so ranks
+/// sharing a directory (one NFS export) never open each other's files; without it, or
+/// with a format the job gave, the format is kept as given.
+pub fn file_format(format: &str, unique: bool) -> std::borrow::Cow<'_, str> {
+    format_for(format, unique && active())
 }
+
+/// [`file_format`] for a run whose names carry the rank or not.
+fn format_for(format: &str, with_rank: bool) -> std::borrow::Cow<'_, str> {
+    if with_rank && format == DEFAULT_FORMAT {
+        return MULTI_HOST_FORMAT.into();
+    }
+    format.into()
+}
+
+/// fio's default `filename_format`.
+const DEFAULT_FORMAT: &str = "$jobname.$jobnum.$filenum";
+/// The default in a multi-host run.
+const MULTI_HOST_FORMAT: &str = "$jobname.$clientuid.$jobnum.$filenum";
 
 /// Agrees at `at`: a no-op without a coordinator (a single-host run).
 pub fn agree(at: Point, ready: bool) -> Result<(), EngineError> {
@@ -88,7 +101,16 @@ mod tests {
         assert!(agree(Point::GroupStart, false).is_ok());
         assert!(!active());
         assert_eq!(rank(), 0);
-        assert_eq!(unique_prefix(true), None);
-        assert_eq!(unique_prefix(false), None);
+        assert_eq!(file_format(DEFAULT_FORMAT, true), DEFAULT_FORMAT);
+    }
+
+    /// fio's `unique_filename`: a multi-host run's default names carry the rank unless the
+    /// job turns it off; a format the job gave is never changed.
+    #[test]
+    fn the_rank_joins_default_names_only_when_names_are_unique() {
+        assert_eq!(format_for(DEFAULT_FORMAT, true), MULTI_HOST_FORMAT);
+        assert_eq!(format_for(DEFAULT_FORMAT, false), DEFAULT_FORMAT);
+        assert_eq!(format_for("$jobname.x", true), "$jobname.x");
+        assert_eq!(file_format(DEFAULT_FORMAT, false), DEFAULT_FORMAT);
     }
 }

@@ -58,11 +58,10 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             0 => Target::Path(".".into()),
             n => job.directories[jobnum as usize % n].clone(),
         };
-        let in_dir = !job.directories.is_empty();
+        let format = crate::coord::file_format(&job.filename_format, job.unique_filename);
         (0..job.nrfiles.max(1))
             .map(|f| {
-                let name = expand_name(&job.filename_format, &job.name, jobnum, f);
-                let name = if in_dir { unique(job, &name) } else { name };
+                let name = expand_name(&format, &job.name, jobnum, f);
                 // `check_names` refused a name that does not fit under a URL target
                 // before any plan was made; the name alone is what an engine refuses.
                 below(&dir, &name).unwrap_or(Target::Path(name))
@@ -70,10 +69,7 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
             .collect()
     } else {
         let dir = job.directories.first();
-        job.filenames
-            .iter()
-            .map(|f| explicit(job, dir, f))
-            .collect()
+        job.filenames.iter().map(|f| explicit(dir, f)).collect()
     };
     let per_file = match (job.filesize, job.size) {
         (Some((lo, _)), _) => Some(lo),
@@ -93,23 +89,14 @@ pub fn files_for_clone(job: &JobSpec, jobnum: u32) -> Vec<FilePlan> {
 /// The target of an explicit `filename=`: a URL of its own as it is; a plain name under
 /// `directory=` when one is given, except an absolute name under a local directory (fio
 /// opens it as written); else the name alone.
-fn explicit(job: &JobSpec, dir: Option<&Target>, own: &Target) -> Target {
+fn explicit(dir: Option<&Target>, own: &Target) -> Target {
     let name = own.expose();
     match dir {
         _ if own.protocol().is_some() => own.clone(),
         Some(d) if d.protocol().is_some() || !name.starts_with('/') => {
-            below(d, &unique(job, name)).unwrap_or_else(|_| own.clone())
+            below(d, name).unwrap_or_else(|_| own.clone())
         }
         _ => own.clone(),
-    }
-}
-
-/// A name going under the job's `directory=`, with fio's `unique_filename` prefix in a
-/// multi-host run (`RANK.NAME`, see [`crate::coord::unique_prefix`]).
-fn unique(job: &JobSpec, name: &str) -> String {
-    match crate::coord::unique_prefix(job.unique_filename) {
-        Some(id) => format!("{id}.{name}"),
-        None => name.to_string(),
     }
 }
 
@@ -125,19 +112,17 @@ pub fn check_names(job: &JobSpec) -> Result<(), String> {
     };
     let bad = |what: &str, e: String| format!("{}: {what} {e} (under {root})", job.name);
     if job.filenames.is_empty() {
+        let format = crate::coord::file_format(&job.filename_format, job.unique_filename);
         for jobnum in 0..job.numjobs.max(1) {
             for f in 0..job.nrfiles.max(1) {
-                let name = unique(
-                    job,
-                    &expand_name(&job.filename_format, &job.name, jobnum, f),
-                );
+                let name = expand_name(&format, &job.name, jobnum, f);
                 below(root, &name).map_err(|e| bad("filename_format gives", e))?;
             }
         }
         return Ok(());
     }
     for f in job.filenames.iter().filter(|f| f.protocol().is_none()) {
-        below(root, &unique(job, f.expose())).map_err(|e| bad("filename", e))?;
+        below(root, f.expose()).map_err(|e| bad("filename", e))?;
     }
     Ok(())
 }

@@ -600,8 +600,7 @@ pub struct JobSpec {
     pub pre_read: bool,
     /// fio's `openfiles`: at most this many of a clone's files open at once (None: all).
     pub openfiles: Option<u32>,
-    /// fio's `unique_filename`: in a multi-host run, names under `directory=` start with
-    /// the rank (`DIR/RANK.NAME`), where fio's server puts its address.
+    /// fio's `unique_filename`: a multi-host run's generated names carry the rank.
     pub unique_filename: bool,
     /// The `filename=` names are storbench's own choice (quick's test file), not the user's:
     /// they get the rules of generated names (links never followed, created exclusively).

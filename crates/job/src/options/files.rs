@@ -282,13 +282,13 @@ pub(super) const DEFS: &[OptDef] = &[
         K::Bool,
         C::Files,
         "1",
-        "In a multi-host run, file names under directory= start with the host's rank (DIR/RANK.NAME) so hosts never share a file; 0 lets them share",
+        "In a multi-host run, generated file names carry the host's rank so hosts never share a file; 0 lets them share",
         |b, v| {
             b.spec.unique_filename = parse_bool(val(v)?)?;
             Ok(())
         },
     )
-    .note("As fio's --client mode, where each server puts its own address in front of every name under directory= (generated or given by filename=), and of none without directory=; storbench's id is the rank, as ranks may share a host (docs/multihost.md). `$clientuid` in filename_format is the rank. A single-host run is the same either way."),
+    .note("fio prefixes the names of a client's files with its address in --client mode; storbench's multi-host runs put the rank into fio's default name instead (docs/multihost.md). A single-host run is the same either way."),
     OptDef::new(
         "create_serialize",
         K::Bool,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use assert_cmd::Command;
 use common::system::{ChildGuard, wait_for};
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::stopped::Stopped;
 
 fn server() -> Option<Ganesha> {
     storbench_testkit::require!(ganesha::unavailable());
@@ -258,10 +259,9 @@ fn a_five_second_server_pause_is_reported_and_saved() {
     let child = ChildGuard(Some(child));
     // Past the lay-out (8 MiB at loopback speed) and into the reads.
     std::thread::sleep(Duration::from_secs(3));
-    // SAFETY: signals to the ganesha this test started (SIGKILL on drop ends it if stopped).
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let stopped = Stopped::process(pid);
     std::thread::sleep(Duration::from_secs(5));
-    unsafe { libc::kill(pid, libc::SIGCONT) };
+    drop(stopped);
     let out = child.wait_output(Duration::from_secs(60));
     assert!(out.success(), "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("fio JSON");
@@ -485,17 +485,6 @@ fn ctrl_c_mid_quick_drains_its_ios_and_removes_the_test_file() {
     assert!(left.is_empty(), "files left on the export: {left:?}");
 }
 
-/// Sends SIGCONT to a stopped process when dropped, so that a failing test never leaves
-/// the server stopped (its own guard then stops it by PID).
-struct Resume(i32);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        // SAFETY: signalling the test's own ganesha by PID.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
-
 /// With ganesha stopped (SIGSTOP: the kernel still accepts connections), a run with
 /// `?timeout=3&reconnect=5` does not reconnect every 3 s for ever: the window bounds the
 /// whole time without a complete reply, so the run ends about 3 + 5 s after the stop, with
@@ -529,9 +518,7 @@ fn a_stopped_server_ends_the_run_within_timeout_plus_reconnect_and_keeps_the_res
     });
     assert!(laid_out, "the file was never laid out");
     std::thread::sleep(Duration::from_millis(2000));
-    // SAFETY: signalling the test's own ganesha by PID.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let _resume = Resume(pid);
+    let _resume = Stopped::process(pid);
     let stopped = std::time::Instant::now();
     // timeout 3 + reconnect 5, and 7 s of margin (UMNT's 2 s, a loaded machine).
     let run = child.wait_output(Duration::from_secs(15));

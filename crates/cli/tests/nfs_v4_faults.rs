@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::system::{ChildGuard, spawn, wait_for};
 use storbench_testkit::ganesha::{self, Ganesha};
+use storbench_testkit::stopped::Stopped;
 use storbench_testkit::tcpcut::CutProxy;
 
 /// The lease of the servers whose lease the tests outlast, in seconds.
@@ -61,15 +62,6 @@ fn succeeded(run: &common::Run) -> (serde_json::Value, String) {
 
 /// Sends SIGCONT to a stopped process when dropped, so that a failing test never leaves
 /// it stopped (its own guard then ends it by PID).
-struct Resume(i32);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        // SAFETY: signalling a process this test started, by PID.
-        unsafe { libc::kill(self.0, libc::SIGCONT) };
-    }
-}
-
 /// ganesha killed and started again while a job writes with checksums: the job gets a new
 /// session and its open back, the server's new write verifier has the client write its
 /// kept UNSTABLE data again with FILE_SYNC, and the read-back verifies every block.
@@ -134,9 +126,7 @@ fn v4_a_stopped_server_ends_the_run_within_timeout_plus_reconnect() {
     );
     written(&g, "hung.dat", 8 << 20);
     std::thread::sleep(Duration::from_secs(2));
-    // SAFETY: signalling the test's own ganesha by PID.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let _resume = Resume(pid);
+    let _resume = Stopped::process(pid);
     let stopped = Instant::now();
     let run = child.wait_output(Duration::from_secs(30));
     let took = stopped.elapsed();
@@ -179,9 +169,7 @@ fn v4_a_server_stopped_and_continued_within_the_window_resumes() {
     );
     written(&g, "pause.dat", 8 << 20);
     std::thread::sleep(Duration::from_secs(1));
-    // SAFETY: signalling the test's own ganesha by PID.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let resume = Resume(pid);
+    let resume = Stopped::process(pid);
     std::thread::sleep(Duration::from_secs(3));
     drop(resume);
     let (doc, _) = succeeded(&child.wait_output(Duration::from_secs(60)));
@@ -215,8 +203,7 @@ fn v4_a_lease_expired_while_storbench_was_stopped_is_recovered() {
     );
     written(&g, "lease.dat", 4 << 20);
     std::thread::sleep(Duration::from_secs(1));
-    child.signal(libc::SIGSTOP);
-    let resume = Resume(child.pid());
+    let resume = Stopped::process(child.pid());
     std::thread::sleep(Duration::from_secs(u64::from(4 * LEASE) + 2));
     drop(resume);
     let (_, text) = succeeded(&child.wait_output(Duration::from_secs(60)));

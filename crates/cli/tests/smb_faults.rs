@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::system::{ChildGuard, wait_for};
 use storbench_testkit::smbd::{self, Smbd};
+use storbench_testkit::stopped::Stopped;
 use storbench_testkit::tcpcut::CutProxy;
 
 fn server() -> Option<Smbd> {
@@ -223,9 +224,7 @@ fn smb_ctrl_c_while_the_server_is_silent_is_honoured() {
             .any(|e| e.metadata().is_ok_and(|m| m.len() >= 1 << 20))
     });
     assert!(writing, "the run never wrote 1 MiB");
-    // SAFETY: signalling the test's own smbd process group.
-    unsafe { libc::kill(-pgid, libc::SIGSTOP) };
-    let _resume = Resume(pgid);
+    let _resume = Stopped::group(pgid);
     std::thread::sleep(Duration::from_millis(500));
     let stopped = Instant::now();
     child.signal(libc::SIGINT);
@@ -238,16 +237,6 @@ fn smb_ctrl_c_while_the_server_is_silent_is_honoured() {
     );
     assert_ne!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-}
-
-/// Resumes the frozen server when dropped, so its guard can stop it.
-struct Resume(i32);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        // SAFETY: signalling the test's own smbd process group.
-        unsafe { libc::kill(-self.0, libc::SIGCONT) };
-    }
 }
 
 /// The reconnect window the lost-for-good tests give (`reconnect=`).

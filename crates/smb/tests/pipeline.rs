@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use storbench_smb::{Client, ClientConfig, SmbUrl, Submit};
 use storbench_testkit::smbd::{self, SHARE, Smbd};
+use storbench_testkit::stopped::Stopped;
 use storbench_testkit::tcpcut::CutProxy;
 
 const MIB: usize = 1 << 20;
@@ -80,9 +81,8 @@ fn a_silent_server_is_named_with_what_got_no_reply() {
     let mut c = Client::connect(&cfg).unwrap_or_else(|e| panic!("login: {e}\n{}", s.log()));
     let (id, _) = c.open_read("still.bin").unwrap();
     let pgid = s.pid().expect("smbd runs") as i32;
-    // SAFETY: signalling the test's own smbd process group; Resume continues it.
-    unsafe { libc::kill(-pgid, libc::SIGSTOP) };
-    let _resume = Resume(pgid);
+    // Continued when dropped, before the client (declared earlier) logs off.
+    let _resume = Stopped::group(pgid);
     let mut buf = vec![0u8; MIB];
     // SAFETY: `buf` outlives the reap below.
     let r = unsafe { c.submit_read(id, 0, buf.as_mut_ptr(), MIB as u32, 1) };
@@ -92,14 +92,4 @@ fn a_silent_server_is_named_with_what_got_no_reply() {
         e.contains("no reply to the requests in flight within 1 s"),
         "{e}"
     );
-}
-
-/// Continues the stopped server when dropped (before the client, declared earlier, logs off).
-struct Resume(i32);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        // SAFETY: signalling the test's own smbd process group.
-        unsafe { libc::kill(-self.0, libc::SIGCONT) };
-    }
 }

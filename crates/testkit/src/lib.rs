@@ -11,6 +11,7 @@ pub mod ports;
 pub mod slurm;
 pub mod smbd;
 pub mod snmpd;
+pub mod stopped;
 pub mod tcpcut;
 pub mod tgtd;
 
